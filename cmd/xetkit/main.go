@@ -1,0 +1,236 @@
+// Command xetkit chunks, hashes and inspects Xet data, builds and parses
+// shards and xorbs, uploads to and downloads from a Xet hub, and serves the
+// viewer page with a local hub. Run "xetkit help" for the commands.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/agnivade/levenshtein"
+)
+
+// command is one subcommand. Files in this package register theirs from
+// init, so each command lives beside its own flags and help.
+type command struct {
+	name    string // as typed: "chunk", "shard parse"
+	usage   string // arguments after the name: "FILE|-"
+	summary string // one line for "xetkit help"
+	run     func(env *env, args []string) error
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) {
+	if _, dup := commands[c.name]; dup {
+		panic("xetkit: command registered twice: " + c.name)
+	}
+	commands[c.name] = c
+}
+
+// env is what a command reads and writes; tests swap it for buffers.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// usageError is a mistake in how the command was called (exit status 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+func main() {
+	os.Exit(run(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:]))
+}
+
+// run executes one command line and returns the exit status: 0 done, 1 bad
+// input or failure, 2 a usage mistake. It never lets a panic escape as a
+// stack trace.
+func run(e *env, args []string) (status int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(e.stderr, "xetkit: internal error: %v\n", r)
+			status = 1
+		}
+	}()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		printHelp(e.stdout)
+		return 0
+	}
+	cmd, rest, err := lookup(args)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "xetkit: %v\n", err)
+		return 2
+	}
+	if err := cmd.run(e, rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(e.stderr, "xetkit %s: %s\n", cmd.name, oneLine(err.Error()))
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// lookup finds the command named by the first one or two words.
+func lookup(args []string) (*command, []string, error) {
+	if len(args) >= 2 {
+		if c, ok := commands[args[0]+" "+args[1]]; ok {
+			return c, args[2:], nil
+		}
+	}
+	if c, ok := commands[args[0]]; ok {
+		return c, args[1:], nil
+	}
+	typed := args[0]
+	var group []string // subcommands of a known group ("shard" → "shard parse", ...)
+	for name := range commands {
+		if strings.HasPrefix(name, args[0]+" ") {
+			group = append(group, name)
+		}
+	}
+	if len(group) > 0 {
+		sort.Strings(group)
+		if len(args) == 1 {
+			return nil, nil, fmt.Errorf("%q needs a subcommand: %s", args[0], strings.Join(group, ", "))
+		}
+		typed = args[0] + " " + args[1]
+	}
+	msg := fmt.Sprintf("unknown command %q", typed)
+	if s := suggest(typed, commandNames()); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return nil, nil, errors.New(msg + " (run \"xetkit help\")")
+}
+
+func commandNames() []string {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// suggest returns the candidate closest to typed by edit distance, or "" if
+// none is close enough to be a plausible typo.
+func suggest(typed string, candidates []string) string {
+	best, bestDist := "", -1
+	for _, c := range candidates {
+		d := levenshtein.ComputeDistance(typed, c)
+		if bestDist < 0 || d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	if bestDist < 0 || bestDist > max(2, len(typed)/3) {
+		return ""
+	}
+	return best
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintln(w, "xetkit: chunk, hash, inspect and move Xet data")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	for _, n := range commandNames() {
+		c := commands[n]
+		fmt.Fprintf(w, "  xetkit %-34s %s\n", strings.TrimSpace(c.name+" "+c.usage), c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "FILE may be - for standard input. \"xetkit COMMAND -h\" lists a command's flags.")
+}
+
+// newFlags returns a FlagSet for cmd that reports errors to the caller
+// instead of exiting, and prints its help on -h.
+func newFlags(e *env, c *command) *flag.FlagSet {
+	fs := flag.NewFlagSet("xetkit "+c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	_ = e
+	return fs
+}
+
+// parseFlags parses flags anywhere among the arguments (Go's flag package
+// stops at the first positional one) and turns an unknown flag into a
+// did-you-mean. It returns the positional arguments.
+func parseFlags(e *env, c *command, fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(e.stdout, "usage: xetkit %s %s\n  %s\n", c.name, c.usage, c.summary)
+			fs.SetOutput(e.stdout)
+			fs.PrintDefaults()
+			return nil, flag.ErrHelp
+		}
+		if err != nil {
+			return nil, flagError(fs, err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if rest[0] == "--" {
+			return append(positional, rest[1:]...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+func flagError(fs *flag.FlagSet, err error) error {
+	const prefix = "flag provided but not defined: "
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return usagef("%s", msg)
+	}
+	name := strings.TrimLeft(strings.TrimPrefix(msg, prefix), "-")
+	var known []string
+	fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
+	out := fmt.Sprintf("unknown flag --%s", name)
+	if s := suggest(name, known); s != "" {
+		out += fmt.Sprintf("; did you mean --%s?", s)
+	} else if len(known) > 0 {
+		out += fmt.Sprintf(" (flags: --%s)", strings.Join(known, ", --"))
+	}
+	return usagef("%s", out)
+}
+
+// readInput returns the whole content of FILE, or of standard input for "-".
+func readInput(e *env, name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(e.stdin)
+	}
+	return os.ReadFile(name)
+}
+
+// openInput opens FILE, or standard input for "-", for streaming reads.
+func openInput(e *env, name string) (io.ReadCloser, error) {
+	if name == "-" {
+		return io.NopCloser(e.stdin), nil
+	}
+	return os.Open(name)
+}
+
+// oneArg checks that exactly one positional argument was given.
+func oneArg(c *command, args []string) (string, error) {
+	if len(args) != 1 {
+		return "", usagef("want one argument, %s (got %d)", c.usage, len(args))
+	}
+	return args[0], nil
+}

@@ -1,0 +1,126 @@
+// Package xethash implements the hashes of the Xet protocol (draft-denis-xet
+// §6): the 32-byte hash type and its XET string form, the keyed BLAKE3
+// domains, the aggregated merkle tree, and the chunk, xorb, file, term
+// verification and keyed (dedupe) hashes.
+package xethash
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+)
+
+// Size is the length of every Xet hash in bytes.
+const Size = 32
+
+// Hash is a raw 32-byte Xet hash, in the byte order it is computed and stored
+// in (every 32-byte field of a shard or xorb uses this order).
+type Hash [Size]byte
+
+// Zero is the all-zero hash: the merkle root of no entries, and the file hash
+// the reference implementation gives an empty file.
+var Zero Hash
+
+// String returns the XET string form (draft §6.5): the hash read as four
+// little-endian u64 values, each printed as 16 lowercase hex digits.
+func (h Hash) String() string {
+	var buf [64]byte
+	h.appendString(buf[:0])
+	return string(buf[:])
+}
+
+// appendString appends the XET string form of h to dst without allocating
+// beyond dst's growth.
+func (h Hash) appendString(dst []byte) []byte {
+	const digits = "0123456789abcdef"
+	for seg := 0; seg < 4; seg++ {
+		// Reversing each 8-byte group turns a little-endian u64 into the
+		// big-endian byte order that plain hex printing needs.
+		for i := 7; i >= 0; i-- {
+			b := h[seg*8+i]
+			dst = append(dst, digits[b>>4], digits[b&15])
+		}
+	}
+	return dst
+}
+
+// AppendString appends the XET string form of h to dst.
+func (h Hash) AppendString(dst []byte) []byte { return h.appendString(dst) }
+
+// IsZero reports whether h is all zero bytes.
+func (h Hash) IsZero() bool { return h == Zero }
+
+// Truncated returns the first 8 bytes of h as a little-endian u64: the key of
+// a shard's lookup tables.
+func (h Hash) Truncated() uint64 { return binary.LittleEndian.Uint64(h[0:8]) }
+
+// Tail returns the last 8 bytes of h as a little-endian u64: the value the
+// merkle cut points (§6.2.2.2) and global dedupe eligibility (§10.3.1) test.
+func (h Hash) Tail() uint64 { return binary.LittleEndian.Uint64(h[24:32]) }
+
+// ErrSyntax is wrapped by every error Parse returns.
+var ErrSyntax = errors.New("not a XET hash string")
+
+// Parse reads a XET string (64 hex digits, either case) into a Hash.
+func Parse(s string) (Hash, error) {
+	var h Hash
+	if len(s) != 64 {
+		return h, fmt.Errorf("%w: want 64 hex digits, got %d characters", ErrSyntax, len(s))
+	}
+	var seg [8]byte
+	for i := 0; i < 4; i++ {
+		if _, err := hex.Decode(seg[:], []byte(s[i*16:(i+1)*16])); err != nil {
+			return Hash{}, fmt.Errorf("%w: %q: bad hex at character %d", ErrSyntax, s, i*16+badHexIndex(s[i*16:(i+1)*16]))
+		}
+		for j := 0; j < 8; j++ {
+			h[i*8+j] = seg[7-j]
+		}
+	}
+	return h, nil
+}
+
+func badHexIndex(s string) int {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return i
+		}
+	}
+	return 0
+}
+
+// MustParse is Parse for constants in code and tests; it panics on bad input.
+func MustParse(s string) Hash {
+	h, err := Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+// FromRawHex reads 64 hex digits as the raw bytes of a hash, in storage
+// order, without the §6.5 reordering (the form the draft's vectors call "raw").
+func FromRawHex(s string) (Hash, error) {
+	var h Hash
+	if len(s) != 64 {
+		return h, fmt.Errorf("%w: want 64 hex digits, got %d characters", ErrSyntax, len(s))
+	}
+	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
+		return Hash{}, fmt.Errorf("%w: %v", ErrSyntax, err)
+	}
+	return h, nil
+}
+
+// MarshalText encodes h as its XET string, so JSON carries hashes as strings.
+func (h Hash) MarshalText() ([]byte, error) { return h.appendString(make([]byte, 0, 64)), nil }
+
+// UnmarshalText decodes a XET string.
+func (h *Hash) UnmarshalText(b []byte) error {
+	v, err := Parse(string(b))
+	if err != nil {
+		return err
+	}
+	*h = v
+	return nil
+}
