@@ -1,9 +1,12 @@
 package xethash
 
 import (
+	"runtime"
 	"sync"
 
 	"github.com/zeebo/blake3"
+
+	fast "github.com/xetkit/xetkit/xethash/internal/blake3"
 )
 
 // The domain-separation keys of the XET-BLAKE3-GEARHASH-LZ4 suite (§6).
@@ -37,11 +40,17 @@ var (
 // schedule and an allocation, which shows up when hashing millions of chunks.
 type keyedPool struct {
 	key  [32]byte
+	fast fast.Key
 	pool sync.Pool
 }
 
+// useFast picks the portable unrolled BLAKE3 for one-part sums under
+// WebAssembly, where it is about 1.4x faster than zeebo/blake3 (which has
+// no SIMD there); natively zeebo's SIMD code is far faster.
+const useFast = runtime.GOARCH == "wasm"
+
 func newKeyedPool(key [32]byte) *keyedPool {
-	p := &keyedPool{key: key}
+	p := &keyedPool{key: key, fast: fast.NewKey(key)}
 	p.pool.New = func() any {
 		h, err := blake3.NewKeyed(p.key[:])
 		if err != nil {
@@ -53,6 +62,9 @@ func newKeyedPool(key [32]byte) *keyedPool {
 }
 
 func (p *keyedPool) sum(parts ...[]byte) Hash {
+	if useFast && len(parts) == 1 {
+		return p.fast.Sum(parts[0])
+	}
 	h := p.pool.Get().(*blake3.Hasher)
 	h.Reset()
 	for _, part := range parts {

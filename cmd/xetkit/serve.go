@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func init() {
+	register(&command{
+		name:    "serve",
+		usage:   "[--addr 127.0.0.1:8080] [--data DIR] [--token T] [--root DIR]",
+		summary: "serve the viewer page, the WebAssembly module and a local hub on one loopback port",
+		run:     runServe,
+	})
+}
+
+// serveOptions are the flags of "xetkit serve".
+type serveOptions struct {
+	addr        string // listen address; loopback unless allowRemote
+	root        string // checkout holding web/ and wasm/
+	data        string // hub store folder
+	token       string // hub user token
+	allowRemote bool   // listen on a non-loopback address
+}
+
+func runServe(e *env, args []string) error {
+	c := commands["serve"]
+	fs := newFlags(e, c)
+	var o serveOptions
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free one)")
+	fs.StringVar(&o.root, "root", "", "folder holding web/ and wasm/ (default: the current folder if it has web/index.html, else beside the executable)")
+	fs.StringVar(&o.data, "data", "", "folder where the local hub keeps xorbs and shards (default: a temporary folder)")
+	fs.StringVar(&o.token, "token", "", "hub user token its token endpoints require (default: a random one, printed at start)")
+	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow listening on a non-loopback address (the hub has no other protection)")
+	args, err := parseFlags(e, c, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(args) != 0 {
+		return usagef("serve takes no arguments, only flags (got %q)", args[0])
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, e, o)
+}
+
+// serve listens, prints the URL on its own line of stdout (tests read it)
+// and serves until ctx is done, then shuts down gracefully.
+func serve(ctx context.Context, e *env, o serveOptions) error {
+	if err := checkLoopback(o.addr, o.allowRemote); err != nil {
+		return err
+	}
+	root, err := findRoot(o.root)
+	if err != nil {
+		return err
+	}
+	if o.token == "" {
+		o.token = randomToken()
+	}
+	hub, err := hubHandler(o)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           newServeMux(root, hub),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	fmt.Fprintf(e.stdout, "xetkit serve: %s\n", url)
+	fmt.Fprintf(e.stdout, "  page and module from %s\n", root)
+	if hub != nil {
+		fmt.Fprintf(e.stdout, "  hub at %s (token %s)\n", url, o.token)
+	}
+	fmt.Fprintln(e.stdout, "  Ctrl-C stops")
+
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// hubHandler returns the local hub's handler, or nil while there is no hub
+// package. API paths (/api/, /v1/, /v2/) are routed to it.
+func hubHandler(o serveOptions) (http.Handler, error) {
+	_ = o
+	return nil, nil
+}
+
+// hubPrefixes are the URL paths that belong to the hub, not the page.
+var hubPrefixes = []string{"/api/", "/v1/", "/v2/"}
+
+// newServeMux serves web/ at /, wasm/ at /wasm/ and, when hub is not nil,
+// the hub's API paths.
+func newServeMux(root string, hub http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", staticFiles(filepath.Join(root, "web"), ""))
+	mux.Handle("/wasm/", staticFiles(filepath.Join(root, "wasm"), "/wasm"))
+	if hub != nil {
+		for _, p := range hubPrefixes {
+			mux.Handle(p, hub)
+		}
+	}
+	return mux
+}
+
+// contentTypes are set explicitly: the system MIME table may map .js to an
+// old type or lack .wasm, and browsers insist on these for modules and
+// WebAssembly streaming compilation.
+var contentTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".mjs":  "text/javascript; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".wasm": "application/wasm",
+	".json": "application/json",
+	".svg":  "image/svg+xml",
+	".png":  "image/png",
+	".ts":   "text/plain; charset=utf-8",
+	".map":  "application/json",
+}
+
+// staticFiles serves the files under dir with the URL prefix stripped. It
+// lists no folders and serves no dot files.
+func staticFiles(dir, prefix string) http.Handler {
+	fsrv := http.FileServer(http.Dir(dir))
+	return http.StripPrefix(prefix, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		p := path.Clean("/" + r.URL.Path)
+		for _, part := range strings.Split(p, "/") {
+			if strings.HasPrefix(part, ".") {
+				http.NotFound(w, r)
+				return
+			}
+		}
+		name := p
+		if strings.HasSuffix(r.URL.Path, "/") {
+			name = path.Join(p, "index.html")
+		}
+		st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil || st.IsDir() {
+			http.NotFound(w, r)
+			return
+		}
+		if ct, ok := contentTypes[path.Ext(name)]; ok {
+			w.Header().Set("Content-Type", ct)
+		}
+		// The files change under development; let the browser revalidate.
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		fsrv.ServeHTTP(w, r)
+	}))
+}
+
+// findRoot picks the folder that holds web/index.html and checks that the
+// WebAssembly module has been built there.
+func findRoot(flagRoot string) (string, error) {
+	var candidates []string
+	if flagRoot != "" {
+		candidates = []string{flagRoot}
+	} else {
+		if wd, err := os.Getwd(); err == nil {
+			candidates = append(candidates, wd)
+		}
+		if exe, err := os.Executable(); err == nil {
+			if real, err := filepath.EvalSymlinks(exe); err == nil {
+				exe = real
+			}
+			dir := filepath.Dir(exe)
+			candidates = append(candidates, dir, filepath.Dir(dir)) // bin/xetkit sits one below the checkout
+		}
+	}
+	root := ""
+	for _, c := range candidates {
+		if st, err := os.Stat(filepath.Join(c, "web", "index.html")); err == nil && !st.IsDir() {
+			root = c
+			break
+		}
+	}
+	if root == "" {
+		if flagRoot != "" {
+			return "", fmt.Errorf("%s has no web/index.html: --root must be the xetkit checkout", flagRoot)
+		}
+		return "", fmt.Errorf("web/index.html not found in the current folder or beside the executable: run from the xetkit checkout or pass --root")
+	}
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	if _, err := os.Stat(filepath.Join(root, "wasm", "xetkit.wasm")); err != nil {
+		return "", fmt.Errorf("%s is missing: build it first with scripts/build-wasm.sh", filepath.Join(root, "wasm", "xetkit.wasm"))
+	}
+	return root, nil
+}
+
+// checkLoopback refuses addresses that would expose the hub beyond this
+// machine unless the user asked for that.
+func checkLoopback(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("--addr %q: %v (want host:port, e.g. 127.0.0.1:8080)", addr, err)
+	}
+	if allowRemote {
+		return nil
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	if host == "" {
+		host = "all interfaces"
+	}
+	return usagef("--addr %s listens on %s, not a loopback address; pass --allow-remote to do that on purpose", addr, host)
+}
+
+func randomToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}

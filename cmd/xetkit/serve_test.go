@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer lets the test read what serve prints while it runs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// fakeRoot writes a minimal checkout: the page, a module and a wasm file.
+func fakeRoot(t *testing.T, withWasm bool) string {
+	t.Helper()
+	root := t.TempDir()
+	files := map[string]string{
+		"web/index.html":  "<!doctype html><title>x</title>",
+		"web/app.js":      "export const x = 1;",
+		"web/style.css":   "body{}",
+		"web/.secret":     "no",
+		"wasm/xetkit.js":  "export function load() {}",
+		"wasm/worker.mjs": "//",
+	}
+	if withWasm {
+		files["wasm/xetkit.wasm"] = "\x00asm\x01\x00\x00\x00"
+	}
+	for name, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+var urlLine = regexp.MustCompile(`http://127\.0\.0\.1:\d+/`)
+
+func startServe(t *testing.T, o serveOptions) (string, *syncBuffer, func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	e := &env{stdin: strings.NewReader(""), stdout: out, stderr: out}
+	errc := make(chan error, 1)
+	go func() { errc <- serve(ctx, e, o) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if u := urlLine.FindString(out.String()); u != "" {
+			stop := func() error {
+				cancel()
+				select {
+				case err := <-errc:
+					return err
+				case <-time.After(5 * time.Second):
+					t.Fatal("serve did not stop within 5s of cancel")
+					return nil
+				}
+			}
+			return u, out, stop
+		}
+		select {
+		case err := <-errc:
+			cancel()
+			t.Fatalf("serve returned before printing its URL: %v; output %q", err, out.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve printed no URL within 5s; output %q", out.String())
+		}
+	}
+}
+
+func TestServeFilesAndTypes(t *testing.T) {
+	root := fakeRoot(t, true)
+	base, out, stop := startServe(t, serveOptions{addr: "127.0.0.1:0", root: root})
+	if !strings.Contains(out.String(), root) {
+		t.Errorf("output does not name the root %s: %q", root, out.String())
+	}
+	cases := []struct {
+		path, status, ctype, body string
+	}{
+		{"", "200", "text/html; charset=utf-8", "<!doctype html>"},
+		{"app.js", "200", "text/javascript; charset=utf-8", "export const x"},
+		{"style.css", "200", "text/css; charset=utf-8", "body{}"},
+		{"wasm/xetkit.js", "200", "text/javascript; charset=utf-8", "export function load"},
+		{"wasm/xetkit.wasm", "200", "application/wasm", "\x00asm"},
+		{"wasm/worker.mjs", "200", "text/javascript; charset=utf-8", "//"},
+		{".secret", "404", "", ""},
+		{"nope.js", "404", "", ""},
+		{"wasm/", "404", "", ""},
+		{"api/anything", "404", "", ""}, // no hub mounted
+	}
+	for _, c := range cases {
+		resp, err := http.Get(base + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := resp.Status[:3]; got != c.status {
+			t.Errorf("GET /%s: status %s, want %s", c.path, resp.Status, c.status)
+			continue
+		}
+		if c.status != "200" {
+			continue
+		}
+		if got := resp.Header.Get("Content-Type"); got != c.ctype {
+			t.Errorf("GET /%s: Content-Type %q, want %q", c.path, got, c.ctype)
+		}
+		if !strings.HasPrefix(string(body), c.body) {
+			t.Errorf("GET /%s: body %q, want prefix %q", c.path, body, c.body)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"app.js", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /app.js: status %d, want 405", resp.StatusCode)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("serve returned %v after a clean shutdown", err)
+	}
+	if _, err := http.Get(base); err == nil {
+		t.Error("server still answers after shutdown")
+	}
+}
+
+func TestServeHubMount(t *testing.T) {
+	root := fakeRoot(t, true)
+	hub := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hub "+r.URL.Path) })
+	mux := newServeMux(root, hub)
+	for _, p := range []string{"/api/x", "/v1/reconstructions/abc", "/v2/y"} {
+		req, _ := http.NewRequest(http.MethodGet, p, nil)
+		rec := &recorder{header: http.Header{}}
+		mux.ServeHTTP(rec, req)
+		if got := rec.body.String(); got != "hub "+p {
+			t.Errorf("%s: got %q, want the hub to answer", p, got)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, "/app.js", nil)
+	rec := &recorder{header: http.Header{}}
+	mux.ServeHTTP(rec, req)
+	if !strings.HasPrefix(rec.body.String(), "export const x") {
+		t.Errorf("/app.js went to %q, want the page's file", rec.body.String())
+	}
+}
+
+type recorder struct {
+	header http.Header
+	body   bytes.Buffer
+	code   int
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) Write(p []byte) (int, error) { return r.body.Write(p) }
+func (r *recorder) WriteHeader(code int)        { r.code = code }
+
+func TestServeRefusals(t *testing.T) {
+	withWasm := fakeRoot(t, true)
+	noWasm := fakeRoot(t, false)
+	cases := []struct {
+		args   []string
+		status int
+		want   string
+	}{
+		{[]string{"serve", "--addr", "0.0.0.0:0", "--root", withWasm}, 2, "not a loopback address; pass --allow-remote"},
+		{[]string{"serve", "--addr", ":0", "--root", withWasm}, 2, "all interfaces"},
+		{[]string{"serve", "--addr", "nonsense", "--root", withWasm}, 2, "want host:port"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--root", noWasm}, 1, "build it first with scripts/build-wasm.sh"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--root", t.TempDir()}, 1, "has no web/index.html"},
+		{[]string{"serve", "--adr", "127.0.0.1:0"}, 2, "did you mean --addr?"},
+		{[]string{"serve", "extra"}, 2, "takes no arguments"},
+	}
+	for _, c := range cases {
+		var stdout, stderr bytes.Buffer
+		status := run(&env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}, c.args)
+		if status != c.status || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: status %d, stderr %q; want status %d and %q", c.args, status, stderr.String(), c.status, c.want)
+		}
+		if strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 {
+			t.Errorf("%v: error is not one line: %q", c.args, stderr.String())
+		}
+	}
+}
+
+func TestCheckLoopback(t *testing.T) {
+	for _, a := range []string{"127.0.0.1:8080", "localhost:1", "[::1]:0", "127.1.2.3:0"} {
+		if err := checkLoopback(a, false); err != nil {
+			t.Errorf("%s refused: %v", a, err)
+		}
+	}
+	for _, a := range []string{"0.0.0.0:8080", "[::]:0", "192.168.1.2:80", "example.com:80"} {
+		if err := checkLoopback(a, false); err == nil {
+			t.Errorf("%s accepted without --allow-remote", a)
+		}
+		if err := checkLoopback(a, true); err != nil {
+			t.Errorf("%s refused with --allow-remote: %v", a, err)
+		}
+	}
+}

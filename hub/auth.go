@@ -1,0 +1,200 @@
+package hub
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// scope is what a CAS token allows.
+type scope int
+
+const (
+	scopeRead  scope = 1
+	scopeWrite scope = 2 // write tokens also read
+)
+
+func (s scope) String() string {
+	if s == scopeWrite {
+		return "write"
+	}
+	return "read"
+}
+
+// tokenPrefix starts every CAS token this hub issues.
+const tokenPrefix = "xk1."
+
+// tokenClaims is what a CAS token says.
+type tokenClaims struct {
+	scope scope
+	repo  string // "models/ns/name"
+	exp   int64  // seconds since the epoch
+}
+
+// issueToken signs claims: "xk1." + base64url(scope|exp|repo) + "." +
+// base64url(HMAC-SHA256). The hub keeps no token table: the signature is
+// the proof.
+func (h *Hub) issueToken(c tokenClaims) string {
+	payload := c.scope.String() + "|" + strconv.FormatInt(c.exp, 10) + "|" + c.repo
+	enc := base64.RawURLEncoding.EncodeToString([]byte(payload))
+	return tokenPrefix + enc + "." + base64.RawURLEncoding.EncodeToString(h.sign("token", enc))
+}
+
+// sign returns HMAC-SHA256 under the hub secret of a domain and a message.
+func (h *Hub) sign(domain, msg string) []byte {
+	m := hmac.New(sha256.New, h.secret[:])
+	m.Write([]byte(domain))
+	m.Write([]byte{0})
+	m.Write([]byte(msg))
+	return m.Sum(nil)
+}
+
+// parseToken checks a CAS token's signature and expiry. The message says
+// what is wrong without echoing the token.
+func (h *Hub) parseToken(tok string) (tokenClaims, string) {
+	rest, ok := strings.CutPrefix(tok, tokenPrefix)
+	enc, sig, ok2 := strings.Cut(rest, ".")
+	if !ok || !ok2 {
+		return tokenClaims{}, "not a token issued by this hub"
+	}
+	got, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil || !hmac.Equal(got, h.sign("token", enc)) {
+		return tokenClaims{}, "token signature is invalid"
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil {
+		return tokenClaims{}, "token is malformed"
+	}
+	parts := strings.SplitN(string(raw), "|", 3)
+	if len(parts) != 3 {
+		return tokenClaims{}, "token is malformed"
+	}
+	var c tokenClaims
+	switch parts[0] {
+	case "read":
+		c.scope = scopeRead
+	case "write":
+		c.scope = scopeWrite
+	default:
+		return tokenClaims{}, "token has an unknown scope"
+	}
+	if c.exp, err = strconv.ParseInt(parts[1], 10, 64); err != nil {
+		return tokenClaims{}, "token is malformed"
+	}
+	c.repo = parts[2]
+	if h.cfg.Now().Unix() >= c.exp {
+		return tokenClaims{}, "token expired; fetch a new one from the token endpoint"
+	}
+	return c, ""
+}
+
+// bearer returns the token of an "Authorization: Bearer" header.
+func bearer(r *http.Request) (string, bool) {
+	a := r.Header.Get("Authorization")
+	if len(a) < 7 || !strings.EqualFold(a[:7], "bearer ") {
+		return "", false
+	}
+	return strings.TrimSpace(a[7:]), true
+}
+
+// authorize checks the CAS token of r for scope need: 401 when it is
+// missing, invalid or expired, 403 when its scope is too weak.
+func (h *Hub) authorize(w http.ResponseWriter, r *http.Request, need scope) (tokenClaims, bool) {
+	tok, ok := bearer(r)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-cas"`)
+		h.fail(w, http.StatusUnauthorized, "missing Authorization: Bearer token (get one from /api/{type}s/{repo}/xet-%s-token/{rev})", need)
+		return tokenClaims{}, false
+	}
+	c, msg := h.parseToken(tok)
+	if msg != "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-cas", error="invalid_token"`)
+		h.fail(w, http.StatusUnauthorized, "%s", msg)
+		return tokenClaims{}, false
+	}
+	if c.scope < need {
+		h.fail(w, http.StatusForbidden, "token has %s scope; this request needs %s", c.scope, need)
+		return tokenClaims{}, false
+	}
+	return c, true
+}
+
+// handleToken answers GET /api/{models|datasets|spaces}/{repo}/xet-{read|write}-token/{rev}
+// with {accessToken, exp, casUrl}, as the Hugging Face hub does.
+func (h *Hub) handleToken(w http.ResponseWriter, r *http.Request) {
+	segs := strings.Split(r.PathValue("rest"), "/")
+	// {type} {ns?} {name} xet-…-token {rev...}
+	at := -1
+	for i, s := range segs {
+		if s == "xet-read-token" || s == "xet-write-token" {
+			at = i
+			break
+		}
+	}
+	if at < 2 || at > 3 || at == len(segs)-1 {
+		h.fail(w, http.StatusNotFound, "no such endpoint: want /api/{models|datasets|spaces}/{namespace}/{name}/xet-{read|write}-token/{revision}")
+		return
+	}
+	switch segs[0] {
+	case "models", "datasets", "spaces":
+	default:
+		h.fail(w, http.StatusNotFound, "unknown repository type %q: want models, datasets or spaces", segs[0])
+		return
+	}
+	for _, s := range segs[1:at] {
+		if s == "" || s == "." || s == ".." {
+			h.fail(w, http.StatusBadRequest, "malformed repository name %q", strings.Join(segs[1:at], "/"))
+			return
+		}
+	}
+	want := scopeRead
+	if segs[at] == "xet-write-token" {
+		want = scopeWrite
+	}
+	granted, msg := h.userScope(r)
+	if granted == 0 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-hub"`)
+		h.fail(w, http.StatusUnauthorized, "%s", msg)
+		return
+	}
+	if granted < want {
+		h.fail(w, http.StatusForbidden, "this user token may only obtain read tokens")
+		return
+	}
+	exp := h.cfg.Now().Add(h.cfg.TokenTTL).Unix()
+	tok := h.issueToken(tokenClaims{scope: want, repo: strings.Join(segs[:at], "/"), exp: exp})
+	h.stats.tokensIssued.Add(1)
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, struct {
+		AccessToken string `json:"accessToken"`
+		Exp         int64  `json:"exp"`
+		CasURL      string `json:"casUrl"`
+	}{tok, exp, h.casURL(r)})
+}
+
+// userScope checks the user token of a token-endpoint request; 0 and a
+// message when it is refused.
+func (h *Hub) userScope(r *http.Request) (scope, string) {
+	if h.cfg.UserToken == "" {
+		return scopeWrite, ""
+	}
+	tok, ok := bearer(r)
+	if !ok {
+		return 0, "missing Authorization: Bearer <user token> (the --token of xetkit serve)"
+	}
+	if subtle.ConstantTimeCompare([]byte(tok), []byte(h.cfg.UserToken)) == 1 {
+		return scopeWrite, ""
+	}
+	if h.cfg.ReadUserToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(h.cfg.ReadUserToken)) == 1 {
+		return scopeRead, ""
+	}
+	return 0, "user token not recognised"
+}
+
+// now returns the hub clock in whole seconds.
+func (h *Hub) now() time.Time { return h.cfg.Now() }

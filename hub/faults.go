@@ -1,0 +1,162 @@
+package hub
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+// FaultKind is one way the hub fails a request on purpose.
+type FaultKind string
+
+// The injectable faults.
+const (
+	// Fault5xx answers 503 Service Unavailable before doing anything.
+	Fault5xx FaultKind = "5xx"
+	// Fault429 answers 429 Too Many Requests with Retry-After: 0.
+	Fault429 FaultKind = "429"
+	// FaultDrop reads part of the request body, then closes the
+	// connection without answering.
+	FaultDrop FaultKind = "drop"
+	// FaultLost carries the request out in full (an upload is stored),
+	// then closes the connection before the answer: the client cannot tell
+	// it succeeded and must retry.
+	FaultLost FaultKind = "lost"
+)
+
+// Faults makes the first requests fail, for tests of a client's retries.
+// Every request except CORS preflights and /_xetkit/stats counts.
+type Faults struct {
+	// First is how many requests fail, from the hub's start.
+	First int
+	// Kinds are used in turn by the failing requests; empty means 5xx, 429
+	// and drop in turn.
+	Kinds []FaultKind
+}
+
+// ParseFaults reads a fault plan: either a count ("6", the default kinds in
+// turn) or kinds with counts ("5xx:3,429:2,drop:2"), interleaved so every
+// kind shows up among the first requests.
+func ParseFaults(s string) (Faults, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Faults{}, nil
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		if n < 0 {
+			return Faults{}, fmt.Errorf("fault count %d is negative", n)
+		}
+		return Faults{First: n}, nil
+	}
+	type want struct {
+		kind FaultKind
+		left int
+	}
+	var plan []want
+	for _, part := range strings.Split(s, ",") {
+		name, count, ok := strings.Cut(strings.TrimSpace(part), ":")
+		n := 1
+		if ok {
+			var err error
+			if n, err = strconv.Atoi(count); err != nil || n < 0 {
+				return Faults{}, fmt.Errorf("fault %q: count must be a non-negative number", part)
+			}
+		}
+		k := FaultKind(name)
+		switch k {
+		case Fault5xx, Fault429, FaultDrop, FaultLost:
+		default:
+			return Faults{}, fmt.Errorf("unknown fault kind %q: want 5xx, 429, drop or lost, each with an optional :COUNT", name)
+		}
+		plan = append(plan, want{k, n})
+	}
+	var f Faults
+	for more := true; more; {
+		more = false
+		for i := range plan {
+			if plan[i].left > 0 {
+				f.Kinds = append(f.Kinds, plan[i].kind)
+				plan[i].left--
+				more = true
+			}
+		}
+	}
+	f.First = len(f.Kinds)
+	return f, nil
+}
+
+// String gives the plan in the form ParseFaults reads.
+func (f Faults) String() string {
+	if f.First == 0 {
+		return ""
+	}
+	kinds := f.kinds()
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = string(k) + ":1"
+	}
+	if len(kinds) == f.First {
+		return strings.Join(parts, ",")
+	}
+	return strconv.Itoa(f.First)
+}
+
+func (f Faults) kinds() []FaultKind {
+	if len(f.Kinds) > 0 {
+		return f.Kinds
+	}
+	return []FaultKind{Fault5xx, Fault429, FaultDrop}
+}
+
+type faultInjector struct {
+	plan    Faults
+	n       atomic.Int64
+	counter *atomic.Int64 // the hub's count of injected faults
+}
+
+func newFaultInjector(f Faults, counter *atomic.Int64) *faultInjector {
+	return &faultInjector{plan: f, counter: counter}
+}
+
+// inject fails r if it is among the first requests, and reports whether it
+// did. run carries out a "lost" request before its connection is dropped.
+func (fi *faultInjector) inject(w http.ResponseWriter, r *http.Request, run http.Handler) bool {
+	if fi.plan.First <= 0 {
+		return false
+	}
+	i := fi.n.Add(1) - 1
+	if i >= int64(fi.plan.First) {
+		return false
+	}
+	fi.counter.Add(1)
+	kinds := fi.plan.kinds()
+	switch kinds[int(i)%len(kinds)] {
+	case Fault429:
+		w.Header().Set("Retry-After", "0")
+		writeJSON(w, http.StatusTooManyRequests, errorBody{Error: "injected fault: too many requests"})
+	case FaultDrop:
+		if r.Body != nil {
+			// Take some of the body so the client is mid-upload when the
+			// connection goes.
+			_, _ = io.CopyN(io.Discard, r.Body, max(r.ContentLength/2, 0))
+		}
+		panic(http.ErrAbortHandler)
+	case FaultLost:
+		run.ServeHTTP(discardWriter{h: make(http.Header)}, r)
+		panic(http.ErrAbortHandler)
+	default:
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "injected fault: service unavailable"})
+	}
+	return true
+}
+
+// discardWriter swallows the answer of a request whose connection is about
+// to be dropped.
+type discardWriter struct{ h http.Header }
+
+func (d discardWriter) Header() http.Header         { return d.h }
+func (d discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (d discardWriter) WriteHeader(int)             {}

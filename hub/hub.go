@@ -1,0 +1,261 @@
+// Package hub is a local Xet hub for development and tests: the CAS contract
+// of shared/reference/cas.openapi.yaml (xorb and shard upload, global dedupe
+// queries, reconstructions v1 and v2 with signed xorb URLs) plus the hub's
+// token endpoints, on a filesystem store.
+//
+// Every object is written atomically (temporary file, fsync, rename) and
+// named by its content, so a retried or repeated upload never leaves a
+// partial or duplicate object behind. The in-memory indexes are rebuilt from
+// the stored shards and xorbs when the hub starts.
+package hub
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// MaxBodySize is the largest xorb or shard the hub accepts (64 MiB, the
+// protocol's MAX_XORB_SIZE); a larger body gets 413.
+const MaxBodySize = 64 << 20
+
+// Config configures a Hub. Only Dir is required.
+type Config struct {
+	// Dir is the store's folder; it is created if missing.
+	Dir string
+	// UserToken is the bearer token the token endpoints require to hand out
+	// read or write CAS tokens. Empty: the token endpoints accept any caller.
+	UserToken string
+	// ReadUserToken, when set, is a second user token that may obtain only
+	// read CAS tokens (its write-token requests get 403).
+	ReadUserToken string
+	// TokenTTL is how long a CAS token lives (default 1 hour).
+	TokenTTL time.Duration
+	// URLTTL is how long a signed xorb URL lives (default 15 minutes).
+	URLTTL time.Duration
+	// KeyRotation is how long one chunk hash key of the dedupe responses
+	// lives before the next replaces it (default 1 hour).
+	KeyRotation time.Duration
+	// CASURL is the absolute base URL announced as casUrl and used in
+	// signed xorb URLs. Empty: "http://" + the request's Host.
+	CASURL string
+	// Faults injects failures into the first requests (see Faults).
+	Faults Faults
+	// Now is the clock (default time.Now); tests move it.
+	Now func() time.Time
+}
+
+// Stats are the hub's counters since it started.
+type Stats struct {
+	XorbBytesReceived  int64 `json:"xorbBytesReceived"`  // body bytes of every xorb upload, accepted or not
+	XorbBytesStored    int64 `json:"xorbBytesStored"`    // bytes of xorbs newly stored
+	XorbsStored        int64 `json:"xorbsStored"`        // xorbs newly stored
+	XorbsExisting      int64 `json:"xorbsExisting"`      // valid xorb uploads that were already stored
+	ShardBytesReceived int64 `json:"shardBytesReceived"` // body bytes of every shard upload
+	ShardsStored       int64 `json:"shardsStored"`       // shards newly stored
+	ShardsExisting     int64 `json:"shardsExisting"`     // valid shard uploads that were already stored
+	DedupeQueries      int64 `json:"dedupeQueries"`      // global dedupe queries
+	DedupeHits         int64 `json:"dedupeHits"`         // of which answered with a shard
+	Reconstructions    int64 `json:"reconstructions"`    // reconstruction queries answered
+	XorbBytesServed    int64 `json:"xorbBytesServed"`    // bytes read by signed xorb URL requests
+	TokensIssued       int64 `json:"tokensIssued"`       // CAS tokens handed out
+	Rejected           int64 `json:"rejected"`           // requests answered with a 4xx
+	FaultsInjected     int64 `json:"faultsInjected"`     // requests failed on purpose
+}
+
+// counters are the live Stats.
+type counters struct {
+	xorbBytesReceived, xorbBytesStored, xorbsStored, xorbsExisting atomic.Int64
+	shardBytesReceived, shardsStored, shardsExisting               atomic.Int64
+	dedupeQueries, dedupeHits, reconstructions, xorbBytesServed    atomic.Int64
+	tokensIssued, rejected, faultsInjected                         atomic.Int64
+}
+
+// Hub serves the hub and CAS APIs. It is an http.Handler.
+type Hub struct {
+	cfg    Config
+	secret [32]byte // signs tokens and xorb URLs, seeds dedupe keys
+	store  *store
+	mux    *http.ServeMux
+	faults *faultInjector
+	stats  counters
+
+	mu  sync.RWMutex
+	idx *index
+}
+
+// New opens (or creates) the store in cfg.Dir, rebuilds the indexes from
+// it, and returns a Hub ready to serve.
+func New(cfg Config) (*Hub, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("hub: Config.Dir is required")
+	}
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = time.Hour
+	}
+	if cfg.URLTTL <= 0 {
+		cfg.URLTTL = 15 * time.Minute
+	}
+	if cfg.KeyRotation <= 0 {
+		cfg.KeyRotation = time.Hour
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	st, err := openStore(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	h := &Hub{cfg: cfg, store: st}
+	h.faults = newFaultInjector(cfg.Faults, &h.stats.faultsInjected)
+	if _, err := rand.Read(h.secret[:]); err != nil {
+		return nil, err
+	}
+	if h.idx, err = rebuildIndex(st); err != nil {
+		return nil, err
+	}
+	h.routes()
+	return h, nil
+}
+
+func (h *Hub) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /api/{rest...}", h.handleToken)
+	m.HandleFunc("POST /v1/xorbs/{prefix}/{hash}", h.handleXorbUpload)
+	m.HandleFunc("POST /v1/shards", h.handleShardUpload)
+	m.HandleFunc("GET /v1/chunks/{prefix}/{hash}", h.handleDedupe)
+	m.HandleFunc("GET /v1/reconstructions/{file}", h.handleReconstructionV1)
+	m.HandleFunc("GET /v2/reconstructions/{file}", h.handleReconstructionV2)
+	m.HandleFunc("POST /v1/telemetry", h.handleTelemetry)
+	m.HandleFunc("GET "+xorbURLPath+"{hash}", h.handleXorbFetch)
+	m.HandleFunc("GET /_xetkit/stats", h.handleStats)
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		h.fail(w, http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
+	})
+	h.mux = m
+}
+
+// Paths lists the URL path prefixes the hub answers, for mounting it beside
+// other handlers on one server.
+var Paths = []string{"/api/", "/v1/", "/v2/", "/_xetkit/"}
+
+// ServeHTTP answers CORS preflights, injects configured faults, then routes.
+func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	setCORS(w, r)
+	if r.Method == http.MethodOptions {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if r.URL.Path != "/_xetkit/stats" && h.faults.inject(w, r, h.mux) {
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// setCORS lets pages of any origin call the hub: it holds no cookies, and
+// every call carries its own bearer token.
+func setCORS(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		origin = "*"
+	}
+	hd.Set("Access-Control-Allow-Origin", origin)
+	hd.Add("Vary", "Origin")
+	hd.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS")
+	hd.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Range, X-Xet-Session-Id")
+	hd.Set("Access-Control-Expose-Headers", "Content-Range, Content-Length, Content-Type, ETag, Retry-After")
+	hd.Set("Access-Control-Max-Age", "600")
+}
+
+// Stats returns a snapshot of the counters.
+func (h *Hub) Stats() Stats {
+	c := &h.stats
+	return Stats{
+		XorbBytesReceived:  c.xorbBytesReceived.Load(),
+		XorbBytesStored:    c.xorbBytesStored.Load(),
+		XorbsStored:        c.xorbsStored.Load(),
+		XorbsExisting:      c.xorbsExisting.Load(),
+		ShardBytesReceived: c.shardBytesReceived.Load(),
+		ShardsStored:       c.shardsStored.Load(),
+		ShardsExisting:     c.shardsExisting.Load(),
+		DedupeQueries:      c.dedupeQueries.Load(),
+		DedupeHits:         c.dedupeHits.Load(),
+		Reconstructions:    c.reconstructions.Load(),
+		XorbBytesServed:    c.xorbBytesServed.Load(),
+		TokensIssued:       c.tokensIssued.Load(),
+		Rejected:           c.rejected.Load(),
+		FaultsInjected:     c.faultsInjected.Load(),
+	}
+}
+
+func (h *Hub) handleStats(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, h.Stats())
+}
+
+// handleTelemetry accepts and drops client telemetry, as a server with
+// telemetry disabled does.
+func (h *Hub) handleTelemetry(w http.ResponseWriter, r *http.Request) {
+	if _, ok := h.authorize(w, r, scopeRead); !ok {
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// casURL is the base URL of the CAS API as the client should see it.
+func (h *Hub) casURL(r *http.Request) string {
+	if h.cfg.CASURL != "" {
+		return h.cfg.CASURL
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// errorBody is the JSON of every error answer.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// fail answers with status and a JSON {"error": message}.
+func (h *Hub) fail(w http.ResponseWriter, status int, format string, args ...any) {
+	if status >= 400 && status < 500 {
+		h.stats.rejected.Add(1)
+	}
+	writeJSON(w, status, errorBody{Error: fmt.Sprintf(format, args...)})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// parseHashParam reads a hash path parameter (64 lowercase hex, the XET
+// string form) or answers 400.
+func (h *Hub) parseHashParam(w http.ResponseWriter, r *http.Request, name string) (xethash.Hash, bool) {
+	s := r.PathValue(name)
+	v, err := xethash.Parse(s)
+	if err == nil && v.String() != s {
+		err = errors.New("hash must be lowercase hex")
+	}
+	if err != nil {
+		h.fail(w, http.StatusBadRequest, "malformed %s %q: %v", name, s, err)
+		return xethash.Hash{}, false
+	}
+	return v, true
+}

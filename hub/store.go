@@ -1,0 +1,117 @@
+package hub
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// The store's folders under Config.Dir.
+const (
+	kindXorb  = "xorbs"  // one file per xorb, named by its XET hash string
+	kindShard = "shards" // one file per shard as uploaded, named by its SHA-256
+	tmpDir    = "tmp"    // temporary files; emptied at start
+)
+
+// store keeps content-addressed objects on disk. An object appears under
+// its final name only once fully written and synced, so a crash or a
+// dropped upload never leaves a partial object where readers look.
+type store struct{ dir string }
+
+func openStore(dir string) (*store, error) {
+	for _, d := range []string{kindXorb, kindShard, tmpDir} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, fmt.Errorf("hub store: %w", err)
+		}
+	}
+	// Leftovers of writes interrupted by a crash.
+	tmp := filepath.Join(dir, tmpDir)
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return nil, fmt.Errorf("hub store: %w", err)
+	}
+	for _, e := range entries {
+		_ = os.Remove(filepath.Join(tmp, e.Name()))
+	}
+	return &store{dir: dir}, nil
+}
+
+func (s *store) path(kind, name string) string { return filepath.Join(s.dir, kind, name) }
+
+func (s *store) has(kind, name string) bool {
+	_, err := os.Stat(s.path(kind, name))
+	return err == nil
+}
+
+// put stores data under kind/name unless an object of that name exists; it
+// reports whether it wrote. The write goes to a temporary file that is
+// synced and then renamed into place, and the folder is synced after.
+func (s *store) put(kind, name string, data []byte) (bool, error) {
+	final := s.path(kind, name)
+	if _, err := os.Stat(final); err == nil {
+		return false, nil
+	}
+	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), kind+"-*")
+	if err != nil {
+		return false, err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return false, err
+	}
+	if err := f.Sync(); err != nil {
+		return false, err
+	}
+	if err := f.Close(); err != nil {
+		return false, err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return false, err
+	}
+	ok = true
+	syncDir(filepath.Dir(final))
+	return true, nil
+}
+
+// syncDir makes a rename durable; not every system can sync a folder, and
+// the object is complete either way, so failure is ignored.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+func (s *store) read(kind, name string) ([]byte, error) { return os.ReadFile(s.path(kind, name)) }
+
+func (s *store) open(kind, name string) (*os.File, error) { return os.Open(s.path(kind, name)) }
+
+// list returns the names stored under kind, sorted.
+func (s *store) list(kind string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(s.dir, kind))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}

@@ -1,0 +1,21 @@
+// Package shard reads, validates and writes MDB shards (draft-denis-xet §9):
+// the metadata that registers uploaded files and xorbs, and the body of a
+// global-dedupe response.
+//
+// A shard comes in two forms. The upload form has footer_size 0 and ends at
+// the CAS info bookend. The stored form ends with a 200-byte footer, which may
+// be preceded by three lookup tables. [Parse] reads both linearly from the
+// header; [ReadAt] reads a stored shard footer-first by seeking to the
+// offsets the footer gives. Both share one set of section decoders, so a
+// well-formed shard gives the same [Shard] either way.
+//
+// What cannot be read at all (bad magic, a count larger than the bytes that
+// remain, a missing bookend) is a *formaterr.Error with the byte offset.
+// What can be read but breaks a rule is a [Finding] from [Validate].
+//
+// Writing goes through [Shard.Marshal]; the JSON [Spec] (DESIGN.md's
+// ShardSpec) is the human-editable description that [Build] turns into
+// bytes and [SpecOf] recovers from a parsed shard. [ParsedOf] and
+// [AppendParsedJSON] give DESIGN.md's ParsedShard JSON. [NewMatcher] and
+// [FindChunks] answer which local chunks a dedupe response covers.
+package shard

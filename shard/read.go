@@ -1,0 +1,427 @@
+package shard
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/xetkit/xetkit/formaterr"
+	"github.com/xetkit/xetkit/xethash"
+)
+
+func errAt(off int64, msg string, args ...any) error {
+	return formaterr.New("shard", off, msg, args...)
+}
+
+func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+func isBookend(rec []byte) bool { return xethash.Hash(rec[:32]) == bookendHash }
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Parse reads a shard of either form from its bytes, linearly: the header,
+// the file info section up to its bookend, the CAS info section up to its
+// bookend and, when footer_size is 200, the footer at the end and the lookup
+// tables it points at. Where the footer says the sections are is not trusted
+// for reading; Validate compares it with where they really are.
+//
+// Counts are believed only as far as the bytes that remain, so no
+// allocation is larger than a small multiple of len(b). The Shard does not
+// keep b.
+func Parse(b []byte) (*Shard, error) {
+	s := &Shard{}
+	if err := s.readHeader(b); err != nil {
+		return nil, err
+	}
+	size := int64(len(b))
+	limit := size
+	if s.Header.FooterSize != 0 {
+		limit = size - FooterSize
+	}
+	s.Layout = Layout{Size: size, FileInfo: HeaderSize, Footer: limit}
+	p, err := s.readFiles(b[:limit], 0, HeaderSize)
+	if err != nil {
+		return nil, err
+	}
+	s.Layout.CASInfo = int64(p)
+	p, err = s.readXorbs(b[:limit], 0, p)
+	if err != nil {
+		return nil, err
+	}
+	s.Layout.AfterCAS = int64(p)
+	if s.Header.FooterSize == 0 {
+		return s, nil
+	}
+	s.Footer = s.readFooter(b[limit:], limit)
+	s.Lookups = s.readLookups(b, 0)
+	return s, nil
+}
+
+// ReadAt reads a shard of size bytes from r footer-first, as a reader that
+// can seek would: the header, then the footer, then each section at the
+// offset the footer gives. It trusts those offsets, so a footer that
+// disagrees with the sections is an error here (Parse instead reads on and
+// lets Validate report it). An upload-form shard has no footer to seek by and
+// is read linearly.
+func ReadAt(r io.ReaderAt, size int64) (*Shard, error) {
+	read := func(off, n int64) ([]byte, error) {
+		buf := make([]byte, n)
+		if _, err := r.ReadAt(buf, off); err != nil && !(err == io.EOF && n > 0) {
+			return nil, fmt.Errorf("shard: reading %d bytes at %d: %w", n, off, err)
+		}
+		return buf, nil
+	}
+	if size < HeaderSize {
+		return nil, errAt(size, "shard is %d bytes; the header alone is %d", size, HeaderSize)
+	}
+	hb, err := read(0, HeaderSize)
+	if err != nil {
+		return nil, err
+	}
+	s := &Shard{}
+	if err := s.readHeader(hb); err != nil {
+		return nil, err
+	}
+	if s.Header.FooterSize == 0 {
+		all, err := read(0, size)
+		if err != nil {
+			return nil, err
+		}
+		return Parse(all)
+	}
+	footerAt := size - FooterSize
+	fb, err := read(footerAt, FooterSize)
+	if err != nil {
+		return nil, err
+	}
+	f := s.readFooter(fb, footerAt)
+	s.Footer = f
+	if f.Version != FooterVersion {
+		return nil, errAt(footerAt, "footer version %d, want %d", f.Version, FooterVersion)
+	}
+	fileAt, casAt := f.FileInfoOffset, f.CASInfoOffset
+	if fileAt < HeaderSize || fileAt > uint64(footerAt) {
+		return nil, errAt(footerAt+8, "footer puts the file info section at %d, outside %d..%d", fileAt, HeaderSize, footerAt)
+	}
+	if casAt < fileAt || casAt > uint64(footerAt) {
+		return nil, errAt(footerAt+16, "footer puts the CAS info section at %d, outside %d..%d", casAt, fileAt, footerAt)
+	}
+	s.Layout = Layout{Size: size, FileInfo: int64(fileAt), CASInfo: int64(casAt), Footer: footerAt}
+
+	region, err := read(int64(fileAt), int64(casAt-fileAt))
+	if err != nil {
+		return nil, err
+	}
+	end, err := s.readFiles(region, int64(fileAt), 0)
+	if err != nil {
+		return nil, err
+	}
+	if end != len(region) {
+		return nil, errAt(int64(fileAt)+int64(end), "file info section ends at %d but the footer says the CAS info section starts at %d", int64(fileAt)+int64(end), casAt)
+	}
+
+	// The CAS info section runs up to the first lookup table the footer
+	// places after it, or to the footer.
+	casEnd := uint64(footerAt)
+	for _, t := range [][2]uint64{{f.FileLookupOffset, 1}, {f.XorbLookupOffset, f.XorbLookupCount}, {f.ChunkLookupOffset, f.ChunkLookupCount}} {
+		if t[1] > 0 && t[0] > casAt && t[0] < casEnd {
+			casEnd = t[0]
+		}
+	}
+	region, err = read(int64(casAt), int64(casEnd-casAt))
+	if err != nil {
+		return nil, err
+	}
+	end, err = s.readXorbs(region, int64(casAt), 0)
+	if err != nil {
+		return nil, err
+	}
+	s.Layout.AfterCAS = int64(casAt) + int64(end)
+
+	for _, t := range []struct {
+		name       string
+		field      int64
+		off, count uint64
+		entry      uint64
+	}{
+		{"file", 24, f.FileLookupOffset, f.FileLookupCount, fileLookupSize},
+		{"CAS", 40, f.XorbLookupOffset, f.XorbLookupCount, xorbLookupSize},
+		{"chunk", 56, f.ChunkLookupOffset, f.ChunkLookupCount, chunkLookupSize},
+	} {
+		if !tableFits(t.off, t.count, t.entry, s.Layout.AfterCAS, footerAt) {
+			return nil, errAt(footerAt+t.field, "footer puts %d %s lookup entries at %d, outside the %d bytes between the CAS info section and the footer", t.count, t.name, t.off, footerAt-s.Layout.AfterCAS)
+		}
+	}
+	tables, err := read(s.Layout.AfterCAS, footerAt-s.Layout.AfterCAS)
+	if err != nil {
+		return nil, err
+	}
+	s.Lookups = s.readLookups(tables, s.Layout.AfterCAS)
+	return s, nil
+}
+
+// readHeader checks and decodes the 48-byte header; b may be longer.
+func (s *Shard) readHeader(b []byte) error {
+	if len(b) < HeaderSize {
+		return errAt(int64(len(b)), "shard is %d bytes; the header alone is %d", len(b), HeaderSize)
+	}
+	if [17]byte(b[15:32]) != magicSequence {
+		return errAt(15, "not a shard: bytes 15–31 of the header are not the MDB shard magic sequence")
+	}
+	h := Header{Version: le64(b[32:]), FooterSize: le64(b[40:])}
+	if h.Version != HeaderVersion {
+		return errAt(32, "header version %d, want %d", h.Version, HeaderVersion)
+	}
+	switch h.FooterSize {
+	case 0:
+	case FooterSize:
+		if len(b) >= HeaderSize+FooterSize || len(b) == HeaderSize {
+			break // ReadAt passes just the header; it checks the size itself
+		}
+		return errAt(int64(len(b)), "header says a %d-byte footer follows, but the shard is only %d bytes", FooterSize, len(b))
+	default:
+		return errAt(40, "footer size %d, want 0 (upload form) or %d", h.FooterSize, FooterSize)
+	}
+	id := b[:14]
+	for len(id) > 0 && id[len(id)-1] == 0 {
+		id = id[:len(id)-1]
+	}
+	h.AppID = string(id)
+	if b[14] != 0 {
+		s.note(Warning, "header", 14, RuleReserved, "byte 14 of the header tag is 0x%02x, want 0", b[14])
+	}
+	s.Header = h
+	return nil
+}
+
+// fileCounts is what the scan of a file info section found.
+type fileCounts struct{ files, terms, verifications, sha256s int }
+
+// readFiles reads file blocks from b, which holds the shard from offset base,
+// starting at index p, up to and including the bookend. It returns the index
+// just after the bookend. A first pass checks every count against the bytes
+// that remain and counts the records, so the second fills slices allocated
+// once at their exact sizes.
+func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
+	var c fileCounts
+	start := p
+	for {
+		if len(b)-p < RecordSize {
+			return 0, errAt(base+int64(p), "file info section has no bookend before byte %d", base+int64(len(b)))
+		}
+		if isBookend(b[p:]) {
+			break
+		}
+		flags, n := le32(b[p+32:]), uint64(le32(b[p+36:]))
+		recs := n
+		if flags&FileFlagVerification != 0 {
+			recs += n
+		}
+		if flags&FileFlagMetadataExt != 0 {
+			recs++
+		}
+		if left := uint64(len(b) - p - RecordSize); recs*RecordSize > left {
+			return 0, errAt(base+int64(p)+36, "file block at %d claims %d terms (%d records, %d bytes) but only %d bytes remain before byte %d",
+				base+int64(p), n, recs, recs*RecordSize, left, base+int64(len(b)))
+		}
+		c.files++
+		c.terms += int(n)
+		if flags&FileFlagVerification != 0 {
+			c.verifications += int(n)
+		}
+		if flags&FileFlagMetadataExt != 0 {
+			c.sha256s++
+		}
+		p += RecordSize * int(1+recs)
+	}
+
+	files := make([]File, c.files)
+	terms := make([]Term, c.terms)
+	vers := make([]xethash.Hash, c.verifications)
+	shas := make([]xethash.Hash, c.sha256s)
+	p = start
+	for i := range files {
+		f := &files[i]
+		r := b[p : p+RecordSize]
+		f.Offset = base + int64(p)
+		f.Hash = xethash.Hash(r[:32])
+		f.Flags = le32(r[32:])
+		n := int(le32(r[36:]))
+		if !allZero(r[40:48]) {
+			s.note(Warning, "files", f.Offset+40, RuleReserved, "file block reserved bytes 40–47 are not zero")
+		}
+		p += RecordSize
+		f.Terms, terms = terms[:n:n], terms[n:]
+		for j := range f.Terms {
+			r := b[p : p+RecordSize]
+			f.Terms[j] = Term{
+				Xorb:          xethash.Hash(r[:32]),
+				Flags:         le32(r[32:]),
+				UnpackedBytes: le32(r[36:]),
+				ChunkStart:    le32(r[40:]),
+				ChunkEnd:      le32(r[44:]),
+			}
+			p += RecordSize
+		}
+		if f.Flags&FileFlagVerification != 0 {
+			f.Verification, vers = vers[:n:n], vers[n:]
+			for j := range f.Verification {
+				r := b[p : p+RecordSize]
+				f.Verification[j] = xethash.Hash(r[:32])
+				if !allZero(r[32:48]) {
+					s.note(Warning, "files", base+int64(p)+32, RuleReserved, "verification entry reserved bytes 32–47 are not zero")
+				}
+				p += RecordSize
+			}
+		}
+		if f.Flags&FileFlagMetadataExt != 0 {
+			r := b[p : p+RecordSize]
+			shas[0] = xethash.Hash(r[:32])
+			f.SHA256, shas = &shas[0], shas[1:]
+			if !allZero(r[32:48]) {
+				s.note(Warning, "files", base+int64(p)+32, RuleReserved, "metadata ext reserved bytes 32–47 are not zero")
+			}
+			p += RecordSize
+		}
+	}
+	if !allZero(b[p+32 : p+RecordSize]) {
+		s.note(Warning, "files", base+int64(p)+32, RuleReserved, "file info bookend bytes 32–47 are not zero")
+	}
+	s.Files = files
+	return p + RecordSize, nil
+}
+
+// readXorbs reads CAS blocks as readFiles reads file blocks.
+func (s *Shard) readXorbs(b []byte, base int64, p int) (int, error) {
+	nXorbs, nChunks := 0, 0
+	start := p
+	for {
+		if len(b)-p < RecordSize {
+			return 0, errAt(base+int64(p), "CAS info section has no bookend before byte %d", base+int64(len(b)))
+		}
+		if isBookend(b[p:]) {
+			break
+		}
+		n := uint64(le32(b[p+36:]))
+		if left := uint64(len(b) - p - RecordSize); n*RecordSize > left {
+			return 0, errAt(base+int64(p)+36, "CAS block at %d claims %d chunks (%d bytes) but only %d bytes remain before byte %d",
+				base+int64(p), n, n*RecordSize, left, base+int64(len(b)))
+		}
+		nXorbs++
+		nChunks += int(n)
+		p += RecordSize * int(1+n)
+	}
+
+	xorbs := make([]Xorb, nXorbs)
+	chunks := make([]Chunk, nChunks)
+	p = start
+	for i := range xorbs {
+		x := &xorbs[i]
+		r := b[p : p+RecordSize]
+		x.Offset = base + int64(p)
+		x.Hash = xethash.Hash(r[:32])
+		x.Flags = le32(r[32:])
+		n := int(le32(r[36:]))
+		x.BytesInXorb = le32(r[40:])
+		x.BytesOnDisk = le32(r[44:])
+		p += RecordSize
+		x.Chunks, chunks = chunks[:n:n], chunks[n:]
+		for j := range x.Chunks {
+			r := b[p : p+RecordSize]
+			x.Chunks[j] = Chunk{
+				Hash:           xethash.Hash(r[:32]),
+				ByteRangeStart: le32(r[32:]),
+				UnpackedBytes:  le32(r[36:]),
+				Flags:          le32(r[40:]),
+				Reserved:       le32(r[44:]),
+			}
+			p += RecordSize
+		}
+	}
+	if !allZero(b[p+32 : p+RecordSize]) {
+		s.note(Warning, "cas", base+int64(p)+32, RuleReserved, "CAS info bookend bytes 32–47 are not zero")
+	}
+	s.Xorbs = xorbs
+	return p + RecordSize, nil
+}
+
+// readFooter decodes the 200 bytes of b, which start at offset at.
+func (s *Shard) readFooter(b []byte, at int64) *Footer {
+	f := &Footer{
+		Offset:            at,
+		Version:           le64(b[0:]),
+		FileInfoOffset:    le64(b[8:]),
+		CASInfoOffset:     le64(b[16:]),
+		FileLookupOffset:  le64(b[24:]),
+		FileLookupCount:   le64(b[32:]),
+		XorbLookupOffset:  le64(b[40:]),
+		XorbLookupCount:   le64(b[48:]),
+		ChunkLookupOffset: le64(b[56:]),
+		ChunkLookupCount:  le64(b[64:]),
+		ChunkHashKey:      xethash.Hash(b[72:104]),
+		CreatedAt:         le64(b[104:]),
+		KeyExpiry:         le64(b[112:]),
+		Totals: Totals{
+			StoredBytesOnDisk: le64(b[168:]),
+			MaterializedBytes: le64(b[176:]),
+			StoredBytes:       le64(b[184:]),
+		},
+		FooterOffset: le64(b[192:]),
+	}
+	if !allZero(b[120:168]) {
+		s.note(Warning, "footer", at+120, RuleReserved, "footer reserved bytes 120–167 are not zero")
+	}
+	return f
+}
+
+// tableFits reports whether count entries of size bytes at off lie within
+// [lo, hi]. An empty table may sit anywhere in that range, including at hi
+// (the footer), where writers put empty tables.
+func tableFits(off, count, size uint64, lo, hi int64) bool {
+	if off < uint64(lo) || off > uint64(hi) {
+		return false
+	}
+	return count <= (uint64(hi)-off)/size
+}
+
+// readLookups decodes the tables the footer points at; b holds the shard
+// from offset base and covers at least [AfterCAS, Footer). A table that does
+// not fit between the CAS info section and the footer is left empty.
+func (s *Shard) readLookups(b []byte, base int64) Lookups {
+	f, lo, hi := s.Footer, s.Layout.AfterCAS, s.Layout.Footer
+	var l Lookups
+	at := func(off uint64) []byte { return b[int64(off)-base:] }
+	if tableFits(f.FileLookupOffset, f.FileLookupCount, fileLookupSize, lo, hi) {
+		l.Files = make([]FileLookup, f.FileLookupCount)
+		t := at(f.FileLookupOffset)
+		for i := range l.Files {
+			e := t[i*fileLookupSize:]
+			l.Files[i] = FileLookup{Truncated: le64(e), File: le32(e[8:])}
+		}
+	}
+	if tableFits(f.XorbLookupOffset, f.XorbLookupCount, xorbLookupSize, lo, hi) {
+		l.Xorbs = make([]XorbLookup, f.XorbLookupCount)
+		t := at(f.XorbLookupOffset)
+		for i := range l.Xorbs {
+			e := t[i*xorbLookupSize:]
+			l.Xorbs[i] = XorbLookup{Truncated: le64(e), Xorb: le32(e[8:])}
+		}
+	}
+	if tableFits(f.ChunkLookupOffset, f.ChunkLookupCount, chunkLookupSize, lo, hi) {
+		l.Chunks = make([]ChunkLookup, f.ChunkLookupCount)
+		t := at(f.ChunkLookupOffset)
+		for i := range l.Chunks {
+			e := t[i*chunkLookupSize:]
+			l.Chunks[i] = ChunkLookup{Truncated: le64(e), Xorb: le32(e[8:]), Chunk: le32(e[12:])}
+		}
+	}
+	return l
+}

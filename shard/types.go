@@ -1,0 +1,253 @@
+package shard
+
+import "github.com/xetkit/xetkit/xethash"
+
+// Sizes of the fixed records (draft §9).
+const (
+	HeaderSize = 48  // MDBShardFileHeader
+	RecordSize = 48  // every file-info and CAS-info record, and the bookends
+	FooterSize = 200 // MDBShardFileFooter
+
+	fileLookupSize  = 12
+	xorbLookupSize  = 12
+	chunkLookupSize = 16
+)
+
+// Versions this package reads and writes.
+const (
+	HeaderVersion = 2
+	FooterVersion = 1
+)
+
+// Flag bits.
+const (
+	FileFlagVerification = 1 << 31 // FileVerificationEntry follows each term
+	FileFlagMetadataExt  = 1 << 30 // FileMetadataExt ends the file block
+	ChunkFlagGlobalDedup = 1 << 31 // chunk may be answered by global dedupe queries
+
+	fileFlagsKnown  = FileFlagVerification | FileFlagMetadataExt
+	chunkFlagsKnown = ChunkFlagGlobalDedup
+)
+
+// DefaultAppID is the application identifier of Hugging Face deployments
+// (draft §9.3.1).
+const DefaultAppID = "HFRepoMetaData"
+
+// magicSequence is bytes 15–31 of the header tag.
+var magicSequence = [17]byte{
+	0x55, 0x69, 0x67, 0x45, 0x6a, 0x7b, 0x81, 0x57,
+	0x83, 0xa5, 0xbd, 0xd9, 0x5c, 0xcd, 0xd1, 0x4a, 0xa9,
+}
+
+// bookendHash marks the end of the file info and CAS info sections.
+var bookendHash = xethash.Hash{
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+}
+
+// Shard is a parsed (or to-be-written) shard. Offsets are byte offsets from
+// the start of the shard.
+type Shard struct {
+	Header Header
+	Files  []File
+	Xorbs  []Xorb
+	// Lookups holds the tables a stored shard carries; empty when it has
+	// none or is in upload form. Tables the footer points at out of range
+	// are left empty (Validate reports them).
+	Lookups Lookups
+	// Footer is nil in the upload form.
+	Footer *Footer
+	// Layout is where reading found each section.
+	Layout Layout
+
+	// notes are rule breaks only visible while reading (reserved bytes that
+	// the types do not keep); Validate reports them.
+	notes []Finding
+}
+
+// Header is the 48-byte MDBShardFileHeader.
+type Header struct {
+	AppID      string // tag bytes 0–13 without the trailing NUL padding
+	Version    uint64
+	FooterSize uint64
+}
+
+// File is one file info block: the reconstruction of one file.
+type File struct {
+	Offset int64 // of its FileDataSequenceHeader
+	Hash   xethash.Hash
+	// Flags as stored. The writer sets the verification and metadata-ext
+	// bits from Verification and SHA256 and keeps the others.
+	Flags uint32
+	Terms []Term
+	// Verification holds one range hash per term, or is nil when the file
+	// has no verification entries.
+	Verification []xethash.Hash
+	// SHA256 is the metadata ext's SHA-256 of the file contents, in stored
+	// byte order (its String() is the standard hex digest), or nil.
+	SHA256 *xethash.Hash
+}
+
+// Term is a FileDataSequenceEntry: a run of chunks of one xorb.
+type Term struct {
+	Xorb          xethash.Hash
+	Flags         uint32 // cas_flags, reserved
+	UnpackedBytes uint32
+	ChunkStart    uint32
+	ChunkEnd      uint32 // exclusive
+}
+
+// Xorb is one CAS info block.
+type Xorb struct {
+	Offset int64 // of its CASChunkSequenceHeader
+	Hash   xethash.Hash
+	Flags  uint32 // cas_flags, reserved
+	// BytesInXorb is num_bytes_in_cas as stored: the sum of the chunks'
+	// unpacked sizes in a correct shard.
+	BytesInXorb uint32
+	BytesOnDisk uint32 // length of the serialized xorb
+	Chunks      []Chunk
+}
+
+// Chunk is a CASChunkSequenceEntry.
+type Chunk struct {
+	// Hash is the chunk hash, keyed with the footer's chunk hash key when
+	// that key is not zero.
+	Hash           xethash.Hash
+	ByteRangeStart uint32 // offset of the chunk in the xorb's unpacked bytes
+	UnpackedBytes  uint32
+	Flags          uint32
+	Reserved       uint32
+}
+
+// Footer is the 200-byte MDBShardFileFooter of a stored shard.
+type Footer struct {
+	Offset            int64 // where it was read: the shard size minus 200
+	Version           uint64
+	FileInfoOffset    uint64
+	CASInfoOffset     uint64
+	FileLookupOffset  uint64
+	FileLookupCount   uint64
+	XorbLookupOffset  uint64
+	XorbLookupCount   uint64
+	ChunkLookupOffset uint64
+	ChunkLookupCount  uint64
+	ChunkHashKey      xethash.Hash
+	CreatedAt         uint64 // Unix seconds; 0 = not set
+	KeyExpiry         uint64 // Unix seconds; 0 = not set
+	Totals            Totals
+	FooterOffset      uint64
+}
+
+// Totals are the byte totals a footer carries.
+type Totals struct {
+	StoredBytesOnDisk uint64 // Σ xorb bytesOnDisk
+	MaterializedBytes uint64 // Σ term unpackedBytes over all files
+	StoredBytes       uint64 // Σ xorb bytesInXorb
+}
+
+// Lookups are the three lookup tables of a stored shard, each sorted by
+// truncated hash (the first 8 bytes of the hash as a little-endian u64).
+type Lookups struct {
+	Files  []FileLookup
+	Xorbs  []XorbLookup
+	Chunks []ChunkLookup
+}
+
+// FileLookup is a file lookup table entry.
+type FileLookup struct {
+	Truncated uint64
+	File      uint32 // index into Files
+}
+
+// XorbLookup is a CAS lookup table entry.
+type XorbLookup struct {
+	Truncated uint64
+	Xorb      uint32 // index into Xorbs
+}
+
+// ChunkLookup is a chunk lookup table entry.
+type ChunkLookup struct {
+	Truncated uint64
+	Xorb      uint32 // index into Xorbs
+	Chunk     uint32 // index into that xorb's Chunks
+}
+
+// Layout records where reading found each part of the shard.
+type Layout struct {
+	Size     int64 // bytes in the shard
+	FileInfo int64 // first file block (always HeaderSize)
+	CASInfo  int64 // first CAS block: just after the file info bookend
+	// AfterCAS is just after the CAS info bookend: where the lookup tables
+	// or the footer begin, or the end of an upload-form shard.
+	AfterCAS int64
+	Footer   int64 // start of the footer, or Size when there is none
+}
+
+// EntryOffset returns the offset of the file's i-th FileDataSequenceEntry.
+func (f *File) EntryOffset(i int) int64 { return f.Offset + RecordSize*int64(1+i) }
+
+// VerificationOffset returns the offset of the file's i-th
+// FileVerificationEntry (meaningful only when it has them).
+func (f *File) VerificationOffset(i int) int64 {
+	return f.Offset + RecordSize*int64(1+len(f.Terms)+i)
+}
+
+// SHA256Offset returns the offset of the file's FileMetadataExt (meaningful
+// only when it has one).
+func (f *File) SHA256Offset() int64 {
+	n := 1 + len(f.Terms)
+	if f.Verification != nil {
+		n += len(f.Terms)
+	}
+	return f.Offset + RecordSize*int64(n)
+}
+
+// Size returns the length of the file block in bytes.
+func (f *File) Size() int64 {
+	n := 1 + len(f.Terms)
+	if f.Verification != nil {
+		n += len(f.Terms)
+	}
+	if f.SHA256 != nil {
+		n++
+	}
+	return RecordSize * int64(n)
+}
+
+// ChunkOffset returns the offset of the xorb's i-th CASChunkSequenceEntry.
+func (x *Xorb) ChunkOffset(i int) int64 { return x.Offset + RecordSize*int64(1+i) }
+
+// Size returns the length of the CAS block in bytes.
+func (x *Xorb) Size() int64 { return RecordSize * int64(1+len(x.Chunks)) }
+
+// ComputeTotals returns the footer byte totals that the sections imply.
+func (s *Shard) ComputeTotals() Totals {
+	var t Totals
+	for i := range s.Files {
+		for _, term := range s.Files[i].Terms {
+			t.MaterializedBytes += uint64(term.UnpackedBytes)
+		}
+	}
+	for i := range s.Xorbs {
+		t.StoredBytesOnDisk += uint64(s.Xorbs[i].BytesOnDisk)
+		t.StoredBytes += uint64(s.Xorbs[i].BytesInXorb)
+	}
+	return t
+}
+
+// SHA256Hash converts a standard SHA-256 digest (as crypto/sha256 returns
+// it) to the byte order a shard stores it in: each 8-byte group reversed, so
+// that the hash's XET string is the usual hex digest.
+func SHA256Hash(digest [32]byte) xethash.Hash {
+	var h xethash.Hash
+	for g := 0; g < 32; g += 8 {
+		for i := 0; i < 8; i++ {
+			h[g+i] = digest[g+7-i]
+		}
+	}
+	return h
+}
+
+// Digest is the inverse of SHA256Hash: the standard digest bytes.
+func Digest(h xethash.Hash) [32]byte { return [32]byte(SHA256Hash([32]byte(h))) }

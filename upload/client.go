@@ -1,0 +1,170 @@
+// Package upload sends files to a Xet hub and gets them back: chunking,
+// deduplication (within the session, against shards already seen, and
+// through global dedupe queries), xorbs uploaded with bounded concurrency,
+// the upload-form shard, and download by reconstruction with every chunk
+// verified.
+//
+// It uses plain net/http, so the same code runs natively and in the
+// browser under GOOS=js, where net/http goes through fetch. It opens no
+// files itself: sources are readers.
+package upload
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Client talks to one repository of a Xet hub. Set the exported fields
+// before the first call; a Client may then be used by several goroutines.
+type Client struct {
+	// Hub is the hub's base URL, e.g. "http://127.0.0.1:8080" or
+	// "https://huggingface.co".
+	Hub string
+	// Repo is the repository, "namespace/name".
+	Repo string
+	// RepoType is "model" (the default), "dataset" or "space".
+	RepoType string
+	// Revision is the branch the tokens are asked for (default "main").
+	Revision string
+	// Token is the user token sent to the hub's token endpoints.
+	Token string
+	// HTTP is the client for every request (default http.DefaultClient).
+	HTTP *http.Client
+	// Concurrency bounds the xorb uploads in flight (default 4).
+	Concurrency int
+	// OnProgress, if set, receives progress events. Calls never overlap.
+	OnProgress func(Progress)
+	// Retries is how many times a transient failure (429, 5xx, a dropped
+	// connection) is retried before giving up (default 8).
+	Retries int
+	// RetryDelay is the first backoff delay; it doubles with each retry, up
+	// to 10 s (default 250 ms).
+	RetryDelay time.Duration
+	// TokenMargin: a CAS token is refreshed when it has less than this left
+	// to live (default 60 s).
+	TokenMargin time.Duration
+
+	mu     sync.Mutex
+	tokens [3]*casToken // by scope
+	now    func() time.Time
+}
+
+// scope of a CAS token.
+type scope int
+
+const (
+	noAuth     scope = 0
+	scopeRead  scope = 1
+	scopeWrite scope = 2
+)
+
+// casToken is a CAS token as the hub's token endpoint returns it.
+type casToken struct {
+	AccessToken string `json:"accessToken"`
+	Exp         int64  `json:"exp"`
+	CasURL      string `json:"casUrl"`
+}
+
+func (c *Client) httpClient() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return http.DefaultClient
+}
+
+func (c *Client) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
+}
+
+// tokenURL is the hub endpoint that hands out CAS tokens of scope s.
+func (c *Client) tokenURL(s scope) (string, error) {
+	if c.Hub == "" {
+		return "", errors.New("upload: Client.Hub is not set")
+	}
+	if c.Repo == "" {
+		return "", errors.New("upload: Client.Repo is not set")
+	}
+	typ := strings.TrimSuffix(c.RepoType, "s")
+	switch typ {
+	case "":
+		typ = "model"
+	case "model", "dataset", "space":
+	default:
+		return "", fmt.Errorf("upload: unknown repository type %q (want model, dataset or space)", c.RepoType)
+	}
+	rev := c.Revision
+	if rev == "" {
+		rev = "main"
+	}
+	kind := "read"
+	if s == scopeWrite {
+		kind = "write"
+	}
+	var repo []string
+	for _, p := range strings.Split(strings.Trim(c.Repo, "/"), "/") {
+		repo = append(repo, url.PathEscape(p))
+	}
+	return fmt.Sprintf("%s/api/%ss/%s/xet-%s-token/%s", strings.TrimRight(c.Hub, "/"), typ,
+		strings.Join(repo, "/"), kind, url.PathEscape(rev)), nil
+}
+
+// token returns a CAS token of scope s, fetching a new one when there is
+// none, it is about to expire, or stale (the previous one was refused).
+// A write token serves read requests too.
+func (c *Client) token(ctx context.Context, s scope, stale *casToken) (*casToken, error) {
+	margin := c.TokenMargin
+	if margin <= 0 {
+		margin = 60 * time.Second
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock() // one refresh at a time; the others wait for it
+	fresh := func(t *casToken) bool {
+		return t != nil && t != stale && time.Unix(t.Exp, 0).Sub(c.clock()) > margin
+	}
+	for _, have := range []scope{s, scopeWrite} {
+		if t := c.tokens[have]; fresh(t) {
+			return t, nil
+		}
+	}
+	u, err := c.tokenURL(s)
+	if err != nil {
+		return nil, err
+	}
+	var t casToken
+	err = c.call(ctx, "get CAS token", noAuth, nil, func(string) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err == nil && c.Token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.Token)
+		}
+		return req, err
+	}, func(resp *http.Response) error {
+		return decodeJSON(resp, &t)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if t.AccessToken == "" || t.CasURL == "" {
+		return nil, fmt.Errorf("upload: token endpoint %s answered without accessToken or casUrl", u)
+	}
+	t.CasURL = strings.TrimRight(t.CasURL, "/")
+	c.tokens[s] = &t
+	return &t, nil
+}
+
+// decodeJSON reads a JSON response body into v.
+func decodeJSON(resp *http.Response, v any) error {
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return transient(fmt.Errorf("reading %s: %w", resp.Request.URL.Redacted(), err))
+	}
+	return nil
+}

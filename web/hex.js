@@ -1,0 +1,125 @@
+// The hex view: the bytes of whatever is selected, with its fields
+// outlined, coloured and named. Rows are virtualized, so a 64 MiB input
+// scrolls like a small one.
+
+import { el } from "./util.js";
+import { VTable } from "./vtable.js";
+
+const PALETTE = 8;
+
+export class HexView {
+  constructor(root) {
+    this.root = root;
+    this.bytes = new Uint8Array(0);
+    this.fields = [];
+    this.per = 16;
+    this.title = el("div.hex-title", "Select something to see its bytes.");
+    this.grid = el("div.hex-grid");
+    this.legend = el("div.hex-legend", { role: "list", "aria-label": "fields" });
+    root.replaceChildren(this.title, el("div.hex-body", this.grid, this.legend));
+    new ResizeObserver(() => {
+      const per = this.grid.clientWidth && this.grid.clientWidth < 470 ? 8 : 16;
+      if (per !== this.per) { this.per = per; this.redraw(); }
+    }).observe(this.grid);
+  }
+
+  /**
+   * Shows bytes with fields [{name, start, len, value}] outlined, scrolled to
+   * focus (default: the first field's start). title says what it is.
+   */
+  show(bytes, fields, { title = "", focus } = {}) {
+    this.bytes = bytes;
+    this.fields = fields.filter((f) => f.len > 0).sort((a, b) => a.start - b.start);
+    this.focus = focus ?? (this.fields.length ? this.fields[0].start : 0);
+    this.titleText = title;
+    this.redraw();
+  }
+
+  redraw() {
+    const b = this.bytes, per = this.per;
+    const lo = this.fields.length ? this.fields[0].start : this.focus;
+    const hi = this.fields.length ? Math.max(...this.fields.map((f) => f.start + f.len)) : this.focus + 1;
+    this.title.replaceChildren(
+      el("strong", this.titleText || "Bytes"),
+      el("span.muted", ` bytes ${lo.toLocaleString("en-US")}–${Math.max(lo, hi - 1).toLocaleString("en-US")} (0x${lo.toString(16)}) of ${b.length.toLocaleString("en-US")}`),
+    );
+    this.table = new VTable({
+      label: "hex bytes",
+      columns: [
+        { label: "offset", width: "9ch", cell: (i) => (i * per).toString(16).padStart(8, "0") },
+        { label: hexHeader(per), width: `${per * 3}ch`, cell: (i) => this.hexCell(i) },
+        { label: "ascii", width: `${per + 1}ch`, cell: (i) => this.asciiCell(i) },
+      ],
+      rowCount: Math.ceil(b.length / per),
+      row: (i) => i,
+    });
+    this.table.root.classList.add("hex-table");
+    this.grid.replaceChildren();
+    this.table.mount(this.grid);
+    const row = Math.floor(this.focus / per);
+    this.table.scrollToRow(Math.max(0, row - 1));
+    this.table.active = -1;
+    this.table.render();
+    this.drawLegend();
+  }
+
+  fieldAt(o) {
+    // few fields: a linear scan is fine
+    for (let k = 0; k < this.fields.length; k++) {
+      const f = this.fields[k];
+      if (o >= f.start && o < f.start + f.len) return k;
+    }
+    return -1;
+  }
+
+  hexCell(i) {
+    const per = this.per, b = this.bytes;
+    const frag = el("span.hexrow");
+    const end = Math.min(b.length, (i + 1) * per);
+    for (let o = i * per; o < end; o++) {
+      const k = this.fieldAt(o);
+      const s = document.createElement("span");
+      s.textContent = b[o].toString(16).padStart(2, "0");
+      let cls = "hb";
+      if (k >= 0) {
+        const f = this.fields[k];
+        cls += ` f f${k % PALETTE}`;
+        if (o === f.start || o % per === 0) cls += " fs";
+        if (o === f.start + f.len - 1 || o % per === per - 1) cls += " fe";
+        s.title = `${f.name} @ ${f.start}+${o - f.start}`;
+      }
+      if (o === this.focus && !this.fields.length) cls += " focus";
+      s.className = cls;
+      frag.append(s);
+    }
+    return frag;
+  }
+
+  asciiCell(i) {
+    const b = this.bytes, per = this.per;
+    let s = "";
+    const end = Math.min(b.length, (i + 1) * per);
+    for (let o = i * per; o < end; o++) s += b[o] >= 0x20 && b[o] < 0x7f ? String.fromCharCode(b[o]) : ".";
+    return s;
+  }
+
+  drawLegend() {
+    this.legend.replaceChildren(...this.fields.map((f, k) => el("button.hex-field", {
+      type: "button",
+      role: "listitem",
+      title: `jump to ${f.name}`,
+      dataset: { field: f.name },
+      onclick: () => this.table.scrollToRow(Math.max(0, Math.floor(f.start / this.per) - 1)),
+    },
+    el(`span.swatch.f${k % PALETTE}`),
+    el("span.fname", f.name),
+    el("span.frange", `@${f.start} +${f.len}`),
+    f.value != null ? el("span.fval", String(f.value)) : null)));
+  }
+}
+
+function hexHeader(per) {
+  let s = "";
+  for (let i = 0; i < per; i++) s += i.toString(16).padStart(2, "0") + " ";
+  return s.trimEnd();
+}

@@ -1,0 +1,189 @@
+// A virtualized table: fixed row height, only the visible rows exist in the
+// DOM. Past a few million pixels the scrollbar is scaled (browsers cap an
+// element's height near 33.5 million px), so a 1.4-million-row table still
+// scrolls to its last row.
+
+import { el, copy } from "./util.js";
+
+export const ROW_H = 26;
+const MAX_PX = 4_000_000;
+let nextId = 0;
+
+/**
+ * new VTable({columns, rowCount, row(i) → any, onActivate(i, row), label})
+ * columns: [{label, width: "120px" | "var(--hashw)", align: "right", cell(row, i) → string|Node, hash(row) → string}]
+ */
+export class VTable {
+  constructor(opts) {
+    this.columns = opts.columns;
+    this.count = opts.rowCount;
+    this.rowFn = opts.row;
+    this.onActivate = opts.onActivate || null;
+    this.onSelect = opts.onSelect || null;
+    this.active = -1;
+    this.id = `vt${++nextId}`;
+    this.template = this.columns.map((c) => c.width || "1fr").join(" ");
+
+    this.head = el("div.vt-head", { role: "row" },
+      this.columns.map((c) => el("div.vt-cell" + (c.align === "right" ? ".r" : ""), { role: "columnheader" }, c.label)));
+    this.spacer = el("div.vt-spacer");
+    this.layer = el("div.vt-layer", { role: "rowgroup" });
+    this.scroller = el("div.vt-scroll", this.head, this.spacer, this.layer);
+    this.root = el("div.vt", {
+      role: "grid",
+      tabindex: "0",
+      "aria-label": opts.label || "table",
+      "aria-rowcount": String(this.count + 1),
+      dataset: { rows: String(this.count) },
+      onkeydown: (e) => this.key(e),
+    }, this.scroller,
+    this.count === 0 ? el("div.vt-empty", opts.empty || "No rows.") : null);
+
+    this.root.style.setProperty("--cols", this.template);
+    this.scroller.addEventListener("scroll", () => this.schedule(), { passive: true });
+    this.layer.addEventListener("click", (e) => {
+      if (e.target.closest("button, a")) return;
+      const r = e.target.closest(".vt-row");
+      if (!r) return;
+      this.select(Number(r.dataset.i), true);
+      this.root.focus({ preventScroll: true });
+    });
+    this.ro = new ResizeObserver(() => this.schedule());
+    this.ro.observe(this.scroller);
+    this.setHeight();
+  }
+
+  setHeight() {
+    const total = this.count * ROW_H;
+    this.scaled = total > MAX_PX;
+    this.spacer.style.height = `${this.scaled ? MAX_PX : total}px`;
+  }
+
+  /** Number of rows that fit in the viewport (fractional). */
+  visibleRows() {
+    return Math.max(1, (this.scroller.clientHeight - ROW_H) / ROW_H);
+  }
+
+  maxScroll() {
+    return Math.max(1, this.scroller.scrollHeight - this.scroller.clientHeight);
+  }
+
+  /** Fractional index of the first visible row for the current scrollTop. */
+  firstRow() {
+    const st = this.scroller.scrollTop;
+    if (!this.scaled) return st / ROW_H;
+    const span = Math.max(0, this.count - this.visibleRows());
+    return Math.min(span, (st / this.maxScroll()) * span);
+  }
+
+  schedule() {
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => { this.pending = false; this.render(); });
+  }
+
+  /** Draws the rows now (also called by the scroll handler). */
+  render() {
+    if (!this.root.isConnected) return;
+    const firstF = this.firstRow();
+    const first = Math.max(0, Math.floor(firstF));
+    const n = Math.ceil(this.visibleRows()) + 2;
+    const last = Math.min(this.count, first + n);
+    const offset = this.scaled
+      ? this.scroller.scrollTop - (firstF - first) * ROW_H
+      : first * ROW_H;
+    this.layer.style.transform = `translateY(${offset}px)`;
+    const frag = document.createDocumentFragment();
+    for (let i = first; i < last; i++) frag.append(this.rowEl(i));
+    this.layer.replaceChildren(frag);
+    this.drawn = [first, last];
+  }
+
+  rowEl(i) {
+    const row = this.rowFn(i);
+    const r = document.createElement("div");
+    r.className = i === this.active ? "vt-row active" : "vt-row";
+    r.setAttribute("role", "row");
+    r.setAttribute("aria-rowindex", String(i + 2));
+    r.dataset.i = String(i);
+    if (i === this.active) {
+      r.id = `${this.id}-active`;
+      r.setAttribute("aria-selected", "true");
+    }
+    for (const c of this.columns) {
+      const cell = document.createElement("div");
+      cell.className = c.align === "right" ? "vt-cell r" : "vt-cell";
+      cell.setAttribute("role", "gridcell");
+      const v = c.cell(row, i);
+      if (v instanceof Node) cell.append(v);
+      else cell.textContent = v == null ? "" : String(v);
+      r.append(cell);
+    }
+    return r;
+  }
+
+  /** Makes row i active; activate also calls onActivate. */
+  select(i, activate = false) {
+    if (this.count === 0) return;
+    i = Math.max(0, Math.min(this.count - 1, i));
+    this.active = i;
+    this.root.setAttribute("aria-activedescendant", `${this.id}-active`);
+    this.ensureVisible(i);
+    this.render();
+    if (this.onSelect) this.onSelect(i, this.rowFn(i));
+    if (activate && this.onActivate) this.onActivate(i, this.rowFn(i));
+  }
+
+  /** Scrolls so that row i is in view; top puts it first. */
+  ensureVisible(i, top = false) {
+    const vis = this.visibleRows();
+    const firstF = this.firstRow();
+    let target = null;
+    if (top || i < firstF) target = i;
+    else if (i + 1 > firstF + vis) target = i + 1 - vis;
+    if (target == null) return;
+    target = Math.max(0, target);
+    if (!this.scaled) this.scroller.scrollTop = target * ROW_H;
+    else {
+      const span = Math.max(1, this.count - vis);
+      this.scroller.scrollTop = Math.min(1, target / span) * this.maxScroll();
+    }
+  }
+
+  /** Scrolls to row i, puts it at the top and selects it. */
+  scrollToRow(i) {
+    if (this.count === 0) return;
+    i = Math.max(0, Math.min(this.count - 1, i));
+    this.active = i;
+    this.root.setAttribute("aria-activedescendant", `${this.id}-active`);
+    this.ensureVisible(i, true);
+    this.render();
+  }
+
+  key(e) {
+    if (e.target !== this.root) return;
+    const page = Math.max(1, Math.floor(this.visibleRows()) - 1);
+    const cur = this.active < 0 ? Math.floor(this.firstRow()) - 1 : this.active;
+    const moves = {
+      ArrowDown: cur + 1, ArrowUp: cur - 1, PageDown: cur + page, PageUp: cur - page,
+      Home: 0, End: this.count - 1,
+    };
+    if (e.key in moves) {
+      e.preventDefault();
+      this.select(moves[e.key]);
+    } else if ((e.key === "Enter" || e.key === " ") && this.active >= 0) {
+      e.preventDefault();
+      if (this.onActivate) this.onActivate(this.active, this.rowFn(this.active));
+    } else if (e.key === "c" && !e.ctrlKey && !e.metaKey && this.active >= 0) {
+      const c = this.columns.find((col) => col.hash);
+      if (c) { e.preventDefault(); copy(c.hash(this.rowFn(this.active))); }
+    }
+  }
+
+  /** Puts the table in parent; rows are drawn once it has a size. */
+  mount(parent) {
+    parent.append(this.root);
+    this.render();
+    return this;
+  }
+}

@@ -1,0 +1,53 @@
+// The page's one door to the WebAssembly module (wasm/xetkit.js). Every
+// parse, hash and build goes through here; the page adds presentation only.
+
+import { load } from "./wasm/xetkit.js";
+
+let modPromise = null;
+
+/** The loaded module (loaded once, on first use). */
+export function xk() {
+  if (!modPromise) modPromise = load();
+  return modPromise;
+}
+
+// Bytes 15–31 of a shard's header tag (draft §9.3.1). Used only to tell a
+// damaged shard (report its error) from a file that is not a shard at all.
+const MAGIC = [0x55, 0x69, 0x67, 0x45, 0x6a, 0x7b, 0x81, 0x57, 0x83, 0xa5, 0xbd, 0xd9, 0x5c, 0xcd, 0xd1, 0x4a, 0xa9];
+
+/** True when the first 32 bytes are (close to) a shard header tag. */
+export function looksLikeShard(b) {
+  if (b.length < 16) return false;
+  let same = 0;
+  for (let i = 0; i < MAGIC.length && 15 + i < b.length; i++) if (b[15 + i] === MAGIC[i]) same++;
+  const app = new TextDecoder().decode(b.subarray(0, 14));
+  return same >= 12 || (/^[\x20-\x7e]{4,14}\0*$/.test(app.replace(/\0+$/, "")) && b[14] === 0 && same >= 6) || app === "HFRepoMetaData";
+}
+
+/**
+ * Decides what bytes are: {kind: "shard", parsed} | {kind: "xorb", parsed} |
+ * {kind: "file"} | {kind: "bad-shard", error}. The name plays no part.
+ */
+export async function detect(bytes) {
+  const m = await xk();
+  try {
+    return { kind: "shard", parsed: m.parseShard(bytes) };
+  } catch (err) {
+    if (looksLikeShard(bytes)) return { kind: "bad-shard", error: err };
+  }
+  try {
+    return { kind: "xorb", parsed: m.parseXorb(bytes) };
+  } catch {
+    return { kind: "file" };
+  }
+}
+
+/** Parses a shard; throws XetkitError (with offset) when it cannot. */
+export async function parseShard(bytes) {
+  return (await xk()).parseShard(bytes);
+}
+
+/** Builds shard bytes from a ShardSpec. */
+export async function buildShard(spec) {
+  return (await xk()).buildShard(spec);
+}

@@ -1,0 +1,223 @@
+package xorb
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/pierrec/lz4/v4"
+	"github.com/xetkit/xetkit/formaterr"
+)
+
+// format names xorb data in every *formaterr.Error this package returns.
+const format = "xorb"
+
+// Limits of the format (§7.1, §7.3.2).
+const (
+	// MaxSize is the largest serialized xorb, footer included.
+	MaxSize = 64 << 20
+	// MaxChunks is the most chunks one xorb may hold.
+	MaxChunks = 8192
+	// MaxChunkSize bounds both size fields of a chunk header.
+	MaxChunkSize = 128 << 10
+	// HeaderSize is the length of a chunk record's header.
+	HeaderSize = 8
+)
+
+// Compression is the compression type field of a chunk header (§7.3.3).
+type Compression uint8
+
+// The compression types of §7.3.3.
+const (
+	None             Compression = 0 // stored as is
+	LZ4              Compression = 1 // one LZ4 frame
+	ByteGrouping4LZ4 Compression = 2 // byte grouping (§7.4.3), then one LZ4 frame
+)
+
+// String returns the name the JSON forms use: "none", "lz4" or "bg4-lz4".
+func (c Compression) String() string {
+	switch c {
+	case None:
+		return "none"
+	case LZ4:
+		return "lz4"
+	case ByteGrouping4LZ4:
+		return "bg4-lz4"
+	}
+	return fmt.Sprintf("unknown(%d)", uint8(c))
+}
+
+// Header is a chunk record's 8-byte header (§7.3).
+type Header struct {
+	Version          uint8 // always 0
+	CompressedSize   uint32
+	Compression      Compression
+	UncompressedSize uint32
+}
+
+// ParseHeader reads and validates the chunk header at the start of b, which
+// holds the rest of the chunk data region: the payload must fit in it.
+// base is the offset of b[0] in the input, for errors. Fields are checked in
+// byte order, as §7.3.2 asks before anything is allocated or decompressed.
+func ParseHeader(b []byte, base int64) (Header, error) {
+	if len(b) < HeaderSize {
+		return Header{}, formaterr.New(format, base, "chunk header cut short: %d bytes left, a header needs %d", len(b), HeaderSize)
+	}
+	h := Header{
+		Version:          b[0],
+		CompressedSize:   uint32(b[1]) | uint32(b[2])<<8 | uint32(b[3])<<16,
+		Compression:      Compression(b[4]),
+		UncompressedSize: uint32(b[5]) | uint32(b[6])<<8 | uint32(b[7])<<16,
+	}
+	left := len(b) - HeaderSize
+	switch {
+	case h.Version != 0:
+		return h, formaterr.New(format, base, "chunk header version %d, want 0", h.Version)
+	case h.CompressedSize == 0:
+		return h, formaterr.New(format, base+1, "compressed size is 0")
+	case h.CompressedSize > MaxChunkSize:
+		return h, formaterr.New(format, base+1, "compressed size %d exceeds the %d-byte maximum", h.CompressedSize, MaxChunkSize)
+	case int64(h.CompressedSize) > int64(left):
+		return h, formaterr.New(format, base+1, "compressed size %d exceeds the %d bytes left in the chunk data", h.CompressedSize, left)
+	case h.Compression > ByteGrouping4LZ4:
+		return h, formaterr.New(format, base+4, "unknown compression type %d", uint8(h.Compression))
+	case h.UncompressedSize == 0:
+		return h, formaterr.New(format, base+5, "uncompressed size is 0")
+	case h.UncompressedSize > MaxChunkSize:
+		return h, formaterr.New(format, base+5, "uncompressed size %d exceeds the %d-byte maximum", h.UncompressedSize, MaxChunkSize)
+	case h.Compression == None && h.CompressedSize != h.UncompressedSize:
+		return h, formaterr.New(format, base+1, "uncompressed chunk has compressed size %d but uncompressed size %d", h.CompressedSize, h.UncompressedSize)
+	}
+	return h, nil
+}
+
+// appendHeader appends the 8-byte encoding of h.
+func appendHeader(dst []byte, h Header) []byte {
+	c, u := h.CompressedSize, h.UncompressedSize
+	return append(dst, h.Version, byte(c), byte(c>>8), byte(c>>16), byte(h.Compression), byte(u), byte(u>>8), byte(u>>16))
+}
+
+// Mode chooses how an Encoder compresses each chunk. Every mode stores a
+// chunk uncompressed when compression would not make it smaller (§7.4.4).
+type Mode uint8
+
+// The compression modes.
+const (
+	// Smallest tries LZ4 and ByteGrouping4LZ4 and keeps the smaller.
+	Smallest Mode = iota
+	// OnlyNone stores every chunk uncompressed.
+	OnlyNone
+	// OnlyLZ4 never uses byte grouping.
+	OnlyLZ4
+	// OnlyByteGrouping4LZ4 always byte-groups before LZ4.
+	OnlyByteGrouping4LZ4
+)
+
+// ErrChunkSize is returned for a chunk that is empty or larger than
+// MaxChunkSize: it cannot be stored in a xorb.
+var ErrChunkSize = errors.New("xorb: chunk size must be 1 to 131072 bytes")
+
+// Encoder encodes chunk records, reusing its compressor and buffers from one
+// chunk to the next. The zero value uses mode Smallest. An Encoder is not
+// safe for concurrent use; use one per goroutine.
+type Encoder struct {
+	Mode    Mode
+	c       lz4.Compressor
+	grouped []byte // byte-grouped chunk
+	alt     []byte // second candidate frame
+}
+
+// AppendRecord appends the chunk record (header and payload) of data to dst.
+func (e *Encoder) AppendRecord(dst, data []byte) ([]byte, error) {
+	if len(data) == 0 || len(data) > MaxChunkSize {
+		return dst, fmt.Errorf("%w (got %d)", ErrChunkSize, len(data))
+	}
+	start := len(dst)
+	dst = appendHeader(dst, Header{}) // filled in below
+	payload := start + HeaderSize
+	typ := None
+	if e.Mode == OnlyLZ4 || e.Mode == Smallest {
+		dst = appendFrame(dst, data, &e.c)
+		typ = LZ4
+	}
+	if e.Mode == OnlyByteGrouping4LZ4 || e.Mode == Smallest {
+		if cap(e.grouped) < len(data) {
+			e.grouped = make([]byte, MaxChunkSize)
+		}
+		g := e.grouped[:len(data)]
+		byteGroup4(g, data)
+		e.alt = appendFrame(e.alt[:0], g, &e.c)
+		if typ == None || len(e.alt) < len(dst)-payload {
+			dst = append(dst[:payload], e.alt...)
+			typ = ByteGrouping4LZ4
+		}
+	}
+	if typ == None || len(dst)-payload >= len(data) {
+		dst = append(dst[:payload], data...)
+		typ = None
+	}
+	h := Header{CompressedSize: uint32(len(dst) - payload), Compression: typ, UncompressedSize: uint32(len(data))}
+	appendHeader(dst[start:start], h)
+	return dst, nil
+}
+
+var encoders = sync.Pool{New: func() any { return new(Encoder) }}
+
+// EncodeChunk returns the chunk record of data in mode Smallest. It is safe
+// for concurrent use (pooled encoders), so a worker pool can compress chunks
+// in parallel and hand the records to Builder.AddRecord.
+func EncodeChunk(data []byte) ([]byte, error) {
+	e := encoders.Get().(*Encoder)
+	defer encoders.Put(e)
+	e.Mode = Smallest
+	return e.AppendRecord(make([]byte, 0, HeaderSize+frameOverhead+lz4.CompressBlockBound(len(data))), data)
+}
+
+// Decoder decompresses chunk records, reusing its scratch buffer. The zero
+// value is ready to use; a Decoder is not safe for concurrent use.
+type Decoder struct {
+	grouped []byte
+}
+
+// AppendChunk validates the chunk record at the start of b (which holds the
+// rest of the chunk data region), appends its decompressed data to dst and
+// returns dst and the record length. base is the offset of b[0] in the
+// input, for errors.
+func (d *Decoder) AppendChunk(dst, b []byte, base int64) ([]byte, int, error) {
+	h, err := ParseHeader(b, base)
+	if err != nil {
+		return dst, 0, err
+	}
+	n := HeaderSize + int(h.CompressedSize)
+	dst, err = d.appendPayload(dst, h, b[HeaderSize:n], base)
+	return dst, n, err
+}
+
+// appendPayload decompresses the payload of a record whose header h has
+// been validated; base is the offset of the record's header.
+func (d *Decoder) appendPayload(dst []byte, h Header, payload []byte, base int64) ([]byte, error) {
+	start := len(dst)
+	size := int(h.UncompressedSize)
+	dst = grow(dst, size)
+	out := dst[start:]
+	switch h.Compression {
+	case None:
+		copy(out, payload)
+	case LZ4:
+		if err := decodeFrame(out, payload, base+HeaderSize, base+5); err != nil {
+			return dst[:start], err
+		}
+	case ByteGrouping4LZ4:
+		if cap(d.grouped) < size {
+			d.grouped = make([]byte, MaxChunkSize)
+		}
+		g := d.grouped[:size]
+		if err := decodeFrame(g, payload, base+HeaderSize, base+5); err != nil {
+			return dst[:start], err
+		}
+		byteUngroup4(out, g)
+	default:
+		return dst[:start], formaterr.New(format, base+4, "unknown compression type %d", uint8(h.Compression))
+	}
+	return dst, nil
+}

@@ -1,0 +1,203 @@
+package xorb
+
+import (
+	"encoding/binary"
+
+	"github.com/pierrec/lz4/v4"
+	"github.com/xetkit/xetkit/formaterr"
+)
+
+// LZ4 frame layout (https://github.com/lz4/lz4/blob/dev/doc/lz4_Frame_format.md).
+const (
+	frameMagic = 0x184D2204
+
+	flgVersionMask     = 0xC0
+	flgVersion1        = 0x40
+	flgBlockIndep      = 0x20
+	flgBlockChecksum   = 0x10
+	flgContentSize     = 0x08
+	flgContentChecksum = 0x04
+	flgReserved        = 0x02
+	flgDictID          = 0x01
+
+	bdReserved = 0x8F
+
+	// A block may reference this much of the data decoded before it when
+	// blocks are linked.
+	lz4Window = 64 << 10
+
+	// frameOverhead is what frames of ours add to the block data: magic,
+	// FLG, BD, header checksum, block size, end mark.
+	frameOverhead = 4 + 3 + 4 + 4
+)
+
+// The frame descriptor the reference writer puts on every chunk (seen in
+// the reference xorb): independent blocks, no block or content checksum, no
+// content size, and the smallest standard block size that holds the whole
+// chunk, so a chunk is always one block. Byte 3 of each is the header
+// checksum, (xxh32(FLG, BD) >> 8) & 0xFF.
+var (
+	descriptor64K  = [3]byte{0x60, 0x40, 0x82}
+	descriptor256K = [3]byte{0x60, 0x50, 0xFB}
+)
+
+// blockMaxSize maps the BD block-size id (4–7) to bytes; 0 marks ids the
+// format does not define.
+var blockMaxSize = [8]int{4: 64 << 10, 5: 256 << 10, 6: 1 << 20, 7: 4 << 20}
+
+// appendFrame appends src (at most 256 KiB) to dst as one LZ4 frame laid
+// out like the reference writer's, compressing with c. A block that does not
+// shrink is stored raw, as the frame format allows.
+func appendFrame(dst, src []byte, c *lz4.Compressor) []byte {
+	d := descriptor64K
+	if len(src) > 64<<10 {
+		d = descriptor256K
+	}
+	dst = binary.LittleEndian.AppendUint32(dst, frameMagic)
+	dst = append(dst, d[:]...)
+	sizeAt := len(dst)
+	bound := lz4.CompressBlockBound(len(src))
+	dst = grow(dst, 4+bound+4)
+	block := dst[sizeAt+4 : sizeAt+4+bound]
+	n, err := c.CompressBlock(src, block)
+	if err != nil || n == 0 || n >= len(src) {
+		n = copy(block, src)
+		binary.LittleEndian.PutUint32(dst[sizeAt:], uint32(n)|1<<31)
+	} else {
+		binary.LittleEndian.PutUint32(dst[sizeAt:], uint32(n))
+	}
+	dst = dst[:sizeAt+4+n]
+	return binary.LittleEndian.AppendUint32(dst, 0) // end mark
+}
+
+// grow makes room for n more bytes after len(dst) without changing its length.
+func grow(dst []byte, n int) []byte {
+	if cap(dst)-len(dst) >= n {
+		return dst[:len(dst)+n]
+	}
+	out := make([]byte, len(dst)+n, 2*cap(dst)+n)
+	copy(out, dst)
+	return out
+}
+
+// decodeFrame decompresses src, which must be exactly one LZ4 frame, into
+// dst, which must come out exactly full. It accepts every frame option the
+// format defines except dictionaries (which a chunk cannot carry), checks
+// every checksum present, and never writes past dst. base is the offset of
+// src[0] in the input and sizeAt that of the header field that declared
+// len(dst), for errors.
+func decodeFrame(dst, src []byte, base, sizeAt int64) error {
+	errAt := func(p int, msg string, args ...any) error {
+		return formaterr.New(format, base+int64(p), msg, args...)
+	}
+	need := func(p, n int, what string) error {
+		if len(src)-p < n {
+			return errAt(p, "LZ4 frame cut short: %s needs %d bytes, the chunk payload has %d left", what, n, len(src)-p)
+		}
+		return nil
+	}
+	if err := need(0, 7, "frame header"); err != nil {
+		return err
+	}
+	if m := binary.LittleEndian.Uint32(src); m != frameMagic {
+		return errAt(0, "not an LZ4 frame: magic number %#08x, want %#08x", m, frameMagic)
+	}
+	flg, bd := src[4], src[5]
+	switch {
+	case flg&flgVersionMask != flgVersion1:
+		return errAt(4, "LZ4 frame version %d, want 1", flg>>6)
+	case flg&flgReserved != 0:
+		return errAt(4, "LZ4 frame descriptor has its reserved bit set (FLG %#02x)", flg)
+	case flg&flgDictID != 0:
+		return errAt(4, "LZ4 frame names a dictionary, which a chunk cannot use")
+	case bd&bdReserved != 0:
+		return errAt(5, "LZ4 frame descriptor has reserved bits set (BD %#02x)", bd)
+	}
+	maxBlock := blockMaxSize[bd>>4&7]
+	if maxBlock == 0 {
+		return errAt(5, "LZ4 frame block size id %d is not defined (want 4 to 7)", bd>>4&7)
+	}
+	p := 6
+	if flg&flgContentSize != 0 {
+		if err := need(p, 8, "content size"); err != nil {
+			return err
+		}
+		if cs := binary.LittleEndian.Uint64(src[p:]); cs != uint64(len(dst)) {
+			return errAt(p, "LZ4 frame content size %d, the chunk header says %d", cs, len(dst))
+		}
+		p += 8
+	}
+	if err := need(p, 1, "header checksum"); err != nil {
+		return err
+	}
+	if want := byte(xxh32(src[4:p]) >> 8); src[p] != want {
+		return errAt(p, "LZ4 frame header checksum %#02x, want %#02x", src[p], want)
+	}
+	p++
+	out := 0
+	for {
+		if err := need(p, 4, "block size"); err != nil {
+			return err
+		}
+		sizeAt := p
+		bs := binary.LittleEndian.Uint32(src[p:])
+		p += 4
+		if bs == 0 {
+			break // end mark
+		}
+		n := int(bs & 0x7FFFFFFF)
+		if n > maxBlock {
+			return errAt(sizeAt, "LZ4 block of %d bytes exceeds the frame's %d-byte block size", n, maxBlock)
+		}
+		if n > len(src)-p {
+			return errAt(sizeAt, "LZ4 block of %d bytes runs past the end of the chunk payload (%d bytes left)", n, len(src)-p)
+		}
+		block := src[p : p+n]
+		p += n
+		if flg&flgBlockChecksum != 0 {
+			if err := need(p, 4, "block checksum"); err != nil {
+				return err
+			}
+			if got, want := binary.LittleEndian.Uint32(src[p:]), xxh32(block); got != want {
+				return errAt(p, "LZ4 block checksum %#08x, want %#08x", got, want)
+			}
+			p += 4
+		}
+		limit := min(len(dst), out+maxBlock)
+		if bs&(1<<31) != 0 {
+			if n > limit-out {
+				return errAt(sizeAt, "raw LZ4 block of %d bytes overruns the %d bytes the chunk header declares", n, len(dst))
+			}
+			out += copy(dst[out:], block)
+			continue
+		}
+		var m int
+		var err error
+		if flg&flgBlockIndep != 0 || out == 0 {
+			m, err = lz4.UncompressBlock(block, dst[out:limit])
+		} else {
+			m, err = lz4.UncompressBlockWithDict(block, dst[out:limit], dst[max(0, out-lz4Window):out])
+		}
+		if err != nil {
+			return formaterr.Wrap(format, base+int64(sizeAt), err,
+				"LZ4 block does not decode within the %d bytes the chunk header declares", len(dst))
+		}
+		out += m
+	}
+	if flg&flgContentChecksum != 0 {
+		if err := need(p, 4, "content checksum"); err != nil {
+			return err
+		}
+		if got, want := binary.LittleEndian.Uint32(src[p:]), xxh32(dst[:out]); got != want {
+			return errAt(p, "LZ4 content checksum %#08x, want %#08x", got, want)
+		}
+		p += 4
+	}
+	if p != len(src) {
+		return errAt(p, "%d bytes follow the LZ4 frame inside the chunk payload", len(src)-p)
+	}
+	if out != len(dst) {
+		return formaterr.New(format, sizeAt, "uncompressed size %d, but the LZ4 frame decompresses to %d bytes", len(dst), out)
+	}
+	return nil
+}
