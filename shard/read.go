@@ -44,6 +44,9 @@ func Parse(b []byte) (*Shard, error) {
 	size := int64(len(b))
 	limit := size
 	if s.Header.FooterSize != 0 {
+		if size < HeaderSize+FooterSize {
+			return nil, errAt(size, "header says a %d-byte footer follows, but the shard is only %d bytes", FooterSize, size)
+		}
 		limit = size - FooterSize
 	}
 	s.Layout = Layout{Size: size, FileInfo: HeaderSize, Footer: limit}
@@ -74,7 +77,7 @@ func Parse(b []byte) (*Shard, error) {
 func ReadAt(r io.ReaderAt, size int64) (*Shard, error) {
 	read := func(off, n int64) ([]byte, error) {
 		buf := make([]byte, n)
-		if _, err := r.ReadAt(buf, off); err != nil && !(err == io.EOF && n > 0) {
+		if got, err := r.ReadAt(buf, off); got < len(buf) {
 			return nil, fmt.Errorf("shard: reading %d bytes at %d: %w", n, off, err)
 		}
 		return buf, nil
@@ -96,6 +99,9 @@ func ReadAt(r io.ReaderAt, size int64) (*Shard, error) {
 			return nil, err
 		}
 		return Parse(all)
+	}
+	if size < HeaderSize+FooterSize {
+		return nil, errAt(size, "header says a %d-byte footer follows, but the shard is only %d bytes", FooterSize, size)
 	}
 	footerAt := size - FooterSize
 	fb, err := read(footerAt, FooterSize)
@@ -131,9 +137,9 @@ func ReadAt(r io.ReaderAt, size int64) (*Shard, error) {
 	// The CAS info section runs up to the first lookup table the footer
 	// places after it, or to the footer.
 	casEnd := uint64(footerAt)
-	for _, t := range [][2]uint64{{f.FileLookupOffset, 1}, {f.XorbLookupOffset, f.XorbLookupCount}, {f.ChunkLookupOffset, f.ChunkLookupCount}} {
-		if t[1] > 0 && t[0] > casAt && t[0] < casEnd {
-			casEnd = t[0]
+	for _, off := range []uint64{f.FileLookupOffset, f.XorbLookupOffset, f.ChunkLookupOffset} {
+		if off > casAt && off < casEnd {
+			casEnd = off
 		}
 	}
 	region, err = read(int64(casAt), int64(casEnd-casAt))
@@ -180,14 +186,7 @@ func (s *Shard) readHeader(b []byte) error {
 	if h.Version != HeaderVersion {
 		return errAt(32, "header version %d, want %d", h.Version, HeaderVersion)
 	}
-	switch h.FooterSize {
-	case 0:
-	case FooterSize:
-		if len(b) >= HeaderSize+FooterSize || len(b) == HeaderSize {
-			break // ReadAt passes just the header; it checks the size itself
-		}
-		return errAt(int64(len(b)), "header says a %d-byte footer follows, but the shard is only %d bytes", FooterSize, len(b))
-	default:
+	if h.FooterSize != 0 && h.FooterSize != FooterSize {
 		return errAt(40, "footer size %d, want 0 (upload form) or %d", h.FooterSize, FooterSize)
 	}
 	id := b[:14]

@@ -46,7 +46,7 @@ func footerLen(n int) int { return footerFixed + footerPerChunk*n }
 // the info length field. This is how the reference implementation writes
 // and checks them, and the reader rejects any other value.
 func hashesOffsetFromEnd(n int) uint32 {
-	return uint32(sectionHead + xethash.Size*n + boundaryOffsetFromEnd(n))
+	return uint32(sectionHead+xethash.Size*n) + boundaryOffsetFromEnd(n)
 }
 
 func boundaryOffsetFromEnd(n int) uint32 { return uint32(sectionHead + 8*n + trailerSize) }

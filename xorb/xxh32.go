@@ -20,10 +20,11 @@ func xxh32(b []byte) uint32 {
 	n := len(b)
 	var h uint32
 	if n >= 16 {
-		v1 := xxPrime1 + xxPrime2
-		v2 := xxPrime2
+		p1, p2 := xxPrime1, xxPrime2 // variables: the sums wrap, as they must
+		v1 := p1 + p2
+		v2 := p2
 		v3 := uint32(0)
-		v4 := -xxPrime1
+		v4 := -p1
 		for len(b) >= 16 {
 			v1 = xxRound(v1, binary.LittleEndian.Uint32(b[0:]))
 			v2 = xxRound(v2, binary.LittleEndian.Uint32(b[4:]))

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The README's test command: installs what the tests need (npm packages from
+# the lock file, Debian's Chromium), then runs every test: Go unit tests and
+# vet (native and GOOS=js), each fuzz target for a short time, the Node
+# cross-checks and module tests, the TypeScript check, and the Playwright
+# end-to-end tests in Chromium.
+#
+#   FUZZTIME=30s bash scripts/test.sh   # longer fuzzing
+#   SKIP_E2E=1 bash scripts/test.sh     # quicker local loop (never in CI)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FUZZTIME=${FUZZTIME:-8s}
+
+step() { printf '\n==> %s\n' "$*"; }
+die() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
+
+command -v go >/dev/null || die "Go is not installed"
+command -v node >/dev/null || die "Node.js is not installed"
+
+step "npm packages (npm ci from package-lock.json)"
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+if [ -z "${SKIP_E2E:-}" ]; then
+  bash scripts/install-chromium.sh
+fi
+
+step "go vet (native and GOOS=js GOARCH=wasm)"
+go vet ./...
+GOOS=js GOARCH=wasm go vet $(GOOS=js GOARCH=wasm go list ./... | grep -v -e /hub -e /cmd/)
+
+step "go test"
+go test -count=1 ./...
+
+step "fuzz targets, $FUZZTIME each"
+grep -rl --include='*_test.go' '^func Fuzz' . | grep -v node_modules | sort | while read -r file; do
+  pkg="./$(dirname "${file#./}")"
+  for target in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$file" | sed 's/^func //'); do
+    echo "fuzz $pkg $target"
+    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$pkg" > /tmp/xetkit-fuzz.log 2>&1 || {
+      cat /tmp/xetkit-fuzz.log; die "fuzz target $target in $pkg failed (the failing input is saved under $pkg/testdata/fuzz/)"; }
+  done
+done
+
+step "build: bin/xetkit and wasm/xetkit.wasm"
+go build -o bin/xetkit ./cmd/xetkit
+if [ -f scripts/build-wasm.sh ]; then bash scripts/build-wasm.sh; fi
+
+step "node tests"
+node_tests=(test/)
+[ -d wasm/test ] && node_tests+=(wasm/test/)
+node --test --test-concurrency=1 "${node_tests[@]}"
+
+if [ -f wasm/test/tsconfig.json ]; then
+  step "TypeScript: xetkit.d.ts against a usage file"
+  npx tsc --noEmit -p wasm/test
+fi
+
+if [ -z "${SKIP_E2E:-}" ] && [ -d e2e ]; then
+  step "end-to-end tests in Chromium"
+  node --test --test-concurrency=1 e2e/
+fi
+
+step "all tests passed"
