@@ -1,0 +1,200 @@
+package hub
+
+import (
+	"fmt"
+
+	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/xethash"
+	"github.com/xetkit/xetkit/xorb"
+)
+
+// xorbMeta is what the hub needs to know of a stored xorb.
+type xorbMeta struct {
+	chunks []xethash.Entry // hash and uncompressed size of each chunk
+	// ends[i] is where chunk record i ends in the serialized xorb; nil
+	// until the xorb file has been read (shards tell hashes, not records).
+	ends []int64
+	size int64 // serialized length, with ends
+}
+
+// unpacked returns the uncompressed size of chunks [start, end).
+func (m *xorbMeta) unpacked(start, end uint32) uint64 {
+	var n uint64
+	for _, c := range m.chunks[start:end] {
+		n += c.Size
+	}
+	return n
+}
+
+// recordStart returns where chunk record i begins.
+func (m *xorbMeta) recordStart(i uint32) int64 {
+	if i == 0 {
+		return 0
+	}
+	return m.ends[i-1]
+}
+
+// fileMeta is a registered file: its terms and total size.
+type fileMeta struct {
+	terms []shard.Term
+	size  uint64
+}
+
+// index is the hub's in-memory state, all of it derived from the store.
+type index struct {
+	// xorbs holds every stored xorb; the value is nil until something
+	// (an upload, a shard, a read of the file) told the hub its chunks.
+	xorbs map[xethash.Hash]*xorbMeta
+	files map[xethash.Hash]*fileMeta
+	// dedupe maps a chunk hash the global dedupe API answers for to the
+	// xorb that holds it.
+	dedupe map[xethash.Hash]xethash.Hash
+	// group maps a xorb to the xorbs its shard registered, in order, so a
+	// dedupe answer can cover the neighbouring content too.
+	group map[xethash.Hash][]xethash.Hash
+	// shards counts the stored shards.
+	shards int
+}
+
+func newIndex() *index {
+	return &index{
+		xorbs:  map[xethash.Hash]*xorbMeta{},
+		files:  map[xethash.Hash]*fileMeta{},
+		dedupe: map[xethash.Hash]xethash.Hash{},
+		group:  map[xethash.Hash][]xethash.Hash{},
+	}
+}
+
+// rebuildIndex reads the store: every xorb's name, then every shard.
+func rebuildIndex(st *store) (*index, error) {
+	idx := newIndex()
+	names, err := st.list(kindXorb)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		h, err := xethash.Parse(n)
+		if err != nil || h.String() != n {
+			continue // not ours
+		}
+		idx.xorbs[h] = nil
+	}
+	if names, err = st.list(kindShard); err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		b, err := st.read(kindShard, n)
+		if err != nil {
+			return nil, err
+		}
+		s, err := shard.Parse(b)
+		if err != nil {
+			return nil, fmt.Errorf("hub store: stored shard %s: %w", n, err)
+		}
+		idx.register(s)
+	}
+	return idx, nil
+}
+
+// register adds a checked shard's files, xorbs and dedupe entries.
+func (idx *index) register(s *shard.Shard) {
+	idx.shards++
+	var key xethash.KeyedChunker
+	keyed := s.Footer != nil && !s.Footer.ChunkHashKey.IsZero()
+	if keyed {
+		key = xethash.NewKeyedChunker(s.Footer.ChunkHashKey)
+	}
+	group := make([]xethash.Hash, 0, len(s.Xorbs))
+	for i := range s.Xorbs {
+		x := &s.Xorbs[i]
+		group = append(group, x.Hash)
+		if _, ok := idx.xorbs[x.Hash]; !ok {
+			continue // registered before its xorb was stored: cannot happen for checked shards
+		}
+		if idx.xorbs[x.Hash] == nil && !keyed {
+			m := &xorbMeta{chunks: make([]xethash.Entry, len(x.Chunks))}
+			for j, c := range x.Chunks {
+				m.chunks[j] = xethash.Entry{Hash: c.Hash, Size: uint64(c.UnpackedBytes)}
+			}
+			idx.xorbs[x.Hash] = m
+		}
+		if keyed {
+			continue // its hashes cannot be indexed
+		}
+		for _, c := range x.Chunks {
+			if c.Flags&shard.ChunkFlagGlobalDedup != 0 || eligible(c.Hash) {
+				idx.addDedupe(c.Hash, x.Hash)
+			}
+		}
+	}
+	for _, x := range group {
+		if _, ok := idx.group[x]; !ok {
+			idx.group[x] = group
+		}
+	}
+	for i := range s.Files {
+		f := &s.Files[i]
+		var size uint64
+		for _, t := range f.Terms {
+			size += uint64(t.UnpackedBytes)
+		}
+		idx.files[f.Hash] = &fileMeta{terms: f.Terms, size: size}
+		// The first chunk of every file is eligible too (§10.3.1).
+		if len(f.Terms) > 0 {
+			t := f.Terms[0]
+			if m := idx.xorbs[t.Xorb]; m != nil && int(t.ChunkStart) < len(m.chunks) {
+				idx.addDedupe(m.chunks[t.ChunkStart].Hash, t.Xorb)
+			}
+		}
+	}
+}
+
+func (idx *index) addDedupe(chunk, x xethash.Hash) {
+	if _, ok := idx.dedupe[chunk]; !ok {
+		idx.dedupe[chunk] = x
+	}
+}
+
+// eligible reports whether a chunk is answered by global dedupe queries for
+// its hash alone (§10.3.1: the last 8 bytes as a little-endian u64 are
+// divisible by 1024).
+func eligible(h xethash.Hash) bool { return h.Tail()%1024 == 0 }
+
+// xorbMetaOf returns the metadata of a stored xorb with its record
+// boundaries, reading the xorb file when they are not known yet. It returns
+// nil, nil for a xorb that is not stored.
+func (h *Hub) xorbMetaOf(x xethash.Hash) (*xorbMeta, error) {
+	h.mu.RLock()
+	m, stored := h.idx.xorbs[x]
+	h.mu.RUnlock()
+	if !stored {
+		return nil, nil
+	}
+	if m != nil && m.ends != nil {
+		return m, nil
+	}
+	b, err := h.store.read(kindXorb, x.String())
+	if err != nil {
+		return nil, err
+	}
+	px, err := xorb.ParsePartial(b)
+	if err != nil {
+		return nil, fmt.Errorf("stored xorb %s: %w", x, err)
+	}
+	loaded := &xorbMeta{size: int64(len(b)), ends: make([]int64, len(px.Records))}
+	for i, r := range px.Records {
+		loaded.ends[i] = r.End()
+	}
+	if m != nil && len(m.chunks) == len(px.Records) {
+		loaded.chunks = m.chunks
+	} else {
+		if err := px.Verify(); err != nil {
+			return nil, fmt.Errorf("stored xorb %s: %w", x, err)
+		}
+		loaded.chunks = px.Entries()
+	}
+	h.mu.Lock()
+	h.idx.xorbs[x] = loaded
+	h.mu.Unlock()
+	return loaded, nil
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# "npm run bench": every benchmark, printing figures and ratios side by side
+# with the peer packages. Nothing here asserts a speed; read the numbers.
+#
+#   bash scripts/bench.sh            # everything
+#   bash scripts/bench.sh go         # only the Go benchmarks
+#   bash scripts/bench.sh node       # only the JavaScript/WebAssembly ones
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+
+if [ ! -d node_modules ]; then npm ci --no-audit --no-fund --loglevel=error; fi
+
+if [ "$what" = all ] || [ "$what" = go ]; then
+  echo "==> Go benchmarks (one core: -cpu 1)"
+  go test -run '^$' -bench . -benchtime 2s -cpu 1 ./xethash/ ./chunking/ ./xorb/ ./shard/
+fi
+
+if [ "$what" = all ] || [ "$what" = node ]; then
+  bash scripts/install-chromium.sh
+  go build -o bin/xetkit ./cmd/xetkit
+  bash scripts/build-wasm.sh
+  for b in bench/*.mjs; do
+    [ -e "$b" ] || continue
+    case "$b" in *.lib.mjs) continue ;; esac
+    echo "==> node $b"
+    node "$b"
+  done
+fi
