@@ -35,13 +35,33 @@ type Faults struct {
 	// Kinds are used in turn by the failing requests; empty means 5xx, 429
 	// and drop in turn.
 	Kinds []FaultKind
+	// Paths, when set, limits faults to requests whose path starts with one
+	// of these prefixes, and gives each prefix its own First requests: with
+	// "/v1/xorbs/" and "/v1/shards" both the first xorb uploads and the
+	// first shard uploads fail.
+	Paths []string
 }
 
-// ParseFaults reads a fault plan: either a count ("6", the default kinds in
-// turn) or kinds with counts ("5xx:3,429:2,drop:2"), interleaved so every
-// kind shows up among the first requests.
+// ParseFaults reads a fault plan: a count ("6", the default kinds in turn)
+// or kinds with counts ("5xx:3,429:2,drop:2", interleaved so every kind
+// shows up among the first requests), optionally followed by "@" and path
+// prefixes separated by "|" ("5xx:2,drop:1@/v1/xorbs/|/v1/shards").
 func ParseFaults(s string) (Faults, error) {
-	s = strings.TrimSpace(s)
+	s, paths, hasPaths := strings.Cut(strings.TrimSpace(s), "@")
+	f, err := parseFaultKinds(strings.TrimSpace(s))
+	if err != nil || !hasPaths {
+		return f, err
+	}
+	for _, p := range strings.Split(paths, "|") {
+		if p = strings.TrimSpace(p); !strings.HasPrefix(p, "/") {
+			return Faults{}, fmt.Errorf("fault path prefix %q must start with /", p)
+		}
+		f.Paths = append(f.Paths, p)
+	}
+	return f, nil
+}
+
+func parseFaultKinds(s string) (Faults, error) {
 	if s == "" {
 		return Faults{}, nil
 	}
@@ -93,15 +113,19 @@ func (f Faults) String() string {
 	if f.First == 0 {
 		return ""
 	}
-	kinds := f.kinds()
-	parts := make([]string, len(kinds))
-	for i, k := range kinds {
-		parts[i] = string(k) + ":1"
+	out := strconv.Itoa(f.First)
+	if len(f.Kinds) > 0 {
+		// Written out one by one, which ParseFaults reads back in order.
+		parts := make([]string, f.First)
+		for i := range parts {
+			parts[i] = string(f.Kinds[i%len(f.Kinds)])
+		}
+		out = strings.Join(parts, ",")
 	}
-	if len(kinds) == f.First {
-		return strings.Join(parts, ",")
+	if len(f.Paths) > 0 {
+		out += "@" + strings.Join(f.Paths, "|")
 	}
-	return strconv.Itoa(f.First)
+	return out
 }
 
 func (f Faults) kinds() []FaultKind {
@@ -113,12 +137,13 @@ func (f Faults) kinds() []FaultKind {
 
 type faultInjector struct {
 	plan    Faults
-	n       atomic.Int64
-	counter *atomic.Int64 // the hub's count of injected faults
+	all     atomic.Int64   // requests seen, without Paths
+	perPath []atomic.Int64 // requests seen per prefix of Paths
+	counter *atomic.Int64  // the hub's count of injected faults
 }
 
 func newFaultInjector(f Faults, counter *atomic.Int64) *faultInjector {
-	return &faultInjector{plan: f, counter: counter}
+	return &faultInjector{plan: f, counter: counter, perPath: make([]atomic.Int64, len(f.Paths))}
 }
 
 // inject fails r if it is among the first requests, and reports whether it
@@ -127,7 +152,20 @@ func (fi *faultInjector) inject(w http.ResponseWriter, r *http.Request, run http
 	if fi.plan.First <= 0 {
 		return false
 	}
-	i := fi.n.Add(1) - 1
+	n := &fi.all
+	if len(fi.plan.Paths) > 0 {
+		n = nil
+		for i, p := range fi.plan.Paths {
+			if strings.HasPrefix(r.URL.Path, p) {
+				n = &fi.perPath[i]
+				break
+			}
+		}
+		if n == nil {
+			return false
+		}
+	}
+	i := n.Add(1) - 1
 	if i >= int64(fi.plan.First) {
 		return false
 	}

@@ -137,6 +137,15 @@ func (h *Hub) routes() {
 	m.HandleFunc("GET "+xorbURLPath+"{hash}", h.handleXorbFetch)
 	m.HandleFunc("GET /_xetkit/stats", h.handleStats)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		for _, method := range []string{http.MethodGet, http.MethodPost} {
+			other := r.Clone(r.Context())
+			other.Method = method
+			if _, pattern := m.Handler(other); pattern != "/" {
+				w.Header().Set("Allow", method)
+				h.fail(w, http.StatusMethodNotAllowed, "%s %s: this endpoint takes %s", r.Method, r.URL.Path, method)
+				return
+			}
+		}
 		h.fail(w, http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
 	})
 	h.mux = m

@@ -99,11 +99,8 @@ func rebuildIndex(st *store) (*index, error) {
 // register adds a checked shard's files, xorbs and dedupe entries.
 func (idx *index) register(s *shard.Shard) {
 	idx.shards++
-	var key xethash.KeyedChunker
+	// Keyed chunk hashes (not accepted from uploads) cannot be indexed.
 	keyed := s.Footer != nil && !s.Footer.ChunkHashKey.IsZero()
-	if keyed {
-		key = xethash.NewKeyedChunker(s.Footer.ChunkHashKey)
-	}
 	group := make([]xethash.Hash, 0, len(s.Xorbs))
 	for i := range s.Xorbs {
 		x := &s.Xorbs[i]

@@ -25,7 +25,10 @@ const (
 )
 
 // byteRange is an HTTP byte range, both ends inclusive.
-type byteRange struct{ Start, End int64 }
+type byteRange struct {
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+}
 
 func formatRanges(rs []byteRange) string {
 	var b strings.Builder

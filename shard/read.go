@@ -108,8 +108,9 @@ func ReadAt(r io.ReaderAt, size int64) (*Shard, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := s.readFooter(fb, footerAt)
-	s.Footer = f
+	// Decoded twice: now for its offsets, and after the sections so that
+	// what reading notes comes in the order Parse notes it.
+	f := (&Shard{}).readFooter(fb, footerAt)
 	if f.Version != FooterVersion {
 		return nil, errAt(footerAt, "footer version %d, want %d", f.Version, FooterVersion)
 	}
@@ -151,6 +152,7 @@ func ReadAt(r io.ReaderAt, size int64) (*Shard, error) {
 		return nil, err
 	}
 	s.Layout.AfterCAS = int64(casAt) + int64(end)
+	s.Footer = s.readFooter(fb, footerAt)
 
 	for _, t := range []struct {
 		name       string

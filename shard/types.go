@@ -62,7 +62,7 @@ type Shard struct {
 
 	// notes are rule breaks only visible while reading (reserved bytes that
 	// the types do not keep); Validate reports them.
-	notes []Finding
+	notes findings
 }
 
 // Header is the 48-byte MDBShardFileHeader.

@@ -37,8 +37,13 @@ type Client struct {
 	Token string
 	// HTTP is the client for every request (default http.DefaultClient).
 	HTTP *http.Client
-	// Concurrency bounds the xorb uploads in flight (default 4).
+	// Concurrency bounds the xorb uploads in flight (default 4). Memory
+	// use is about Concurrency+2 xorbs.
 	Concurrency int
+	// XorbSize is the serialized size at which a xorb is sealed (default
+	// and maximum 64 MiB). Smaller xorbs hold less memory and spread an
+	// upload over more requests.
+	XorbSize int
 	// OnProgress, if set, receives progress events. Calls never overlap.
 	OnProgress func(Progress)
 	// Retries is how many times a transient failure (429, 5xx, a dropped
@@ -50,10 +55,16 @@ type Client struct {
 	// TokenMargin: a CAS token is refreshed when it has less than this left
 	// to live (default 60 s).
 	TokenMargin time.Duration
+	// NoGlobalDedupe skips the global dedupe queries (§10.3); chunks are
+	// still deduplicated within the session and against earlier uploads
+	// of this Client.
+	NoGlobalDedupe bool
 
-	mu     sync.Mutex
-	tokens [3]*casToken // by scope
-	now    func() time.Time
+	mu        sync.Mutex
+	tokens    [3]*casToken // by scope
+	cacheOnce sync.Once
+	cache     *knownChunks
+	now       func() time.Time
 }
 
 // scope of a CAS token.

@@ -125,7 +125,16 @@ export function copyButton(value, tabbable = true) {
     tabindex: tabbable ? null : "-1",
     dataset: { copy: value },
     onclick: (e) => { e.stopPropagation(); e.preventDefault(); copy(value); },
-  }, "⧉");
+  }, copyIcon());
+}
+
+let iconTemplate = null;
+function copyIcon() {
+  if (!iconTemplate) {
+    iconTemplate = document.createElement("template");
+    iconTemplate.innerHTML = '<svg viewBox="0 0 16 16" width="12" height="12" aria-hidden="true" focusable="false"><rect x="5" y="5" width="9" height="9" rx="1.5" fill="none" stroke="currentColor" stroke-width="1.5"/><path d="M11 3.5V3a1 1 0 0 0-1-1H3a1 1 0 0 0-1 1v7a1 1 0 0 0 1 1h.5" fill="none" stroke="currentColor" stroke-width="1.5"/></svg>';
+  }
+  return iconTemplate.content.firstChild.cloneNode(true);
 }
 
 /** Downloads bytes or a string as a file. */
@@ -157,4 +166,14 @@ export function describeError(err) {
   const msg = err && err.message ? err.message : String(err);
   const offset = err && typeof err.offset === "number" ? err.offset : null;
   return { msg, offset, code: err && err.code };
+}
+
+/** A summary card: a label, a big value and an optional line under it. */
+export function card(label, value, sub) {
+  return el("div.card", el("div.card-label", label), el("div.card-value", value), sub ? el("div.card-sub", sub) : null);
+}
+
+/** A card for a byte count: "60.6 MiB" with the exact count under it. */
+export function bytesCard(label, n, extra) {
+  return card(label, sbytes(n), `${num(n)} bytes${extra ? ", " + extra : ""}`);
 }

@@ -20,6 +20,7 @@ export class VTable {
     this.rowFn = opts.row;
     this.onActivate = opts.onActivate || null;
     this.onSelect = opts.onSelect || null;
+    this.clickActivates = opts.clickActivates !== false;
     this.active = -1;
     this.id = `vt${++nextId}`;
     this.template = this.columns.map((c) => c.width || "1fr").join(" ");
@@ -45,7 +46,7 @@ export class VTable {
       if (e.target.closest("button, a")) return;
       const r = e.target.closest(".vt-row");
       if (!r) return;
-      this.select(Number(r.dataset.i), true);
+      this.select(Number(r.dataset.i), this.clickActivates);
       this.root.focus({ preventScroll: true });
     });
     this.ro = new ResizeObserver(() => this.schedule());

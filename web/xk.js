@@ -36,7 +36,7 @@ export async function detect(bytes) {
     if (looksLikeShard(bytes)) return { kind: "bad-shard", error: err };
   }
   try {
-    return { kind: "xorb", parsed: m.parseXorb(bytes) };
+    return { kind: "xorb", parsed: m.parseXorb(bytes, { verify: false }) };
   } catch {
     return { kind: "file" };
   }
@@ -50,4 +50,31 @@ export async function parseShard(bytes) {
 /** Builds shard bytes from a ShardSpec. */
 export async function buildShard(spec) {
   return (await xk()).buildShard(spec);
+}
+
+/**
+ * Decompresses every chunk of a xorb (or of bare chunk records) and hashes
+ * them: the parsed xorb with chunk hashes and the computed xorb hash.
+ */
+export async function verifyXorb(bytes) {
+  return (await xk()).parseXorb(bytes, { verify: true });
+}
+
+/**
+ * Chunks and hashes a plain file in the module's workers:
+ * {chunks, fileHash, sha256, xorbs, shard}. onProgress(done, total) in bytes.
+ */
+export async function processFile(bytes, onProgress) {
+  const m = await xk();
+  const r = await m.processFile(bytes, {
+    onProgress: (p) => onProgress && onProgress(p.bytesProcessed, p.totalBytes),
+  });
+  return {
+    ...r,
+    fileHash: r.fileHash ?? r.hash,
+    sha256: r.sha256,
+    xorbs: r.xorbs || [],
+    chunks: r.chunks,
+    shard: r.shard,
+  };
 }

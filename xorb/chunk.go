@@ -135,10 +135,14 @@ func (e *Encoder) AppendRecord(dst, data []byte) ([]byte, error) {
 	start := len(dst)
 	dst = appendHeader(dst, Header{}) // filled in below
 	payload := start + HeaderSize
-	typ := None
+	// Each candidate must beat the best so far: none at first, which a
+	// compressed payload must be smaller than (§7.4.4).
+	typ, best := None, len(data)
 	if e.Mode == OnlyLZ4 || e.Mode == Smallest {
-		dst = appendFrame(dst, data, &e.c)
-		typ = LZ4
+		var ok bool
+		if dst, ok = appendFrame(dst, data, &e.c, best-1); ok {
+			typ, best = LZ4, len(dst)-payload
+		}
 	}
 	if e.Mode == OnlyByteGrouping4LZ4 || e.Mode == Smallest {
 		if cap(e.grouped) < len(data) {
@@ -146,17 +150,16 @@ func (e *Encoder) AppendRecord(dst, data []byte) ([]byte, error) {
 		}
 		g := e.grouped[:len(data)]
 		byteGroup4(g, data)
-		e.alt = appendFrame(e.alt[:0], g, &e.c)
-		if typ == None || len(e.alt) < len(dst)-payload {
+		var ok bool
+		if e.alt, ok = appendFrame(e.alt[:0], g, &e.c, best-1); ok {
 			dst = append(dst[:payload], e.alt...)
-			typ = ByteGrouping4LZ4
+			typ, best = ByteGrouping4LZ4, len(e.alt)
 		}
 	}
-	if typ == None || len(dst)-payload >= len(data) {
+	if typ == None {
 		dst = append(dst[:payload], data...)
-		typ = None
 	}
-	h := Header{CompressedSize: uint32(len(dst) - payload), Compression: typ, UncompressedSize: uint32(len(data))}
+	h := Header{CompressedSize: uint32(best), Compression: typ, UncompressedSize: uint32(len(data))}
 	appendHeader(dst[start:start], h)
 	return dst, nil
 }

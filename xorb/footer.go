@@ -156,7 +156,7 @@ func (r *footerReader) ident(name, want string) (string, error) {
 		return "", err
 	}
 	if string(b) != want {
-		return "", formaterr.New(format, at, "%s is %q, want %q", name, b, want)
+		return "", formaterr.New(format, at, "footer %s is %q, want %q", name, b, want)
 	}
 	return want, nil
 }
@@ -168,7 +168,7 @@ func (r *footerReader) version(name string, want uint8) (uint8, error) {
 		return 0, err
 	}
 	if b[0] != want {
-		return b[0], formaterr.New(format, at, "%s %d is not supported, want %d", name, b[0], want)
+		return b[0], formaterr.New(format, at, "footer %s %d is not supported, want %d", name, b[0], want)
 	}
 	return b[0], nil
 }
@@ -208,10 +208,13 @@ func parseFooterAt(xorb []byte, start int) (*Footer, error) {
 		Layout:           make([]Field, 0, 18),
 	}
 	r := &footerReader{b: xorb, p: start, end: end, f: f}
-	var err error
-	if f.Ident, err = r.ident("ident", footerIdent); err != nil {
-		return nil, err
+	if !looksLikeFooter(xorb, start) {
+		return nil, formaterr.New(format, int64(start), "footer ident is %q, want %q (the info length %d puts the footer here)",
+			xorb[start:start+min(identLen, end-start)], footerIdent, end-start)
 	}
+	f.Ident = footerIdent
+	_, _ = r.take("ident", identLen) // fits: the info length is at least footerFixed
+	var err error
 	if f.Version, err = r.version("version", footerVersion); err != nil {
 		return nil, err
 	}

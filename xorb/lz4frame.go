@@ -46,28 +46,31 @@ var (
 var blockMaxSize = [8]int{4: 64 << 10, 5: 256 << 10, 6: 1 << 20, 7: 4 << 20}
 
 // appendFrame appends src (at most 256 KiB) to dst as one LZ4 frame laid
-// out like the reference writer's, compressing with c. A block that does not
-// shrink is stored raw, as the frame format allows.
-func appendFrame(dst, src []byte, c *lz4.Compressor) []byte {
+// out like the reference writer's, compressing with c, if the frame takes
+// at most limit bytes. Otherwise it returns dst's bytes unchanged and false; the
+// compressor gives up as soon as its output passes the limit, so a losing
+// candidate costs only part of a compression.
+func appendFrame(dst, src []byte, c *lz4.Compressor, limit int) ([]byte, bool) {
+	room := min(limit-frameOverhead, lz4.CompressBlockBound(len(src)))
+	if room <= 0 {
+		return dst, false
+	}
 	d := descriptor64K
 	if len(src) > 64<<10 {
 		d = descriptor256K
 	}
-	dst = binary.LittleEndian.AppendUint32(dst, frameMagic)
-	dst = append(dst, d[:]...)
-	sizeAt := len(dst)
-	bound := lz4.CompressBlockBound(len(src))
-	dst = grow(dst, 4+bound+4)
-	block := dst[sizeAt+4 : sizeAt+4+bound]
+	start := len(dst)
+	out := grow(dst, frameOverhead+room)
+	binary.LittleEndian.PutUint32(out[start:], frameMagic)
+	copy(out[start+4:], d[:])
+	block := out[start+11 : start+11+room]
 	n, err := c.CompressBlock(src, block)
-	if err != nil || n == 0 || n >= len(src) {
-		n = copy(block, src)
-		binary.LittleEndian.PutUint32(dst[sizeAt:], uint32(n)|1<<31)
-	} else {
-		binary.LittleEndian.PutUint32(dst[sizeAt:], uint32(n))
+	if err != nil || n == 0 {
+		return out[:start], false // same bytes as dst, keeping any growth
 	}
-	dst = dst[:sizeAt+4+n]
-	return binary.LittleEndian.AppendUint32(dst, 0) // end mark
+	binary.LittleEndian.PutUint32(out[start+7:], uint32(n))
+	out = out[:start+11+n]
+	return binary.LittleEndian.AppendUint32(out, 0), true // end mark
 }
 
 // grow makes room for n more bytes after len(dst) without changing its length.

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/xetkit/xetkit/hub"
 )
 
 func init() {
@@ -33,6 +35,7 @@ type serveOptions struct {
 	data        string // hub store folder
 	token       string // hub user token
 	allowRemote bool   // listen on a non-loopback address
+	faults      string // hub fault plan, for tests (hub.ParseFaults)
 }
 
 func runServe(e *env, args []string) error {
@@ -44,6 +47,7 @@ func runServe(e *env, args []string) error {
 	fs.StringVar(&o.data, "data", "", "folder where the local hub keeps xorbs and shards (default: a temporary folder)")
 	fs.StringVar(&o.token, "token", "", "hub user token its token endpoints require (default: a random one, printed at start)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow listening on a non-loopback address (the hub has no other protection)")
+	fs.StringVar(&o.faults, "faults", "", "make the hub fail its first requests, for tests: N, or KIND:N,... with kinds 5xx, 429, drop, lost, optionally @/path|/path")
 	args, err := parseFlags(e, c, fs, args)
 	if err != nil {
 		return err
@@ -107,15 +111,23 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	return nil
 }
 
-// hubHandler returns the local hub's handler, or nil while there is no hub
-// package. API paths (/api/, /v1/, /v2/) are routed to it.
+// hubHandler returns the local hub on the store in o.data (a new
+// temporary folder when empty). Its paths (hub.Paths) are routed to it.
 func hubHandler(o serveOptions) (http.Handler, error) {
-	_ = o
-	return nil, nil
+	faults, err := hub.ParseFaults(o.faults)
+	if err != nil {
+		return nil, usagef("--faults: %v", err)
+	}
+	if o.data == "" {
+		if o.data, err = os.MkdirTemp("", "xetkit-hub-"); err != nil {
+			return nil, err
+		}
+	}
+	return hub.New(hub.Config{Dir: o.data, UserToken: o.token, Faults: faults})
 }
 
 // hubPrefixes are the URL paths that belong to the hub, not the page.
-var hubPrefixes = []string{"/api/", "/v1/", "/v2/"}
+var hubPrefixes = hub.Paths
 
 // newServeMux serves web/ at /, wasm/ at /wasm/ and, when hub is not nil,
 // the hub's API paths.

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/xetkit/xetkit/shard"
+)
+
+func init() {
+	register(&command{
+		name:    "shard parse",
+		usage:   "[--strict] [--upload] [--pretty] FILE|-",
+		summary: "print a shard as ParsedShard JSON, with the rules it breaks as findings",
+		run:     runShardParse,
+	})
+	register(&command{
+		name:    "shard build",
+		usage:   "[-o OUT] SPEC.json|-",
+		summary: "write the shard a ShardSpec describes",
+		run:     runShardBuild,
+	})
+	register(&command{
+		name:    "shard spec",
+		usage:   "FILE|-",
+		summary: "print the ShardSpec that rebuilds a shard",
+		run:     runShardSpec,
+	})
+}
+
+func runShardParse(e *env, args []string) error {
+	c := commands["shard parse"]
+	fs := newFlags(e, c)
+	strict := fs.Bool("strict", false, "exit 1 when any finding has severity error")
+	upload := fs.Bool("upload", false, "also check what the upload API requires (verification entries, SHA-256, plain chunk hashes)")
+	pretty := fs.Bool("pretty", false, "indent the JSON")
+	args, err := parseFlags(e, c, fs, args)
+	if err != nil {
+		return err
+	}
+	name, err := oneArg(c, args)
+	if err != nil {
+		return err
+	}
+	data, err := readInput(e, name)
+	if err != nil {
+		return err
+	}
+	s, err := shard.Parse(data)
+	if err != nil {
+		return err
+	}
+	validate := shard.Validate
+	if *upload {
+		validate = shard.ValidateUpload
+	}
+	findings := validate(s, time.Now())
+	out := shard.AppendParsedJSON(nil, s, findings)
+	if *pretty {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, out, "", "  "); err != nil {
+			return err
+		}
+		out = buf.Bytes()
+	}
+	out = append(out, '\n')
+	if _, err := e.stdout.Write(out); err != nil {
+		return err
+	}
+	if *strict {
+		var errs []shard.Finding
+		for _, f := range findings {
+			if f.Severity == shard.Error {
+				errs = append(errs, f)
+			}
+		}
+		if len(errs) > 0 {
+			return fmt.Errorf("shard: %d error finding(s) (--strict); the first: %s (%s) at byte offset %d", len(errs), errs[0].Message, errs[0].Rule, errs[0].Offset)
+		}
+	}
+	return nil
+}
+
+func runShardBuild(e *env, args []string) error {
+	c := commands["shard build"]
+	fs := newFlags(e, c)
+	outName := fs.String("o", "", "write the shard to this file instead of standard output")
+	args, err := parseFlags(e, c, fs, args)
+	if err != nil {
+		return err
+	}
+	name, err := oneArg(c, args)
+	if err != nil {
+		return err
+	}
+	data, err := readInput(e, name)
+	if err != nil {
+		return err
+	}
+	spec, err := shard.ParseSpec(data)
+	if err != nil {
+		return err
+	}
+	b, err := shard.Build(spec)
+	if err != nil {
+		return err
+	}
+	if *outName != "" {
+		return os.WriteFile(*outName, b, 0o644)
+	}
+	_, err = e.stdout.Write(b)
+	return err
+}
+
+func runShardSpec(e *env, args []string) error {
+	c := commands["shard spec"]
+	fs := newFlags(e, c)
+	args, err := parseFlags(e, c, fs, args)
+	if err != nil {
+		return err
+	}
+	name, err := oneArg(c, args)
+	if err != nil {
+		return err
+	}
+	data, err := readInput(e, name)
+	if err != nil {
+		return err
+	}
+	s, err := shard.Parse(data)
+	if err != nil {
+		return err
+	}
+	out, err := json.MarshalIndent(shard.SpecOf(s), "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = e.stdout.Write(append(out, '\n'))
+	return err
+}

@@ -1,0 +1,221 @@
+// Shared setup of the end-to-end tests: start "xetkit serve" on a free
+// loopback port, launch Debian's Chromium through playwright-core, collect
+// page errors, keep a screenshot of any failing test, and make the
+// generated inputs the tests need.
+
+import { spawn, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+export const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export const bin = join(root, "bin", "xetkit");
+export const refDir = process.env.XETKIT_REFERENCE || resolve(root, "..", "shared", "reference", "xet-spec-reference-files");
+export const failDir = join(root, "e2e", "failures");
+
+/** Path of a reference file; fails (under CI) or explains when missing. */
+export function ref(name) {
+  const p = join(refDir, name);
+  if (!existsSync(p)) throw new Error(`reference file ${p} is missing (expected ../shared/reference beside the checkout)`);
+  return p;
+}
+
+/** The reference .chunks list: [{hash, length}]. */
+export function refChunks() {
+  return readFileSync(ref("ev-population.csv.chunks"), "utf8").trim().split("\n").map((l) => {
+    const [hash, n] = l.split(" ");
+    return { hash, length: Number(n) };
+  });
+}
+
+export const FACTS = {
+  fileHash: "118a53328412787fee04011dcf82fdc4acf3a4a1eddec341c910d30a306aaf97",
+  xorbHash: "eea25d6ee393ccae385820daed127b96ef0ea034dfb7cf6da3a950ce334b7632",
+  sha256: "f41255b252f776125f2b657136654e4d4d5d2ccf8ef4db0ec186bd1981b69734",
+  fileSize: 63527244,
+  chunks: 796,
+};
+
+/** Starts bin/xetkit serve on a free port; resolves to {url, stop()}. */
+export async function startServer() {
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: go build -o bin/xetkit ./cmd/xetkit`);
+  const proc = spawn(bin, ["serve", "--addr", "127.0.0.1:0", "--root", root, "--data", join(tmpdir(), `xetkit-e2e-${process.pid}`)], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "", err = "";
+  const url = await new Promise((resolveUrl, reject) => {
+    const timer = setTimeout(() => reject(new Error(`xetkit serve printed no URL in 10 s: ${out} ${err}`)), 10_000);
+    proc.stdout.on("data", (d) => {
+      out += d;
+      const m = /http:\/\/127\.0\.0\.1:\d+\//.exec(out);
+      if (m) { clearTimeout(timer); resolveUrl(m[0]); }
+    });
+    proc.stderr.on("data", (d) => { err += d; });
+    proc.on("exit", (code) => { clearTimeout(timer); reject(new Error(`xetkit serve exited with ${code}: ${err}`)); });
+  });
+  return {
+    url,
+    stop: () => new Promise((r) => {
+      if (proc.exitCode != null) return r();
+      proc.on("exit", () => r());
+      proc.kill("SIGTERM");
+    }),
+  };
+}
+
+export const chromiumArgs = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"];
+
+export async function launchBrowser() {
+  return chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: chromiumArgs });
+}
+
+/**
+ * A fresh page on the viewer with error listeners. errors collects uncaught
+ * page errors and console errors; the test asserts it is empty.
+ */
+export async function openViewer(browser, url, { width = 1280, height = 800 } = {}) {
+  const context = await browser.newContext({ viewport: { width, height }, acceptDownloads: true });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: url });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
+  page.on("console", (m) => { if (m.type() === "error") errors.push(`console: ${m.text()}`); });
+  await page.goto(url);
+  await page.waitForFunction(() => document.body.dataset.ready === "1", null, { timeout: 20_000 });
+  return { page, context, errors };
+}
+
+/**
+ * Runs body(page) on a fresh viewer page; on failure keeps a screenshot in
+ * e2e/failures/ named after the test. Also fails on any page error.
+ */
+export function pageTest(env, fn, size) {
+  return async (t) => {
+    const { page, context, errors } = await openViewer(env.browser, env.url, size);
+    try {
+      await fn(page, t);
+      if (errors.length) throw new Error(`errors in the page:\n${errors.join("\n")}`);
+    } catch (e) {
+      mkdirSync(failDir, { recursive: true });
+      const name = t.name.replace(/[^\w.-]+/g, "_").slice(0, 100);
+      const file = join(failDir, `${name}.png`);
+      await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+      e.message += `\n(screenshot: ${file})`;
+      throw e;
+    } finally {
+      await context.close();
+    }
+  };
+}
+
+/** Starts the server and the browser for a test file; call stop() in after(). */
+export async function setup() {
+  const server = await startServer();
+  const browser = await launchBrowser();
+  return {
+    url: server.url,
+    browser,
+    async stop() {
+      await browser.close();
+      await server.stop();
+    },
+  };
+}
+
+/** Opens files through the file picker, waits until each has its view. */
+export async function openFiles(page, paths) {
+  const before = await page.locator(".itab").count();
+  await page.setInputFiles("#open-input", paths);
+  await page.waitForFunction((n) => {
+    const tabs = document.querySelectorAll(".itab");
+    return tabs.length === n && [...tabs].every((t) => t.dataset.kind !== "loading");
+  }, before + paths.length, { timeout: 30_000 });
+}
+
+/** Text of the visible rows of the table labelled name: [[cell, ...], ...]. */
+export async function rows(page, label) {
+  return page.locator(`.vt[aria-label="${label}"] .vt-row`).evaluateAll((rs) =>
+    rs.map((r) => [...r.querySelectorAll(".vt-cell")].map((c) => c.textContent.trim())));
+}
+
+/** Value of a key/value row whose label is dt. */
+export async function kvValue(page, dt) {
+  return page.locator("dl.kv dt", { hasText: new RegExp(`^${dt}$`) }).locator("xpath=following-sibling::dd[1]").first().innerText();
+}
+
+/** Text of the card labelled label: {value, sub}. */
+export async function card(page, label) {
+  const c = page.locator(".card", { has: page.locator(".card-label", { hasText: new RegExp(`^${label}$`, "i") }) }).first();
+  return { value: await c.locator(".card-value").innerText(), sub: (await c.locator(".card-sub").count()) ? await c.locator(".card-sub").innerText() : "" };
+}
+
+let genDir = null;
+/** Runs e2e/gen once per process; returns its folder and facts. */
+export function generated() {
+  if (!genDir) {
+    genDir = join(tmpdir(), `xetkit-e2e-gen-${process.pid}`);
+    execFileSync("go", ["run", "./e2e/gen", "-out", genDir], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
+  }
+  return { dir: genDir, facts: JSON.parse(readFileSync(join(genDir, "facts.json"), "utf8")) };
+}
+
+/** A deterministic pseudo-random generator (xorshift32). */
+export function rng(seed) {
+  let x = seed >>> 0 || 1;
+  return () => { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; return x; };
+}
+
+/** Writes bytes to a temp file named name; returns its path. */
+export function tempFile(name, bytes) {
+  const dir = join(tmpdir(), `xetkit-e2e-files-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  const p = join(dir, name);
+  writeFileSync(p, bytes);
+  return p;
+}
+
+/** Chunk lines "<hash> <length>" of a file, from the native CLI. */
+export function cliChunks(path) {
+  return execFileSync(bin, ["chunk", path], { encoding: "utf8" }).trim().split("\n").filter(Boolean).map((l) => {
+    const [hash, n] = l.split(" ");
+    return { hash, length: Number(n) };
+  });
+}
+
+/** File hash from the native CLI. */
+export function cliHash(path) {
+  return execFileSync(bin, ["hash", path], { encoding: "utf8" }).trim().split(/\s+/)[0];
+}
+
+/** Pseudo-random bytes from seed. */
+export function randomBytes(n, seed) {
+  const next = rng(seed);
+  const b = new Uint8Array(n);
+  for (let i = 0; i < n; i += 4) {
+    const v = next();
+    b[i] = v; b[i + 1] = v >>> 8; b[i + 2] = v >>> 16; b[i + 3] = v >>> 24;
+  }
+  return b;
+}
+
+/**
+ * Generated plain files: "repeats.bin" holds one 600 KiB block twice (so
+ * its chunks repeat) and "edited.bin" is the same with 64 bytes changed in
+ * the middle block, for Compare.
+ */
+export function plainFiles() {
+  const a = randomBytes(600 * 1024, 1), b = randomBytes(400 * 1024, 2), c = randomBytes(300 * 1024, 3);
+  const cat = (...parts) => {
+    const out = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
+    let o = 0;
+    for (const p of parts) { out.set(p, o); o += p.length; }
+    return out;
+  };
+  const repeats = cat(a, b, a, c);
+  const b2 = b.slice();
+  for (let i = 0; i < 64; i++) b2[200 * 1024 + i] ^= 0x5a;
+  const edited = cat(a, b2, a, c);
+  return { repeats: tempFile("repeats.bin", repeats), edited: tempFile("edited.bin", edited), repeatsBytes: repeats, editedBytes: edited };
+}

@@ -1,0 +1,247 @@
+package hub
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/xethash"
+	"github.com/xetkit/xetkit/xorb"
+)
+
+// readBody reads a whole upload body of at most MaxBodySize bytes, adding
+// what it read to counter. It answers 413 (and returns false) for a larger
+// body, before reading it when Content-Length already says so.
+func (h *Hub) readBody(w http.ResponseWriter, r *http.Request, what string, counter interface{ Add(int64) int64 }) ([]byte, bool) {
+	if r.ContentLength > MaxBodySize {
+		h.fail(w, http.StatusRequestEntityTooLarge, "%s of %d bytes is larger than the %d-byte limit", what, r.ContentLength, MaxBodySize)
+		return nil, false
+	}
+	body := http.MaxBytesReader(w, r.Body, MaxBodySize)
+	size := r.ContentLength
+	if size < 0 {
+		size = 0
+	}
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		counter.Add(int64(n))
+		if err == io.EOF {
+			return buf, true
+		}
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				h.fail(w, http.StatusRequestEntityTooLarge, "%s is larger than the %d-byte limit", what, MaxBodySize)
+			} else {
+				h.fail(w, http.StatusBadRequest, "reading %s: %v", what, err)
+			}
+			return nil, false
+		}
+	}
+}
+
+// handleXorbUpload answers POST /v1/xorbs/default/{hash}: the body must be a
+// well-formed xorb (with or without its footer) whose chunks hash to {hash}.
+func (h *Hub) handleXorbUpload(w http.ResponseWriter, r *http.Request) {
+	if _, ok := h.authorize(w, r, scopeWrite); !ok {
+		return
+	}
+	if p := r.PathValue("prefix"); p != "default" {
+		h.fail(w, http.StatusBadRequest, "unknown xorb prefix %q: the only prefix is \"default\"", p)
+		return
+	}
+	want, ok := h.parseHashParam(w, r, "hash")
+	if !ok {
+		return
+	}
+	body, ok := h.readBody(w, r, "xorb", &h.stats.xorbBytesReceived)
+	if !ok {
+		return
+	}
+	x, err := xorb.ParsePartial(body)
+	if err == nil && len(x.Records) > xorb.MaxChunks {
+		err = fmt.Errorf("xorb holds %d chunks, more than the %d allowed", len(x.Records), xorb.MaxChunks)
+	}
+	if err == nil {
+		err = x.Verify()
+	}
+	if err != nil {
+		h.fail(w, http.StatusBadRequest, "bad xorb: %v", err)
+		return
+	}
+	entries := x.Entries()
+	if got := xethash.Xorb(entries); got != want {
+		h.fail(w, http.StatusBadRequest, "xorb hash mismatch: the body's chunks hash to %s, not %s", got, want)
+		return
+	}
+	inserted, err := h.store.put(kindXorb, want.String(), body)
+	if err != nil {
+		h.fail(w, http.StatusInternalServerError, "storing xorb %s: %v", want, err)
+		return
+	}
+	meta := &xorbMeta{chunks: entries, size: int64(len(body)), ends: make([]int64, len(x.Records))}
+	for i, rec := range x.Records {
+		meta.ends[i] = rec.End()
+	}
+	h.mu.Lock()
+	if old := h.idx.xorbs[want]; old == nil || old.ends == nil {
+		h.idx.xorbs[want] = meta
+	}
+	h.mu.Unlock()
+	if inserted {
+		h.stats.xorbsStored.Add(1)
+		h.stats.xorbBytesStored.Add(int64(len(body)))
+	} else {
+		h.stats.xorbsExisting.Add(1)
+	}
+	writeJSON(w, http.StatusOK, struct {
+		WasInserted bool `json:"was_inserted"`
+	}{inserted})
+}
+
+// handleShardUpload answers POST /v1/shards. Besides being well formed, the
+// shard must only name stored xorbs, describe them as they are, and carry
+// for every file correct verification hashes and a file hash that matches
+// its chunks: a client cannot register content it does not hold.
+func (h *Hub) handleShardUpload(w http.ResponseWriter, r *http.Request) {
+	if _, ok := h.authorize(w, r, scopeWrite); !ok {
+		return
+	}
+	body, ok := h.readBody(w, r, "shard", &h.stats.shardBytesReceived)
+	if !ok {
+		return
+	}
+	s, err := shard.Parse(body)
+	if err != nil {
+		h.fail(w, http.StatusBadRequest, "bad shard: %v", err)
+		return
+	}
+	for _, f := range shard.ValidateUpload(s, h.now()) {
+		// A missing SHA-256 is let through: it is optional metadata, and
+		// some clients leave it out.
+		if f.Severity == shard.Error && f.Rule != shard.RuleUploadSHA256 {
+			h.fail(w, http.StatusBadRequest, "shard rejected: %s (byte offset %d)", f.Message, f.Offset)
+			return
+		}
+	}
+	if msg := h.checkShard(s); msg != "" {
+		h.fail(w, http.StatusBadRequest, "shard rejected: %s", msg)
+		return
+	}
+	sum := sha256.Sum256(body)
+	inserted, err := h.store.put(kindShard, hex.EncodeToString(sum[:]), body)
+	if err != nil {
+		h.fail(w, http.StatusInternalServerError, "storing shard: %v", err)
+		return
+	}
+	result := 0
+	if inserted {
+		result = 1
+		h.mu.Lock()
+		h.idx.register(s)
+		h.mu.Unlock()
+		h.stats.shardsStored.Add(1)
+	} else {
+		h.stats.shardsExisting.Add(1)
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Result int `json:"result"`
+	}{result})
+}
+
+// checkShard returns what is wrong with an uploaded shard, or "".
+func (h *Hub) checkShard(s *shard.Shard) string {
+	var key xethash.KeyedChunker
+	if s.Footer != nil && !s.Footer.ChunkHashKey.IsZero() {
+		key = xethash.NewKeyedChunker(s.Footer.ChunkHashKey)
+	}
+	// The CAS info must describe each xorb exactly as stored.
+	for i := range s.Xorbs {
+		sx := &s.Xorbs[i]
+		m, err := h.xorbMetaOf(sx.Hash)
+		if err != nil {
+			return fmt.Sprintf("xorb %s: %v", sx.Hash, err)
+		}
+		if m == nil {
+			return fmt.Sprintf("CAS info at byte %d lists xorb %s, which has not been uploaded (upload every xorb before the shard)", sx.Offset, sx.Hash)
+		}
+		if len(sx.Chunks) != len(m.chunks) {
+			return fmt.Sprintf("CAS info at byte %d gives xorb %s %d chunks; it has %d", sx.Offset, sx.Hash, len(sx.Chunks), len(m.chunks))
+		}
+		var start uint64
+		for j, c := range sx.Chunks {
+			real := m.chunks[j]
+			if c.Hash != key.Hash(real.Hash) || uint64(c.UnpackedBytes) != real.Size || uint64(c.ByteRangeStart) != start {
+				return fmt.Sprintf("CAS info entry at byte %d (xorb %s chunk %d) does not match the stored xorb", sx.ChunkOffset(j), sx.Hash, j)
+			}
+			start += real.Size
+		}
+		if uint64(sx.BytesInXorb) != start {
+			return fmt.Sprintf("CAS info at byte %d gives xorb %s %d unpacked bytes; its chunks hold %d", sx.Offset, sx.Hash, sx.BytesInXorb, start)
+		}
+		if sx.BytesOnDisk != 0 && int64(sx.BytesOnDisk) != m.size {
+			return fmt.Sprintf("CAS info at byte %d gives xorb %s %d bytes on disk; it has %d", sx.Offset, sx.Hash, sx.BytesOnDisk, m.size)
+		}
+	}
+	for i := range s.Files {
+		if msg := h.checkFile(&s.Files[i]); msg != "" {
+			return msg
+		}
+	}
+	return ""
+}
+
+// checkFile checks one file block against the stored xorbs.
+func (h *Hub) checkFile(f *shard.File) string {
+	if len(f.Terms) > 0 && f.Verification == nil {
+		return fmt.Sprintf("file %s at byte %d has no verification entries; this hub requires them", f.Hash, f.Offset)
+	}
+	var chunks []xethash.Entry
+	for i, t := range f.Terms {
+		m, err := h.xorbMetaOf(t.Xorb)
+		if err != nil {
+			return fmt.Sprintf("xorb %s: %v", t.Xorb, err)
+		}
+		at := f.EntryOffset(i)
+		if m == nil {
+			return fmt.Sprintf("file %s term %d (byte %d) names xorb %s, which is not stored", f.Hash, i, at, t.Xorb)
+		}
+		if t.ChunkStart >= t.ChunkEnd || int(t.ChunkEnd) > len(m.chunks) {
+			return fmt.Sprintf("file %s term %d (byte %d): chunk range [%d, %d) is not inside xorb %s, which has %d chunks",
+				f.Hash, i, at, t.ChunkStart, t.ChunkEnd, t.Xorb, len(m.chunks))
+		}
+		if got := m.unpacked(t.ChunkStart, t.ChunkEnd); got != uint64(t.UnpackedBytes) {
+			return fmt.Sprintf("file %s term %d (byte %d): unpacked size %d, but chunks [%d, %d) of xorb %s hold %d bytes",
+				f.Hash, i, at, t.UnpackedBytes, t.ChunkStart, t.ChunkEnd, t.Xorb, got)
+		}
+		run := m.chunks[t.ChunkStart:t.ChunkEnd]
+		hashes := make([]xethash.Hash, len(run))
+		for j, c := range run {
+			hashes[j] = c.Hash
+		}
+		// The correct value is not revealed: it would let a client claim
+		// chunks it does not have.
+		if xethash.Verification(hashes) != f.Verification[i] {
+			return fmt.Sprintf("file %s term %d: wrong verification hash at byte %d", f.Hash, i, f.VerificationOffset(i))
+		}
+		chunks = append(chunks, run...)
+	}
+	if xethash.File(chunks) != f.Hash {
+		return fmt.Sprintf("file hash %s at byte %d does not match the chunks its terms name", f.Hash, f.Offset)
+	}
+	return ""
+}
+
+// prefixOK reports whether a dedupe query prefix is one the hub answers:
+// the contract's "default-merkledb", and "default", which a popular client
+// sends.
+func prefixOK(p string) bool { return p == "default-merkledb" || p == "default" }

@@ -1,0 +1,106 @@
+package hub
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// dedupeWindow is how many xorbs of the registering shard, starting at the
+// one holding the queried chunk, a dedupe answer describes: the content
+// that follows a match is likely to match too.
+const dedupeWindow = 8
+
+// chunkKey returns the chunk hash key of the rotation period holding t and
+// when that key expires. Keys derive from the hub secret, so they need no
+// storage and change every KeyRotation.
+func (h *Hub) chunkKey(t time.Time) (xethash.Hash, time.Time) {
+	period := int64(h.cfg.KeyRotation / time.Second)
+	if period <= 0 {
+		period = 1
+	}
+	epoch := t.Unix() / period
+	var key xethash.Hash
+	copy(key[:], h.sign("dedupe-key", strconv.FormatInt(epoch, 10)))
+	return key, time.Unix((epoch+1)*period, 0)
+}
+
+// handleDedupe answers GET /v1/chunks/{default-merkledb|default}/{hash}:
+// 404 when the chunk is not in the global dedupe index, else a stored-form
+// shard describing the xorb that holds it (and the xorbs uploaded after it
+// in the same shard), its chunk hashes keyed with the current key.
+func (h *Hub) handleDedupe(w http.ResponseWriter, r *http.Request) {
+	if _, ok := h.authorize(w, r, scopeRead); !ok {
+		return
+	}
+	if p := r.PathValue("prefix"); !prefixOK(p) {
+		h.fail(w, http.StatusBadRequest, "unknown dedupe prefix %q: the prefix is \"default-merkledb\"", p)
+		return
+	}
+	c, ok := h.parseHashParam(w, r, "hash")
+	if !ok {
+		return
+	}
+	h.stats.dedupeQueries.Add(1)
+	h.mu.RLock()
+	x, found := h.idx.dedupe[c]
+	group := h.idx.group[x]
+	h.mu.RUnlock()
+	if !found {
+		h.fail(w, http.StatusNotFound, "chunk %s is not tracked by global deduplication", c)
+		return
+	}
+	at := 0
+	for i, g := range group {
+		if g == x {
+			at = i
+			break
+		}
+	}
+	if len(group) == 0 {
+		group = []xethash.Hash{x}
+	}
+	now := h.now()
+	key, expiry := h.chunkKey(now)
+	keyer := xethash.NewKeyedChunker(key)
+	s := &shard.Shard{
+		Header: shard.Header{AppID: shard.DefaultAppID, Version: shard.HeaderVersion, FooterSize: shard.FooterSize},
+		Footer: &shard.Footer{
+			Version:      shard.FooterVersion,
+			ChunkHashKey: key,
+			CreatedAt:    uint64(now.Unix()),
+			KeyExpiry:    uint64(expiry.Unix()),
+		},
+	}
+	for _, gx := range group[at:min(at+dedupeWindow, len(group))] {
+		m, err := h.xorbMetaOf(gx)
+		if err != nil || m == nil {
+			continue
+		}
+		sx := shard.Xorb{Hash: gx, BytesOnDisk: uint32(m.size), Chunks: make([]shard.Chunk, len(m.chunks))}
+		var start uint32
+		for i, ch := range m.chunks {
+			var flags uint32
+			if eligible(ch.Hash) {
+				flags = shard.ChunkFlagGlobalDedup
+			}
+			sx.Chunks[i] = shard.Chunk{Hash: keyer.Hash(ch.Hash), ByteRangeStart: start, UnpackedBytes: uint32(ch.Size), Flags: flags}
+			start += uint32(ch.Size)
+		}
+		sx.BytesInXorb = start
+		s.Xorbs = append(s.Xorbs, sx)
+	}
+	body, err := s.Marshal(shard.WriteOptions{LookupTables: true})
+	if err != nil {
+		h.fail(w, http.StatusInternalServerError, "building the dedupe shard: %v", err)
+		return
+	}
+	h.stats.dedupeHits.Add(1)
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}

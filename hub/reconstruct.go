@@ -1,0 +1,228 @@
+package hub
+
+import (
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// chunkRange is a half-open range of chunk indices.
+type chunkRange struct {
+	Start uint32 `json:"start"`
+	End   uint32 `json:"end"`
+}
+
+// reconTerm is a term of a reconstruction answer.
+type reconTerm struct {
+	Hash           xethash.Hash `json:"hash"`
+	UnpackedLength uint64       `json:"unpacked_length"`
+	Range          chunkRange   `json:"range"`
+}
+
+// planned is a reconstruction worked out for a byte range of a file.
+type planned struct {
+	offset uint64 // offset_into_first_range
+	terms  []reconTerm
+	metas  map[xethash.Hash]*xorbMeta
+}
+
+// plan answers the common part of both reconstruction versions. It writes
+// the error answer itself and returns nil when there is none to give.
+func (h *Hub) plan(w http.ResponseWriter, r *http.Request) *planned {
+	if _, ok := h.authorize(w, r, scopeRead); !ok {
+		return nil
+	}
+	fh, ok := h.parseHashParam(w, r, "file")
+	if !ok {
+		return nil
+	}
+	h.mu.RLock()
+	f := h.idx.files[fh]
+	h.mu.RUnlock()
+	if f == nil {
+		h.fail(w, http.StatusNotFound, "file %s is not known to this hub", fh)
+		return nil
+	}
+	first, last := uint64(0), f.size // requested bytes [first, last)
+	if rh := r.Header.Get("Range"); rh != "" {
+		a, b, ok := parseReconRange(rh)
+		if !ok {
+			h.fail(w, http.StatusBadRequest, "malformed Range %q: want bytes={start}-{end}", rh)
+			return nil
+		}
+		if a >= f.size {
+			w.Header().Set("Content-Range", "bytes */"+strconv.FormatUint(f.size, 10))
+			h.fail(w, http.StatusRequestedRangeNotSatisfiable, "range starts at byte %d, but file %s has %d bytes", a, fh, f.size)
+			return nil
+		}
+		first, last = a, min(b+1, f.size)
+	}
+	p := &planned{metas: map[xethash.Hash]*xorbMeta{}}
+	var pos uint64 // file offset of the current term
+	for _, t := range f.terms {
+		tEnd := pos + uint64(t.UnpackedBytes)
+		if tEnd <= first || pos >= last {
+			pos = tEnd
+			continue
+		}
+		m := p.metas[t.Xorb]
+		if m == nil {
+			var err error
+			if m, err = h.xorbMetaOf(t.Xorb); err != nil || m == nil {
+				h.fail(w, http.StatusInternalServerError, "xorb %s of file %s cannot be read: %v", t.Xorb, fh, err)
+				return nil
+			}
+			p.metas[t.Xorb] = m
+		}
+		// Narrow the term to the chunks that overlap [first, last).
+		start, end := t.ChunkStart, t.ChunkEnd
+		cpos := pos
+		for start < end && cpos+m.chunks[start].Size <= first {
+			cpos += m.chunks[start].Size
+			start++
+		}
+		if len(p.terms) == 0 {
+			p.offset = first - cpos
+		}
+		epos := tEnd
+		for end > start+1 && epos-m.chunks[end-1].Size >= last {
+			epos -= m.chunks[end-1].Size
+			end--
+		}
+		p.terms = append(p.terms, reconTerm{Hash: t.Xorb, UnpackedLength: epos - cpos, Range: chunkRange{start, end}})
+		pos = tEnd
+	}
+	h.stats.reconstructions.Add(1)
+	return p
+}
+
+// parseReconRange reads "bytes=a-b" (b inclusive) or "bytes=a-".
+func parseReconRange(s string) (a, b uint64, ok bool) {
+	spec, ok := strings.CutPrefix(strings.TrimSpace(s), "bytes=")
+	if !ok {
+		return 0, 0, false
+	}
+	as, bs, ok := strings.Cut(spec, "-")
+	if !ok {
+		return 0, 0, false
+	}
+	a, err := strconv.ParseUint(as, 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	if bs == "" {
+		return a, ^uint64(0) - 1, true
+	}
+	b, err = strconv.ParseUint(bs, 10, 64)
+	if err != nil || b < a {
+		return 0, 0, false
+	}
+	return a, b, true
+}
+
+// mergedRanges returns, per xorb, the union of the chunk ranges the terms
+// need, sorted and with touching ranges joined.
+func (p *planned) mergedRanges() map[xethash.Hash][]chunkRange {
+	out := map[xethash.Hash][]chunkRange{}
+	for _, t := range p.terms {
+		out[t.Hash] = append(out[t.Hash], t.Range)
+	}
+	for x, rs := range out {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].Start < rs[j].Start })
+		merged := rs[:1]
+		for _, r := range rs[1:] {
+			last := &merged[len(merged)-1]
+			if r.Start <= last.End {
+				last.End = max(last.End, r.End)
+			} else {
+				merged = append(merged, r)
+			}
+		}
+		out[x] = merged
+	}
+	return out
+}
+
+// bytesOf returns the serialized byte range (inclusive) of chunk records
+// [r.Start, r.End) of a xorb.
+func bytesOf(m *xorbMeta, r chunkRange) byteRange {
+	return byteRange{m.recordStart(r.Start), m.ends[r.End-1] - 1}
+}
+
+// handleReconstructionV1 answers GET /v1/reconstructions/{file}: one signed
+// URL per chunk range per xorb.
+func (h *Hub) handleReconstructionV1(w http.ResponseWriter, r *http.Request) {
+	p := h.plan(w, r)
+	if p == nil {
+		return
+	}
+	type fetchInfo struct {
+		Range    chunkRange `json:"range"`
+		URL      string     `json:"url"`
+		URLRange byteRange  `json:"url_range"`
+	}
+	base := h.casURL(r)
+	exp := h.now().Add(h.cfg.URLTTL).Unix()
+	fetch := map[string][]fetchInfo{}
+	for x, ranges := range p.mergedRanges() {
+		m := p.metas[x]
+		for _, cr := range ranges {
+			br := bytesOf(m, cr)
+			fetch[x.String()] = append(fetch[x.String()], fetchInfo{
+				Range: cr, URL: h.signXorbURL(base, x, []byteRange{br}, exp), URLRange: br,
+			})
+		}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Offset    uint64                 `json:"offset_into_first_range"`
+		Terms     []reconTerm            `json:"terms"`
+		FetchInfo map[string][]fetchInfo `json:"fetch_info"`
+	}{p.offset, nonNil(p.terms), fetch})
+}
+
+// handleReconstructionV2 answers GET /v2/reconstructions/{file}: one signed
+// URL per xorb covering all the byte ranges needed from it.
+func (h *Hub) handleReconstructionV2(w http.ResponseWriter, r *http.Request) {
+	p := h.plan(w, r)
+	if p == nil {
+		return
+	}
+	type rangeDesc struct {
+		Chunks chunkRange `json:"chunks"`
+		Bytes  byteRange  `json:"bytes"`
+	}
+	type multiFetch struct {
+		URL    string      `json:"url"`
+		Ranges []rangeDesc `json:"ranges"`
+	}
+	base := h.casURL(r)
+	exp := h.now().Add(h.cfg.URLTTL).Unix()
+	xorbs := map[string][]multiFetch{}
+	for x, ranges := range p.mergedRanges() {
+		m := p.metas[x]
+		mf := multiFetch{}
+		var brs []byteRange
+		for _, cr := range ranges {
+			br := bytesOf(m, cr)
+			brs = append(brs, br)
+			mf.Ranges = append(mf.Ranges, rangeDesc{cr, br})
+		}
+		mf.URL = h.signXorbURL(base, x, brs, exp)
+		xorbs[x.String()] = []multiFetch{mf}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Offset uint64                  `json:"offset_into_first_range"`
+		Terms  []reconTerm             `json:"terms"`
+		Xorbs  map[string][]multiFetch `json:"xorbs"`
+	}{p.offset, nonNil(p.terms), xorbs})
+}
+
+func nonNil(t []reconTerm) []reconTerm {
+	if t == nil {
+		return []reconTerm{}
+	}
+	return t
+}

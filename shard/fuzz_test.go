@@ -1,0 +1,111 @@
+package shard_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/xetkit/xetkit/internal/testref"
+	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// FuzzParse: any input either fails with a format error inside it, or
+// parses, validates with findings inside it, prints as valid JSON, and
+// SpecOf→Build rebuilds a shard that parses, whose own spec rebuilds it
+// byte for byte (also through the spec's JSON). Where the footer agrees
+// with the sections, footer-first reading gives the same shard.
+func FuzzParse(f *testing.F) {
+	for _, name := range refShards {
+		f.Add(testref.Read(f, name))
+	}
+	// Small shards that reach the lookup tables and keyed hashes.
+	r := newRand(11)
+	sp := randomSpec(r, 3, 2, 4, true)
+	sp.Footer = &shard.SpecFooter{CreatedAt: 5, KeyExpiry: 6, LookupTables: true}
+	f.Add(mustBuild(f, sp))
+	s := mustParse(f, mustBuild(f, sp))
+	key := xethash.Hash{7}
+	keyed := &shard.Shard{Xorbs: shard.KeyChunks(s.Xorbs, key), Footer: &shard.Footer{ChunkHashKey: key}}
+	b, err := keyed.Marshal(shard.WriteOptions{LookupTables: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	sp.Footer = nil
+	sp.Files = sp.Files[:1]
+	f.Add(mustBuild(f, sp))
+
+	now := time.Unix(1750000000, 0)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := shard.Parse(b)
+		if err != nil {
+			formatOffset(t, err, len(b))
+			if _, err := shard.ReadAt(bytes.NewReader(b), int64(len(b))); err == nil && len(b) >= 48 && b[40] == 0 {
+				t.Fatalf("ReadAt read an upload-form shard that Parse rejects")
+			}
+			return
+		}
+		fs := shard.ValidateUpload(s, now)
+		for _, f := range fs {
+			if f.Offset < 0 || f.Offset > int64(len(b)) || f.Message == "" {
+				t.Fatalf("finding %+v outside the %d-byte input", f, len(b))
+			}
+		}
+		if !json.Valid(shard.AppendParsedJSON(nil, s, fs)) {
+			t.Fatal("ParsedShard JSON is not valid JSON")
+		}
+		if footerAgrees(s, fs) {
+			seek, err := shard.ReadAt(bytes.NewReader(b), int64(len(b)))
+			if err != nil {
+				t.Fatalf("ReadAt failed where the footer agrees with the sections: %v", err)
+			}
+			if !reflect.DeepEqual(seek, s) {
+				t.Fatal("ReadAt and Parse differ")
+			}
+		}
+
+		rebuilt, err := shard.Build(shard.SpecOf(s))
+		if err != nil {
+			t.Fatalf("Build(SpecOf(s)): %v", err)
+		}
+		s2, err := shard.Parse(rebuilt)
+		if err != nil {
+			t.Fatalf("rebuilt shard does not parse: %v", err)
+		}
+		again, err := shard.Build(shard.SpecOf(s2))
+		if err != nil || !bytes.Equal(again, rebuilt) {
+			t.Fatalf("the rebuilt shard's spec does not rebuild it (%v)", err)
+		}
+		if len(rebuilt) < 1<<20 {
+			js, err := json.Marshal(shard.SpecOf(s2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp, err := shard.ParseSpec(js)
+			if err != nil {
+				t.Fatalf("ParseSpec of SpecOf's JSON: %v\n%s", err, js)
+			}
+			if out, err := shard.Build(sp); err != nil || !bytes.Equal(out, rebuilt) {
+				t.Fatalf("the spec through JSON does not rebuild the shard (%v)", err)
+			}
+		}
+	})
+}
+
+// footerAgrees reports whether s has a footer whose offsets and lookup
+// tables agree with where reading found the sections.
+func footerAgrees(s *shard.Shard, fs []shard.Finding) bool {
+	if s.Footer == nil || s.Footer.Version != shard.FooterVersion {
+		return false
+	}
+	for _, f := range fs {
+		switch f.Rule {
+		case shard.RuleFooterOffset, shard.RuleLookupRange, shard.RuleLookupOverlap:
+			return false
+		}
+	}
+	return true
+}

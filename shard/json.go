@@ -1,0 +1,423 @@
+package shard
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// Parsed is DESIGN.md's ParsedShard: the JSON that "xetkit shard parse" prints
+// and the JavaScript parseShard returns. Hashes are XET strings, and a
+// SHA-256 is its standard hex digest. Besides DESIGN.md's keys it carries
+// "size", each file block's "size", the footer's lookup-table offsets and
+// counts, and "sections" (where each part of the shard lies), for a viewer's
+// hex view. AppendParsedJSON writes the same JSON without building it.
+type Parsed struct {
+	Header   ParsedHeader  `json:"header"`
+	Files    []ParsedFile  `json:"files"`
+	Xorbs    []ParsedXorb  `json:"xorbs"`
+	Lookups  ParsedLookups `json:"lookups"`
+	Footer   *ParsedFooter `json:"footer"` // null in the upload form
+	Findings []Finding     `json:"findings"`
+	Size     int64         `json:"size"`
+	Sections []Section     `json:"sections"`
+}
+
+// ParsedHeader is the header in Parsed.
+type ParsedHeader struct {
+	AppID      string `json:"appId"`
+	Version    uint64 `json:"version"`
+	FooterSize uint64 `json:"footerSize"`
+}
+
+// ParsedFile is one file block in Parsed.
+type ParsedFile struct {
+	Offset       int64          `json:"offset"`
+	Size         int64          `json:"size"`
+	Hash         xethash.Hash   `json:"hash"`
+	Flags        uint32         `json:"flags"`
+	Entries      []ParsedTerm   `json:"entries"`
+	Verification []xethash.Hash `json:"verification"` // null when absent
+	SHA256       *xethash.Hash  `json:"sha256"`       // null when absent
+}
+
+// ParsedTerm is one FileDataSequenceEntry in Parsed.
+type ParsedTerm struct {
+	XorbHash      xethash.Hash `json:"xorbHash"`
+	Flags         uint32       `json:"flags"`
+	UnpackedBytes uint32       `json:"unpackedBytes"`
+	ChunkStart    uint32       `json:"chunkStart"`
+	ChunkEnd      uint32       `json:"chunkEnd"`
+}
+
+// ParsedXorb is one CAS block in Parsed.
+type ParsedXorb struct {
+	Offset      int64         `json:"offset"`
+	Hash        xethash.Hash  `json:"hash"`
+	Flags       uint32        `json:"flags"`
+	NumChunks   uint32        `json:"numChunks"`
+	BytesInXorb uint32        `json:"bytesInXorb"`
+	BytesOnDisk uint32        `json:"bytesOnDisk"`
+	Chunks      []ParsedChunk `json:"chunks"`
+}
+
+// ParsedChunk is one CASChunkSequenceEntry in Parsed.
+type ParsedChunk struct {
+	Hash           xethash.Hash `json:"hash"`
+	ByteRangeStart uint32       `json:"byteRangeStart"`
+	UnpackedBytes  uint32       `json:"unpackedBytes"`
+	Flags          uint32       `json:"flags"`
+}
+
+// ParsedLookups are the lookup tables in Parsed. A truncated hash is 16
+// lowercase hex digits: the first 16 of the full hash's XET string.
+type ParsedLookups struct {
+	Files  []ParsedFileLookup  `json:"files"`
+	Xorbs  []ParsedXorbLookup  `json:"xorbs"`
+	Chunks []ParsedChunkLookup `json:"chunks"`
+}
+
+// ParsedFileLookup is a file lookup entry in Parsed.
+type ParsedFileLookup struct {
+	TruncatedHash string `json:"truncatedHash"`
+	File          uint32 `json:"file"`
+}
+
+// ParsedXorbLookup is a CAS lookup entry in Parsed.
+type ParsedXorbLookup struct {
+	TruncatedHash string `json:"truncatedHash"`
+	Xorb          uint32 `json:"xorb"`
+}
+
+// ParsedChunkLookup is a chunk lookup entry in Parsed.
+type ParsedChunkLookup struct {
+	TruncatedHash string `json:"truncatedHash"`
+	Xorb          uint32 `json:"xorb"`
+	Chunk         uint32 `json:"chunk"`
+}
+
+// ParsedFooter is the footer in Parsed.
+type ParsedFooter struct {
+	Version           uint64       `json:"version"`
+	FileInfoOffset    uint64       `json:"fileInfoOffset"`
+	CASInfoOffset     uint64       `json:"casInfoOffset"`
+	FileLookupOffset  uint64       `json:"fileLookupOffset"`
+	FileLookupCount   uint64       `json:"fileLookupCount"`
+	XorbLookupOffset  uint64       `json:"casLookupOffset"`
+	XorbLookupCount   uint64       `json:"casLookupCount"`
+	ChunkLookupOffset uint64       `json:"chunkLookupOffset"`
+	ChunkLookupCount  uint64       `json:"chunkLookupCount"`
+	ChunkHashKey      xethash.Hash `json:"chunkHashKey"`
+	CreatedAt         uint64       `json:"createdAt"`
+	KeyExpiry         uint64       `json:"keyExpiry"`
+	StoredBytesOnDisk uint64       `json:"storedBytesOnDisk"`
+	MaterializedBytes uint64       `json:"materializedBytes"`
+	StoredBytes       uint64       `json:"storedBytes"`
+	FooterOffset      uint64       `json:"footerOffset"`
+}
+
+// Section is a byte range of the shard and what it holds: "header",
+// "files", "cas", "fileLookup", "casLookup", "chunkLookup", "footer", or
+// "trailing" for bytes after an upload-form shard's CAS info section.
+type Section struct {
+	Name   string `json:"name"`
+	Offset int64  `json:"offset"`
+	Size   int64  `json:"size"`
+}
+
+// Sections lists where each part of s lies, in order. Lookup tables are
+// listed only when they were read.
+func (s *Shard) Sections() []Section {
+	l := s.Layout
+	out := []Section{
+		{"header", 0, HeaderSize},
+		{"files", l.FileInfo, l.CASInfo - l.FileInfo},
+		{"cas", l.CASInfo, l.AfterCAS - l.CASInfo},
+	}
+	if s.Footer == nil {
+		if l.AfterCAS < l.Size {
+			out = append(out, Section{"trailing", l.AfterCAS, l.Size - l.AfterCAS})
+		}
+		return out
+	}
+	f := s.Footer
+	if n := len(s.Lookups.Files); n > 0 {
+		out = append(out, Section{"fileLookup", int64(f.FileLookupOffset), int64(n) * fileLookupSize})
+	}
+	if n := len(s.Lookups.Xorbs); n > 0 {
+		out = append(out, Section{"casLookup", int64(f.XorbLookupOffset), int64(n) * xorbLookupSize})
+	}
+	if n := len(s.Lookups.Chunks); n > 0 {
+		out = append(out, Section{"chunkLookup", int64(f.ChunkLookupOffset), int64(n) * chunkLookupSize})
+	}
+	return append(out, Section{"footer", l.Footer, l.Size - l.Footer})
+}
+
+func truncHex(v uint64) string {
+	var b [16]byte
+	return string(appendTrunc(b[:0], v))
+}
+
+func appendTrunc(dst []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	for shift := 60; shift >= 0; shift -= 4 {
+		dst = append(dst, digits[v>>uint(shift)&15])
+	}
+	return dst
+}
+
+// ParsedOf returns the ParsedShard of s with its findings (nil gives []).
+func ParsedOf(s *Shard, findings []Finding) *Parsed {
+	p := &Parsed{
+		Header:   ParsedHeader{AppID: s.Header.AppID, Version: s.Header.Version, FooterSize: s.Header.FooterSize},
+		Files:    make([]ParsedFile, len(s.Files)),
+		Xorbs:    make([]ParsedXorb, len(s.Xorbs)),
+		Findings: findings,
+		Size:     s.Layout.Size,
+		Sections: s.Sections(),
+	}
+	if p.Findings == nil {
+		p.Findings = []Finding{}
+	}
+	for i := range s.Files {
+		f := &s.Files[i]
+		pf := ParsedFile{Offset: f.Offset, Size: f.Size(), Hash: f.Hash, Flags: f.Flags, Entries: make([]ParsedTerm, len(f.Terms)), Verification: f.Verification, SHA256: f.SHA256}
+		for j, t := range f.Terms {
+			pf.Entries[j] = ParsedTerm{XorbHash: t.Xorb, Flags: t.Flags, UnpackedBytes: t.UnpackedBytes, ChunkStart: t.ChunkStart, ChunkEnd: t.ChunkEnd}
+		}
+		p.Files[i] = pf
+	}
+	for i := range s.Xorbs {
+		x := &s.Xorbs[i]
+		px := ParsedXorb{Offset: x.Offset, Hash: x.Hash, Flags: x.Flags, NumChunks: uint32(len(x.Chunks)), BytesInXorb: x.BytesInXorb, BytesOnDisk: x.BytesOnDisk, Chunks: make([]ParsedChunk, len(x.Chunks))}
+		for j, c := range x.Chunks {
+			px.Chunks[j] = ParsedChunk{Hash: c.Hash, ByteRangeStart: c.ByteRangeStart, UnpackedBytes: c.UnpackedBytes, Flags: c.Flags}
+		}
+		p.Xorbs[i] = px
+	}
+	p.Lookups = ParsedLookups{
+		Files:  make([]ParsedFileLookup, len(s.Lookups.Files)),
+		Xorbs:  make([]ParsedXorbLookup, len(s.Lookups.Xorbs)),
+		Chunks: make([]ParsedChunkLookup, len(s.Lookups.Chunks)),
+	}
+	for i, e := range s.Lookups.Files {
+		p.Lookups.Files[i] = ParsedFileLookup{truncHex(e.Truncated), e.File}
+	}
+	for i, e := range s.Lookups.Xorbs {
+		p.Lookups.Xorbs[i] = ParsedXorbLookup{truncHex(e.Truncated), e.Xorb}
+	}
+	for i, e := range s.Lookups.Chunks {
+		p.Lookups.Chunks[i] = ParsedChunkLookup{truncHex(e.Truncated), e.Xorb, e.Chunk}
+	}
+	if f := s.Footer; f != nil {
+		p.Footer = &ParsedFooter{
+			Version: f.Version, FileInfoOffset: f.FileInfoOffset, CASInfoOffset: f.CASInfoOffset,
+			FileLookupOffset: f.FileLookupOffset, FileLookupCount: f.FileLookupCount,
+			XorbLookupOffset: f.XorbLookupOffset, XorbLookupCount: f.XorbLookupCount,
+			ChunkLookupOffset: f.ChunkLookupOffset, ChunkLookupCount: f.ChunkLookupCount,
+			ChunkHashKey: f.ChunkHashKey, CreatedAt: f.CreatedAt, KeyExpiry: f.KeyExpiry,
+			StoredBytesOnDisk: f.Totals.StoredBytesOnDisk, MaterializedBytes: f.Totals.MaterializedBytes,
+			StoredBytes: f.Totals.StoredBytes, FooterOffset: f.FooterOffset,
+		}
+	}
+	return p
+}
+
+// AppendParsedJSON appends the ParsedShard JSON of s and its findings to
+// dst: the JSON that json.Marshal(ParsedOf(s, findings)) gives, written
+// directly, because a 64 MiB shard has over a million chunks to print.
+func AppendParsedJSON(dst []byte, s *Shard, findings []Finding) []byte {
+	w := jw{b: dst}
+	w.s(`{"header":{"appId":`)
+	w.str(s.Header.AppID)
+	w.s(`,"version":`)
+	w.u(s.Header.Version)
+	w.s(`,"footerSize":`)
+	w.u(s.Header.FooterSize)
+	w.s(`},"files":[`)
+	for i := range s.Files {
+		f := &s.Files[i]
+		w.comma(i)
+		w.s(`{"offset":`)
+		w.i(f.Offset)
+		w.s(`,"size":`)
+		w.i(f.Size())
+		w.s(`,"hash":`)
+		w.hash(f.Hash)
+		w.s(`,"flags":`)
+		w.u(uint64(f.Flags))
+		w.s(`,"entries":[`)
+		for j, t := range f.Terms {
+			w.comma(j)
+			w.s(`{"xorbHash":`)
+			w.hash(t.Xorb)
+			w.s(`,"flags":`)
+			w.u(uint64(t.Flags))
+			w.s(`,"unpackedBytes":`)
+			w.u(uint64(t.UnpackedBytes))
+			w.s(`,"chunkStart":`)
+			w.u(uint64(t.ChunkStart))
+			w.s(`,"chunkEnd":`)
+			w.u(uint64(t.ChunkEnd))
+			w.s(`}`)
+		}
+		w.s(`],"verification":`)
+		if f.Verification == nil {
+			w.s(`null`)
+		} else {
+			w.s(`[`)
+			for j, h := range f.Verification {
+				w.comma(j)
+				w.hash(h)
+			}
+			w.s(`]`)
+		}
+		w.s(`,"sha256":`)
+		if f.SHA256 == nil {
+			w.s(`null`)
+		} else {
+			w.hash(*f.SHA256)
+		}
+		w.s(`}`)
+	}
+	w.s(`],"xorbs":[`)
+	for i := range s.Xorbs {
+		x := &s.Xorbs[i]
+		w.comma(i)
+		w.s(`{"offset":`)
+		w.i(x.Offset)
+		w.s(`,"hash":`)
+		w.hash(x.Hash)
+		w.s(`,"flags":`)
+		w.u(uint64(x.Flags))
+		w.s(`,"numChunks":`)
+		w.u(uint64(len(x.Chunks)))
+		w.s(`,"bytesInXorb":`)
+		w.u(uint64(x.BytesInXorb))
+		w.s(`,"bytesOnDisk":`)
+		w.u(uint64(x.BytesOnDisk))
+		w.s(`,"chunks":[`)
+		for j := range x.Chunks {
+			c := &x.Chunks[j]
+			w.comma(j)
+			w.s(`{"hash":`)
+			w.hash(c.Hash)
+			w.s(`,"byteRangeStart":`)
+			w.u(uint64(c.ByteRangeStart))
+			w.s(`,"unpackedBytes":`)
+			w.u(uint64(c.UnpackedBytes))
+			w.s(`,"flags":`)
+			w.u(uint64(c.Flags))
+			w.s(`}`)
+		}
+		w.s(`]}`)
+	}
+	w.s(`],"lookups":{"files":[`)
+	for i, e := range s.Lookups.Files {
+		w.comma(i)
+		w.s(`{"truncatedHash":"`)
+		w.b = appendTrunc(w.b, e.Truncated)
+		w.s(`","file":`)
+		w.u(uint64(e.File))
+		w.s(`}`)
+	}
+	w.s(`],"xorbs":[`)
+	for i, e := range s.Lookups.Xorbs {
+		w.comma(i)
+		w.s(`{"truncatedHash":"`)
+		w.b = appendTrunc(w.b, e.Truncated)
+		w.s(`","xorb":`)
+		w.u(uint64(e.Xorb))
+		w.s(`}`)
+	}
+	w.s(`],"chunks":[`)
+	for i, e := range s.Lookups.Chunks {
+		w.comma(i)
+		w.s(`{"truncatedHash":"`)
+		w.b = appendTrunc(w.b, e.Truncated)
+		w.s(`","xorb":`)
+		w.u(uint64(e.Xorb))
+		w.s(`,"chunk":`)
+		w.u(uint64(e.Chunk))
+		w.s(`}`)
+	}
+	w.s(`]},"footer":`)
+	if f := s.Footer; f == nil {
+		w.s(`null`)
+	} else {
+		for i, kv := range []struct {
+			k string
+			v uint64
+		}{
+			{"version", f.Version}, {"fileInfoOffset", f.FileInfoOffset}, {"casInfoOffset", f.CASInfoOffset},
+			{"fileLookupOffset", f.FileLookupOffset}, {"fileLookupCount", f.FileLookupCount},
+			{"casLookupOffset", f.XorbLookupOffset}, {"casLookupCount", f.XorbLookupCount},
+			{"chunkLookupOffset", f.ChunkLookupOffset}, {"chunkLookupCount", f.ChunkLookupCount},
+		} {
+			if i == 0 {
+				w.s(`{"`)
+			} else {
+				w.s(`,"`)
+			}
+			w.s(kv.k)
+			w.s(`":`)
+			w.u(kv.v)
+		}
+		w.s(`,"chunkHashKey":`)
+		w.hash(f.ChunkHashKey)
+		for _, kv := range []struct {
+			k string
+			v uint64
+		}{
+			{"createdAt", f.CreatedAt}, {"keyExpiry", f.KeyExpiry},
+			{"storedBytesOnDisk", f.Totals.StoredBytesOnDisk}, {"materializedBytes", f.Totals.MaterializedBytes},
+			{"storedBytes", f.Totals.StoredBytes}, {"footerOffset", f.FooterOffset},
+		} {
+			w.s(`,"`)
+			w.s(kv.k)
+			w.s(`":`)
+			w.u(kv.v)
+		}
+		w.s(`}`)
+	}
+	w.s(`,"findings":`)
+	if findings == nil {
+		findings = []Finding{}
+	}
+	w.json(findings)
+	w.s(`,"size":`)
+	w.i(s.Layout.Size)
+	w.s(`,"sections":`)
+	w.json(s.Sections())
+	w.s(`}`)
+	return w.b
+}
+
+// jw appends JSON tokens.
+type jw struct{ b []byte }
+
+func (w *jw) s(lit string) { w.b = append(w.b, lit...) }
+func (w *jw) u(v uint64)   { w.b = strconv.AppendUint(w.b, v, 10) }
+func (w *jw) i(v int64)    { w.b = strconv.AppendInt(w.b, v, 10) }
+func (w *jw) comma(i int) {
+	if i > 0 {
+		w.b = append(w.b, ',')
+	}
+}
+func (w *jw) hash(h xethash.Hash) {
+	w.b = append(w.b, '"')
+	w.b = h.AppendString(w.b)
+	w.b = append(w.b, '"')
+}
+
+// str and json go through encoding/json: strings may hold any bytes, and
+// findings and sections are few.
+func (w *jw) str(v string) { w.json(v) }
+func (w *jw) json(v any) {
+	out, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // unreachable: plain strings and structs
+	}
+	w.b = append(w.b, out...)
+}

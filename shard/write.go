@@ -1,0 +1,249 @@
+package shard
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// WriteOptions tune Marshal.
+type WriteOptions struct {
+	// LookupTables writes the file, CAS and chunk lookup tables between
+	// the CAS info section and the footer (stored form only). Without
+	// them the footer gives the three tables as empty, at the footer.
+	LookupTables bool
+	// KeepTotals writes s.Footer.Totals as they are instead of computing
+	// them from the sections; for rewriting a parsed shard exactly.
+	KeepTotals bool
+}
+
+// Marshal serializes s. It writes the upload form (footer_size 0, nothing
+// after the CAS info bookend) when s.Footer is nil, and the stored form
+// otherwise, taking the footer's chunk hash key, creation time and key
+// expiry from s.Footer and computing its offsets, lookup counts and (unless
+// opts.KeepTotals) byte totals. Everything else is written as the types
+// hold it, right or wrong, except what the format needs for the shard to be
+// readable at all: the counts, and file flag bits 31 and 30, which follow
+// from Verification and SHA256. Reserved bytes are written as zero, except
+// Chunk.Reserved.
+func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
+	if opts.LookupTables && s.Footer == nil {
+		return nil, fmt.Errorf("shard: lookup tables need the stored form (a footer)")
+	}
+	appID := s.Header.AppID
+	if appID == "" {
+		appID = DefaultAppID
+	}
+	if len(appID) > 14 {
+		return nil, fmt.Errorf("shard: app ID %q is longer than 14 bytes", appID)
+	}
+	size := int64(HeaderSize)
+	nChunks := 0
+	for i := range s.Files {
+		f := &s.Files[i]
+		if f.Hash == bookendHash {
+			return nil, fmt.Errorf("shard: file %d: a hash of all ff bytes is the bookend marker", i)
+		}
+		if len(f.Terms) > math.MaxUint32 {
+			return nil, fmt.Errorf("shard: file %d has %d terms, more than a u32 counts", i, len(f.Terms))
+		}
+		if f.Verification != nil && len(f.Verification) != len(f.Terms) {
+			return nil, fmt.Errorf("shard: file %d has %d terms but %d verification hashes", i, len(f.Terms), len(f.Verification))
+		}
+		size += f.Size()
+	}
+	size += RecordSize
+	for i := range s.Xorbs {
+		x := &s.Xorbs[i]
+		if x.Hash == bookendHash {
+			return nil, fmt.Errorf("shard: xorb %d: a hash of all ff bytes is the bookend marker", i)
+		}
+		if len(x.Chunks) > math.MaxUint32 {
+			return nil, fmt.Errorf("shard: xorb %d has %d chunks, more than a u32 counts", i, len(x.Chunks))
+		}
+		size += x.Size()
+		nChunks += len(x.Chunks)
+	}
+	size += RecordSize
+	afterCAS := size
+	if opts.LookupTables {
+		if len(s.Files) > math.MaxUint32 || len(s.Xorbs) > math.MaxUint32 {
+			return nil, fmt.Errorf("shard: too many files or xorbs for lookup table indexes")
+		}
+		size += int64(len(s.Files))*fileLookupSize + int64(len(s.Xorbs))*xorbLookupSize + int64(nChunks)*chunkLookupSize
+	}
+	if s.Footer != nil {
+		size += FooterSize
+	}
+
+	w := writer{b: make([]byte, 0, size)}
+	w.bytes([]byte(appID))
+	w.zeros(15 - len(appID))
+	w.bytes(magicSequence[:])
+	w.u64(HeaderVersion)
+	if s.Footer != nil {
+		w.u64(FooterSize)
+	} else {
+		w.u64(0)
+	}
+
+	for i := range s.Files {
+		f := &s.Files[i]
+		flags := f.Flags &^ fileFlagsKnown
+		if f.Verification != nil {
+			flags |= FileFlagVerification
+		}
+		if f.SHA256 != nil {
+			flags |= FileFlagMetadataExt
+		}
+		w.bytes(f.Hash[:])
+		w.u32(flags)
+		w.u32(uint32(len(f.Terms)))
+		w.zeros(8)
+		for _, t := range f.Terms {
+			w.bytes(t.Xorb[:])
+			w.u32(t.Flags)
+			w.u32(t.UnpackedBytes)
+			w.u32(t.ChunkStart)
+			w.u32(t.ChunkEnd)
+		}
+		for _, h := range f.Verification {
+			w.bytes(h[:])
+			w.zeros(16)
+		}
+		if f.SHA256 != nil {
+			w.bytes(f.SHA256[:])
+			w.zeros(16)
+		}
+	}
+	w.bookend()
+	casAt := int64(len(w.b))
+	for i := range s.Xorbs {
+		x := &s.Xorbs[i]
+		w.bytes(x.Hash[:])
+		w.u32(x.Flags)
+		w.u32(uint32(len(x.Chunks)))
+		w.u32(x.BytesInXorb)
+		w.u32(x.BytesOnDisk)
+		for _, c := range x.Chunks {
+			w.bytes(c.Hash[:])
+			w.u32(c.ByteRangeStart)
+			w.u32(c.UnpackedBytes)
+			w.u32(c.Flags)
+			w.u32(c.Reserved)
+		}
+	}
+	w.bookend()
+	if s.Footer == nil {
+		return w.b, nil
+	}
+
+	footerAt := size - FooterSize
+	// Empty tables point at the footer, as the reference writes them.
+	fileAt, xorbAt, chunkAt := footerAt, footerAt, footerAt
+	if opts.LookupTables {
+		fileAt = afterCAS
+		xorbAt = fileAt + int64(len(s.Files))*fileLookupSize
+		chunkAt = xorbAt + int64(len(s.Xorbs))*xorbLookupSize
+		w.lookupTables(s, nChunks)
+	}
+	totals := s.Footer.Totals
+	if !opts.KeepTotals {
+		totals = s.ComputeTotals()
+	}
+	nFiles, nXorbs := 0, 0
+	if opts.LookupTables {
+		nFiles, nXorbs = len(s.Files), len(s.Xorbs)
+	} else {
+		nChunks = 0
+	}
+	w.u64(FooterVersion)
+	w.u64(HeaderSize)
+	w.u64(uint64(casAt))
+	w.u64(uint64(fileAt))
+	w.u64(uint64(nFiles))
+	w.u64(uint64(xorbAt))
+	w.u64(uint64(nXorbs))
+	w.u64(uint64(chunkAt))
+	w.u64(uint64(nChunks))
+	w.bytes(s.Footer.ChunkHashKey[:])
+	w.u64(s.Footer.CreatedAt)
+	w.u64(s.Footer.KeyExpiry)
+	w.zeros(48)
+	w.u64(totals.StoredBytesOnDisk)
+	w.u64(totals.MaterializedBytes)
+	w.u64(totals.StoredBytes)
+	w.u64(uint64(footerAt))
+	if int64(len(w.b)) != size {
+		panic(fmt.Sprintf("shard: wrote %d bytes, planned %d", len(w.b), size)) // unreachable
+	}
+	return w.b, nil
+}
+
+// lookupTables appends the three tables, each sorted by truncated hash and
+// then by index, so that equal inputs give equal bytes.
+func (w *writer) lookupTables(s *Shard, nChunks int) {
+	files := make([]FileLookup, len(s.Files))
+	for i := range s.Files {
+		files[i] = FileLookup{Truncated: s.Files[i].Hash.Truncated(), File: uint32(i)}
+	}
+	slices.SortFunc(files, func(a, b FileLookup) int {
+		return cmp.Or(cmp.Compare(a.Truncated, b.Truncated), cmp.Compare(a.File, b.File))
+	})
+	for _, e := range files {
+		w.u64(e.Truncated)
+		w.u32(e.File)
+	}
+	xorbs := make([]XorbLookup, len(s.Xorbs))
+	for i := range s.Xorbs {
+		xorbs[i] = XorbLookup{Truncated: s.Xorbs[i].Hash.Truncated(), Xorb: uint32(i)}
+	}
+	slices.SortFunc(xorbs, func(a, b XorbLookup) int {
+		return cmp.Or(cmp.Compare(a.Truncated, b.Truncated), cmp.Compare(a.Xorb, b.Xorb))
+	})
+	for _, e := range xorbs {
+		w.u64(e.Truncated)
+		w.u32(e.Xorb)
+	}
+	chunks := make([]ChunkLookup, 0, nChunks)
+	for i := range s.Xorbs {
+		for j := range s.Xorbs[i].Chunks {
+			chunks = append(chunks, ChunkLookup{Truncated: s.Xorbs[i].Chunks[j].Hash.Truncated(), Xorb: uint32(i), Chunk: uint32(j)})
+		}
+	}
+	slices.SortFunc(chunks, func(a, b ChunkLookup) int {
+		return cmp.Or(cmp.Compare(a.Truncated, b.Truncated), cmp.Compare(a.Xorb, b.Xorb), cmp.Compare(a.Chunk, b.Chunk))
+	})
+	for _, e := range chunks {
+		w.u64(e.Truncated)
+		w.u32(e.Xorb)
+		w.u32(e.Chunk)
+	}
+}
+
+// writer appends little-endian fields to a buffer allocated at its final
+// size.
+type writer struct{ b []byte }
+
+func (w *writer) bytes(p []byte) { w.b = append(w.b, p...) }
+func (w *writer) u32(v uint32)   { w.b = binary.LittleEndian.AppendUint32(w.b, v) }
+func (w *writer) u64(v uint64)   { w.b = binary.LittleEndian.AppendUint64(w.b, v) }
+func (w *writer) zeros(n int) {
+	for range n {
+		w.b = append(w.b, 0)
+	}
+}
+func (w *writer) bookend() {
+	w.bytes(bookendHash[:])
+	w.zeros(16)
+}
+
+// RewriteOptions returns the options under which Marshal rewrites a parsed
+// shard as it was read: with lookup tables if it carried any, and its
+// footer's byte totals as they were.
+func (s *Shard) RewriteOptions() WriteOptions {
+	l := &s.Lookups
+	return WriteOptions{LookupTables: s.Footer != nil && len(l.Files)+len(l.Xorbs)+len(l.Chunks) > 0, KeepTotals: true}
+}

@@ -1,0 +1,451 @@
+package upload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/xetkit/xetkit/xethash"
+	"github.com/xetkit/xetkit/xorb"
+)
+
+// Range selects bytes [Start, End) of a file.
+type Range struct{ Start, End int64 }
+
+// ErrNotFound is returned (wrapped) by Download for a file the hub does
+// not know.
+var ErrNotFound = errors.New("file not found")
+
+// ErrVerify is wrapped by every error about downloaded data that does not
+// match what was asked for.
+var ErrVerify = errors.New("download verification failed")
+
+// Reconstruction answers (draft §8, Appendix A.3; both versions).
+type (
+	indexRange struct {
+		Start uint32 `json:"start"`
+		End   uint32 `json:"end"`
+	}
+	httpRange struct {
+		Start int64 `json:"start"`
+		End   int64 `json:"end"` // inclusive
+	}
+	reconTerm struct {
+		Hash           xethash.Hash `json:"hash"`
+		UnpackedLength uint64       `json:"unpacked_length"`
+		Range          indexRange   `json:"range"`
+	}
+	reconV1 struct {
+		Offset    uint64      `json:"offset_into_first_range"`
+		Terms     []reconTerm `json:"terms"`
+		FetchInfo map[string][]struct {
+			Range    indexRange `json:"range"`
+			URL      string     `json:"url"`
+			URLRange httpRange  `json:"url_range"`
+		} `json:"fetch_info"`
+	}
+	reconV2 struct {
+		Offset uint64      `json:"offset_into_first_range"`
+		Terms  []reconTerm `json:"terms"`
+		Xorbs  map[string][]struct {
+			URL    string `json:"url"`
+			Ranges []struct {
+				Chunks indexRange `json:"chunks"`
+				Bytes  httpRange  `json:"bytes"`
+			} `json:"ranges"`
+		} `json:"xorbs"`
+	}
+)
+
+// fetchEntry is one signed URL and the chunk ranges of one xorb it serves.
+type fetchEntry struct {
+	xorb   xethash.Hash
+	url    string
+	ranges []fetchRange
+}
+
+type fetchRange struct {
+	chunks indexRange
+	bytes  httpRange
+}
+
+// plan is a reconstruction in one shape, whichever version gave it.
+type plan struct {
+	offset  uint64
+	terms   []reconTerm
+	entries map[xethash.Hash][]*fetchEntry
+}
+
+// Download writes the file with the given file hash (or the part of it rng
+// selects, when rng is not nil) to w, and returns the bytes written. It
+// asks for the v2 reconstruction and falls back to v1, fetches the xorb
+// byte ranges with HTTP Range requests, decodes every chunk and hashes it.
+// A whole-file download is checked against the file hash (which covers
+// every chunk's hash and size); a partial one against the sizes the
+// reconstruction gives. On error, what was written to w must be discarded.
+func (c *Client) Download(ctx context.Context, file xethash.Hash, w io.Writer, rng *Range) (int64, error) {
+	if rng != nil && (rng.Start < 0 || rng.End < rng.Start) {
+		return 0, fmt.Errorf("download %s: bad range [%d, %d)", file, rng.Start, rng.End)
+	}
+	if rng != nil && rng.End == rng.Start {
+		return 0, nil
+	}
+	if file.IsZero() {
+		// The empty file: no chunks, nothing stored.
+		if rng != nil {
+			return 0, fmt.Errorf("download %s: range starts past the end of the empty file", file)
+		}
+		return 0, nil
+	}
+	p, err := c.reconstruction(ctx, file, rng)
+	if err != nil {
+		return 0, err
+	}
+	d := &downloader{c: c, ctx: ctx, plan: p, cache: map[cacheKey][][]byte{}, uses: map[cacheKey]int{}}
+	return d.run(file, w, rng)
+}
+
+// reconstruction asks for v2, then v1 when the hub lacks v2.
+func (c *Client) reconstruction(ctx context.Context, file xethash.Hash, rng *Range) (*plan, error) {
+	get := func(version string, v any) (int, error) {
+		status := 0
+		err := c.call(ctx, "reconstruct "+file.String(), scopeRead, []int{http.StatusNotFound, http.StatusNotImplemented},
+			func(base string) (*http.Request, error) {
+				req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/"+version+"/reconstructions/"+file.String(), nil)
+				if err == nil && rng != nil {
+					req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", rng.Start, rng.End-1))
+				}
+				return req, err
+			}, func(resp *http.Response) error {
+				status = resp.StatusCode
+				if status != http.StatusOK {
+					return nil
+				}
+				return decodeJSON(resp, v)
+			})
+		return status, err
+	}
+	var v2 reconV2
+	status, err := get("v2", &v2)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{entries: map[xethash.Hash][]*fetchEntry{}}
+	if status == http.StatusOK {
+		p.offset, p.terms = v2.Offset, v2.Terms
+		for xs, list := range v2.Xorbs {
+			x, err := xethash.Parse(xs)
+			if err != nil {
+				return nil, fmt.Errorf("reconstruct %s: bad xorb hash %q in the answer", file, xs)
+			}
+			for _, e := range list {
+				fe := &fetchEntry{xorb: x, url: e.URL}
+				for _, r := range e.Ranges {
+					fe.ranges = append(fe.ranges, fetchRange{r.Chunks, r.Bytes})
+				}
+				p.entries[x] = append(p.entries[x], fe)
+			}
+		}
+		return p, nil
+	}
+	var v1 reconV1
+	if status, err = get("v1", &v1); err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, fmt.Errorf("download %s: %w", file, ErrNotFound)
+	}
+	p.offset, p.terms = v1.Offset, v1.Terms
+	for xs, list := range v1.FetchInfo {
+		x, err := xethash.Parse(xs)
+		if err != nil {
+			return nil, fmt.Errorf("reconstruct %s: bad xorb hash %q in the answer", file, xs)
+		}
+		for _, e := range list {
+			p.entries[x] = append(p.entries[x], &fetchEntry{xorb: x, url: e.URL, ranges: []fetchRange{{e.Range, e.URLRange}}})
+		}
+	}
+	return p, nil
+}
+
+// cacheKey names a fetched chunk range of a xorb.
+type cacheKey struct {
+	xorb  xethash.Hash
+	start uint32
+}
+
+type downloader struct {
+	c     *Client
+	ctx   context.Context
+	plan  *plan
+	cache map[cacheKey][][]byte // decoded chunks of fetched ranges
+	uses  map[cacheKey]int      // terms still to read each range
+}
+
+// source finds the fetch entry and range that cover a term.
+func (d *downloader) source(t reconTerm) (*fetchEntry, fetchRange, bool) {
+	for _, e := range d.plan.entries[t.Hash] {
+		for _, r := range e.ranges {
+			if r.chunks.Start <= t.Range.Start && t.Range.End <= r.chunks.End {
+				return e, r, true
+			}
+		}
+	}
+	return nil, fetchRange{}, false
+}
+
+func (d *downloader) run(file xethash.Hash, w io.Writer, rng *Range) (int64, error) {
+	fail := func(format string, args ...any) (int64, error) {
+		return 0, fmt.Errorf("download %s: %w: %s", file, ErrVerify, fmt.Sprintf(format, args...))
+	}
+	for i, t := range d.plan.terms {
+		if t.Range.End <= t.Range.Start {
+			return fail("term %d has an empty chunk range", i)
+		}
+		_, r, ok := d.source(t)
+		if !ok {
+			return 0, fmt.Errorf("download %s: the reconstruction gives no URL for term %d (xorb %s chunks [%d, %d))",
+				file, i, t.Hash, t.Range.Start, t.Range.End)
+		}
+		d.uses[cacheKey{t.Hash, r.chunks.Start}]++
+	}
+	skip := d.plan.offset
+	want := int64(-1) // bytes to write; -1: all
+	if rng != nil {
+		want = rng.End - rng.Start
+	}
+	var written int64
+	var entries []xethash.Entry // every chunk, for the file hash
+	for i, t := range d.plan.terms {
+		e, r, _ := d.source(t)
+		key := cacheKey{t.Hash, r.chunks.Start}
+		chunks, ok := d.cache[key]
+		if !ok {
+			if err := d.fetch(e); err != nil {
+				return written, fmt.Errorf("download %s: %w", file, err)
+			}
+			chunks = d.cache[key]
+		}
+		var termBytes uint64
+		for _, data := range chunks[t.Range.Start-r.chunks.Start : t.Range.End-r.chunks.Start] {
+			termBytes += uint64(len(data))
+			if rng == nil {
+				entries = append(entries, xethash.Entry{Hash: xethash.Chunk(data), Size: uint64(len(data))})
+			}
+			if skip >= uint64(len(data)) {
+				skip -= uint64(len(data))
+				continue
+			}
+			out := data[skip:]
+			skip = 0
+			if want >= 0 && int64(len(out)) > want-written {
+				out = out[:want-written]
+			}
+			if len(out) > 0 {
+				n, err := w.Write(out)
+				written += int64(n)
+				if err != nil {
+					return written, err
+				}
+			}
+		}
+		if termBytes != t.UnpackedLength {
+			return fail("term %d (xorb %s chunks [%d, %d)) decodes to %d bytes, the reconstruction says %d",
+				i, t.Hash, t.Range.Start, t.Range.End, termBytes, t.UnpackedLength)
+		}
+		if d.uses[key]--; d.uses[key] == 0 {
+			delete(d.cache, key)
+		}
+	}
+	if rng == nil {
+		if got := xethash.File(entries); got != file {
+			return fail("the chunks hash to file %s", got)
+		}
+	} else if written != want {
+		// The hub clamps a range to the file's end; only a short first
+		// answer is wrong.
+		if written == 0 {
+			return fail("range [%d, %d) gave no bytes", rng.Start, rng.End)
+		}
+	}
+	return written, nil
+}
+
+// fetch downloads every range of a fetch entry with one request (a
+// multi-range one when it has several, as v2 URLs are signed for exactly
+// that set), decodes the chunk records and caches the chunks.
+func (d *downloader) fetch(e *fetchEntry) error {
+	var spec strings.Builder
+	spec.WriteString("bytes=")
+	for i, r := range e.ranges {
+		if r.bytes.End < r.bytes.Start || r.chunks.End <= r.chunks.Start {
+			return fmt.Errorf("%w: xorb %s: empty range in the reconstruction", ErrVerify, e.xorb)
+		}
+		if i > 0 {
+			spec.WriteByte(',')
+		}
+		fmt.Fprintf(&spec, "%d-%d", r.bytes.Start, r.bytes.End)
+	}
+	parts := make([][]byte, len(e.ranges))
+	op := "fetch xorb " + e.xorb.String()
+	err := d.c.call(d.ctx, op, noAuth, nil, func(string) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(d.ctx, http.MethodGet, e.url, nil)
+		if err == nil {
+			req.Header.Set("Range", spec.String())
+		}
+		return req, err
+	}, func(resp *http.Response) error {
+		clear(parts)
+		return readRanges(resp, e.ranges, parts)
+	})
+	if err != nil {
+		return err
+	}
+	for i, r := range e.ranges {
+		chunks, err := decodeRange(parts[i], r)
+		if err != nil {
+			return fmt.Errorf("%w: xorb %s bytes %d-%d: %v", ErrVerify, e.xorb, r.bytes.Start, r.bytes.End, err)
+		}
+		d.cache[cacheKey{e.xorb, r.chunks.Start}] = chunks
+	}
+	return nil
+}
+
+// readRanges reads the answer to a Range request into one buffer per
+// requested range: a 206 with one range or a multipart/byteranges body, or
+// a 200 with the whole object.
+func readRanges(resp *http.Response, ranges []fetchRange, parts [][]byte) error {
+	size := func(r fetchRange) int64 { return r.bytes.End - r.bytes.Start + 1 }
+	if resp.StatusCode == http.StatusOK {
+		// The whole xorb: cut the ranges out of it.
+		var last int64
+		for _, r := range ranges {
+			last = max(last, r.bytes.End+1)
+		}
+		b, err := io.ReadAll(io.LimitReader(resp.Body, last))
+		if err != nil {
+			return transient(err)
+		}
+		for i, r := range ranges {
+			if int64(len(b)) <= r.bytes.End {
+				return fmt.Errorf("%w: the server sent %d bytes, bytes %d-%d were asked for", ErrVerify, len(b), r.bytes.Start, r.bytes.End)
+			}
+			parts[i] = b[r.bytes.Start : r.bytes.End+1]
+		}
+		return nil
+	}
+	if resp.StatusCode != http.StatusPartialContent {
+		return fmt.Errorf("unexpected status %d for a range request", resp.StatusCode)
+	}
+	mt, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt != "multipart/byteranges" {
+		if len(ranges) != 1 {
+			// A server may merge ranges into one; take it if it covers all.
+			start, _, ok := contentRange(resp.Header.Get("Content-Range"))
+			if !ok {
+				return fmt.Errorf("%w: %d ranges asked for, one unlabelled range received", ErrVerify, len(ranges))
+			}
+			b, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return transient(err)
+			}
+			for i, r := range ranges {
+				lo, hi := r.bytes.Start-start, r.bytes.End-start+1
+				if lo < 0 || hi > int64(len(b)) {
+					return fmt.Errorf("%w: the answer does not cover bytes %d-%d", ErrVerify, r.bytes.Start, r.bytes.End)
+				}
+				parts[i] = b[lo:hi]
+			}
+			return nil
+		}
+		b, err := io.ReadAll(io.LimitReader(resp.Body, size(ranges[0])+1))
+		if err != nil {
+			return transient(err)
+		}
+		if int64(len(b)) != size(ranges[0]) {
+			return transient(fmt.Errorf("range body has %d bytes, want %d", len(b), size(ranges[0])))
+		}
+		parts[0] = b
+		return nil
+	}
+	mr := multipart.NewReader(resp.Body, params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return transient(err)
+		}
+		start, end, ok := contentRange(p.Header.Get("Content-Range"))
+		if !ok {
+			return fmt.Errorf("%w: a multipart part has no usable Content-Range", ErrVerify)
+		}
+		b, err := io.ReadAll(io.LimitReader(p, end-start+2))
+		if err != nil {
+			return transient(err)
+		}
+		if int64(len(b)) != end-start+1 {
+			return transient(fmt.Errorf("multipart part %d-%d has %d bytes", start, end, len(b)))
+		}
+		for i, r := range ranges {
+			if r.bytes.Start >= start && r.bytes.End <= end && parts[i] == nil {
+				parts[i] = b[r.bytes.Start-start : r.bytes.End-start+1]
+			}
+		}
+	}
+	for i, r := range ranges {
+		if parts[i] == nil {
+			return fmt.Errorf("%w: the multipart answer lacks bytes %d-%d", ErrVerify, r.bytes.Start, r.bytes.End)
+		}
+	}
+	return nil
+}
+
+// contentRange reads "bytes a-b/size".
+func contentRange(s string) (start, end int64, ok bool) {
+	spec, found := strings.CutPrefix(strings.TrimSpace(s), "bytes ")
+	if !found {
+		return 0, 0, false
+	}
+	spec, _, _ = strings.Cut(spec, "/")
+	as, bs, found := strings.Cut(spec, "-")
+	if !found {
+		return 0, 0, false
+	}
+	a, err1 := strconv.ParseInt(as, 10, 64)
+	b, err2 := strconv.ParseInt(bs, 10, 64)
+	if err1 != nil || err2 != nil || b < a {
+		return 0, 0, false
+	}
+	return a, b, true
+}
+
+// decodeRange decodes the chunk records of one range: exactly the chunks
+// the range names, filling its bytes exactly.
+func decodeRange(b []byte, r fetchRange) ([][]byte, error) {
+	n := int(r.chunks.End - r.chunks.Start)
+	out := make([][]byte, 0, n)
+	var dec xorb.Decoder
+	for off := 0; off < len(b); {
+		if len(out) == n {
+			return nil, fmt.Errorf("%d bytes left after the %d chunk records the range should hold", len(b)-off, n)
+		}
+		data, used, err := dec.AppendChunk(nil, b[off:], r.bytes.Start+int64(off))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, data)
+		off += used
+	}
+	if len(out) != n {
+		return nil, fmt.Errorf("holds %d chunk records, the reconstruction says %d", len(out), n)
+	}
+	return out, nil
+}

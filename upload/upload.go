@@ -1,0 +1,501 @@
+package upload
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/xetkit/xetkit/chunking"
+	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/xethash"
+	"github.com/xetkit/xetkit/xorb"
+)
+
+// Fragmentation prevention (§10.4): a run of deduplicated chunks inside a
+// file is used only if it is at least this long, or touches the start or
+// end of the file; a shorter one is uploaded again rather than splitting
+// the file into more terms for a small saving.
+const (
+	minRunChunks = 8
+	minRunBytes  = 1 << 20
+)
+
+// readSize is how much of a source is read at a time.
+const readSize = 1 << 20
+
+// maxShardSize bounds each upload shard, like xorbs (§14.5).
+const maxShardSize = 64 << 20
+
+// slot is a xorb a session's chunks refer to: one it builds, or one the
+// hub already stores.
+type slot struct {
+	hash   xethash.Hash // known once sealed, or from the start for stored xorbs
+	remote bool
+	// Set when sealed, for the shard and progress.
+	info      *shard.Xorb
+	fileBytes map[int]int64 // new bytes per file index
+}
+
+// ref is where one chunk of a file lives: chunk index in a slot.
+type ref struct {
+	slot  int32
+	index uint32
+}
+
+// session is one UploadFiles call.
+type session struct {
+	c   *Client
+	ctx context.Context
+
+	slots []*slot
+	// local maps chunks placed in this session's xorbs to their place.
+	local map[xethash.Hash]ref
+	// queried remembers the global dedupe queries made, hit or miss.
+	queried map[xethash.Hash]bool
+
+	builder xorb.Builder
+	cur     int32 // slot of the xorb being built, -1 if none
+	curNew  map[int]int64
+
+	queue  chan sealed            // for the uploaders
+	slotOf map[xethash.Hash]int32 // slot of each xorb by hash
+	wg     sync.WaitGroup
+	fail   context.CancelCauseFunc
+
+	pmu   sync.Mutex // guards prog and serializes OnProgress
+	prog  []Progress
+	files []fileBlock
+	seen  map[xethash.Hash]bool // files already in the shard
+}
+
+// sealed is a finished xorb on its way to the hub.
+type sealed struct {
+	built *xorb.Built
+	slot  *slot
+}
+
+// fileBlock is a file's entry for the shard, with its terms' xorbs still
+// named by slot: the last xorb may not be sealed when the file ends.
+type fileBlock struct {
+	hash         xethash.Hash
+	sha256       xethash.Hash
+	terms        []slotTerm
+	verification []xethash.Hash
+}
+
+type slotTerm struct {
+	slot       int32
+	start, end uint32
+	unpacked   uint32
+}
+
+// UploadFiles uploads the sources and registers them with one or more
+// shards, returning one Result per source, in order. Chunks already on the
+// hub, or seen earlier in this call or by earlier calls on this Client,
+// are not sent again.
+func (c *Client) UploadFiles(ctx context.Context, sources []Source) ([]Result, error) {
+	ctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	s := &session{
+		c: c, ctx: ctx, fail: fail, cur: -1,
+		local:   map[xethash.Hash]ref{},
+		queried: map[xethash.Hash]bool{}, slotOf: map[xethash.Hash]int32{},
+		seen:  map[xethash.Hash]bool{},
+		queue: make(chan sealed),
+		prog:  make([]Progress, len(sources)),
+	}
+	for i, src := range sources {
+		s.prog[i] = Progress{Index: i, Name: src.Name, Size: src.Size}
+	}
+	workers := c.Concurrency
+	if workers <= 0 {
+		workers = 4
+	}
+	for range workers {
+		s.wg.Add(1)
+		go s.uploader()
+	}
+	results := make([]Result, len(sources))
+	err := func() error {
+		for i, src := range sources {
+			r, err := s.addFile(i, src)
+			if err != nil {
+				return err
+			}
+			results[i] = r
+		}
+		return s.seal()
+	}()
+	close(s.queue)
+	s.wg.Wait()
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return nil, cause // an uploader failed first
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.uploadShards(); err != nil {
+		return nil, err
+	}
+	// Later calls dedupe against what this one stored.
+	for _, sl := range s.slots {
+		if !sl.remote && sl.info != nil {
+			hashes := make([]xethash.Hash, len(sl.info.Chunks))
+			for i, ch := range sl.info.Chunks {
+				hashes[i] = ch.Hash
+			}
+			c.known().addPlain(sl.hash, hashes)
+		}
+	}
+	for i := range s.prog {
+		s.progress(i, func(p *Progress) { p.Done = true })
+	}
+	return results, nil
+}
+
+// known returns the client's chunk cache.
+func (c *Client) known() *knownChunks {
+	c.cacheOnce.Do(func() { c.cache = &knownChunks{} })
+	return c.cache
+}
+
+// progress applies an update to file i's progress and reports it.
+func (s *session) progress(i int, update func(*Progress)) {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	update(&s.prog[i])
+	if s.c.OnProgress != nil {
+		s.c.OnProgress(s.prog[i])
+	}
+}
+
+// fileRun is the per-file state of the chunk loop.
+type fileRun struct {
+	s       *session
+	idx     int
+	entries []xethash.Entry // every chunk, for the file hash
+	refs    []ref
+	// pending is a run of deduplicated chunks not yet long enough to be
+	// used (their data is kept in case they must be uploaded after all).
+	pending     []pendingChunk
+	pendingSize int64
+	runOK       bool  // the current dedupe run is accepted
+	runStart    int   // chunk index where the current dedupe run began
+	newBytes    int64 // bytes placed in new xorbs
+	deduped     int64
+}
+
+type pendingChunk struct {
+	data []byte
+	hash xethash.Hash
+	at   ref
+}
+
+// addFile chunks, hashes and deduplicates one source, putting new chunks
+// into xorbs, and records its file block for the shard.
+func (s *session) addFile(i int, src Source) (Result, error) {
+	if src.Open == nil {
+		return Result{}, fmt.Errorf("upload %s: Source.Open is nil", src.Name)
+	}
+	rd, err := src.Open()
+	if err != nil {
+		return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
+	}
+	if cl, ok := rd.(io.Closer); ok {
+		defer cl.Close()
+	}
+	f := &fileRun{s: s, idx: i}
+	sum := sha256.New()
+	ch := chunking.NewChunker()
+	buf := make([]byte, readSize)
+	var total int64
+	for {
+		if err := s.ctx.Err(); err != nil {
+			return Result{}, context.Cause(s.ctx)
+		}
+		n, rerr := io.ReadFull(rd, buf)
+		if n > 0 {
+			total += int64(n)
+			sum.Write(buf[:n])
+			s.progress(i, func(p *Progress) { p.Read = total })
+			if err := f.chunks(ch.Push(buf[:n])); err != nil {
+				return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
+			}
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			return Result{}, fmt.Errorf("upload %s: reading: %w", src.Name, rerr)
+		}
+	}
+	if src.Size >= 0 && total != src.Size {
+		return Result{}, fmt.Errorf("upload %s: read %d bytes, but the source said %d", src.Name, total, src.Size)
+	}
+	if err := f.chunks(ch.Finish()); err != nil {
+		return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
+	}
+	if err := f.endRun(true); err != nil {
+		return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
+	}
+	fh := xethash.File(f.entries)
+	digest := [32]byte(sum.Sum(nil))
+	s.addFileBlock(fh, f, digest)
+	s.progress(i, func(p *Progress) { p.Hashed = total; p.Deduped = f.deduped })
+	return Result{
+		Name: src.Name, Size: total, Hash: fh, SHA256: hex.EncodeToString(digest[:]),
+		NewBytes: f.newBytes, DedupedBytes: f.deduped,
+	}, nil
+}
+
+// chunks handles the chunks one read completed.
+func (f *fileRun) chunks(chunks []chunking.Chunk) error {
+	s := f.s
+	var hashed int64
+	for _, c := range chunks {
+		h := xethash.Chunk(c.Data)
+		f.entries = append(f.entries, xethash.Entry{Hash: h, Size: uint64(len(c.Data))})
+		hashed = c.Offset + int64(len(c.Data))
+		at, ok, err := s.find(h, len(f.entries) == 1)
+		if err != nil {
+			return err
+		}
+		if ok {
+			f.dedupe(c.Data, h, at)
+			continue
+		}
+		if err := f.endRun(false); err != nil {
+			return err
+		}
+		at, err = s.addNew(c.Data, h, f.idx)
+		if err != nil {
+			return err
+		}
+		f.refs = append(f.refs, at)
+		f.newBytes += int64(len(c.Data))
+	}
+	if len(chunks) > 0 {
+		s.progress(f.idx, func(p *Progress) { p.Hashed = hashed; p.Deduped = f.deduped })
+	}
+	return nil
+}
+
+// dedupe adds a chunk found stored to the current run.
+func (f *fileRun) dedupe(data []byte, h xethash.Hash, at ref) {
+	if len(f.pending) == 0 && !f.runOK {
+		f.runStart = len(f.refs)
+	}
+	f.refs = append(f.refs, at)
+	if f.runOK {
+		f.deduped += int64(len(data))
+		return
+	}
+	f.pending = append(f.pending, pendingChunk{data: bytes.Clone(data), hash: h, at: at})
+	f.pendingSize += int64(len(data))
+	if len(f.pending) >= minRunChunks || f.pendingSize >= minRunBytes {
+		f.acceptRun()
+	}
+}
+
+func (f *fileRun) acceptRun() {
+	f.runOK = true
+	f.deduped += f.pendingSize
+	f.pending, f.pendingSize = nil, 0
+}
+
+// endRun closes the current dedupe run, before a new chunk or at the end
+// of the file. A short run is used only at the start or end of the file;
+// otherwise its chunks are uploaded again, as new chunks.
+func (f *fileRun) endRun(atEOF bool) error {
+	defer func() { f.runOK = false }()
+	if len(f.pending) == 0 {
+		return nil
+	}
+	if atEOF || f.runStart == 0 {
+		f.acceptRun()
+		return nil
+	}
+	f.refs = f.refs[:f.runStart]
+	pending := f.pending
+	f.pending, f.pendingSize = nil, 0
+	for _, p := range pending {
+		at, err := f.s.addNew(p.data, p.hash, f.idx)
+		if err != nil {
+			return err
+		}
+		f.refs = append(f.refs, at)
+		f.newBytes += int64(len(p.data))
+	}
+	return nil
+}
+
+// find looks a chunk up: this session's xorbs, then the client's cache,
+// then, for an eligible chunk (§10.3.1), the global dedupe API.
+func (s *session) find(h xethash.Hash, first bool) (ref, bool, error) {
+	if at, ok := s.local[h]; ok {
+		return at, true, nil
+	}
+	known := s.c.known()
+	if loc, ok := known.lookup(h, s.c.clock()); ok {
+		return s.remoteRef(loc), true, nil
+	}
+	if s.c.NoGlobalDedupe || !(first || h.Tail()%1024 == 0) || s.queried[h] {
+		return ref{}, false, nil
+	}
+	s.queried[h] = true
+	sh, err := s.c.queryDedupe(s.ctx, h)
+	if err != nil {
+		return ref{}, false, err
+	}
+	if sh != nil {
+		known.addShard(sh, s.c.clock())
+		if loc, ok := known.lookup(h, s.c.clock()); ok {
+			return s.remoteRef(loc), true, nil
+		}
+	}
+	return ref{}, false, nil
+}
+
+func (s *session) remoteRef(loc chunkLoc) ref {
+	if i, ok := s.slotOf[loc.xorb]; ok {
+		return ref{i, loc.index}
+	}
+	i := int32(len(s.slots))
+	s.slots = append(s.slots, &slot{hash: loc.xorb, remote: true})
+	s.slotOf[loc.xorb] = i
+	return ref{i, loc.index}
+}
+
+// queryDedupe asks the global dedupe API about a chunk: nil when the hub
+// does not know it (404) or answers with something that is not a shard,
+// which just means no dedupe. Other failures are errors like any other
+// request's.
+func (c *Client) queryDedupe(ctx context.Context, h xethash.Hash) (*shard.Shard, error) {
+	var out *shard.Shard
+	err := c.call(ctx, "dedupe query "+h.String(), scopeWrite, []int{http.StatusNotFound},
+		func(base string) (*http.Request, error) {
+			return http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/chunks/default-merkledb/"+h.String(), nil)
+		}, func(resp *http.Response) error {
+			if resp.StatusCode == http.StatusNotFound {
+				return nil
+			}
+			b, err := io.ReadAll(io.LimitReader(resp.Body, maxShardSize+1))
+			if err != nil {
+				return transient(err)
+			}
+			if sh, err := shard.Parse(b); err == nil {
+				out = sh
+			}
+			return nil
+		})
+	return out, err
+}
+
+// addNew puts a chunk into the xorb being built, sealing it first when
+// full.
+func (s *session) addNew(data []byte, h xethash.Hash, file int) (ref, error) {
+	if s.cur < 0 {
+		s.cur = int32(len(s.slots))
+		s.slots = append(s.slots, &slot{})
+		s.curNew = map[int]int64{}
+	}
+	limit := s.c.XorbSize
+	if limit <= 0 {
+		limit = xorb.MaxSize
+	}
+	// Room for the record (stored uncompressed at worst) and its footer
+	// entries; the builder itself enforces the format's limits.
+	full := s.builder.NumChunks() > 0 && s.builder.Size()+xorb.HeaderSize+len(data)+64 > limit
+	err := xorb.ErrFull
+	if !full {
+		err = s.builder.AddHashed(data, h)
+	}
+	if errors.Is(err, xorb.ErrFull) {
+		if err := s.seal(); err != nil {
+			return ref{}, err
+		}
+		return s.addNew(data, h, file)
+	}
+	if err != nil {
+		return ref{}, err
+	}
+	at := ref{s.cur, uint32(s.builder.NumChunks() - 1)}
+	s.local[h] = at
+	s.curNew[file] += int64(len(data))
+	return at, nil
+}
+
+// seal finishes the xorb being built and hands it to the uploaders.
+func (s *session) seal() error {
+	if s.cur < 0 {
+		return nil
+	}
+	built, err := s.builder.Finish()
+	if err != nil {
+		return err
+	}
+	sl := s.slots[s.cur]
+	sl.hash = built.Hash
+	sl.fileBytes = s.curNew
+	info := &shard.Xorb{Hash: built.Hash, BytesInXorb: uint32(built.UncompressedSize), BytesOnDisk: uint32(len(built.Bytes))}
+	info.Chunks = make([]shard.Chunk, len(built.Chunks))
+	for i, c := range built.Chunks {
+		var flags uint32
+		if c.Hash.Tail()%1024 == 0 {
+			flags = shard.ChunkFlagGlobalDedup
+		}
+		info.Chunks[i] = shard.Chunk{Hash: c.Hash, ByteRangeStart: c.UnpackedOffset, UnpackedBytes: c.UncompressedSize, Flags: flags}
+	}
+	sl.info = info
+	s.slotOf[built.Hash] = s.cur
+	s.cur, s.curNew = -1, nil
+	select {
+	case s.queue <- sealed{built, sl}:
+		return nil
+	case <-s.ctx.Done():
+		return context.Cause(s.ctx)
+	}
+}
+
+// uploader sends sealed xorbs until the queue closes; the first failure
+// stops the session.
+func (s *session) uploader() {
+	defer s.wg.Done()
+	for x := range s.queue {
+		if s.ctx.Err() != nil {
+			continue // drain
+		}
+		if err := s.c.uploadXorb(s.ctx, x.built); err != nil {
+			s.fail(err)
+			continue
+		}
+		for file, n := range x.slot.fileBytes {
+			s.progress(file, func(p *Progress) { p.Uploaded += n })
+		}
+	}
+}
+
+// uploadXorb POSTs one serialized xorb.
+func (c *Client) uploadXorb(ctx context.Context, b *xorb.Built) error {
+	return c.call(ctx, "upload xorb "+b.Hash.String(), scopeWrite, nil, func(base string) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/xorbs/default/"+b.Hash.String(), bytes.NewReader(b.Bytes))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/octet-stream")
+		}
+		return req, err
+	}, func(resp *http.Response) error {
+		var r struct {
+			WasInserted *bool `json:"was_inserted"`
+		}
+		return decodeJSON(resp, &r)
+	})
+}

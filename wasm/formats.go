@@ -1,0 +1,64 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"encoding/json"
+	"syscall/js"
+	"time"
+
+	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/xorb"
+)
+
+func exportFormats(api js.Value) {
+	// buildShard(specJSON) → bytes
+	export(api, "buildShard", func(args []js.Value) (any, error) {
+		s, err := stringArg(args, 0, "spec")
+		if err != nil {
+			return nil, err
+		}
+		sp, err := shard.ParseSpec([]byte(s))
+		if err != nil {
+			return nil, err
+		}
+		b, err := shard.Build(sp)
+		if err != nil {
+			return nil, err
+		}
+		return toJS(b), nil
+	})
+	// parseShard(bytes) → ParsedShard JSON
+	export(api, "parseShard", func(args []js.Value) (any, error) {
+		b, err := bytesArg(args, 0, "bytes", nil)
+		if err != nil {
+			return nil, err
+		}
+		s, err := shard.Parse(b)
+		if err != nil {
+			return nil, err
+		}
+		return string(shard.AppendParsedJSON(nil, s, shard.Validate(s, time.Now()))), nil
+	})
+	// parseXorb(bytes, verify) → xorb summary JSON
+	export(api, "parseXorb", func(args []js.Value) (any, error) {
+		b, err := bytesArg(args, 0, "bytes", nil)
+		if err != nil {
+			return nil, err
+		}
+		x, err := xorb.ParsePartial(b)
+		if err != nil {
+			return nil, err
+		}
+		if v := arg(args, 1); v.IsUndefined() || v.Truthy() {
+			if err := x.Verify(); err != nil {
+				return nil, err
+			}
+		}
+		out, err := json.Marshal(x.Summary())
+		if err != nil {
+			return nil, err
+		}
+		return string(out), nil
+	})
+}

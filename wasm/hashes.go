@@ -1,0 +1,118 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"encoding/binary"
+	"math"
+	"syscall/js"
+
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// maxSafe is the largest integer a JavaScript number holds exactly.
+const maxSafe = 1<<53 - 1
+
+// hashesArg parses a string of XET strings back to back.
+func hashesArg(args []js.Value, i int, what string) ([]xethash.Hash, error) {
+	s, err := stringArg(args, i, what)
+	if err != nil {
+		return nil, err
+	}
+	if len(s)%64 != 0 {
+		return nil, errorf(codeValue, "%s: %d characters is not a whole number of 64-character hashes", what, len(s))
+	}
+	out := make([]xethash.Hash, len(s)/64)
+	for k := range out {
+		h, err := xethash.Parse(s[64*k : 64*k+64])
+		if err != nil {
+			return nil, errorf(codeValue, "%s[%d]: %v", what, k, err)
+		}
+		out[k] = h
+	}
+	return out, nil
+}
+
+func hashArg(args []js.Value, i int, what string) (xethash.Hash, error) {
+	s, err := stringArg(args, i, what)
+	if err != nil {
+		return xethash.Hash{}, err
+	}
+	h, err := xethash.Parse(s)
+	if err != nil {
+		return xethash.Hash{}, errorf(codeValue, "%s: %v", what, err)
+	}
+	return h, nil
+}
+
+// entriesArg reads (hash, size) pairs: hashes as one string, sizes as the
+// bytes of a Float64Array.
+func entriesArg(args []js.Value) ([]xethash.Entry, error) {
+	hashes, err := hashesArg(args, 0, "hashes")
+	if err != nil {
+		return nil, err
+	}
+	sizes, err := bytesArg(args, 1, "sizes", nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(sizes) != 8*len(hashes) {
+		return nil, errorf(codeRange, "%d sizes for %d hashes", len(sizes)/8, len(hashes))
+	}
+	out := make([]xethash.Entry, len(hashes))
+	for k := range out {
+		f := math.Float64frombits(binary.LittleEndian.Uint64(sizes[8*k:]))
+		if !(f >= 0 && f <= maxSafe) || f != math.Trunc(f) {
+			return nil, errorf(codeRange, "chunks[%d]: length %v is not an integer from 0 to 2^53-1", k, f)
+		}
+		out[k] = xethash.Entry{Hash: hashes[k], Size: uint64(f)}
+	}
+	return out, nil
+}
+
+func exportHashes(api js.Value) {
+	// hashChunk(bytes) → hash
+	export(api, "hashChunk", func(args []js.Value) (any, error) {
+		var err error
+		if inbuf, err = bytesArg(args, 0, "bytes", inbuf); err != nil {
+			return nil, err
+		}
+		return xethash.Chunk(inbuf).String(), nil
+	})
+	// hashFile(hashes, sizes) → hash
+	export(api, "hashFile", func(args []js.Value) (any, error) {
+		e, err := entriesArg(args)
+		if err != nil {
+			return nil, err
+		}
+		return xethash.File(e).String(), nil
+	})
+	// hashXorb(hashes, sizes) → hash
+	export(api, "hashXorb", func(args []js.Value) (any, error) {
+		e, err := entriesArg(args)
+		if err != nil {
+			return nil, err
+		}
+		return xethash.Xorb(e).String(), nil
+	})
+	// hashVerification(hashes) → hash
+	export(api, "hashVerification", func(args []js.Value) (any, error) {
+		h, err := hashesArg(args, 0, "hashes")
+		if err != nil {
+			return nil, err
+		}
+		return xethash.Verification(h).String(), nil
+	})
+	// hashKeyed(key, hash) → hash
+	export(api, "hashKeyed", func(args []js.Value) (any, error) {
+		key, err := hashArg(args, 0, "key")
+		if err != nil {
+			return nil, err
+		}
+		h, err := hashArg(args, 1, "hash")
+		if err != nil {
+			return nil, err
+		}
+		return xethash.KeyedChunk(key, h).String(), nil
+	})
+}

@@ -1,0 +1,210 @@
+//go:build js && wasm
+
+// Command wasm is xetkit compiled to WebAssembly: syscall/js bindings from
+// the Go packages to wasm/xetkit.js, and nothing else. No protocol logic
+// lives here; every function converts its JavaScript arguments, calls a Go
+// package, and converts the result back.
+//
+// The JavaScript side starts the program with one argument, the name of a
+// global callback; main calls it once with an object of functions and then
+// waits forever, serving calls.
+//
+// Calling conventions, chosen to keep crossings between JavaScript and Go
+// few and cheap:
+//   - bytes cross as Uint8Array with js.CopyBytesToGo / js.CopyBytesToJS;
+//   - many hashes cross as one string of 64-character XET strings
+//     back to back, many sizes as one little-endian Float64Array or
+//     Uint32Array in a Uint8Array;
+//   - structured results (parsed shards and xorbs) cross as JSON text;
+//   - a failure comes back as an object {xetkitError: true, code, message,
+//     offset} that xetkit.js throws as an XetkitError. Every panic is
+//     recovered into such an object, so one bad call never takes the
+//     instance down.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"syscall/js"
+
+	"github.com/xetkit/xetkit/formaterr"
+)
+
+// Error codes seen by JavaScript as XetkitError.code.
+const (
+	codeType     = "TYPE"     // an argument of the wrong JavaScript type
+	codeValue    = "VALUE"    // a well-typed argument with a bad value (a malformed hash string, a bad spec)
+	codeRange    = "RANGE"    // a number or size out of range
+	codeFormat   = "FORMAT"   // bad serialized bytes; offset says where
+	codeState    = "STATE"    // a handle used after it was closed
+	codeInternal = "INTERNAL" // a bug: a recovered panic
+)
+
+// apiError is an error with the code JavaScript sees.
+type apiError struct {
+	code string
+	msg  string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func errorf(code, format string, args ...any) error {
+	return &apiError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+var (
+	jsObject     = js.Global().Get("Object")
+	jsUint8Array = js.Global().Get("Uint8Array")
+)
+
+// errorValue turns err into the object xetkit.js throws.
+func errorValue(err error) js.Value {
+	o := jsObject.New()
+	o.Set("xetkitError", true)
+	o.Set("message", err.Error())
+	var ae *apiError
+	var ve *js.ValueError
+	switch {
+	case errors.As(err, &ae):
+		o.Set("code", ae.code)
+	case errors.As(err, &ve):
+		o.Set("code", codeType)
+	default:
+		if off, ok := formaterr.Offset(err); ok {
+			o.Set("code", codeFormat)
+			o.Set("offset", off)
+		} else {
+			o.Set("code", codeValue)
+		}
+	}
+	return o
+}
+
+// export wraps fn as a JavaScript function that never lets a panic escape:
+// a panic becomes an INTERNAL error (a js.ValueError, from using a JS value
+// as the wrong type, becomes TYPE), and the instance stays usable.
+func export(api js.Value, name string, fn func(args []js.Value) (any, error)) {
+	api.Set(name, js.FuncOf(func(_ js.Value, args []js.Value) (ret any) {
+		defer func() {
+			if r := recover(); r != nil {
+				if ve, ok := r.(*js.ValueError); ok {
+					ret = errorValue(errorf(codeType, "%s: %v", name, ve))
+					return
+				}
+				e := errorValue(errorf(codeInternal, "%s: internal error: %v", name, r))
+				e.Set("goStack", string(debug.Stack()))
+				ret = e
+			}
+		}()
+		v, err := fn(args)
+		if err != nil {
+			return errorValue(err)
+		}
+		return v
+	}))
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "xetkit.wasm: start me from xetkit.js")
+		os.Exit(2)
+	}
+	api := jsObject.New()
+	exportChunking(api)
+	exportHashes(api)
+	exportFormats(api)
+	exportPrepare(api)
+	js.Global().Call(os.Args[1], api)
+	select {}
+}
+
+// ---- argument helpers ----
+
+func arg(args []js.Value, i int) js.Value {
+	if i < len(args) {
+		return args[i]
+	}
+	return js.Undefined()
+}
+
+// bytesArg copies a Uint8Array argument into dst's storage (grown as
+// needed) and returns the filled slice.
+func bytesArg(args []js.Value, i int, what string, dst []byte) ([]byte, error) {
+	v := arg(args, i)
+	if v.Type() != js.TypeObject || !v.InstanceOf(jsUint8Array) {
+		return nil, errorf(codeType, "%s must be a Uint8Array", what)
+	}
+	n := v.Get("length").Int()
+	if cap(dst) < n {
+		dst = make([]byte, n)
+	}
+	dst = dst[:n]
+	js.CopyBytesToGo(dst, v)
+	return dst, nil
+}
+
+func stringArg(args []js.Value, i int, what string) (string, error) {
+	v := arg(args, i)
+	if v.Type() != js.TypeString {
+		return "", errorf(codeType, "%s must be a string", what)
+	}
+	return v.String(), nil
+}
+
+func intArg(args []js.Value, i int, what string) (int, error) {
+	v := arg(args, i)
+	if v.Type() != js.TypeNumber {
+		return 0, errorf(codeType, "%s must be a number", what)
+	}
+	f := v.Float()
+	if f != float64(int(f)) {
+		return 0, errorf(codeRange, "%s must be an integer, got %v", what, f)
+	}
+	return int(f), nil
+}
+
+func boolArg(args []js.Value, i int) bool {
+	v := arg(args, i)
+	return v.Type() == js.TypeBoolean && v.Bool()
+}
+
+// toJS copies b into a new Uint8Array.
+func toJS(b []byte) js.Value {
+	u := jsUint8Array.New(len(b))
+	js.CopyBytesToJS(u, b)
+	return u
+}
+
+// handles maps the integer ids JavaScript holds to Go state (chunkers,
+// preparers). Ids are never reused, so a stale id fails cleanly.
+type handles struct {
+	next int
+	m    map[int]any
+}
+
+func (h *handles) add(v any) int {
+	if h.m == nil {
+		h.m = map[int]any{}
+	}
+	h.next++
+	h.m[h.next] = v
+	return h.next
+}
+
+func (h *handles) get(args []js.Value, i int) (int, any, error) {
+	id, err := intArg(args, i, "handle")
+	if err != nil {
+		return 0, nil, err
+	}
+	v, ok := h.m[id]
+	if !ok {
+		return 0, nil, errorf(codeState, "handle %d is closed", id)
+	}
+	return id, v, nil
+}
+
+func (h *handles) free(id int) { delete(h.m, id) }
+
+var live handles

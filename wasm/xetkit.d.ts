@@ -1,0 +1,284 @@
+// Types of wasm/xetkit.js. Hashes are XET strings: 64 lowercase hex digits
+// (draft-denis-xet §6.5).
+
+/** What went wrong, as XetkitError.code. */
+export type XetkitErrorCode =
+  | "TYPE" // an argument of the wrong type
+  | "VALUE" // a well-typed argument with a bad value (a malformed hash string, a bad spec)
+  | "RANGE" // a number or size out of range
+  | "FORMAT" // bad serialized bytes; offset says where
+  | "STATE" // an object used after it was closed
+  | "INTERNAL"; // a bug, or the WebAssembly instance died
+
+/** The error every xetkit function throws; the module keeps working after it. */
+export class XetkitError extends Error {
+  constructor(message: string, code: XetkitErrorCode, offset?: number);
+  readonly name: "XetkitError";
+  readonly code: XetkitErrorCode;
+  /** For "FORMAT": the byte offset from the start of the input where the problem was found. */
+  readonly offset?: number;
+}
+
+/** Bytes as accepted by every function. */
+export type Bytes = Uint8Array | ArrayBuffer | ArrayBufferView;
+
+/** One content-defined chunk. */
+export interface Chunk {
+  /** Where the chunk starts in the stream. */
+  offset: number;
+  length: number;
+  /** The chunk hash (§6.1). */
+  hash: string;
+}
+
+/** A (hash, size) pair for the merkle hashes; `size` is accepted for `length`. */
+export type HashedChunk = { hash: string; length: number } | { hash: string; size: number };
+
+export interface Chunker {
+  /** Adds the next bytes of the stream; returns the chunks they complete. */
+  push(bytes: Bytes): Chunk[];
+  /** Ends the stream and returns its last chunk, if any; the chunker then starts a new stream. */
+  finish(): Chunk[];
+}
+
+export interface Hashes {
+  /** The chunk hash of bytes. */
+  chunk(bytes: Bytes): string;
+  /** The file hash of chunks in order (an empty file hashes to 64 zeros, as in the reference). */
+  file(chunks: readonly HashedChunk[]): string;
+  /** The xorb hash (merkle root) of chunks in order. */
+  xorb(chunks: readonly HashedChunk[]): string;
+  /** The term verification hash of a run of chunk hashes. */
+  verification(hashes: readonly string[]): string;
+  /** A chunk hash keyed with a shard's chunk hash key (a zero key returns hash unchanged). */
+  keyed(key: string, hash: string): string;
+}
+
+// ---- ShardSpec (input of buildShard) ----
+
+export interface ShardSpec {
+  appId?: string;
+  files: ShardSpecFile[];
+  xorbs: ShardSpecXorb[];
+  footer?: ShardSpecFooter | null;
+}
+
+export interface ShardSpecFile {
+  hash?: string;
+  /** Standard hex SHA-256 digest; absent: no metadata ext. */
+  sha256?: string;
+  verification: boolean;
+  flags?: number;
+  terms: ShardSpecTerm[];
+}
+
+export interface ShardSpecTerm {
+  xorb: string;
+  chunkStart: number;
+  chunkEnd: number;
+  unpackedBytes?: number;
+  rangeHash?: string;
+  flags?: number;
+}
+
+export interface ShardSpecXorb {
+  hash?: string;
+  flags?: number;
+  bytesInXorb?: number;
+  bytesOnDisk: number;
+  chunks: { hash: string; unpackedBytes: number; flags: number; byteRangeStart?: number }[];
+}
+
+export interface ShardSpecFooter {
+  createdAt: number;
+  keyExpiry: number;
+  chunkHashKey: string;
+  lookupTables: boolean;
+  storedBytesOnDisk?: number;
+  materializedBytes?: number;
+  storedBytes?: number;
+}
+
+// ---- ParsedShard (output of parseShard) ----
+
+export interface ParsedShard {
+  header: { appId: string; version: number; footerSize: number };
+  files: ParsedShardFile[];
+  xorbs: ParsedShardXorb[];
+  lookups: {
+    files: { truncatedHash: string; file: number }[];
+    xorbs: { truncatedHash: string; xorb: number }[];
+    chunks: { truncatedHash: string; xorb: number; chunk: number }[];
+  };
+  /** null in the upload form. */
+  footer: ParsedShardFooter | null;
+  /** Rule breaks found in a shard that could be read. */
+  findings: ShardFinding[];
+  /** Bytes of input. */
+  size: number;
+  /** The shard's sections in byte order. */
+  sections: { name: string; offset: number; size: number }[];
+}
+
+export interface ParsedShardFile {
+  offset: number;
+  /** Bytes of the file block in the shard. */
+  size: number;
+  hash: string;
+  flags: number;
+  entries: { xorbHash: string; flags: number; unpackedBytes: number; chunkStart: number; chunkEnd: number }[];
+  verification: string[] | null;
+  sha256: string | null;
+}
+
+export interface ParsedShardXorb {
+  offset: number;
+  hash: string;
+  flags: number;
+  numChunks: number;
+  bytesInXorb: number;
+  bytesOnDisk: number;
+  chunks: { hash: string; byteRangeStart: number; unpackedBytes: number; flags: number }[];
+}
+
+export interface ParsedShardFooter {
+  version: number;
+  fileInfoOffset: number;
+  casInfoOffset: number;
+  fileLookupOffset: number;
+  fileLookupCount: number;
+  casLookupOffset: number;
+  casLookupCount: number;
+  chunkLookupOffset: number;
+  chunkLookupCount: number;
+  chunkHashKey: string;
+  createdAt: number;
+  keyExpiry: number;
+  storedBytesOnDisk: number;
+  materializedBytes: number;
+  storedBytes: number;
+  footerOffset: number;
+}
+
+export interface ShardFinding {
+  severity: "error" | "warning" | "info";
+  offset: number;
+  section: "header" | "files" | "cas" | "lookups" | "footer";
+  /** Which rule is broken. */
+  rule: string;
+  message: string;
+}
+
+// ---- parsed xorb (output of parseXorb) ----
+
+export interface ParsedXorb {
+  /** Bytes of input. */
+  size: number;
+  hasFooter: boolean;
+  /** The xorb hash the footer records; null without a footer. */
+  hash: string | null;
+  /** True once every chunk was decompressed and hashed. */
+  verified: boolean;
+  /** The xorb hash of the chunks as decompressed; null unless verified. */
+  computedHash: string | null;
+  chunks: ParsedXorbChunk[];
+  footer: unknown | null;
+  totalCompressed: number;
+  totalUncompressed: number;
+  recordsSize: number;
+}
+
+export interface ParsedXorbChunk {
+  index: number;
+  offset: number;
+  headerSize: number;
+  compressedSize: number;
+  uncompressedSize: number;
+  unpackedOffset: number;
+  compression: "none" | "lz4" | "bg4-lz4";
+  compressionType: number;
+  /** null unless verified. */
+  hash: string | null;
+}
+
+// ---- processFile ----
+
+/** A xorb handed out by processFile as soon as it is sealed. */
+export interface SealedXorb {
+  /** 0, 1, ... in the order sealed. */
+  index: number;
+  hash: string;
+  /** The serialized xorb, footer included: the body of its upload. */
+  bytes: Uint8Array;
+  chunks: number;
+  unpackedBytes: number;
+}
+
+export interface ProcessProgress {
+  bytesProcessed: number;
+  totalBytes: number;
+  /** Xorbs sealed so far. */
+  xorbs: number;
+}
+
+export interface ProcessOptions {
+  onProgress?: (p: ProcessProgress) => void;
+  /** Called in order for each xorb; a returned promise is awaited before more is read. */
+  onXorb?: (x: SealedXorb) => void | Promise<void>;
+  /** Chunk record compression (default "auto": the smaller of LZ4 and byte-grouped LZ4). */
+  compression?: "auto" | "lz4" | "bg4-lz4" | "none";
+  /** false: do all the work on this thread's instance, without the worker pool. */
+  workers?: boolean;
+}
+
+export interface ProcessedFile {
+  size: number;
+  fileHash: string;
+  /** Standard hex SHA-256 digest of the file. */
+  sha256: string;
+  /** Every chunk in file order, repeats included. */
+  chunks: Chunk[];
+  /** The new xorbs, in the order they were handed to onXorb (without their bytes). */
+  xorbs: { hash: string; chunks: number; unpackedBytes: number; size: number }[];
+  /** The file's reconstruction terms. */
+  terms: { xorb: string; chunkStart: number; chunkEnd: number; unpackedBytes: number }[];
+  /** The upload-form shard (no footer) registering the file and its xorbs. */
+  shard: Uint8Array;
+}
+
+export interface MemoryUse {
+  /** Bytes of WebAssembly memory of this thread's instance. */
+  wasm: number;
+  /** Bytes of WebAssembly memory of each pool worker's instance. */
+  workers: number[];
+}
+
+export interface Xetkit {
+  /** Chunks bytes: [{offset, length, hash}]. */
+  chunk(bytes: Bytes): Chunk[];
+  createChunker(): Chunker;
+  readonly hash: Hashes;
+  buildShard(spec: ShardSpec | string): Uint8Array;
+  parseShard(bytes: Bytes): ParsedShard;
+  /** Parses a xorb, or whole chunk records without a footer; decompresses and hashes every chunk unless verify is false. */
+  parseXorb(bytes: Bytes, options?: { verify?: boolean }): ParsedXorb;
+  /** chunk, with the hashing spread over the worker pool; results are identical. */
+  chunkAsync(input: Bytes | Blob): Promise<Chunk[]>;
+  /** The whole local upload preparation of one file, reading it in slices. */
+  processFile(input: Bytes | Blob, options?: ProcessOptions): Promise<ProcessedFile>;
+  memory(): Promise<MemoryUse>;
+  /** The worker pool's size (0: everything runs on this thread). */
+  readonly workers: number;
+  /** Stops the worker pool; the synchronous functions keep working. */
+  close(): void;
+}
+
+export interface LoadOptions {
+  /** Where xetkit.wasm is (default: beside xetkit.js). */
+  wasmURL?: string | URL;
+  /** Worker pool size (default: navigator.hardwareConcurrency or os.availableParallelism()). */
+  workers?: number;
+}
+
+/** Loads the module; calls with the same options share one instance. */
+export function load(options?: LoadOptions): Promise<Xetkit>;

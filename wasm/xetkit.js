@@ -1,0 +1,669 @@
+// xetkit: Xet chunking, hashing, shards, xorbs and upload preparation in
+// browsers and Node (>= 20), from one Go codebase compiled to WebAssembly.
+//
+//   import { load } from "xetkit";
+//   const xk = await load();
+//   xk.chunk(bytes); // [{offset, length, hash}]
+//
+// This file only moves bytes and results between JavaScript and the Go
+// module (xetkit.wasm) and spreads work over a worker pool; the protocol
+// itself lives in Go. No bundler is needed: it is a plain ES module that
+// finds xetkit.wasm, wasm_exec.js and worker.js beside itself.
+
+const MiB = 1 << 20;
+// Bytes handed to Go per call when streaming: large enough that crossing
+// costs nothing, small enough that Go's memory (which never shrinks) stays
+// a few MiB above what the work itself needs.
+const PIECE = 8 * MiB;
+// Bytes read from a Blob at a time.
+const SLICE = 8 * MiB;
+// Target bytes of whole chunks per job sent to a worker.
+const BATCH = 2 * MiB;
+
+const isNode =
+  typeof process !== "undefined" && process.versions != null && process.versions.node != null &&
+  typeof window === "undefined";
+
+/**
+ * The error every xetkit function throws. `code` says what kind of problem it
+ * is ("TYPE", "VALUE", "RANGE", "FORMAT", "STATE", "INTERNAL"); for "FORMAT"
+ * (bad serialized bytes) `offset` is the byte offset where it was found.
+ */
+export class XetkitError extends Error {
+  constructor(message, code, offset) {
+    super(message);
+    this.name = "XetkitError";
+    this.code = code;
+    if (offset !== undefined && offset !== null) this.offset = offset;
+  }
+}
+
+function typeError(msg) {
+  return new XetkitError(msg, "TYPE");
+}
+
+// ---- loading ----
+
+let goClass = null;
+async function goRuntime() {
+  if (!goClass) {
+    // wasm_exec.js is a classic script that defines globalThis.Go; it is also
+    // valid module code, so importing it runs it.
+    await import(new URL("./wasm_exec.js", import.meta.url).href);
+    goClass = globalThis.Go;
+    if (typeof goClass !== "function") throw new XetkitError("wasm_exec.js did not define Go", "INTERNAL");
+  }
+  return goClass;
+}
+
+async function compile(url) {
+  if (isNode && url.protocol === "file:") {
+    const { readFile } = await import("node:fs/promises");
+    return WebAssembly.compile(await readFile(url));
+  }
+  const res = await fetch(url);
+  if (!res.ok) throw new XetkitError(`fetching ${url}: HTTP ${res.status}`, "INTERNAL");
+  if (typeof WebAssembly.compileStreaming === "function" &&
+      (res.headers.get("content-type") || "").startsWith("application/wasm")) {
+    return WebAssembly.compileStreaming(res);
+  }
+  return WebAssembly.compile(await res.arrayBuffer());
+}
+
+let readySeq = 0;
+
+// startGo runs one instance of the compiled module and returns its exported
+// functions and its memory.
+async function startGo(module) {
+  const Go = await goRuntime();
+  const go = new Go();
+  const name = `__xetkitReady${++readySeq}_${Math.random().toString(36).slice(2)}`;
+  let api = null;
+  globalThis[name] = (a) => { api = a; };
+  try {
+    go.argv = ["xetkit", name];
+    const instance = await WebAssembly.instantiate(module, go.importObject);
+    go.run(instance); // runs main until it blocks, which is after it called back
+    if (!api) throw new XetkitError("xetkit.wasm did not start", "INTERNAL");
+    return { api, memory: instance.exports.mem, go };
+  } finally {
+    delete globalThis[name];
+  }
+}
+
+// call invokes a Go function and turns its error objects into XetkitError.
+function call(go, name, ...args) {
+  let r;
+  try {
+    r = go.api[name](...args);
+  } catch (e) {
+    // Only a dead Go runtime throws here (wasm_exec: "Go program has
+    // already exited"): every Go-side failure comes back as a value.
+    throw new XetkitError(`${name}: ${e && e.message ? e.message : e}`, "INTERNAL");
+  }
+  if (r !== null && typeof r === "object" && r.xetkitError === true) {
+    const err = new XetkitError(r.message, r.code, r.offset);
+    if (r.goStack) err.goStack = r.goStack;
+    throw err;
+  }
+  return r;
+}
+
+const loaded = new Map();
+
+/**
+ * Loads xetkit.wasm and returns the API. Repeated calls with the same
+ * options share one instance.
+ * @param {{wasmURL?: string | URL, workers?: number}} [options]
+ */
+export function load(options = {}) {
+  if (options === null || typeof options !== "object") {
+    return Promise.reject(typeError("load: options must be an object"));
+  }
+  const url = new URL(options.wasmURL ?? "./xetkit.wasm", import.meta.url);
+  const workers = options.workers ?? defaultWorkers();
+  if (!Number.isInteger(workers) || workers < 0 || workers > 256) {
+    return Promise.reject(new XetkitError("load: workers must be an integer from 0 to 256", "RANGE"));
+  }
+  const key = `${url.href}#${workers}`;
+  let p = loaded.get(key);
+  if (!p) {
+    p = (async () => {
+      const module = await compile(url);
+      return new Xetkit(module, await startGo(module), workers);
+    })();
+    loaded.set(key, p);
+    p.catch(() => loaded.delete(key));
+  }
+  return p;
+}
+
+function defaultWorkers() {
+  if (isNode) {
+    const os = globalThis.process.getBuiltinModule?.("node:os");
+    if (os) return os.availableParallelism ? os.availableParallelism() : os.cpus().length;
+    return 2;
+  }
+  return (globalThis.navigator && navigator.hardwareConcurrency) || 2;
+}
+
+// ---- argument conversion ----
+
+function toBytes(x, what) {
+  if (x instanceof Uint8Array) return x;
+  if (x instanceof ArrayBuffer || (typeof SharedArrayBuffer !== "undefined" && x instanceof SharedArrayBuffer)) {
+    return new Uint8Array(x);
+  }
+  if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+  throw typeError(`${what} must be a Uint8Array, ArrayBuffer or ArrayBuffer view, got ${describe(x)}`);
+}
+
+function isBlob(x) {
+  return typeof Blob !== "undefined" && x instanceof Blob;
+}
+
+function describe(x) {
+  if (x === null) return "null";
+  if (Array.isArray(x)) return "an array";
+  if (typeof x === "object") return `a ${x.constructor ? x.constructor.name : "object"}`;
+  return `a ${typeof x}`;
+}
+
+function hashString(h, what) {
+  if (typeof h !== "string") throw typeError(`${what} must be a XET hash string, got ${describe(h)}`);
+  if (h.length !== 64) throw new XetkitError(`${what}: a XET hash string has 64 hex digits, got ${h.length} characters`, "VALUE");
+  return h;
+}
+
+// packEntries turns [{hash, length | size}] into the (hashes, sizes) pair
+// Go reads.
+function packEntries(chunks, what) {
+  if (!Array.isArray(chunks)) throw typeError(`${what} must be an array of {hash, length}, got ${describe(chunks)}`);
+  const hashes = new Array(chunks.length);
+  const sizes = new Float64Array(chunks.length);
+  for (let i = 0; i < chunks.length; i++) {
+    const c = chunks[i];
+    if (c === null || typeof c !== "object") throw typeError(`${what}[${i}] must be an object {hash, length}, got ${describe(c)}`);
+    hashes[i] = hashString(c.hash, `${what}[${i}].hash`);
+    const n = c.length ?? c.size;
+    if (typeof n !== "number") throw typeError(`${what}[${i}].length must be a number, got ${describe(n)}`);
+    sizes[i] = n;
+  }
+  return [hashes.join(""), new Uint8Array(sizes.buffer)];
+}
+
+function packHashes(hashes, what) {
+  if (!Array.isArray(hashes)) throw typeError(`${what} must be an array of XET hash strings, got ${describe(hashes)}`);
+  return hashes.map((h, i) => hashString(h, `${what}[${i}]`)).join("");
+}
+
+// appendChunks decodes Go's packed [lengths, hashes] into chunk objects.
+function appendChunks(out, packed, offset) {
+  const [lens, hex] = packed;
+  const view = new DataView(lens.buffer, lens.byteOffset, lens.byteLength);
+  const n = lens.byteLength >>> 2;
+  for (let i = 0; i < n; i++) {
+    const length = view.getUint32(4 * i, true);
+    out.push({ offset, length, hash: hex.slice(64 * i, 64 * i + 64) });
+    offset += length;
+  }
+  return offset;
+}
+
+function lengthsOf(packed) {
+  const view = new DataView(packed.buffer, packed.byteOffset, packed.byteLength);
+  const out = new Array(packed.byteLength >>> 2);
+  for (let i = 0; i < out.length; i++) out[i] = view.getUint32(4 * i, true);
+  return out;
+}
+
+// ---- sources ----
+
+// slices yields the input in pieces of at most size bytes: subarrays of
+// bytes, or successive reads of a Blob (never the whole Blob at once).
+async function* slices(input, size) {
+  if (isBlob(input)) {
+    for (let off = 0; off < input.size; off += size) {
+      const end = Math.min(input.size, off + size);
+      yield new Uint8Array(await input.slice(off, end).arrayBuffer());
+    }
+    return;
+  }
+  for (let off = 0; off < input.length; off += size) yield input.subarray(off, off + size);
+}
+
+function sourceOf(input, what) {
+  if (isBlob(input)) return input;
+  return toBytes(input, what + " (or a Blob)");
+}
+
+function sourceSize(src) {
+  return isBlob(src) ? src.size : src.length;
+}
+
+// Batcher cuts the stream into jobs of whole chunks for the workers. It is
+// told, for each piece of the stream, the lengths of the chunks that piece
+// completed, and keeps the bytes of the chunk still open.
+class Batcher {
+  constructor(target) {
+    this.target = target;
+    this.carry = new Uint8Array(0);
+  }
+
+  // take returns [{bytes, lens}] covering the completed chunks.
+  take(piece, lens) {
+    const carry = this.carry;
+    const total = carry.length + piece.length;
+    const copy = (a, b) => {
+      const out = new Uint8Array(b - a);
+      if (a < carry.length) out.set(carry.subarray(a, Math.min(b, carry.length)), 0);
+      if (b > carry.length) {
+        const from = Math.max(a, carry.length);
+        out.set(piece.subarray(from - carry.length, b - carry.length), from - a);
+      }
+      return out;
+    };
+    const jobs = [];
+    let pos = 0;
+    for (let i = 0; i < lens.length;) {
+      let j = i;
+      let size = 0;
+      while (j < lens.length && (j === i || size + lens[j] <= this.target)) size += lens[j++];
+      jobs.push({ bytes: copy(pos, pos + size), lens: Uint32Array.from(lens.slice(i, j)) });
+      pos += size;
+      i = j;
+    }
+    if (pos > total) throw new XetkitError("chunk lengths run past the data", "INTERNAL");
+    this.carry = copy(pos, total);
+    return jobs;
+  }
+}
+
+function u32Bytes(lens) {
+  const out = new Uint8Array(lens.length * 4);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < lens.length; i++) view.setUint32(4 * i, lens[i], true);
+  return out;
+}
+
+// ---- the API ----
+
+const registry = typeof FinalizationRegistry === "function"
+  ? new FinalizationRegistry(({ go, fn, id }) => { try { go.api[fn](id); } catch { /* instance gone */ } })
+  : null;
+
+class Chunker {
+  #go;
+  #id = 0;
+  #offset = 0;
+
+  constructor(go) {
+    this.#go = go;
+  }
+
+  #open() {
+    if (!this.#id) {
+      this.#id = call(this.#go, "chunkerNew");
+      registry?.register(this, { go: this.#go, fn: "chunkerFree", id: this.#id }, this);
+    }
+    return this.#id;
+  }
+
+  #close() {
+    registry?.unregister(this);
+    this.#id = 0;
+  }
+
+  push(bytes) {
+    const b = toBytes(bytes, "push: bytes");
+    const out = [];
+    if (b.length === 0) return out;
+    const id = this.#open();
+    try {
+      for (let off = 0; off < b.length; off += PIECE) {
+        this.#offset = appendChunks(out, call(this.#go, "chunkerPush", id, b.subarray(off, off + PIECE), true), this.#offset);
+      }
+    } catch (e) {
+      // A failed push leaves the stream in an unknown state: drop it.
+      try { call(this.#go, "chunkerFree", id); } catch { /* ignore */ }
+      this.#close();
+      this.#offset = 0;
+      throw e;
+    }
+    return out;
+  }
+
+  finish() {
+    const out = [];
+    if (!this.#id) return out;
+    const id = this.#id;
+    this.#close();
+    try {
+      appendChunks(out, call(this.#go, "chunkerFinish", id, true), this.#offset);
+    } finally {
+      this.#offset = 0;
+    }
+    return out;
+  }
+}
+
+class Xetkit {
+  #module;
+  #go;
+  #workers;
+  #pool = null;
+
+  constructor(module, go, workers) {
+    this.#module = module;
+    this.#go = go;
+    this.#workers = workers;
+    const g = go;
+    this.hash = Object.freeze({
+      chunk(bytes) {
+        return call(g, "hashChunk", toBytes(bytes, "hash.chunk: bytes"));
+      },
+      file(chunks) {
+        return call(g, "hashFile", ...packEntries(chunks, "hash.file: chunks"));
+      },
+      xorb(chunks) {
+        return call(g, "hashXorb", ...packEntries(chunks, "hash.xorb: chunks"));
+      },
+      verification(hashes) {
+        return call(g, "hashVerification", packHashes(hashes, "hash.verification: hashes"));
+      },
+      keyed(key, hash) {
+        return call(g, "hashKeyed", hashString(key, "hash.keyed: key"), hashString(hash, "hash.keyed: hash"));
+      },
+    });
+  }
+
+  /** Chunks bytes in one go: [{offset, length, hash}]. */
+  chunk(bytes) {
+    const c = new Chunker(this.#go);
+    const out = c.push(toBytes(bytes, "chunk: bytes"));
+    for (const x of c.finish()) out.push(x);
+    return out;
+  }
+
+  /** A streaming chunker: push pieces of any size, then finish. */
+  createChunker() {
+    return new Chunker(this.#go);
+  }
+
+  /** Builds the shard a ShardSpec describes. */
+  buildShard(spec) {
+    let json;
+    if (typeof spec === "string") json = spec;
+    else if (spec !== null && typeof spec === "object" && !Array.isArray(spec)) json = JSON.stringify(spec);
+    else throw typeError(`buildShard: spec must be an object or JSON text, got ${describe(spec)}`);
+    return call(this.#go, "buildShard", json);
+  }
+
+  /** Parses shard bytes into the ParsedShard object. */
+  parseShard(bytes) {
+    return JSON.parse(call(this.#go, "parseShard", toBytes(bytes, "parseShard: bytes")));
+  }
+
+  /**
+   * Parses a xorb (or whole chunk records without a footer), decompressing
+   * and hashing every chunk unless options.verify is false.
+   */
+  parseXorb(bytes, options = {}) {
+    if (options === null || typeof options !== "object") throw typeError("parseXorb: options must be an object");
+    const verify = options.verify ?? true;
+    if (typeof verify !== "boolean") throw typeError("parseXorb: options.verify must be a boolean");
+    return JSON.parse(call(this.#go, "parseXorb", toBytes(bytes, "parseXorb: bytes"), verify));
+  }
+
+  /** Like chunk, with chunk hashing spread over the worker pool. Accepts a Blob too. */
+  async chunkAsync(input) {
+    const src = sourceOf(input, "chunkAsync: input");
+    const pool = await this.#getPool();
+    if (!pool) {
+      const c = new Chunker(this.#go);
+      const out = [];
+      for await (const piece of slices(src, SLICE)) for (const x of c.push(piece)) out.push(x);
+      for (const x of c.finish()) out.push(x);
+      return out;
+    }
+    const go = this.#go;
+    const id = call(go, "chunkerNew");
+    const jobs = [];
+    const batcher = new Batcher(BATCH);
+    const dispatch = (piece, packedLens) => {
+      for (const job of batcher.take(piece, lengthsOf(packedLens))) {
+        const lens = u32Bytes(job.lens);
+        jobs.push({ lens: job.lens, hex: pool.run("hashChunks", [job.bytes, lens], [job.bytes.buffer]) });
+      }
+    };
+    try {
+      for await (const whole of slices(src, SLICE)) {
+        for (let off = 0; off < whole.length; off += PIECE) {
+          const piece = whole.subarray(off, off + PIECE);
+          dispatch(piece, call(go, "chunkerPush", id, piece, false)[0]);
+        }
+        // Keep a Blob's data in flight bounded.
+        if (isBlob(src)) while (pool.pending() > 4 * pool.size) await pool.idle();
+      }
+    } catch (e) {
+      try { call(go, "chunkerFree", id); } catch { /* ignore */ }
+      throw e;
+    }
+    dispatch(new Uint8Array(0), call(go, "chunkerFinish", id, false)[0]);
+    const out = [];
+    let offset = 0;
+    for (const job of jobs) {
+      const hex = await job.hex;
+      for (let i = 0; i < job.lens.length; i++) {
+        out.push({ offset, length: job.lens[i], hash: hex.slice(64 * i, 64 * i + 64) });
+        offset += job.lens[i];
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Prepares a file for upload: chunks, chunk hashes, file hash, SHA-256,
+   * xorbs (handed to onXorb as soon as each is sealed) and the upload-form
+   * shard. The input is read in slices, so memory stays bounded.
+   */
+  async processFile(input, options = {}) {
+    const src = sourceOf(input, "processFile: input");
+    if (options === null || typeof options !== "object") throw typeError("processFile: options must be an object");
+    const { onProgress, onXorb, compression = "auto" } = options;
+    if (onProgress !== undefined && typeof onProgress !== "function") throw typeError("processFile: onProgress must be a function");
+    if (onXorb !== undefined && typeof onXorb !== "function") throw typeError("processFile: onXorb must be a function");
+    if (typeof compression !== "string") throw typeError("processFile: compression must be a string");
+    const useWorkers = options.workers === undefined ? true : options.workers;
+    const pool = useWorkers ? await this.#getPool() : null;
+    const go = this.#go;
+    const total = sourceSize(src);
+    const id = call(go, "prepNew", compression);
+    let xorbs = 0;
+    let done = 0;
+    const emit = async (sealed) => {
+      for (const x of sealed) {
+        xorbs++;
+        if (onXorb) await onXorb(x);
+      }
+    };
+    const progress = (bytes) => {
+      done = bytes;
+      if (onProgress) onProgress({ bytesProcessed: done, totalBytes: total, xorbs });
+    };
+    try {
+      if (!pool) {
+        for await (const piece of slices(src, PIECE)) {
+          await emit(call(go, "prepWrite", id, piece));
+          progress(done + piece.length);
+        }
+      } else {
+        const queue = [];
+        const batcher = new Batcher(BATCH);
+        const dispatch = (piece, packedLens) => {
+          for (const job of batcher.take(piece, lengthsOf(packedLens))) {
+            const lens = u32Bytes(job.lens);
+            queue.push({ size: job.bytes.length, result: pool.run("encodeChunks", [job.bytes, lens, compression], [job.bytes.buffer]) });
+          }
+        };
+        const drainOne = async () => {
+          const job = queue.shift();
+          const [hashes, lens, records, recLens] = await job.result;
+          await emit(call(go, "prepAdd", id, hashes, lens, records, recLens));
+          progress(done + job.size);
+        };
+        for await (const piece of slices(src, PIECE)) {
+          dispatch(piece, call(go, "prepScan", id, piece));
+          while (queue.length > 3 * pool.size) await drainOne();
+        }
+        dispatch(new Uint8Array(0), call(go, "prepScanFinish", id));
+        while (queue.length) await drainOne();
+      }
+      const [json, packedChunks, shard, sealed] = call(go, "prepFinish", id);
+      await emit(sealed);
+      const result = JSON.parse(json);
+      result.chunks = [];
+      appendChunks(result.chunks, packedChunks, 0);
+      result.shard = shard;
+      if (onProgress) onProgress({ bytesProcessed: total, totalBytes: total, xorbs });
+      return result;
+    } finally {
+      try { call(go, "prepFree", id); } catch { /* already closed */ }
+    }
+  }
+
+  /** Memory in use: the main instance's wasm memory and each worker's. */
+  async memory() {
+    const out = { wasm: this.#go.memory.buffer.byteLength, workers: [] };
+    if (this.#pool) out.workers = await this.#pool.memory();
+    return out;
+  }
+
+  /** The worker pool's size (0 when work stays on this thread). */
+  get workers() {
+    return this.#workers;
+  }
+
+  /** Stops the worker pool; the synchronous API keeps working. */
+  close() {
+    if (this.#pool) this.#pool.close();
+    this.#pool = null;
+  }
+
+  async #getPool() {
+    if (this.#workers === 0) return null;
+    if (!this.#pool) this.#pool = new Pool(this.#module, this.#workers);
+    await this.#pool.ready;
+    return this.#pool;
+  }
+}
+
+// ---- worker pool ----
+
+class Pool {
+  constructor(module, size) {
+    this.size = size;
+    this.workers = [];
+    this.seq = 0;
+    this.waiters = [];
+    this.ready = (async () => {
+      const tasks = [];
+      for (let i = 0; i < size; i++) tasks.push(spawn(module));
+      this.workers = await Promise.all(tasks);
+      for (const w of this.workers) w.onReply = (msg) => this.#reply(w, msg);
+    })();
+  }
+
+  pending() {
+    let n = 0;
+    for (const w of this.workers) n += w.calls.size;
+    return n;
+  }
+
+  // idle resolves when some job finishes.
+  idle() {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  run(op, args, transfer = []) {
+    // The worker with the fewest jobs gets the next one; jobs of one caller
+    // are answered in any order and matched by id.
+    let best = this.workers[0];
+    for (const w of this.workers) if (w.calls.size < best.calls.size) best = w;
+    const id = ++this.seq;
+    return new Promise((resolve, reject) => {
+      best.calls.set(id, { resolve, reject });
+      if (best.calls.size === 1) best.ref();
+      best.post({ id, op, args }, transfer);
+    });
+  }
+
+  #reply(w, msg) {
+    const c = w.calls.get(msg.id);
+    if (!c) return;
+    w.calls.delete(msg.id);
+    if (w.calls.size === 0) w.unref();
+    if (msg.error) c.reject(new XetkitError(msg.error.message, msg.error.code, msg.error.offset));
+    else c.resolve(msg.result);
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const r of waiters) r();
+  }
+
+  async memory() {
+    return Promise.all(this.workers.map((w) => new Promise((resolve, reject) => {
+      const id = ++this.seq;
+      w.calls.set(id, { resolve, reject });
+      if (w.calls.size === 1) w.ref();
+      w.post({ id, op: "memory", args: [] }, []);
+    })));
+  }
+
+  close() {
+    for (const w of this.workers) {
+      for (const c of w.calls.values()) c.reject(new XetkitError("worker pool closed", "STATE"));
+      w.terminate();
+    }
+    this.workers = [];
+  }
+}
+
+// spawn starts one worker on the compiled module and waits for it to be up.
+async function spawn(module) {
+  const url = new URL("./worker.js", import.meta.url);
+  const w = { calls: new Map(), onReply: null };
+  let raw;
+  if (isNode) {
+    const { Worker } = await import("node:worker_threads");
+    raw = new Worker(url);
+    w.post = (m, t) => raw.postMessage(m, t);
+    w.ref = () => raw.ref();
+    w.unref = () => raw.unref();
+    w.terminate = () => raw.terminate();
+    raw.on("message", (m) => w.handle(m));
+    raw.on("error", (e) => w.fail(e));
+  } else {
+    raw = new Worker(url, { type: "module" });
+    w.post = (m, t) => raw.postMessage(m, t);
+    w.ref = w.unref = () => {};
+    w.terminate = () => raw.terminate();
+    raw.onmessage = (e) => w.handle(e.data);
+    raw.onerror = (e) => w.fail(e);
+  }
+  await new Promise((resolve, reject) => {
+    w.handle = (m) => {
+      if (m && m.ready) resolve();
+      else if (m && m.error) reject(new XetkitError(`worker failed to start: ${m.error.message}`, "INTERNAL"));
+    };
+    w.fail = (e) => reject(new XetkitError(`worker failed to start: ${e && e.message ? e.message : e}`, "INTERNAL"));
+    w.post({ init: module }, []);
+  });
+  w.handle = (m) => w.onReply && w.onReply(m);
+  w.fail = (e) => {
+    const err = new XetkitError(`worker died: ${e && e.message ? e.message : e}`, "INTERNAL");
+    for (const c of w.calls.values()) c.reject(err);
+    w.calls.clear();
+  };
+  w.unref();
+  return w;
+}

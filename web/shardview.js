@@ -1,0 +1,534 @@
+// Shard view: summary, header, footer, files and their terms, xorbs and
+// their chunks, every chunk, lookup tables, findings; each selection shows
+// its bytes in the hex view.
+
+import { el, card, bytesCard, sbytes, num, bytes as fbytes, hex32, date, hashCell, kv, describeError } from "./util.js";
+import { VTable } from "./vtable.js";
+import { shardLayouts as L, fields } from "./layouts.js";
+
+const REC = 48;
+const ZERO = "0".repeat(64);
+const FLAG_VERIFICATION = 0x80000000, FLAG_METADATA = 0x40000000, CHUNK_GLOBAL_DEDUPE = 0x80000000;
+
+/** Prepares indexes the views need (prefix sums, hash → xorb index). */
+export function init(item) {
+  if (item.kind !== "shard") return;
+  prepare(item);
+}
+
+export function prepare(item) {
+  const p = item.parsed;
+  const xorbs = p.xorbs || [];
+  const starts = new Float64Array(xorbs.length + 1); // first global chunk row of each xorb
+  for (let i = 0; i < xorbs.length; i++) starts[i + 1] = starts[i] + (xorbs[i].chunks?.length ?? 0);
+  const xorbIndex = new Map();
+  xorbs.forEach((x, i) => { if (!xorbIndex.has(x.hash)) xorbIndex.set(x.hash, i); });
+  let materialized = 0, terms = 0;
+  for (const f of p.files || []) for (const t of f.entries || []) { materialized += t.unpackedBytes; terms++; }
+  let inXorbs = 0, onDisk = 0;
+  for (const x of xorbs) { inXorbs += x.bytesInXorb; onDisk += x.bytesOnDisk; }
+  const key = p.footer?.chunkHashKey;
+  const keyed = !!key && key !== ZERO;
+  const form = !p.footer ? "upload" : (p.files || []).length === 0 ? "dedupe" : "stored";
+  item.sx = { starts, chunks: starts[xorbs.length], xorbIndex, materialized, terms, inXorbs, onDisk, keyed, form, layout: layoutOf(item) };
+}
+
+/** Where the sections lie, derived from the parsed offsets and counts. */
+function layoutOf(item) {
+  const p = item.parsed;
+  const files = p.files || [], xorbs = p.xorbs || [];
+  const fileEnd = (f) => f.offset + REC * (1 + f.entries.length * (f.verification ? 2 : 1) + (f.sha256 ? 1 : 0));
+  const fileBookend = files.length ? fileEnd(files[files.length - 1]) : REC;
+  const casStart = fileBookend + REC;
+  const casBookend = xorbs.length ? xorbs[xorbs.length - 1].offset + REC * (1 + xorbs[xorbs.length - 1].chunks.length) : casStart;
+  const afterCas = casBookend + REC;
+  const footer = p.footer ? item.bytes.length - 200 : item.bytes.length;
+  const lk = p.lookups || { files: [], xorbs: [], chunks: [] };
+  const fileLookup = afterCas;
+  const xorbLookup = fileLookup + 12 * (lk.files?.length || 0);
+  const chunkLookup = xorbLookup + 12 * (lk.xorbs?.length || 0);
+  return { fileEnd, fileBookend, casStart, casBookend, afterCas, footer, fileLookup, xorbLookup, chunkLookup, lookupsEnd: chunkLookup + 16 * (lk.chunks?.length || 0) };
+}
+
+const formText = {
+  upload: "upload form (no footer): what a client sends to the shard upload API",
+  stored: "stored shard (with footer)",
+  dedupe: "dedupe response (no files, only xorbs to deduplicate against)",
+};
+
+export function sections(item) {
+  if (item.kind === "bad-shard") return [{ id: "error", label: "Error" }];
+  const p = item.parsed;
+  const lk = p.lookups || {};
+  const nLookups = (lk.files?.length || 0) + (lk.xorbs?.length || 0) + (lk.chunks?.length || 0);
+  return [
+    { id: "summary", label: "Summary" },
+    { id: "header", label: "Header" },
+    { id: "footer", label: "Footer" },
+    { id: "files", label: "Files", count: p.files.length },
+    { id: "file", label: "File", hidden: true, parent: "files" },
+    { id: "xorbs", label: "Xorbs", count: p.xorbs.length },
+    { id: "xorb", label: "Xorb", hidden: true, parent: "xorbs" },
+    { id: "chunks", label: "Chunks", count: item.sx.chunks },
+    { id: "lookups", label: "Lookup tables", count: nLookups },
+    { id: "findings", label: "Findings", count: (p.findings || []).length },
+  ];
+}
+
+export function exportJSON(item) {
+  if (item.kind === "bad-shard") {
+    const e = describeError(item.error);
+    return { error: e.msg, offset: e.offset };
+  }
+  return item.parsed;
+}
+
+// --- hex selections --------------------------------------------------------
+
+function showHex(item, ctx, title, flds, focus) {
+  ctx.hex.show(item.bytes, flds, { title, focus });
+}
+
+function hexHeader(item, ctx) {
+  showHex(item, ctx, "Header", fields(L.header, 0, item.bytes, { version: item.parsed.header.version, footerSize: item.parsed.header.footerSize }));
+}
+
+function hexFooter(item, ctx) {
+  const f = item.parsed.footer;
+  if (!f) return ctx.hex.show(item.bytes, [], { title: "No footer (upload form): the shard ends after the CAS bookend", focus: item.bytes.length - 1 });
+  showHex(item, ctx, "Footer", fields(L.footer, item.sx.layout.footer, item.bytes, { chunkHashKey: f.chunkHashKey }));
+}
+
+function hexFile(item, ctx, i) {
+  const f = item.parsed.files[i];
+  const flds = fields(L.fileHeader, f.offset, item.bytes, { fileHash: f.hash });
+  const n = f.entries.length;
+  for (let j = 0; j < n; j++) flds.push({ name: `term ${j}`, start: f.offset + REC * (1 + j), len: REC, value: f.entries[j].xorbHash });
+  if (f.verification) for (let j = 0; j < n; j++) flds.push({ name: `verification ${j}`, start: f.offset + REC * (1 + n + j), len: REC, value: f.verification[j] });
+  if (f.sha256) flds.push({ name: "metadata ext (sha256)", start: f.offset + REC * (1 + n * (f.verification ? 2 : 1)), len: REC, value: f.sha256 });
+  showHex(item, ctx, `File ${i}`, flds.slice(0, 400));
+}
+
+function hexTerm(item, ctx, i, j) {
+  const f = item.parsed.files[i], t = f.entries[j], n = f.entries.length;
+  const flds = fields(L.term, f.offset + REC * (1 + j), item.bytes, { xorbHash: t.xorbHash });
+  if (f.verification) flds.push(...fields(L.verification, f.offset + REC * (1 + n + j), item.bytes, { rangeHash: f.verification[j] }).map((x) => ({ ...x, name: "verification." + x.name })));
+  showHex(item, ctx, `File ${i}, term ${j}`, flds);
+}
+
+function hexXorb(item, ctx, i) {
+  const x = item.parsed.xorbs[i];
+  showHex(item, ctx, `Xorb ${i}`, fields(L.xorbHeader, x.offset, item.bytes, { xorbHash: x.hash }));
+}
+
+function hexChunk(item, ctx, i, c) {
+  const x = item.parsed.xorbs[i];
+  showHex(item, ctx, `Xorb ${i}, chunk ${c}`, fields(L.chunk, x.offset + REC * (1 + c), item.bytes, { chunkHash: x.chunks[c].hash }));
+}
+
+const lookupKinds = {
+  files: { layout: "fileLookup", title: "File lookup", at: "fileLookup", size: 12 },
+  xorbs: { layout: "xorbLookup", title: "Xorb (CAS) lookup", at: "xorbLookup", size: 12 },
+  chunks: { layout: "chunkLookup", title: "Chunk lookup", at: "chunkLookup", size: 16 },
+};
+
+function hexLookup(item, ctx, kind, i) {
+  const k = lookupKinds[kind];
+  showHex(item, ctx, `${k.title} entry ${i}`, fields(L[k.layout], item.sx.layout[k.at] + k.size * i, item.bytes));
+}
+
+/** Finds the structure that holds byte offset o and selects it. */
+export function locate(item, o) {
+  const p = item.parsed, lay = item.sx.layout;
+  if (o < 48) return { sec: "header" };
+  const files = p.files;
+  if (o < lay.fileBookend) {
+    const i = upper(files, o, (f) => f.offset);
+    if (i >= 0) {
+      const f = files[i], rec = Math.floor((o - f.offset) / REC) - 1;
+      if (rec >= 0 && rec < f.entries.length) return { sec: "file", sel: i, row: rec };
+      return { sec: "file", sel: i };
+    }
+  }
+  if (o >= lay.casStart && o < lay.casBookend) {
+    const i = upper(p.xorbs, o, (x) => x.offset);
+    if (i >= 0) {
+      const x = p.xorbs[i], rec = Math.floor((o - x.offset) / REC) - 1;
+      if (rec >= 0) return { sec: "chunks", row: item.sx.starts[i] + rec };
+      return { sec: "xorbs", row: i };
+    }
+  }
+  if (p.footer && o >= lay.footer) return { sec: "footer" };
+  if (o >= lay.afterCas && o < lay.lookupsEnd) return { sec: "lookups" };
+  return { sec: "summary" };
+}
+
+function upper(arr, o, key) {
+  let lo = 0, hi = arr.length - 1, ans = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (key(arr[mid]) <= o) { ans = mid; lo = mid + 1; } else hi = mid - 1;
+  }
+  return ans;
+}
+
+// --- rendering ---------------------------------------------------------------
+
+export function render(item, route, root, ctx) {
+  if (item.kind === "bad-shard") return renderError(item, root, ctx);
+  const r = renderers[route.sec] || renderers.summary;
+  r(item, route, root, ctx);
+  if (route.off != null && route.off >= 0 && route.off < item.bytes.length) {
+    ctx.hex.show(item.bytes, [{ name: "finding here", start: route.off, len: 1, value: `byte ${route.off}` }],
+      { title: `Finding at byte ${num(route.off)}`, focus: route.off });
+  }
+}
+
+function renderError(item, root, ctx) {
+  const e = describeError(item.error);
+  const at = e.offset != null ? e.offset : null;
+  root.append(el("div.error.big", { role: "alert" },
+    el("strong", "This looks like a shard but cannot be read. "),
+    el("span.errmsg", e.msg),
+    at != null ? el("div", "Problem at ", el("a.offset", {
+      href: "#", onclick: (ev) => { ev.preventDefault(); focusOffset(item, ctx, at); },
+    }, `byte offset ${num(at)}`), ` of ${num(item.bytes.length)}.`) : null),
+  el("div.actions", el("button.btn", {
+    type: "button",
+    onclick: () => ctx.openBytes(item.name + " (as file)", item.bytes, { as: "file" }),
+  }, "Open as a plain file instead")));
+  focusOffset(item, ctx, at ?? 0);
+}
+
+function focusOffset(item, ctx, at) {
+  const start = Math.max(0, Math.min(at, item.bytes.length - 1));
+  ctx.hex.show(item.bytes, item.bytes.length ? [{ name: "error here", start, len: 1, value: `byte ${at}` }] : [], { title: "Where reading stopped", focus: start });
+}
+
+
+const renderers = {
+  summary(item, route, root, ctx) {
+    const p = item.parsed, sx = item.sx;
+    const sev = {};
+    for (const f of p.findings || []) sev[f.severity] = (sev[f.severity] || 0) + 1;
+    root.append(
+      el("div.form-line", { dataset: { form: sx.form } }, el("strong", "Form: "), formText[sx.form], sx.keyed ? " — chunk hashes are keyed (HMAC) with the footer's key" : ""),
+      el("div.cards",
+        card("Files", num(p.files.length), `${num(sx.terms)} term${sx.terms === 1 ? "" : "s"}`),
+        card("Xorbs", num(p.xorbs.length)),
+        card("Chunks", num(sx.chunks)),
+        bytesCard("File bytes", sx.materialized, "sum of terms"),
+        bytesCard("Xorb bytes", sx.inXorbs, `${sbytes(sx.onDisk)} on disk`),
+        bytesCard("Shard size", item.bytes.length),
+        card("Findings", num((p.findings || []).length),
+          Object.entries(sev).map(([k, v]) => `${v} ${k}${v > 1 ? "s" : ""}`).join(", ") || "none")),
+    );
+    if ((p.findings || []).length) root.append(findingsTable(item, ctx, 6));
+    hexHeader(item, ctx);
+  },
+
+  header(item, route, root, ctx) {
+    const h = item.parsed.header;
+    root.append(kv([
+      ["App id", h.appId],
+      ["Version", num(h.version)],
+      ["Footer size", `${num(h.footerSize)}${h.footerSize === 0 ? " (no footer: upload form)" : ""}`],
+    ]));
+    hexHeader(item, ctx);
+  },
+
+  footer(item, route, root, ctx) {
+    const f = item.parsed.footer;
+    if (!f) {
+      root.append(el("p", "No footer: this shard is in upload form (footer size 0). Upload-form shards end at the CAS info bookend."));
+      hexFooter(item, ctx);
+      return;
+    }
+    const now = Date.now() / 1000;
+    const expiry = !f.keyExpiry ? "no expiry set"
+      : f.keyExpiry < now ? `expired ${ago(now - f.keyExpiry)} ago` : `valid for ${ago(f.keyExpiry - now)}`;
+    const lk = item.parsed.lookups || {};
+    root.append(kv([
+      ["Version", num(f.version)],
+      ["Created", date(f.createdAt), "createdAt"],
+      ["Key expiry", el("span", date(f.keyExpiry), " — ", el("strong.expiry", expiry)), "keyExpiry"],
+      ["Chunk hash key", el("span", hashCell(f.chunkHashKey), el("div.muted", item.sx.keyed
+        ? "non-zero: chunk hashes in this shard are keyed with it (dedupe response)"
+        : "zero: chunk hashes are plain"))],
+      ["File info offset", num(f.fileInfoOffset)],
+      ["CAS info offset", num(f.casInfoOffset)],
+      ["Footer offset", num(f.footerOffset)],
+      ["Lookup entries", `${num(lk.files?.length || 0)} files, ${num(lk.xorbs?.length || 0)} xorbs, ${num(lk.chunks?.length || 0)} chunks`],
+      ["Stored bytes on disk", fbytes(f.storedBytesOnDisk)],
+      ["Materialized bytes", fbytes(f.materializedBytes)],
+      ["Stored bytes", fbytes(f.storedBytes)],
+    ]));
+    hexFooter(item, ctx);
+  },
+
+  files(item, route, root, ctx) {
+    const files = item.parsed.files;
+    const t = new VTable({
+      label: "files",
+      columns: [
+        { label: "#", width: "5ch", align: "right", cell: (_, i) => i },
+        { label: "file hash", width: "var(--hashw)", hash: (f) => f.hash, cell: (f) => hashCell(f.hash, { tabbable: false }) },
+        { label: "terms", width: "8ch", align: "right", cell: (f) => num(f.entries.length) },
+        { label: "bytes", width: "14ch", align: "right", cell: (f) => num(f.entries.reduce((s, e) => s + e.unpackedBytes, 0)) },
+        { label: "verification", width: "12ch", cell: (f) => (f.verification ? "yes" : "no") },
+        { label: "sha256", width: "var(--hashw)", cell: (f) => (f.sha256 ? hashCell(f.sha256, { tabbable: false }) : "—") },
+      ],
+      rowCount: files.length,
+      row: (i) => files[i],
+      empty: "No files: a dedupe response or a shard of xorbs only.",
+      onSelect: (i) => { hexFile(item, ctx, i); ctx.setRow(i); },
+      onActivate: (i) => ctx.go({ item: item.id, sec: "file", sel: i }),
+    });
+    root.append(el("p.hint", "Enter or click opens a file's terms."));
+    mountTable(t, root, route);
+    if (!(route.row >= 0)) hexFile0(item, ctx);
+  },
+
+  file(item, route, root, ctx) {
+    const i = route.sel | 0;
+    const f = item.parsed.files[i];
+    if (!f) { root.append(el("p.error", `No file ${i} in this shard.`)); return; }
+    const sx = item.sx;
+    const flags = [];
+    if (f.flags & FLAG_VERIFICATION) flags.push("verification entries");
+    if (f.flags & FLAG_METADATA) flags.push("metadata ext");
+    root.append(
+      el("div.crumbs", el("a", { href: "#", onclick: (e) => { e.preventDefault(); ctx.go({ item: item.id, sec: "files", row: i }); } }, "← files"), ` / file ${i}`),
+      kv([
+        ["File hash", hashCell(f.hash)],
+        ["Flags", `${hex32(f.flags)}${flags.length ? " (" + flags.join(", ") + ")" : ""}`],
+        ["Terms", num(f.entries.length)],
+        ["Bytes", fbytes(f.entries.reduce((s, e) => s + e.unpackedBytes, 0))],
+        ["SHA-256", f.sha256 ? hashCell(f.sha256) : "none (no metadata ext)"],
+        ["Verification", f.verification ? `${num(f.verification.length)} range hashes` : "none"],
+      ]),
+    );
+    const t = new VTable({
+      label: "terms",
+      columns: [
+        { label: "#", width: "5ch", align: "right", cell: (_, j) => j },
+        {
+          label: "xorb", width: "var(--hashw)", hash: (e) => e.xorbHash,
+          cell: (e) => {
+            const xi = sx.xorbIndex.get(e.xorbHash);
+            return xi == null ? hashCell(e.xorbHash, { tabbable: false, title: "not in this shard" })
+              : hashCell(e.xorbHash, { tabbable: false, title: `xorb ${xi} in this shard`, href: `#item=${encodeURIComponent(item.id)}&sec=xorb&sel=${xi}` });
+          },
+        },
+        { label: "chunks", width: "14ch", cell: (e) => `[${e.chunkStart}, ${e.chunkEnd})` },
+        { label: "n", width: "6ch", align: "right", cell: (e) => num(e.chunkEnd - e.chunkStart) },
+        { label: "bytes", width: "12ch", align: "right", cell: (e) => num(e.unpackedBytes) },
+        { label: "verification hash", width: "var(--hashw)", cell: (_, j) => (f.verification ? hashCell(f.verification[j], { tabbable: false }) : "—") },
+      ],
+      rowCount: f.entries.length,
+      row: (j) => f.entries[j],
+      clickActivates: false,
+      onSelect: (j) => { hexTerm(item, ctx, i, j); ctx.setRow(j); },
+      onActivate: (j) => {
+        const xi = sx.xorbIndex.get(f.entries[j].xorbHash);
+        if (xi != null) ctx.go({ item: item.id, sec: "xorb", sel: xi, row: f.entries[j].chunkStart });
+      },
+    });
+    root.append(el("h3", "Terms ", el("span.hint", "(Enter on a term, or its xorb link, opens that xorb's chunks)")));
+    mountTable(t, root, route);
+    if (!(route.row >= 0)) hexFile(item, ctx, i);
+  },
+
+  xorbs(item, route, root, ctx) {
+    const xorbs = item.parsed.xorbs;
+    const t = new VTable({
+      label: "xorbs",
+      columns: [
+        { label: "#", width: "5ch", align: "right", cell: (_, i) => i },
+        { label: "xorb hash", width: "var(--hashw)", hash: (x) => x.hash, cell: (x) => hashCell(x.hash, { tabbable: false }) },
+        { label: "chunks", width: "9ch", align: "right", cell: (x) => num(x.chunks.length) },
+        { label: "bytes in xorb", width: "14ch", align: "right", cell: (x) => num(x.bytesInXorb) },
+        { label: "bytes on disk", width: "14ch", align: "right", cell: (x) => num(x.bytesOnDisk) },
+        { label: "flags", width: "12ch", cell: (x) => hex32(x.flags) },
+      ],
+      rowCount: xorbs.length,
+      row: (i) => xorbs[i],
+      empty: "No xorbs.",
+      onSelect: (i) => { hexXorb(item, ctx, i); ctx.setRow(i); },
+      onActivate: (i) => ctx.go({ item: item.id, sec: "xorb", sel: i }),
+    });
+    root.append(el("p.hint", "Enter or click opens a xorb's chunks."));
+    mountTable(t, root, route);
+    if (!(route.row >= 0) && xorbs.length) hexXorb(item, ctx, 0);
+  },
+
+  xorb(item, route, root, ctx) {
+    const i = route.sel | 0;
+    const x = item.parsed.xorbs[i];
+    if (!x) { root.append(el("p.error", `No xorb ${i} in this shard.`)); return; }
+    root.append(
+      el("div.crumbs", el("a", { href: "#", onclick: (e) => { e.preventDefault(); ctx.go({ item: item.id, sec: "xorbs", row: i }); } }, "← xorbs"), ` / xorb ${i}`),
+      kv([
+        ["Xorb hash", hashCell(x.hash)],
+        ["Chunks", num(x.chunks.length)],
+        ["Bytes in xorb", fbytes(x.bytesInXorb)],
+        ["Bytes on disk", fbytes(x.bytesOnDisk)],
+        ["Flags", hex32(x.flags)],
+      ]),
+      el("h3", "Chunks"),
+    );
+    const t = chunkTable(item, ctx, x.chunks.length, (c) => [i, c], false);
+    t.onSelect = (c) => { hexChunk(item, ctx, i, c); ctx.setRow(c); };
+    mountTable(t, root, route);
+    if (!(route.row >= 0)) hexXorb(item, ctx, i);
+  },
+
+  chunks(item, route, root, ctx) {
+    const sx = item.sx;
+    const starts = sx.starts;
+    const xorbs = item.parsed.xorbs;
+    const at = (g) => { const xi = upper(starts, g, (v) => v) ; return [Math.min(xi, xorbs.length - 1), g - starts[Math.min(xi, xorbs.length - 1)]]; };
+    const t = chunkTable(item, ctx, sx.chunks, at, true);
+    t.onSelect = (g) => { const [xi, c] = at(g); hexChunk(item, ctx, xi, c); ctx.setRow(g); };
+    root.append(el("p.hint", `All ${num(sx.chunks)} chunks of all xorbs, in order. ${sx.keyed ? "Hashes are keyed with the footer's chunk hash key." : ""}`));
+    mountTable(t, root, route);
+  },
+
+  lookups(item, route, root, ctx) {
+    const lk = item.parsed.lookups || { files: [], xorbs: [], chunks: [] };
+    if (!item.parsed.footer) {
+      root.append(el("p", "No lookup tables: upload-form shards carry none."));
+      return;
+    }
+    const box = el("div.lookups");
+    root.append(box);
+    for (const kind of ["files", "xorbs", "chunks"]) {
+      const rows = lk[kind] || [];
+      const keys = rows.length ? Object.keys(rows[0]) : [];
+      box.append(el("h3", `${lookupKinds[kind].title} table `, el("span.muted", `${num(rows.length)} entries`)));
+      if (!rows.length) { box.append(el("p.muted", "empty")); continue; }
+      const t = new VTable({
+        label: `${kind} lookup`,
+        columns: [{ label: "#", width: "8ch", align: "right", cell: (_, i) => i },
+          ...keys.map((k) => ({ label: k, width: /trunc/i.test(k) ? "24ch" : "10ch", align: "right", cell: (r) => String(r[k]) }))],
+        rowCount: rows.length,
+        row: (i) => rows[i],
+        onSelect: (i) => hexLookup(item, ctx, kind, i),
+        onActivate: (i) => {
+          const r = rows[i];
+          const idx = Object.values(r).slice(1).map(Number);
+          if (kind === "files") ctx.go({ item: item.id, sec: "file", sel: idx[0] });
+          else if (kind === "xorbs") ctx.go({ item: item.id, sec: "xorb", sel: idx[0] });
+          else ctx.go({ item: item.id, sec: "xorb", sel: idx[0], row: idx[1] });
+        },
+      });
+      t.root.classList.add("short");
+      t.mount(box);
+    }
+    if (lk.files?.length) hexLookup(item, ctx, "files", 0);
+    else hexFooter(item, ctx);
+  },
+
+  findings(item, route, root, ctx) {
+    const fs = item.parsed.findings || [];
+    if (!fs.length) root.append(el("p.ok", "No findings: the validator found nothing wrong."));
+    else root.append(findingsTable(item, ctx));
+    hexHeader(item, ctx);
+  },
+};
+
+function hexFile0(item, ctx) {
+  if (item.parsed.files.length) hexFile(item, ctx, 0);
+  else hexHeader(item, ctx);
+}
+
+function chunkTable(item, ctx, count, at, global) {
+  const xorbs = item.parsed.xorbs;
+  const cols = [{ label: "#", width: "9ch", align: "right", cell: (_, g) => num(g) }];
+  if (global) {
+    cols.push({ label: "xorb", width: "6ch", align: "right", cell: (_, g) => at(g)[0] });
+    cols.push({ label: "in xorb", width: "8ch", align: "right", cell: (_, g) => at(g)[1] });
+  }
+  const chunk = (g) => { const [xi, c] = at(g); return xorbs[xi].chunks[c]; };
+  cols.push(
+    { label: "chunk hash", width: "var(--hashw)", hash: (c) => c.hash, cell: (c) => hashCell(c.hash, { tabbable: false }) },
+    { label: "offset", width: "12ch", align: "right", cell: (c) => num(c.byteRangeStart) },
+    { label: "size", width: "9ch", align: "right", cell: (c) => num(c.unpackedBytes) },
+    { label: "flags", width: "16ch", cell: (c) => (c.flags & CHUNK_GLOBAL_DEDUPE ? `${hex32(c.flags)} dedupe` : hex32(c.flags)) },
+  );
+  return new VTable({ label: global ? "all chunks" : "chunks", columns: cols, rowCount: count, row: chunk, empty: "No chunks." });
+}
+
+function findingsTable(item, ctx, limit) {
+  const fs = item.parsed.findings || [];
+  const shown = limit ? fs.slice(0, limit) : fs;
+  const list = el("ol.findings", { "aria-label": "findings" }, shown.map((f) => el("li.finding.sev-" + f.severity,
+    el("span.sev", f.severity),
+    el("span.fsec", f.section),
+    el("a.offset", {
+      href: "#",
+      title: "show this place",
+      onclick: (e) => { e.preventDefault(); goOffset(item, ctx, f.offset); },
+    }, `@${num(f.offset)}`),
+    el("span.fmsg", f.message))));
+  return el("div.findings-box", el("h3", "Findings"), list,
+    limit && fs.length > limit ? el("p.muted", `and ${fs.length - limit} more in Findings`) : null);
+}
+
+/** Navigates to the structure holding offset o and outlines that byte. */
+function goOffset(item, ctx, o) {
+  const loc = locate(item, o);
+  ctx.go({ item: item.id, ...loc, off: o });
+}
+
+function mountTable(t, root, route) {
+  t.mount(root);
+  if (route.row >= 0 && route.row < t.count) t.select(route.row);
+  return t;
+}
+
+function ago(s) {
+  const d = s / 86400;
+  if (d >= 2) return `${Math.round(d)} days`;
+  const h = s / 3600;
+  if (h >= 2) return `${Math.round(h)} hours`;
+  return `${Math.max(1, Math.round(s / 60))} minutes`;
+}
+
+/** Visits every hash for Find: visit(hash, label, route). */
+export function eachHash(item, visit) {
+  if (item.kind !== "shard") return;
+  const p = item.parsed;
+  p.files.forEach((f, i) => {
+    visit(f.hash, `file ${i}`, { sec: "file", sel: i });
+    if (f.sha256) visit(f.sha256, `file ${i} sha256`, { sec: "file", sel: i });
+    f.entries.forEach((e, j) => {
+      visit(e.xorbHash, `file ${i} term ${j} xorb`, { sec: "file", sel: i, row: j });
+      if (f.verification) visit(f.verification[j], `file ${i} term ${j} verification`, { sec: "file", sel: i, row: j });
+    });
+  });
+  const starts = item.sx.starts;
+  for (let i = 0; i < p.xorbs.length; i++) {
+    const x = p.xorbs[i];
+    visit(x.hash, `xorb ${i}`, { sec: "xorb", sel: i });
+    const ch = x.chunks;
+    for (let c = 0; c < ch.length; c++) visit(ch[c].hash, `xorb ${i} chunk ${c}`, starts[i] + c);
+  }
+  if (p.footer && p.footer.chunkHashKey !== ZERO) visit(p.footer.chunkHashKey, "footer chunk hash key", { sec: "footer" });
+}
+
+/** Routes for eachHash's numeric shorthand (a global chunk row). */
+export function routeOf(r) {
+  return typeof r === "number" ? { sec: "chunks", row: r } : r;
+}
+
+/** Chunks and xorbs for Compare. */
+export function contents(item) {
+  const chunks = new Map(), xorbs = new Set();
+  for (const x of item.parsed.xorbs) {
+    xorbs.add(x.hash);
+    for (const c of x.chunks) if (!chunks.has(c.hash)) chunks.set(c.hash, c.unpackedBytes);
+  }
+  for (const f of item.parsed.files) for (const e of f.entries) xorbs.add(e.xorbHash);
+  return { chunks, xorbs, note: item.sx.keyed ? "chunk hashes in this shard are keyed, so they only match other keyed hashes" : "" };
+}
