@@ -142,12 +142,14 @@ export async function rows(page, label) {
 
 /** Value of a key/value row whose label is dt. */
 export async function kvValue(page, dt) {
-  return page.locator("dl.kv dt", { hasText: new RegExp(`^${dt}$`) }).locator("xpath=following-sibling::dd[1]").first().innerText();
+  const esc = dt.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return page.locator("dl.kv dt", { hasText: new RegExp(`^${esc}$`) }).locator("xpath=following-sibling::dd[1]").first().innerText();
 }
 
 /** Text of the card labelled label: {value, sub}. */
 export async function card(page, label) {
-  const c = page.locator(".card", { has: page.locator(".card-label", { hasText: new RegExp(`^${label}$`, "i") }) }).first();
+  const esc = label.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const c = page.locator(".card", { has: page.locator(".card-label", { hasText: new RegExp(`^${esc}$`, "i") }) }).first();
   return { value: await c.locator(".card-value").innerText(), sub: (await c.locator(".card-sub").count()) ? await c.locator(".card-sub").innerText() : "" };
 }
 
@@ -218,4 +220,31 @@ export function plainFiles() {
   for (let i = 0; i < 64; i++) b2[200 * 1024 + i] ^= 0x5a;
   const edited = cat(a, b2, a, c);
   return { repeats: tempFile("repeats.bin", repeats), edited: tempFile("edited.bin", edited), repeatsBytes: repeats, editedBytes: edited };
+}
+
+/** Every row of a virtualized table, scrolling it through: [[cell, ...], ...]. */
+export async function allRows(page, label) {
+  const table = page.locator(`.vt[aria-label="${label}"]`);
+  const count = Number(await table.getAttribute("data-rows"));
+  const got = new Map();
+  await table.locator(".vt-scroll").evaluate((s) => { s.scrollTop = 0; });
+  for (let guard = 0; got.size < count && guard < 10000; guard++) {
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const batch = await table.locator(".vt-row").evaluateAll((rs) =>
+      rs.map((r) => [Number(r.dataset.i), [...r.querySelectorAll(".vt-cell")].map((c) => c.textContent.trim())]));
+    for (const [i, cells] of batch) got.set(i, cells);
+    const atEnd = await table.locator(".vt-scroll").evaluate((s) => {
+      const before = s.scrollTop;
+      s.scrollTop += Math.max(26, s.clientHeight - 52);
+      return s.scrollTop === before;
+    });
+    if (atEnd && got.size < count) {
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      const last = await table.locator(".vt-row").evaluateAll((rs) =>
+        rs.map((r) => [Number(r.dataset.i), [...r.querySelectorAll(".vt-cell")].map((c) => c.textContent.trim())]));
+      for (const [i, cells] of last) got.set(i, cells);
+      break;
+    }
+  }
+  return [...got.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1]);
 }

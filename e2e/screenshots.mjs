@@ -39,6 +39,8 @@ try {
     await page.locator("#verify-btn").click();
     await page.locator("[data-verified]").waitFor();
     await shot("xorb");
+    await page.locator('.sec[data-sec="footer"]').click();
+    await shot("xorb-footer");
     await tab("repeats.bin");
     await page.locator(".cards").waitFor();
     await shot("file");

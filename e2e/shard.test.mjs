@@ -208,12 +208,14 @@ test("keyboard: everything reachable with Tab, rows open with Enter, / focuses F
     await page.keyboard.press("Tab");
     const d = await page.evaluate(() => {
       const a = document.activeElement;
-      return a.id || a.dataset.sec || a.getAttribute("aria-label") || a.textContent.trim().slice(0, 20);
+      if (a.classList.contains("vt")) return `table:${a.getAttribute("aria-label")}`;
+      if (a.dataset.sec) return `tab:${a.dataset.sec}`;
+      return a.id || a.getAttribute("aria-label") || a.textContent.trim().slice(0, 20);
     });
     seen.push(d);
-    if (d === "files") break;
+    if (d === "table:files") break;
   }
-  for (const want of ["open-label", "find-input", "compare-btn", "summary", "footer", "files"]) {
+  for (const want of ["open-label", "find-input", "compare-btn", "tab:summary", "tab:footer", "tab:files", "table:files"]) {
     assert.ok(seen.includes(want), `Tab never reached ${want}: ${seen.join(" → ")}`);
   }
   await page.keyboard.press("ArrowDown");

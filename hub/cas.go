@@ -126,9 +126,11 @@ func (h *Hub) handleShardUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, f := range shard.ValidateUpload(s, h.now()) {
-		// A missing SHA-256 is let through: it is optional metadata, and
-		// some clients leave it out.
-		if f.Severity == shard.Error && f.Rule != shard.RuleUploadSHA256 {
+		// Let through what does not change what the shard registers: a
+		// missing SHA-256 (optional metadata some clients leave out), and
+		// the footer and lookup tables an upload needs not carry (a popular
+		// client sends a footer whose empty tables sit at offset 0).
+		if f.Severity == shard.Error && f.Rule != shard.RuleUploadSHA256 && f.Section != "footer" && f.Section != "lookups" {
 			h.fail(w, http.StatusBadRequest, "shard rejected: %s (byte offset %d)", f.Message, f.Offset)
 			return
 		}
@@ -202,7 +204,7 @@ func (h *Hub) checkShard(s *shard.Shard) string {
 
 // checkFile checks one file block against the stored xorbs.
 func (h *Hub) checkFile(f *shard.File) string {
-	if len(f.Terms) > 0 && f.Verification == nil {
+	if len(f.Terms) > 0 && len(f.Verification) != len(f.Terms) {
 		return fmt.Sprintf("file %s at byte %d has no verification entries; this hub requires them", f.Hash, f.Offset)
 	}
 	var chunks []xethash.Entry

@@ -38,7 +38,7 @@ grep -rl --include='*_test.go' '^func Fuzz' . | grep -v node_modules | sort | wh
   pkg="./$(dirname "${file#./}")"
   for target in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$file" | sed 's/^func //'); do
     echo "fuzz $pkg $target"
-    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$pkg" > /tmp/xetkit-fuzz.log 2>&1 || {
+    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime=50x "$pkg" > /tmp/xetkit-fuzz.log 2>&1 || {
       cat /tmp/xetkit-fuzz.log; die "fuzz target $target in $pkg failed (the failing input is saved under $pkg/testdata/fuzz/)"; }
   done
 done

@@ -73,7 +73,8 @@ func Parse(b []byte) (*Shard, error) {
 // offset the footer gives. It trusts those offsets, so a footer that
 // disagrees with the sections is an error here (Parse instead reads on and
 // lets Validate report it). An upload-form shard has no footer to seek by and
-// is read linearly.
+// is read linearly. size must be the real size of the shard: it is what the
+// reads are sized by.
 func ReadAt(r io.ReaderAt, size int64) (*Shard, error) {
 	read := func(off, n int64) ([]byte, error) {
 		buf := make([]byte, n)
@@ -230,7 +231,7 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 			recs++
 		}
 		if left := uint64(len(b) - p - RecordSize); recs*RecordSize > left {
-			return 0, errAt(base+int64(p)+36, "file block at %d claims %d terms (%d records, %d bytes) but only %d bytes remain before byte %d",
+			return 0, errAt(base+int64(p)+36, "file block at %d: num_entries %d needs %d more records (%d bytes) but only %d bytes remain before byte %d",
 				base+int64(p), n, recs, recs*RecordSize, left, base+int64(len(b)))
 		}
 		c.files++
@@ -313,7 +314,7 @@ func (s *Shard) readXorbs(b []byte, base int64, p int) (int, error) {
 		}
 		n := uint64(le32(b[p+36:]))
 		if left := uint64(len(b) - p - RecordSize); n*RecordSize > left {
-			return 0, errAt(base+int64(p)+36, "CAS block at %d claims %d chunks (%d bytes) but only %d bytes remain before byte %d",
+			return 0, errAt(base+int64(p)+36, "CAS block at %d: num_entries %d needs %d bytes of chunk entries but only %d bytes remain before byte %d",
 				base+int64(p), n, n*RecordSize, left, base+int64(len(b)))
 		}
 		nXorbs++

@@ -67,7 +67,7 @@ type Shard struct {
 
 // Header is the 48-byte MDBShardFileHeader.
 type Header struct {
-	AppID      string // tag bytes 0–13 without the trailing NUL padding
+	AppID      string // tag bytes 0–13 without the trailing NUL padding; Marshal writes DefaultAppID for ""
 	Version    uint64
 	FooterSize uint64
 }

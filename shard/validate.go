@@ -73,6 +73,7 @@ const (
 	RuleUploadSHA256   = "upload-sha256"          // error (ValidateUpload): a file without a metadata ext
 	RuleUploadKeyed    = "upload-keyed"           // error (ValidateUpload): keyed chunk hashes
 	RuleTruncated      = "truncated-list"         // info: more findings of one rule than are listed
+	RuleUnchecked      = "unchecked"              // info: range and file hashes past Validate's work bound were not recomputed
 )
 
 // maxPerRule bounds the findings listed per rule, so a hostile shard with a
@@ -286,7 +287,7 @@ func (v *validator) spend(n int, off int64) bool {
 	if v.budget < int64(n) {
 		if !v.overBudget {
 			v.overBudget = true
-			v.c.add(Info, "files", off, RuleTruncated, "range and file hashes from byte %d on were not recomputed: they cover more than 16 times the shard's chunks", off)
+			v.c.add(Info, "files", off, RuleUnchecked, "range and file hashes from byte %d on were not recomputed: they cover more than 16 times the shard's chunks", off)
 		}
 		return false
 	}

@@ -217,7 +217,7 @@ func TestValidateWorkBound(t *testing.T) {
 	}
 	s := mustParse(t, mustBuild(t, sp))
 	fs := shard.Validate(s, validateNow)
-	if n := rules(fs); len(n) != 1 || n[shard.RuleTruncated] != 1 {
+	if n := rules(fs); len(n) != 1 || n[shard.RuleUnchecked] != 1 {
 		t.Fatalf("findings:\n%s", describeFindings(fs))
 	}
 }

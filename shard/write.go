@@ -27,7 +27,8 @@ type WriteOptions struct {
 // hold it, right or wrong, except what the format needs for the shard to be
 // readable at all: the counts, and file flag bits 31 and 30, which follow
 // from Verification and SHA256. Reserved bytes are written as zero, except
-// Chunk.Reserved.
+// Chunk.Reserved. Header.Version and Header.FooterSize, and the footer's
+// version and offsets, are not read: they follow from the form.
 func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 	if opts.LookupTables && s.Footer == nil {
 		return nil, fmt.Errorf("shard: lookup tables need the stored form (a footer)")

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/xetkit/xetkit/xorb"
 )
 
 // Client talks to one repository of a Xet hub. Set the exported fields
@@ -55,6 +57,9 @@ type Client struct {
 	// TokenMargin: a CAS token is refreshed when it has less than this left
 	// to live (default 60 s).
 	TokenMargin time.Duration
+	// Compression chooses how new chunks are compressed (default
+	// xorb.Smallest: LZ4 or byte grouping + LZ4, whichever is smaller).
+	Compression xorb.Mode
 	// NoGlobalDedupe skips the global dedupe queries (§10.3); chunks are
 	// still deduplicated within the session and against earlier uploads
 	// of this Client.

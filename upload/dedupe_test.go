@@ -3,6 +3,7 @@ package upload_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/xetkit/xetkit/chunking"
@@ -75,5 +76,56 @@ func TestDedupeLocalCacheOnly(t *testing.T) {
 	}
 	if q := h.Stats().DedupeQueries; q != 0 {
 		t.Errorf("%d dedupe queries with NoGlobalDedupe", q)
+	}
+}
+
+// A short stretch of known content inside new data is uploaded again
+// rather than split out as its own term (§10.4); a long one is reused.
+func TestFragmentationPrevention(t *testing.T) {
+	h, srv := startHub(t, hub.Config{})
+	known := randomBytes(61, 4<<20)
+	c := newClient(srv)
+	uploadCounting(t, h, c, source("known", known))
+	r1, r2 := randomBytes(62, 2<<20), randomBytes(63, 2<<20)
+	join := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+	short := join(r1, known[1<<20:1<<20+300<<10], r2) // a few chunks' worth
+	res, _ := uploadCounting(t, h, c, source("short", short))
+	if res[0].DedupedBytes != 0 {
+		t.Errorf("short known stretch: %d bytes deduplicated, want 0 (not worth a term)", res[0].DedupedBytes)
+	}
+	long := join(r2, known[1<<20:3<<20], r1)
+	res, _ = uploadCounting(t, h, c, source("long", long))
+	if res[0].DedupedBytes < 3<<19 {
+		t.Errorf("long known stretch: only %d bytes deduplicated", res[0].DedupedBytes)
+	}
+	for _, d := range [][]byte{short, long} {
+		if got := download(t, c, fileHash(d), nil); !bytes.Equal(got, d) {
+			t.Error("download differs")
+		}
+	}
+}
+
+// Small files share xorbs rather than making one request each.
+func TestSmallFilesShareAXorb(t *testing.T) {
+	h, srv := startHub(t, hub.Config{})
+	var srcs []upload.Source
+	var files [][]byte
+	for i := range 40 {
+		d := randomBytes(uint64(100+i), 1000+i*100)
+		files = append(files, d)
+		srcs = append(srcs, source(fmt.Sprint(i), d))
+	}
+	res, err := newClient(srv).UploadFiles(context.Background(), srcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := h.Stats(); st.XorbsStored != 1 || st.ShardsStored != 1 {
+		t.Errorf("40 small files: %d xorbs, %d shards; want 1 of each", st.XorbsStored, st.ShardsStored)
+	}
+	for i, r := range res {
+		if got := download(t, newClient(srv), r.Hash, nil); !bytes.Equal(got, files[i]) {
+			t.Errorf("file %d differs", i)
+		}
 	}
 }

@@ -431,7 +431,8 @@ func contentRange(s string) (start, end int64, ok bool) {
 // the range names, filling its bytes exactly.
 func decodeRange(b []byte, r fetchRange) ([][]byte, error) {
 	n := int(r.chunks.End - r.chunks.Start)
-	out := make([][]byte, 0, n)
+	// n comes from the server: believe it only as far as the bytes go.
+	out := make([][]byte, 0, min(n, len(b)/xorb.HeaderSize+1))
 	var dec xorb.Decoder
 	for off := 0; off < len(b); {
 		if len(out) == n {

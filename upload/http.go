@@ -24,6 +24,7 @@ type HTTPError struct {
 	Attempts int    // requests made, retries included
 }
 
+// Error says what was being done, the request, and the server's answer.
 func (e *HTTPError) Error() string {
 	msg := e.Message
 	if msg == "" {

@@ -132,13 +132,16 @@ func (c *Client) UploadFiles(ctx context.Context, sources []Source) ([]Result, e
 		}
 		return s.seal()
 	}()
+	if err != nil {
+		fail(err) // stop the uploaders: the shard will not be sent
+	}
 	close(s.queue)
 	s.wg.Wait()
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-		return nil, cause // an uploader failed first
-	}
 	if err != nil {
 		return nil, err
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return nil, cause // an uploader failed
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -259,13 +262,21 @@ func (s *session) addFile(i int, src Source) (Result, error) {
 
 // chunks handles the chunks one read completed.
 func (f *fileRun) chunks(chunks []chunking.Chunk) error {
+	if len(chunks) == 0 {
+		return nil
+	}
 	s := f.s
-	var hashed int64
+	// Hash the batch first, so progress never shows bytes uploaded before
+	// they are hashed.
+	first := len(f.entries)
 	for _, c := range chunks {
-		h := xethash.Chunk(c.Data)
-		f.entries = append(f.entries, xethash.Entry{Hash: h, Size: uint64(len(c.Data))})
-		hashed = c.Offset + int64(len(c.Data))
-		at, ok, err := s.find(h, len(f.entries) == 1)
+		f.entries = append(f.entries, xethash.Entry{Hash: xethash.Chunk(c.Data), Size: uint64(len(c.Data))})
+	}
+	last := chunks[len(chunks)-1]
+	s.progress(f.idx, func(p *Progress) { p.Hashed = last.Offset + int64(len(last.Data)) })
+	for i, c := range chunks {
+		h := f.entries[first+i].Hash
+		at, ok, err := s.find(h, first+i == 0)
 		if err != nil {
 			return err
 		}
@@ -276,16 +287,13 @@ func (f *fileRun) chunks(chunks []chunking.Chunk) error {
 		if err := f.endRun(false); err != nil {
 			return err
 		}
-		at, err = s.addNew(c.Data, h, f.idx)
-		if err != nil {
+		if at, err = s.addNew(c.Data, h, f.idx); err != nil {
 			return err
 		}
 		f.refs = append(f.refs, at)
 		f.newBytes += int64(len(c.Data))
 	}
-	if len(chunks) > 0 {
-		s.progress(f.idx, func(p *Progress) { p.Hashed = hashed; p.Deduped = f.deduped })
-	}
+	s.progress(f.idx, func(p *Progress) { p.Deduped = f.deduped })
 	return nil
 }
 
@@ -408,6 +416,7 @@ func (s *session) addNew(data []byte, h xethash.Hash, file int) (ref, error) {
 		s.slots = append(s.slots, &slot{})
 		s.curNew = map[int]int64{}
 	}
+	s.builder.Encoder.Mode = s.c.Compression
 	limit := s.c.XorbSize
 	if limit <= 0 {
 		limit = xorb.MaxSize

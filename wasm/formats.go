@@ -28,7 +28,8 @@ func exportFormats(api js.Value) {
 		}
 		return toJS(b), nil
 	})
-	// parseShard(bytes) → ParsedShard JSON
+	// parseShard(bytes, upload) → ParsedShard JSON; upload adds the
+	// checks of the upload API (as "xetkit shard parse --upload").
 	export(api, "parseShard", func(args []js.Value) (any, error) {
 		b, err := bytesArg(args, 0, "bytes", nil)
 		if err != nil {
@@ -38,7 +39,11 @@ func exportFormats(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		return string(shard.AppendParsedJSON(nil, s, shard.Validate(s, time.Now()))), nil
+		validate := shard.Validate
+		if boolArg(args, 1) {
+			validate = shard.ValidateUpload
+		}
+		return string(shard.AppendParsedJSON(nil, s, validate(s, time.Now()))), nil
 	})
 	// parseXorb(bytes, verify) → xorb summary JSON
 	export(api, "parseXorb", func(args []js.Value) (any, error) {

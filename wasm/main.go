@@ -116,6 +116,16 @@ func main() {
 	exportHashes(api)
 	exportFormats(api)
 	exportPrepare(api)
+	// selfTestPanic(kind) panics on purpose, so the test suite can prove that
+	// a panic comes back as an error and the instance keeps working.
+	export(api, "selfTestPanic", func(args []js.Value) (any, error) {
+		if arg(args, 0).String() == "js" {
+			return js.Null().Int(), nil // a *js.ValueError
+		}
+		var m map[string]int
+		m["x"] = 1 // assignment to a nil map
+		return nil, nil
+	})
 	js.Global().Call(os.Args[1], api)
 	select {}
 }

@@ -72,6 +72,22 @@ async function compile(url) {
 
 let readySeq = 0;
 
+// unrefGoTimers keeps the Go runtime's own timers (its periodic forced GC,
+// for one) from holding a Node process open: xetkit only does work while
+// called, so an idle instance must not delay exit.
+function unrefGoTimers(go) {
+  if (!isNode) return;
+  for (const mod of Object.values(go.importObject)) {
+    const schedule = mod && mod["runtime.scheduleTimeoutEvent"];
+    if (typeof schedule !== "function") continue;
+    mod["runtime.scheduleTimeoutEvent"] = (sp) => {
+      const id = go._nextCallbackTimeoutID;
+      schedule(sp);
+      go._scheduledTimeouts?.get(id)?.unref?.();
+    };
+  }
+}
+
 // startGo runs one instance of the compiled module and returns its exported
 // functions and its memory.
 async function startGo(module) {
@@ -82,6 +98,7 @@ async function startGo(module) {
   globalThis[name] = (a) => { api = a; };
   try {
     go.argv = ["xetkit", name];
+    unrefGoTimers(go);
     const instance = await WebAssembly.instantiate(module, go.importObject);
     go.run(instance); // runs main until it blocks, which is after it called back
     if (!api) throw new XetkitError("xetkit.wasm did not start", "INTERNAL");
@@ -399,9 +416,15 @@ class Xetkit {
     return call(this.#go, "buildShard", json);
   }
 
-  /** Parses shard bytes into the ParsedShard object. */
-  parseShard(bytes) {
-    return JSON.parse(call(this.#go, "parseShard", toBytes(bytes, "parseShard: bytes")));
+  /**
+   * Parses shard bytes into the ParsedShard object; with options.upload the
+   * findings also cover what the upload API requires.
+   */
+  parseShard(bytes, options = {}) {
+    if (options === null || typeof options !== "object") throw typeError("parseShard: options must be an object");
+    const upload = options.upload ?? false;
+    if (typeof upload !== "boolean") throw typeError("parseShard: options.upload must be a boolean");
+    return JSON.parse(call(this.#go, "parseShard", toBytes(bytes, "parseShard: bytes"), upload));
   }
 
   /**
@@ -585,7 +608,16 @@ class Pool {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  // run sends a job to the least busy worker. The promise is marked as
+  // handled: callers await jobs in order, and one failure must not surface
+  // as an unhandled rejection of the jobs queued behind it.
   run(op, args, transfer = []) {
+    const p = this.#send(op, args, transfer);
+    p.catch(() => {});
+    return p;
+  }
+
+  #send(op, args, transfer) {
     // The worker with the fewest jobs gets the next one; jobs of one caller
     // are answered in any order and matched by id.
     let best = this.workers[0];

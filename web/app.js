@@ -98,11 +98,15 @@ async function openBytes(name, bytes, { select = true, as } = {}) {
   const pendingHere = state.pending && state.pending.item === item.id ? state.pending : null;
   if (select && !pendingHere) go({ item: item.id });
   try {
+    const t0 = performance.now();
     const d = as ? { kind: as } : await detect(bytes);
+    const t1 = performance.now();
     item.kind = d.kind;
     item.parsed = d.parsed;
     item.error = d.error;
+    item.validate = d.validate;
     await views[item.kind].init?.(item, ctx);
+    item.phases = { detect: t1 - t0, prepare: performance.now() - t1 };
   } catch (err) {
     item.kind = "error";
     item.error = err;
@@ -147,10 +151,11 @@ async function openFiles(files) {
       toast(`Could not read ${f.name}: ${describeError(err).msg}`);
       continue;
     }
+    const tRead = performance.now();
     const item = await openBytes(f.name, bytes);
     // Time from picking to the first screen drawn: the e2e tests print it.
     requestAnimationFrame(() => setTimeout(() => {
-      timings.push({ name: f.name, kind: item.kind, size: bytes.length, ms: performance.now() - t0 });
+      timings.push({ name: f.name, kind: item.kind, size: bytes.length, ms: performance.now() - t0, read: tRead - t0, ...item.phases });
     }, 0));
   }
 }
@@ -181,7 +186,7 @@ function render() {
   renderItems();
   const main = $("main");
   const item = state.items.find((i) => i.id === state.route.item);
-  $("hexpane").hidden = !item;
+  $("hexpane").hidden = !item || item.kind === "compare";
   if (!item) {
     const welcome = $("welcome") || el("section.welcome#welcome");
     const kids = [welcome];

@@ -1,7 +1,7 @@
 // Compare two open items: the chunks and xorbs they share and those only one
 // has, and the bytes a second upload would not send again.
 
-import { el, card, bytesCard, sbytes, num, bytes as fbytes, hashCell, describeError } from "./util.js";
+import { el, put, card, bytesCard, sbytes, num, bytes as fbytes, hashCell, describeError } from "./util.js";
 import { VTable } from "./vtable.js";
 import * as shardView from "./shardview.js";
 import * as xorbView from "./xorbview.js";
@@ -110,12 +110,12 @@ export function exportJSON(item) {
 export function render(item, route, root, ctx) {
   ctx.hex.show(new Uint8Array(0), [], { title: "Nothing to show in bytes for a comparison" });
   if (item.failed) {
-    root.append(el("div.error", { role: "alert" }, `Could not compare: ${describeError(item.failed).msg}`));
+    put(root, el("div.error", { role: "alert" }, `Could not compare: ${describeError(item.failed).msg}`));
     return;
   }
   const c = item.cmp;
   if (!c) {
-    root.append(el("p.muted", "Comparing… (plain files finish chunking, xorbs are decompressed first)"));
+    put(root, el("p.muted", "Comparing… (plain files finish chunking, xorbs are decompressed first)"));
     return;
   }
   const A = item.a.name, B = item.b.name;
@@ -151,7 +151,7 @@ export function render(item, route, root, ctx) {
     return;
   }
   const pct = (n, d) => (d ? `${(100 * n / d).toFixed(1)} %` : "—");
-  root.append(
+  put(root, 
     el("div.cmp-names", el("div", el("span.badge", "first"), " ", A), el("div", el("span.badge", "second"), " ", B)),
     el("div.cards",
       card("Shared chunks", num(c.shared.length), sbytes(c.sharedBytes)),

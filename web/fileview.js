@@ -2,7 +2,7 @@
 // progress bar; its chunks, the chunks it repeats, its file hash and
 // SHA-256, and the upload-form shard a client would send for it.
 
-import { el, card, bytesCard, num, bytes as fbytes, sbytes, hashCell, kv, download, describeError } from "./util.js";
+import { el, put, card, bytesCard, num, bytes as fbytes, sbytes, hashCell, kv, download, describeError } from "./util.js";
 import { VTable } from "./vtable.js";
 import { processFile } from "./xk.js";
 
@@ -68,11 +68,11 @@ export function exportJSON(item) {
 export function render(item, route, root, ctx) {
   if (item.failed) {
     const e = describeError(item.failed);
-    root.append(el("div.error", { role: "alert" }, `Chunking failed: ${e.msg}`));
+    put(root, el("div.error", { role: "alert" }, `Chunking failed: ${e.msg}`));
     return;
   }
   if (!item.result) {
-    root.append(el("div.progress", el("label", { for: `p-${item.id}` }, "Chunking and hashing in workers:"),
+    put(root, el("div.progress", el("label", { for: `p-${item.id}` }, "Chunking and hashing in workers:"),
       el("progress", { id: `p-${item.id}`, max: 1, value: item.progress, dataset: { progressFor: item.id } }),
       el("span.muted", ` ${Math.floor(item.progress * 100)} %`)));
     ctx.hex.show(item.bytes, [], { title: "File bytes", focus: 0 });
@@ -81,7 +81,7 @@ export function render(item, route, root, ctx) {
   const r = item.result, fx = item.fx;
   if (route.sec === "chunks") return renderChunks(item, route, root, ctx);
   if (route.sec === "repeats") return renderRepeats(item, route, root, ctx);
-  root.append(
+  put(root, 
     el("div.cards",
       bytesCard("Size", item.bytes.length),
       card("Chunks", num(r.chunks.length), `${num(fx.distinct)} distinct`),
@@ -128,10 +128,10 @@ function renderChunks(item, route, root, ctx) {
 function renderRepeats(item, route, root, ctx) {
   const fx = item.fx, chunks = item.result.chunks;
   if (!fx.repeats.length) {
-    root.append(el("p", "No chunk occurs twice in this file."));
+    put(root, el("p", "No chunk occurs twice in this file."));
     return;
   }
-  root.append(el("p.hint", `${num(fx.repeats.length)} chunks occur more than once; the copies after the first (${num(fx.repeatedCount)} chunks, ${fbytes(fx.repeatedBytes)}) are stored once.`));
+  put(root, el("p.hint", `${num(fx.repeats.length)} chunks occur more than once; the copies after the first (${num(fx.repeatedCount)} chunks, ${fbytes(fx.repeatedBytes)}) are stored once.`));
   const t = new VTable({
     label: "repeated chunks",
     columns: [

@@ -16,6 +16,7 @@ export function setupFind(ctx) {
   const box = document.getElementById("find-results");
   let timer = 0, token = 0;
 
+  const done = (q) => { box.dataset.query = q; };
   const close = () => { box.hidden = true; input.setAttribute("aria-expanded", "false"); };
   const open = () => { box.hidden = false; input.setAttribute("aria-expanded", "true"); };
 
@@ -46,15 +47,17 @@ export function setupFind(ctx) {
   async function run() {
     const my = ++token;
     const q = input.value.trim().toLowerCase().replace(/\s+/g, "");
-    if (!q) { box.replaceChildren(); close(); return; }
+    if (!q) { box.replaceChildren(); delete box.dataset.query; close(); return; }
     if (!/^[0-9a-f]+$/.test(q)) {
       box.replaceChildren(el("div.find-msg", "Hashes are hexadecimal: 0–9 and a–f."));
       open();
+      done(q);
       return;
     }
     if (q.length > 64) {
       box.replaceChildren(el("div.find-msg", "A hash has 64 hex digits; this has more."));
       open();
+      done(q);
       return;
     }
     const hits = [];
@@ -78,19 +81,23 @@ export function setupFind(ctx) {
         el("div.find-msg", `${num(total)} match${total === 1 ? "" : "es"}${total > hits.length ? `, first ${hits.length} shown` : ""}`),
         ...hits.map((h) => hitButton(h, q, ctx, close)));
       open();
+      done(q);
       return;
     }
     if (!ctx.state.items.some((i) => sources[i.kind])) {
       box.replaceChildren(el("div.find-msg", "Nothing open to search."));
       open();
+      done(q);
       return;
     }
     box.replaceChildren(el("div.find-msg", "No match. Looking for the nearest hashes…"));
+    delete box.dataset.query;
     open();
     const near = await nearest(q, ctx, () => my !== token);
     if (!near || my !== token) return;
     box.replaceChildren(el("div.find-msg", `No hash starts with ${q}. Nearest by edit distance:`),
       ...near.map((h) => hitButton(h, null, ctx, close, h.d)));
+    done(q);
   }
 }
 

@@ -2,7 +2,7 @@
 // their chunks, every chunk, lookup tables, findings; each selection shows
 // its bytes in the hex view.
 
-import { el, card, bytesCard, sbytes, num, bytes as fbytes, hex32, date, hashCell, kv, describeError } from "./util.js";
+import { el, put, card, bytesCard, sbytes, num, bytes as fbytes, hex32, date, hashCell, kv, describeError } from "./util.js";
 import { VTable } from "./vtable.js";
 import { shardLayouts as L, fields } from "./layouts.js";
 
@@ -11,9 +11,23 @@ const ZERO = "0".repeat(64);
 const FLAG_VERIFICATION = 0x80000000, FLAG_METADATA = 0x40000000, CHUNK_GLOBAL_DEDUPE = 0x80000000;
 
 /** Prepares indexes the views need (prefix sums, hash → xorb index). */
-export function init(item) {
+export function init(item, ctx) {
   if (item.kind !== "shard") return;
   prepare(item);
+  if (item.parsed.findings == null && item.validate) {
+    // Findings come after the first screen: validate once the page has painted.
+    item.parsed.findings = [];
+    item.checking = true;
+    setTimeout(async () => {
+      try {
+        item.parsed.findings = (await item.validate()) || [];
+      } catch (err) {
+        item.parsed.findings = [{ severity: "error", offset: describeError(err).offset ?? 0, section: "shard", message: `validation failed: ${describeError(err).msg}` }];
+      }
+      item.checking = false;
+      if (!item.closed && ctx.state.route.item === item.id) ctx.refresh();
+    }, 50);
+  }
 }
 
 export function prepare(item) {
@@ -71,7 +85,7 @@ export function sections(item) {
     { id: "xorb", label: "Xorb", hidden: true, parent: "xorbs" },
     { id: "chunks", label: "Chunks", count: item.sx.chunks },
     { id: "lookups", label: "Lookup tables", count: nLookups },
-    { id: "findings", label: "Findings", count: (p.findings || []).length },
+    { id: "findings", label: "Findings", count: item.checking ? null : (p.findings || []).length },
   ];
 }
 
@@ -187,7 +201,7 @@ export function render(item, route, root, ctx) {
 function renderError(item, root, ctx) {
   const e = describeError(item.error);
   const at = e.offset != null ? e.offset : null;
-  root.append(el("div.error.big", { role: "alert" },
+  put(root, el("div.error.big", { role: "alert" },
     el("strong", "This looks like a shard but cannot be read. "),
     el("span.errmsg", e.msg),
     at != null ? el("div", "Problem at ", el("a.offset", {
@@ -211,7 +225,7 @@ const renderers = {
     const p = item.parsed, sx = item.sx;
     const sev = {};
     for (const f of p.findings || []) sev[f.severity] = (sev[f.severity] || 0) + 1;
-    root.append(
+    put(root, 
       el("div.form-line", { dataset: { form: sx.form } }, el("strong", "Form: "), formText[sx.form], sx.keyed ? " — chunk hashes are keyed (HMAC) with the footer's key" : ""),
       el("div.cards",
         card("Files", num(p.files.length), `${num(sx.terms)} term${sx.terms === 1 ? "" : "s"}`),
@@ -220,16 +234,17 @@ const renderers = {
         bytesCard("File bytes", sx.materialized, "sum of terms"),
         bytesCard("Xorb bytes", sx.inXorbs, `${sbytes(sx.onDisk)} on disk`),
         bytesCard("Shard size", item.bytes.length),
-        card("Findings", num((p.findings || []).length),
-          Object.entries(sev).map(([k, v]) => `${v} ${k}${v > 1 ? "s" : ""}`).join(", ") || "none")),
+        item.checking ? card("Findings", "…", "checking the rules")
+          : card("Findings", num((p.findings || []).length),
+            Object.entries(sev).map(([k, v]) => `${v} ${k}${v > 1 ? "s" : ""}`).join(", ") || "none")),
     );
-    if ((p.findings || []).length) root.append(findingsTable(item, ctx, 6));
+    if ((p.findings || []).length) put(root, findingsTable(item, ctx, 6));
     hexHeader(item, ctx);
   },
 
   header(item, route, root, ctx) {
     const h = item.parsed.header;
-    root.append(kv([
+    put(root, kv([
       ["App id", h.appId],
       ["Version", num(h.version)],
       ["Footer size", `${num(h.footerSize)}${h.footerSize === 0 ? " (no footer: upload form)" : ""}`],
@@ -240,7 +255,7 @@ const renderers = {
   footer(item, route, root, ctx) {
     const f = item.parsed.footer;
     if (!f) {
-      root.append(el("p", "No footer: this shard is in upload form (footer size 0). Upload-form shards end at the CAS info bookend."));
+      put(root, el("p", "No footer: this shard is in upload form (footer size 0). Upload-form shards end at the CAS info bookend."));
       hexFooter(item, ctx);
       return;
     }
@@ -248,7 +263,7 @@ const renderers = {
     const expiry = !f.keyExpiry ? "no expiry set"
       : f.keyExpiry < now ? `expired ${ago(now - f.keyExpiry)} ago` : `valid for ${ago(f.keyExpiry - now)}`;
     const lk = item.parsed.lookups || {};
-    root.append(kv([
+    put(root, kv([
       ["Version", num(f.version)],
       ["Created", date(f.createdAt), "createdAt"],
       ["Key expiry", el("span", date(f.keyExpiry), " — ", el("strong.expiry", expiry)), "keyExpiry"],
@@ -284,7 +299,7 @@ const renderers = {
       onSelect: (i) => { hexFile(item, ctx, i); ctx.setRow(i); },
       onActivate: (i) => ctx.go({ item: item.id, sec: "file", sel: i }),
     });
-    root.append(el("p.hint", "Enter or click opens a file's terms."));
+    put(root, el("p.hint", "Enter or click opens a file's terms."));
     mountTable(t, root, route);
     if (!(route.row >= 0)) hexFile0(item, ctx);
   },
@@ -292,12 +307,12 @@ const renderers = {
   file(item, route, root, ctx) {
     const i = route.sel | 0;
     const f = item.parsed.files[i];
-    if (!f) { root.append(el("p.error", `No file ${i} in this shard.`)); return; }
+    if (!f) { put(root, el("p.error", `No file ${i} in this shard.`)); return; }
     const sx = item.sx;
     const flags = [];
     if (f.flags & FLAG_VERIFICATION) flags.push("verification entries");
     if (f.flags & FLAG_METADATA) flags.push("metadata ext");
-    root.append(
+    put(root, 
       el("div.crumbs", el("a", { href: "#", onclick: (e) => { e.preventDefault(); ctx.go({ item: item.id, sec: "files", row: i }); } }, "← files"), ` / file ${i}`),
       kv([
         ["File hash", hashCell(f.hash)],
@@ -334,7 +349,7 @@ const renderers = {
         if (xi != null) ctx.go({ item: item.id, sec: "xorb", sel: xi, row: f.entries[j].chunkStart });
       },
     });
-    root.append(el("h3", "Terms ", el("span.hint", "(Enter on a term, or its xorb link, opens that xorb's chunks)")));
+    put(root, el("h3", "Terms ", el("span.hint", "(Enter on a term, or its xorb link, opens that xorb's chunks)")));
     mountTable(t, root, route);
     if (!(route.row >= 0)) hexFile(item, ctx, i);
   },
@@ -357,7 +372,7 @@ const renderers = {
       onSelect: (i) => { hexXorb(item, ctx, i); ctx.setRow(i); },
       onActivate: (i) => ctx.go({ item: item.id, sec: "xorb", sel: i }),
     });
-    root.append(el("p.hint", "Enter or click opens a xorb's chunks."));
+    put(root, el("p.hint", "Enter or click opens a xorb's chunks."));
     mountTable(t, root, route);
     if (!(route.row >= 0) && xorbs.length) hexXorb(item, ctx, 0);
   },
@@ -365,8 +380,8 @@ const renderers = {
   xorb(item, route, root, ctx) {
     const i = route.sel | 0;
     const x = item.parsed.xorbs[i];
-    if (!x) { root.append(el("p.error", `No xorb ${i} in this shard.`)); return; }
-    root.append(
+    if (!x) { put(root, el("p.error", `No xorb ${i} in this shard.`)); return; }
+    put(root, 
       el("div.crumbs", el("a", { href: "#", onclick: (e) => { e.preventDefault(); ctx.go({ item: item.id, sec: "xorbs", row: i }); } }, "← xorbs"), ` / xorb ${i}`),
       kv([
         ["Xorb hash", hashCell(x.hash)],
@@ -390,18 +405,18 @@ const renderers = {
     const at = (g) => { const xi = upper(starts, g, (v) => v) ; return [Math.min(xi, xorbs.length - 1), g - starts[Math.min(xi, xorbs.length - 1)]]; };
     const t = chunkTable(item, ctx, sx.chunks, at, true);
     t.onSelect = (g) => { const [xi, c] = at(g); hexChunk(item, ctx, xi, c); ctx.setRow(g); };
-    root.append(el("p.hint", `All ${num(sx.chunks)} chunks of all xorbs, in order. ${sx.keyed ? "Hashes are keyed with the footer's chunk hash key." : ""}`));
+    put(root, el("p.hint", `All ${num(sx.chunks)} chunks of all xorbs, in order. ${sx.keyed ? "Hashes are keyed with the footer's chunk hash key." : ""}`));
     mountTable(t, root, route);
   },
 
   lookups(item, route, root, ctx) {
     const lk = item.parsed.lookups || { files: [], xorbs: [], chunks: [] };
     if (!item.parsed.footer) {
-      root.append(el("p", "No lookup tables: upload-form shards carry none."));
+      put(root, el("p", "No lookup tables: upload-form shards carry none."));
       return;
     }
     const box = el("div.lookups");
-    root.append(box);
+    put(root, box);
     for (const kind of ["files", "xorbs", "chunks"]) {
       const rows = lk[kind] || [];
       const keys = rows.length ? Object.keys(rows[0]) : [];
@@ -431,8 +446,9 @@ const renderers = {
 
   findings(item, route, root, ctx) {
     const fs = item.parsed.findings || [];
-    if (!fs.length) root.append(el("p.ok", "No findings: the validator found nothing wrong."));
-    else root.append(findingsTable(item, ctx));
+    if (item.checking) put(root, el("p.muted", "Checking the rules…"));
+    else if (!fs.length) put(root, el("p.ok", "No findings: the validator found nothing wrong."));
+    else put(root, findingsTable(item, ctx));
     hexHeader(item, ctx);
   },
 };

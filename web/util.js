@@ -177,3 +177,9 @@ export function card(label, value, sub) {
 export function bytesCard(label, n, extra) {
   return card(label, sbytes(n), `${num(n)} bytes${extra ? ", " + extra : ""}`);
 }
+
+/** Appends the children that are not null or false. */
+export function put(parent, ...kids) {
+  for (const k of kids.flat()) if (k != null && k !== false) parent.append(k);
+  return parent;
+}

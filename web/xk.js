@@ -17,7 +17,7 @@ const MAGIC = [0x55, 0x69, 0x67, 0x45, 0x6a, 0x7b, 0x81, 0x57, 0x83, 0xa5, 0xbd,
 
 /** True when the first 32 bytes are (close to) a shard header tag. */
 export function looksLikeShard(b) {
-  if (b.length < 16) return false;
+  if (b.length < 14) return false;
   let same = 0;
   for (let i = 0; i < MAGIC.length && 15 + i < b.length; i++) if (b[15 + i] === MAGIC[i]) same++;
   const app = new TextDecoder().decode(b.subarray(0, 14));
@@ -30,8 +30,14 @@ export function looksLikeShard(b) {
  */
 export async function detect(bytes) {
   const m = await xk();
+  // When the module can validate separately, parse without the validator
+  // first so a huge shard's first screen is drawn sooner; the findings
+  // follow (see shardview.js).
+  const later = typeof m.validateShard === "function";
   try {
-    return { kind: "shard", parsed: m.parseShard(bytes) };
+    const parsed = m.parseShard(bytes, later ? { validate: false } : {});
+    if (later && parsed.findings == null) parsed.findings = null;
+    return { kind: "shard", parsed, validate: later ? () => m.validateShard(bytes) : null };
   } catch (err) {
     if (looksLikeShard(bytes)) return { kind: "bad-shard", error: err };
   }

@@ -2,7 +2,7 @@
 // button that decompresses every chunk and checks the chunk hashes and the
 // xorb hash.
 
-import { el, card, bytesCard, num, bytes as fbytes, hashCell, kv, describeError } from "./util.js";
+import { el, put, card, bytesCard, num, bytes as fbytes, hashCell, kv, describeError } from "./util.js";
 import { VTable } from "./vtable.js";
 import { xorbLayouts, fields } from "./layouts.js";
 import { verifyXorb } from "./xk.js";
@@ -65,7 +65,7 @@ export function render(item, route, root, ctx) {
     ctx.refresh();
   });
   drawVerify(item, verifyBox, ctx);
-  root.append(
+  put(root, 
     el("div.cards",
       card("Chunks", num(s.chunks.length)),
       bytesCard("Stored", s.totalCompressed, "payloads"),
@@ -130,11 +130,11 @@ function drawVerify(item, box, ctx) {
 function renderFooter(item, route, root, ctx) {
   const f = item.parsed.footer;
   if (!f) {
-    root.append(el("p", "No footer: these are chunk records only (for example the first records of a xorb). Verify computes the xorb hash these chunks would have."));
+    put(root, el("p", "No footer: these are chunk records only (for example the first records of a xorb). Verify computes the xorb hash these chunks would have."));
     hexFooter(item, ctx);
     return;
   }
-  root.append(kv([
+  put(root, kv([
     ["Ident", `${f.ident} v${f.version}`],
     ["Xorb hash", hashCell(f.hash)],
     ["Offset", num(f.offset)],
@@ -144,7 +144,7 @@ function renderFooter(item, route, root, ctx) {
     ["Info length", `${num(f.infoLength)} @${num(f.infoLengthOffset)}`],
   ]));
   const hs = f.hashSection.hashes, bs = f.boundarySection;
-  root.append(el("h3", "Footer chunk table"));
+  put(root, el("h3", "Footer chunk table"));
   const t = new VTable({
     label: "footer chunks",
     columns: [

@@ -212,7 +212,7 @@ func (d *Decoder) appendPayload(dst []byte, h Header, payload []byte, base int64
 		}
 	case ByteGrouping4LZ4:
 		if cap(d.grouped) < size {
-			d.grouped = make([]byte, MaxChunkSize)
+			d.grouped = make([]byte, size)
 		}
 		g := d.grouped[:size]
 		if err := decodeFrame(g, payload, base+HeaderSize, base+5); err != nil {

@@ -242,6 +242,9 @@ func parseFooterAt(xorb []byte, start int) (*Footer, error) {
 		return nil, formaterr.New(format, ncAt, "num_chunks %d needs a %d-byte footer, but the info length is %d",
 			nc, uint64(footerFixed)+uint64(nc)*footerPerChunk, end-start)
 	}
+	if nc > MaxChunks {
+		return nil, formaterr.New(format, ncAt, "num_chunks %d is more than the %d a xorb may hold", nc, MaxChunks)
+	}
 	hs.NumChunks = nc
 	n := int(nc)
 	hb, err := r.take("hashSection.hashes", xethash.Size*n)

@@ -18,7 +18,7 @@ import (
 func addXorbSeeds(f *testing.F) {
 	small, _ := smallXorb(f)
 	ref := testref.Read(f, prefixFile)
-	for _, s := range [][]byte{small, ref[94560:102347], ref[94560:102347+8], small[:len(small)-1], small[:1089], {}} {
+	for _, s := range [][]byte{small, ref[94560:102347], ref[94560 : 102347+8], small[:len(small)-1], small[:1089], {}} {
 		f.Add(s)
 	}
 }

@@ -20,11 +20,14 @@ func (r Record) End() int64 { return r.Offset + HeaderSize + int64(r.CompressedS
 
 // ParseRecords walks the chunk records that fill region exactly (the chunk
 // data region of a xorb, from offset 0), validating every header (§7.3)
-// without decompressing anything.
+// without decompressing anything. More than MaxChunks records is an error.
 func ParseRecords(region []byte) ([]Record, error) {
 	var recs []Record
 	var unpacked int64
 	for off := 0; off < len(region); {
+		if len(recs) == MaxChunks {
+			return recs, formaterr.New(format, int64(off), "more than %d chunk records", MaxChunks)
+		}
 		h, err := ParseHeader(region[off:], int64(off))
 		if err != nil {
 			return recs, err
@@ -51,6 +54,9 @@ type Xorb struct {
 // records (count, record boundaries, uncompressed sizes); nothing is
 // decompressed. Call Verify to decompress and check the hashes.
 func Parse(data []byte) (*Xorb, error) {
+	if err := checkSize(data); err != nil {
+		return nil, err
+	}
 	f, err := ParseFooter(data)
 	if err != nil {
 		return nil, err
@@ -66,6 +72,9 @@ func Parse(data []byte) (*Xorb, error) {
 func ParsePartial(data []byte) (*Xorb, error) {
 	if len(data) == 0 {
 		return nil, formaterr.New(format, 0, "empty input: no chunk records")
+	}
+	if err := checkSize(data); err != nil {
+		return nil, err
 	}
 	footerAt := -1 // where the info length says the footer starts
 	if len(data) >= infoLengthSize {
@@ -97,6 +106,14 @@ func ParsePartial(data []byte) (*Xorb, error) {
 		return nil, err
 	}
 	return &Xorb{Records: recs, data: data}, nil
+}
+
+// checkSize rejects input over the 64 MiB limit of §7.1.
+func checkSize(data []byte) error {
+	if len(data) > MaxSize {
+		return formaterr.New(format, MaxSize, "%d bytes is more than the %d a xorb may have", len(data), MaxSize)
+	}
+	return nil
 }
 
 func parseWithFooter(data []byte, f *Footer) (*Xorb, error) {
@@ -143,7 +160,11 @@ func (x *Xorb) chunk(d *Decoder, dst []byte, i int) ([]byte, error) {
 func (x *Xorb) Verify() error {
 	hashes := make([]xethash.Hash, len(x.Records))
 	var d Decoder
-	buf := make([]byte, 0, MaxChunkSize)
+	largest := 0
+	for _, r := range x.Records {
+		largest = max(largest, int(r.UncompressedSize))
+	}
+	buf := make([]byte, 0, largest)
 	for i := range x.Records {
 		data, err := x.chunk(&d, buf[:0], i)
 		if err != nil {

@@ -1,0 +1,58 @@
+// Shared by bench/wasm-node.mjs and bench/wasm-chromium.mjs (and injected
+// into the Chromium page as source text, so it must stay self-contained:
+// no imports).
+
+// fillRandom fills out with xorshift32 bytes from seed: fast, deterministic,
+// the same in Node and in the page.
+export function fillRandom(out, seed) {
+  const words = new Uint32Array(out.buffer, out.byteOffset, out.byteLength >>> 2);
+  let x = (seed * 2654435761) >>> 0 || 1;
+  for (let i = 0; i < words.length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    words[i] = x >>> 0;
+  }
+  for (let i = words.length * 4; i < out.length; i++) out[i] = i & 0xff;
+  return out;
+}
+
+// runChunkBench times the peer's getChunks, xetkit's chunk (one instance)
+// and chunkAsync (the pool) on the same buffer, interleaved, and returns
+// the best MB/s of each (best of rounds: the machine is shared).
+export async function runChunkBench({ xk, getChunks, buf, rounds, log }) {
+  const mb = buf.length / 1e6;
+  const best = { peer: 0, single: 0, pool: 0 };
+  const counts = {};
+  const time = async (name, fn) => {
+    const t0 = performance.now();
+    const out = await fn();
+    const s = (performance.now() - t0) / 1000;
+    best[name] = Math.max(best[name], mb / s);
+    counts[name] = out.length;
+    return mb / s;
+  };
+  // Warm up every path (JIT tiers, the pool's workers).
+  const warm = buf.subarray(0, 8 << 20);
+  getChunks(warm);
+  xk.chunk(warm);
+  await xk.chunkAsync(warm);
+  for (let r = 0; r < rounds; r++) {
+    const p = await time("peer", () => getChunks(buf));
+    const s = await time("single", () => xk.chunk(buf));
+    const q = await time("pool", () => xk.chunkAsync(buf));
+    log(`  round ${r + 1}: peer ${p.toFixed(0)} MB/s, xetkit ${s.toFixed(0)} MB/s, xetkit pool ${q.toFixed(0)} MB/s`);
+  }
+  return { best, counts };
+}
+
+export function report({ where, best, counts, workers, log }) {
+  const f = (x) => x.toFixed(0).padStart(5);
+  log(`${where}: chunk + hash of the same buffer, best of the rounds`);
+  log(`  @huggingface/xetchunk-wasm getChunks ${f(best.peer)} MB/s   (${counts.peer} chunks)`);
+  log(`  xetkit chunk (one instance)          ${f(best.single)} MB/s   ${(best.single / best.peer).toFixed(2)}x the peer (target >= 0.80x)`);
+  log(`  xetkit chunkAsync (${workers} workers)        ${f(best.pool)} MB/s   ${(best.pool / best.peer).toFixed(2)}x the peer (target >= 1.50x)`);
+  if (counts.peer !== counts.single) {
+    log(`  (chunk counts differ, ${counts.single} vs ${counts.peer}: the peer's getChunks cuts chunks below the 8 KiB minimum; see wasm/test/helpers.mjs)`);
+  }
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/xetkit/xetkit/upload"
+	"github.com/xetkit/xetkit/xethash"
+)
+
+func init() {
+	register(&command{
+		name:    "download",
+		usage:   "--hub URL --repo NAME [--token T] HASH [-o OUT]",
+		summary: "download a file by its file hash, verifying every chunk and the file hash",
+		run:     runDownload,
+	})
+}
+
+func runDownload(e *env, args []string) error {
+	c := commands["download"]
+	fs := newFlags(e, c)
+	var cf clientFlags
+	cf.register(fs)
+	out := fs.String("o", "", "write to this file (default standard output); it appears only once verified")
+	byteRange := fs.String("bytes", "", "only bytes START:END of the file (END excluded; either may be left out)")
+	args, err := parseFlags(e, c, fs, args)
+	if err != nil {
+		return err
+	}
+	arg, err := oneArg(c, args)
+	if err != nil {
+		return err
+	}
+	hash, err := xethash.Parse(arg)
+	if err != nil {
+		return usagef("HASH: %v", err)
+	}
+	var rng *upload.Range
+	if *byteRange != "" {
+		if rng, err = parseByteRange(*byteRange); err != nil {
+			return err
+		}
+	}
+	client, err := cf.client()
+	if err != nil {
+		return err
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	if rng != nil && rng.End < 0 {
+		// An open end: ask for everything from START on.
+		rng.End = 1<<62 - 1
+	}
+	if *out == "" {
+		w := bufio.NewWriterSize(e.stdout, 1<<20)
+		if _, err := client.Download(ctx, hash, w, rng); err != nil {
+			return interrupted(err)
+		}
+		return w.Flush()
+	}
+	// Write beside the destination, then rename: a failed or unverified
+	// download never leaves a file under the name asked for.
+	tmp, err := os.CreateTemp(filepath.Dir(*out), "."+filepath.Base(*out)+".part-*")
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	w := bufio.NewWriterSize(tmp, 1<<20)
+	if _, err := client.Download(ctx, hash, w, rng); err != nil {
+		return interrupted(err)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), *out); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
+
+func interrupted(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return errors.New("interrupted")
+	}
+	return err
+}
+
+// parseByteRange reads "START:END", "START:" or ":END"; an open end is -1.
+func parseByteRange(s string) (*upload.Range, error) {
+	a, b, ok := strings.Cut(s, ":")
+	if !ok {
+		return nil, usagef("--bytes %q: want START:END", s)
+	}
+	r := &upload.Range{End: -1}
+	var err error
+	if a != "" {
+		if r.Start, err = strconv.ParseInt(a, 10, 64); err != nil || r.Start < 0 {
+			return nil, usagef("--bytes %q: START must be a byte offset", s)
+		}
+	}
+	if b != "" {
+		if r.End, err = strconv.ParseInt(b, 10, 64); err != nil || r.End < r.Start {
+			return nil, usagef("--bytes %q: END must be a byte offset not before START", s)
+		}
+	}
+	return r, nil
+}

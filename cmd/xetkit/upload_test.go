@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xetkit/xetkit/hub"
+)
+
+func testHub(t *testing.T) string {
+	t.Helper()
+	h, err := hub.New(hub.Config{Dir: t.TempDir(), UserToken: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestUploadDownloadCLI(t *testing.T) {
+	url := testHub(t)
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(1, 2))
+	files := map[string][]byte{"a.bin": make([]byte, 300<<10), "b.bin": []byte("small"), "empty": nil}
+	for name, data := range files {
+		for i := range data {
+			data[i] = byte(r.Uint32())
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hubArgs := []string{"--hub", url, "--repo", "alice/x", "--token", "tok"}
+	args := append([]string{"upload"}, hubArgs...)
+	for _, n := range []string{"a.bin", "b.bin", "empty"} {
+		args = append(args, filepath.Join(dir, n))
+	}
+	status, out, stderr := runCLI(t, nil, args...)
+	if status != 0 {
+		t.Fatalf("upload: status %d, stderr %q", status, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("upload printed %q", out)
+	}
+	for _, line := range lines {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			t.Fatalf("line %q: want <file hash> <sha256> <path>", line)
+		}
+		data := files[filepath.Base(f[2])]
+		sum := sha256.Sum256(data)
+		if f[1] != hex.EncodeToString(sum[:]) {
+			t.Errorf("%s: sha256 %s", f[2], f[1])
+		}
+		// To a file, and to standard output.
+		dst := filepath.Join(dir, "out-"+filepath.Base(f[2]))
+		status, _, stderr = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), f[0], "-o", dst)...)
+		got, _ := os.ReadFile(dst)
+		if status != 0 || !bytes.Equal(got, data) {
+			t.Errorf("download %s -o: status %d, stderr %q, %d bytes", f[2], status, stderr, len(got))
+		}
+		status, out, _ = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), f[0])...)
+		if status != 0 || out != string(data) {
+			t.Errorf("download %s to stdout: status %d, %d bytes", f[2], status, len(out))
+		}
+	}
+	// A byte range; standard input as a source.
+	aHash := strings.Fields(lines[0])[0]
+	status, out, _ = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), aHash, "--bytes", "1000:2000")...)
+	if status != 0 || out != string(files["a.bin"][1000:2000]) {
+		t.Errorf("--bytes 1000:2000: status %d, %d bytes", status, len(out))
+	}
+	status, out, _ = runCLI(t, files["a.bin"], append(append([]string{"upload"}, hubArgs...), "-")...)
+	if status != 0 || strings.Fields(out)[0] != aHash {
+		t.Errorf("upload from stdin: status %d, %q", status, out)
+	}
+}
+
+func TestUploadDownloadCLIMistakes(t *testing.T) {
+	url := testHub(t)
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	os.WriteFile(f, []byte("data"), 0o644)
+	unknown := strings.Repeat("ab", 32)
+	for _, c := range []struct {
+		args   []string
+		status int
+		want   string
+	}{
+		{[]string{"upload", "--hub", url, f}, 2, "--repo"},
+		{[]string{"upload", "--hub", url, "--repo", "a/b"}, 2, "FILE"},
+		{[]string{"upload", "--hub", "ftp://x", "--repo", "a/b", f}, 2, "http"},
+		{[]string{"upload", "--hub", url, "--repo", "a/b", "--tokn", "x", f}, 2, "did you mean --token"},
+		{[]string{"upload", "--hub", url, "--repo", "a/b", "--token", "wrong", f}, 1, "401"},
+		{[]string{"upload", "--hub", url, "--repo", "a/b", "--token", "tok", filepath.Join(dir, "missing")}, 1, "missing"},
+		{[]string{"download", "--hub", url, "--repo", "a/b", "--token", "tok", "xyz"}, 2, "HASH"},
+		{[]string{"download", "--hub", url, "--repo", "a/b", "--token", "tok", unknown}, 1, "not found"},
+		{[]string{"download", "--hub", url, "--repo", "a/b", "--token", "tok", unknown, "--bytes", "5"}, 2, "START:END"},
+	} {
+		status, _, stderr := runCLI(t, nil, c.args...)
+		if status != c.status || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: status %d, stderr %q; want %d and %q on one line", c.args, status, stderr, c.status, c.want)
+		}
+	}
+	// A failed download leaves no output file.
+	out := filepath.Join(dir, "out")
+	runCLI(t, nil, "download", "--hub", url, "--repo", "a/b", "--token", "tok", unknown, "-o", out)
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("files left after a failed download: %v", entries)
+	}
+}

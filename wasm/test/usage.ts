@@ -1,0 +1,73 @@
+// Type-checked (never run) by "npx tsc -p wasm/test": uses every part of
+// xetkit.d.ts the way an application would, so a declaration that drifts
+// from the API breaks the build.
+import { load, XetkitError } from "../xetkit.js";
+import type { Chunk, ParsedShard, ProcessedFile, SealedXorb, ShardSpec, Xetkit } from "../xetkit.js";
+
+async function main(): Promise<void> {
+  const xk: Xetkit = await load({ workers: 2, wasmURL: new URL("../xetkit.wasm", import.meta.url) });
+  const bytes = new Uint8Array(1000);
+  const chunks: Chunk[] = xk.chunk(bytes);
+  const first: { offset: number; length: number; hash: string } = chunks[0];
+  xk.chunk(bytes.buffer);
+  xk.chunk(new DataView(bytes.buffer));
+
+  const c = xk.createChunker();
+  const pushed: Chunk[] = [...c.push(bytes), ...c.finish()];
+
+  const h: string = xk.hash.chunk(bytes);
+  const f: string = xk.hash.file(chunks);
+  const x: string = xk.hash.xorb([{ hash: h, size: 10 }, { hash: h, length: 3 }]);
+  const v: string = xk.hash.verification(chunks.map((ch) => ch.hash));
+  const k: string = xk.hash.keyed(f, h);
+
+  const spec: ShardSpec = {
+    files: [{ sha256: "00".repeat(32), verification: true, terms: [{ xorb: x, chunkStart: 0, chunkEnd: 1 }] }],
+    xorbs: [{ bytesOnDisk: 0, chunks: [{ hash: h, unpackedBytes: 1000, flags: 0 }] }],
+    footer: null,
+  };
+  const shard: Uint8Array = xk.buildShard(spec);
+  xk.buildShard(JSON.stringify(spec));
+  const parsed: ParsedShard = xk.parseShard(shard, { upload: true });
+  const verification: string[] | null = parsed.files[0].verification;
+  const severity: "error" | "warning" | "info" | undefined = parsed.findings[0]?.severity;
+  const footerKey: string | undefined = parsed.footer?.chunkHashKey;
+
+  const px = xk.parseXorb(bytes, { verify: false });
+  const xh: string | null = px.hash;
+  const sizes: number[] = px.chunks.map((ch) => ch.uncompressedSize);
+
+  const async1: Chunk[] = await xk.chunkAsync(new Blob([bytes]));
+  const sealed: SealedXorb[] = [];
+  const res: ProcessedFile = await xk.processFile(new Blob([bytes]), {
+    onProgress: (p) => console.log(p.bytesProcessed / p.totalBytes, p.xorbs),
+    onXorb: async (xorb) => { sealed.push(xorb); },
+    compression: "lz4",
+    workers: true,
+  });
+  const fileShard: Uint8Array = res.shard;
+  const sha: string = res.sha256;
+  const term: number = res.terms[0].chunkEnd;
+  const mem = await xk.memory();
+  const total: number = mem.wasm + mem.workers.reduce((a, b) => a + b, 0);
+  const n: number = xk.workers;
+  xk.close();
+
+  try {
+    xk.parseShard(new Uint8Array(3));
+  } catch (e) {
+    if (e instanceof XetkitError) {
+      const code: "TYPE" | "VALUE" | "RANGE" | "FORMAT" | "STATE" | "INTERNAL" = e.code;
+      const offset: number | undefined = e.offset;
+      console.log(code, offset, e.message);
+    }
+  }
+  console.log(first, pushed, k, v, verification, severity, footerKey, xh, sizes, async1, fileShard, sha, term, total, n);
+}
+
+void main();
+
+// @ts-expect-error: chunk takes bytes, not strings
+load().then((xk) => xk.chunk("text"));
+// @ts-expect-error: an unknown compression
+load().then((xk) => xk.processFile(new Uint8Array(1), { compression: "zstd" }));
