@@ -2,10 +2,10 @@ module github.com/xetkit/xetkit
 
 go 1.26.8
 
-require github.com/zeebo/blake3 v0.2.4
-
 require (
-	github.com/agnivade/levenshtein v1.2.2 // indirect
-	github.com/klauspost/cpuid/v2 v2.0.12 // indirect
-	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	github.com/agnivade/levenshtein v1.2.2
+	github.com/pierrec/lz4/v4 v4.1.33
+	github.com/zeebo/blake3 v0.2.4
 )
+
+require github.com/klauspost/cpuid/v2 v2.0.12 // indirect

@@ -225,3 +225,44 @@ test("keyboard: everything reachable with Tab, rows open with Enter, / focuses F
   await page.locator("body").press("/");
   assert.equal(await page.evaluate(() => document.activeElement.id), "find-input");
 }));
+
+/** Builds a variant of the reference shard through its ShardSpec. */
+function variant(name, change) {
+  const spec = JSON.parse(execFileSync(bin, ["shard", "spec", ref(STORED)], { encoding: "utf8" }));
+  change(spec);
+  const out = tempFile(name, "");
+  execFileSync(bin, ["shard", "build", "-o", out, "-"], { input: JSON.stringify(spec) });
+  return out;
+}
+
+test("lookup tables, and a dedupe response whose key has not expired", pageTest(env, async (page) => {
+  const withTables = variant("tables.shard", (s) => { s.footer.lookupTables = true; s.footer.createdAt = 1700000000; });
+  const dedupe = variant("dedupe.shard", (s) => { s.files = []; s.footer.chunkHashKey = "ab".repeat(32); s.footer.keyExpiry = 4102444800; });
+  const cli = cliParse(withTables);
+  await openFiles(page, [withTables, dedupe]);
+  await page.locator('.itab[data-item="tables.shard"] .itab-link').click();
+  assert.equal(await page.locator('.sec[data-sec="lookups"] .count').innerText(), "798");
+  await tab(page, "footer");
+  assert.equal(await kvValue(page, "Created"), "2023-11-14 22:13:20 UTC");
+  assert.equal(await kvValue(page, "Lookup entries"), "files 1, xorbs 1, chunks 796");
+  await tab(page, "lookups");
+  const chunkRows = await rows(page, "chunks lookup");
+  const first = cli.lookups.chunks[0];
+  assert.deepEqual(chunkRows[0], ["0", first.truncatedHash, String(first.xorb), String(first.chunk)]);
+  await page.locator('.vt[aria-label="chunks lookup"] .vt-row').first().click();
+  await page.waitForFunction(() => location.hash.includes("sec=xorb&sel=0"));
+  assert.equal(await page.locator(".vt-row.active .vt-cell").first().innerText(), String(first.chunk));
+  await tab(page, "lookups");
+  const fl = page.locator('.vt[aria-label="files lookup"]');
+  await fl.focus();
+  await page.keyboard.press("Home");
+  const names = await page.locator(".hex-legend .hex-field").evaluateAll((fs) => fs.map((f) => f.dataset.field));
+  assert.deepEqual(names, ["truncatedHash", "fileIndex"]);
+  assert.match(await page.locator(".hex-title").innerText(), new RegExp(`^File lookup entry 0 bytes ${cli.footer.fileLookupOffset.toLocaleString("en-US")}–`));
+
+  await page.locator('.itab[data-item="dedupe.shard"] .itab-link').click();
+  assert.match(await page.locator(".form-line").innerText(), /dedupe response .* chunk hashes are keyed/);
+  await tab(page, "footer");
+  assert.match(await kvValue(page, "Key expiry"), /^2100-01-01 00:00:00 UTC — valid for \d+ days$/);
+  assert.match(await kvValue(page, "Chunk hash key"), /non-zero: chunk hashes in this shard are keyed/);
+}));

@@ -62,7 +62,7 @@ func (h *Hub) parseToken(tok string) (tokenClaims, string) {
 	if !ok || !ok2 {
 		return tokenClaims{}, "not a token issued by this hub"
 	}
-	got, err := base64.RawURLEncoding.DecodeString(sig)
+	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
 	if err != nil || !hmac.Equal(got, h.sign("token", enc)) {
 		return tokenClaims{}, "token signature is invalid"
 	}

@@ -63,7 +63,7 @@ func (h *Hub) handleXorbFetch(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	rs, expS, sig := q.Get(paramRange), q.Get(paramExpires), q.Get(paramSig)
-	got, err := base64.RawURLEncoding.DecodeString(sig)
+	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
 	if err != nil || !hmac.Equal(got, h.sign("xorb-url", x.String()+"|"+rs+"|"+expS)) {
 		h.fail(w, http.StatusForbidden, "xorb URL signature is missing or invalid")
 		return

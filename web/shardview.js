@@ -58,9 +58,11 @@ function layoutOf(item) {
   const afterCas = casBookend + REC;
   const footer = p.footer ? item.bytes.length - 200 : item.bytes.length;
   const lk = p.lookups || { files: [], xorbs: [], chunks: [] };
-  const fileLookup = afterCas;
-  const xorbLookup = fileLookup + 12 * (lk.files?.length || 0);
-  const chunkLookup = xorbLookup + 12 * (lk.xorbs?.length || 0);
+  const f = p.footer || {};
+  // the footer says where the tables are; fall back to "right after the CAS section"
+  const fileLookup = f.fileLookupOffset ?? afterCas;
+  const xorbLookup = f.casLookupOffset ?? fileLookup + 12 * (lk.files?.length || 0);
+  const chunkLookup = f.chunkLookupOffset ?? xorbLookup + 12 * (lk.xorbs?.length || 0);
   return { fileEnd, fileBookend, casStart, casBookend, afterCas, footer, fileLookup, xorbLookup, chunkLookup, lookupsEnd: chunkLookup + 16 * (lk.chunks?.length || 0) };
 }
 
@@ -273,7 +275,7 @@ const renderers = {
       ["File info offset", num(f.fileInfoOffset)],
       ["CAS info offset", num(f.casInfoOffset)],
       ["Footer offset", num(f.footerOffset)],
-      ["Lookup entries", `${num(lk.files?.length || 0)} files, ${num(lk.xorbs?.length || 0)} xorbs, ${num(lk.chunks?.length || 0)} chunks`],
+      ["Lookup entries", `files ${num(lk.files?.length || 0)}, xorbs ${num(lk.xorbs?.length || 0)}, chunks ${num(lk.chunks?.length || 0)}`],
       ["Stored bytes on disk", fbytes(f.storedBytesOnDisk)],
       ["Materialized bytes", fbytes(f.materializedBytes)],
       ["Stored bytes", fbytes(f.storedBytes)],
@@ -320,7 +322,7 @@ const renderers = {
         ["Terms", num(f.entries.length)],
         ["Bytes", fbytes(f.entries.reduce((s, e) => s + e.unpackedBytes, 0))],
         ["SHA-256", f.sha256 ? hashCell(f.sha256) : "none (no metadata ext)"],
-        ["Verification", f.verification ? `${num(f.verification.length)} range hashes` : "none"],
+        ["Verification", f.verification ? `${num(f.verification.length)} range hash${f.verification.length === 1 ? "" : "es"}` : "none"],
       ]),
     );
     const t = new VTable({
