@@ -27,11 +27,7 @@ func init() {
 func runChunk(e *env, args []string) error {
 	c := commands["chunk"]
 	fs := newFlags(e, c)
-	args, err := parseFlags(e, c, fs, args)
-	if err != nil {
-		return err
-	}
-	name, err := oneArg(c, args)
+	name, err := inputArg(e, c, fs, args)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -233,4 +234,45 @@ func oneArg(c *command, args []string) (string, error) {
 		return "", usagef("want one argument, %s (got %d)", c.usage, len(args))
 	}
 	return args[0], nil
+}
+
+// inputArg parses c's flags and returns its one FILE|- argument.
+func inputArg(e *env, c *command, fs *flag.FlagSet, args []string) (string, error) {
+	positional, err := parseFlags(e, c, fs, args)
+	if err != nil {
+		return "", err
+	}
+	return oneArg(c, positional)
+}
+
+// readInputArg parses c's flags and reads its one FILE|- argument whole.
+func readInputArg(e *env, c *command, fs *flag.FlagSet, args []string) ([]byte, error) {
+	name, err := inputArg(e, c, fs, args)
+	if err != nil {
+		return nil, err
+	}
+	return readInput(e, name)
+}
+
+// writeOutput writes data to standard output when name is "" or "-", else
+// to the file name through a temporary file renamed into place, so that a
+// failed write leaves no partial file behind.
+func writeOutput(e *env, name string, data []byte) error {
+	if name == "" || name == "-" {
+		_, err := e.stdout.Write(data)
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
 }

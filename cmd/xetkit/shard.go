@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/xetkit/xetkit/shard"
@@ -37,15 +36,7 @@ func runShardParse(e *env, args []string) error {
 	strict := fs.Bool("strict", false, "exit 1 when any finding has severity error")
 	upload := fs.Bool("upload", false, "also check what the upload API requires (verification entries, SHA-256, plain chunk hashes)")
 	pretty := fs.Bool("pretty", false, "indent the JSON")
-	args, err := parseFlags(e, c, fs, args)
-	if err != nil {
-		return err
-	}
-	name, err := oneArg(c, args)
-	if err != nil {
-		return err
-	}
-	data, err := readInput(e, name)
+	data, err := readInputArg(e, c, fs, args)
 	if err != nil {
 		return err
 	}
@@ -88,15 +79,7 @@ func runShardBuild(e *env, args []string) error {
 	c := commands["shard build"]
 	fs := newFlags(e, c)
 	outName := fs.String("o", "", "write the shard to this file instead of standard output")
-	args, err := parseFlags(e, c, fs, args)
-	if err != nil {
-		return err
-	}
-	name, err := oneArg(c, args)
-	if err != nil {
-		return err
-	}
-	data, err := readInput(e, name)
+	data, err := readInputArg(e, c, fs, args)
 	if err != nil {
 		return err
 	}
@@ -108,25 +91,13 @@ func runShardBuild(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *outName != "" {
-		return os.WriteFile(*outName, b, 0o644)
-	}
-	_, err = e.stdout.Write(b)
-	return err
+	return writeOutput(e, *outName, b)
 }
 
 func runShardSpec(e *env, args []string) error {
 	c := commands["shard spec"]
 	fs := newFlags(e, c)
-	args, err := parseFlags(e, c, fs, args)
-	if err != nil {
-		return err
-	}
-	name, err := oneArg(c, args)
-	if err != nil {
-		return err
-	}
-	data, err := readInput(e, name)
+	data, err := readInputArg(e, c, fs, args)
 	if err != nil {
 		return err
 	}

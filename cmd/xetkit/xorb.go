@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 
 	"github.com/xetkit/xetkit/chunkhash"
 	"github.com/xetkit/xetkit/xorb"
@@ -23,14 +24,10 @@ func init() {
 	})
 }
 
-// readXorb reads the one FILE argument as a xorb, or as chunk records with
-// no footer.
-func readXorb(e *env, c *command, args []string) (*xorb.Xorb, error) {
-	name, err := oneArg(c, args)
-	if err != nil {
-		return nil, err
-	}
-	data, err := readInput(e, name)
+// readXorb parses c's flags and reads its one FILE argument as a xorb, or
+// as chunk records with no footer.
+func readXorb(e *env, c *command, fs *flag.FlagSet, args []string) (*xorb.Xorb, error) {
+	data, err := readInputArg(e, c, fs, args)
 	if err != nil {
 		return nil, err
 	}
@@ -41,11 +38,7 @@ func runXorbParse(e *env, args []string) error {
 	c := commands["xorb parse"]
 	fs := newFlags(e, c)
 	noVerify := fs.Bool("no-verify", false, "read headers and footer only: do not decompress or hash the chunks")
-	args, err := parseFlags(e, c, fs, args)
-	if err != nil {
-		return err
-	}
-	x, err := readXorb(e, c, args)
+	x, err := readXorb(e, c, fs, args)
 	if err != nil {
 		return err
 	}
@@ -66,11 +59,7 @@ func runXorbParse(e *env, args []string) error {
 func runXorbChunks(e *env, args []string) error {
 	c := commands["xorb chunks"]
 	fs := newFlags(e, c)
-	args, err := parseFlags(e, c, fs, args)
-	if err != nil {
-		return err
-	}
-	x, err := readXorb(e, c, args)
+	x, err := readXorb(e, c, fs, args)
 	if err != nil {
 		return err
 	}
