@@ -194,6 +194,15 @@ func TestReconstructionV1(t *testing.T) {
 	status, body, _ = th.do("GET", fi[0].URL, "", nil, "Range", rh)
 	wantStatus(t, "expired URL", status, body, 403, "expired")
 
+	// An end far past the file (the largest u64 included) means the rest.
+	for _, end := range []string{"", "99999999999", "18446744073709551615"} {
+		status, body, _ = th.do("GET", path, tok, nil, "Range", "bytes=0-"+end)
+		var all v1Answer
+		if status != 200 || json.Unmarshal(body, &all) != nil || len(all.Terms) != 1 || int(all.Terms[0].Range.End) != len(f.chunks) {
+			t.Errorf("bytes=0-%s: %d %s", end, status, body)
+		}
+	}
+
 	// Range starting past the end, unknown file, no token.
 	th.now = th.now.Add(-16 * time.Minute)
 	status, body, _ = th.do("GET", path, tok, nil, "Range", "bytes="+itoa(int64(len(f.data)))+"-"+itoa(int64(len(f.data))+5))

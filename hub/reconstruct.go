@@ -58,7 +58,10 @@ func (h *Hub) plan(w http.ResponseWriter, r *http.Request) *planned {
 			h.fail(w, http.StatusRequestedRangeNotSatisfiable, "range starts at byte %d, but file %s has %d bytes", a, fh, f.size)
 			return nil
 		}
-		first, last = a, min(b+1, f.size)
+		first = a
+		if b < f.size { // b+1 cannot overflow here
+			last = b + 1
+		}
 	}
 	p := &planned{metas: map[xethash.Hash]*xorbMeta{}}
 	var pos uint64 // file offset of the current term
@@ -114,7 +117,7 @@ func parseReconRange(s string) (a, b uint64, ok bool) {
 		return 0, 0, false
 	}
 	if bs == "" {
-		return a, ^uint64(0) - 1, true
+		return a, max(a, ^uint64(0)-1), true
 	}
 	b, err = strconv.ParseUint(bs, 10, 64)
 	if err != nil || b < a {

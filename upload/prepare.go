@@ -74,6 +74,11 @@ type Preparer struct {
 	// OnXorb receives each xorb as soon as it is sealed, in order. Its
 	// Bytes are only valid during the call. An error stops the Preparer.
 	OnXorb func(*xorb.Built) error
+	// SizeHint, if set before the first chunk, is the file's size: the
+	// xorb buffer is then allocated once at the size the file needs (at
+	// most a full xorb) instead of growing, which keeps the peak memory of
+	// a runtime that never returns memory (WebAssembly) near one xorb.
+	SizeHint int64
 
 	chunker  *chunking.Chunker
 	sha      hash.Hash
@@ -270,6 +275,12 @@ func (p *Preparer) add(h xethash.Hash, data, record []byte) error {
 		p.locs = append(p.locs, loc)
 		return nil
 	}
+	if p.builder.NumChunks() == 0 && len(p.xorbs) == 0 && p.SizeHint > 0 {
+		// Records never exceed their chunk by more than a header and the
+		// LZ4 frame overhead (a chunk that does not shrink is stored as is).
+		n := p.SizeHint + p.SizeHint/128 + 64<<10
+		p.builder.Reset(make([]byte, 0, min(n, xorb.MaxSize)))
+	}
 	p.builder.Encoder.Mode = p.Mode
 	for attempt := 0; ; attempt++ {
 		var err error
@@ -317,6 +328,9 @@ func (p *Preparer) seal() error {
 			return err
 		}
 	}
+	// The next xorb is built in this one's storage: one buffer for the
+	// whole file instead of a fresh 64 MiB for each xorb.
+	p.builder.Reset(b.Bytes)
 	return nil
 }
 

@@ -57,6 +57,7 @@ func prepareWrite(t *testing.T, data []byte, pieces []int) (*Prepared, [][]byte)
 func prepareScan(t *testing.T, data []byte, piece, batch int) (*Prepared, [][]byte) {
 	t.Helper()
 	p := NewPreparer()
+	p.SizeHint = int64(len(data)) // must change nothing but memory use
 	var xorbs [][]byte
 	p.OnXorb = func(b *xorb.Built) error {
 		xorbs = append(xorbs, bytes.Clone(b.Bytes))

@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/binary"
 	"encoding/json"
+	"runtime"
 	"syscall/js"
 
 	"github.com/xetkit/xetkit/upload"
@@ -90,14 +91,20 @@ var (
 )
 
 func exportPrepare(api js.Value) {
-	// prepNew(compression) → handle
+	// prepNew(compression, size) → handle; size is the file's size, or -1
+	// when unknown.
 	export(api, "prepNew", func(args []js.Value) (any, error) {
 		mode, err := compressionArg(args, 0)
 		if err != nil {
 			return nil, err
 		}
+		size, err := intArg(args, 1, "size")
+		if err != nil {
+			return nil, err
+		}
 		p := &preparer{p: upload.NewPreparer()}
 		p.p.Mode = mode
+		p.p.SizeHint = int64(size)
 		index := 0
 		p.p.OnXorb = func(b *xorb.Built) error {
 			x := jsObject.New()
@@ -238,6 +245,10 @@ func exportPrepare(api js.Value) {
 		}
 		id, _, _ := live.get(args, 0)
 		live.free(id)
+		// The xorb buffer (up to 64 MiB) is garbage once this returns:
+		// collect it now, so that the next file reuses the space instead of
+		// growing memory that WebAssembly never gives back.
+		defer runtime.GC()
 		res, err := p.p.Finish()
 		if err != nil {
 			return nil, err
@@ -256,7 +267,10 @@ func exportPrepare(api js.Value) {
 	// prepFree(handle) drops a preparation.
 	export(api, "prepFree", func(args []js.Value) (any, error) {
 		if id, err := intArg(args, 0, "handle"); err == nil {
-			live.free(id)
+			if _, ok := live.m[id]; ok {
+				live.free(id)
+				runtime.GC()
+			}
 		}
 		return nil, nil
 	})

@@ -501,7 +501,7 @@ class Xetkit {
     const pool = useWorkers ? await this.#getPool() : null;
     const go = this.#go;
     const total = sourceSize(src);
-    const id = call(go, "prepNew", compression);
+    const id = call(go, "prepNew", compression, total);
     let xorbs = 0;
     let done = 0;
     const emit = async (sealed) => {

@@ -210,7 +210,8 @@ function render() {
       onclick: async () => {
         try {
           const obj = await view.exportJSON(item, ctx);
-          download(item.name + ".json", JSON.stringify(obj, null, 2), "application/json");
+          // indentation would double a huge shard's JSON: only small ones get it
+          download(item.name + ".json", JSON.stringify(obj, null, (item.size || 0) > 8 << 20 ? 0 : 2), "application/json");
         } catch (err) {
           toast(`Export failed: ${describeError(err).msg}`);
         }

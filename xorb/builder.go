@@ -118,6 +118,12 @@ func (b *Builder) push(h xethash.Hash, start int, c Compression, size int) {
 	b.unpacked += uint64(size)
 }
 
+// Reset empties the Builder and makes buf's storage its buffer, so a caller
+// building xorb after xorb can hand back the Bytes of the last one (once it
+// is done with them) instead of growing a new 64 MiB buffer each time. It
+// keeps the Encoder.
+func (b *Builder) Reset(buf []byte) { *b = Builder{Encoder: b.Encoder, buf: buf[:0]} }
+
 // Finish appends the footer and returns the xorb; the Builder is then empty
 // and ready for the next xorb. A xorb needs at least one chunk.
 func (b *Builder) Finish() (*Built, error) {
