@@ -59,7 +59,7 @@ const (
 	RuleFooterVersion  = "footer-version"         // error: footer version is not 1
 	RuleFooterOffset   = "footer-offset"          // error: a footer offset disagrees with where the section really is
 	RuleFooterTotals   = "footer-totals"          // warning: a footer byte total disagrees with the sections
-	RuleLookupRange    = "lookup-range"           // error: a table does not fit between the CAS info section and the footer
+	RuleLookupRange    = "lookup-range"           // error (warning for an empty table): a table does not fit between the CAS info section and the footer
 	RuleLookupOverlap  = "lookup-overlap"         // error: two tables overlap
 	RuleLookupGap      = "lookup-gap"             // warning: bytes before the footer that belong to no table
 	RuleLookupUnsorted = "lookup-unsorted"        // error: entries not sorted by truncated hash
@@ -441,7 +441,13 @@ func (v *validator) lookups() {
 		{"chunk", 56, f.ChunkLookupOffset, f.ChunkLookupCount, chunkLookupSize},
 	} {
 		if !tableFits(t.off, t.count, t.size, lo, hi) {
-			v.c.add(Error, "footer", f.Offset+t.field, RuleLookupRange, "%s lookup table: %d entries at %d do not fit between the end of the CAS info section (%d) and the footer (%d)", t.name, t.count, t.off, lo, hi)
+			// An empty table points at nothing, so a stray offset is only
+			// untidy: some clients write 0 there in the shards they upload.
+			severity := Error
+			if t.count == 0 {
+				severity = Warning
+			}
+			v.c.add(severity, "footer", f.Offset+t.field, RuleLookupRange, "%s lookup table: %d entries at %d do not fit between the end of the CAS info section (%d) and the footer (%d)", t.name, t.count, t.off, lo, hi)
 			continue
 		}
 		if t.count > 0 {

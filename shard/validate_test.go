@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xetkit/xetkit/internal/testref"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
 )
@@ -219,5 +220,39 @@ func TestValidateWorkBound(t *testing.T) {
 	fs := shard.Validate(s, validateNow)
 	if n := rules(fs); len(n) != 1 || n[shard.RuleUnchecked] != 1 {
 		t.Fatalf("findings:\n%s", describeFindings(fs))
+	}
+}
+
+// Some clients upload shards whose footer gives its empty lookup tables
+// offset 0. Nothing points anywhere, so that is a warning, not an error;
+// the same offset on a table with entries stays an error.
+func TestEmptyLookupTableAtOffsetZero(t *testing.T) {
+	b := testref.Read(t, "ev-population.csv.shard.verification")
+	footer := len(b) - 200
+	for _, field := range []int{24, 40, 56} {
+		binary.LittleEndian.PutUint64(b[footer+field:], 0)
+	}
+	s, err := shard.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warned int
+	for _, f := range shard.Validate(s, validateNow) {
+		if f.Severity == shard.Error {
+			t.Fatalf("error finding for empty tables at offset 0: %+v", f)
+		}
+		if f.Rule == shard.RuleLookupRange {
+			warned++
+		}
+	}
+	if warned != 3 {
+		t.Fatalf("%d lookup-range warnings, want 3", warned)
+	}
+	binary.LittleEndian.PutUint64(b[footer+64:], 1) // one chunk entry at offset 0
+	if s, err = shard.Parse(b); err != nil {
+		return // unreadable is also a correct outcome for a table that cannot fit
+	}
+	if !shard.HasErrors(shard.Validate(s, validateNow)) {
+		t.Fatal("a non-empty table at offset 0 must be an error")
 	}
 }
