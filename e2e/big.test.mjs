@@ -48,6 +48,13 @@ test("64 MiB shard: first screen, then scrolling to the last chunk row", { timeo
       return rs.length > 3 && Math.abs(i - f * 1360000) < 40;
     }, frac);
   }
+  // the mouse wheel moves row by row even though the scrollbar is scaled
+  const sb = await table.locator(".vt-scroll").boundingBox();
+  await page.mouse.move(sb.x + sb.width / 2, sb.y + sb.height / 2);
+  await page.mouse.wheel(0, 10 * 26);
+  await page.waitForFunction(() => document.querySelector('.vt[aria-label="all chunks"] .vt-row')?.dataset.i === "10");
+  await page.mouse.wheel(0, 3 * 26);
+  await page.waitForFunction(() => document.querySelector('.vt[aria-label="all chunks"] .vt-row')?.dataset.i === "13");
   // and the keyboard goes to the last row too
   await table.focus();
   await page.keyboard.press("End");
@@ -55,4 +62,20 @@ test("64 MiB shard: first screen, then scrolling to the last chunk row", { timeo
   assert.equal(last[3], big.lastChunkHash);
   assert.equal(await page.locator(".vt-row.active .vt-cell").first().innerText(), n(big.chunks - 1));
   console.log(`64 MiB shard: scrolling to the end and back, ${Date.now() - t0} ms`);
+
+  // Find across all 1.36 million chunk hashes, and the nearest ones when nothing matches
+  const q = big.lastChunkHash.slice(0, 12);
+  const t1 = Date.now();
+  await page.locator("#find-input").fill(q);
+  await page.waitForFunction((want) => document.getElementById("find-results").dataset.query === want, q, { timeout: 60_000 });
+  const found = Date.now() - t1;
+  assert.equal(await page.locator(".find-msg").innerText(), "1 match");
+  assert.match(await page.locator(".hit .hit-where").innerText(), /xorb 169 chunk 7999$/);
+  const typo = q.slice(0, 5) + (q[5] === "f" ? "e" : "f") + q.slice(6);
+  const t2 = Date.now();
+  await page.locator("#find-input").fill(typo);
+  await page.waitForFunction((want) => document.getElementById("find-results").dataset.query === want, typo, { timeout: 120_000 });
+  const nearest = Date.now() - t2;
+  assert.equal(await page.locator(".hit").first().getAttribute("data-hash"), big.lastChunkHash);
+  console.log(`64 MiB shard: find a prefix ${found} ms, nearest by edit distance ${nearest} ms`);
 }));

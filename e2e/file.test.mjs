@@ -49,6 +49,11 @@ test("a generated file: chunks, repeats, file hash, SHA-256", pageTest(env, asyn
   await page.locator('.vt[aria-label="chunks"] .vt-row[data-i="1"]').click();
   assert.match(await page.locator(".hex-title").innerText(), new RegExp(`^Chunk 1 bytes ${n(chunks[0].length)}–`));
 
+  const [dl] = await Promise.all([page.waitForEvent("download"), page.locator("button", { hasText: "Export JSON" }).click()]);
+  const exported = JSON.parse(readFileSync(await dl.path(), "utf8"));
+  assert.equal(exported.fileHash, cliHash(repeats));
+  assert.deepEqual(exported.chunks.map((c) => [c.hash, c.length]), chunks.map((c) => [c.hash, c.length]));
+
   await page.locator('.sec[data-sec="repeats"]').click();
   const rep = await rows(page, "repeated chunks");
   const firstRepeat = chunks.find((c, i) => seen.get(c.hash) !== i);

@@ -4,7 +4,7 @@
 // generated inputs the tests need.
 
 import { spawn, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -38,10 +38,17 @@ export const FACTS = {
   chunks: 796,
 };
 
-/** Starts bin/xetkit serve on a free port; resolves to {url, stop()}. */
-export async function startServer() {
+/**
+ * Starts bin/xetkit serve on a free port; resolves to {url, data, stop()}.
+ * Options (upload tests): token (the hub user token), faults (--faults),
+ * data (a store folder the caller keeps; by default a temporary one that
+ * stop() removes).
+ */
+export async function startServer({ token, faults, data: keep } = {}) {
   if (!existsSync(bin)) throw new Error(`${bin} is missing: go build -o bin/xetkit ./cmd/xetkit`);
-  const proc = spawn(bin, ["serve", "--addr", "127.0.0.1:0", "--root", root, "--data", join(tmpdir(), `xetkit-e2e-${process.pid}`)], {
+  const data = keep || mkdtempSync(join(tmpdir(), "xetkit-e2e-hub-"));
+  const extra = [...(token ? ["--token", token] : []), ...(faults ? ["--faults", faults] : [])];
+  const proc = spawn(bin, ["serve", "--addr", "127.0.0.1:0", "--root", process.env.XETKIT_E2E_ROOT || root, "--data", data, ...extra], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "", err = "";
@@ -57,9 +64,11 @@ export async function startServer() {
   });
   return {
     url,
+    data,
     stop: () => new Promise((r) => {
-      if (proc.exitCode != null) return r();
-      proc.on("exit", () => r());
+      const done = () => { if (!keep) rmSync(data, { recursive: true, force: true }); r(); };
+      if (proc.exitCode != null) return done();
+      proc.on("exit", done);
       proc.kill("SIGTERM");
     }),
   };
@@ -89,14 +98,17 @@ export async function openViewer(browser, url, { width = 1280, height = 800 } = 
 
 /**
  * Runs body(page) on a fresh viewer page; on failure keeps a screenshot in
- * e2e/failures/ named after the test. Also fails on any page error.
+ * e2e/failures/ named after the test. Also fails on any page error, except
+ * console lines matching opts.allowConsole (the browser logs every HTTP
+ * error answer, which the upload tests expect: dedupe misses are 404s).
  */
-export function pageTest(env, fn, size) {
+export function pageTest(env, fn, size, opts = {}) {
   return async (t) => {
     const { page, context, errors } = await openViewer(env.browser, env.url, size);
     try {
       await fn(page, t);
-      if (errors.length) throw new Error(`errors in the page:\n${errors.join("\n")}`);
+      const bad = errors.filter((e) => !(opts.allowConsole && e.startsWith("console: ") && opts.allowConsole.test(e)));
+      if (bad.length) throw new Error(`errors in the page:\n${bad.join("\n")}`);
     } catch (e) {
       mkdirSync(failDir, { recursive: true });
       const name = t.name.replace(/[^\w.-]+/g, "_").slice(0, 100);
@@ -153,11 +165,16 @@ export async function card(page, label) {
   return { value: await c.locator(".card-value").innerText(), sub: (await c.locator(".card-sub").count()) ? await c.locator(".card-sub").innerText() : "" };
 }
 
+// Generated inputs live in temp folders removed when the test file ends.
+const scratch = [];
+process.on("exit", () => { for (const d of scratch) rmSync(d, { recursive: true, force: true }); });
+
 let genDir = null;
 /** Runs e2e/gen once per process; returns its folder and facts. */
 export function generated() {
   if (!genDir) {
-    genDir = join(tmpdir(), `xetkit-e2e-gen-${process.pid}`);
+    genDir = mkdtempSync(join(tmpdir(), "xetkit-e2e-gen-"));
+    scratch.push(genDir);
     execFileSync("go", ["run", "./e2e/gen", "-out", genDir], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
   }
   return { dir: genDir, facts: JSON.parse(readFileSync(join(genDir, "facts.json"), "utf8")) };
@@ -169,10 +186,11 @@ export function rng(seed) {
   return () => { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; return x; };
 }
 
+let filesDir = null;
 /** Writes bytes to a temp file named name; returns its path. */
 export function tempFile(name, bytes) {
-  const dir = join(tmpdir(), `xetkit-e2e-files-${process.pid}`);
-  mkdirSync(dir, { recursive: true });
+  if (!filesDir) { filesDir = mkdtempSync(join(tmpdir(), "xetkit-e2e-files-")); scratch.push(filesDir); }
+  const dir = filesDir;
   const p = join(dir, name);
   writeFileSync(p, bytes);
   return p;
@@ -248,3 +266,109 @@ export async function allRows(page, label) {
   }
   return [...got.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1]);
 }
+
+// ---- upload and download through the page (e2e/upload*.test.mjs) ----
+
+/** The hub's byte counters (GET /_xetkit/stats). */
+export async function hubStats(url) {
+  const r = await fetch(new URL("/_xetkit/stats", url));
+  if (!r.ok) throw new Error(`stats: HTTP ${r.status}`);
+  return r.json();
+}
+
+/**
+ * Makes files inside the page: specs [{name, size, kind: "random" |
+ * "float32", seed, from: {name, flip}}] (from: a copy of an earlier file
+ * with the byte at offset flip changed). Random bytes come from
+ * crypto.getRandomValues in 64 KiB pieces; float32 is a smooth signal. The
+ * files stay in window.__xkFiles; returns [{name, size, sha256}] (SHA-256
+ * by crypto.subtle in the page).
+ */
+export async function makePageFiles(page, specs) {
+  return page.evaluate(async (specs) => {
+    const files = (window.__xkFiles ??= {});
+    const hex = (b) => [...new Uint8Array(b)].map((x) => x.toString(16).padStart(2, "0")).join("");
+    const out = [];
+    for (const s of specs) {
+      let bytes;
+      if (s.from) {
+        bytes = new Uint8Array(await files[s.from.name].arrayBuffer());
+        bytes[s.from.flip] ^= 0xff;
+      } else if (s.kind === "float32") {
+        const f = new Float32Array(Math.ceil(s.size / 4));
+        const phase = (s.seed || 0) * 0.37;
+        for (let i = 0; i < f.length; i++) f[i] = Math.sin(i / 4096 + phase) * 1000;
+        bytes = new Uint8Array(f.buffer, 0, s.size);
+      } else {
+        bytes = new Uint8Array(s.size);
+        for (let o = 0; o < s.size; o += 65536) crypto.getRandomValues(bytes.subarray(o, Math.min(s.size, o + 65536)));
+      }
+      const file = new File([bytes], s.name, { type: "application/octet-stream" });
+      files[s.name] = file;
+      out.push({ name: s.name, size: file.size, sha256: hex(await crypto.subtle.digest("SHA-256", bytes)) });
+    }
+    return out;
+  }, specs);
+}
+
+/**
+ * Uploads page files through the Upload panel as a person would: opens
+ * it, fills hub, token and repository, picks the files (set on the file
+ * input through a DataTransfer, as a drop would), presses Upload and waits
+ * for the batch to finish. Returns the batch's rows as shown:
+ * [{name, status, fileHash, sha256, dedupe}] and its summary text.
+ */
+export async function uploadThroughPanel(page, { url, token, repo, names, timeout = 120_000 }) {
+  if (!(await page.locator("#transfer").isVisible())) await page.click("#upload-btn");
+  await page.click("#tab-upload");
+  await page.fill("#hub-url", url.replace(/\/$/, ""));
+  await page.fill("#hub-token", token);
+  await page.fill("#hub-repo", repo);
+  const before = await page.locator(".xf-batch").count();
+  await page.evaluate((names) => {
+    const dt = new DataTransfer();
+    for (const n of names) dt.items.add(window.__xkFiles[n]);
+    const input = document.getElementById("up-files");
+    input.files = dt.files;
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+  }, names);
+  await page.click("#up-start");
+  const batch = page.locator(`.xf-batch[data-batch="${before + 1}"]`);
+  await batch.waitFor({ state: "attached" });
+  await page.waitForFunction((id) => document.querySelector(`.xf-batch[data-batch="${id}"]`)?.dataset.state !== "running",
+    before + 1, { timeout, polling: 200 });
+  const state = await batch.getAttribute("data-state");
+  const summary = await batch.locator(".xf-summary").innerText();
+  if (state !== "done") throw new Error(`upload ${state}: ${summary}`);
+  const rows = await batch.locator("tr.xf-file").evaluateAll((rs) => rs.map((r) => ({
+    name: r.querySelector(".xf-name").textContent,
+    status: r.querySelector(".xf-status").textContent,
+    fileHash: r.dataset.fileHash,
+    shownHash: r.querySelector(".xf-hash .hash")?.textContent,
+    sha256: r.dataset.sha256,
+    dedupe: r.querySelector(".xf-dedupe").textContent,
+  })));
+  return { rows, summary };
+}
+
+/**
+ * Downloads a file hash through the Download panel and waits for it to be
+ * verified; returns {size, sha256, text} as the panel shows them (the
+ * SHA-256 is crypto.subtle's over the downloaded bytes).
+ */
+export async function downloadThroughPanel(page, hash, { timeout = 60_000 } = {}) {
+  if (!(await page.locator("#transfer").isVisible())) await page.click("#download-btn");
+  await page.click("#tab-download");
+  await page.fill("#dl-hash", hash);
+  const before = await page.locator(".xf-dl").count();
+  await page.click("#dl-start");
+  await page.waitForFunction((n) => {
+    const d = document.querySelectorAll(".xf-dl");
+    return d.length === n + 1 && d[0].dataset.state !== "running";
+  }, before, { timeout, polling: 100 });
+  const d = page.locator(".xf-dl").first();
+  const text = await d.innerText();
+  if ((await d.getAttribute("data-state")) !== "done") throw new Error(`download of ${hash} failed: ${text}`);
+  return { size: Number(await d.getAttribute("data-size")), sha256: await d.getAttribute("data-sha256"), text };
+}
+// ---- end of upload and download ----

@@ -126,6 +126,7 @@ test("findings link to their place in the bytes", pageTest(env, async (page) => 
   const cli = cliParse(ref(STORED));
   assert.ok(cli.findings.length > 0, "the reference shard's key has expired: one finding expected");
   await openFiles(page, [ref(STORED)]);
+  await page.locator('.sec[data-sec="findings"] .count').waitFor(); // the rules may be checked after the first screen
   await tab(page, "findings");
   const items = await page.locator("ol.findings li").allInnerTexts();
   assert.equal(items.length, cli.findings.length);

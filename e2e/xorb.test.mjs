@@ -55,6 +55,9 @@ test("reference xorb prefix: ten LZ4 records, verified against the .chunks list"
   const after = await allRows(page, "chunk records");
   assert.deepEqual(after.map((row) => row[6]), ten.map((c) => c.hash));
   assert.equal(await kvValue(page, "Computed xorb hash"), cliXorbHash(ten));
+  // Export JSON gives the verified xorb, as "xetkit xorb parse" prints it
+  const [dl] = await Promise.all([page.waitForEvent("download"), page.locator("button", { hasText: "Export JSON" }).click()]);
+  assert.deepEqual(JSON.parse(readFileSync(await dl.path(), "utf8")), cli);
   await page.locator('.sec[data-sec="footer"]').click();
   assert.match(await page.locator(".content").innerText(), /No footer: these are chunk records only/);
 }));

@@ -37,8 +37,10 @@ type Client struct {
 	Revision string
 	// Token is the user token sent to the hub's token endpoints.
 	Token string
-	// HTTP is the client for every request (default http.DefaultClient).
-	HTTP *http.Client
+	// HTTP sends every request (default http.DefaultClient). An
+	// *http.Client does; so may a bare transport, which keeps net/http's
+	// own client and transport (TLS and all) out of a WebAssembly build.
+	HTTP Doer
 	// Concurrency bounds the xorb uploads in flight (default 4). Memory
 	// use is about Concurrency+2 xorbs.
 	Concurrency int
@@ -64,6 +66,10 @@ type Client struct {
 	// still deduplicated within the session and against earlier uploads
 	// of this Client.
 	NoGlobalDedupe bool
+	// Offload, if set, runs chunk hashing, compression and the SHA-256 on
+	// other threads (the browser's workers, or LocalOffload). Nil: all of
+	// it runs in the calling goroutine.
+	Offload *Offload
 
 	mu        sync.Mutex
 	tokens    [3]*casToken // by scope
@@ -88,11 +94,17 @@ type casToken struct {
 	CasURL      string `json:"casUrl"`
 }
 
-func (c *Client) httpClient() *http.Client {
+// Doer sends an HTTP request and returns the answer, like
+// (*http.Client).Do.
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+func (c *Client) httpClient() Doer {
 	if c.HTTP != nil {
 		return c.HTTP
 	}
-	return http.DefaultClient
+	return defaultHTTP()
 }
 
 func (c *Client) clock() time.Time {

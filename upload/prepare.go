@@ -79,6 +79,10 @@ type Preparer struct {
 	// most a full xorb) instead of growing, which keeps the peak memory of
 	// a runtime that never returns memory (WebAssembly) near one xorb.
 	SizeHint int64
+	// ExternalSHA256, if set before the first byte, leaves the file's
+	// SHA-256 to the caller, who may compute it on another thread: Write
+	// and Scan skip it, and SetSHA256 must give it before Finish.
+	ExternalSHA256 bool
 
 	chunker  *chunking.Chunker
 	sha      hash.Hash
@@ -95,6 +99,7 @@ type Preparer struct {
 	lens     []int
 	err      error
 	finished bool
+	digest   []byte // from SetSHA256
 }
 
 // prepFeed is how a Preparer is fed: Write, or Scan and AddRecords.
@@ -152,7 +157,9 @@ func (p *Preparer) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	p.size += int64(len(b))
-	p.sha.Write(b)
+	if !p.ExternalSHA256 {
+		p.sha.Write(b)
+	}
 	for _, c := range p.chunker.Push(b) {
 		if err := p.add(xethash.Chunk(c.Data), c.Data, nil); err != nil {
 			return 0, p.fail(err)
@@ -176,7 +183,9 @@ func (p *Preparer) Scan(b []byte) ([]int, error) {
 		return nil, p.fail(errors.New("upload: Scan after ScanFinish"))
 	}
 	p.size += int64(len(b))
-	p.sha.Write(b)
+	if !p.ExternalSHA256 {
+		p.sha.Write(b)
+	}
 	return p.lengths(p.chunker.Push(b)), nil
 }
 
@@ -334,10 +343,21 @@ func (p *Preparer) seal() error {
 	return nil
 }
 
+// SetSHA256 gives the file's SHA-256 digest when ExternalSHA256 is set.
+func (p *Preparer) SetSHA256(digest [sha256.Size]byte) {
+	p.digest = digest[:]
+}
+
 // Finish ends the file: it seals the last xorb and returns the result.
 func (p *Preparer) Finish() (*Prepared, error) {
 	if err := p.check(); err != nil {
 		return nil, err
+	}
+	digest := p.digest
+	if !p.ExternalSHA256 {
+		digest = p.sha.Sum(nil)
+	} else if digest == nil {
+		return nil, p.fail(errors.New("upload: ExternalSHA256 is set but SetSHA256 was not called"))
 	}
 	switch {
 	case p.feed != prepFeedScan:
@@ -359,7 +379,7 @@ func (p *Preparer) Finish() (*Prepared, error) {
 	out := &Prepared{
 		Size:     p.size,
 		FileHash: xethash.File(p.chunks),
-		SHA256:   hex.EncodeToString(p.sha.Sum(nil)),
+		SHA256:   hex.EncodeToString(digest),
 		Xorbs:    p.xorbs,
 		Terms:    p.terms(),
 		Chunks:   p.chunks,

@@ -58,6 +58,7 @@ func prepareScan(t *testing.T, data []byte, piece, batch int) (*Prepared, [][]by
 	t.Helper()
 	p := NewPreparer()
 	p.SizeHint = int64(len(data)) // must change nothing but memory use
+	p.ExternalSHA256 = true       // given below
 	var xorbs [][]byte
 	p.OnXorb = func(b *xorb.Built) error {
 		xorbs = append(xorbs, bytes.Clone(b.Bytes))
@@ -99,6 +100,7 @@ func prepareScan(t *testing.T, data []byte, piece, batch int) (*Prepared, [][]by
 		t.Fatal(err)
 	}
 	add(append([]int(nil), lens...))
+	p.SetSHA256(sha256.Sum256(data))
 	res, err := p.Finish()
 	if err != nil {
 		t.Fatal(err)
@@ -372,6 +374,13 @@ func TestPrepareMisuse(t *testing.T) {
 	}
 	if _, _, _, err := EncodeChunks(&enc, data[:10], []int{9}, nil, nil, nil); err == nil {
 		t.Fatal("bytes left over accepted")
+	}
+
+	p = NewPreparer()
+	p.ExternalSHA256 = true
+	p.Write(data)
+	if _, err := p.Finish(); err == nil {
+		t.Fatal("Finish without the external SHA-256 accepted")
 	}
 
 	stop := errors.New("stop")

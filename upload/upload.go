@@ -185,22 +185,30 @@ func (s *session) progress(i int, update func(*Progress)) {
 type fileRun struct {
 	s       *session
 	idx     int
+	size    int64           // Source.Size, -1 if unknown
 	entries []xethash.Entry // every chunk, for the file hash
 	refs    []ref
 	// pending is a run of deduplicated chunks not yet long enough to be
 	// used (their data is kept in case they must be uploaded after all).
-	pending     []pendingChunk
+	pending     []chunkIn
 	pendingSize int64
 	runOK       bool  // the current dedupe run is accepted
 	runStart    int   // chunk index where the current dedupe run began
 	newBytes    int64 // bytes placed in new xorbs
 	deduped     int64
+	hashed      int64 // bytes of the chunks seen so far
+	pos         int64 // offset of the chunk being placed
 }
 
-type pendingChunk struct {
-	data []byte
-	hash xethash.Hash
-	at   ref
+// chunkIn is one chunk of a file as the session takes it: its hash and
+// size, and either its bytes (compressed here if it is new) or its chunk
+// record (from an Offload). Both are only valid during the call they are
+// passed to.
+type chunkIn struct {
+	hash   xethash.Hash
+	size   int
+	data   []byte
+	record []byte
 }
 
 // addFile chunks, hashes and deduplicates one source, putting new chunks
@@ -216,42 +224,24 @@ func (s *session) addFile(i int, src Source) (Result, error) {
 	if cl, ok := rd.(io.Closer); ok {
 		defer cl.Close()
 	}
-	f := &fileRun{s: s, idx: i}
-	sum := sha256.New()
-	ch := chunking.NewChunker()
-	buf := make([]byte, readSize)
+	f := &fileRun{s: s, idx: i, size: src.Size}
 	var total int64
-	for {
-		if err := s.ctx.Err(); err != nil {
-			return Result{}, context.Cause(s.ctx)
-		}
-		n, rerr := io.ReadFull(rd, buf)
-		if n > 0 {
-			total += int64(n)
-			sum.Write(buf[:n])
-			s.progress(i, func(p *Progress) { p.Read = total })
-			if err := f.chunks(ch.Push(buf[:n])); err != nil {
-				return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
-			}
-		}
-		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
-			break
-		}
-		if rerr != nil {
-			return Result{}, fmt.Errorf("upload %s: reading: %w", src.Name, rerr)
-		}
+	var digest [32]byte
+	if s.c.Offload != nil {
+		total, digest, err = f.readOffloaded(rd, s.c.Offload)
+	} else {
+		total, digest, err = f.readLocal(rd)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
 	}
 	if src.Size >= 0 && total != src.Size {
 		return Result{}, fmt.Errorf("upload %s: read %d bytes, but the source said %d", src.Name, total, src.Size)
-	}
-	if err := f.chunks(ch.Finish()); err != nil {
-		return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
 	}
 	if err := f.endRun(true); err != nil {
 		return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
 	}
 	fh := xethash.File(f.entries)
-	digest := [32]byte(sum.Sum(nil))
 	s.addFileBlock(fh, f, digest)
 	s.progress(i, func(p *Progress) { p.Hashed = total; p.Deduped = f.deduped })
 	return Result{
@@ -260,55 +250,200 @@ func (s *session) addFile(i int, src Source) (Result, error) {
 	}, nil
 }
 
-// chunks handles the chunks one read completed.
-func (f *fileRun) chunks(chunks []chunking.Chunk) error {
+// read fills buf from rd, reporting the bytes read so far; eof is set
+// once the source is exhausted.
+func (f *fileRun) read(rd io.Reader, buf []byte, total *int64) (n int, eof bool, err error) {
+	s := f.s
+	if err := s.ctx.Err(); err != nil {
+		return 0, false, context.Cause(s.ctx)
+	}
+	n, rerr := io.ReadFull(rd, buf)
+	if n > 0 {
+		*total += int64(n)
+		t := *total
+		s.progress(f.idx, func(p *Progress) { p.Read = t })
+	}
+	if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+		return n, true, nil
+	}
+	if rerr != nil {
+		return n, false, fmt.Errorf("reading: %w", rerr)
+	}
+	return n, false, nil
+}
+
+// readLocal chunks, hashes and takes the chunks of rd in this goroutine.
+func (f *fileRun) readLocal(rd io.Reader) (int64, [32]byte, error) {
+	sum := sha256.New()
+	ch := chunking.NewChunker()
+	buf := make([]byte, readSize)
+	var total int64
+	var ins []chunkIn
+	take := func(chunks []chunking.Chunk) error {
+		ins = ins[:0]
+		for _, c := range chunks {
+			ins = append(ins, chunkIn{hash: xethash.Chunk(c.Data), size: len(c.Data), data: c.Data})
+		}
+		return f.chunks(ins)
+	}
+	for {
+		n, eof, err := f.read(rd, buf, &total)
+		if err != nil {
+			return 0, [32]byte{}, err
+		}
+		sum.Write(buf[:n])
+		if err := take(ch.Push(buf[:n])); err != nil {
+			return 0, [32]byte{}, err
+		}
+		if eof {
+			break
+		}
+	}
+	if err := take(ch.Finish()); err != nil {
+		return 0, [32]byte{}, err
+	}
+	return total, [32]byte(sum.Sum(nil)), nil
+}
+
+// readOffloaded finds the chunk boundaries of rd here and has the chunks
+// hashed and encoded, and the SHA-256 computed, by o; it takes the
+// results back in order.
+func (f *fileRun) readOffloaded(rd io.Reader, o *Offload) (total int64, digest [32]byte, err error) {
+	sum, err := o.SHA256()
+	if err != nil {
+		return 0, digest, err
+	}
+	summed := false
+	defer func() {
+		if !summed {
+			go sum.Sum() // let it finish and free what it holds
+		}
+	}()
+	type job struct {
+		lens []int
+		wait func() (*Encoded, error)
+	}
+	var queue []job
+	var ins []chunkIn
+	takeOne := func() error {
+		j := queue[0]
+		queue = queue[1:]
+		e, err := j.wait()
+		if err != nil {
+			return err
+		}
+		if ins, err = e.split(j.lens, ins[:0]); err != nil {
+			return err
+		}
+		return f.chunks(ins)
+	}
+	limit := o.batchBytes()
+	batch := make([]byte, 0, limit)
+	var lens []int
+	send := func() {
+		if len(lens) > 0 {
+			queue = append(queue, job{lens, o.Encode(batch, lens)})
+			batch, lens = batch[:0], nil
+		}
+	}
+	add := func(chunks []chunking.Chunk) {
+		for _, c := range chunks {
+			if len(batch)+len(c.Data) > limit {
+				send()
+			}
+			batch = append(batch, c.Data...)
+			lens = append(lens, len(c.Data))
+		}
+	}
+	ch := chunking.NewChunker()
+	buf := make([]byte, o.readBytes())
+	for {
+		n, eof, err := f.read(rd, buf, &total)
+		if err != nil {
+			return 0, digest, err
+		}
+		if n > 0 {
+			if err := sum.Write(buf[:n]); err != nil {
+				return 0, digest, err
+			}
+		}
+		add(ch.Push(buf[:n]))
+		for len(queue) > o.inFlight() {
+			if err := takeOne(); err != nil {
+				return 0, digest, err
+			}
+		}
+		if eof {
+			break
+		}
+	}
+	add(ch.Finish())
+	send()
+	for len(queue) > 0 {
+		if err := takeOne(); err != nil {
+			return 0, digest, err
+		}
+	}
+	summed = true
+	if digest, err = sum.Sum(); err != nil {
+		return 0, digest, err
+	}
+	return total, digest, nil
+}
+
+// chunks takes the next chunks of the file.
+func (f *fileRun) chunks(chunks []chunkIn) error {
 	if len(chunks) == 0 {
 		return nil
 	}
 	s := f.s
-	// Hash the batch first, so progress never shows bytes uploaded before
-	// they are hashed.
+	// Record every hash first, so progress never shows bytes uploaded
+	// before they are hashed.
 	first := len(f.entries)
+	f.pos = f.hashed
 	for _, c := range chunks {
-		f.entries = append(f.entries, xethash.Entry{Hash: xethash.Chunk(c.Data), Size: uint64(len(c.Data))})
+		f.entries = append(f.entries, xethash.Entry{Hash: c.hash, Size: uint64(c.size)})
+		f.hashed += int64(c.size)
 	}
-	last := chunks[len(chunks)-1]
-	s.progress(f.idx, func(p *Progress) { p.Hashed = last.Offset + int64(len(last.Data)) })
+	hashed := f.hashed
+	s.progress(f.idx, func(p *Progress) { p.Hashed = hashed })
 	for i, c := range chunks {
-		h := f.entries[first+i].Hash
-		at, ok, err := s.find(h, first+i == 0)
+		at, ok, err := s.find(c.hash, first+i == 0)
 		if err != nil {
 			return err
 		}
 		if ok {
-			f.dedupe(c.Data, h, at)
+			f.dedupe(c, at)
+			f.pos += int64(c.size)
 			continue
 		}
 		if err := f.endRun(false); err != nil {
 			return err
 		}
-		if at, err = s.addNew(c.Data, h, f.idx); err != nil {
+		if at, err = s.addNew(c, f); err != nil {
 			return err
 		}
 		f.refs = append(f.refs, at)
-		f.newBytes += int64(len(c.Data))
+		f.newBytes += int64(c.size)
+		f.pos += int64(c.size)
 	}
 	s.progress(f.idx, func(p *Progress) { p.Deduped = f.deduped })
 	return nil
 }
 
 // dedupe adds a chunk found stored to the current run.
-func (f *fileRun) dedupe(data []byte, h xethash.Hash, at ref) {
+func (f *fileRun) dedupe(c chunkIn, at ref) {
 	if len(f.pending) == 0 && !f.runOK {
 		f.runStart = len(f.refs)
 	}
 	f.refs = append(f.refs, at)
 	if f.runOK {
-		f.deduped += int64(len(data))
+		f.deduped += int64(c.size)
 		return
 	}
-	f.pending = append(f.pending, pendingChunk{data: bytes.Clone(data), hash: h, at: at})
-	f.pendingSize += int64(len(data))
+	c.data, c.record = bytes.Clone(c.data), bytes.Clone(c.record)
+	f.pending = append(f.pending, c)
+	f.pendingSize += int64(c.size)
 	if len(f.pending) >= minRunChunks || f.pendingSize >= minRunBytes {
 		f.acceptRun()
 	}
@@ -336,12 +471,12 @@ func (f *fileRun) endRun(atEOF bool) error {
 	pending := f.pending
 	f.pending, f.pendingSize = nil, 0
 	for _, p := range pending {
-		at, err := f.s.addNew(p.data, p.hash, f.idx)
+		at, err := f.s.addNew(p, f)
 		if err != nil {
 			return err
 		}
 		f.refs = append(f.refs, at)
-		f.newBytes += int64(len(p.data))
+		f.newBytes += int64(p.size)
 	}
 	return nil
 }
@@ -410,36 +545,51 @@ func (c *Client) queryDedupe(ctx context.Context, h xethash.Hash) (*shard.Shard,
 
 // addNew puts a chunk into the xorb being built, sealing it first when
 // full.
-func (s *session) addNew(data []byte, h xethash.Hash, file int) (ref, error) {
+func (s *session) addNew(c chunkIn, f *fileRun) (ref, error) {
+	limit := s.c.XorbSize
+	if limit <= 0 || limit > xorb.MaxSize {
+		limit = xorb.MaxSize
+	}
 	if s.cur < 0 {
 		s.cur = int32(len(s.slots))
 		s.slots = append(s.slots, &slot{})
 		s.curNew = map[int]int64{}
+		// Size the buffer for what is left of this file (at most a xorb)
+		// rather than growing it by doubling: under WebAssembly memory
+		// never shrinks, so the garbage of growth would stay.
+		// (A re-placed short dedupe run lies before pos: minRunBytes.)
+		want := int64(limit)
+		if f.size >= 0 {
+			left := f.size - f.pos + minRunBytes
+			want = min(want, left+left/128+64<<10)
+		}
+		s.builder.Reset(make([]byte, 0, want))
 	}
 	s.builder.Encoder.Mode = s.c.Compression
-	limit := s.c.XorbSize
-	if limit <= 0 {
-		limit = xorb.MaxSize
-	}
-	// Room for the record (stored uncompressed at worst) and its footer
-	// entries; the builder itself enforces the format's limits.
-	full := s.builder.NumChunks() > 0 && s.builder.Size()+xorb.HeaderSize+len(data)+64 > limit
+	// Room for the record (stored uncompressed at worst, whether it is
+	// encoded yet or not, so xorbs end at the same chunks either way) and
+	// its footer entries; the builder itself enforces the format's limits.
+	full := s.builder.NumChunks() > 0 && s.builder.Size()+xorb.HeaderSize+c.size+64 > limit
 	err := xorb.ErrFull
 	if !full {
-		err = s.builder.AddHashed(data, h)
+		if c.record != nil {
+			err = s.builder.AddRecord(c.record, c.hash)
+		} else {
+			err = s.builder.AddHashed(c.data, c.hash)
+		}
 	}
 	if errors.Is(err, xorb.ErrFull) {
 		if err := s.seal(); err != nil {
 			return ref{}, err
 		}
-		return s.addNew(data, h, file)
+		return s.addNew(c, f)
 	}
 	if err != nil {
 		return ref{}, err
 	}
 	at := ref{s.cur, uint32(s.builder.NumChunks() - 1)}
-	s.local[h] = at
-	s.curNew[file] += int64(len(data))
+	s.local[c.hash] = at
+	s.curNew[f.idx] += int64(c.size)
 	return at, nil
 }
 

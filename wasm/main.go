@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"syscall/js"
 
@@ -99,11 +100,29 @@ func export(api js.Value, name string, fn func(args []js.Value) (any, error)) {
 			}
 		}()
 		v, err := fn(args)
+		collectJS()
 		if err != nil {
 			return errorValue(err)
 		}
 		return v
 	}))
+}
+
+// Every JavaScript object Go touches (the arguments of a call, the arrays
+// it creates) stays alive on the JavaScript side until Go's garbage
+// collector finalizes the js.Value that refers to it. The Go heap of a
+// streaming call hardly grows, so without help a collection may not come
+// for gigabytes of 8 MiB slices. jsHeld counts the bytes of arrays crossed
+// since the last collection; past jsHeldLimit, one is forced.
+var jsHeld int
+
+const jsHeldLimit = 32 << 20
+
+func collectJS() {
+	if jsHeld >= jsHeldLimit {
+		jsHeld = 0
+		runtime.GC()
+	}
 }
 
 func main() {
@@ -116,6 +135,7 @@ func main() {
 	exportHashes(api)
 	exportFormats(api)
 	exportPrepare(api)
+	exportUpload(api) // upload.go: uploadFiles, downloadFile
 	// selfTestPanic(kind) panics on purpose, so the test suite can prove that
 	// a panic comes back as an error and the instance keeps working.
 	export(api, "selfTestPanic", func(args []js.Value) (any, error) {
@@ -147,6 +167,7 @@ func bytesArg(args []js.Value, i int, what string, dst []byte) ([]byte, error) {
 		return nil, errorf(codeType, "%s must be a Uint8Array", what)
 	}
 	n := v.Get("length").Int()
+	jsHeld += n
 	if cap(dst) < n {
 		dst = make([]byte, n)
 	}
@@ -182,6 +203,7 @@ func boolArg(args []js.Value, i int) bool {
 
 // toJS copies b into a new Uint8Array.
 func toJS(b []byte) js.Value {
+	jsHeld += len(b)
 	u := jsUint8Array.New(len(b))
 	js.CopyBytesToJS(u, b)
 	return u

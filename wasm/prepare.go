@@ -3,8 +3,11 @@
 package main
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
+	"hash"
 	"runtime"
 	"syscall/js"
 
@@ -61,6 +64,18 @@ func (p *preparer) takeSealed() js.Value {
 	return out
 }
 
+func shaArg(args []js.Value) (hash.Hash, error) {
+	_, v, err := live.get(args, 0)
+	if err != nil {
+		return nil, err
+	}
+	h, ok := v.(hash.Hash)
+	if !ok {
+		return nil, errorf(codeState, "handle is not a SHA-256")
+	}
+	return h, nil
+}
+
 // u32s reads little-endian u32 values.
 func u32s(b []byte, what string) ([]int, error) {
 	if len(b)%4 != 0 {
@@ -91,8 +106,9 @@ var (
 )
 
 func exportPrepare(api js.Value) {
-	// prepNew(compression, size) → handle; size is the file's size, or -1
-	// when unknown.
+	// prepNew(compression, size, externalSHA256) → handle; size is the
+	// file's size, or -1 when unknown; with externalSHA256 the caller
+	// computes the SHA-256 (sha256New...) and gives it to prepFinish.
 	export(api, "prepNew", func(args []js.Value) (any, error) {
 		mode, err := compressionArg(args, 0)
 		if err != nil {
@@ -105,6 +121,7 @@ func exportPrepare(api js.Value) {
 		p := &preparer{p: upload.NewPreparer()}
 		p.p.Mode = mode
 		p.p.SizeHint = int64(size)
+		p.p.ExternalSHA256 = boolArg(args, 2)
 		index := 0
 		p.p.OnXorb = func(b *xorb.Built) error {
 			x := jsObject.New()
@@ -236,8 +253,9 @@ func exportPrepare(api js.Value) {
 		}
 		return p.takeSealed(), nil
 	})
-	// prepFinish(handle) → [result JSON, [lengths, hashes] of every chunk,
-	// shard bytes, sealed xorbs]; closes the handle.
+	// prepFinish(handle, sha256) → [result JSON, [lengths, hashes] of
+	// every chunk, shard bytes, sealed xorbs]; closes the handle. sha256 is
+	// the hex digest when the preparation was made with externalSHA256.
 	export(api, "prepFinish", func(args []js.Value) (any, error) {
 		p, err := preparerArg(args)
 		if err != nil {
@@ -249,6 +267,17 @@ func exportPrepare(api js.Value) {
 		// collect it now, so that the next file reuses the space instead of
 		// growing memory that WebAssembly never gives back.
 		defer runtime.GC()
+		if p.p.ExternalSHA256 {
+			s, err := stringArg(args, 1, "sha256")
+			if err != nil {
+				return nil, err
+			}
+			d, err := hex.DecodeString(s)
+			if err != nil || len(d) != sha256.Size {
+				return nil, errorf(codeValue, "sha256: %q is not a hex SHA-256 digest", s)
+			}
+			p.p.SetSHA256([sha256.Size]byte(d))
+		}
 		res, err := p.p.Finish()
 		if err != nil {
 			return nil, err
@@ -263,6 +292,32 @@ func exportPrepare(api js.Value) {
 			packed.hex = e.Hash.AppendString(packed.hex)
 		}
 		return []any{string(j), packed.value(), toJS(res.Shard), p.takeSealed()}, nil
+	})
+	// sha256New() → handle; sha256Write(handle, bytes);
+	// sha256Sum(handle) → hex digest, closing the handle. The pool runs the
+	// SHA-256 of a file on one worker while others hash and compress.
+	export(api, "sha256New", func(args []js.Value) (any, error) {
+		return live.add(sha256.New()), nil
+	})
+	export(api, "sha256Write", func(args []js.Value) (any, error) {
+		h, err := shaArg(args)
+		if err != nil {
+			return nil, err
+		}
+		if inbuf, err = bytesArg(args, 1, "bytes", inbuf); err != nil {
+			return nil, err
+		}
+		h.Write(inbuf)
+		return nil, nil
+	})
+	export(api, "sha256Sum", func(args []js.Value) (any, error) {
+		h, err := shaArg(args)
+		if err != nil {
+			return nil, err
+		}
+		id, _, _ := live.get(args, 0)
+		live.free(id)
+		return hex.EncodeToString(h.Sum(nil)), nil
 	})
 	// prepFree(handle) drops a preparation.
 	export(api, "prepFree", func(args []js.Value) (any, error) {

@@ -77,5 +77,12 @@ port.listen(async (msg) => {
     port.post({ id, error: { message: r.message, code: r.code, offset: r.offset } }, []);
     return;
   }
-  port.post({ id, result: r }, transfers(r));
+  const reply = { id, result: r };
+  const t = transfers(r);
+  // The job's input buffer goes back to be filled again.
+  if (msg.recycle && args[0] instanceof Uint8Array && args[0].buffer.byteLength > 0) {
+    reply.recycled = args[0].buffer;
+    t.push(args[0].buffer);
+  }
+  port.post(reply, t);
 });

@@ -262,8 +262,11 @@ function sourceSize(src) {
 // told, for each piece of the stream, the lengths of the chunks that piece
 // completed, and keeps the bytes of the chunk still open.
 class Batcher {
-  constructor(target) {
+  // alloc(n) returns a Uint8Array of n bytes for a job (the pool recycles
+  // job buffers: fresh memory costs page faults on every use).
+  constructor(target, alloc) {
     this.target = target;
+    this.alloc = alloc;
     this.carry = new Uint8Array(0);
   }
 
@@ -271,8 +274,8 @@ class Batcher {
   take(piece, lens) {
     const carry = this.carry;
     const total = carry.length + piece.length;
-    const copy = (a, b) => {
-      const out = new Uint8Array(b - a);
+    const copy = (a, b, alloc = (n) => new Uint8Array(n)) => {
+      const out = alloc(b - a);
       if (a < carry.length) out.set(carry.subarray(a, Math.min(b, carry.length)), 0);
       if (b > carry.length) {
         const from = Math.max(a, carry.length);
@@ -286,7 +289,7 @@ class Batcher {
       let j = i;
       let size = 0;
       while (j < lens.length && (j === i || size + lens[j] <= this.target)) size += lens[j++];
-      jobs.push({ bytes: copy(pos, pos + size), lens: Uint32Array.from(lens.slice(i, j)) });
+      jobs.push({ bytes: copy(pos, pos + size, this.alloc), lens: Uint32Array.from(lens.slice(i, j)) });
       pos += size;
       i = j;
     }
@@ -452,11 +455,11 @@ class Xetkit {
     const go = this.#go;
     const id = call(go, "chunkerNew");
     const jobs = [];
-    const batcher = new Batcher(BATCH);
+    const batcher = new Batcher(BATCH, (n) => pool.buffer(n));
     const dispatch = (piece, packedLens) => {
       for (const job of batcher.take(piece, lengthsOf(packedLens))) {
         const lens = u32Bytes(job.lens);
-        jobs.push({ lens: job.lens, hex: pool.run("hashChunks", [job.bytes, lens], [job.bytes.buffer]) });
+        jobs.push({ lens: job.lens, hex: pool.run("hashChunks", [job.bytes, lens], [job.bytes.buffer], true) });
       }
     };
     try {
@@ -501,7 +504,8 @@ class Xetkit {
     const pool = useWorkers ? await this.#getPool() : null;
     const go = this.#go;
     const total = sourceSize(src);
-    const id = call(go, "prepNew", compression, total);
+    const id = call(go, "prepNew", compression, total, pool !== null);
+    let digest;
     let xorbs = 0;
     let done = 0;
     const emit = async (sealed) => {
@@ -521,12 +525,18 @@ class Xetkit {
           progress(done + piece.length);
         }
       } else {
+        // The main instance finds chunk boundaries; worker 0 computes the
+        // SHA-256 (sequential, and the slowest step) while every worker
+        // hashes and compresses chunks; the main instance packs the
+        // records into xorbs in order.
+        const sha = await pool.runOn(0, "sha256New", []);
+        const shaJobs = [];
         const queue = [];
-        const batcher = new Batcher(BATCH);
+        const batcher = new Batcher(BATCH, (n) => pool.buffer(n));
         const dispatch = (piece, packedLens) => {
           for (const job of batcher.take(piece, lengthsOf(packedLens))) {
             const lens = u32Bytes(job.lens);
-            queue.push({ size: job.bytes.length, result: pool.run("encodeChunks", [job.bytes, lens, compression], [job.bytes.buffer]) });
+            queue.push({ size: job.bytes.length, result: pool.run("encodeChunks", [job.bytes, lens, compression], [job.bytes.buffer], true) });
           }
         };
         const drainOne = async () => {
@@ -535,14 +545,21 @@ class Xetkit {
           await emit(call(go, "prepAdd", id, hashes, lens, records, recLens));
           progress(done + job.size);
         };
+        const owned = isBlob(src);
         for await (const piece of slices(src, PIECE)) {
           dispatch(piece, call(go, "prepScan", id, piece));
+          // A slice read from a Blob is ours: move it to the SHA-256 worker.
+          const bytes = owned && piece.byteLength === piece.buffer.byteLength ? piece : piece.slice();
+          shaJobs.push(pool.runOn(0, "sha256Write", [sha, bytes], [bytes.buffer]));
+          while (shaJobs.length > 2) await shaJobs.shift();
           while (queue.length > 3 * pool.size) await drainOne();
         }
         dispatch(new Uint8Array(0), call(go, "prepScanFinish", id));
         while (queue.length) await drainOne();
+        await Promise.all(shaJobs);
+        digest = await pool.runOn(0, "sha256Sum", [sha]);
       }
-      const [json, packedChunks, shard, sealed] = call(go, "prepFinish", id);
+      const [json, packedChunks, shard, sealed] = call(go, "prepFinish", id, digest);
       await emit(sealed);
       const result = JSON.parse(json);
       result.chunks = [];
@@ -554,6 +571,24 @@ class Xetkit {
       try { call(go, "prepFree", id); } catch { /* already closed */ }
     }
   }
+
+  // ---- upload and download (owner: wasm/upload.go; see the section below the class) ----
+
+  /**
+   * Uploads files to a Xet hub: [{name, size, fileHash, sha256,
+   * dedupedBytes, uploadedBytes}]. Chunk hashing, compression and the
+   * SHA-256 run on the worker pool.
+   */
+  async upload(files, options = {}) {
+    return uploadFiles(this.#go, await this.#getPool(), files, options);
+  }
+
+  /** Downloads a file by its file hash, verified: a Uint8Array (or a Blob with as: "blob"). */
+  async download(fileHash, options = {}) {
+    return downloadFile(this.#go, fileHash, options);
+  }
+
+  // ---- end of upload and download ----
 
   /** Memory in use: the main instance's wasm memory and each worker's. */
   async memory() {
@@ -581,12 +616,127 @@ class Xetkit {
   }
 }
 
+// ---- upload and download (owner: wasm/upload.go) ----
+// Argument checks and the hooks that connect Go's upload session
+// (uploadFiles in wasm/upload.go) to the worker pool; the protocol is Go's.
+
+function transferError(r) {
+  const err = new XetkitError(r.message, r.code, r.offset);
+  if (r.status) err.status = r.status;
+  if (r.goStack) err.goStack = r.goStack;
+  return err;
+}
+
+// settle awaits a promise from Go, which resolves to an error object on
+// failure.
+async function settle(p) {
+  const r = await p;
+  if (r !== null && typeof r === "object" && r.xetkitError === true) throw transferError(r);
+  return r;
+}
+
+function defaultHub(options, what) {
+  const hub = options.hub ?? (typeof location !== "undefined" ? location.origin : undefined);
+  if (typeof hub !== "string" || hub === "") throw typeError(`${what}: options.hub (the hub's base URL) is required outside a page`);
+  return hub;
+}
+
+function transferOptions(options, what) {
+  if (options === null || typeof options !== "object") throw typeError(`${what}: options must be an object`);
+  const { onProgress, signal } = options;
+  if (onProgress !== undefined && typeof onProgress !== "function") throw typeError(`${what}: options.onProgress must be a function`);
+  if (signal !== undefined && !(typeof AbortSignal !== "undefined" && signal instanceof AbortSignal)) {
+    throw typeError(`${what}: options.signal must be an AbortSignal`);
+  }
+  if (typeof options.repo !== "string" || options.repo === "") throw typeError(`${what}: options.repo ("namespace/name") is required`);
+  return {
+    hub: defaultHub(options, what),
+    repo: options.repo,
+    repoType: options.repoType,
+    revision: options.revision,
+    token: options.token,
+    concurrency: options.concurrency,
+    xorbSize: options.xorbSize,
+    retries: options.retries,
+    retryDelayMs: options.retryDelayMs,
+  };
+}
+
+function uploadSource(f, i) {
+  const what = `upload: files[${i}]`;
+  if (isBlob(f)) return { name: typeof f.name === "string" ? f.name : `file-${i}`, data: f };
+  if (f !== null && typeof f === "object" && "data" in f) {
+    const name = f.name ?? `file-${i}`;
+    if (typeof name !== "string") throw typeError(`${what}.name must be a string`);
+    return { name, data: isBlob(f.data) ? f.data : toBytes(f.data, `${what}.data (or a Blob)`) };
+  }
+  return { name: `file-${i}`, data: toBytes(f, `${what} (a File, a Blob, {name, data} or bytes)`) };
+}
+
+async function uploadFiles(go, pool, files, options) {
+  if (!Array.isArray(files)) throw typeError(`upload: files must be an array, got ${describe(files)}`);
+  const opts = transferOptions(options, "upload");
+  const sources = files.map(uploadSource);
+  const compression = options.compression ?? "auto";
+  if (typeof compression !== "string") throw typeError("upload: options.compression must be a string");
+  const { onProgress } = options;
+  const hooks = { signal: options.signal };
+  if (onProgress) {
+    hooks.onProgress = (p) => onProgress({
+      file: p.name, index: p.index, read: p.read, hashed: p.hashed, deduped: p.deduped,
+      uploaded: p.uploaded, total: p.size, done: p.done,
+    });
+  }
+  if (pool) {
+    // Chunk hashing and compression on whichever worker is least busy;
+    // the SHA-256 of a file on worker 0, whose jobs run in order.
+    hooks.encode = (bytes, lens) => pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer]);
+    hooks.shaNew = () => pool.runOn(0, "sha256New", []);
+    hooks.shaWrite = (id, bytes) => pool.runOn(0, "sha256Write", [id, bytes], [bytes.buffer]);
+    hooks.shaSum = (id) => pool.runOn(0, "sha256Sum", [id]);
+  }
+  return JSON.parse(await settle(call(go, "uploadFiles", sources, opts, hooks)));
+}
+
+async function downloadFile(go, fileHash, options) {
+  hashString(fileHash, "download: fileHash");
+  const opts = transferOptions(options, "download");
+  const { range, onProgress } = options;
+  const as = options.as ?? "bytes";
+  if (as !== "bytes" && as !== "blob") throw new XetkitError(`download: options.as must be "bytes" or "blob", got ${JSON.stringify(as)}`, "VALUE");
+  if (range !== undefined) {
+    if (range === null || typeof range !== "object" || !Number.isSafeInteger(range.start) || !Number.isSafeInteger(range.end)) {
+      throw typeError("download: options.range must be {start, end} with integers (end exclusive)");
+    }
+    opts.range = { start: range.start, end: range.end };
+  }
+  const parts = [];
+  const hooks = {
+    signal: options.signal,
+    onData: (b) => parts.push(b),
+    onProgress: onProgress ? (written) => onProgress({ written, total: range ? range.end - range.start : undefined }) : undefined,
+  };
+  const n = await settle(call(go, "downloadFile", fileHash, opts, hooks));
+  if (as === "blob") return new Blob(parts);
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(n);
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.length;
+  }
+  return out;
+}
+
+// ---- end of upload and download ----
+
 // ---- worker pool ----
 
 class Pool {
   constructor(module, size) {
     this.size = size;
     this.workers = [];
+    this.free = []; // job buffers sent back by the workers
     this.seq = 0;
     this.waiters = [];
     this.ready = (async () => {
@@ -611,26 +761,44 @@ class Pool {
   // run sends a job to the least busy worker. The promise is marked as
   // handled: callers await jobs in order, and one failure must not surface
   // as an unhandled rejection of the jobs queued behind it.
-  run(op, args, transfer = []) {
-    const p = this.#send(op, args, transfer);
+  // With recycle, the worker sends back the buffer of args[0] (a job
+  // buffer from buffer()) for reuse.
+  run(op, args, transfer = [], recycle = false) {
+    let best = null;
+    for (const w of this.workers) if (!w.dead && (!best || w.calls.size < best.calls.size)) best = w;
+    return this.#send(best, op, args, transfer, recycle);
+  }
+
+  // buffer returns a job buffer of n bytes, reusing one a worker sent back.
+  buffer(n) {
+    if (n > BATCH) return new Uint8Array(n);
+    return new Uint8Array(this.free.pop() || new ArrayBuffer(BATCH), 0, n);
+  }
+
+  // runOn sends a job to worker i: jobs sent to one worker run in order.
+  runOn(i, op, args, transfer = []) {
+    return this.#send(this.workers[i], op, args, transfer);
+  }
+
+  #send(best, op, args, transfer, recycle = false) {
+    const id = ++this.seq;
+    const p = new Promise((resolve, reject) => {
+      if (!best || best.dead) {
+        reject(new XetkitError("no worker left in the pool (a worker died)", "INTERNAL"));
+        return;
+      }
+      best.calls.set(id, { resolve, reject });
+      if (best.calls.size === 1) best.ref();
+      best.post({ id, op, args, recycle }, transfer);
+    });
     p.catch(() => {});
     return p;
   }
 
-  #send(op, args, transfer) {
-    // The worker with the fewest jobs gets the next one; jobs of one caller
-    // are answered in any order and matched by id.
-    let best = this.workers[0];
-    for (const w of this.workers) if (w.calls.size < best.calls.size) best = w;
-    const id = ++this.seq;
-    return new Promise((resolve, reject) => {
-      best.calls.set(id, { resolve, reject });
-      if (best.calls.size === 1) best.ref();
-      best.post({ id, op, args }, transfer);
-    });
-  }
-
   #reply(w, msg) {
+    if (msg.recycled && msg.recycled.byteLength === BATCH && this.free.length < 4 * this.size + 8) {
+      this.free.push(msg.recycled);
+    }
     const c = w.calls.get(msg.id);
     if (!c) return;
     w.calls.delete(msg.id);
@@ -642,13 +810,8 @@ class Pool {
     for (const r of waiters) r();
   }
 
-  async memory() {
-    return Promise.all(this.workers.map((w) => new Promise((resolve, reject) => {
-      const id = ++this.seq;
-      w.calls.set(id, { resolve, reject });
-      if (w.calls.size === 1) w.ref();
-      w.post({ id, op: "memory", args: [] }, []);
-    })));
+  memory() {
+    return Promise.all(this.workers.map((w) => this.#send(w, "memory", [], [])));
   }
 
   close() {
@@ -692,6 +855,8 @@ async function spawn(module) {
   });
   w.handle = (m) => w.onReply && w.onReply(m);
   w.fail = (e) => {
+    // A dead worker takes no more jobs; its pending ones fail.
+    w.dead = true;
     const err = new XetkitError(`worker died: ${e && e.message ? e.message : e}`, "INTERNAL");
     for (const c of w.calls.values()) c.reject(err);
     w.calls.clear();

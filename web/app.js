@@ -9,6 +9,7 @@ import * as xorbView from "./xorbview.js";
 import * as fileView from "./fileview.js";
 import * as compareView from "./compareview.js";
 import { setupFind } from "./find.js";
+import { setupTransfer } from "./upload.js"; // the Upload and Download panels
 
 const views = { shard: shardView, "bad-shard": shardView, xorb: xorbView, file: fileView, compare: compareView };
 
@@ -61,6 +62,7 @@ function go(patch, { replace = false, keep = false } = {}) {
 /** Records the selected row in the URL without redrawing. */
 function setRow(row, extra = {}) {
   state.route = { ...state.route, row, ...extra };
+  delete state.route.off; // a finding's mark ends with a new selection
   history.replaceState(null, "", encodeRoute(state.route));
 }
 
@@ -98,6 +100,7 @@ async function openBytes(name, bytes, { select = true, as } = {}) {
   const pendingHere = state.pending && state.pending.item === item.id ? state.pending : null;
   if (select && !pendingHere) go({ item: item.id });
   try {
+    if (select) await nextFrame(); // paint "Parsing…" before the module works
     const t0 = performance.now();
     const d = as ? { kind: as } : await detect(bytes);
     const t1 = performance.now();
@@ -232,7 +235,7 @@ function render() {
   const content = el("div.content#content", { role: "tabpanel", "aria-label": secs.find((s) => s.id === sec)?.label || "" });
   main.replaceChildren(head, secs.filter((s) => !s.hidden).length > 1 ? tabs : null, content);
   if (item.kind === "loading") {
-    content.append(el("p.muted", "Reading…"));
+    content.append(el("p.muted", `Parsing ${sbytes(item.size)}…`));
     return;
   }
   if (item.kind === "error") {
@@ -292,6 +295,7 @@ async function start() {
   setupKeys();
   setupFind(ctx);
   $("compare-btn").addEventListener("click", () => compareView.openDialog(ctx));
+  setupTransfer(ctx); // the Upload and Download panels
   applyRoute(decodeRoute(location.hash));
   // Load the module early so the first file opens fast; report if it cannot.
   try {

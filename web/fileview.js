@@ -155,12 +155,17 @@ export function eachHash(item, visit) {
   visit(r.fileHash, "file hash", { sec: "summary" });
   visit(r.sha256, "sha256", { sec: "summary" });
   const ch = r.chunks;
-  for (let i = 0; i < ch.length; i++) visit(ch[i].hash, `chunk ${i}`, i);
+  for (let i = 0; i < ch.length; i++) visit(ch[i].hash, null, i);
   for (const x of r.xorbs || []) if (x.hash) visit(x.hash, "xorb (upload)", { sec: "summary" });
 }
 
 export function routeOf(r) {
   return typeof r === "number" ? { sec: "chunks", row: r } : r;
+}
+
+/** The label of a hit that eachHash gave as a chunk index. */
+export function labelOf(item, r) {
+  return `chunk ${r}`;
 }
 
 /** Chunks and xorbs for Compare. */

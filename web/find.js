@@ -68,6 +68,7 @@ export function setupFind(ctx) {
       if (!src) continue;
       src.eachHash(item, (hash, label, route) => {
         if (!hash.startsWith(q)) return;
+        if (label == null) label = src.labelOf(item, route);
         const key = item.id + hash + label;
         if (seen.has(key)) return;
         seen.add(key);
@@ -132,7 +133,8 @@ async function nearest(q, ctx, cancelled) {
       const d = prefixDistance(q, hash, bound, row0, row1);
       if (d <= bound && !seen.has(item.id + hash)) {
         seen.add(item.id + hash);
-        best.push({ item, hash, label: list[k + 1], route: src.routeOf(list[k + 2]), d });
+        const label = list[k + 1] ?? src.labelOf(item, list[k + 2]);
+        best.push({ item, hash, label, route: src.routeOf(list[k + 2]), d });
         best.sort((a, b) => a.d - b.d || (a.hash < b.hash ? -1 : 1));
         if (best.length > NEAREST) best.length = NEAREST;
         if (best.length === NEAREST) bound = best[NEAREST - 1].d;

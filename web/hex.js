@@ -12,6 +12,8 @@ export class HexView {
     this.root = root;
     this.bytes = new Uint8Array(0);
     this.fields = [];
+    this.focus = 0;
+    this.shown = false;
     this.per = 16;
     this.title = el("div.hex-title", "Select something to see its bytes.");
     this.grid = el("div.hex-grid");
@@ -32,10 +34,12 @@ export class HexView {
     this.fields = fields.filter((f) => f.len > 0).sort((a, b) => a.start - b.start);
     this.focus = focus ?? (this.fields.length ? this.fields[0].start : 0);
     this.titleText = title;
+    this.shown = true;
     this.redraw();
   }
 
   redraw() {
+    if (!this.shown) return; // resized before anything was shown
     const b = this.bytes, per = this.per;
     const lo = this.fields.length ? this.fields[0].start : this.focus;
     const hi = this.fields.length ? Math.max(...this.fields.map((f) => f.start + f.len)) : this.focus + 1;
@@ -43,6 +47,7 @@ export class HexView {
       el("strong", this.titleText || "Bytes"),
       el("span.muted", ` bytes ${lo.toLocaleString("en-US")}–${Math.max(lo, hi - 1).toLocaleString("en-US")} (0x${lo.toString(16)}) of ${b.length.toLocaleString("en-US")}`),
     );
+    this.table?.ro.disconnect();
     this.table = new VTable({
       label: "hex bytes",
       columns: [
@@ -64,12 +69,14 @@ export class HexView {
   }
 
   fieldAt(o) {
-    // few fields: a linear scan is fine
+    // few fields: a linear scan is fine; the narrowest field holding o wins,
+    // so a marked byte shows inside the structure around it
+    let best = -1;
     for (let k = 0; k < this.fields.length; k++) {
       const f = this.fields[k];
-      if (o >= f.start && o < f.start + f.len) return k;
+      if (o >= f.start && o < f.start + f.len && (best < 0 || f.len < this.fields[best].len)) best = k;
     }
-    return -1;
+    return best;
   }
 
   hexCell(i) {

@@ -10,7 +10,10 @@ const REC = 48;
 const ZERO = "0".repeat(64);
 const FLAG_VERIFICATION = 0x80000000, FLAG_METADATA = 0x40000000, CHUNK_GLOBAL_DEDUPE = 0x80000000;
 
-/** Prepares indexes the views need (prefix sums, hash → xorb index). */
+/**
+ * Prepares the indexes the views need and, when the module checks the rules
+ * separately from parsing, starts that check.
+ */
 export function init(item, ctx) {
   if (item.kind !== "shard") return;
   prepare(item);
@@ -18,15 +21,19 @@ export function init(item, ctx) {
     // Findings come after the first screen: validate once the page has painted.
     item.parsed.findings = [];
     item.checking = true;
-    setTimeout(async () => {
+    item.findingsReady = new Promise((r) => setTimeout(r, 50)).then(async () => {
       try {
         item.parsed.findings = (await item.validate()) || [];
       } catch (err) {
-        item.parsed.findings = [{ severity: "error", offset: describeError(err).offset ?? 0, section: "shard", message: `validation failed: ${describeError(err).msg}` }];
+        const e = describeError(err);
+        item.parsed.findings = [{ severity: "error", offset: e.offset ?? 0, section: "shard", message: `validation failed: ${e.msg}` }];
       }
       item.checking = false;
-      if (!item.closed && ctx.state.route.item === item.id) ctx.refresh();
-    }, 50);
+      if (item.closed || ctx.state.route.item !== item.id) return;
+      // redraw only views that show findings; elsewhere (a table being scrolled) just count them
+      if (["summary", "findings"].includes(ctx.state.route.sec)) ctx.refresh();
+      else document.querySelector('.sec[data-sec="findings"]')?.append(el("span.count", num(item.parsed.findings.length)));
+    });
   }
 }
 
@@ -91,7 +98,8 @@ export function sections(item) {
   ];
 }
 
-export function exportJSON(item) {
+export async function exportJSON(item) {
+  await item.findingsReady;
   if (item.kind === "bad-shard") {
     const e = describeError(item.error);
     return { error: e.msg, offset: e.offset };
@@ -195,8 +203,10 @@ export function render(item, route, root, ctx) {
   const r = renderers[route.sec] || renderers.summary;
   r(item, route, root, ctx);
   if (route.off != null && route.off >= 0 && route.off < item.bytes.length) {
-    ctx.hex.show(item.bytes, [{ name: "finding here", start: route.off, len: 1, value: `byte ${route.off}` }],
-      { title: `Finding at byte ${num(route.off)}`, focus: route.off });
+    // a finding's place: its byte, marked inside the structure that holds it
+    const around = ctx.hex.bytes === item.bytes ? ctx.hex.fields : [];
+    ctx.hex.show(item.bytes, [...around, { name: "finding here", start: route.off, len: 1, value: `byte ${route.off}` }],
+      { title: `Finding at byte ${num(route.off)}${around.length ? " in " + ctx.hex.titleText : ""}`, focus: route.off });
   }
 }
 
@@ -530,9 +540,16 @@ export function eachHash(item, visit) {
     const x = p.xorbs[i];
     visit(x.hash, `xorb ${i}`, { sec: "xorb", sel: i });
     const ch = x.chunks;
-    for (let c = 0; c < ch.length; c++) visit(ch[c].hash, `xorb ${i} chunk ${c}`, starts[i] + c);
+    // chunks: no label string per row (a million of them per keystroke); labelOf names a hit
+    for (let c = 0; c < ch.length; c++) visit(ch[c].hash, null, starts[i] + c);
   }
   if (p.footer && p.footer.chunkHashKey !== ZERO) visit(p.footer.chunkHashKey, "footer chunk hash key", { sec: "footer" });
+}
+
+/** The label of a hit that eachHash gave as a global chunk row. */
+export function labelOf(item, r) {
+  const xi = upper(item.sx.starts, r, (v) => v);
+  return `xorb ${xi} chunk ${r - item.sx.starts[xi]}`;
 }
 
 /** Routes for eachHash's numeric shorthand (a global chunk row). */

@@ -41,7 +41,12 @@ export class VTable {
     this.count === 0 ? el("div.vt-empty", opts.empty || "No rows.") : null);
 
     this.root.style.setProperty("--cols", this.template);
-    this.scroller.addEventListener("scroll", () => this.schedule(), { passive: true });
+    this.pos = 0; // first visible row (fractional), kept exactly in scaled mode
+    this.expectTop = null; // the scrollTop we set ourselves, until its scroll event
+    this.scroller.addEventListener("scroll", () => this.onScroll(), { passive: true });
+    this.scroller.addEventListener("wheel", (e) => this.onWheel(e), { passive: false });
+    this.scroller.addEventListener("touchstart", (e) => this.onTouch(e), { passive: true });
+    this.scroller.addEventListener("touchmove", (e) => this.onTouch(e), { passive: false });
     this.layer.addEventListener("click", (e) => {
       if (e.target.closest("button, a")) return;
       const r = e.target.closest(".vt-row");
@@ -69,12 +74,55 @@ export class VTable {
     return Math.max(1, this.scroller.scrollHeight - this.scroller.clientHeight);
   }
 
-  /** Fractional index of the first visible row for the current scrollTop. */
+  /** Rows the first visible row can range over. */
+  span() {
+    return Math.max(0, this.count - this.visibleRows());
+  }
+
+  /** Fractional index of the first visible row. */
   firstRow() {
-    const st = this.scroller.scrollTop;
-    if (!this.scaled) return st / ROW_H;
-    const span = Math.max(0, this.count - this.visibleRows());
-    return Math.min(span, (st / this.maxScroll()) * span);
+    if (!this.scaled) return this.scroller.scrollTop / ROW_H;
+    return Math.min(this.pos, this.span());
+  }
+
+  // In scaled mode one pixel of scrollbar is many rows, so the table keeps
+  // its own position: the scrollbar follows it, and only a scroll we did
+  // not cause (dragging the scrollbar) moves it.
+  onScroll() {
+    if (this.scaled) {
+      const st = this.scroller.scrollTop;
+      if (this.expectTop !== null && Math.abs(st - this.expectTop) <= 1) this.expectTop = null;
+      else this.pos = (st / this.maxScroll()) * this.span();
+    }
+    this.schedule();
+  }
+
+  /** Sets the first visible row (scaled mode). */
+  setPos(p) {
+    this.pos = Math.max(0, Math.min(this.span(), p));
+    const top = Math.round((this.pos / Math.max(1e-9, this.span())) * this.maxScroll());
+    this.expectTop = top;
+    this.scroller.scrollTop = top;
+    this.schedule();
+  }
+
+  // The wheel and touch move scaled tables row by row, as if unscaled.
+  onWheel(e) {
+    if (!this.scaled || e.ctrlKey || Math.abs(e.deltaY) < Math.abs(e.deltaX)) return;
+    e.preventDefault();
+    const px = e.deltaMode === 1 ? e.deltaY * ROW_H : e.deltaMode === 2 ? e.deltaY * this.scroller.clientHeight : e.deltaY;
+    this.setPos(this.firstRow() + px / ROW_H);
+  }
+
+  onTouch(e) {
+    if (!this.scaled || e.touches.length !== 1) return;
+    const t = e.touches[0];
+    if (e.type === "touchstart") { this.touch = { x: t.clientX, y: t.clientY, pos: this.firstRow() }; return; }
+    if (!this.touch) return;
+    const dy = t.clientY - this.touch.y, dx = t.clientX - this.touch.x;
+    if (Math.abs(dy) < Math.abs(dx)) return;
+    e.preventDefault();
+    this.setPos(this.touch.pos - dy / ROW_H);
   }
 
   schedule() {
@@ -85,7 +133,11 @@ export class VTable {
 
   /** Draws the rows now (also called by the scroll handler). */
   render() {
-    if (!this.root.isConnected) return;
+    if (!this.root.isConnected) {
+      // replaced by another view: stop watching its size so it can go
+      if (this.mounted) this.ro.disconnect();
+      return;
+    }
     const firstF = this.firstRow();
     const first = Math.max(0, Math.floor(firstF));
     const n = Math.ceil(this.visibleRows()) + 2;
@@ -145,10 +197,7 @@ export class VTable {
     if (target == null) return;
     target = Math.max(0, target);
     if (!this.scaled) this.scroller.scrollTop = target * ROW_H;
-    else {
-      const span = Math.max(1, this.count - vis);
-      this.scroller.scrollTop = Math.min(1, target / span) * this.maxScroll();
-    }
+    else this.setPos(target);
   }
 
   /** Scrolls to row i, puts it at the top and selects it. */
@@ -184,6 +233,7 @@ export class VTable {
   /** Puts the table in parent; rows are drawn once it has a size. */
   mount(parent) {
     parent.append(this.root);
+    this.mounted = true;
     this.render();
     return this;
   }

@@ -15,13 +15,15 @@ export function xk() {
 // damaged shard (report its error) from a file that is not a shard at all.
 const MAGIC = [0x55, 0x69, 0x67, 0x45, 0x6a, 0x7b, 0x81, 0x57, 0x83, 0xa5, 0xbd, 0xd9, 0x5c, 0xcd, 0xd1, 0x4a, 0xa9];
 
-/** True when the first 32 bytes are (close to) a shard header tag. */
+/**
+ * True when the bytes begin (nearly) like a shard: most of the magic
+ * sequence, or Hugging Face's application id. A damaged shard still does.
+ */
 export function looksLikeShard(b) {
   if (b.length < 14) return false;
   let same = 0;
   for (let i = 0; i < MAGIC.length && 15 + i < b.length; i++) if (b[15 + i] === MAGIC[i]) same++;
-  const app = new TextDecoder().decode(b.subarray(0, 14));
-  return same >= 12 || (/^[\x20-\x7e]{4,14}\0*$/.test(app.replace(/\0+$/, "")) && b[14] === 0 && same >= 6) || app === "HFRepoMetaData";
+  return same >= 12 || new TextDecoder().decode(b.subarray(0, 14)) === "HFRepoMetaData";
 }
 
 /**
@@ -30,22 +32,55 @@ export function looksLikeShard(b) {
  */
 export async function detect(bytes) {
   const m = await xk();
-  // When the module can validate separately, parse without the validator
-  // first so a huge shard's first screen is drawn sooner; the findings
-  // follow (see shardview.js).
-  const later = typeof m.validateShard === "function";
-  try {
-    const parsed = m.parseShard(bytes, later ? { validate: false } : {});
-    if (later && parsed.findings == null) parsed.findings = null;
-    return { kind: "shard", parsed, validate: later ? () => m.validateShard(bytes) : null };
-  } catch (err) {
-    if (looksLikeShard(bytes)) return { kind: "bad-shard", error: err };
+  // Only bytes that begin like a shard can parse as one; skipping the rest
+  // spares copying a large plain file into the module.
+  if (looksLikeShard(bytes)) {
+    // When the module can validate separately, parse without the validator
+    // first so a huge shard's first screen is drawn sooner; the findings
+    // follow (see shardview.js).
+    const later = typeof m.validateShard === "function";
+    try {
+      const parsed = m.parseShard(bytes, later ? { validate: false } : {});
+      if (later) parsed.findings = null; // pending: shardview.js fills them in
+      return { kind: "shard", parsed, validate: later ? () => validateOffThread(m, bytes) : null };
+    } catch (err) {
+      return { kind: "bad-shard", error: err };
+    }
   }
+  // A xorb is at most 64 MiB; anything larger is a plain file.
+  if (bytes.length <= MAX_XORB + (1 << 20)) {
+    try {
+      return { kind: "xorb", parsed: m.parseXorb(bytes, { verify: false }) };
+    } catch {
+      // not a xorb either
+    }
+  }
+  return { kind: "file" };
+}
+
+const MAX_XORB = 64 << 20;
+
+/** The module's validateShard, run in a worker (on this thread if workers fail). */
+function validateOffThread(m, bytes) {
+  let w;
   try {
-    return { kind: "xorb", parsed: m.parseXorb(bytes, { verify: false }) };
+    w = new Worker(new URL("./validate-worker.js", import.meta.url), { type: "module" });
   } catch {
-    return { kind: "file" };
+    return m.validateShard(bytes);
   }
+  return new Promise((resolve, reject) => {
+    w.onmessage = (e) => {
+      w.terminate();
+      if (e.data.error) reject(Object.assign(new Error(e.data.error.message), { offset: e.data.error.offset }));
+      else resolve(e.data.findings);
+    };
+    w.onerror = (e) => {
+      w.terminate();
+      e.preventDefault();
+      resolve(m.validateShard(bytes)); // the worker could not start: check here instead
+    };
+    w.postMessage({ bytes });
+  });
 }
 
 /** Parses a shard; throws XetkitError (with offset) when it cannot. */

@@ -1,0 +1,168 @@
+package upload
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"sync"
+
+	"github.com/xetkit/xetkit/xethash"
+	"github.com/xetkit/xetkit/xorb"
+)
+
+// Offload hands the per-byte work of an upload to other threads: hashing
+// and compressing chunks, and the files' SHA-256. The session keeps what
+// must stay in order (chunk boundaries, dedupe, xorbs, shards, HTTP). In
+// the browser the other threads are the module's Web Workers; natively
+// LocalOffload uses goroutines.
+//
+// Both functions are called from the session's goroutine only, and must
+// return without waiting for the work.
+type Offload struct {
+	// Encode starts hashing and encoding whole chunks: data holds them
+	// back to back and lens gives their lengths. It must copy what it
+	// needs of data and lens before returning. The returned wait blocks
+	// until the result is ready (EncodeChunks's output for these chunks).
+	Encode func(data []byte, lens []int) (wait func() (*Encoded, error))
+	// SHA256 starts the SHA-256 of one file.
+	SHA256 func() (Digest, error)
+	// BatchBytes is the target size of an Encode call (default 2 MiB).
+	BatchBytes int
+	// InFlight bounds the Encode calls not yet waited for (default 8):
+	// it bounds the memory of data in transit.
+	InFlight int
+	// ReadBytes is how much of a source is read at a time (default 4 MiB).
+	ReadBytes int
+}
+
+// Encoded is the result of an Offload's Encode: one hash and one record
+// per chunk, in order.
+type Encoded struct {
+	Hashes     []xethash.Hash
+	Records    []byte // chunk records back to back
+	RecordLens []int
+}
+
+// Digest is a SHA-256 computed elsewhere. Write must copy p before it
+// returns; Sum waits for the digest of everything written.
+type Digest interface {
+	Write(p []byte) error
+	Sum() ([sha256.Size]byte, error)
+}
+
+func (o *Offload) batchBytes() int {
+	if o.BatchBytes > 0 {
+		return o.BatchBytes
+	}
+	return 2 << 20
+}
+
+func (o *Offload) inFlight() int {
+	if o.InFlight > 0 {
+		return o.InFlight
+	}
+	return 8
+}
+
+func (o *Offload) readBytes() int {
+	if o.ReadBytes > 0 {
+		return o.ReadBytes
+	}
+	return 4 << 20
+}
+
+// split checks an Encoded result against the chunk lengths it was asked
+// for and cuts it into the session's chunks.
+func (e *Encoded) split(lens []int, out []chunkIn) ([]chunkIn, error) {
+	if e == nil || len(e.Hashes) != len(lens) || len(e.RecordLens) != len(lens) {
+		return out, errors.New("upload: an offloaded encode returned a result that does not match its chunks")
+	}
+	recs := e.Records
+	for i, n := range lens {
+		rl := e.RecordLens[i]
+		if rl < xorb.HeaderSize || rl > len(recs) {
+			return out, fmt.Errorf("upload: offloaded record %d of %d bytes runs past the %d bytes returned", i, rl, len(recs))
+		}
+		out = append(out, chunkIn{hash: e.Hashes[i], size: n, record: recs[:rl:rl]})
+		recs = recs[rl:]
+	}
+	if len(recs) != 0 {
+		return out, fmt.Errorf("upload: %d bytes left over after the offloaded records", len(recs))
+	}
+	return out, nil
+}
+
+// LocalOffload returns an Offload that runs on goroutines: at most workers
+// Encode calls at a time (each with its own xorb.Encoder in mode), and the
+// SHA-256 of a file on its own goroutine. Natively it spreads an upload
+// over several cores; it also lets the offloaded path be tested without a
+// browser.
+func LocalOffload(workers int, mode xorb.Mode) *Offload {
+	if workers <= 0 {
+		workers = 1
+	}
+	sem := make(chan struct{}, workers)
+	encoders := sync.Pool{New: func() any { return &xorb.Encoder{Mode: mode} }}
+	return &Offload{
+		Encode: func(data []byte, lens []int) func() (*Encoded, error) {
+			data, lens = append([]byte(nil), data...), append([]int(nil), lens...)
+			type result struct {
+				e   *Encoded
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				enc := encoders.Get().(*xorb.Encoder)
+				defer encoders.Put(enc)
+				var r Encoded
+				var err error
+				r.Hashes, r.Records, r.RecordLens, err = EncodeChunks(enc, data, lens, nil, nil, nil)
+				done <- result{&r, err}
+			}()
+			return func() (*Encoded, error) {
+				r := <-done
+				return r.e, r.err
+			}
+		},
+		SHA256: func() (Digest, error) {
+			d := &localDigest{in: make(chan []byte, 4), out: make(chan [sha256.Size]byte, 1)}
+			go d.run(sha256.New())
+			return d, nil
+		},
+	}
+}
+
+// localDigest hashes on its own goroutine what Write hands it.
+type localDigest struct {
+	in     chan []byte
+	out    chan [sha256.Size]byte
+	closed bool
+	sum    [sha256.Size]byte
+}
+
+func (d *localDigest) run(h hash.Hash) {
+	for p := range d.in {
+		h.Write(p)
+	}
+	d.out <- [sha256.Size]byte(h.Sum(nil))
+}
+
+func (d *localDigest) Write(p []byte) error {
+	if d.closed {
+		return errors.New("upload: Write after Sum")
+	}
+	d.in <- append([]byte(nil), p...)
+	return nil
+}
+
+func (d *localDigest) Sum() ([sha256.Size]byte, error) {
+	if !d.closed {
+		d.closed = true
+		close(d.in)
+		d.sum = <-d.out
+	}
+	return d.sum, nil
+}

@@ -1,0 +1,538 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"runtime/debug"
+	"syscall/js"
+	"time"
+
+	"github.com/xetkit/xetkit/upload"
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// Error codes of uploads and downloads, beside those of main.go.
+const (
+	codeHTTP     = "HTTP"      // the hub answered with an error; status says which
+	codeAuth     = "AUTH"      // the hub refused the token (401 or 403)
+	codeNotFound = "NOT_FOUND" // the hub does not know the file
+	codeVerify   = "VERIFY"    // downloaded data does not match its hashes
+	codeNetwork  = "NETWORK"   // the request did not get an answer
+	codeAbort    = "ABORT"     // the caller's AbortSignal fired
+)
+
+var (
+	jsPromise  = js.Global().Get("Promise")
+	errAborted = errors.New("aborted")
+)
+
+// transferError turns an upload or download failure into the object
+// xetkit.js throws, with the code that says what kind of failure it is
+// and the HTTP status where there is one.
+func transferError(err error) js.Value {
+	var he *upload.HTTPError
+	code, status := "", 0
+	switch {
+	case errors.Is(err, errAborted) || errors.Is(err, context.Canceled):
+		code = codeAbort
+	case errors.As(err, &he):
+		code, status = codeHTTP, he.Status
+		if he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden {
+			code = codeAuth
+		}
+	case errors.Is(err, upload.ErrVerify):
+		code = codeVerify
+	case errors.Is(err, upload.ErrNotFound):
+		code, status = codeNotFound, http.StatusNotFound
+	case errors.As(err, new(*fetchError)):
+		code = codeNetwork
+	}
+	if code == "" {
+		return errorValue(err)
+	}
+	o := errorValue(errorf(code, "%s", err.Error()))
+	if status != 0 {
+		o.Set("status", status)
+	}
+	return o
+}
+
+// promise runs fn on its own goroutine (it may wait for JavaScript: fetch,
+// Blob reads, workers) and returns a Promise of its result; a failure
+// resolves to an error object, as synchronous calls return them.
+func promise(fn func() (any, error)) js.Value {
+	executor := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		resolve := args[0]
+		go func() {
+			v, err := func() (v any, err error) {
+				defer func() {
+					if r := recover(); r != nil {
+						err = errorf(codeInternal, "internal error: %v\n%s", r, debug.Stack())
+					}
+				}()
+				return fn()
+			}()
+			if err != nil {
+				resolve.Invoke(transferError(err))
+				return
+			}
+			resolve.Invoke(v)
+		}()
+		return nil
+	})
+	defer executor.Release()
+	return jsPromise.New(executor)
+}
+
+// jsError is a rejection from a JavaScript promise.
+type jsError struct{ msg string }
+
+func (e *jsError) Error() string { return e.msg }
+
+// await waits for a JavaScript promise (on a goroutine of our own, never
+// a callback's). A rejection becomes a *jsError, or ctx's cause when ctx
+// ends first.
+func await(ctx context.Context, p js.Value) (js.Value, error) {
+	type result struct {
+		v   js.Value
+		err error
+	}
+	ch := make(chan result, 1)
+	ok := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- result{v: arg(args, 0)}
+		return nil
+	})
+	fail := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- result{err: &jsError{jsMessage(arg(args, 0))}}
+		return nil
+	})
+	defer ok.Release()
+	defer fail.Release()
+	p.Call("then", ok, fail)
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		// The callbacks stay registered: keep them alive until they run.
+		go func() { <-ch }()
+		return js.Undefined(), context.Cause(ctx)
+	}
+}
+
+// jsMessage describes a thrown JavaScript value.
+func jsMessage(v js.Value) string {
+	if v.Type() == js.TypeObject && v.Get("message").Type() == js.TypeString {
+		return v.Get("message").String()
+	}
+	if v.Type() == js.TypeUndefined {
+		return "rejected"
+	}
+	return js.Global().Call("String", v).String()
+}
+
+// abortContext returns a context that ends when the AbortSignal sig (if
+// it is one) fires.
+func abortContext(sig js.Value) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	if sig.Type() != js.TypeObject || sig.IsNull() {
+		return ctx, func() { cancel(nil) }
+	}
+	if sig.Get("aborted").Truthy() {
+		cancel(errAborted)
+		return ctx, func() {}
+	}
+	onAbort := js.FuncOf(func(js.Value, []js.Value) any {
+		cancel(errAborted)
+		return nil
+	})
+	sig.Call("addEventListener", "abort", onAbort)
+	return ctx, func() {
+		sig.Call("removeEventListener", "abort", onAbort)
+		onAbort.Release()
+		cancel(nil)
+	}
+}
+
+// ---- options ----
+
+func optString(o js.Value, key string, required bool) (string, error) {
+	v := o.Get(key)
+	switch {
+	case v.Type() == js.TypeString && v.String() != "":
+		return v.String(), nil
+	case v.IsUndefined() || v.IsNull() || (v.Type() == js.TypeString && !required):
+		if required {
+			return "", errorf(codeValue, "options.%s is required", key)
+		}
+		return "", nil
+	}
+	return "", errorf(codeType, "options.%s must be a string", key)
+}
+
+func optInt(o js.Value, key string, lo, hi int) (int, error) {
+	v := o.Get(key)
+	if v.IsUndefined() || v.IsNull() {
+		return 0, nil
+	}
+	if v.Type() != js.TypeNumber || v.Float() != float64(int(v.Float())) {
+		return 0, errorf(codeType, "options.%s must be an integer", key)
+	}
+	if n := v.Int(); n < lo || n > hi {
+		return 0, errorf(codeRange, "options.%s must be from %d to %d, got %d", key, lo, hi, n)
+	}
+	return v.Int(), nil
+}
+
+// clientArg builds the upload client from options {hub, repo, repoType,
+// revision, token, concurrency, xorbSize}.
+func clientArg(o js.Value) (*upload.Client, error) {
+	if o.Type() != js.TypeObject {
+		return nil, errorf(codeType, "options must be an object")
+	}
+	c := &upload.Client{HTTP: fetchTransport{}}
+	var err error
+	if c.Hub, err = optString(o, "hub", true); err != nil {
+		return nil, err
+	}
+	if c.Repo, err = optString(o, "repo", true); err != nil {
+		return nil, err
+	}
+	if c.RepoType, err = optString(o, "repoType", false); err != nil {
+		return nil, err
+	}
+	if c.Revision, err = optString(o, "revision", false); err != nil {
+		return nil, err
+	}
+	if c.Token, err = optString(o, "token", false); err != nil {
+		return nil, err
+	}
+	// WebAssembly memory only grows: fewer, smaller xorbs in flight than
+	// natively keep the peak of a large upload low.
+	c.Concurrency, c.XorbSize = 3, 16<<20
+	if n, err := optInt(o, "concurrency", 1, 16); err != nil {
+		return nil, err
+	} else if n > 0 {
+		c.Concurrency = n
+	}
+	if n, err := optInt(o, "xorbSize", 64<<10, 64<<20); err != nil {
+		return nil, err
+	} else if n > 0 {
+		c.XorbSize = n
+	}
+	if n, err := optInt(o, "retries", 0, 100); err != nil {
+		return nil, err
+	} else if n > 0 {
+		c.Retries = n
+	}
+	if n, err := optInt(o, "retryDelayMs", 0, 60_000); err != nil {
+		return nil, err
+	} else if n > 0 {
+		c.RetryDelay = time.Duration(n) * time.Millisecond
+	}
+	return c, nil
+}
+
+// ---- sources ----
+
+// jsReader reads a Blob (awaiting blob.slice(a, b).arrayBuffer(), one
+// slice per Read, so never the whole Blob) or a Uint8Array.
+type jsReader struct {
+	ctx  context.Context
+	src  js.Value
+	blob bool
+	size int64
+	off  int64
+}
+
+func (r *jsReader) Read(p []byte) (int, error) {
+	if r.off >= r.size {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(p)), r.size-r.off))
+	var u js.Value
+	if r.blob {
+		ab, err := await(r.ctx, r.src.Call("slice", float64(r.off), float64(r.off+int64(n))).Call("arrayBuffer"))
+		if err != nil {
+			return 0, fmt.Errorf("reading bytes %d to %d: %w", r.off, r.off+int64(n), err)
+		}
+		u = jsUint8Array.New(ab)
+		if got := u.Get("length").Int(); got != n {
+			return 0, fmt.Errorf("reading bytes %d to %d: the Blob gave %d bytes (did the file change?)", r.off, r.off+int64(n), got)
+		}
+	} else {
+		u = r.src.Call("subarray", float64(r.off), float64(r.off+int64(n)))
+	}
+	js.CopyBytesToGo(p[:n], u)
+	r.off += int64(n)
+	return n, nil
+}
+
+// sourcesArg reads [{name, size, data}] where data is a Blob or a
+// Uint8Array (xetkit.js normalizes what users pass).
+func sourcesArg(ctx context.Context, v js.Value) ([]upload.Source, error) {
+	if v.Type() != js.TypeObject || !js.Global().Get("Array").Call("isArray", v).Bool() {
+		return nil, errorf(codeType, "files must be an array")
+	}
+	blobClass := js.Global().Get("Blob")
+	out := make([]upload.Source, v.Length())
+	for i := range out {
+		f := v.Index(i)
+		data := f.Get("data")
+		var blob bool
+		switch {
+		case data.Type() == js.TypeObject && data.InstanceOf(jsUint8Array):
+		case data.Type() == js.TypeObject && blobClass.Type() == js.TypeFunction && data.InstanceOf(blobClass):
+			blob = true
+		default:
+			return nil, errorf(codeType, "files[%d].data must be a Blob or a Uint8Array", i)
+		}
+		var size int64
+		if blob {
+			size = int64(data.Get("size").Float())
+		} else {
+			size = int64(data.Get("length").Int())
+		}
+		name := f.Get("name")
+		out[i] = upload.Source{Name: fmt.Sprintf("file %d", i), Size: size, Open: func() (io.Reader, error) {
+			return &jsReader{ctx: ctx, src: data, blob: blob, size: size}, nil
+		}}
+		if name.Type() == js.TypeString {
+			out[i].Name = name.String()
+		}
+	}
+	return out, nil
+}
+
+// ---- the offload to xetkit.js's workers ----
+
+// workerOffload runs chunk hashing and compression, and the SHA-256, on
+// the workers through the hooks xetkit.js passes: encode(bytes, lengths)
+// → Promise<[hashes, lengths, records, record lengths]> (the workers'
+// encodeChunks), shaNew() → Promise<id>, shaWrite(id, bytes) → Promise,
+// shaSum(id) → Promise<hex digest>.
+func workerOffload(ctx context.Context, hooks js.Value) *upload.Offload {
+	return &upload.Offload{
+		Encode: func(data []byte, lens []int) func() (*upload.Encoded, error) {
+			p := hooks.Call("encode", toJS(data), toJS(u32Bytes(lens)))
+			return func() (*upload.Encoded, error) {
+				v, err := await(ctx, p)
+				if err != nil {
+					return nil, err
+				}
+				if v.Type() != js.TypeObject || v.Length() != 4 {
+					return nil, errors.New("encode: the worker's answer is not [hashes, lengths, records, record lengths]")
+				}
+				raw := bytesOf(v.Index(0))
+				recLens, err := u32s(bytesOf(v.Index(3)), "record lengths")
+				if err != nil {
+					return nil, err
+				}
+				if len(raw)%32 != 0 {
+					return nil, fmt.Errorf("encode: %d bytes of hashes", len(raw))
+				}
+				e := &upload.Encoded{Records: bytesOf(v.Index(2)), RecordLens: recLens, Hashes: make([]xethash.Hash, len(raw)/32)}
+				for i := range e.Hashes {
+					e.Hashes[i] = xethash.Hash(raw[32*i:])
+				}
+				return e, nil
+			}
+		},
+		SHA256: func() (upload.Digest, error) {
+			id, err := await(ctx, hooks.Call("shaNew"))
+			if err != nil {
+				return nil, err
+			}
+			return &workerDigest{ctx: ctx, hooks: hooks, id: id}, nil
+		},
+	}
+}
+
+// bytesOf copies a Uint8Array into Go.
+func bytesOf(v js.Value) []byte {
+	if v.Type() != js.TypeObject || !v.InstanceOf(jsUint8Array) {
+		return nil
+	}
+	b := make([]byte, v.Get("length").Int())
+	js.CopyBytesToGo(b, v)
+	return b
+}
+
+// workerDigest is a SHA-256 running on a worker; writes are queued there
+// in order, at most a few at a time.
+type workerDigest struct {
+	ctx     context.Context
+	hooks   js.Value
+	id      js.Value
+	pending []js.Value
+}
+
+func (d *workerDigest) Write(p []byte) error {
+	d.pending = append(d.pending, d.hooks.Call("shaWrite", d.id, toJS(p)))
+	for len(d.pending) > 2 {
+		if _, err := await(d.ctx, d.pending[0]); err != nil {
+			return err
+		}
+		d.pending = d.pending[1:]
+	}
+	return nil
+}
+
+func (d *workerDigest) Sum() (sum [32]byte, err error) {
+	for _, p := range d.pending {
+		if _, err := await(d.ctx, p); err != nil {
+			return sum, err
+		}
+	}
+	d.pending = nil
+	v, err := await(d.ctx, d.hooks.Call("shaSum", d.id))
+	if err != nil {
+		return sum, err
+	}
+	b, err := hex.DecodeString(v.String())
+	if err != nil || len(b) != len(sum) {
+		return sum, fmt.Errorf("the SHA-256 worker answered %q", v.String())
+	}
+	return [32]byte(b), nil
+}
+
+// ---- exports ----
+
+func exportUpload(api js.Value) {
+	// uploadFiles(files, options, hooks) → Promise of the results as JSON
+	// ([{name, size, fileHash, sha256, dedupedBytes, uploadedBytes}]) or
+	// of an error object. files: [{name, data: Blob | Uint8Array}];
+	// options: {hub, repo, repoType, revision, token, concurrency,
+	// xorbSize, retries, retryDelayMs}; hooks: {onProgress(event),
+	// signal, and, to use the workers, encode, shaNew, shaWrite, shaSum}.
+	export(api, "uploadFiles", func(args []js.Value) (any, error) {
+		c, err := clientArg(arg(args, 1))
+		if err != nil {
+			return nil, err
+		}
+		hooks := arg(args, 2)
+		if hooks.Type() != js.TypeObject {
+			return nil, errorf(codeType, "hooks must be an object")
+		}
+		ctx, stop := abortContext(hooks.Get("signal"))
+		sources, err := sourcesArg(ctx, arg(args, 0))
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		if hooks.Get("encode").Type() == js.TypeFunction {
+			c.Offload = workerOffload(ctx, hooks)
+		}
+		if on := hooks.Get("onProgress"); on.Type() == js.TypeFunction {
+			c.OnProgress = func(p upload.Progress) {
+				o := jsObject.New()
+				o.Set("index", p.Index)
+				o.Set("name", p.Name)
+				o.Set("size", float64(p.Size))
+				o.Set("read", float64(p.Read))
+				o.Set("hashed", float64(p.Hashed))
+				o.Set("deduped", float64(p.Deduped))
+				o.Set("uploaded", float64(p.Uploaded))
+				o.Set("done", p.Done)
+				on.Invoke(o)
+			}
+		}
+		return promise(func() (any, error) {
+			defer stop()
+			// The xorbs of this upload are garbage once it returns: let the
+			// next one reuse their space rather than grow memory.
+			defer runtime.GC()
+			res, err := c.UploadFiles(ctx, sources)
+			if err != nil {
+				return nil, err
+			}
+			type result struct {
+				Name          string       `json:"name"`
+				Size          int64        `json:"size"`
+				FileHash      xethash.Hash `json:"fileHash"`
+				SHA256        string       `json:"sha256"`
+				DedupedBytes  int64        `json:"dedupedBytes"`
+				UploadedBytes int64        `json:"uploadedBytes"`
+			}
+			out := make([]result, len(res))
+			for i, r := range res {
+				out[i] = result{r.Name, r.Size, r.Hash, r.SHA256, r.DedupedBytes, r.NewBytes}
+			}
+			j, err := json.Marshal(out)
+			return string(j), err
+		}), nil
+	})
+
+	// downloadFile(fileHash, options, hooks) → Promise of the bytes
+	// written, or of an error object. The file's bytes go to
+	// hooks.onData(Uint8Array) in order; hooks.onProgress(written) follows
+	// each; options.range {start, end} selects a part. Whole files are
+	// verified against the file hash; nothing is final before the promise
+	// resolves.
+	export(api, "downloadFile", func(args []js.Value) (any, error) {
+		h, err := hashArg(args, 0, "fileHash")
+		if err != nil {
+			return nil, err
+		}
+		o := arg(args, 1)
+		c, err := clientArg(o)
+		if err != nil {
+			return nil, err
+		}
+		var rng *upload.Range
+		if r := o.Get("range"); r.Type() == js.TypeObject {
+			if r.Get("start").Type() != js.TypeNumber || r.Get("end").Type() != js.TypeNumber {
+				return nil, errorf(codeType, "options.range must be {start, end} with numbers")
+			}
+			rng = &upload.Range{Start: int64(r.Get("start").Float()), End: int64(r.Get("end").Float())}
+			if rng.Start < 0 || rng.End < rng.Start || rng.End > maxSafe {
+				return nil, errorf(codeRange, "options.range [%d, %d) is not a range of bytes", rng.Start, rng.End)
+			}
+		} else if !r.IsUndefined() && !r.IsNull() {
+			return nil, errorf(codeType, "options.range must be {start, end}")
+		}
+		hooks := arg(args, 2)
+		if hooks.Type() != js.TypeObject || hooks.Get("onData").Type() != js.TypeFunction {
+			return nil, errorf(codeType, "hooks.onData must be a function")
+		}
+		ctx, stop := abortContext(hooks.Get("signal"))
+		w := &jsWriter{onData: hooks.Get("onData"), onProgress: hooks.Get("onProgress")}
+		return promise(func() (any, error) {
+			defer stop()
+			defer runtime.GC()
+			// Pieces of 1 MiB: few crossings, little memory.
+			bw := bufio.NewWriterSize(w, 1<<20)
+			n, err := c.Download(ctx, h, bw, rng)
+			if err == nil {
+				err = bw.Flush()
+			}
+			if err != nil {
+				return nil, err
+			}
+			return float64(n), nil
+		}), nil
+	})
+}
+
+// jsWriter hands each write to JavaScript as a new Uint8Array.
+type jsWriter struct {
+	onData, onProgress js.Value
+	n                  int64
+}
+
+func (w *jsWriter) Write(p []byte) (int, error) {
+	w.onData.Invoke(toJS(p))
+	w.n += int64(len(p))
+	if w.onProgress.Type() == js.TypeFunction {
+		w.onProgress.Invoke(float64(w.n))
+	}
+	return len(p), nil
+}

@@ -1,0 +1,191 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"syscall/js"
+)
+
+// fetchTransport is an http.RoundTripper over the fetch API. net/http's
+// own one under GOOS=js reads a request body with io.ReadAll (doubling
+// slices up to twice the body, which WebAssembly memory then keeps) and is
+// switched off in Node; this one copies a body of known length straight
+// into one Uint8Array and works wherever fetch exists.
+type fetchTransport struct{}
+
+// fetchError is a request that got no answer (fetch rejected).
+type fetchError struct {
+	url string
+	msg string
+}
+
+func (e *fetchError) Error() string { return fmt.Sprintf("fetch %s: %s", e.url, e.msg) }
+
+var (
+	jsFetch           = js.Global().Get("fetch")
+	jsHeaders         = js.Global().Get("Headers")
+	jsAbortController = js.Global().Get("AbortController")
+	// ignoreRejection is a catch handler for promises whose failure does
+	// not matter (cancelling a stream already ending).
+	ignoreRejection = js.FuncOf(func(js.Value, []js.Value) any { return nil })
+)
+
+// Do sends req: fetchTransport is the upload client's upload.Doer itself,
+// with no http.Client around it (which would link net/http's transport).
+func (t fetchTransport) Do(req *http.Request) (*http.Response, error) { return t.RoundTrip(req) }
+
+// RoundTrip sends req with fetch.
+func (fetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if jsFetch.Type() != js.TypeFunction {
+		return nil, errors.New("this JavaScript environment has no fetch")
+	}
+	ctx := req.Context()
+	ac := jsAbortController.New()
+	opt := jsObject.New()
+	opt.Set("method", req.Method)
+	opt.Set("credentials", "same-origin")
+	opt.Set("signal", ac.Get("signal"))
+	headers := jsHeaders.New()
+	for k, vs := range req.Header {
+		for _, v := range vs {
+			headers.Call("append", k, v)
+		}
+	}
+	opt.Set("headers", headers)
+	if req.Body != nil {
+		body, err := bodyToJS(req)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if !body.IsUndefined() {
+			opt.Set("body", body)
+		}
+	}
+	url := req.URL.String()
+	res, err := await(ctx, jsFetch.Invoke(url, opt))
+	if err != nil {
+		ac.Call("abort")
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, &fetchError{url: req.URL.Redacted(), msg: err.Error()}
+	}
+	header := http.Header{}
+	it := res.Get("headers").Call("entries")
+	for {
+		n := it.Call("next")
+		if n.Get("done").Bool() {
+			break
+		}
+		kv := n.Get("value")
+		header.Add(kv.Index(0).String(), kv.Index(1).String())
+	}
+	length := int64(-1)
+	if n, err := strconv.ParseInt(header.Get("Content-Length"), 10, 64); err == nil && n >= 0 {
+		length = n
+	}
+	status := res.Get("status").Int()
+	var body io.ReadCloser = http.NoBody
+	if b := res.Get("body"); b.Type() == js.TypeObject && !b.IsNull() {
+		body = &fetchBody{ctx: ctx, reader: b.Call("getReader"), abort: ac}
+	}
+	return &http.Response{
+		Status:        fmt.Sprintf("%d %s", status, http.StatusText(status)),
+		StatusCode:    status,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        header,
+		ContentLength: length,
+		Body:          body,
+		Request:       req,
+	}, nil
+}
+
+// bodyToJS copies a request body into one Uint8Array, through a small
+// buffer when its length is known.
+func bodyToJS(req *http.Request) (js.Value, error) {
+	n := req.ContentLength
+	if n <= 0 {
+		b, err := io.ReadAll(req.Body)
+		if err != nil || len(b) == 0 {
+			return js.Undefined(), err
+		}
+		return toJS(b), nil
+	}
+	out := jsUint8Array.New(float64(n))
+	buf := make([]byte, min(n, 1<<20))
+	var off int64
+	for off < n {
+		k, err := req.Body.Read(buf[:min(int64(len(buf)), n-off)])
+		if k > 0 {
+			js.CopyBytesToJS(out.Call("subarray", float64(off), float64(off+int64(k))), buf[:k])
+			off += int64(k)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return js.Undefined(), err
+		}
+	}
+	if off != n {
+		return js.Undefined(), fmt.Errorf("request body has %d bytes, ContentLength says %d", off, n)
+	}
+	return out, nil
+}
+
+// fetchBody reads a response body from its stream reader.
+type fetchBody struct {
+	ctx    context.Context
+	reader js.Value
+	abort  js.Value
+	rest   []byte // of the last piece, not yet read
+	err    error
+}
+
+func (b *fetchBody) Read(p []byte) (int, error) {
+	if len(b.rest) > 0 {
+		n := copy(p, b.rest)
+		b.rest = b.rest[n:]
+		return n, nil
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
+	v, err := await(b.ctx, b.reader.Call("read"))
+	if err != nil {
+		b.abort.Call("abort")
+		b.err = fmt.Errorf("reading the answer: %w", err)
+		return 0, b.err
+	}
+	if v.Get("done").Bool() {
+		b.err = io.EOF
+		return 0, io.EOF
+	}
+	u := v.Get("value")
+	n := u.Get("length").Int()
+	if n <= len(p) {
+		return js.CopyBytesToGo(p, u), nil
+	}
+	piece := make([]byte, n)
+	js.CopyBytesToGo(piece, u)
+	k := copy(p, piece)
+	b.rest = piece[k:]
+	return k, nil
+}
+
+func (b *fetchBody) Close() error {
+	if b.err == nil {
+		b.err = errors.New("read after Close")
+		b.reader.Call("cancel").Call("catch", ignoreRejection)
+	}
+	return nil
+}

@@ -1,0 +1,317 @@
+// The Upload and Download panels: send files to a Xet hub (by default the
+// one "xetkit serve" runs beside this page) and get them back, verified.
+// Everything protocol-related happens in the module (xk.upload,
+// xk.download); this file is the form, the progress and the results.
+
+import { el, sbytes, bytes as fbytes, num, hashCell, describeError, nextFrame } from "./util.js";
+import { xk } from "./xk.js";
+
+const KEY = "xetkit.hub"; // hub, repo type and repo are remembered; the token is not
+
+let dialog = null;
+let ctxRef = null;
+const $ = (sel) => dialog.querySelector(sel);
+
+/** Creates the panels (hidden) and wires the header buttons to them. */
+export function setupTransfer(ctx) {
+  ctxRef = ctx;
+  dialog = build();
+  document.body.append(dialog);
+  document.getElementById("upload-btn")?.addEventListener("click", () => open("upload"));
+  document.getElementById("download-btn")?.addEventListener("click", () => open("download"));
+  // For the console and the tests: the panels' state.
+  window.xetkitTransfer = { open, batches };
+}
+
+/** Shows the dialog on the Upload or Download tab. */
+export function open(tab = "upload") {
+  selectTab(tab);
+  if (!dialog.open) dialog.showModal();
+  (tab === "upload" ? $("#up-files-btn") : $("#dl-hash")).focus();
+}
+
+function saved() {
+  try {
+    return JSON.parse(localStorage.getItem(KEY) || "{}");
+  } catch {
+    return {};
+  }
+}
+
+function remember() {
+  try {
+    localStorage.setItem(KEY, JSON.stringify({ hub: $("#hub-url").value, repoType: $("#hub-type").value, repo: $("#hub-repo").value }));
+  } catch { /* storage may be off */ }
+}
+
+function build() {
+  const s = saved();
+  const field = (id, label, input, hint) => el("div.xf-field", el("label", { for: id }, label), input, hint ? el("div.xf-hint", hint) : null);
+  const conn = el("fieldset.xf-conn",
+    el("legend.sr-only", "Hub"),
+    field("hub-url", "Hub", el("input#hub-url", { type: "url", value: s.hub || location.origin, spellcheck: "false", autocomplete: "off" })),
+    field("hub-token", "Token", el("input#hub-token", { type: "password", autocomplete: "off", spellcheck: "false", placeholder: "hub user token" })),
+    field("hub-repo", "Repository", el("div.xf-repo",
+      el("select#hub-type", { "aria-label": "Repository type" },
+        ["model", "dataset", "space"].map((t) => el("option", { value: t, selected: (s.repoType || "model") === t }, t))),
+      el("input#hub-repo", { type: "text", value: s.repo || "", placeholder: "namespace/name", spellcheck: "false", autocomplete: "off" }))));
+  for (const id of ["#hub-url", "#hub-type", "#hub-repo"]) conn.querySelector(id).addEventListener("change", remember);
+
+  const tabs = el("div.xf-tabs", { role: "tablist", "aria-label": "Transfer" },
+    el("button.xf-tab#tab-upload", { type: "button", role: "tab", "aria-controls": "upload-panel", onclick: () => selectTab("upload") }, "Upload"),
+    el("button.xf-tab#tab-download", { type: "button", role: "tab", "aria-controls": "download-panel", onclick: () => selectTab("download") }, "Download"));
+
+  const fileInput = el("input#up-files", { type: "file", multiple: true, hidden: true, onchange: () => showPicked() });
+  const upload = el("section.xf-panel#upload-panel", { role: "tabpanel", "aria-labelledby": "tab-upload" },
+    el("div.xf-row",
+      el("button.btn#up-files-btn", { type: "button", onclick: () => fileInput.click() }, "Choose files…"), fileInput,
+      el("span.xf-picked#up-picked.muted", "No files chosen"),
+      el("button.btn.primary#up-start", { type: "button", disabled: true, onclick: () => startUpload() }, "Upload")),
+    el("div.xf-batches#up-batches", { "aria-live": "polite" }));
+
+  const download = el("section.xf-panel#download-panel", { role: "tabpanel", "aria-labelledby": "tab-download" },
+    el("form.xf-row", { onsubmit: (e) => { e.preventDefault(); startDownload(); } },
+      el("label.sr-only", { for: "dl-hash" }, "File hash"),
+      el("input#dl-hash", { type: "text", placeholder: "file hash (64 hex digits)", spellcheck: "false", autocomplete: "off", pattern: "[0-9a-fA-F]{64}", required: true }),
+      el("button.btn.primary#dl-start", { type: "submit" }, "Download")),
+    el("div.xf-downloads#dl-results", { "aria-live": "polite" }));
+
+  const d = el("dialog.dialog.xf#transfer", { "aria-labelledby": "xf-title" },
+    el("div.xf-head",
+      el("h2#xf-title", "Hub transfer"),
+      el("button.xf-close", { type: "button", "aria-label": "Close", title: "Close (Esc)", onclick: () => d.close() }, "×")),
+    conn, tabs, upload, download);
+  return d;
+}
+
+function selectTab(tab) {
+  for (const t of ["upload", "download"]) {
+    const on = t === tab;
+    $(`#tab-${t}`).setAttribute("aria-selected", on ? "true" : "false");
+    $(`#tab-${t}`).classList.toggle("current", on);
+    $(`#${t}-panel`).hidden = !on;
+  }
+}
+
+function connection() {
+  const hub = $("#hub-url").value.trim().replace(/\/+$/, "");
+  const repo = $("#hub-repo").value.trim();
+  const token = $("#hub-token").value.trim();
+  const repoType = $("#hub-type").value;
+  if (!hub) throw new Error("Enter the hub's URL.");
+  if (!/^[^/\s]+\/[^/\s]+$/.test(repo)) throw new Error("Enter the repository as namespace/name.");
+  return { hub, repo, repoType, token: token || undefined };
+}
+
+function showPicked() {
+  const files = [...$("#up-files").files];
+  const total = files.reduce((s, f) => s + f.size, 0);
+  $("#up-picked").textContent = files.length
+    ? `${num(files.length)} file${files.length === 1 ? "" : "s"}, ${sbytes(total)}`
+    : "No files chosen";
+  $("#up-picked").classList.toggle("muted", files.length === 0);
+  $("#up-start").disabled = files.length === 0;
+}
+
+// ---- upload ----------------------------------------------------------------
+
+const batches = [];
+
+async function startUpload() {
+  const input = $("#up-files");
+  const files = [...input.files];
+  if (!files.length) return;
+  let conn;
+  try {
+    conn = connection();
+  } catch (err) {
+    return showBatchError(err);
+  }
+  remember();
+  input.value = "";
+  showPicked();
+  const batch = { id: batches.length + 1, files, state: "running", results: null, error: null, started: performance.now() };
+  batches.push(batch);
+  const view = batchView(batch);
+  $("#up-batches").prepend(view.root);
+  let pending = null;
+  const progress = new Array(files.length).fill(null);
+  try {
+    const m = await xk();
+    const res = await m.upload(files, {
+      ...conn,
+      onProgress: (p) => {
+        progress[p.index] = p;
+        // Repaint at most once a frame.
+        pending ??= requestAnimationFrame(() => { pending = null; view.progress(progress); });
+      },
+    });
+    batch.results = res;
+    batch.state = "done";
+  } catch (err) {
+    batch.error = err;
+    batch.state = "failed";
+  }
+  batch.ms = performance.now() - batch.started;
+  if (pending) cancelAnimationFrame(pending);
+  view.progress(progress);
+  view.finish();
+}
+
+function showBatchError(err) {
+  const e = el("div.error.xf-error", { role: "alert" }, describeError(err).msg);
+  $("#up-batches").prepend(e);
+  setTimeout(() => e.remove(), 8000);
+}
+
+function bar(p, size) {
+  const pct = (n) => `${size > 0 ? Math.min(100, (100 * n) / size) : 100}%`;
+  return el("div.xf-bar", {
+    role: "progressbar", "aria-valuemin": "0", "aria-valuemax": "100",
+    "aria-valuenow": String(Math.round(size > 0 ? (100 * ((p?.deduped || 0) + (p?.uploaded || 0))) / size : p?.done ? 100 : 0)),
+  },
+  el("div.xf-bar-hashed", { style: { width: pct(p?.hashed || 0) } }),
+  el("div.xf-bar-deduped", { style: { width: pct(p?.deduped || 0) } }),
+  el("div.xf-bar-uploaded", { style: { width: pct(p?.uploaded || 0), left: pct(p?.deduped || 0) } }));
+}
+
+function fileStatus(p, size, state) {
+  if (state === "failed") return "stopped";
+  if (p?.done) return "done";
+  if (!p) return "waiting";
+  const stored = p.deduped + p.uploaded;
+  if (p.hashed < size) return `hashing ${Math.floor((100 * p.hashed) / size)}%`;
+  return `uploading ${size ? Math.floor((100 * stored) / size) : 100}%`;
+}
+
+function batchView(batch) {
+  const total = batch.files.reduce((s, f) => s + f.size, 0);
+  const rows = batch.files.map((f, i) => {
+    const row = el("tr.xf-file", { dataset: { index: String(i) } },
+      el("td.xf-name", { title: f.name }, f.name),
+      el("td.xf-size.num", sbytes(f.size)),
+      el("td.xf-prog", bar(null, f.size)),
+      el("td.xf-status.muted", "waiting"),
+      el("td.xf-hash"), el("td.xf-dedupe.num"));
+    return row;
+  });
+  const summary = el("div.xf-summary", `Uploading ${num(batch.files.length)} file${batch.files.length === 1 ? "" : "s"}, ${sbytes(total)}…`);
+  const root = el("section.xf-batch", { dataset: { state: "running", batch: String(batch.id) }, "aria-label": `Upload ${batch.id}` },
+    summary,
+    el("div.xf-table-wrap", el("table.xf-table",
+      el("thead", el("tr", el("th", "File"), el("th.num", "Size"), el("th", "Progress"), el("th", "Status"), el("th", "File hash"), el("th.num", "Deduped"))),
+      el("tbody", rows))));
+  return {
+    root,
+    progress(list) {
+      list.forEach((p, i) => {
+        if (!p) return;
+        const size = batch.files[i].size;
+        rows[i].querySelector(".xf-prog").replaceChildren(bar(p, size));
+        rows[i].querySelector(".xf-status").textContent = fileStatus(p, size, batch.state);
+      });
+    },
+    finish() {
+      root.dataset.state = batch.state;
+      if (batch.state === "failed") {
+        const { msg } = describeError(batch.error);
+        const code = batch.error?.code ? `${batch.error.code}${batch.error.status ? " " + batch.error.status : ""}: ` : "";
+        summary.replaceChildren(el("div.error", { role: "alert" }, `Upload failed — ${code}${msg}`));
+        rows.forEach((r) => { if (!r.querySelector(".xf-status").textContent.startsWith("done")) r.querySelector(".xf-status").textContent = "stopped"; });
+        return;
+      }
+      let deduped = 0, sent = 0;
+      batch.results.forEach((r, i) => {
+        deduped += r.dedupedBytes;
+        sent += r.uploadedBytes;
+        const row = rows[i];
+        row.dataset.fileHash = r.fileHash;
+        row.dataset.sha256 = r.sha256;
+        row.querySelector(".xf-prog").replaceChildren(bar({ hashed: r.size, deduped: r.dedupedBytes, uploaded: r.uploadedBytes, done: true }, r.size));
+        const st = row.querySelector(".xf-status");
+        st.textContent = "done";
+        st.classList.remove("muted");
+        st.classList.add("ok");
+        row.querySelector(".xf-hash").replaceChildren(hashCell(r.fileHash, {
+          title: `${r.fileHash}\nSHA-256 ${r.sha256}\nClick to download it back`,
+          onclick: (e) => { e.preventDefault(); fillDownload(r.fileHash); },
+        }));
+        row.querySelector(".xf-dedupe").textContent = r.size ? `${Math.round((100 * r.dedupedBytes) / r.size)}%` : "—";
+      });
+      const size = batch.results.reduce((s, r) => s + r.size, 0);
+      const ratio = size ? (100 * deduped) / size : 0;
+      const secs = batch.ms / 1000;
+      summary.replaceChildren(
+        el("span.xf-done", "✓ Uploaded"), " ",
+        el("strong", `${num(batch.results.length)} file${batch.results.length === 1 ? "" : "s"}, ${sbytes(size)}`),
+        ` in ${secs.toFixed(1)} s`,
+        el("span.xf-sep", "·"),
+        "dedupe ", el("strong.xf-ratio", { title: `${fbytes(deduped)} already stored` }, `${ratio.toFixed(ratio > 0 && ratio < 1 ? 1 : 0)}%`),
+        el("span.xf-sep", "·"),
+        "sent ", el("strong.xf-sent", { title: fbytes(sent) }, sbytes(sent)), " new");
+    },
+  };
+}
+
+function fillDownload(hash) {
+  selectTab("download");
+  $("#dl-hash").value = hash;
+  $("#dl-hash").focus();
+}
+
+// ---- download --------------------------------------------------------------
+
+async function startDownload() {
+  const hash = $("#dl-hash").value.trim().toLowerCase();
+  const out = el("div.xf-dl", { dataset: { state: "running", hash } },
+    el("div.xf-dl-head", hashCell(hash)),
+    el("div.xf-dl-status.muted", "Starting…"));
+  $("#dl-results").prepend(out);
+  const status = out.querySelector(".xf-dl-status");
+  try {
+    const conn = connection();
+    remember();
+    const m = await xk();
+    let last = 0;
+    const t0 = performance.now();
+    const blob = await m.download(hash, {
+      ...conn,
+      as: "blob",
+      onProgress: ({ written }) => {
+        const now = performance.now();
+        if (now - last > 100) { last = now; status.textContent = `Downloading… ${sbytes(written)}`; }
+      },
+    });
+    const ms = performance.now() - t0;
+    status.textContent = "Checking SHA-256…";
+    await nextFrame();
+    const sha = blob.size <= 1 << 30 ? hex(await crypto.subtle.digest("SHA-256", await blob.arrayBuffer())) : null;
+    out.dataset.state = "done";
+    out.dataset.size = String(blob.size);
+    if (sha) out.dataset.sha256 = sha;
+    const url = URL.createObjectURL(blob);
+    const name = `${hash.slice(0, 16)}.bin`;
+    status.classList.remove("muted");
+    status.replaceChildren(
+      el("span.xf-done", "✓ Verified"), " ",
+      el("strong", sbytes(blob.size)), ` (${num(blob.size)} bytes) in ${(ms / 1000).toFixed(1)} s`,
+      el("span.xf-sep", "·"),
+      "every chunk hashed, file hash matches",
+      sha ? el("div.xf-sha", "SHA-256 ", el("code.xf-sha-value", sha)) : null,
+      el("div.actions",
+        el("a.btn.xf-save", { href: url, download: name }, "Save file"),
+        ctxRef && blob.size <= 1 << 30 ? el("button.btn.xf-view", {
+          type: "button",
+          onclick: async () => { dialog.close(); ctxRef.openBytes(name, new Uint8Array(await blob.arrayBuffer())); },
+        }, "Open in viewer") : null));
+  } catch (err) {
+    out.dataset.state = "failed";
+    const e = describeError(err);
+    const code = err?.code ? `${err.code}${err.status ? " " + err.status : ""}: ` : "";
+    status.replaceChildren(el("div.error", { role: "alert" }, `Download failed — ${code}${e.msg}`));
+  }
+}
+
+function hex(buf) {
+  return [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
