@@ -28,8 +28,10 @@ func exportFormats(api js.Value) {
 		}
 		return toJS(b), nil
 	})
-	// parseShard(bytes, upload) → ParsedShard JSON; upload adds the
-	// checks of the upload API (as "xetkit shard parse --upload").
+	// parseShard(bytes, upload, validate) → ParsedShard JSON; upload adds
+	// the checks of the upload API (as "xetkit shard parse --upload");
+	// validate false skips the validator (findings: []), so a huge shard's
+	// structure is ready sooner.
 	export(api, "parseShard", func(args []js.Value) (any, error) {
 		b, err := bytesArg(args, 0, "bytes", nil)
 		if err != nil {
@@ -39,11 +41,32 @@ func exportFormats(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		validate := shard.Validate
-		if boolArg(args, 1) {
-			validate = shard.ValidateUpload
+		var findings []shard.Finding
+		if v := arg(args, 2); v.IsUndefined() || v.Truthy() {
+			findings = validateShard(s, boolArg(args, 1))
 		}
-		return string(shard.AppendParsedJSON(nil, s, validate(s, time.Now()))), nil
+		return string(shard.AppendParsedJSON(nil, s, findings)), nil
+	})
+	// validateShard(bytes, upload) → findings JSON: the findings parseShard
+	// would include.
+	export(api, "validateShard", func(args []js.Value) (any, error) {
+		b, err := bytesArg(args, 0, "bytes", nil)
+		if err != nil {
+			return nil, err
+		}
+		s, err := shard.Parse(b)
+		if err != nil {
+			return nil, err
+		}
+		findings := validateShard(s, boolArg(args, 1))
+		if findings == nil {
+			findings = []shard.Finding{}
+		}
+		out, err := json.Marshal(findings)
+		if err != nil {
+			return nil, err
+		}
+		return string(out), nil
 	})
 	// parseXorb(bytes, verify) → xorb summary JSON
 	export(api, "parseXorb", func(args []js.Value) (any, error) {
@@ -66,4 +89,11 @@ func exportFormats(api js.Value) {
 		}
 		return string(out), nil
 	})
+}
+
+func validateShard(s *shard.Shard, upload bool) []shard.Finding {
+	if upload {
+		return shard.ValidateUpload(s, time.Now())
+	}
+	return shard.Validate(s, time.Now())
 }

@@ -14,9 +14,12 @@ import (
 
 // fetchTransport is an http.RoundTripper over the fetch API. net/http's
 // own one under GOOS=js reads a request body with io.ReadAll (doubling
-// slices up to twice the body, which WebAssembly memory then keeps) and is
-// switched off in Node; this one copies a body of known length straight
-// into one Uint8Array and works wherever fetch exists.
+// slices up to twice the body, which WebAssembly memory then keeps), sends
+// it as a Uint8Array and is switched off in Node. This one copies a body of
+// known length straight into one Uint8Array and sends it wrapped in a
+// Blob: Chromium uploads a Uint8Array body at about 25 MB/s to loopback
+// but a Blob at 150 MB/s and more, several at once. It works wherever
+// fetch exists.
 type fetchTransport struct{}
 
 // fetchError is a request that got no answer (fetch rejected).
@@ -31,6 +34,7 @@ var (
 	jsFetch           = js.Global().Get("fetch")
 	jsHeaders         = js.Global().Get("Headers")
 	jsAbortController = js.Global().Get("AbortController")
+	jsBlob            = js.Global().Get("Blob")
 	// ignoreRejection is a catch handler for promises whose failure does
 	// not matter (cancelling a stream already ending).
 	ignoreRejection = js.FuncOf(func(js.Value, []js.Value) any { return nil })
@@ -65,6 +69,9 @@ func (fetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		if !body.IsUndefined() {
+			if jsBlob.Type() == js.TypeFunction {
+				body = jsBlob.New([]any{body})
+			}
 			opt.Set("body", body)
 		}
 	}

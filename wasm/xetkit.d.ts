@@ -259,8 +259,13 @@ export interface Xetkit {
   createChunker(): Chunker;
   readonly hash: Hashes;
   buildShard(spec: ShardSpec | string): Uint8Array;
-  /** Parses a shard; with upload, findings also cover what the upload API requires. */
-  parseShard(bytes: Bytes, options?: { upload?: boolean }): ParsedShard;
+  /**
+   * Parses a shard; with upload, findings also cover what the upload API
+   * requires; with validate: false the validator is skipped (findings: []).
+   */
+  parseShard(bytes: Bytes, options?: { upload?: boolean; validate?: boolean }): ParsedShard;
+  /** The findings parseShard would include, alone. */
+  validateShard(bytes: Bytes, options?: { upload?: boolean }): ShardFinding[];
   /** Parses a xorb, or whole chunk records without a footer; decompresses and hashes every chunk unless verify is false. */
   parseXorb(bytes: Bytes, options?: { verify?: boolean }): ParsedXorb;
   /** chunk, with the hashing spread over the worker pool; results are identical. */

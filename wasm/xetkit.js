@@ -138,16 +138,16 @@ export function load(options = {}) {
     return Promise.reject(typeError("load: options must be an object"));
   }
   const url = new URL(options.wasmURL ?? "./xetkit.wasm", import.meta.url);
-  const workers = options.workers ?? defaultWorkers();
-  if (!Number.isInteger(workers) || workers < 0 || workers > 256) {
+  const { workers } = options;
+  if (workers !== undefined && (!Number.isInteger(workers) || workers < 0 || workers > 256)) {
     return Promise.reject(new XetkitError("load: workers must be an integer from 0 to 256", "RANGE"));
   }
-  const key = `${url.href}#${workers}`;
+  const key = `${url.href}#${workers ?? "default"}`;
   let p = loaded.get(key);
   if (!p) {
     p = (async () => {
       const module = await compile(url);
-      return new Xetkit(module, await startGo(module), workers);
+      return new Xetkit(module, await startGo(module), workers ?? await defaultWorkers());
     })();
     loaded.set(key, p);
     p.catch(() => loaded.delete(key));
@@ -155,11 +155,11 @@ export function load(options = {}) {
   return p;
 }
 
-function defaultWorkers() {
+// defaultWorkers sizes the pool from the machine's parallelism.
+async function defaultWorkers() {
   if (isNode) {
-    const os = globalThis.process.getBuiltinModule?.("node:os");
-    if (os) return os.availableParallelism ? os.availableParallelism() : os.cpus().length;
-    return 2;
+    const os = await import("node:os");
+    return os.availableParallelism ? os.availableParallelism() : os.cpus().length;
   }
   return (globalThis.navigator && navigator.hardwareConcurrency) || 2;
 }
@@ -207,6 +207,15 @@ function packEntries(chunks, what) {
     sizes[i] = n;
   }
   return [hashes.join(""), new Uint8Array(sizes.buffer)];
+}
+
+function shardOptions(options, what) {
+  if (options === null || typeof options !== "object") throw typeError(`${what}: options must be an object`);
+  const upload = options.upload ?? false;
+  const validate = options.validate ?? true;
+  if (typeof upload !== "boolean") throw typeError(`${what}: options.upload must be a boolean`);
+  if (typeof validate !== "boolean") throw typeError(`${what}: options.validate must be a boolean`);
+  return { upload, validate };
 }
 
 function packHashes(hashes, what) {
@@ -424,10 +433,14 @@ class Xetkit {
    * findings also cover what the upload API requires.
    */
   parseShard(bytes, options = {}) {
-    if (options === null || typeof options !== "object") throw typeError("parseShard: options must be an object");
-    const upload = options.upload ?? false;
-    if (typeof upload !== "boolean") throw typeError("parseShard: options.upload must be a boolean");
-    return JSON.parse(call(this.#go, "parseShard", toBytes(bytes, "parseShard: bytes"), upload));
+    const { upload, validate } = shardOptions(options, "parseShard");
+    return JSON.parse(call(this.#go, "parseShard", toBytes(bytes, "parseShard: bytes"), upload, validate));
+  }
+
+  /** The findings of a shard (what parseShard includes), without the rest. */
+  validateShard(bytes, options = {}) {
+    const { upload } = shardOptions(options, "validateShard");
+    return JSON.parse(call(this.#go, "validateShard", toBytes(bytes, "validateShard: bytes"), upload));
   }
 
   /**
@@ -690,9 +703,10 @@ async function uploadFiles(go, pool, files, options) {
   if (pool) {
     // Chunk hashing and compression on whichever worker is least busy;
     // the SHA-256 of a file on worker 0, whose jobs run in order.
-    hooks.encode = (bytes, lens) => pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer]);
+    const T = (globalThis.__xkT = { enc: 0, encN: 0, encWait: 0, sha: 0, shaN: 0, shaWait: 0 });
+    hooks.encode = (bytes, lens) => { const t = performance.now(); T.encN++; const p = pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer]); p.then(() => { T.encWait += performance.now() - t; }); return p; };
     hooks.shaNew = () => pool.runOn(0, "sha256New", []);
-    hooks.shaWrite = (id, bytes) => pool.runOn(0, "sha256Write", [id, bytes], [bytes.buffer]);
+    hooks.shaWrite = (id, bytes) => { const t = performance.now(); T.shaN++; const p = pool.runOn(0, "sha256Write", [id, bytes], [bytes.buffer]); p.then(() => { T.shaWait += performance.now() - t; }); return p; };
     hooks.shaSum = (id) => pool.runOn(0, "sha256Sum", [id]);
   }
   return JSON.parse(await settle(call(go, "uploadFiles", sources, opts, hooks)));

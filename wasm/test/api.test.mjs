@@ -155,6 +155,10 @@ test("parseShard agrees with xetkit shard parse; buildShard with xetkit shard bu
       const ours = xk.parseShard(bytes, { upload });
       const theirs = JSON.parse(cli(["shard", "parse", ...(upload ? ["--upload"] : []), file]));
       assert.deepEqual(ours, theirs, `${name}: parseShard (upload ${upload})`);
+      // The parse without the validator, plus the validator alone, is the same.
+      const quick = xk.parseShard(bytes, { upload, validate: false });
+      assert.deepEqual(quick.findings, []);
+      assert.deepEqual({ ...quick, findings: xk.validateShard(bytes, { upload }) }, ours);
     }
     // The spec the CLI recovers rebuilds the shard byte for byte, here and there.
     const spec = cli(["shard", "spec", file]);

@@ -55,6 +55,7 @@ test("wrong types: bytes arguments", async () => {
     throwsCode(() => xk.createChunker().push(bad), "TYPE");
     throwsCode(() => xk.hash.chunk(bad), "TYPE");
     throwsCode(() => xk.parseShard(bad), "TYPE");
+    throwsCode(() => xk.validateShard(bad), "TYPE");
     throwsCode(() => xk.parseXorb(bad), "TYPE");
     await rejectsCode(() => xk.chunkAsync(bad), "TYPE");
     await rejectsCode(() => xk.processFile(bad), "TYPE");
@@ -96,6 +97,8 @@ test("wrong types: options", async () => {
   await assert.rejects(load({ workers: 1.5 }), isXetkitError("RANGE"));
   throwsCode(() => xk.parseShard(new Uint8Array(10), 5), "TYPE");
   throwsCode(() => xk.parseShard(new Uint8Array(10), { upload: "yes" }), "TYPE");
+  throwsCode(() => xk.parseShard(new Uint8Array(10), { validate: 0 }), "TYPE");
+  throwsCode(() => xk.validateShard(new Uint8Array(10), 5), "TYPE");
   throwsCode(() => xk.parseXorb(new Uint8Array(10), { verify: 1 }), "TYPE");
   await rejectsCode(() => xk.processFile(sample, null), "TYPE");
   await rejectsCode(() => xk.processFile(sample, { onXorb: 5 }), "TYPE");
@@ -132,6 +135,7 @@ test("parseShard: garbage, truncation, huge counts, corruption", (t) => {
   const good = shardBytes(t);
   if (!good) return;
   throwsCode(() => xk.parseShard(new Uint8Array(0)), "FORMAT", { offset: 0 });
+  throwsCode(() => xk.validateShard(good.subarray(0, 100)), "FORMAT");
   for (let seed = 1; seed <= 20; seed++) throwsCode(() => xk.parseShard(randomBytes(seed * 37, seed)), "FORMAT");
   // Every prefix near the start, then a stride through the rest.
   for (let n = 0; n < good.length; n += n < 700 ? 1 : 97) {

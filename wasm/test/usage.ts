@@ -32,6 +32,9 @@ async function main(): Promise<void> {
   const verification: string[] | null = parsed.files[0].verification;
   const severity: "error" | "warning" | "info" | undefined = parsed.findings[0]?.severity;
   const footerKey: string | undefined = parsed.footer?.chunkHashKey;
+  const findings = xk.validateShard(shard, { upload: true });
+  const rules: string[] = findings.map((f) => f.rule);
+  xk.parseShard(shard, { validate: false });
 
   const px = xk.parseXorb(bytes, { verify: false });
   const xh: string | null = px.hash;
@@ -62,7 +65,7 @@ async function main(): Promise<void> {
       console.log(code, offset, e.message);
     }
   }
-  console.log(first, pushed, k, v, verification, severity, footerKey, xh, sizes, async1, fileShard, sha, term, total, n);
+  console.log(rules, first, pushed, k, v, verification, severity, footerKey, xh, sizes, async1, fileShard, sha, term, total, n);
 }
 
 void main();
