@@ -17,6 +17,7 @@ type Error struct {
 	Err    error  // optional cause
 }
 
+// Error formats the error as "<format>: <problem> at byte offset <n>".
 func (e *Error) Error() string {
 	s := fmt.Sprintf("%s: %s at byte offset %d", e.Format, e.Msg, e.Offset)
 	if e.Err != nil {

@@ -48,9 +48,7 @@ go build -o bin/xetkit ./cmd/xetkit
 if [ -f scripts/build-wasm.sh ]; then bash scripts/build-wasm.sh; fi
 
 step "node tests"
-node_tests=(test/)
-[ -d wasm/test ] && node_tests+=(wasm/test/)
-node --test --test-concurrency=1 "${node_tests[@]}"
+node --test --test-concurrency=1 test/*.test.mjs wasm/test/*.test.mjs upload/interop/*.test.mjs
 
 if [ -f wasm/test/tsconfig.json ]; then
   step "TypeScript: xetkit.d.ts against a usage file"
@@ -59,7 +57,7 @@ fi
 
 if [ -z "${SKIP_E2E:-}" ] && [ -d e2e ]; then
   step "end-to-end tests in Chromium"
-  node --test --test-concurrency=1 e2e/
+  node --test --test-concurrency=1 e2e/*.test.mjs
 fi
 
 step "all tests passed"

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/shard"
@@ -326,16 +325,10 @@ func (f *fileRun) readOffloaded(rd io.Reader, o *Offload) (total int64, digest [
 	}
 	var queue []job
 	var ins []chunkIn
-	var tWait, tSum, tRead, tChunks, tScan time.Duration
-	t00 := time.Now()
-	defer func() { fmt.Println("TIMING wait", tWait, "sum", tSum, "read", tRead, "chunks", tChunks, "scan", tScan, "total", time.Since(t00)) }()
 	takeOne := func() error {
 		j := queue[0]
 		queue = queue[1:]
-		t0 := time.Now()
 		e, err := j.wait()
-		tWait += time.Since(t0)
-		defer func(t time.Time) { tChunks += time.Since(t) }(time.Now())
 		if err != nil {
 			return err
 		}
@@ -365,22 +358,16 @@ func (f *fileRun) readOffloaded(rd io.Reader, o *Offload) (total int64, digest [
 	ch := chunking.NewChunker()
 	buf := make([]byte, o.readBytes())
 	for {
-		t0 := time.Now()
 		n, eof, err := f.read(rd, buf, &total)
-		tRead += time.Since(t0)
 		if err != nil {
 			return 0, digest, err
 		}
-		t0 = time.Now()
 		if n > 0 {
 			if err := sum.Write(buf[:n]); err != nil {
 				return 0, digest, err
 			}
 		}
-		tSum += time.Since(t0)
-		t0 = time.Now()
 		add(ch.Push(buf[:n]))
-		tScan += time.Since(t0)
 		for len(queue) > o.inFlight() {
 			if err := takeOne(); err != nil {
 				return 0, digest, err
@@ -398,8 +385,6 @@ func (f *fileRun) readOffloaded(rd io.Reader, o *Offload) (total int64, digest [
 		}
 	}
 	summed = true
-	t0 := time.Now()
-	defer func() { fmt.Println("TIMING final sum", time.Since(t0)) }()
 	if digest, err = sum.Sum(); err != nil {
 		return 0, digest, err
 	}

@@ -8,7 +8,14 @@ export type XetkitErrorCode =
   | "RANGE" // a number or size out of range
   | "FORMAT" // bad serialized bytes; offset says where
   | "STATE" // an object used after it was closed
-  | "INTERNAL"; // a bug, or the WebAssembly instance died
+  | "INTERNAL" // a bug, or the WebAssembly instance died
+  // upload and download:
+  | "HTTP" // the hub answered with an error (status says which), after any retries
+  | "AUTH" // the hub refused the token (status 401 or 403)
+  | "NOT_FOUND" // the hub does not know the file (status 404)
+  | "VERIFY" // downloaded data does not match its hashes
+  | "NETWORK" // a request got no answer, after any retries
+  | "ABORT"; // the AbortSignal fired
 
 /** The error every xetkit function throws; the module keeps working after it. */
 export class XetkitError extends Error {
@@ -17,6 +24,8 @@ export class XetkitError extends Error {
   readonly code: XetkitErrorCode;
   /** For "FORMAT": the byte offset from the start of the input where the problem was found. */
   readonly offset?: number;
+  /** For "HTTP", "AUTH" and "NOT_FOUND": the HTTP status. */
+  readonly status?: number;
 }
 
 /** Bytes as accepted by every function. */
@@ -246,6 +255,77 @@ export interface ProcessedFile {
   shard: Uint8Array;
 }
 
+// ---- upload and download (owner: wasm/upload.go) ----
+
+/** Where a transfer goes: a repository of a Xet hub. */
+export interface HubOptions {
+  /** The hub's base URL (default: the page's origin, where "xetkit serve" runs its hub). */
+  hub?: string;
+  /** The repository, "namespace/name". */
+  repo: string;
+  /** "model" (default), "dataset" or "space". */
+  repoType?: "model" | "dataset" | "space";
+  /** The branch the CAS tokens are asked for (default "main"). */
+  revision?: string;
+  /** The user token sent to the hub's token endpoints. */
+  token?: string;
+  /** Transient failures (429, 5xx, dropped connections) retried per request (default 8). */
+  retries?: number;
+  /** First backoff delay in ms, doubling per retry (default 250). */
+  retryDelayMs?: number;
+  signal?: AbortSignal;
+}
+
+/** A file to upload: a File (its name is used), a Blob, bytes, or a name with data. */
+export type UploadInput = Blob | Bytes | { name?: string; data: Blob | Bytes };
+
+export interface UploadProgress {
+  /** The file's name and its index among the inputs. */
+  file: string;
+  index: number;
+  /** Bytes read, chunked and hashed so far. */
+  read: number;
+  hashed: number;
+  /** Bytes the hub already had (nothing to send) and bytes of new chunks it has accepted. */
+  deduped: number;
+  uploaded: number;
+  /** The file's size. */
+  total: number;
+  /** Set on the file's last event: it is registered and can be downloaded. */
+  done: boolean;
+}
+
+export interface UploadOptions extends HubOptions {
+  onProgress?: (p: UploadProgress) => void;
+  /** Chunk record compression (default "auto"). */
+  compression?: "auto" | "lz4" | "bg4-lz4" | "none";
+  /** Xorb uploads in flight (default 3). */
+  concurrency?: number;
+  /** Serialized size at which a xorb is sealed (default 16 MiB, at most 64 MiB). */
+  xorbSize?: number;
+}
+
+export interface UploadResult {
+  name: string;
+  size: number;
+  /** What download asks for. */
+  fileHash: string;
+  /** Standard hex SHA-256 digest of the file. */
+  sha256: string;
+  /** Bytes the hub already stored (or that repeat within the upload): not sent. */
+  dedupedBytes: number;
+  /** Bytes of the file that went into new xorbs. */
+  uploadedBytes: number;
+}
+
+export interface DownloadOptions extends HubOptions {
+  /** Bytes [start, end) only; checked against the sizes the hub gives (a whole file is checked against its hash). */
+  range?: { start: number; end: number };
+  onProgress?: (p: { written: number; total?: number }) => void;
+  /** "bytes" (default): a Uint8Array; "blob": a Blob. */
+  as?: "bytes" | "blob";
+}
+
 export interface MemoryUse {
   /** Bytes of WebAssembly memory of this thread's instance. */
   wasm: number;
@@ -272,6 +352,15 @@ export interface Xetkit {
   chunkAsync(input: Bytes | Blob): Promise<Chunk[]>;
   /** The whole local upload preparation of one file, reading it in slices. */
   processFile(input: Bytes | Blob, options?: ProcessOptions): Promise<ProcessedFile>;
+  /**
+   * Uploads files to a Xet hub: chunks, dedupe (within the upload and
+   * against the hub), xorbs and the shard, with retries. Chunk hashing,
+   * compression and the SHA-256 run on the worker pool.
+   */
+  upload(files: readonly UploadInput[], options: UploadOptions): Promise<UploadResult[]>;
+  /** Downloads a file by its file hash; every chunk is hashed and the file hash checked. */
+  download(fileHash: string, options: DownloadOptions & { as: "blob" }): Promise<Blob>;
+  download(fileHash: string, options: DownloadOptions): Promise<Uint8Array>;
   memory(): Promise<MemoryUse>;
   /** The worker pool's size (0: everything runs on this thread). */
   readonly workers: number;

@@ -703,11 +703,10 @@ async function uploadFiles(go, pool, files, options) {
   if (pool) {
     // Chunk hashing and compression on whichever worker is least busy;
     // the SHA-256 of a file on worker 0, whose jobs run in order.
-    const T = (globalThis.__xkT = { enc: 0, encN: 0, encWait: 0, sha: 0, shaN: 0, shaWait: 0 });
-    hooks.encode = (bytes, lens) => { const t = performance.now(); T.encN++; const p = pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer]); p.then(() => { T.encWait += performance.now() - t; }); return p; };
-    hooks.shaNew = () => pool.runOn(0, "sha256New", []);
-    hooks.shaWrite = (id, bytes) => { const t = performance.now(); T.shaN++; const p = pool.runOn(0, "sha256Write", [id, bytes], [bytes.buffer]); p.then(() => { T.shaWait += performance.now() - t; }); return p; };
-    hooks.shaSum = (id) => pool.runOn(0, "sha256Sum", [id]);
+    hooks.encode = (bytes, lens) => pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer]);
+    hooks.shaNew = () => pool.runOn(0, "digestNew", []);
+    hooks.shaWrite = (id, bytes) => pool.runOn(0, "digestWrite", [id, bytes], [bytes.buffer]);
+    hooks.shaSum = (id) => pool.runOn(0, "digestSum", [id]);
   }
   return JSON.parse(await settle(call(go, "uploadFiles", sources, opts, hooks)));
 }

@@ -3,7 +3,7 @@
 // Everything protocol-related happens in the module (xk.upload,
 // xk.download); this file is the form, the progress and the results.
 
-import { el, sbytes, bytes as fbytes, num, hashCell, describeError, nextFrame } from "./util.js";
+import { el, sbytes, bytes as fbytes, num, hashCell, describeError, nextFrame, download } from "./util.js";
 import { xk } from "./xk.js";
 
 const KEY = "xetkit.hub"; // hub, repo type and repo are remembered; the token is not
@@ -47,8 +47,7 @@ function remember() {
 function build() {
   const s = saved();
   const field = (id, label, input, hint) => el("div.xf-field", el("label", { for: id }, label), input, hint ? el("div.xf-hint", hint) : null);
-  const conn = el("fieldset.xf-conn",
-    el("legend.sr-only", "Hub"),
+  const conn = el("form.xf-conn", { "aria-label": "Hub and repository", onsubmit: (e) => e.preventDefault() },
     field("hub-url", "Hub", el("input#hub-url", { type: "url", value: s.hub || location.origin, spellcheck: "false", autocomplete: "off" })),
     field("hub-token", "Token", el("input#hub-token", { type: "password", autocomplete: "off", spellcheck: "false", placeholder: "hub user token" })),
     field("hub-repo", "Repository", el("div.xf-repo",
@@ -67,6 +66,8 @@ function build() {
       el("button.btn#up-files-btn", { type: "button", onclick: () => fileInput.click() }, "Choose files…"), fileInput,
       el("span.xf-picked#up-picked.muted", "No files chosen"),
       el("button.btn.primary#up-start", { type: "button", disabled: true, onclick: () => startUpload() }, "Upload")),
+    el("div.xf-legend.muted", { "aria-hidden": "true" },
+      el("span.xf-key.xf-key-hashed"), "hashed", el("span.xf-key.xf-key-deduped"), "already on the hub", el("span.xf-key.xf-key-uploaded"), "sent"),
     el("div.xf-batches#up-batches", { "aria-live": "polite" }));
 
   const download = el("section.xf-panel#download-panel", { role: "tabpanel", "aria-labelledby": "tab-download" },
@@ -196,9 +197,10 @@ function batchView(batch) {
     return row;
   });
   const summary = el("div.xf-summary", `Uploading ${num(batch.files.length)} file${batch.files.length === 1 ? "" : "s"}, ${sbytes(total)}…`);
+  const cols = el("colgroup", ["name", "size", "prog", "status", "hash", "dedupe"].map((c) => el("col.xf-col-" + c)));
   const root = el("section.xf-batch", { dataset: { state: "running", batch: String(batch.id) }, "aria-label": `Upload ${batch.id}` },
     summary,
-    el("div.xf-table-wrap", el("table.xf-table",
+    el("div.xf-table-wrap", el("table.xf-table", cols,
       el("thead", el("tr", el("th", "File"), el("th.num", "Size"), el("th", "Progress"), el("th", "Status"), el("th", "File hash"), el("th.num", "Deduped"))),
       el("tbody", rows))));
   return {
@@ -236,21 +238,29 @@ function batchView(batch) {
           title: `${r.fileHash}\nSHA-256 ${r.sha256}\nClick to download it back`,
           onclick: (e) => { e.preventDefault(); fillDownload(r.fileHash); },
         }));
-        row.querySelector(".xf-dedupe").textContent = r.size ? `${Math.round((100 * r.dedupedBytes) / r.size)}%` : "—";
+        row.querySelector(".xf-dedupe").textContent = r.size ? percent(r.dedupedBytes, r.size) : "—";
       });
       const size = batch.results.reduce((s, r) => s + r.size, 0);
-      const ratio = size ? (100 * deduped) / size : 0;
       const secs = batch.ms / 1000;
       summary.replaceChildren(
         el("span.xf-done", "✓ Uploaded"), " ",
         el("strong", `${num(batch.results.length)} file${batch.results.length === 1 ? "" : "s"}, ${sbytes(size)}`),
         ` in ${secs.toFixed(1)} s`,
         el("span.xf-sep", "·"),
-        "dedupe ", el("strong.xf-ratio", { title: `${fbytes(deduped)} already stored` }, `${ratio.toFixed(ratio > 0 && ratio < 1 ? 1 : 0)}%`),
+        "dedupe ", el("strong.xf-ratio", { title: `${fbytes(deduped)} already stored` }, percent(deduped, size)),
         el("span.xf-sep", "·"),
         "sent ", el("strong.xf-sent", { title: fbytes(sent) }, sbytes(sent)), " new");
     },
   };
+}
+
+// percent shows a share; near 0 and 100 with a decimal, so 99.6% never
+// reads as all.
+function percent(part, whole) {
+  if (!whole) return "0%";
+  const p = (100 * part) / whole;
+  if (p === 0 || p === 100) return `${p}%`;
+  return p < 1 || p > 99 ? `${p.toFixed(1)}%` : `${Math.round(p)}%`;
 }
 
 function fillDownload(hash) {
@@ -260,6 +270,16 @@ function fillDownload(hash) {
 }
 
 // ---- download --------------------------------------------------------------
+
+// Downloads keep their bytes for Save and Open; only the latest few, so a
+// session of many downloads does not hold them all.
+const KEEP = 3;
+const kept = [];
+
+function keep(entry) {
+  kept.unshift(entry);
+  for (const old of kept.splice(KEEP)) old.drop();
+}
 
 async function startDownload() {
   const hash = $("#dl-hash").value.trim().toLowerCase();
@@ -274,9 +294,8 @@ async function startDownload() {
     const m = await xk();
     let last = 0;
     const t0 = performance.now();
-    const blob = await m.download(hash, {
+    let bytes = await m.download(hash, {
       ...conn,
-      as: "blob",
       onProgress: ({ written }) => {
         const now = performance.now();
         if (now - last > 100) { last = now; status.textContent = `Downloading… ${sbytes(written)}`; }
@@ -285,25 +304,26 @@ async function startDownload() {
     const ms = performance.now() - t0;
     status.textContent = "Checking SHA-256…";
     await nextFrame();
-    const sha = blob.size <= 1 << 30 ? hex(await crypto.subtle.digest("SHA-256", await blob.arrayBuffer())) : null;
+    const sha = hex(await crypto.subtle.digest("SHA-256", bytes));
     out.dataset.state = "done";
-    out.dataset.size = String(blob.size);
-    if (sha) out.dataset.sha256 = sha;
-    const url = URL.createObjectURL(blob);
+    out.dataset.size = String(bytes.length);
+    out.dataset.sha256 = sha;
     const name = `${hash.slice(0, 16)}.bin`;
+    const actions = el("div.actions",
+      el("button.btn.xf-save", { type: "button", onclick: () => download(name, bytes) }, "Save file"),
+      ctxRef ? el("button.btn.xf-view", {
+        type: "button",
+        onclick: () => { dialog.close(); ctxRef.openBytes(name, bytes); },
+      }, "Open in viewer") : null);
     status.classList.remove("muted");
     status.replaceChildren(
-      el("span.xf-done", "✓ Verified"), " ",
-      el("strong", sbytes(blob.size)), ` (${num(blob.size)} bytes) in ${(ms / 1000).toFixed(1)} s`,
-      el("span.xf-sep", "·"),
-      "every chunk hashed, file hash matches",
-      sha ? el("div.xf-sha", "SHA-256 ", el("code.xf-sha-value", sha)) : null,
-      el("div.actions",
-        el("a.btn.xf-save", { href: url, download: name }, "Save file"),
-        ctxRef && blob.size <= 1 << 30 ? el("button.btn.xf-view", {
-          type: "button",
-          onclick: async () => { dialog.close(); ctxRef.openBytes(name, new Uint8Array(await blob.arrayBuffer())); },
-        }, "Open in viewer") : null));
+      el("div", el("span.xf-done", "✓ Verified"), " ",
+        el("strong", sbytes(bytes.length)), ` (${num(bytes.length)} bytes) in ${(ms / 1000).toFixed(1)} s`,
+        el("span.xf-sep", "·"),
+        "every chunk hashed, file hash matches"),
+      el("div.xf-sha", "SHA-256 ", el("code.xf-sha-value", sha)),
+      actions);
+    keep({ drop: () => { bytes = null; actions.replaceChildren(el("span.muted", "Download again to save or open it.")); } });
   } catch (err) {
     out.dataset.state = "failed";
     const e = describeError(err);

@@ -150,7 +150,7 @@ func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "Commands:")
 	for _, n := range commandNames() {
 		c := commands[n]
-		fmt.Fprintf(w, "  xetkit %-34s %s\n", strings.TrimSpace(c.name+" "+c.usage), c.summary)
+		fmt.Fprintf(w, "  xetkit %s\n      %s\n", strings.TrimSpace(c.name+" "+c.usage), c.summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "FILE may be - for standard input. \"xetkit COMMAND -h\" lists a command's flags.")

@@ -2,7 +2,7 @@
 // xetkit.d.ts the way an application would, so a declaration that drifts
 // from the API breaks the build.
 import { load, XetkitError } from "../xetkit.js";
-import type { Chunk, ParsedShard, ProcessedFile, SealedXorb, ShardSpec, Xetkit } from "../xetkit.js";
+import type { Chunk, ParsedShard, ProcessedFile, SealedXorb, ShardSpec, Xetkit, UploadProgress, UploadResult } from "../xetkit.js";
 
 async function main(): Promise<void> {
   const xk: Xetkit = await load({ workers: 2, wasmURL: new URL("../xetkit.wasm", import.meta.url) });
@@ -60,9 +60,10 @@ async function main(): Promise<void> {
     xk.parseShard(new Uint8Array(3));
   } catch (e) {
     if (e instanceof XetkitError) {
-      const code: "TYPE" | "VALUE" | "RANGE" | "FORMAT" | "STATE" | "INTERNAL" = e.code;
+      const code: "TYPE" | "VALUE" | "RANGE" | "FORMAT" | "STATE" | "INTERNAL" | "HTTP" | "AUTH" | "NOT_FOUND" | "VERIFY" | "NETWORK" | "ABORT" = e.code;
+      const status: number | undefined = e.status;
       const offset: number | undefined = e.offset;
-      console.log(code, offset, e.message);
+      console.log(code, offset, status, e.message);
     }
   }
   console.log(rules, first, pushed, k, v, verification, severity, footerKey, xh, sizes, async1, fileShard, sha, term, total, n);
@@ -70,7 +71,23 @@ async function main(): Promise<void> {
 
 void main();
 
+// upload and download (wasm/upload.go)
+async function transfer(xk: Xetkit, file: File): Promise<void> {
+  const ac = new AbortController();
+  const up: UploadResult[] = await xk.upload([file, new Blob(["x"]), new Uint8Array(3), { name: "a.bin", data: new Uint8Array(1) }], {
+    repo: "alice/data", repoType: "dataset", token: "hf_x", hub: "http://127.0.0.1:8080", signal: ac.signal,
+    onProgress: (p: UploadProgress) => console.log(p.file, p.index, p.read, p.hashed, p.deduped, p.uploaded, p.total, p.done),
+  });
+  const r: UploadResult = up[0];
+  const bytes: Uint8Array = await xk.download(r.fileHash, { repo: "alice/data", range: { start: 0, end: 10 } });
+  const blob: Blob = await xk.download(r.fileHash, { repo: "alice/data", as: "blob", onProgress: (p) => console.log(p.written) });
+  console.log(r.name, r.size, r.sha256, r.dedupedBytes, r.uploadedBytes, bytes.length, blob.size);
+}
+void transfer;
+
 // @ts-expect-error: chunk takes bytes, not strings
 load().then((xk) => xk.chunk("text"));
 // @ts-expect-error: an unknown compression
 load().then((xk) => xk.processFile(new Uint8Array(1), { compression: "zstd" }));
+// @ts-expect-error: upload needs options.repo
+load().then((xk) => xk.upload([new Uint8Array(1)], {}));

@@ -1,0 +1,254 @@
+// Uploads from one headless Chromium page (Debian's /usr/bin/chromium) to
+// the local hub of "xetkit serve", side by side:
+//
+//  1. the same 256 MiB of random bytes (a File picked from disk) with
+//     xetkit's upload (SHA-256 included: it computes it) and with
+//     @huggingface/hub's uploadShards (handed the SHA-256, computed here
+//     beforehand), best of rounds each, interleaved; prints MB/s and the
+//     time ratio. Each upload gets content of its own, so neither finds
+//     the other's chunks on the hub;
+//  2. a 1 GiB upload with xetkit, sampling the page's memory as it runs:
+//     JS heap plus the WebAssembly memory of every instance, the renderer
+//     processes' resident size, and the whole browser's.
+//
+// The peer's uploadShards is bundled with esbuild from its TypeScript
+// sources (it is not exported from the package's entry point) into a
+// temporary folder, as upload/interop/ does for Node. Prints figures;
+// asserts nothing (a failure to run is an error).
+//
+//   node bench/upload-chromium.mjs [rounds] [MiB per upload] [GiB for the memory run, 0 to skip]
+
+import { spawn } from "node:child_process";
+import { createHash, randomFillSync } from "node:crypto";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+import { chromium } from "playwright-core";
+
+const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
+const rounds = Number(process.argv[2] || 2);
+const mib = Number(process.argv[3] || 256);
+const gib = Number(process.argv[4] ?? 1);
+const token = "hf_bench_token";
+const log = (s) => console.log(s);
+const MiB = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+
+const tmp = mkdtempSync(join(tmpdir(), "xetkit-bench-upload-"));
+process.on("exit", () => rmSync(tmp, { recursive: true, force: true }));
+
+// ---- the peer, bundled for the browser ----
+const hubSrc = join(root, "node_modules", "@huggingface", "hub", "src", "utils");
+const peer = await esbuild.build({
+  stdin: { contents: `export { uploadShards } from ${JSON.stringify(join(hubSrc, "uploadShards.ts"))};`, resolveDir: root, loader: "ts" },
+  bundle: true,
+  format: "esm",
+  platform: "browser",
+  write: false,
+  logLevel: "error",
+});
+const peerJS = peer.outputFiles[0].contents;
+
+// ---- the hub and the page ----
+const data = join(tmp, "hub");
+const server = spawn(join(root, "bin", "xetkit"), ["serve", "--addr", "127.0.0.1:0", "--root", root, "--data", data, "--token", token], {
+  stdio: ["ignore", "pipe", "inherit"],
+});
+const origin = await new Promise((res, rej) => {
+  let buf = "";
+  server.stdout.on("data", (d) => {
+    buf += d;
+    const m = /xetkit serve: (http:\/\/[^/\s]+)\//.exec(buf);
+    if (m) res(m[1]);
+  });
+  server.on("exit", (code) => rej(new Error(`xetkit serve exited with ${code}`)));
+});
+// launchServer gives the browser's process id, so the memory figures count
+// this browser's processes only (other Chromiums may be running).
+const browserServer = await chromium.launchServer({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--no-first-run", "--enable-precise-memory-info"],
+});
+const browserPid = browserServer.process().pid;
+const browser = await chromium.connect(browserServer.wsEndpoint());
+
+try {
+  await speed();
+  if (gib > 0) await memory();
+} finally {
+  await browser.close();
+  await browserServer.close();
+  server.kill();
+}
+
+// generate writes size random bytes to a new file; returns {path, sha256}.
+function generate(name, size) {
+  const path = join(tmp, name);
+  const fd = openSync(path, "w");
+  const buf = new Uint8Array(16 << 20);
+  const h = createHash("sha256");
+  for (let off = 0; off < size; off += buf.length) {
+    const part = buf.subarray(0, Math.min(buf.length, size - off));
+    randomFillSync(part);
+    h.update(part);
+    writeSync(fd, part);
+  }
+  closeSync(fd);
+  return { path, sha256: h.digest("hex") };
+}
+
+async function newPage() {
+  const p = await browser.newPage();
+  p.on("pageerror", (e) => log(`page error: ${e.message}`));
+  await p.route("**/__peer/peer.js", (r) => r.fulfill({ body: Buffer.from(peerJS), contentType: "text/javascript" }));
+  await p.goto(origin + "/");
+  await p.waitForFunction(() => document.body.dataset.ready === "1");
+  await p.evaluate(() => {
+    const input = document.createElement("input");
+    input.type = "file";
+    input.id = "bench-files";
+    input.multiple = true;
+    input.hidden = true;
+    document.body.append(input);
+  });
+  return p;
+}
+
+async function speed() {
+  const size = mib << 20;
+  const files = [];
+  for (let r = 0; r < rounds; r++) {
+    files.push(generate(`xetkit-${r}.bin`, size), generate(`peer-${r}.bin`, size));
+  }
+  files.push(generate("warm-xetkit.bin", 4 << 20), generate("warm-peer.bin", 4 << 20));
+  const p = await newPage();
+  await p.setInputFiles("#bench-files", files.map((f) => f.path));
+  const res = await p.evaluate(async ({ token, rounds, shas }) => {
+    const { load } = await import("/wasm/xetkit.js");
+    const { uploadShards } = await import("/__peer/peer.js");
+    const xk = await load();
+    const all = [...document.getElementById("bench-files").files];
+    const byName = Object.fromEntries(all.map((f) => [f.name, f]));
+    const xetkit = async (name) => {
+      const t0 = performance.now();
+      const [r] = await xk.upload([byName[name]], { repo: "bench/xetkit", token });
+      return { secs: (performance.now() - t0) / 1000, sha256: r.sha256, uploaded: r.uploadedBytes };
+    };
+    const hf = async (name) => {
+      const params = {
+        accessToken: token,
+        hubUrl: location.origin,
+        repo: { type: "model", name: "bench/peer" },
+        rev: "main",
+        xetParams: { refreshWriteTokenUrl: `${location.origin}/api/models/bench/peer/xet-write-token/main` },
+      };
+      async function* source() {
+        yield { content: byName[name], path: name, sha256: shas[name] };
+      }
+      const t0 = performance.now();
+      let ev = null;
+      for await (const e of uploadShards(source(), params)) if (e.event === "file") ev = e;
+      if (!ev) throw new Error("uploadShards reported no file");
+      return { secs: (performance.now() - t0) / 1000 };
+    };
+    // Warm up both (JIT tiers, xetkit's workers), then interleave.
+    await xetkit("warm-xetkit.bin");
+    await hf("warm-peer.bin");
+    const out = { xetkit: [], peer: [], workers: xk.workers, ua: navigator.userAgent.match(/Chrome\/[\d.]+/)?.[0] };
+    for (let r = 0; r < rounds; r++) {
+      const x = await xetkit(`xetkit-${r}.bin`);
+      if (x.sha256 !== shas[`xetkit-${r}.bin`]) throw new Error(`xetkit's SHA-256 ${x.sha256} is wrong`);
+      out.xetkit.push(x.secs);
+      out.peer.push((await hf(`peer-${r}.bin`)).secs);
+    }
+    return out;
+  }, { token, rounds, shas: Object.fromEntries(files.map((f) => [f.path.split("/").pop(), f.sha256])) });
+  await p.close();
+  const mb = size / 1e6;
+  const bx = Math.min(...res.xetkit), bp = Math.min(...res.peer);
+  log(`${res.ua}, ${res.workers} workers; ${mib} MiB of random bytes from a File, to xetkit serve's hub on loopback, best of ${rounds}`);
+  log(`  xetkit upload (SHA-256 included):          ${bx.toFixed(2)} s  ${(mb / bx).toFixed(1).padStart(6)} MB/s   (rounds: ${res.xetkit.map((s) => s.toFixed(2)).join(", ")} s)`);
+  log(`  @huggingface/hub uploadShards (SHA-256 given): ${bp.toFixed(2)} s  ${(mb / bp).toFixed(1).padStart(6)} MB/s   (rounds: ${res.peer.map((s) => s.toFixed(2)).join(", ")} s)`);
+  log(`  ratio: xetkit takes ${(bx / bp).toFixed(2)} of the peer's time: ${(bp / bx).toFixed(2)}× faster (target ≥ 3×)`);
+}
+
+// rss sums the resident size of this browser's processes: {renderer, all}.
+function rss() {
+  const parent = new Map();
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      parent.set(Number(pid), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch { /* gone */ }
+  }
+  const ours = (pid) => {
+    for (let p = pid, n = 0; p > 1 && n < 64; p = parent.get(p), n++) if (p === browserPid) return true;
+    return false;
+  };
+  const out = { renderer: 0, all: 0 };
+  for (const pid of parent.keys()) {
+    if (!ours(pid)) continue;
+    try {
+      const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/);
+      if (!m) continue;
+      const n = Number(m[1]) * 1024;
+      out.all += n;
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer")) out.renderer += n;
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
+async function memory() {
+  const size = Math.round(gib * 2 ** 30);
+  const file = generate("big.bin", size);
+  const p = await newPage();
+  await p.setInputFiles("#bench-files", file.path);
+  let base = null;
+  let peak = { renderer: 0, all: 0 };
+  let timer = null;
+  await p.exposeFunction("__startSampling", () => {
+    base = rss();
+    timer = setInterval(() => {
+      const r = rss();
+      peak = { renderer: Math.max(peak.renderer, r.renderer), all: Math.max(peak.all, r.all) };
+    }, 100);
+  });
+  const res = await p.evaluate(async ({ token, opts }) => {
+    globalThis.__XKOPTS = opts;
+    const { load } = await import("/wasm/xetkit.js");
+    const xk = await load();
+    const file = document.getElementById("bench-files").files[0];
+    await xk.upload([new Uint8Array(1 << 20)], { repo: "bench/memory", token }); // start the workers
+    await globalThis.__startSampling();
+    let peak = { total: 0 };
+    let pending = null;
+    const sample = () => {
+      if (pending) return;
+      pending = xk.memory().then((m) => {
+        const wasm = m.wasm + m.workers.reduce((a, b) => a + b, 0);
+        const js = performance.memory.usedJSHeapSize;
+        if (js + wasm > peak.total) peak = { total: js + wasm, js, main: m.wasm, workers: m.workers };
+        pending = null;
+      });
+    };
+    const timer = setInterval(sample, 100);
+    const t0 = performance.now();
+    const [r] = await xk.upload([file], { repo: "bench/memory", token, onProgress: sample, ...JSON.parse(globalThis.__XKOPTS || "{}") });
+    const secs = (performance.now() - t0) / 1000;
+    clearInterval(timer);
+    await pending;
+    sample();
+    await pending;
+    return { secs, sha256: r.sha256, peak };
+  }, { token, opts: process.env.XKOPTS || "{}" });
+  clearInterval(timer);
+  await p.close();
+  log(`xetkit upload of a ${gib} GiB File: ${res.secs.toFixed(1)} s (${(size / 1e6 / res.secs).toFixed(1)} MB/s), SHA-256 ${res.sha256 === file.sha256 ? "correct" : "WRONG"}`);
+  log(`  peak JS heap + WebAssembly memory: ${MiB(res.peak.total)} (JS heap ${MiB(res.peak.js)}, wasm ${MiB(res.peak.main)} main + ${res.peak.workers.map(MiB).join(" + ")} workers; target < 400 MiB)`);
+  log(`  resident size: renderer processes ${MiB(base.renderer)} before, ${MiB(peak.renderer)} peak; the whole browser ${MiB(base.all)} before, ${MiB(peak.all)} peak`);
+  if (res.sha256 !== file.sha256) process.exitCode = 1;
+}
