@@ -73,6 +73,13 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	if o.token == "" {
 		o.token = randomToken()
 	}
+	if o.data == "" {
+		// A throwaway store: nothing in it outlives this server.
+		if o.data, err = os.MkdirTemp("", "xetkit-hub-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(o.data)
+	}
 	hub, err := hubHandler(o)
 	if err != nil {
 		return err
@@ -89,7 +96,7 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	fmt.Fprintf(e.stdout, "xetkit serve: %s\n", url)
 	fmt.Fprintf(e.stdout, "  page and module from %s\n", root)
 	if hub != nil {
-		fmt.Fprintf(e.stdout, "  hub at %s (token %s)\n", url, o.token)
+		fmt.Fprintf(e.stdout, "  hub at %s (token %s), store in %s\n", url, o.token, o.data)
 	}
 	fmt.Fprintln(e.stdout, "  Ctrl-C stops")
 
@@ -111,17 +118,12 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	return nil
 }
 
-// hubHandler returns the local hub on the store in o.data (a new
-// temporary folder when empty). Its paths (hub.Paths) are routed to it.
+// hubHandler returns the local hub on the store in o.data. Its paths
+// (hub.Paths) are routed to it.
 func hubHandler(o serveOptions) (http.Handler, error) {
 	faults, err := hub.ParseFaults(o.faults)
 	if err != nil {
 		return nil, usagef("--faults: %v", err)
-	}
-	if o.data == "" {
-		if o.data, err = os.MkdirTemp("", "xetkit-hub-"); err != nil {
-			return nil, err
-		}
 	}
 	return hub.New(hub.Config{Dir: o.data, UserToken: o.token, Faults: faults})
 }
