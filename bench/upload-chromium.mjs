@@ -48,7 +48,10 @@ const peer = await esbuild.build({
   write: false,
   logLevel: "error",
 });
-const peerJS = peer.outputFiles[0].contents;
+// Handed to the page as text and imported from a blob: URL. (page.route
+// would be simpler, but it makes Playwright intercept every request of the
+// page, upload bodies included, which slows both clients several times.)
+const peerJS = Buffer.from(peer.outputFiles[0].contents).toString("utf8");
 
 // ---- the hub and the page ----
 const data = join(tmp, "hub");
@@ -102,7 +105,6 @@ function generate(name, size) {
 async function newPage() {
   const p = await browser.newPage();
   p.on("pageerror", (e) => log(`page error: ${e.message}`));
-  await p.route("**/__peer/peer.js", (r) => r.fulfill({ body: Buffer.from(peerJS), contentType: "text/javascript" }));
   await p.goto(origin + "/");
   await p.waitForFunction(() => document.body.dataset.ready === "1");
   await p.evaluate(() => {
@@ -125,9 +127,9 @@ async function speed() {
   files.push(generate("warm-xetkit.bin", 4 << 20), generate("warm-peer.bin", 4 << 20));
   const p = await newPage();
   await p.setInputFiles("#bench-files", files.map((f) => f.path));
-  const res = await p.evaluate(async ({ token, rounds, shas }) => {
+  const res = await p.evaluate(async ({ token, rounds, shas, peerJS }) => {
     const { load } = await import("/wasm/xetkit.js");
-    const { uploadShards } = await import("/__peer/peer.js");
+    const { uploadShards } = await import(URL.createObjectURL(new Blob([peerJS], { type: "text/javascript" })));
     const xk = await load();
     const all = [...document.getElementById("bench-files").files];
     const byName = Object.fromEntries(all.map((f) => [f.name, f]));
@@ -164,7 +166,7 @@ async function speed() {
       out.peer.push((await hf(`peer-${r}.bin`)).secs);
     }
     return out;
-  }, { token, rounds, shas: Object.fromEntries(files.map((f) => [f.path.split("/").pop(), f.sha256])) });
+  }, { token, rounds, peerJS, shas: Object.fromEntries(files.map((f) => [f.path.split("/").pop(), f.sha256])) });
   await p.close();
   const mb = size / 1e6;
   const bx = Math.min(...res.xetkit), bp = Math.min(...res.peer);
@@ -217,8 +219,7 @@ async function memory() {
       peak = { renderer: Math.max(peak.renderer, r.renderer), all: Math.max(peak.all, r.all) };
     }, 100);
   });
-  const res = await p.evaluate(async ({ token, opts }) => {
-    globalThis.__XKOPTS = opts;
+  const res = await p.evaluate(async ({ token }) => {
     const { load } = await import("/wasm/xetkit.js");
     const xk = await load();
     const file = document.getElementById("bench-files").files[0];
@@ -237,14 +238,14 @@ async function memory() {
     };
     const timer = setInterval(sample, 100);
     const t0 = performance.now();
-    const [r] = await xk.upload([file], { repo: "bench/memory", token, onProgress: sample, ...JSON.parse(globalThis.__XKOPTS || "{}") });
+    const [r] = await xk.upload([file], { repo: "bench/memory", token, onProgress: sample });
     const secs = (performance.now() - t0) / 1000;
     clearInterval(timer);
     await pending;
     sample();
     await pending;
     return { secs, sha256: r.sha256, peak };
-  }, { token, opts: process.env.XKOPTS || "{}" });
+  }, { token });
   clearInterval(timer);
   await p.close();
   log(`xetkit upload of a ${gib} GiB File: ${res.secs.toFixed(1)} s (${(size / 1e6 / res.secs).toFixed(1)} MB/s), SHA-256 ${res.sha256 === file.sha256 ? "correct" : "WRONG"}`);

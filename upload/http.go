@@ -1,6 +1,7 @@
 package upload
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -232,3 +233,36 @@ func redact(req *http.Request) string {
 	u.User = nil
 	return u.String()
 }
+
+// postBytes makes a POST of b as application/octet-stream. Its body
+// reports the bytes it reads from (Bytes), so a transport that can send a
+// slice as it is (the WebAssembly fetch binding) need not copy it through
+// reads.
+func postBytes(ctx context.Context, url string, b []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, newBytesBody(b))
+	if err != nil {
+		return nil, err
+	}
+	req.ContentLength = int64(len(b))
+	req.GetBody = func() (io.ReadCloser, error) { return newBytesBody(b), nil }
+	req.Header.Set("Content-Type", "application/octet-stream")
+	return req, nil
+}
+
+// bytesBody is a request body of bytes held whole.
+type bytesBody struct {
+	bytes.Reader
+	b []byte
+}
+
+func newBytesBody(b []byte) *bytesBody {
+	r := &bytesBody{b: b}
+	r.Reset(b)
+	return r
+}
+
+// Bytes returns all of the body, whatever has been read.
+func (r *bytesBody) Bytes() []byte { return r.b }
+
+// Close does nothing: the bytes belong to the caller.
+func (r *bytesBody) Close() error { return nil }

@@ -24,6 +24,8 @@ type Offload struct {
 	// back to back and lens gives their lengths. It must copy what it
 	// needs of data and lens before returning. The returned wait blocks
 	// until the result is ready (EncodeChunks's output for these chunks).
+	// The session is done with a result before it waits for the next, so
+	// results may share storage.
 	Encode func(data []byte, lens []int) (wait func() (*Encoded, error))
 	// SHA256 starts the SHA-256 of one file.
 	SHA256 func() (Digest, error)

@@ -1,7 +1,6 @@
 package upload
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 
@@ -94,11 +93,7 @@ func (s *session) uploadShards() error {
 // uploadShard POSTs one upload-form shard.
 func (c *Client) uploadShard(ctx context.Context, b []byte) error {
 	return c.call(ctx, "upload shard", scopeWrite, nil, func(base string) (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/shards", bytes.NewReader(b))
-		if err == nil {
-			req.Header.Set("Content-Type", "application/octet-stream")
-		}
-		return req, err
+		return postBytes(ctx, base+"/v1/shards", b)
 	}, func(resp *http.Response) error {
 		var r struct {
 			Result *int `json:"result"`

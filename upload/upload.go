@@ -64,6 +64,7 @@ type session struct {
 	curNew  map[int]int64
 
 	queue  chan sealed            // for the uploaders
+	spare  chan []byte            // xorb buffers the uploaders are done with
 	slotOf map[xethash.Hash]int32 // slot of each xorb by hash
 	wg     sync.WaitGroup
 	fail   context.CancelCauseFunc
@@ -108,6 +109,7 @@ func (c *Client) UploadFiles(ctx context.Context, sources []Source) ([]Result, e
 		queried: map[xethash.Hash]bool{}, slotOf: map[xethash.Hash]int32{},
 		seen:  map[xethash.Hash]bool{},
 		queue: make(chan sealed),
+		spare: make(chan []byte, 2),
 		prog:  make([]Progress, len(sources)),
 	}
 	for i, src := range sources {
@@ -563,7 +565,7 @@ func (s *session) addNew(c chunkIn, f *fileRun) (ref, error) {
 			left := f.size - f.pos + minRunBytes
 			want = min(want, left+left/128+64<<10)
 		}
-		s.builder.Reset(make([]byte, 0, want))
+		s.builder.Reset(s.buffer(int(want)))
 	}
 	s.builder.Encoder.Mode = s.c.Compression
 	// Room for the record (stored uncompressed at worst, whether it is
@@ -625,6 +627,22 @@ func (s *session) seal() error {
 	}
 }
 
+// buffer returns an empty buffer of capacity at least n for the next
+// xorb: one an uploader is done with when there is one, so a long upload
+// cycles through a few buffers instead of leaving one garbage buffer per
+// xorb (which a WebAssembly runtime, whose memory never shrinks, would
+// have to hold until collected).
+func (s *session) buffer(n int) []byte {
+	select {
+	case b := <-s.spare:
+		if cap(b) >= n {
+			return b[:0]
+		}
+	default:
+	}
+	return make([]byte, 0, n)
+}
+
 // uploader sends sealed xorbs until the queue closes; the first failure
 // stops the session.
 func (s *session) uploader() {
@@ -637,6 +655,12 @@ func (s *session) uploader() {
 			s.fail(err)
 			continue
 		}
+		// The hub has the bytes; nothing refers to them any more (a failed
+		// attempt's request is long over: a retry waits first).
+		select {
+		case s.spare <- x.built.Bytes:
+		default:
+		}
 		for file, n := range x.slot.fileBytes {
 			s.progress(file, func(p *Progress) { p.Uploaded += n })
 		}
@@ -646,11 +670,7 @@ func (s *session) uploader() {
 // uploadXorb POSTs one serialized xorb.
 func (c *Client) uploadXorb(ctx context.Context, b *xorb.Built) error {
 	return c.call(ctx, "upload xorb "+b.Hash.String(), scopeWrite, nil, func(base string) (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/xorbs/default/"+b.Hash.String(), bytes.NewReader(b.Bytes))
-		if err == nil {
-			req.Header.Set("Content-Type", "application/octet-stream")
-		}
-		return req, err
+		return postBytes(ctx, base+"/v1/xorbs/default/"+b.Hash.String(), b.Bytes)
 	}, func(resp *http.Response) error {
 		var r struct {
 			WasInserted *bool `json:"was_inserted"`

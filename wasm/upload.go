@@ -117,15 +117,20 @@ func await(ctx context.Context, p js.Value) (js.Value, error) {
 		ch <- result{err: &jsError{jsMessage(arg(args, 0))}}
 		return nil
 	})
-	defer ok.Release()
-	defer fail.Release()
 	p.Call("then", ok, fail)
 	select {
 	case r := <-ch:
+		ok.Release()
+		fail.Release()
 		return r.v, r.err
 	case <-ctx.Done():
-		// The callbacks stay registered: keep them alive until they run.
-		go func() { <-ch }()
+		// The promise will still settle and call one of them: release
+		// them only then.
+		go func() {
+			<-ch
+			ok.Release()
+			fail.Release()
+		}()
 		return js.Undefined(), context.Cause(ctx)
 	}
 }
@@ -171,13 +176,12 @@ func optString(o js.Value, key string, required bool) (string, error) {
 	switch {
 	case v.Type() == js.TypeString && v.String() != "":
 		return v.String(), nil
-	case v.IsUndefined() || v.IsNull() || (v.Type() == js.TypeString && !required):
-		if required {
-			return "", errorf(codeValue, "options.%s is required", key)
-		}
-		return "", nil
+	case v.Type() != js.TypeString && !v.IsUndefined() && !v.IsNull():
+		return "", errorf(codeType, "options.%s must be a string", key)
+	case required:
+		return "", errorf(codeValue, "options.%s is required", key)
 	}
-	return "", errorf(codeType, "options.%s must be a string", key)
+	return "", nil
 }
 
 func optInt(o js.Value, key string, lo, hi int) (int, error) {
@@ -200,7 +204,7 @@ func clientArg(o js.Value) (*upload.Client, error) {
 	if o.Type() != js.TypeObject {
 		return nil, errorf(codeType, "options must be an object")
 	}
-	c := &upload.Client{HTTP: fetchTransport{}}
+	c := &upload.Client{HTTP: &fetchTransport{}}
 	var err error
 	if c.Hub, err = optString(o, "hub", true); err != nil {
 		return nil, err
@@ -219,7 +223,7 @@ func clientArg(o js.Value) (*upload.Client, error) {
 	}
 	// WebAssembly memory only grows: fewer, smaller xorbs in flight than
 	// natively keep the peak of a large upload low.
-	c.Concurrency, c.XorbSize = 3, 16<<20
+	c.Concurrency, c.XorbSize = 3, 8<<20
 	if n, err := optInt(o, "concurrency", 1, 16); err != nil {
 		return nil, err
 	} else if n > 0 {
@@ -256,7 +260,15 @@ type jsReader struct {
 	off   int64    // bytes handed out
 	ahead js.Value // promise of the slice at off, or undefined
 	aEnd  int64    // its end
+	// last is the Uint8Array of the last slice read from a Blob, which Go
+	// has copied and no longer needs: the file's SHA-256 worker takes it
+	// as it is (see workerDigest.Write) instead of a copy.
+	last js.Value
 }
+
+// reading is the source an upload is reading now: files are read one
+// after the other, and a file's SHA-256 is started after it is opened.
+type reading struct{ r *jsReader }
 
 func (r *jsReader) slice(from, to int64) js.Value {
 	return r.src.Call("slice", float64(from), float64(to)).Call("arrayBuffer")
@@ -287,6 +299,8 @@ func (r *jsReader) Read(p []byte) (int, error) {
 		return 0, fmt.Errorf("reading bytes %d to %d: the Blob gave %d bytes (did the file change?)", r.off, end, got)
 	}
 	r.off = end
+	r.last = u
+	collect(n)
 	if next := min(r.size, end+int64(n)); next > end {
 		r.ahead, r.aEnd = r.slice(end, next), next
 	}
@@ -294,9 +308,27 @@ func (r *jsReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// collect runs the Go garbage collector after every gcEvery bytes of
+// transfer. Left to its pacer it would run only once the heap doubled,
+// and until then keep both its own garbage (which WebAssembly memory then
+// holds for good) and, through the references Go holds to JavaScript
+// values, the ArrayBuffers of every slice read and every worker answer.
+// With the heap mostly pointer-free byte slices a collection is cheap.
+func collect(n int) {
+	sinceGC += n
+	if sinceGC >= gcEvery {
+		sinceGC = 0
+		runtime.GC()
+	}
+}
+
+const gcEvery = 32 << 20
+
+var sinceGC int
+
 // sourcesArg reads [{name, size, data}] where data is a Blob or a
 // Uint8Array (xetkit.js normalizes what users pass).
-func sourcesArg(ctx context.Context, v js.Value) ([]upload.Source, error) {
+func sourcesArg(ctx context.Context, v js.Value, cur *reading) ([]upload.Source, error) {
 	if v.Type() != js.TypeObject || !js.Global().Get("Array").Call("isArray", v).Bool() {
 		return nil, errorf(codeType, "files must be an array")
 	}
@@ -321,7 +353,9 @@ func sourcesArg(ctx context.Context, v js.Value) ([]upload.Source, error) {
 		}
 		name := f.Get("name")
 		out[i] = upload.Source{Name: fmt.Sprintf("file %d", i), Size: size, Open: func() (io.Reader, error) {
-			return &jsReader{ctx: ctx, src: data, blob: blob, size: size, ahead: js.Undefined()}, nil
+			r := &jsReader{ctx: ctx, src: data, blob: blob, size: size, ahead: js.Undefined(), last: js.Undefined()}
+			cur.r = r
+			return r, nil
 		}}
 		if name.Type() == js.TypeString {
 			out[i].Name = name.String()
@@ -338,7 +372,10 @@ func sourcesArg(ctx context.Context, v js.Value) ([]upload.Source, error) {
 // encodeChunks), shaNew() → Promise<id>, shaWrite(id, bytes) → Promise,
 // shaSum(id) → Promise<hex digest> (the workers' digestNew, digestWrite,
 // digestSum, on one worker).
-func workerOffload(ctx context.Context, hooks js.Value) *upload.Offload {
+func workerOffload(ctx context.Context, hooks js.Value, cur *reading) *upload.Offload {
+	// The session is done with one answer before it waits for the next, so
+	// every answer is copied into the same buffers.
+	var recs, raw []byte
 	return &upload.Offload{
 		Encode: func(data []byte, lens []int) func() (*upload.Encoded, error) {
 			p := hooks.Call("encode", toJS(data), toJS(u32Bytes(lens)))
@@ -350,7 +387,8 @@ func workerOffload(ctx context.Context, hooks js.Value) *upload.Offload {
 				if v.Type() != js.TypeObject || v.Length() != 4 {
 					return nil, errors.New("encode: the worker's answer is not [hashes, lengths, records, record lengths]")
 				}
-				raw := bytesOf(v.Index(0))
+				raw = copyInto(raw, v.Index(0))
+				recs = copyInto(recs, v.Index(2))
 				recLens, err := u32s(bytesOf(v.Index(3)), "record lengths")
 				if err != nil {
 					return nil, err
@@ -358,7 +396,7 @@ func workerOffload(ctx context.Context, hooks js.Value) *upload.Offload {
 				if len(raw)%32 != 0 {
 					return nil, fmt.Errorf("encode: %d bytes of hashes", len(raw))
 				}
-				e := &upload.Encoded{Records: bytesOf(v.Index(2)), RecordLens: recLens, Hashes: make([]xethash.Hash, len(raw)/32)}
+				e := &upload.Encoded{Records: recs, RecordLens: recLens, Hashes: make([]xethash.Hash, len(raw)/32)}
 				for i := range e.Hashes {
 					e.Hashes[i] = xethash.Hash(raw[32*i:])
 				}
@@ -370,9 +408,23 @@ func workerOffload(ctx context.Context, hooks js.Value) *upload.Offload {
 			if err != nil {
 				return nil, err
 			}
-			return &workerDigest{ctx: ctx, hooks: hooks, id: id}, nil
+			return &workerDigest{ctx: ctx, hooks: hooks, id: id, src: cur.r}, nil
 		},
 	}
+}
+
+// copyInto copies a Uint8Array into dst's storage, grown as needed.
+func copyInto(dst []byte, v js.Value) []byte {
+	if v.Type() != js.TypeObject || !v.InstanceOf(jsUint8Array) {
+		return dst[:0]
+	}
+	n := v.Get("length").Int()
+	if cap(dst) < n {
+		dst = make([]byte, n)
+	}
+	dst = dst[:n]
+	js.CopyBytesToGo(dst, v)
+	return dst
 }
 
 // bytesOf copies a Uint8Array into Go.
@@ -392,10 +444,19 @@ type workerDigest struct {
 	hooks   js.Value
 	id      js.Value
 	pending []js.Value
+	src     *jsReader // the file being read, or nil
 }
 
 func (d *workerDigest) Write(p []byte) error {
-	d.pending = append(d.pending, d.hooks.Call("shaWrite", d.id, toJS(p)))
+	// The session writes each slice just after reading it: hand over the
+	// slice as read (shaWrite transfers it) rather than a copy.
+	u := js.Undefined()
+	if r := d.src; r != nil && !r.last.IsUndefined() && r.last.Get("length").Int() == len(p) {
+		u, r.last = r.last, js.Undefined()
+	} else {
+		u = toJS(p)
+	}
+	d.pending = append(d.pending, d.hooks.Call("shaWrite", d.id, u))
 	for len(d.pending) > 2 {
 		if _, err := await(d.ctx, d.pending[0]); err != nil {
 			return err
@@ -483,13 +544,15 @@ func exportUpload(api js.Value) {
 			return nil, errorf(codeType, "hooks must be an object")
 		}
 		ctx, stop := abortContext(hooks.Get("signal"))
-		sources, err := sourcesArg(ctx, arg(args, 0))
+		cur := &reading{}
+		sources, err := sourcesArg(ctx, arg(args, 0), cur)
 		if err != nil {
 			stop()
 			return nil, err
 		}
+		c.HTTP = &fetchTransport{blobOf: hooks.Get("blobOf")}
 		if hooks.Get("encode").Type() == js.TypeFunction {
-			c.Offload = workerOffload(ctx, hooks)
+			c.Offload = workerOffload(ctx, hooks, cur)
 		}
 		if on := hooks.Get("onProgress"); on.Type() == js.TypeFunction {
 			c.OnProgress = func(p upload.Progress) {
@@ -502,6 +565,9 @@ func exportUpload(api js.Value) {
 				o.Set("deduped", float64(p.Deduped))
 				o.Set("uploaded", float64(p.Uploaded))
 				o.Set("done", p.Done)
+				// Called from the upload's goroutines: a callback that throws
+				// must not take the instance down, nor stop the upload.
+				defer func() { _ = recover() }()
 				on.Invoke(o)
 			}
 		}

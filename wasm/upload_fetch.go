@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 	"syscall/js"
+	"unsafe"
 )
 
 // fetchTransport is an http.RoundTripper over the fetch API. net/http's
@@ -20,7 +22,12 @@ import (
 // Blob: Chromium uploads a Uint8Array body at about 25 MB/s to loopback
 // but a Blob at 150 MB/s and more, several at once. It works wherever
 // fetch exists.
-type fetchTransport struct{}
+type fetchTransport struct {
+	// blobOf, if set, is a JavaScript function (ptr, len) → Blob of that
+	// span of this instance's memory: a body of bytes Go holds whole is
+	// then sent without copying it into a JavaScript array first.
+	blobOf js.Value
+}
 
 // fetchError is a request that got no answer (fetch rejected).
 type fetchError struct {
@@ -42,10 +49,18 @@ var (
 
 // Do sends req: fetchTransport is the upload client's upload.Doer itself,
 // with no http.Client around it (which would link net/http's transport).
-func (t fetchTransport) Do(req *http.Request) (*http.Response, error) { return t.RoundTrip(req) }
+func (t *fetchTransport) Do(req *http.Request) (*http.Response, error) { return t.RoundTrip(req) }
 
 // RoundTrip sends req with fetch.
-func (fetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *fetchTransport) RoundTrip(req *http.Request) (resp *http.Response, err error) {
+	// It runs on the upload's goroutines, where a panic would end the
+	// instance: a JavaScript exception (a header value fetch refuses)
+	// becomes this request's error.
+	defer func() {
+		if r := recover(); r != nil {
+			resp, err = nil, fmt.Errorf("fetch %s: %v", req.URL.Redacted(), r)
+		}
+	}()
 	if jsFetch.Type() != js.TypeFunction {
 		return nil, errors.New("this JavaScript environment has no fetch")
 	}
@@ -63,15 +78,12 @@ func (fetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	opt.Set("headers", headers)
 	if req.Body != nil {
-		body, err := bodyToJS(req)
+		body, err := t.body(req)
 		req.Body.Close()
 		if err != nil {
 			return nil, err
 		}
 		if !body.IsUndefined() {
-			if jsBlob.Type() == js.TypeFunction {
-				body = jsBlob.New([]any{body})
-			}
 			opt.Set("body", body)
 		}
 	}
@@ -114,6 +126,26 @@ func (fetchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		Body:          body,
 		Request:       req,
 	}, nil
+}
+
+// body returns the request body as a Blob (or a Uint8Array where there is
+// no Blob). A body that holds its bytes whole (upload.Client's) is read
+// straight out of Go's memory.
+func (t *fetchTransport) body(req *http.Request) (js.Value, error) {
+	if wb, ok := req.Body.(interface{ Bytes() []byte }); ok && t.blobOf.Type() == js.TypeFunction {
+		if b := wb.Bytes(); len(b) > 0 && int64(len(b)) == req.ContentLength {
+			// The Blob copies the span before Go runs again, so the memory
+			// cannot move or be reused under it.
+			v := t.blobOf.Invoke(uintptr(unsafe.Pointer(unsafe.SliceData(b))), len(b))
+			runtime.KeepAlive(b)
+			return v, nil
+		}
+	}
+	body, err := bodyToJS(req)
+	if err != nil || body.IsUndefined() || jsBlob.Type() != js.TypeFunction {
+		return body, err
+	}
+	return jsBlob.New([]any{body}), nil
 }
 
 // bodyToJS copies a request body into one Uint8Array, through a small
@@ -179,6 +211,7 @@ func (b *fetchBody) Read(p []byte) (int, error) {
 	}
 	u := v.Get("value")
 	n := u.Get("length").Int()
+	collect(n)
 	if n <= len(p) {
 		return js.CopyBytesToGo(p, u), nil
 	}

@@ -662,6 +662,9 @@ function transferOptions(options, what) {
     throw typeError(`${what}: options.signal must be an AbortSignal`);
   }
   if (typeof options.repo !== "string" || options.repo === "") throw typeError(`${what}: options.repo ("namespace/name") is required`);
+  if (options.token !== undefined && (typeof options.token !== "string" || !/^[\x21-\x7e]*$/.test(options.token))) {
+    throw new XetkitError(`${what}: options.token must be a string of printable ASCII characters without spaces`, "VALUE");
+  }
   return {
     hub: defaultHub(options, what),
     repo: options.repo,
@@ -693,7 +696,12 @@ async function uploadFiles(go, pool, files, options) {
   const compression = options.compression ?? "auto";
   if (typeof compression !== "string") throw typeError("upload: options.compression must be a string");
   const { onProgress } = options;
-  const hooks = { signal: options.signal };
+  const hooks = {
+    signal: options.signal,
+    // A Blob of Go's bytes [ptr, ptr+len), read straight out of the
+    // instance's memory: an upload body with no JavaScript copy.
+    blobOf: (ptr, len) => new Blob([new Uint8Array(go.memory.buffer, ptr, len)]),
+  };
   if (onProgress) {
     hooks.onProgress = (p) => onProgress({
       file: p.name, index: p.index, read: p.read, hashed: p.hashed, deduped: p.deduped,

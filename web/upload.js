@@ -245,11 +245,11 @@ function batchView(batch) {
       summary.replaceChildren(
         el("span.xf-done", "✓ Uploaded"), " ",
         el("strong", `${num(batch.results.length)} file${batch.results.length === 1 ? "" : "s"}, ${sbytes(size)}`),
-        ` in ${secs.toFixed(1)} s`,
-        el("span.xf-sep", "·"),
-        "dedupe ", el("strong.xf-ratio", { title: `${fbytes(deduped)} already stored` }, percent(deduped, size)),
-        el("span.xf-sep", "·"),
-        "sent ", el("strong.xf-sent", { title: fbytes(sent) }, sbytes(sent)), " new");
+        el("span.xf-nw", ` in ${secs.toFixed(1)} s`),
+        " ", el("span.xf-sep", "·"), " ",
+        el("span.xf-nw", "dedupe ", el("strong.xf-ratio", { title: `${fbytes(deduped)} already stored` }, percent(deduped, size))),
+        " ", el("span.xf-sep", "·"), " ",
+        el("span.xf-nw", "sent ", el("strong.xf-sent", { title: fbytes(sent) }, sbytes(sent)), " new"));
     },
   };
 }
@@ -319,7 +319,7 @@ async function startDownload() {
     status.replaceChildren(
       el("div", el("span.xf-done", "✓ Verified"), " ",
         el("strong", sbytes(bytes.length)), ` (${num(bytes.length)} bytes) in ${(ms / 1000).toFixed(1)} s`,
-        el("span.xf-sep", "·"),
+        " ", el("span.xf-sep", "·"), " ",
         "every chunk hashed, file hash matches"),
       el("div.xf-sha", "SHA-256 ", el("code.xf-sha-value", sha)),
       actions);

@@ -187,3 +187,27 @@ test("parseShardData reads a dedupe shard of the local hub", async () => {
 	assert.ok(parsed.xorbs.some((x) => x.chunks.some((c) => c.hash === keyed)), "queried chunk not found by its keyed hash");
 	assert.ok(!parsed.xorbs.some((x) => x.chunks.some((c) => c.hash === firstChunk)), "a raw chunk hash was revealed");
 });
+
+test("xetkit's JS API in Node: its uploads come back from `xetkit download`, and uploadShards' files from xk.download", async () => {
+	// The module as built by scripts/build-wasm.sh; upload and download run
+	// Go's client over Node's fetch.
+	const { load } = await import(pathToFileURL(join(root, "wasm", "xetkit.js")).href);
+	const xk = await load({ workers: 2 });
+	try {
+		const names = Object.keys(files);
+		const res = await xk.upload(names.map((name) => ({ name, data: new Blob([files[name].bytes]) })), { hub: hubURL, repo, token });
+		for (const [i, name] of names.entries()) {
+			const f = files[name];
+			assert.equal(res[i].sha256, createHash("sha256").update(f.bytes).digest("hex"), name);
+			const dst = join(work, `${name}.xk`);
+			run(["download", "--hub", hubURL, "--repo", repo, "--token", token, res[i].fileHash, "-o", dst]);
+			assert.deepEqual(readFileSync(dst), Buffer.from(f.bytes), `${name}: xk.upload → xetkit download`);
+			if (f.xetHash) {
+				const back = await xk.download(f.xetHash, { hub: hubURL, repo, token });
+				assert.deepEqual(Buffer.from(back), Buffer.from(f.bytes), `${name}: uploadShards → xk.download`);
+			}
+		}
+	} finally {
+		xk.close();
+	}
+});
