@@ -1,9 +1,9 @@
 package upload
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/xetkit/xetkit/internal/sha256x"
 	"hash"
 	"sync"
 
@@ -50,7 +50,7 @@ type Encoded struct {
 // returns; Sum waits for the digest of everything written.
 type Digest interface {
 	Write(p []byte) error
-	Sum() ([sha256.Size]byte, error)
+	Sum() ([sha256x.Size]byte, error)
 }
 
 func (o *Offload) batchBytes() int {
@@ -130,8 +130,8 @@ func LocalOffload(workers int, mode xorb.Mode) *Offload {
 			}
 		},
 		SHA256: func() (Digest, error) {
-			d := &localDigest{in: make(chan []byte, 4), out: make(chan [sha256.Size]byte, 1)}
-			go d.run(sha256.New())
+			d := &localDigest{in: make(chan []byte, 4), out: make(chan [sha256x.Size]byte, 1)}
+			go d.run(sha256x.New())
 			return d, nil
 		},
 	}
@@ -140,16 +140,16 @@ func LocalOffload(workers int, mode xorb.Mode) *Offload {
 // localDigest hashes on its own goroutine what Write hands it.
 type localDigest struct {
 	in     chan []byte
-	out    chan [sha256.Size]byte
+	out    chan [sha256x.Size]byte
 	closed bool
-	sum    [sha256.Size]byte
+	sum    [sha256x.Size]byte
 }
 
 func (d *localDigest) run(h hash.Hash) {
 	for p := range d.in {
 		h.Write(p)
 	}
-	d.out <- [sha256.Size]byte(h.Sum(nil))
+	d.out <- [sha256x.Size]byte(h.Sum(nil))
 }
 
 func (d *localDigest) Write(p []byte) error {
@@ -160,7 +160,7 @@ func (d *localDigest) Write(p []byte) error {
 	return nil
 }
 
-func (d *localDigest) Sum() ([sha256.Size]byte, error) {
+func (d *localDigest) Sum() ([sha256x.Size]byte, error) {
 	if !d.closed {
 		d.closed = true
 		close(d.in)

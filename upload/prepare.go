@@ -1,13 +1,13 @@
 package upload
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
 
 	"github.com/xetkit/xetkit/chunking"
+	"github.com/xetkit/xetkit/internal/sha256x"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -126,7 +126,7 @@ type prepLoc struct{ xorb, chunk int }
 
 // NewPreparer returns a Preparer at the start of a file.
 func NewPreparer() *Preparer {
-	return &Preparer{chunker: chunking.NewChunker(), sha: sha256.New(), seen: map[xethash.Hash]prepLoc{}}
+	return &Preparer{chunker: chunking.NewChunker(), sha: sha256x.New(), seen: map[xethash.Hash]prepLoc{}}
 }
 
 var errPrepFinished = errors.New("upload: Preparer already finished")
@@ -344,7 +344,7 @@ func (p *Preparer) seal() error {
 }
 
 // SetSHA256 gives the file's SHA-256 digest when ExternalSHA256 is set.
-func (p *Preparer) SetSHA256(digest [sha256.Size]byte) {
+func (p *Preparer) SetSHA256(digest [sha256x.Size]byte) {
 	p.digest = digest[:]
 }
 

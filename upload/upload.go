@@ -3,7 +3,6 @@ package upload
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/xetkit/xetkit/chunking"
+	"github.com/xetkit/xetkit/internal/sha256x"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -276,7 +276,7 @@ func (f *fileRun) read(rd io.Reader, buf []byte, total *int64) (n int, eof bool,
 
 // readLocal chunks, hashes and takes the chunks of rd in this goroutine.
 func (f *fileRun) readLocal(rd io.Reader) (int64, [32]byte, error) {
-	sum := sha256.New()
+	sum := sha256x.New()
 	ch := chunking.NewChunker()
 	buf := make([]byte, readSize)
 	var total int64

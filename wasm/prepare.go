@@ -3,14 +3,13 @@
 package main
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"hash"
 	"runtime"
 	"syscall/js"
 
+	"github.com/xetkit/xetkit/internal/sha256x"
 	"github.com/xetkit/xetkit/upload"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -64,18 +63,6 @@ func (p *preparer) takeSealed() js.Value {
 	return out
 }
 
-func shaArg(args []js.Value) (hash.Hash, error) {
-	_, v, err := live.get(args, 0)
-	if err != nil {
-		return nil, err
-	}
-	h, ok := v.(hash.Hash)
-	if !ok {
-		return nil, errorf(codeState, "handle is not a SHA-256")
-	}
-	return h, nil
-}
-
 // u32s reads little-endian u32 values.
 func u32s(b []byte, what string) ([]int, error) {
 	if len(b)%4 != 0 {
@@ -108,7 +95,7 @@ var (
 func exportPrepare(api js.Value) {
 	// prepNew(compression, size, externalSHA256) → handle; size is the
 	// file's size, or -1 when unknown; with externalSHA256 the caller
-	// computes the SHA-256 (sha256New...) and gives it to prepFinish.
+	// computes the SHA-256 (digestNew..., see upload.go) and gives it to prepFinish.
 	export(api, "prepNew", func(args []js.Value) (any, error) {
 		mode, err := compressionArg(args, 0)
 		if err != nil {
@@ -273,10 +260,10 @@ func exportPrepare(api js.Value) {
 				return nil, err
 			}
 			d, err := hex.DecodeString(s)
-			if err != nil || len(d) != sha256.Size {
+			if err != nil || len(d) != sha256x.Size {
 				return nil, errorf(codeValue, "sha256: %q is not a hex SHA-256 digest", s)
 			}
-			p.p.SetSHA256([sha256.Size]byte(d))
+			p.p.SetSHA256([sha256x.Size]byte(d))
 		}
 		res, err := p.p.Finish()
 		if err != nil {
@@ -292,32 +279,6 @@ func exportPrepare(api js.Value) {
 			packed.hex = e.Hash.AppendString(packed.hex)
 		}
 		return []any{string(j), packed.value(), toJS(res.Shard), p.takeSealed()}, nil
-	})
-	// sha256New() → handle; sha256Write(handle, bytes);
-	// sha256Sum(handle) → hex digest, closing the handle. The pool runs the
-	// SHA-256 of a file on one worker while others hash and compress.
-	export(api, "sha256New", func(args []js.Value) (any, error) {
-		return live.add(sha256.New()), nil
-	})
-	export(api, "sha256Write", func(args []js.Value) (any, error) {
-		h, err := shaArg(args)
-		if err != nil {
-			return nil, err
-		}
-		if inbuf, err = bytesArg(args, 1, "bytes", inbuf); err != nil {
-			return nil, err
-		}
-		h.Write(inbuf)
-		return nil, nil
-	})
-	export(api, "sha256Sum", func(args []js.Value) (any, error) {
-		h, err := shaArg(args)
-		if err != nil {
-			return nil, err
-		}
-		id, _, _ := live.get(args, 0)
-		live.free(id)
-		return hex.EncodeToString(h.Sum(nil)), nil
 	})
 	// prepFree(handle) drops a preparation.
 	export(api, "prepFree", func(args []js.Value) (any, error) {

@@ -492,7 +492,8 @@ var digestBuf []byte
 func exportUpload(api js.Value) {
 	// digestNew() → handle; digestWrite(handle, bytes); digestSum(handle) →
 	// hex SHA-256, closing the handle. A worker runs a file's SHA-256 with
-	// these while the others hash and compress its chunks; sha256x is
+	// these while the others hash and compress its chunks, for uploads and
+	// for processFile alike; sha256x is
 	// about 1.5 times as fast as crypto/sha256 under WebAssembly.
 	export(api, "digestNew", func(args []js.Value) (any, error) {
 		return live.add(sha256x.New()), nil

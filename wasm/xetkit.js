@@ -542,7 +542,7 @@ class Xetkit {
         // SHA-256 (sequential, and the slowest step) while every worker
         // hashes and compresses chunks; the main instance packs the
         // records into xorbs in order.
-        const sha = await pool.runOn(0, "sha256New", []);
+        const sha = await pool.runOn(0, "digestNew", []);
         const shaJobs = [];
         const queue = [];
         const batcher = new Batcher(BATCH, (n) => pool.buffer(n));
@@ -563,14 +563,14 @@ class Xetkit {
           dispatch(piece, call(go, "prepScan", id, piece));
           // A slice read from a Blob is ours: move it to the SHA-256 worker.
           const bytes = owned && piece.byteLength === piece.buffer.byteLength ? piece : piece.slice();
-          shaJobs.push(pool.runOn(0, "sha256Write", [sha, bytes], [bytes.buffer]));
+          shaJobs.push(pool.runOn(0, "digestWrite", [sha, bytes], [bytes.buffer]));
           while (shaJobs.length > 2) await shaJobs.shift();
           while (queue.length > 3 * pool.size) await drainOne();
         }
         dispatch(new Uint8Array(0), call(go, "prepScanFinish", id));
         while (queue.length) await drainOne();
         await Promise.all(shaJobs);
-        digest = await pool.runOn(0, "sha256Sum", [sha]);
+        digest = await pool.runOn(0, "digestSum", [sha]);
       }
       const [json, packedChunks, shard, sealed] = call(go, "prepFinish", id, digest);
       await emit(sealed);
