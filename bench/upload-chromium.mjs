@@ -20,12 +20,13 @@
 
 import { spawn } from "node:child_process";
 import { createHash, randomFillSync } from "node:crypto";
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
+import { browserRSS } from "./proc.lib.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const rounds = Number(process.argv[2] || 2);
@@ -176,33 +177,7 @@ async function speed() {
   log(`  ratio: xetkit takes ${(bx / bp).toFixed(2)} of the peer's time: ${(bp / bx).toFixed(2)}× faster (target ≥ 3×)`);
 }
 
-// rss sums the resident size of this browser's processes: {renderer, all}.
-function rss() {
-  const parent = new Map();
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      parent.set(Number(pid), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch { /* gone */ }
-  }
-  const ours = (pid) => {
-    for (let p = pid, n = 0; p > 1 && n < 64; p = parent.get(p), n++) if (p === browserPid) return true;
-    return false;
-  };
-  const out = { renderer: 0, all: 0 };
-  for (const pid of parent.keys()) {
-    if (!ours(pid)) continue;
-    try {
-      const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/);
-      if (!m) continue;
-      const n = Number(m[1]) * 1024;
-      out.all += n;
-      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer")) out.renderer += n;
-    } catch { /* gone */ }
-  }
-  return out;
-}
+const rss = () => browserRSS(browserPid);
 
 async function memory() {
   const size = Math.round(gib * 2 ** 30);

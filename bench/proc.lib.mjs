@@ -1,0 +1,32 @@
+// Node-only helpers for the browser benchmarks.
+import { readdirSync, readFileSync } from "node:fs";
+
+// browserRSS sums the resident memory of the processes descended from a
+// browser's process, read from /proc: {renderer, all} in bytes (the page
+// and its workers live in the renderer processes).
+export function browserRSS(browserPid) {
+  const parent = new Map();
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      parent.set(Number(pid), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch { /* gone */ }
+  }
+  const ours = (pid) => {
+    for (let p = pid, n = 0; p > 1 && n < 64; p = parent.get(p), n++) if (p === browserPid) return true;
+    return false;
+  };
+  const out = { renderer: 0, all: 0 };
+  for (const pid of parent.keys()) {
+    if (!ours(pid)) continue;
+    try {
+      const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/);
+      if (!m) continue;
+      const n = Number(m[1]) * 1024;
+      out.all += n;
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer")) out.renderer += n;
+    } catch { /* gone */ }
+  }
+  return out;
+}
