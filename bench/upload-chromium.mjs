@@ -177,7 +177,9 @@ async function speed() {
   log(`  ratio: xetkit takes ${(bx / bp).toFixed(2)} of the peer's time: ${(bp / bx).toFixed(2)}× faster (target ≥ 3×)`);
 }
 
-const rss = () => browserRSS(browserPid);
+function rss() {
+  return browserRSS(browserPid);
+}
 
 async function memory() {
   const size = Math.round(gib * 2 ** 30);
