@@ -246,7 +246,7 @@ func TestPrepareDedupe(t *testing.T) {
 // More than a xorb's worth of data is split into xorbs within the limits.
 func TestPrepareSeveralXorbs(t *testing.T) {
 	if testing.Short() {
-		t.Skip("70 MiB")
+		t.Skip("-short: this test prepares 70 MiB (scripts/test.sh runs it)")
 	}
 	data := prepData(70<<20, 6)
 	p := NewPreparer()
