@@ -33,11 +33,7 @@ func exportFormats(api js.Value) {
 	// validate false skips the validator (findings: []), so a huge shard's
 	// structure is ready sooner.
 	export(api, "parseShard", func(args []js.Value) (any, error) {
-		b, err := bytesArg(args, 0, "bytes", nil)
-		if err != nil {
-			return nil, err
-		}
-		s, err := shard.Parse(b)
+		s, err := shardArg(args)
 		if err != nil {
 			return nil, err
 		}
@@ -50,11 +46,7 @@ func exportFormats(api js.Value) {
 	// validateShard(bytes, upload) → findings JSON: the findings parseShard
 	// would include.
 	export(api, "validateShard", func(args []js.Value) (any, error) {
-		b, err := bytesArg(args, 0, "bytes", nil)
-		if err != nil {
-			return nil, err
-		}
-		s, err := shard.Parse(b)
+		s, err := shardArg(args)
 		if err != nil {
 			return nil, err
 		}
@@ -96,4 +88,13 @@ func validateShard(s *shard.Shard, upload bool) []shard.Finding {
 		return shard.ValidateUpload(s, time.Now())
 	}
 	return shard.Validate(s, time.Now())
+}
+
+// shardArg parses the shard bytes of the first argument.
+func shardArg(args []js.Value) (*shard.Shard, error) {
+	b, err := bytesArg(args, 0, "bytes", nil)
+	if err != nil {
+		return nil, err
+	}
+	return shard.Parse(b)
 }
