@@ -229,6 +229,18 @@ func ParsedOf(s *Shard, findings []Finding) *Parsed {
 // dst: the JSON that json.Marshal(ParsedOf(s, findings)) gives, written
 // directly, because a 64 MiB shard has over a million chunks to print.
 func AppendParsedJSON(dst []byte, s *Shard, findings []Finding) []byte {
+	return appendParsedJSON(dst, s, findings, true)
+}
+
+// AppendParsedJSONWithoutChunks is AppendParsedJSON with every xorb's
+// "chunks" left empty ([]), for a caller that hands the chunk rows over in
+// another form (the viewer's packed columns): they are most of a big
+// shard's JSON. "numChunks" still counts them.
+func AppendParsedJSONWithoutChunks(dst []byte, s *Shard, findings []Finding) []byte {
+	return appendParsedJSON(dst, s, findings, false)
+}
+
+func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks bool) []byte {
 	// One allocation of about the final size, rather than doubling
 	// through a few hundred megabytes.
 	est := 1024 + 400*len(s.Files) + 300*len(s.Xorbs) + 64*len(s.Lookups.Files) + 64*len(s.Lookups.Xorbs) + 64*len(s.Lookups.Chunks)
@@ -236,7 +248,9 @@ func AppendParsedJSON(dst []byte, s *Shard, findings []Finding) []byte {
 		est += 190 * len(s.Files[i].Terms)
 	}
 	for i := range s.Xorbs {
-		est += 150 * len(s.Xorbs[i].Chunks)
+		if chunks {
+			est += 150 * len(s.Xorbs[i].Chunks)
+		}
 	}
 	w := jw{b: slices.Grow(dst, est)}
 	w.s(`{"header":{"appId":`)
@@ -309,6 +323,9 @@ func AppendParsedJSON(dst []byte, s *Shard, findings []Finding) []byte {
 		w.u(uint64(x.BytesOnDisk))
 		w.s(`,"chunks":[`)
 		for j := range x.Chunks {
+			if !chunks {
+				break
+			}
 			c := &x.Chunks[j]
 			w.comma(j)
 			w.s(`{"hash":`)

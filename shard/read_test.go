@@ -107,6 +107,17 @@ func TestParsedJSON(t *testing.T) {
 			if !bytes.Equal(out, want) {
 				t.Fatalf("AppendParsedJSON differs from json.Marshal(ParsedOf):\n%.600s\n%.600s", out, want)
 			}
+			// Without chunks: the same with every xorb's chunks [].
+			noChunks := shard.ParsedOf(s, fs)
+			for i := range noChunks.Xorbs {
+				noChunks.Xorbs[i].Chunks = []shard.ParsedChunk{}
+			}
+			if want, err = json.Marshal(noChunks); err != nil {
+				t.Fatal(err)
+			}
+			if got := shard.AppendParsedJSONWithoutChunks(nil, s, fs); !bytes.Equal(got, want) {
+				t.Fatalf("AppendParsedJSONWithoutChunks:\n%.600s\nwant\n%.600s", got, want)
+			}
 			var m map[string]any
 			if err := json.Unmarshal(out, &m); err != nil {
 				t.Fatal(err)

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"syscall/js"
 	"time"
@@ -28,10 +29,12 @@ func exportFormats(api js.Value) {
 		}
 		return toJS(b), nil
 	})
-	// parseShard(bytes, upload, validate) → ParsedShard JSON; upload adds
-	// the checks of the upload API (as "xetkit shard parse --upload");
+	// parseShard(bytes, upload, validate, packed) → ParsedShard JSON; upload
+	// adds the checks of the upload API (as "xetkit shard parse --upload");
 	// validate false skips the validator (findings: []), so a huge shard's
-	// structure is ready sooner.
+	// structure is ready sooner. packed true returns {json, chunkRows}
+	// instead: the JSON without the xorbs' chunk rows, and those rows as
+	// columns (see packChunkRows).
 	export(api, "parseShard", func(args []js.Value) (any, error) {
 		s, err := shardArg(args)
 		if err != nil {
@@ -41,7 +44,13 @@ func exportFormats(api js.Value) {
 		if v := arg(args, 2); v.IsUndefined() || v.Truthy() {
 			findings = validateShard(s, boolArg(args, 1))
 		}
-		return string(shard.AppendParsedJSON(nil, s, findings)), nil
+		if !boolArg(args, 3) {
+			return string(shard.AppendParsedJSON(nil, s, findings)), nil
+		}
+		out := js.Global().Get("Object").New()
+		out.Set("json", string(shard.AppendParsedJSONWithoutChunks(nil, s, findings)))
+		out.Set("chunkRows", packChunkRows(s))
+		return out, nil
 	})
 	// validateShard(bytes, upload) → findings JSON: the findings parseShard
 	// would include.
@@ -81,6 +90,45 @@ func exportFormats(api js.Value) {
 		}
 		return string(out), nil
 	})
+}
+
+// packChunkRows gives every chunk row of s's xorbs, in order, as columns
+// of bytes, one copy each: count; hashes (32 raw bytes a row); the
+// little-endian uint32 columns byteRangeStart, unpackedBytes and flags;
+// and xorbStart (uint32, one more than the xorbs: the first row of each,
+// then count). A 64 MiB shard has over a million rows, which as JSON
+// objects cost seconds to print and parse.
+func packChunkRows(s *shard.Shard) js.Value {
+	n := 0
+	for i := range s.Xorbs {
+		n += len(s.Xorbs[i].Chunks)
+	}
+	hashes := make([]byte, 0, 32*n)
+	starts := make([]byte, 0, 4*n)
+	sizes := make([]byte, 0, 4*n)
+	flags := make([]byte, 0, 4*n)
+	xorbStart := make([]byte, 0, 4*(len(s.Xorbs)+1))
+	row := 0
+	for i := range s.Xorbs {
+		xorbStart = binary.LittleEndian.AppendUint32(xorbStart, uint32(row))
+		for j := range s.Xorbs[i].Chunks {
+			c := &s.Xorbs[i].Chunks[j]
+			hashes = append(hashes, c.Hash[:]...)
+			starts = binary.LittleEndian.AppendUint32(starts, c.ByteRangeStart)
+			sizes = binary.LittleEndian.AppendUint32(sizes, c.UnpackedBytes)
+			flags = binary.LittleEndian.AppendUint32(flags, c.Flags)
+		}
+		row += len(s.Xorbs[i].Chunks)
+	}
+	xorbStart = binary.LittleEndian.AppendUint32(xorbStart, uint32(row))
+	out := js.Global().Get("Object").New()
+	out.Set("count", n)
+	out.Set("hashes", toJS(hashes))
+	out.Set("byteRangeStart", toJS(starts))
+	out.Set("unpackedBytes", toJS(sizes))
+	out.Set("flags", toJS(flags))
+	out.Set("xorbStart", toJS(xorbStart))
+	return out
 }
 
 func validateShard(s *shard.Shard, upload bool) []shard.Finding {

@@ -434,7 +434,23 @@ class Xetkit {
    */
   parseShard(bytes, options = {}) {
     const { upload, validate } = shardOptions(options, "parseShard");
-    return JSON.parse(call(this.#go, "parseShard", toBytes(bytes, "parseShard: bytes"), upload, validate));
+    const packed = options.packedChunks ?? false;
+    if (typeof packed !== "boolean") throw typeError("parseShard: options.packedChunks must be a boolean");
+    const r = call(this.#go, "parseShard", toBytes(bytes, "parseShard: bytes"), upload, validate, packed);
+    if (!packed) return JSON.parse(r);
+    // Every xorb's chunks stay []; the rows of all of them come as columns.
+    const parsed = JSON.parse(r.json);
+    const c = r.chunkRows;
+    const u32 = (b) => new Uint32Array(b.buffer, b.byteOffset, b.length >>> 2);
+    parsed.chunkRows = {
+      count: c.count,
+      hashes: c.hashes,
+      byteRangeStart: u32(c.byteRangeStart),
+      unpackedBytes: u32(c.unpackedBytes),
+      flags: u32(c.flags),
+      xorbStart: u32(c.xorbStart),
+    };
+    return parsed;
   }
 
   /** The findings of a shard (what parseShard includes), without the rest. */

@@ -5,6 +5,7 @@
 import { el, put, card, bytesCard, sbytes, num, bytes as fbytes, hex32, date, hashCell, kv, describeError } from "./util.js";
 import { VTable } from "./vtable.js";
 import { shardLayouts as L, fields } from "./layouts.js";
+import { rowCount, chunkHash, chunkAt, allHashes, unpacked } from "./chunkrows.js";
 
 const REC = 48;
 const ZERO = "0".repeat(64);
@@ -41,7 +42,8 @@ export function prepare(item) {
   const p = item.parsed;
   const xorbs = p.xorbs || [];
   const starts = new Float64Array(xorbs.length + 1); // first global chunk row of each xorb
-  for (let i = 0; i < xorbs.length; i++) starts[i + 1] = starts[i] + (xorbs[i].chunks?.length ?? 0);
+  if (p.chunkRows) starts.set(p.chunkRows.xorbStart);
+  else for (let i = 0; i < xorbs.length; i++) starts[i + 1] = starts[i] + (xorbs[i].chunks?.length ?? 0);
   const xorbIndex = new Map();
   xorbs.forEach((x, i) => { if (!xorbIndex.has(x.hash)) xorbIndex.set(x.hash, i); });
   let materialized = 0, terms = 0;
@@ -61,7 +63,7 @@ function layoutOf(item) {
   const fileEnd = (f) => f.offset + REC * (1 + f.entries.length * (f.verification ? 2 : 1) + (f.sha256 ? 1 : 0));
   const fileBookend = files.length ? fileEnd(files[files.length - 1]) : REC;
   const casStart = fileBookend + REC;
-  const casBookend = xorbs.length ? xorbs[xorbs.length - 1].offset + REC * (1 + xorbs[xorbs.length - 1].chunks.length) : casStart;
+  const casBookend = xorbs.length ? xorbs[xorbs.length - 1].offset + REC * (1 + rowCount(p, xorbs.length - 1)) : casStart;
   const afterCas = casBookend + REC;
   const footer = p.footer ? item.bytes.length - 200 : item.bytes.length;
   const lk = p.lookups || { files: [], xorbs: [], chunks: [] };
@@ -104,7 +106,7 @@ export async function exportJSON(item) {
     const e = describeError(item.error);
     return { error: e.msg, offset: e.offset };
   }
-  return item.parsed;
+  return unpacked(item.parsed);
 }
 
 // --- hex selections --------------------------------------------------------
@@ -147,7 +149,7 @@ function hexXorb(item, ctx, i) {
 
 function hexChunk(item, ctx, i, c) {
   const x = item.parsed.xorbs[i];
-  showHex(item, ctx, `Xorb ${i}, chunk ${c}`, fields(L.chunk, x.offset + REC * (1 + c), item.bytes, { chunkHash: x.chunks[c].hash }));
+  showHex(item, ctx, `Xorb ${i}, chunk ${c}`, fields(L.chunk, x.offset + REC * (1 + c), item.bytes, { chunkHash: chunkHash(item.parsed, i, c) }));
 }
 
 const lookupKinds = {
@@ -373,7 +375,7 @@ const renderers = {
       columns: [
         { label: "#", width: "5ch", align: "right", cell: (_, i) => i },
         { label: "xorb hash", width: "var(--hashw)", hash: (x) => x.hash, cell: (x) => hashCell(x.hash, { tabbable: false }) },
-        { label: "chunks", width: "9ch", align: "right", cell: (x) => num(x.chunks.length) },
+        { label: "chunks", width: "9ch", align: "right", cell: (_, i) => num(rowCount(item.parsed, i)) },
         { label: "bytes in xorb", width: "14ch", align: "right", cell: (x) => num(x.bytesInXorb) },
         { label: "bytes on disk", width: "14ch", align: "right", cell: (x) => num(x.bytesOnDisk) },
         { label: "flags", width: "12ch", cell: (x) => hex32(x.flags) },
@@ -397,14 +399,14 @@ const renderers = {
       el("div.crumbs", el("a", { href: "#", onclick: (e) => { e.preventDefault(); ctx.go({ item: item.id, sec: "xorbs", row: i }); } }, "← xorbs"), ` / xorb ${i}`),
       kv([
         ["Xorb hash", hashCell(x.hash)],
-        ["Chunks", num(x.chunks.length)],
+        ["Chunks", num(rowCount(item.parsed, i))],
         ["Bytes in xorb", fbytes(x.bytesInXorb)],
         ["Bytes on disk", fbytes(x.bytesOnDisk)],
         ["Flags", hex32(x.flags)],
       ]),
       el("h3", "Chunks"),
     );
-    const t = chunkTable(item, ctx, x.chunks.length, (c) => [i, c], false);
+    const t = chunkTable(item, ctx, rowCount(item.parsed, i), (c) => [i, c], false);
     t.onSelect = (c) => { hexChunk(item, ctx, i, c); ctx.setRow(c); };
     mountTable(t, root, route);
     if (!(route.row >= 0)) hexXorb(item, ctx, i);
@@ -477,7 +479,7 @@ function chunkTable(item, ctx, count, at, global) {
     cols.push({ label: "xorb", width: "6ch", align: "right", cell: (_, g) => at(g)[0] });
     cols.push({ label: "in xorb", width: "8ch", align: "right", cell: (_, g) => at(g)[1] });
   }
-  const chunk = (g) => { const [xi, c] = at(g); return xorbs[xi].chunks[c]; };
+  const chunk = (g) => { const [xi, c] = at(g); return chunkAt(item.parsed, xi, c); };
   cols.push(
     { label: "chunk hash", width: "var(--hashw)", hash: (c) => c.hash, cell: (c) => hashCell(c.hash, { tabbable: false }) },
     { label: "offset", width: "12ch", align: "right", cell: (c) => num(c.byteRangeStart) },
@@ -539,10 +541,10 @@ export function eachHash(item, visit) {
   for (let i = 0; i < p.xorbs.length; i++) {
     const x = p.xorbs[i];
     visit(x.hash, `xorb ${i}`, { sec: "xorb", sel: i });
-    const ch = x.chunks;
-    // chunks: no label string per row (a million of them per keystroke); labelOf names a hit
-    for (let c = 0; c < ch.length; c++) visit(ch[c].hash, null, starts[i] + c);
   }
+  // chunks: no label string per row (a million of them per keystroke); labelOf names a hit
+  const hs = allHashes(p);
+  for (let g = 0; g < hs.length; g++) visit(hs[g], null, g);
   if (p.footer && p.footer.chunkHashKey !== ZERO) visit(p.footer.chunkHashKey, "footer chunk hash key", { sec: "footer" });
 }
 
@@ -560,10 +562,14 @@ export function routeOf(r) {
 /** Chunks and xorbs for Compare. */
 export function contents(item) {
   const chunks = new Map(), xorbs = new Set();
-  for (const x of item.parsed.xorbs) {
+  const p = item.parsed, hs = allHashes(p);
+  let g = 0;
+  p.xorbs.forEach((x, i) => {
     xorbs.add(x.hash);
-    for (const c of x.chunks) if (!chunks.has(c.hash)) chunks.set(c.hash, c.unpackedBytes);
-  }
+    for (let c = 0, n = rowCount(p, i); c < n; c++, g++) {
+      if (!chunks.has(hs[g])) chunks.set(hs[g], p.chunkRows ? p.chunkRows.unpackedBytes[g] : x.chunks[c].unpackedBytes);
+    }
+  });
   for (const f of item.parsed.files) for (const e of f.entries) xorbs.add(e.xorbHash);
   return { chunks, xorbs, note: item.sx.keyed ? "chunk hashes in this shard are keyed, so they only match other keyed hashes" : "" };
 }

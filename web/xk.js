@@ -37,10 +37,11 @@ export async function detect(bytes) {
   if (looksLikeShard(bytes)) {
     // When the module can validate separately, parse without the validator
     // first so a huge shard's first screen is drawn sooner; the findings
-    // follow (see shardview.js).
+    // follow (see shardview.js). The chunk rows come packed (see
+    // chunkrows.js): as JSON objects they are most of the parse time.
     const later = typeof m.validateShard === "function";
     try {
-      const parsed = m.parseShard(bytes, later ? { validate: false } : {});
+      const parsed = m.parseShard(bytes, later ? { validate: false, packedChunks: true } : {});
       if (later) parsed.findings = null; // pending: shardview.js fills them in
       return { kind: "shard", parsed, validate: later ? () => validateOffThread(m, bytes) : null };
     } catch (err) {

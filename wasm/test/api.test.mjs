@@ -159,6 +159,22 @@ test("parseShard agrees with xetkit shard parse; buildShard with xetkit shard bu
       const quick = xk.parseShard(bytes, { upload, validate: false });
       assert.deepEqual(quick.findings, []);
       assert.deepEqual({ ...quick, findings: xk.validateShard(bytes, { upload }) }, ours);
+      // Packed chunk rows are the same rows, as columns.
+      const packed = xk.parseShard(bytes, { upload, validate: false, packedChunks: true });
+      const rows = packed.chunkRows;
+      assert.equal(rows.count, ours.xorbs.reduce((n, x) => n + x.chunks.length, 0));
+      assert.equal(rows.hashes.length, 32 * rows.count);
+      assert.equal(rows.xorbStart.length, ours.xorbs.length + 1);
+      const xet = (r) => Array.from({ length: 4 }, (_, g) => Buffer.from(rows.hashes.subarray(32 * r + 8 * g, 32 * r + 8 * g + 8)).reverse().toString("hex")).join("");
+      ours.xorbs.forEach((x, i) => {
+        assert.equal(rows.xorbStart[i + 1] - rows.xorbStart[i], x.chunks.length);
+        x.chunks.forEach((c, j) => {
+          const r = rows.xorbStart[i] + j;
+          assert.deepEqual({ hash: xet(r), byteRangeStart: rows.byteRangeStart[r], unpackedBytes: rows.unpackedBytes[r], flags: rows.flags[r] }, c);
+        });
+      });
+      const { chunkRows, ...rest } = packed;
+      assert.deepEqual(rest, { ...quick, xorbs: quick.xorbs.map((x) => ({ ...x, chunks: [] })) });
     }
     // The spec the CLI recovers rebuilds the shard byte for byte, here and there.
     const spec = cli(["shard", "spec", file]);

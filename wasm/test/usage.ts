@@ -35,6 +35,9 @@ async function main(): Promise<void> {
   const findings = xk.validateShard(shard, { upload: true });
   const rules: string[] = findings.map((f) => f.rule);
   xk.parseShard(shard, { validate: false });
+  const packed = xk.parseShard(shard, { validate: false, packedChunks: true });
+  const firstSize: number = packed.chunkRows.unpackedBytes[packed.chunkRows.xorbStart[0]];
+  void firstSize;
 
   const px = xk.parseXorb(bytes, { verify: false });
   const xh: string | null = px.hash;
