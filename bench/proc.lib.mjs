@@ -30,3 +30,23 @@ export function browserRSS(browserPid) {
   }
   return out;
 }
+
+// launchChromium starts Debian's Chromium (or $CHROMIUM) as a browser
+// server, so that its process id is known and the memory figures count
+// this browser's processes only, and connects to it. close() stops both.
+export async function launchChromium(chromium, extraArgs = []) {
+  const server = await chromium.launchServer({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+      "--no-first-run", "--enable-precise-memory-info", ...extraArgs],
+  });
+  const browser = await chromium.connect(server.wsEndpoint());
+  return {
+    browser,
+    pid: server.process().pid,
+    async close() {
+      await browser.close();
+      await server.close();
+    },
+  };
+}

@@ -26,7 +26,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
-import { browserRSS } from "./proc.lib.mjs";
+import { browserRSS, launchChromium } from "./proc.lib.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const rounds = Number(process.argv[2] || 2);
@@ -68,22 +68,15 @@ const origin = await new Promise((res, rej) => {
   });
   server.on("exit", (code) => rej(new Error(`xetkit serve exited with ${code}`)));
 });
-// launchServer gives the browser's process id, so the memory figures count
-// this browser's processes only (other Chromiums may be running).
-const browserServer = await chromium.launchServer({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--no-first-run", "--enable-precise-memory-info"],
-});
-const browserPid = browserServer.process().pid;
-const browser = await chromium.connect(browserServer.wsEndpoint());
+const chrome = await launchChromium(chromium, []);
+const browserPid = chrome.pid;
+const browser = chrome.browser;
 
 try {
   await speed();
   if (gib > 0) await memory();
 } finally {
-  await browser.close();
-  await browserServer.close();
+  await chrome.close();
   server.kill();
 }
 

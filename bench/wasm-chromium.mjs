@@ -23,7 +23,7 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
 import { fillRandom } from "./wasm.lib.mjs";
-import { browserRSS } from "./proc.lib.mjs";
+import { browserRSS, launchChromium } from "./proc.lib.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const rounds = Number(process.argv[2] || 5);
@@ -84,22 +84,15 @@ function headers(ext) {
 await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
 const origin = `http://127.0.0.1:${server.address().port}`;
 
-// launchServer gives the browser's process id, so the memory figures can
-// count this browser's renderers only (other Chromiums may be running).
-const browserServer = await chromium.launchServer({
-  executablePath: "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--no-first-run", "--enable-precise-memory-info", "--js-flags=--expose-gc"],
-});
-const browserPid = browserServer.process().pid;
-const browser = await chromium.connect(browserServer.wsEndpoint());
+const chrome = await launchChromium(chromium, ["--js-flags=--expose-gc"]);
+const browserPid = chrome.pid;
+const browser = chrome.browser;
 
 try {
   await chunkBench();
   if (gib > 0) await processFileBench();
 } finally {
-  await browser.close();
-  await browserServer.close();
+  await chrome.close();
   server.close();
 }
 

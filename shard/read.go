@@ -155,17 +155,8 @@ func ReadAt(r io.ReaderAt, size int64) (*Shard, error) {
 	s.Layout.AfterCAS = int64(casAt) + int64(end)
 	s.Footer = s.readFooter(fb, footerAt)
 
-	for _, t := range []struct {
-		name       string
-		field      int64
-		off, count uint64
-		entry      uint64
-	}{
-		{"file", 24, f.FileLookupOffset, f.FileLookupCount, fileLookupSize},
-		{"CAS", 40, f.XorbLookupOffset, f.XorbLookupCount, xorbLookupSize},
-		{"chunk", 56, f.ChunkLookupOffset, f.ChunkLookupCount, chunkLookupSize},
-	} {
-		if !tableFits(t.off, t.count, t.entry, s.Layout.AfterCAS, footerAt) {
+	for _, t := range f.lookupTables() {
+		if !tableFits(t.off, t.count, t.size, s.Layout.AfterCAS, footerAt) {
 			return nil, errAt(footerAt+t.field, "footer puts %d %s lookup entries at %d, outside the %d bytes between the CAS info section and the footer", t.count, t.name, t.off, footerAt-s.Layout.AfterCAS)
 		}
 	}
@@ -175,6 +166,24 @@ func ReadAt(r io.ReaderAt, size int64) (*Shard, error) {
 	}
 	s.Lookups = s.readLookups(tables, s.Layout.AfterCAS)
 	return s, nil
+}
+
+// lookupTable is where the footer says one lookup table is: the footer
+// field holding its offset (its count follows), and its entry size.
+type lookupTable struct {
+	name       string
+	field      int64
+	off, count uint64
+	size       uint64
+}
+
+// lookupTables lists the footer's three lookup tables in footer order.
+func (f *Footer) lookupTables() [3]lookupTable {
+	return [3]lookupTable{
+		{"file", 24, f.FileLookupOffset, f.FileLookupCount, fileLookupSize},
+		{"CAS", 40, f.XorbLookupOffset, f.XorbLookupCount, xorbLookupSize},
+		{"chunk", 56, f.ChunkLookupOffset, f.ChunkLookupCount, chunkLookupSize},
+	}
 }
 
 // readHeader checks and decodes the 48-byte header; b may be longer.

@@ -430,16 +430,7 @@ func (v *validator) lookups() {
 		start, end uint64
 	}
 	var spans []span
-	for _, t := range []struct {
-		name       string
-		field      int64
-		off, count uint64
-		size       uint64
-	}{
-		{"file", 24, f.FileLookupOffset, f.FileLookupCount, fileLookupSize},
-		{"CAS", 40, f.XorbLookupOffset, f.XorbLookupCount, xorbLookupSize},
-		{"chunk", 56, f.ChunkLookupOffset, f.ChunkLookupCount, chunkLookupSize},
-	} {
+	for _, t := range f.lookupTables() {
 		if !tableFits(t.off, t.count, t.size, lo, hi) {
 			// An empty table points at nothing, so a stray offset is only
 			// untidy: some clients write 0 there in the shards they upload.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"time"
 
@@ -36,11 +37,7 @@ func runShardParse(e *env, args []string) error {
 	strict := fs.Bool("strict", false, "exit 1 when any finding has severity error")
 	upload := fs.Bool("upload", false, "also check what the upload API requires (verification entries, SHA-256, plain chunk hashes)")
 	pretty := fs.Bool("pretty", false, "indent the JSON")
-	data, err := readInputArg(e, c, fs, args)
-	if err != nil {
-		return err
-	}
-	s, err := shard.Parse(data)
+	s, err := readShardArg(e, c, fs, args)
 	if err != nil {
 		return err
 	}
@@ -97,11 +94,7 @@ func runShardBuild(e *env, args []string) error {
 func runShardSpec(e *env, args []string) error {
 	c := commands["shard spec"]
 	fs := newFlags(e, c)
-	data, err := readInputArg(e, c, fs, args)
-	if err != nil {
-		return err
-	}
-	s, err := shard.Parse(data)
+	s, err := readShardArg(e, c, fs, args)
 	if err != nil {
 		return err
 	}
@@ -111,4 +104,13 @@ func runShardSpec(e *env, args []string) error {
 	}
 	_, err = e.stdout.Write(append(out, '\n'))
 	return err
+}
+
+// readShardArg parses c's flags and reads its one FILE|- argument as a shard.
+func readShardArg(e *env, c *command, fs *flag.FlagSet, args []string) (*shard.Shard, error) {
+	data, err := readInputArg(e, c, fs, args)
+	if err != nil {
+		return nil, err
+	}
+	return shard.Parse(data)
 }
