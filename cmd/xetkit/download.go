@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,7 +25,9 @@ func runDownload(e *env, args []string) error {
 	fs := newFlags(e, c)
 	var cf clientFlags
 	cf.register(fs)
-	out := fs.String("o", "", "write to this file (default standard output); it appears only once verified")
+	out := fs.String("o", "", "write to this file, which appears only once verified; - for standard output (needed when it is a terminal)")
+	var of outputFlags
+	of.register(fs)
 	byteRange := fs.String("bytes", "", "only bytes START:END of the file (END excluded; either may be left out)")
 	args, err := parseFlags(e, c, fs, args)
 	if err != nil {
@@ -57,10 +57,21 @@ func runDownload(e *env, args []string) error {
 		// An open end: ask for everything from START on.
 		rng.End = 1<<62 - 1
 	}
-	if *out == "" {
-		w := bufio.NewWriterSize(e.stdout, 1<<20)
+	if *out == "" && e.terminal(e.stdout) {
+		return usagef("refusing to write a file's bytes to a terminal: give -o FILE, or -o - to insist")
+	}
+	if of.json && (*out == "" || *out == "-") {
+		return usagef("--json needs -o FILE (standard output carries the file)")
+	}
+	m := of.meter(e, "download")
+	if rng != nil && rng.End < 1<<62-1 {
+		m.set(0, rng.End-rng.Start)
+	}
+	defer m.finish()
+	if *out == "" || *out == "-" {
+		w := bufio.NewWriterSize(countingWriter{e.stdout, m}, 1<<20)
 		if _, err := client.Download(ctx, hash, w, rng); err != nil {
-			return interrupted(err)
+			return interrupted(ctx, err)
 		}
 		return w.Flush()
 	}
@@ -77,9 +88,10 @@ func runDownload(e *env, args []string) error {
 			os.Remove(tmp.Name())
 		}
 	}()
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	if _, err := client.Download(ctx, hash, w, rng); err != nil {
-		return interrupted(err)
+	w := bufio.NewWriterSize(countingWriter{tmp, m}, 1<<20)
+	n, err := client.Download(ctx, hash, w, rng)
+	if err != nil {
+		return interrupted(ctx, err)
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -91,14 +103,10 @@ func runDownload(e *env, args []string) error {
 		return err
 	}
 	ok = true
-	return nil
-}
-
-func interrupted(err error) error {
-	if errors.Is(err, context.Canceled) {
-		return errors.New("interrupted")
+	if of.json {
+		return printJSON(e.stdout, map[string]any{"hash": hash, "bytes": n, "path": *out})
 	}
-	return err
+	return nil
 }
 
 // parseByteRange reads "START:END", "START:" or ":END"; an open end is -1.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,6 +39,16 @@ func register(c *command) {
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// isTerminal, if set, replaces the terminal check (tests).
+	isTerminal func(io.Writer) bool
+}
+
+// terminal reports whether w, one of e's outputs, is a terminal.
+func (e *env) terminal(w io.Writer) bool {
+	if e.isTerminal != nil {
+		return e.isTerminal(w)
+	}
+	return isTerminal(w)
 }
 
 // usageError is a mistake in how the command was called (exit status 2).
@@ -63,8 +74,22 @@ func run(e *env, args []string) (status int) {
 			status = 1
 		}
 	}()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	switch {
+	case len(args) == 0 || isHelpFlag(args[0]):
 		printHelp(e.stdout)
+		return 0
+	case args[0] == "--version":
+		args = []string{"version"}
+	case args[0] == "help":
+		return runHelp(e, args[1:])
+	}
+	if sub := groupCommands(args[0]); len(sub) > 0 && (len(args) == 1 || isHelpFlag(args[1])) {
+		// A group alone ("xetkit shard") or with -h lists its commands.
+		if len(args) == 1 {
+			printGroupHelp(e.stderr, args[0], sub)
+			return 2
+		}
+		printGroupHelp(e.stdout, args[0], sub)
 		return 0
 	}
 	cmd, rest, err := lookup(args)
@@ -72,18 +97,72 @@ func run(e *env, args []string) (status int) {
 		fmt.Fprintf(e.stderr, "xetkit: %v\n", err)
 		return 2
 	}
-	if err := cmd.run(e, rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintf(e.stderr, "xetkit %s: %s\n", cmd.name, oneLine(err.Error()))
-		var ue *usageError
-		if errors.As(err, &ue) {
-			return 2
-		}
-		return 1
+	return finish(e, cmd, cmd.run(e, rest))
+}
+
+// finish reports a command's error and turns it into the exit status.
+func finish(e *env, cmd *command, err error) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
-	return 0
+	fmt.Fprintf(e.stderr, "xetkit %s: %s\n", cmd.name, oneLine(err.Error()))
+	var ue *usageError
+	switch {
+	case errors.As(err, &ue):
+		return 2
+	case errors.Is(err, errInterrupted):
+		return 130 // as a shell reports a command ended by SIGINT
+	}
+	return 1
+}
+
+func isHelpFlag(s string) bool { return s == "-h" || s == "-help" || s == "--help" }
+
+// runHelp is "xetkit help [COMMAND|GROUP]": the tool's, a group's or a
+// command's help (the last is what "COMMAND -h" prints).
+func runHelp(e *env, args []string) int {
+	if len(args) == 0 {
+		printHelp(e.stdout)
+		return 0
+	}
+	if sub := groupCommands(args[0]); len(sub) > 0 && len(args) == 1 {
+		printGroupHelp(e.stdout, args[0], sub)
+		return 0
+	}
+	cmd, rest, err := lookup(args)
+	if err != nil || len(rest) > 0 {
+		if err == nil {
+			err = fmt.Errorf("help takes one command, got %q", strings.Join(args, " "))
+		}
+		fmt.Fprintf(e.stderr, "xetkit help: %v\n", err)
+		return 2
+	}
+	return finish(e, cmd, cmd.run(e, []string{"-h"}))
+}
+
+// groupCommands lists the commands of a group ("shard" → "shard build",
+// "shard parse", ...), sorted; none when name is not a group.
+func groupCommands(name string) []string {
+	var group []string
+	for n := range commands {
+		if strings.HasPrefix(n, name+" ") {
+			group = append(group, n)
+		}
+	}
+	sort.Strings(group)
+	return group
+}
+
+func printGroupHelp(w io.Writer, group string, names []string) {
+	fmt.Fprintf(w, "usage: xetkit %s COMMAND\n\nCommands:\n", group)
+	for _, n := range names {
+		printCommandLine(w, commands[n])
+	}
+	fmt.Fprintf(w, "\n\"xetkit %s COMMAND -h\" lists a command's flags.\n", group)
+}
+
+func printCommandLine(w io.Writer, c *command) {
+	fmt.Fprintf(w, "  xetkit %s\n      %s\n", strings.TrimSpace(c.name+" "+c.usage), c.summary)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -99,21 +178,14 @@ func lookup(args []string) (*command, []string, error) {
 		return c, args[1:], nil
 	}
 	typed := args[0]
-	var group []string // subcommands of a known group ("shard" → "shard parse", ...)
-	for name := range commands {
-		if strings.HasPrefix(name, args[0]+" ") {
-			group = append(group, name)
-		}
-	}
-	if len(group) > 0 {
-		sort.Strings(group)
+	if group := groupCommands(args[0]); len(group) > 0 {
 		if len(args) == 1 {
 			return nil, nil, fmt.Errorf("%q needs a subcommand: %s", args[0], strings.Join(group, ", "))
 		}
 		typed = args[0] + " " + args[1]
 	}
 	msg := fmt.Sprintf("unknown command %q", typed)
-	if s := suggest(typed, commandNames()); s != "" {
+	if s := suggest(typed, typoCandidates()); s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", s)
 	}
 	return nil, nil, errors.New(msg + " (run \"xetkit help\")")
@@ -125,6 +197,17 @@ func commandNames() []string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	return names
+}
+
+// typoCandidates are the commands and the group names, for suggest.
+func typoCandidates() []string {
+	names := commandNames()
+	for _, n := range commandNames() {
+		if g, _, ok := strings.Cut(n, " "); ok && !slices.Contains(names, g) {
+			names = append(names, g)
+		}
+	}
 	return names
 }
 
@@ -149,11 +232,11 @@ func printHelp(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
 	for _, n := range commandNames() {
-		c := commands[n]
-		fmt.Fprintf(w, "  xetkit %s\n      %s\n", strings.TrimSpace(c.name+" "+c.usage), c.summary)
+		printCommandLine(w, commands[n])
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "FILE may be - for standard input. \"xetkit COMMAND -h\" lists a command's flags.")
+	fmt.Fprintln(w, "FILE may be - for standard input. \"xetkit help COMMAND\" or \"xetkit COMMAND -h\"")
+	fmt.Fprintln(w, "shows a command's flags. Exit status: 0 done, 1 failed, 2 usage mistake, 130 interrupted.")
 }
 
 // newFlags returns a FlagSet for cmd that reports errors to the caller

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"context"
-	"errors"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
 
 	"github.com/xetkit/xetkit/upload"
 )
@@ -52,18 +48,14 @@ func (cf *clientFlags) client() (*upload.Client, error) {
 	return &upload.Client{Hub: cf.hub, Repo: cf.repo, RepoType: cf.repoType, Revision: cf.revision, Token: tok}, nil
 }
 
-// interruptible returns a context cancelled by Ctrl-C.
-func interruptible() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
-
 func runUpload(e *env, args []string) error {
 	c := commands["upload"]
 	fs := newFlags(e, c)
 	var cf clientFlags
 	cf.register(fs)
 	concurrency := fs.Int("concurrency", 4, "xorb uploads in flight")
-	progress := fs.Bool("progress", false, "report progress on standard error")
+	var of outputFlags
+	of.register(fs)
 	args, err := parseFlags(e, c, fs, args)
 	if err != nil {
 		return err
@@ -96,17 +88,17 @@ func runUpload(e *env, args []string) error {
 		}
 		sources[i] = upload.Source{Name: name, Size: st.Size(), Open: func() (io.Reader, error) { return os.Open(name) }}
 	}
-	if *progress {
-		client.OnProgress = progressPrinter(e.stderr)
-	}
+	m := of.meter(e, "upload")
+	client.OnProgress = uploadMeter(m, sources)
 	ctx, stop := interruptible()
 	defer stop()
 	results, err := client.UploadFiles(ctx, sources)
+	m.finish()
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return errors.New("interrupted")
-		}
-		return err
+		return interrupted(ctx, err)
+	}
+	if of.json {
+		return printJSON(e.stdout, results)
 	}
 	for _, r := range results {
 		fmt.Fprintf(e.stdout, "%s %s %s\n", r.Hash, r.SHA256, r.Name)
@@ -114,29 +106,36 @@ func runUpload(e *env, args []string) error {
 	return nil
 }
 
-// progressPrinter reports each file at most twice a second, and when done.
-func progressPrinter(w io.Writer) func(upload.Progress) {
+// uploadMeter feeds upload progress into m: bytes hashed (deduplicated
+// ones count as done) over the total size, when every size is known.
+func uploadMeter(m *meter, sources []upload.Source) func(upload.Progress) {
+	if m == nil {
+		return nil
+	}
+	var total int64
+	for _, s := range sources {
+		if s.Size < 0 {
+			total = -1
+			break
+		}
+		total += s.Size
+	}
 	var mu sync.Mutex
-	last := map[int]time.Time{}
+	hashed := make([]int64, len(sources))
+	var sum int64
 	return func(p upload.Progress) {
 		mu.Lock()
-		defer mu.Unlock()
-		if !p.Done && time.Since(last[p.Index]) < 500*time.Millisecond {
-			return
-		}
-		last[p.Index] = time.Now()
-		state := "uploading"
-		if p.Done {
-			state = "done"
-		}
-		fmt.Fprintf(w, "%s: %s, read %d, hashed %d, deduplicated %d, uploaded %d of %s bytes\n",
-			p.Name, state, p.Read, p.Hashed, p.Deduped, p.Uploaded, sizeText(p.Size))
+		sum += p.Hashed - hashed[p.Index]
+		hashed[p.Index] = p.Hashed
+		done := sum
+		mu.Unlock()
+		m.set(done, total)
 	}
 }
 
-func sizeText(n int64) string {
-	if n < 0 {
-		return "?"
-	}
-	return fmt.Sprint(n)
+// printJSON writes v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
