@@ -59,7 +59,8 @@ func (h *Hub) sign(domain, msg string) []byte {
 func (h *Hub) parseToken(tok string) (tokenClaims, string) {
 	rest, ok := strings.CutPrefix(tok, tokenPrefix)
 	enc, sig, ok2 := strings.Cut(rest, ".")
-	if !ok || !ok2 {
+	// Go's base64 decoders skip CR and LF; a token is one exact spelling.
+	if !ok || !ok2 || strings.ContainsAny(rest, "\r\n") {
 		return tokenClaims{}, "not a token issued by this hub"
 	}
 	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)

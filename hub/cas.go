@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"syscall"
 
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
@@ -17,16 +18,22 @@ import (
 // what it read to counter. It answers 413 (and returns false) for a larger
 // body, before reading it when Content-Length already says so.
 func (h *Hub) readBody(w http.ResponseWriter, r *http.Request, what string, counter interface{ Add(int64) int64 }) ([]byte, bool) {
+	select {
+	case h.uploads <- struct{}{}:
+		defer func() { <-h.uploads }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		h.fail(w, http.StatusServiceUnavailable, "the hub is reading %d uploads already; try again shortly", cap(h.uploads))
+		return nil, false
+	}
 	if r.ContentLength > MaxBodySize {
 		h.fail(w, http.StatusRequestEntityTooLarge, "%s of %d bytes is larger than the %d-byte limit", what, r.ContentLength, MaxBodySize)
 		return nil, false
 	}
 	body := http.MaxBytesReader(w, r.Body, MaxBodySize)
-	size := r.ContentLength
-	if size < 0 {
-		size = 0
-	}
-	buf := make([]byte, 0, size)
+	// Memory grows with the bytes that arrive, not with what the client
+	// announces: a stalled upload that claims 64 MiB holds almost nothing.
+	buf := make([]byte, 0, min(max(r.ContentLength, 0), 1<<20))
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -47,6 +54,16 @@ func (h *Hub) readBody(w http.ResponseWriter, r *http.Request, what string, coun
 			return nil, false
 		}
 	}
+}
+
+// failStore answers a failed store write: 507 when the disk is full (the
+// client should not retry: nothing will change soon), else 500.
+func (h *Hub) failStore(w http.ResponseWriter, what string, err error) {
+	status := http.StatusInternalServerError
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		status = http.StatusInsufficientStorage
+	}
+	h.fail(w, status, "%s: %v", what, err)
 }
 
 // handleXorbUpload answers POST /v1/xorbs/default/{hash}: the body must be a
@@ -85,7 +102,7 @@ func (h *Hub) handleXorbUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	inserted, err := h.store.put(kindXorb, want.String(), body)
 	if err != nil {
-		h.fail(w, http.StatusInternalServerError, "storing xorb %s: %v", want, err)
+		h.failStore(w, "storing xorb "+want.String(), err)
 		return
 	}
 	meta := &xorbMeta{chunks: entries, size: int64(len(body)), ends: make([]int64, len(x.Records))}
@@ -142,7 +159,7 @@ func (h *Hub) handleShardUpload(w http.ResponseWriter, r *http.Request) {
 	sum := sha256.Sum256(body)
 	inserted, err := h.store.put(kindShard, hex.EncodeToString(sum[:]), body)
 	if err != nil {
-		h.fail(w, http.StatusInternalServerError, "storing shard: %v", err)
+		h.failStore(w, "storing shard", err)
 		return
 	}
 	result := 0

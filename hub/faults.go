@@ -42,6 +42,10 @@ type Faults struct {
 	Paths []string
 }
 
+// maxFaults bounds a plan of kinds with counts, which is spelt out one
+// request at a time: enough for any test, and no huge allocation.
+const maxFaults = 100_000
+
 // ParseFaults reads a fault plan: a count ("6", the default kinds in turn)
 // or kinds with counts ("5xx:3,429:2,drop:2", interleaved so every kind
 // shows up among the first requests), optionally followed by "@" and path
@@ -76,6 +80,7 @@ func parseFaultKinds(s string) (Faults, error) {
 		left int
 	}
 	var plan []want
+	total := 0
 	for _, part := range strings.Split(s, ",") {
 		name, count, ok := strings.Cut(strings.TrimSpace(part), ":")
 		n := 1
@@ -84,6 +89,9 @@ func parseFaultKinds(s string) (Faults, error) {
 			if n, err = strconv.Atoi(count); err != nil || n < 0 {
 				return Faults{}, fmt.Errorf("fault %q: count must be a non-negative number", part)
 			}
+		}
+		if total += n; total > maxFaults {
+			return Faults{}, fmt.Errorf("fault plan %q: more than %d faults in all", s, maxFaults)
 		}
 		k := FaultKind(name)
 		switch k {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/xetkit/xetkit/hub"
@@ -58,8 +59,21 @@ func FuzzUploads(f *testing.F) {
 	})
 }
 
+// A plan of kinds with counts is spelt out request by request, so a huge
+// count is refused instead of allocating one slice element per fault.
+func TestParseFaultsBoundsCounts(t *testing.T) {
+	for _, s := range []string{"5xx:8777777775", "5xx:60000,429:60000"} {
+		if _, err := hub.ParseFaults(s); err == nil || !strings.Contains(err.Error(), "faults in all") {
+			t.Errorf("%q: %v", s, err)
+		}
+	}
+	if f, err := hub.ParseFaults("5xx:2,drop:1"); err != nil || f.First != 3 {
+		t.Errorf("5xx:2,drop:1: %+v, %v", f, err)
+	}
+}
+
 func FuzzParseFaults(f *testing.F) {
-	for _, s := range []string{"3", "5xx:2,429:1", "drop@/v1/", "lost:2,5xx@/a|/b", ":", "@", "5xx:-1"} {
+	for _, s := range []string{"3", "5xx:2,429:1", "drop@/v1/", "lost:2,5xx@/a|/b", ":", "@", "5xx:-1", "5xx:8777777775", "429:99999,drop:2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

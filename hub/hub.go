@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -44,8 +45,13 @@ type Config struct {
 	// lives before the next replaces it (default 1 hour).
 	KeyRotation time.Duration
 	// CASURL is the absolute base URL announced as casUrl and used in
-	// signed xorb URLs. Empty: "http://" + the request's Host.
+	// signed xorb URLs. Empty: "http://" + the local address the request
+	// arrived on (never the client's Host header, which anyone can set).
 	CASURL string
+	// MaxUploads bounds the xorb and shard uploads read at once (default
+	// 32); one more is answered 503 with Retry-After, so a crowd of slow
+	// or stalled uploads cannot hold the hub's memory.
+	MaxUploads int
 	// Faults injects failures into the first requests (see Faults).
 	Faults Faults
 	// Now is the clock (default time.Now); tests move it.
@@ -87,6 +93,8 @@ type Hub struct {
 	faults *faultInjector
 	stats  counters
 
+	uploads chan struct{} // one token per upload being read (Config.MaxUploads)
+
 	mu  sync.RWMutex
 	idx *index
 }
@@ -109,11 +117,14 @@ func New(cfg Config) (*Hub, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.MaxUploads <= 0 {
+		cfg.MaxUploads = 32
+	}
 	st, err := openStore(cfg.Dir)
 	if err != nil {
 		return nil, err
 	}
-	h := &Hub{cfg: cfg, store: st}
+	h := &Hub{cfg: cfg, store: st, uploads: make(chan struct{}, cfg.MaxUploads)}
 	h.faults = newFaultInjector(cfg.Faults, &h.stats.faultsInjected)
 	if _, err := rand.Read(h.secret[:]); err != nil {
 		return nil, err
@@ -227,7 +238,10 @@ func (h *Hub) casURL(r *http.Request) string {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		return scheme + "://" + a.String()
+	}
+	return scheme + "://127.0.0.1" // no server address: a test calling ServeHTTP directly
 }
 
 // errorBody is the JSON of every error answer.

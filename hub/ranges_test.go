@@ -78,6 +78,11 @@ func FuzzParseToken(f *testing.F) {
 	f.Add(h.issueToken(tokenClaims{scope: scopeRead, repo: "x", exp: 10}))
 	f.Add("xk1.")
 	f.Add("xk1.a.b")
+	// Go's base64 skips CR and LF: the issued token with a line break
+	// inside must still be refused.
+	dot := strings.LastIndexByte(good, '.')
+	f.Add(good[:dot+3] + "\r\n" + good[dot+3:])
+	f.Add(good[:8] + "\n" + good[8:])
 	f.Fuzz(func(t *testing.T, tok string) {
 		c, msg := h.parseToken(tok)
 		if msg == "" && (tok != good && !strings.HasPrefix(tok, tokenPrefix) || c.exp <= 1000) {

@@ -20,7 +20,12 @@ const (
 // store keeps content-addressed objects on disk. An object appears under
 // its final name only once fully written and synced, so a crash or a
 // dropped upload never leaves a partial object where readers look.
-type store struct{ dir string }
+type store struct {
+	dir string
+	// beforeWrite, if set, runs before each put and may fail it (tests use
+	// it to stand for a full disk).
+	beforeWrite func(kind, name string) error
+}
 
 func openStore(dir string) (*store, error) {
 	for _, d := range []string{kindXorb, kindShard, tmpDir} {
@@ -49,8 +54,15 @@ func (s *store) has(kind, name string) bool {
 
 // put stores data under kind/name unless an object of that name exists; it
 // reports whether it wrote. The write goes to a temporary file that is
-// synced and then renamed into place, and the folder is synced after.
+// synced and then linked into place, which fails if another writer got
+// there first: of many concurrent puts of one object exactly one reports
+// that it wrote. The folder is synced after.
 func (s *store) put(kind, name string, data []byte) (bool, error) {
+	if s.beforeWrite != nil {
+		if err := s.beforeWrite(kind, name); err != nil {
+			return false, err
+		}
+	}
 	final := s.path(kind, name)
 	if _, err := os.Stat(final); err == nil {
 		return false, nil
@@ -76,10 +88,15 @@ func (s *store) put(kind, name string, data []byte) (bool, error) {
 	if err := f.Close(); err != nil {
 		return false, err
 	}
-	if err := os.Rename(tmp, final); err != nil {
+	err = os.Link(tmp, final)
+	os.Remove(tmp)
+	ok = true
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil // a concurrent put of the same object won
+	}
+	if err != nil {
 		return false, err
 	}
-	ok = true
 	syncDir(filepath.Dir(final))
 	return true, nil
 }

@@ -1,0 +1,10 @@
+package hub
+
+// FailWrites makes every later store write fail with err (nil: succeed
+// again), standing for a full disk in tests.
+func FailWrites(h *Hub, err error) {
+	h.store.beforeWrite = func(string, string) error { return err }
+	if err == nil {
+		h.store.beforeWrite = nil
+	}
+}

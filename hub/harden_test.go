@@ -1,0 +1,166 @@
+package hub_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/xetkit/xetkit/hub"
+)
+
+// Of many concurrent uploads of one xorb, exactly one stores it.
+func TestConcurrentUploadsOfOneXorbInsertOnce(t *testing.T) {
+	th := newHub(t, hub.Config{MaxUploads: 64})
+	tok := th.token("write")
+	f := makeFile(t, 7, 300<<10)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	inserted := 0
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest("POST", th.srv.URL+"/v1/xorbs/default/"+f.xorb.Hash.String(), bytes.NewReader(f.xorb.Bytes))
+			req.Header.Set("Authorization", "Bearer "+tok)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			var r struct {
+				WasInserted bool `json:"was_inserted"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 {
+				t.Errorf("status %d: %v", resp.StatusCode, err)
+				return
+			}
+			if r.WasInserted {
+				mu.Lock()
+				inserted++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if inserted != 1 {
+		t.Fatalf("was_inserted true %d times, want exactly once", inserted)
+	}
+}
+
+// A full disk is 507 (not worth retrying), and leaves nothing behind.
+func TestFullDiskIs507(t *testing.T) {
+	th := newHub(t, hub.Config{})
+	tok := th.token("write")
+	f := makeFile(t, 8, 100<<10)
+	hub.FailWrites(th.h, fmt.Errorf("write: %w", syscall.ENOSPC))
+	status, body, _ := th.do("POST", "/v1/xorbs/default/"+f.xorb.Hash.String(), tok, f.xorb.Bytes)
+	wantStatus(t, "xorb upload on a full disk", status, body, http.StatusInsufficientStorage, "no space")
+	hub.FailWrites(th.h, nil)
+	th.putXorb(tok, f) // stored once there is room again
+}
+
+// Beyond MaxUploads uploads at once, the hub answers 503 with
+// Retry-After instead of reading another body.
+func TestUploadCap(t *testing.T) {
+	th := newHub(t, hub.Config{MaxUploads: 2})
+	tok := th.token("write")
+	// Two uploads that announce a body and send only a little of it.
+	var conns []net.Conn
+	for range 2 {
+		c := stalledUpload(t, th.srv.Listener.Addr().String(), tok)
+		conns = append(conns, c)
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	f := makeFile(t, 9, 10<<10)
+	var status int
+	var hdr http.Header
+	var body []byte
+	for range 100 { // until both stalled uploads hold their place
+		if status, body, hdr = th.do("POST", "/v1/xorbs/default/"+f.xorb.Hash.String(), tok, f.xorb.Bytes); status == 503 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	wantStatus(t, "upload past the cap", status, body, http.StatusServiceUnavailable, "try again")
+	if hdr.Get("Retry-After") == "" {
+		t.Error("503 without Retry-After")
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	for range 100 {
+		if status, _, _ = th.do("POST", "/v1/xorbs/default/"+f.xorb.Hash.String(), tok, f.xorb.Bytes); status == 200 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the upload still fails with %d once the stalled ones are gone", status)
+}
+
+// stalledUpload opens a xorb upload that claims 64 MiB and sends 1 KiB.
+func stalledUpload(t *testing.T, addr, tok string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(c, "POST /v1/xorbs/default/%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n",
+		bytes.Repeat([]byte("ab"), 32), tok, hub.MaxBodySize)
+	c.Write(make([]byte, 1024))
+	return c
+}
+
+// Stalled uploads hold what they sent, not what they announced.
+func TestStalledUploadsHoldLittleMemory(t *testing.T) {
+	th := newHub(t, hub.Config{MaxUploads: 64})
+	tok := th.token("write")
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var conns []net.Conn
+	for range 50 {
+		conns = append(conns, stalledUpload(t, th.srv.Listener.Addr().String(), tok))
+	}
+	time.Sleep(300 * time.Millisecond) // let the hub start reading them all
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	for _, c := range conns {
+		c.Close()
+	}
+	grew := int64(after.HeapInuse) - int64(before.HeapInuse)
+	if grew > 256<<20 {
+		t.Fatalf("50 stalled uploads took %d MiB of heap", grew>>20)
+	}
+	t.Logf("50 stalled uploads: heap grew %d KiB", grew>>10)
+}
+
+// casUrl comes from the address the hub listens on, not the Host header.
+func TestCasURLIgnoresHostHeader(t *testing.T) {
+	th := newHub(t, hub.Config{})
+	req, _ := http.NewRequest("GET", th.srv.URL+"/api/models/alice/m/xet-read-token/main", nil)
+	req.Host = "evil.example:1"
+	req.Header.Set("Authorization", "Bearer "+userToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var tok struct{ CasURL string }
+	if err := json.Unmarshal(b, &tok); err != nil || tok.CasURL != th.srv.URL {
+		t.Fatalf("casUrl %q (want %s): %s", tok.CasURL, th.srv.URL, b)
+	}
+}
