@@ -58,12 +58,34 @@ func FuzzParseRanges(f *testing.F) {
 	})
 }
 
+func TestParseReconRangeSuffix(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		size uint64
+		a, b uint64
+		ok   bool
+	}{
+		{"bytes=-100", 1000, 900, 999, true},
+		{"bytes=-5000", 1000, 0, 999, true},
+		{"bytes=-0", 1000, 1000, 1000, true}, // past the end: 416
+		{"bytes=-x", 1000, 0, 0, false},
+		{"bytes=10-19", 1000, 10, 19, true},
+	} {
+		a, b, ok := parseReconRange(c.s, c.size)
+		if ok != c.ok || ok && (a != c.a || b != c.b) {
+			t.Errorf("%q of %d: %d-%d %v, want %d-%d %v", c.s, c.size, a, b, ok, c.a, c.b, c.ok)
+		}
+	}
+}
+
 func FuzzParseReconRange(f *testing.F) {
 	f.Add("bytes=0-9")
 	f.Add("bytes=5-")
 	f.Add("bytes=18446744073709551615-")
+	f.Add("bytes=-100")
+	f.Add("bytes=-0")
 	f.Fuzz(func(t *testing.T, s string) {
-		a, b, ok := parseReconRange(s)
+		a, b, ok := parseReconRange(s, 1000)
 		if ok && b < a {
 			t.Fatalf("%q: end %d before start %d", s, b, a)
 		}

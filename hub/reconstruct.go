@@ -48,9 +48,9 @@ func (h *Hub) plan(w http.ResponseWriter, r *http.Request) *planned {
 	}
 	first, last := uint64(0), f.size // requested bytes [first, last)
 	if rh := r.Header.Get("Range"); rh != "" {
-		a, b, ok := parseReconRange(rh)
+		a, b, ok := parseReconRange(rh, f.size)
 		if !ok {
-			h.fail(w, http.StatusBadRequest, "malformed Range %q: want bytes={start}-{end}", rh)
+			h.fail(w, http.StatusBadRequest, "malformed Range %q: want bytes={start}-{end}, bytes={start}- or bytes=-{suffix length}", rh)
 			return nil
 		}
 		if a >= f.size {
@@ -102,8 +102,10 @@ func (h *Hub) plan(w http.ResponseWriter, r *http.Request) *planned {
 	return p
 }
 
-// parseReconRange reads "bytes=a-b" (b inclusive) or "bytes=a-".
-func parseReconRange(s string) (a, b uint64, ok bool) {
+// parseReconRange reads "bytes=a-b" (b inclusive), "bytes=a-" or the
+// suffix form "bytes=-n" (the last n bytes of a file of size bytes; a
+// start at size when n is 0, which the caller refuses as past the end).
+func parseReconRange(s string, size uint64) (a, b uint64, ok bool) {
 	spec, ok := strings.CutPrefix(strings.TrimSpace(s), "bytes=")
 	if !ok {
 		return 0, 0, false
@@ -111,6 +113,16 @@ func parseReconRange(s string) (a, b uint64, ok bool) {
 	as, bs, ok := strings.Cut(spec, "-")
 	if !ok {
 		return 0, 0, false
+	}
+	if as == "" {
+		n, err := strconv.ParseUint(bs, 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		if n == 0 {
+			return size, size, true
+		}
+		return size - min(n, size), max(size, 1) - 1, true
 	}
 	a, err := strconv.ParseUint(as, 10, 64)
 	if err != nil {

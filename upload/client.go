@@ -51,11 +51,15 @@ type Client struct {
 	// OnProgress, if set, receives progress events. Calls never overlap.
 	OnProgress func(Progress)
 	// Retries is how many times a transient failure (429, 5xx, a dropped
-	// connection) is retried before giving up (default 8).
+	// connection) is retried before giving up: 0 means DefaultRetries,
+	// NoRetries none at all.
 	Retries int
-	// RetryDelay is the first backoff delay; it doubles with each retry, up
-	// to 10 s (default 250 ms).
-	RetryDelay time.Duration
+	// RetryDelay is the first backoff delay (default DefaultRetryDelay);
+	// it doubles with each retry up to RetryMaxDelay (default
+	// DefaultRetryMaxDelay). Each wait is drawn between half and all of
+	// its delay, so clients failed together do not retry together.
+	RetryDelay    time.Duration
+	RetryMaxDelay time.Duration
 	// TokenMargin: a CAS token is refreshed when it has less than this left
 	// to live (default 60 s).
 	TokenMargin time.Duration
@@ -77,6 +81,19 @@ type Client struct {
 	cache     *knownChunks
 	now       func() time.Time
 }
+
+// The retry budget. With the defaults the waits add up to between one and
+// two minutes (2+4+8+16+30+30+30 s, each drawn from its upper half or
+// more), so an upload from a browser rides out a minute-long outage; the
+// reference client's budget (5 attempts from 3 s, growing to minutes) is
+// of the same order.
+const (
+	DefaultRetries       = 7
+	DefaultRetryDelay    = 2 * time.Second
+	DefaultRetryMaxDelay = 30 * time.Second
+	// NoRetries, as Client.Retries, makes every failure final.
+	NoRetries = -1
+)
 
 // scope of a CAS token.
 type scope int

@@ -77,6 +77,7 @@ type fetchRange struct {
 
 // plan is a reconstruction in one shape, whichever version gave it.
 type plan struct {
+	pastEnd bool // the range asked for starts at or past the file's end
 	offset  uint64
 	terms   []reconTerm
 	entries map[xethash.Hash][]*fetchEntry
@@ -107,6 +108,9 @@ func (c *Client) Download(ctx context.Context, file xethash.Hash, w io.Writer, r
 	if err != nil {
 		return 0, err
 	}
+	if p.pastEnd {
+		return 0, nil // a range that starts at or past the end is empty
+	}
 	d := &downloader{c: c, ctx: ctx, plan: p, cache: map[cacheKey][][]byte{}, uses: map[cacheKey]int{}}
 	return d.run(file, w, rng)
 }
@@ -115,7 +119,8 @@ func (c *Client) Download(ctx context.Context, file xethash.Hash, w io.Writer, r
 func (c *Client) reconstruction(ctx context.Context, file xethash.Hash, rng *Range) (*plan, error) {
 	get := func(version string, v any) (int, error) {
 		status := 0
-		err := c.call(ctx, "reconstruct "+file.String(), scopeRead, []int{http.StatusNotFound, http.StatusNotImplemented},
+		pass := []int{http.StatusNotFound, http.StatusNotImplemented, http.StatusRequestedRangeNotSatisfiable}
+		err := c.call(ctx, "reconstruct "+file.String(), scopeRead, pass,
 			func(base string) (*http.Request, error) {
 				req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/"+version+"/reconstructions/"+file.String(), nil)
 				if err == nil && rng != nil {
@@ -137,6 +142,10 @@ func (c *Client) reconstruction(ctx context.Context, file xethash.Hash, rng *Ran
 		return nil, err
 	}
 	p := &plan{entries: map[xethash.Hash][]*fetchEntry{}}
+	if status == http.StatusRequestedRangeNotSatisfiable && rng != nil {
+		p.pastEnd = true
+		return p, nil
+	}
 	if status == http.StatusOK {
 		p.offset, p.terms = v2.Offset, v2.Terms
 		for xs, list := range v2.Xorbs {
@@ -157,6 +166,10 @@ func (c *Client) reconstruction(ctx context.Context, file xethash.Hash, rng *Ran
 	var v1 reconV1
 	if status, err = get("v1", &v1); err != nil {
 		return nil, err
+	}
+	if status == http.StatusRequestedRangeNotSatisfiable && rng != nil {
+		p.pastEnd = true
+		return p, nil
 	}
 	if status != http.StatusOK {
 		return nil, fmt.Errorf("download %s: %w", file, ErrNotFound)

@@ -38,6 +38,40 @@ func (e *HTTPError) Error() string {
 	return s
 }
 
+// NetworkError is a request that got no complete answer (the connection
+// failed or broke off), after any retries.
+type NetworkError struct {
+	Op     string // what the client was doing
+	Method string
+	URL    string // without query
+	Err    error
+}
+
+func (e *NetworkError) Error() string {
+	return fmt.Sprintf("%s: %s %s: %v", e.Op, e.Method, e.URL, e.Err)
+}
+
+// Unwrap gives the transport's error.
+func (e *NetworkError) Unwrap() error { return e.Err }
+
+// retryBudget resolves the client's retry settings to their defaults.
+func (c *Client) retryBudget() (retries int, delay, maxDelay time.Duration) {
+	retries, delay, maxDelay = c.Retries, c.RetryDelay, c.RetryMaxDelay
+	switch {
+	case retries == 0:
+		retries = DefaultRetries
+	case retries < 0:
+		retries = 0
+	}
+	if delay <= 0 {
+		delay = DefaultRetryDelay
+	}
+	if maxDelay <= 0 {
+		maxDelay = DefaultRetryMaxDelay
+	}
+	return retries, delay, max(delay, maxDelay)
+}
+
 // transientError marks a failure worth retrying (a body cut short).
 type transientError struct{ err error }
 
@@ -47,11 +81,11 @@ func (e *transientError) Unwrap() error { return e.err }
 func transient(err error) error { return &transientError{err} }
 
 // retryableStatus reports whether an answer with this status may succeed
-// when sent again. 501 is excluded: it is a server saying it lacks a
-// feature (v2 reconstructions), not a passing failure.
+// when sent again. 501 (a feature the server lacks, like v2
+// reconstructions) and 507 (its disk is full) will not pass by themselves.
 func retryableStatus(s int) bool {
 	return s == http.StatusTooManyRequests || s == http.StatusRequestTimeout ||
-		(s >= 500 && s != http.StatusNotImplemented)
+		(s >= 500 && s != http.StatusNotImplemented && s != http.StatusInsufficientStorage)
 }
 
 // watchedBody remembers whether reading the body failed, which means the
@@ -77,14 +111,7 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 // mk builds each attempt's request afresh (bodies are consumed by sending).
 func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 	mk func(tok string) (*http.Request, error), handle func(*http.Response) error) error {
-	retries := c.Retries
-	if retries <= 0 {
-		retries = 8
-	}
-	delay := c.RetryDelay
-	if delay <= 0 {
-		delay = 250 * time.Millisecond
-	}
+	retries, delay, maxDelay := c.retryBudget()
 	var stale *casToken
 	refreshed := false
 	var lastErr error
@@ -108,12 +135,12 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 		switch {
 		case err != nil:
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return context.Cause(ctx)
 			}
 			if strings.Contains(err.Error(), "unsupported protocol scheme") {
 				return fmt.Errorf("%s: %w", op, err)
 			}
-			lastErr = err
+			lastErr = &NetworkError{Op: op, Method: req.Method, URL: redact(req), Err: err}
 		case resp.StatusCode/100 == 2 || contains(pass, resp.StatusCode):
 			body := &watchedBody{ReadCloser: resp.Body}
 			resp.Body = body
@@ -128,9 +155,12 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 				return herr
 			}
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return context.Cause(ctx)
 			}
 			lastErr = herr
+			if body.err != nil {
+				lastErr = &NetworkError{Op: op, Method: req.Method, URL: redact(req), Err: herr}
+			}
 		case resp.StatusCode == http.StatusUnauthorized && tok != nil && !refreshed:
 			// The token may have expired in flight or the hub restarted:
 			// one more try with a new one.
@@ -153,7 +183,7 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 			}
 			return fmt.Errorf("%s: giving up after %d attempts: %w", op, attempt, lastErr)
 		}
-		backoff := min(delay<<(attempt-1), 10*time.Second)
+		backoff := min(delay<<min(attempt-1, 20), maxDelay)
 		backoff = backoff/2 + rand.N(backoff/2+1) // jitter spreads out clients retrying together
 		if err := sleep(ctx, max(backoff, wait)); err != nil {
 			return err
@@ -183,7 +213,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return ctx.Err()
+		return context.Cause(ctx)
 	case <-t.C:
 		return nil
 	}
@@ -234,7 +264,9 @@ func redact(req *http.Request) string {
 	return u.String()
 }
 
-// postBytes makes a POST of b as application/octet-stream. Its body
+// postBytes makes a POST of b, with no Content-Type: the reference
+// clients send none, and a browser would need a CORS preflight allowing
+// one. Its body
 // reports the bytes it reads from (Bytes), so a transport that can send a
 // slice as it is (the WebAssembly fetch binding) need not copy it through
 // reads.
@@ -245,7 +277,6 @@ func postBytes(ctx context.Context, url string, b []byte) (*http.Request, error)
 	}
 	req.ContentLength = int64(len(b))
 	req.GetBody = func() (io.ReadCloser, error) { return newBytesBody(b), nil }
-	req.Header.Set("Content-Type", "application/octet-stream")
 	return req, nil
 }
 

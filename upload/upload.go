@@ -521,16 +521,17 @@ func (s *session) remoteRef(loc chunkLoc) ref {
 }
 
 // queryDedupe asks the global dedupe API about a chunk: nil when the hub
-// does not know it (404) or answers with something that is not a shard,
-// which just means no dedupe. Other failures are errors like any other
-// request's.
+// does not know it (404), is too busy to say (429: dedupe is an
+// optimisation, not worth waiting for) or answers with something that is
+// not a shard, which just means no dedupe. Other failures are errors like
+// any other request's.
 func (c *Client) queryDedupe(ctx context.Context, h xethash.Hash) (*shard.Shard, error) {
 	var out *shard.Shard
-	err := c.call(ctx, "dedupe query "+h.String(), scopeWrite, []int{http.StatusNotFound},
+	err := c.call(ctx, "dedupe query "+h.String(), scopeWrite, []int{http.StatusNotFound, http.StatusTooManyRequests},
 		func(base string) (*http.Request, error) {
 			return http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/chunks/default-merkledb/"+h.String(), nil)
 		}, func(resp *http.Response) error {
-			if resp.StatusCode == http.StatusNotFound {
+			if resp.StatusCode != http.StatusOK {
 				return nil
 			}
 			b, err := io.ReadAll(io.LimitReader(resp.Body, maxShardSize+1))

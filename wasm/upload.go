@@ -55,7 +55,7 @@ func transferError(err error) js.Value {
 		code = codeVerify
 	case errors.Is(err, upload.ErrNotFound):
 		code, status = codeNotFound, http.StatusNotFound
-	case errors.As(err, new(*fetchError)):
+	case errors.As(err, new(*fetchError)) || errors.As(err, new(*upload.NetworkError)):
 		code = codeNetwork
 	}
 	if code == "" {
@@ -238,6 +238,8 @@ func clientArg(o js.Value) (*upload.Client, error) {
 		return nil, err
 	} else if n > 0 {
 		c.Retries = n
+	} else if v := o.Get("retries"); !v.IsUndefined() && !v.IsNull() {
+		c.Retries = upload.NoRetries // retries: 0 means none
 	}
 	if n, err := optInt(o, "retryDelayMs", 0, 60_000); err != nil {
 		return nil, err

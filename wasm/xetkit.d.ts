@@ -284,9 +284,13 @@ export interface HubOptions {
   revision?: string;
   /** The user token sent to the hub's token endpoints. */
   token?: string;
-  /** Transient failures (429, 5xx, dropped connections) retried per request (default 8). */
+  /**
+   * Transient failures (429, 5xx but 501 and 507, dropped connections) retried per
+   * request (default 7; 0: none). The default waits add up to one to two minutes,
+   * so a flaky connection's minute-long outage does not end a transfer.
+   */
   retries?: number;
-  /** First backoff delay in ms, doubling per retry (default 250). */
+  /** First backoff delay in ms, doubling per retry up to 30 s (default 2000). */
   retryDelayMs?: number;
   signal?: AbortSignal;
 }
