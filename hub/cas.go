@@ -100,12 +100,19 @@ func (h *Hub) handleXorbUpload(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, http.StatusBadRequest, "xorb hash mismatch: the body's chunks hash to %s, not %s", got, want)
 		return
 	}
-	inserted, err := h.store.put(kindXorb, want.String(), body)
+	// Stored with its footer, so that a reader of a few chunk records can
+	// check them against the footer's hashes (a suffix range).
+	complete, err := x.Complete()
+	if err != nil {
+		h.fail(w, http.StatusBadRequest, "bad xorb: %v", err)
+		return
+	}
+	inserted, err := h.store.put(kindXorb, want.String(), complete)
 	if err != nil {
 		h.failStore(w, "storing xorb "+want.String(), err)
 		return
 	}
-	meta := &xorbMeta{chunks: entries, size: int64(len(body)), ends: make([]int64, len(x.Records))}
+	meta := &xorbMeta{chunks: entries, size: int64(len(complete)), ends: make([]int64, len(x.Records))}
 	for i, rec := range x.Records {
 		meta.ends[i] = rec.End()
 	}
@@ -116,7 +123,7 @@ func (h *Hub) handleXorbUpload(w http.ResponseWriter, r *http.Request) {
 	h.mu.Unlock()
 	if inserted {
 		h.stats.xorbsStored.Add(1)
-		h.stats.xorbBytesStored.Add(int64(len(body)))
+		h.stats.xorbBytesStored.Add(int64(len(complete)))
 	} else {
 		h.stats.xorbsExisting.Add(1)
 	}

@@ -177,6 +177,29 @@ func TestReconstructionV1(t *testing.T) {
 	if !bytes.Equal(got, f.data[a:b]) {
 		t.Error("range decodes to other bytes")
 	}
+	// The signed range asked for 400 times in one header is served once,
+	// never the whole xorb.
+	many := "bytes=" + strings.TrimSuffix(strings.Repeat(itoa(fi[0].URLRange.Start)+"-"+itoa(fi[0].URLRange.End)+",", 400), ",")
+	status, data, hdr := th.do("GET", fi[0].URL, "", nil, "Range", many)
+	if status != 206 || !bytes.Equal(data, f.xorb.Bytes[fi[0].URLRange.Start:fi[0].URLRange.End+1]) {
+		t.Errorf("the signed range 400 times: %d, %d bytes (%s), want the %d signed bytes once",
+			status, len(data), hdr.Get("Content-Type"), fi[0].URLRange.End-fi[0].URLRange.Start+1)
+	}
+	// The footer, by a suffix range, is readable through any URL of the
+	// xorb: it lists the chunk hashes the fetched records must have.
+	footer, err := xorb.ParseFooter(f.xorb.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail := int64(len(f.xorb.Bytes)) - footer.Offset
+	status, data, _ = th.do("GET", fi[0].URL, "", nil, "Range", "bytes=-"+itoa(tail))
+	if status != 206 || !bytes.Equal(data, f.xorb.Bytes[footer.Offset:]) {
+		t.Errorf("footer by suffix range: %d, %d bytes", status, len(data))
+	}
+	status, body, _ = th.do("GET", fi[0].URL, "", nil, "Range", "bytes=-"+itoa(tail+1))
+	wantStatus(t, "suffix reaching into the records", status, body, 403, "outside")
+	status, body, _ = th.do("GET", fi[0].URL, "", nil)
+	wantStatus(t, "no Range", status, body, 403, "Range")
 	// Outside the signed range, tampered, expired.
 	status, body, _ = th.do("GET", fi[0].URL, "", nil, "Range", "bytes=0-10")
 	if term.Range.Start > 0 {

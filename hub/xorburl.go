@@ -1,15 +1,18 @@
 package hub
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"encoding/base64"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/xetkit/xetkit/xethash"
 )
@@ -73,41 +76,97 @@ func (h *Hub) handleXorbFetch(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, http.StatusForbidden, "xorb URL expired; ask for the reconstruction again")
 		return
 	}
+	meta, err := h.xorbMetaOf(x)
+	if err != nil || meta == nil {
+		h.fail(w, http.StatusNotFound, "xorb %s is not stored", x)
+		return
+	}
 	f, err := h.store.open(kindXorb, x.String())
 	if err != nil {
 		h.fail(w, http.StatusNotFound, "xorb %s is not stored", x)
 		return
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		h.fail(w, http.StatusInternalServerError, "xorb %s: %v", x, err)
-		return
-	}
-	size := fi.Size()
+	size := meta.size
 	signed, err := parseRanges(rs, size)
 	if err != nil {
 		h.fail(w, http.StatusForbidden, "xorb URL signs a bad range: %v", err)
 		return
 	}
+	// The footer (after the last chunk record) lists every chunk hash: any
+	// URL of the xorb may read it, so a client can check the records it
+	// fetched.
+	allowed := signed
+	if n := len(meta.ends); n > 0 && meta.ends[n-1] < size {
+		allowed = append(allowed[:len(allowed):len(allowed)], byteRange{meta.ends[n-1], size - 1})
+	}
 	want := r.Header.Get("Range")
-	var asked []byteRange
 	if want == "" {
-		asked = []byteRange{{0, size - 1}}
-	} else if asked, err = parseRanges(want, size); err != nil {
+		h.fail(w, http.StatusForbidden, "a signed xorb URL serves byte ranges: send Range: %s", rs)
+		return
+	}
+	asked, err := parseRanges(want, size)
+	if err != nil {
 		w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", size))
 		h.fail(w, http.StatusRequestedRangeNotSatisfiable, "Range %q: %v (the xorb has %d bytes)", want, err, size)
 		return
 	}
 	for _, a := range asked {
-		if !covered(a, signed) {
-			h.fail(w, http.StatusForbidden, "requested bytes %d-%d are outside the ranges this URL signs (%s)", a.Start, a.End, rs)
+		if !covered(a, allowed) {
+			h.fail(w, http.StatusForbidden, "requested bytes %d-%d are outside the ranges this URL signs (%s) and the footer", a.Start, a.End, rs)
 			return
 		}
 	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Cache-Control", "private, max-age=60")
-	http.ServeContent(&countingWriter{ResponseWriter: w, n: &h.stats.xorbBytesServed}, r, "", time.Time{}, f)
+	// Overlapping or repeated ranges are served once: the answer is never
+	// larger than what the URL allows.
+	serveRanges(&countingWriter{ResponseWriter: w, n: &h.stats.xorbBytesServed}, f, size, mergeRanges(asked))
+}
+
+// mergeRanges sorts ranges and joins those that overlap or touch.
+func mergeRanges(rs []byteRange) []byteRange {
+	rs = slices.Clone(rs)
+	slices.SortFunc(rs, func(a, b byteRange) int { return cmp.Compare(a.Start, b.Start) })
+	out := rs[:0]
+	for _, r := range rs {
+		if n := len(out); n > 0 && r.Start <= out[n-1].End+1 {
+			out[n-1].End = max(out[n-1].End, r.End)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// serveRanges answers 206 with the ranges of f (of size bytes): one range
+// as the body, several as multipart/byteranges (RFC 9110 §14.6).
+func serveRanges(w http.ResponseWriter, f io.ReaderAt, size int64, rs []byteRange) {
+	hd := w.Header()
+	hd.Set("Cache-Control", "private, max-age=60")
+	if len(rs) == 1 {
+		r := rs[0]
+		hd.Set("Content-Type", "application/octet-stream")
+		hd.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", r.Start, r.End, size))
+		hd.Set("Content-Length", strconv.FormatInt(r.End-r.Start+1, 10))
+		w.WriteHeader(http.StatusPartialContent)
+		_, _ = io.Copy(w, io.NewSectionReader(f, r.Start, r.End-r.Start+1))
+		return
+	}
+	mw := multipart.NewWriter(w)
+	hd.Set("Content-Type", "multipart/byteranges; boundary="+mw.Boundary())
+	w.WriteHeader(http.StatusPartialContent)
+	for _, r := range rs {
+		part, err := mw.CreatePart(textproto.MIMEHeader{
+			"Content-Type":  {"application/octet-stream"},
+			"Content-Range": {fmt.Sprintf("bytes %d-%d/%d", r.Start, r.End, size)},
+		})
+		if err != nil {
+			return
+		}
+		if _, err := io.Copy(part, io.NewSectionReader(f, r.Start, r.End-r.Start+1)); err != nil {
+			return
+		}
+	}
+	_ = mw.Close()
 }
 
 func covered(a byteRange, signed []byteRange) bool {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/xetkit/xetkit/chunking"
+	"github.com/xetkit/xetkit/formaterr"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -385,5 +386,76 @@ func TestSummaryJSON(t *testing.T) {
 	}
 	if got.Footer.Trailer.Reserved != "00000000000000000000000000000000" {
 		t.Errorf("reserved %q", got.Footer.Trailer.Reserved)
+	}
+}
+
+func TestParseFooterTail(t *testing.T) {
+	var b Builder
+	for i := range 5 {
+		if err := b.Add(bytes.Repeat([]byte{byte(i)}, 3000+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	built, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := built.Bytes
+	whole, err := ParseFooter(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	need := len(x) - int(whole.Offset)
+	for _, n := range []int{need, need + 1, len(x)} {
+		f, err := ParseFooterTail(x[len(x)-n:], int64(len(x)))
+		if err != nil || f.Offset != whole.Offset || f.Hash != built.Hash || len(f.HashSection.Hashes) != 5 || f.HashSection.Hashes[3] != built.Chunks[3].Hash {
+			t.Fatalf("tail of %d bytes: %+v, %v", n, f, err)
+		}
+	}
+	if _, err := ParseFooterTail(x[len(x)-need+1:], int64(len(x))); !errors.Is(err, ErrShortTail) {
+		t.Fatalf("a tail one byte short: %v, want ErrShortTail", err)
+	}
+	// A flipped byte in the footer is found at its offset in the xorb.
+	bad := bytes.Clone(x[len(x)-need:])
+	bad[40+4] ^= 0xff // the hash section's ident
+	_, err = ParseFooterTail(bad, int64(len(x)))
+	if o, ok := formaterr.Offset(err); !ok || o != whole.HashSection.Offset {
+		t.Fatalf("corrupt tail: %v, want an error at byte %d", err, whole.HashSection.Offset)
+	}
+}
+
+// Complete gives footerless chunk records the footer the builder writes.
+func TestCompleteAddsTheFooter(t *testing.T) {
+	var b Builder
+	for i := range 4 {
+		if err := b.Add(bytes.Repeat([]byte{byte(i), 1}, 5000+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	built, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ParseFooter(built.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := ParsePartial(built.Bytes[:f.Offset])
+	if err != nil || x.Footer != nil {
+		t.Fatalf("records only: %v", err)
+	}
+	if _, err := x.Complete(); err == nil {
+		t.Fatal("Complete before Verify: no error")
+	}
+	if err := x.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := x.Complete()
+	if err != nil || !bytes.Equal(got, built.Bytes) {
+		t.Fatalf("Complete gave %d bytes (%v), the builder %d", len(got), err, len(built.Bytes))
+	}
+	whole, _ := Parse(built.Bytes)
+	if same, err := whole.Complete(); err != nil || !bytes.Equal(same, built.Bytes) {
+		t.Fatal("Complete of a complete xorb changed it")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"fmt"
 
 	"github.com/xetkit/xetkit/formaterr"
 	"github.com/xetkit/xetkit/xethash"
@@ -127,8 +129,58 @@ func ParseFooter(xorb []byte) (*Footer, error) {
 	case l < footerFixed:
 		return nil, formaterr.New(format, at, "info length %d is less than the %d bytes of the smallest footer", l, footerFixed)
 	}
-	return parseFooterAt(xorb, int(at)-int(l))
+	start := int(at) - int(l)
+	return parseFooterAt(xorb, start, int64(start))
 }
+
+// ParseFooterTail reads the footer from the last len(tail) bytes of a
+// serialized xorb of size bytes, as a ranged download fetches it (a suffix
+// range), with the same checks as ParseFooter. Offsets in the result and
+// in errors count from the start of the xorb. It returns ErrShortTail
+// (wrapped, with the length needed) when tail holds only part of the footer.
+func ParseFooterTail(tail []byte, size int64) (*Footer, error) {
+	n := len(tail)
+	base := size - int64(n) // offset of tail[0] in the xorb
+	switch {
+	case base < 0:
+		return nil, fmt.Errorf("xorb: %d bytes cannot be the end of a %d-byte xorb", n, size)
+	case size < infoLengthSize:
+		return nil, formaterr.New(format, 0, "%d bytes is too short for a xorb: the info length alone needs %d", size, infoLengthSize)
+	case n < infoLengthSize:
+		return nil, fmt.Errorf("%w: the info length is in the last %d bytes, %d were given", ErrShortTail, infoLengthSize, n)
+	}
+	l := int64(binary.LittleEndian.Uint32(tail[n-infoLengthSize:]))
+	switch {
+	case l+infoLengthSize > size:
+		return nil, formaterr.New(format, size-infoLengthSize, "info length %d exceeds the %d bytes before it", l, size-infoLengthSize)
+	case l < footerFixed:
+		return nil, formaterr.New(format, size-infoLengthSize, "info length %d is less than the %d bytes of the smallest footer", l, footerFixed)
+	case l+infoLengthSize > int64(n):
+		return nil, fmt.Errorf("%w: the footer needs the last %d bytes, %d were given", ErrShortTail, l+infoLengthSize, n)
+	}
+	start := n - infoLengthSize - int(l)
+	f, err := parseFooterAt(tail, start, base+int64(start))
+	var fe *formaterr.Error
+	if errors.As(err, &fe) {
+		fe.Offset += base
+	}
+	if err != nil {
+		return nil, err
+	}
+	f.Offset += base
+	f.InfoLengthOffset += base
+	f.HashSection.Offset += base
+	f.BoundarySection.Offset += base
+	f.Trailer.Offset += base
+	for i := range f.Layout {
+		f.Layout[i].Offset += base
+	}
+	return f, nil
+}
+
+// ErrShortTail is returned (wrapped) by ParseFooterTail when the bytes
+// given end the xorb but do not reach back to the footer's start.
+var ErrShortTail = errors.New("xorb: the bytes given hold only part of the footer")
 
 // footerReader reads footer fields in order, each bounded by the end of the
 // CasObjectInfo block.
@@ -198,8 +250,10 @@ func (r *footerReader) u32s(name string, n int) ([]uint32, int64, error) {
 }
 
 // parseFooterAt parses the CasObjectInfo block that starts at start and
-// ends at the info length field in the last 4 bytes of xorb.
-func parseFooterAt(xorb []byte, start int) (*Footer, error) {
+// ends at the info length field in the last 4 bytes of xorb; regionEnd is
+// where the chunk records end in the whole xorb (start, unless xorb is
+// only its tail).
+func parseFooterAt(xorb []byte, start int, regionEnd int64) (*Footer, error) {
 	end := len(xorb) - infoLengthSize
 	f := &Footer{
 		Offset:           int64(start),
@@ -306,7 +360,7 @@ func parseFooterAt(xorb []byte, start int) (*Footer, error) {
 	t.Reserved = hex.EncodeToString(res)
 	f.Layout = append(f.Layout, Field{Name: "infoLength", Offset: int64(end), Size: infoLengthSize})
 
-	if err := checkOffsets(bs, start, boundAt, unpackedAt); err != nil {
+	if err := checkOffsets(bs, regionEnd, boundAt, unpackedAt); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -315,7 +369,7 @@ func parseFooterAt(xorb []byte, start int) (*Footer, error) {
 // checkOffsets checks that the chunk records the boundaries describe fill
 // the chunk data region exactly, each long enough for a header and a
 // payload, and that each chunk's uncompressed length is 1 to MaxChunkSize.
-func checkOffsets(bs *BoundarySection, regionEnd int, boundAt, unpackedAt int64) error {
+func checkOffsets(bs *BoundarySection, regionEnd int64, boundAt, unpackedAt int64) error {
 	var prev uint32
 	for i, b := range bs.ChunkBoundaryOffsets {
 		if b <= prev || b-prev <= HeaderSize || b-prev > HeaderSize+MaxChunkSize {
@@ -324,7 +378,7 @@ func checkOffsets(bs *BoundarySection, regionEnd int, boundAt, unpackedAt int64)
 		}
 		prev = b
 	}
-	if int64(prev) != int64(regionEnd) {
+	if int64(prev) != regionEnd {
 		at := boundAt + 4*int64(len(bs.ChunkBoundaryOffsets)-1)
 		if len(bs.ChunkBoundaryOffsets) == 0 {
 			at = boundAt - 4 // the num_chunks that says there are none

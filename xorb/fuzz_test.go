@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"testing"
 
 	"github.com/pierrec/lz4/v4"
+	"github.com/xetkit/xetkit/formaterr"
 	"github.com/xetkit/xetkit/internal/testref"
 )
 
@@ -169,6 +171,33 @@ func FuzzEncode(f *testing.F) {
 		byteGroup4(g, data)
 		if !bytes.Equal(g, byteGroupSpec(data)) {
 			t.Fatal("byte grouping differs from §7.4.3")
+		}
+	})
+}
+
+// FuzzParseFooterTail checks that a footer read from the end of a xorb
+// agrees with ParseFooter on the whole xorb, whatever the tail length.
+func FuzzParseFooterTail(f *testing.F) {
+	addXorbSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		whole, wholeErr := ParseFooter(data)
+		for _, n := range []int{len(data), len(data) / 2, min(4, len(data)), 0} {
+			tail, err := ParseFooterTail(data[len(data)-n:], int64(len(data)))
+			if errors.Is(err, ErrShortTail) {
+				continue
+			}
+			if (err == nil) != (wholeErr == nil) {
+				t.Fatalf("tail of %d: %v; whole xorb: %v", n, err, wholeErr)
+			}
+			if err != nil {
+				if o, ok := formaterr.Offset(err); !ok || o < 0 || o > int64(len(data)) {
+					t.Fatalf("tail error %v: offset outside the xorb", err)
+				}
+				continue
+			}
+			if tail.Offset != whole.Offset || tail.Hash != whole.Hash || len(tail.HashSection.Hashes) != len(whole.HashSection.Hashes) {
+				t.Fatalf("tail of %d parses differently", n)
+			}
 		}
 	})
 }

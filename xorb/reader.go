@@ -2,6 +2,7 @@ package xorb
 
 import (
 	"encoding/binary"
+	"errors"
 
 	"github.com/xetkit/xetkit/formaterr"
 	"github.com/xetkit/xetkit/xethash"
@@ -206,4 +207,30 @@ func (x *Xorb) entries(hashes []xethash.Hash) []xethash.Entry {
 		e[i] = xethash.Entry{Hash: hashes[i], Size: uint64(r.UncompressedSize)}
 	}
 	return e
+}
+
+// Complete returns the xorb with its footer: the bytes parsed when they
+// have one, else those bytes followed by the footer they lack (computed
+// from the hashes Verify found, so Verify must have succeeded first). A
+// complete xorb lets a reader of a few chunk records check them against
+// the footer's hashes.
+func (x *Xorb) Complete() ([]byte, error) {
+	if x.Footer != nil {
+		return x.data, nil
+	}
+	if x.hashes == nil {
+		return nil, errors.New("xorb: Complete needs Verify to have succeeded")
+	}
+	bounds := make([]uint32, len(x.Records))
+	unpacked := make([]uint32, len(x.Records))
+	var pos uint32
+	for i, r := range x.Records {
+		bounds[i] = uint32(r.End())
+		pos += r.UncompressedSize
+		unpacked[i] = pos
+	}
+	h := xethash.Xorb(x.entries(x.hashes))
+	out := make([]byte, len(x.data), len(x.data)+footerLen(len(x.Records))+infoLengthSize)
+	copy(out, x.data)
+	return appendFooter(out, h, x.hashes, bounds, unpacked), nil
 }
