@@ -2,6 +2,7 @@ package upload
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -111,8 +112,9 @@ func (c *Client) Download(ctx context.Context, file xethash.Hash, w io.Writer, r
 	if p.pastEnd {
 		return 0, nil // a range that starts at or past the end is empty
 	}
-	d := &downloader{c: c, ctx: ctx, plan: p, cache: map[cacheKey][][]byte{}, uses: map[cacheKey]int{}}
-	return d.run(file, w, rng)
+	d := &downloader{c: c, ctx: ctx, file: file, rng: rng, plan: p,
+		cache: map[cacheKey]*fetched{}, uses: map[cacheKey]int{}, footers: map[xethash.Hash]*footerHashes{}}
+	return d.run(w)
 }
 
 // reconstruction asks for v2, then v1 when the hub lacks v2.
@@ -196,10 +198,25 @@ type cacheKey struct {
 type downloader struct {
 	c     *Client
 	ctx   context.Context
+	file  xethash.Hash
+	rng   *Range
 	plan  *plan
-	cache map[cacheKey][][]byte // decoded chunks of fetched ranges
+	cache map[cacheKey]*fetched // decoded chunks of fetched ranges
 	uses  map[cacheKey]int      // terms still to read each range
+	// footers holds each xorb's chunk hashes, read from its footer before
+	// any of its records: every chunk is checked before it is written.
+	footers map[xethash.Hash]*footerHashes
 }
+
+// fetched is one decoded range: its chunks and their hashes.
+type fetched struct {
+	chunks [][]byte
+	hashes []xethash.Hash
+}
+
+// footerHashes are a xorb's chunk hashes from its footer; nil when the
+// server would not serve the footer.
+type footerHashes struct{ hashes []xethash.Hash }
 
 // source finds the fetch entry and range that cover a term.
 func (d *downloader) source(t reconTerm) (*fetchEntry, fetchRange, bool) {
@@ -213,7 +230,8 @@ func (d *downloader) source(t reconTerm) (*fetchEntry, fetchRange, bool) {
 	return nil, fetchRange{}, false
 }
 
-func (d *downloader) run(file xethash.Hash, w io.Writer, rng *Range) (int64, error) {
+func (d *downloader) run(w io.Writer) (int64, error) {
+	file, rng := d.file, d.rng
 	fail := func(format string, args ...any) (int64, error) {
 		return 0, fmt.Errorf("download %s: %w: %s", file, ErrVerify, fmt.Sprintf(format, args...))
 	}
@@ -236,20 +254,17 @@ func (d *downloader) run(file xethash.Hash, w io.Writer, rng *Range) (int64, err
 	var written int64
 	var entries []xethash.Entry // every chunk, for the file hash
 	for i, t := range d.plan.terms {
-		e, r, _ := d.source(t)
-		key := cacheKey{t.Hash, r.chunks.Start}
-		chunks, ok := d.cache[key]
-		if !ok {
-			if err := d.fetch(e); err != nil {
-				return written, fmt.Errorf("download %s: %w", file, err)
-			}
-			chunks = d.cache[key]
+		got, r, err := d.chunksOf(t)
+		if err != nil {
+			return written, fmt.Errorf("download %s: %w", file, err)
 		}
+		key := cacheKey{t.Hash, r.chunks.Start}
 		var termBytes uint64
-		for _, data := range chunks[t.Range.Start-r.chunks.Start : t.Range.End-r.chunks.Start] {
+		lo, hi := t.Range.Start-r.chunks.Start, t.Range.End-r.chunks.Start
+		for j, data := range got.chunks[lo:hi] {
 			termBytes += uint64(len(data))
 			if rng == nil {
-				entries = append(entries, xethash.Entry{Hash: xethash.Chunk(data), Size: uint64(len(data))})
+				entries = append(entries, xethash.Entry{Hash: got.hashes[lo+uint32(j)], Size: uint64(len(data))})
 			}
 			if skip >= uint64(len(data)) {
 				skip -= uint64(len(data))
@@ -290,6 +305,160 @@ func (d *downloader) run(file xethash.Hash, w io.Writer, rng *Range) (int64, err
 	return written, nil
 }
 
+// chunksOf returns the decoded, checked chunks of the fetched range that
+// covers term t, fetching it (and first its xorb's footer) if need be. A
+// signed URL that has expired (403) is replaced by asking for the
+// reconstruction again, once per expiry.
+func (d *downloader) chunksOf(t reconTerm) (*fetched, fetchRange, error) {
+	for refreshed := false; ; refreshed = true {
+		e, r, ok := d.source(t)
+		if !ok {
+			return nil, r, fmt.Errorf("the renewed reconstruction gives no URL for xorb %s chunks [%d, %d)", t.Hash, t.Range.Start, t.Range.End)
+		}
+		if got, ok := d.cache[cacheKey{t.Hash, r.chunks.Start}]; ok {
+			return got, r, nil
+		}
+		err := d.footer(e, refreshed)
+		if err == nil {
+			err = d.fetch(e)
+		}
+		var he *HTTPError
+		if !refreshed && errors.As(err, &he) && he.Status == http.StatusForbidden {
+			if err := d.refresh(); err != nil {
+				return nil, r, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, r, err
+		}
+		return d.cache[cacheKey{t.Hash, r.chunks.Start}], r, nil
+	}
+}
+
+// refresh asks for the reconstruction again, for new signed URLs. The
+// terms must not change: the file is content-addressed.
+func (d *downloader) refresh() error {
+	p, err := d.c.reconstruction(d.ctx, d.file, d.rng)
+	if err != nil {
+		return err
+	}
+	if len(p.terms) != len(d.plan.terms) || p.offset != d.plan.offset {
+		return fmt.Errorf("%w: the reconstruction changed when asked again", ErrVerify)
+	}
+	for i := range p.terms {
+		if p.terms[i] != d.plan.terms[i] {
+			return fmt.Errorf("%w: term %d of the reconstruction changed when asked again", ErrVerify, i)
+		}
+	}
+	d.plan.entries = p.entries
+	return nil
+}
+
+// footer reads the chunk hashes of e's xorb from its footer (a suffix
+// range of any of the xorb's URLs) and checks them against the xorb hash.
+// A server that will not serve the footer leaves whole-file downloads to
+// the file hash check at the end; a range download then cannot be checked
+// and fails.
+//
+// A 403 may be an expired URL: it is an error until the URLs were renewed
+// (renewed), and then means the server keeps footers to itself.
+func (d *downloader) footer(e *fetchEntry, renewed bool) error {
+	if _, done := d.footers[e.xorb]; done {
+		return nil
+	}
+	// The terms name chunks up to some index of the xorb, which has at
+	// least that many: the footer of that many chunks is the most that can
+	// be asked for without reaching into records the URL may not sign. A
+	// longer footer takes a second request of its exact size.
+	var least uint32
+	for _, t := range d.plan.terms {
+		if t.Hash == e.xorb {
+			least = max(least, t.Range.End)
+		}
+	}
+	var hashes []xethash.Hash
+	for want := int64(xorb.FooterSize(int(least))); hashes == nil; {
+		tail, size, status, err := d.suffix(e, want)
+		if err != nil {
+			return err
+		}
+		if status == http.StatusForbidden && !renewed {
+			return &HTTPError{Op: "fetch the footer of xorb " + e.xorb.String(), Method: http.MethodGet, URL: "(signed xorb URL)", Status: status, Attempts: 1}
+		}
+		if status != http.StatusPartialContent && status != http.StatusOK {
+			break // no footer served (403 or 416)
+		}
+		f, err := xorb.ParseFooterTail(tail, size)
+		if errors.Is(err, xorb.ErrShortTail) && len(tail) >= 4 {
+			need := int64(binary.LittleEndian.Uint32(tail[len(tail)-4:])) + 4
+			if need > want && need <= size {
+				want = need
+				continue
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%w: xorb %s: its footer: %v", ErrVerify, e.xorb, err)
+		}
+		unpacked := f.BoundarySection.UnpackedChunkOffsets
+		entries := make([]xethash.Entry, len(unpacked))
+		var prev uint32
+		for i, u := range unpacked {
+			entries[i] = xethash.Entry{Hash: f.HashSection.Hashes[i], Size: uint64(u - prev)}
+			prev = u
+		}
+		if got := xethash.Xorb(entries); got != e.xorb || f.Hash != e.xorb {
+			return fmt.Errorf("%w: the footer served for xorb %s describes xorb %s", ErrVerify, e.xorb, got)
+		}
+		hashes = f.HashSection.Hashes
+	}
+	if hashes == nil && d.rng != nil {
+		return fmt.Errorf("%w: the server does not serve xorb %s's footer, so a range of it cannot be checked", ErrVerify, e.xorb)
+	}
+	d.footers[e.xorb] = &footerHashes{hashes}
+	return nil
+}
+
+// suffix fetches the last n bytes of e's xorb, returning them with the
+// xorb's size; status 403 or 416 (no footer for this URL), or 0 for an
+// answer without the xorb's size, is returned rather than failed.
+func (d *downloader) suffix(e *fetchEntry, n int64) (tail []byte, size int64, status int, err error) {
+	op := "fetch the footer of xorb " + e.xorb.String()
+	err = d.c.call(d.ctx, op, noAuth, []int{http.StatusForbidden, http.StatusRequestedRangeNotSatisfiable},
+		func(string) (*http.Request, error) {
+			req, err := http.NewRequestWithContext(d.ctx, http.MethodGet, e.url, nil)
+			if err == nil {
+				req.Header.Set("Range", fmt.Sprintf("bytes=-%d", n))
+			}
+			return req, err
+		}, func(resp *http.Response) error {
+			status = resp.StatusCode
+			switch status {
+			case http.StatusPartialContent:
+				total, ok := contentRangeSize(resp.Header.Get("Content-Range"))
+				if !ok {
+					status = 0 // no size given: the footer cannot be located
+					return nil
+				}
+				size = total
+			case http.StatusOK: // the whole xorb
+			default:
+				return nil
+			}
+			b, err := io.ReadAll(io.LimitReader(resp.Body, xorb.MaxSize+1<<20))
+			if err != nil {
+				return transient(err)
+			}
+			if status == http.StatusOK {
+				size = int64(len(b))
+				b = b[max(0, int64(len(b))-n):]
+			}
+			tail = b
+			return nil
+		})
+	return tail, size, status, err
+}
+
 // fetch downloads every range of a fetch entry with one request (a
 // multi-range one when it has several, as v2 URLs are signed for exactly
 // that set), decodes the chunk records and caches the chunks.
@@ -320,12 +489,25 @@ func (d *downloader) fetch(e *fetchEntry) error {
 	if err != nil {
 		return err
 	}
+	known := d.footers[e.xorb].hashes
 	for i, r := range e.ranges {
 		chunks, err := decodeRange(parts[i], r)
 		if err != nil {
 			return fmt.Errorf("%w: xorb %s bytes %d-%d: %v", ErrVerify, e.xorb, r.bytes.Start, r.bytes.End, err)
 		}
-		d.cache[cacheKey{e.xorb, r.chunks.Start}] = chunks
+		got := &fetched{chunks: chunks, hashes: make([]xethash.Hash, len(chunks))}
+		for j, c := range chunks {
+			got.hashes[j] = xethash.Chunk(c)
+			at := int(r.chunks.Start) + j
+			if known == nil {
+				continue
+			}
+			if at >= len(known) || got.hashes[j] != known[at] {
+				return fmt.Errorf("%w: xorb %s chunk %d (bytes %d-%d) does not hash to what the xorb's footer says",
+					ErrVerify, e.xorb, at, r.bytes.Start, r.bytes.End)
+			}
+		}
+		d.cache[cacheKey{e.xorb, r.chunks.Start}] = got
 	}
 	return nil
 }
@@ -419,6 +601,16 @@ func readRanges(resp *http.Response, ranges []fetchRange, parts [][]byte) error 
 		}
 	}
 	return nil
+}
+
+// contentRangeSize reads the size of "bytes a-b/size".
+func contentRangeSize(s string) (int64, bool) {
+	_, total, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(total), 10, 64)
+	return n, err == nil && n > 0
 }
 
 // contentRange reads "bytes a-b/size".

@@ -19,6 +19,7 @@ import (
 type hostile struct {
 	recon, body []byte
 	ctype       string
+	full        []byte // the whole xorb, for suffix (footer) requests; nil: refuse them
 }
 
 func (h *hostile) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -28,6 +29,17 @@ func (h *hostile) RoundTrip(r *http.Request) (*http.Response, error) {
 		resp.Body = io.NopCloser(strings.NewReader(`{"accessToken":"t","exp":4000000000,"casUrl":"http://cas"}`))
 	case strings.Contains(r.URL.Path, "/reconstructions/"):
 		resp.Body = io.NopCloser(bytes.NewReader(h.recon))
+	case strings.HasPrefix(r.Header.Get("Range"), "bytes=-"):
+		var n int
+		fmt.Sscanf(r.Header.Get("Range"), "bytes=-%d", &n)
+		if h.full == nil || n <= 0 || n > len(h.full) {
+			resp.StatusCode = 416
+			resp.Body = http.NoBody
+			break
+		}
+		resp.StatusCode = 206
+		resp.Header.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", len(h.full)-n, len(h.full)-1, len(h.full)))
+		resp.Body = io.NopCloser(bytes.NewReader(h.full[len(h.full)-n:]))
 	default:
 		resp.StatusCode = 206
 		resp.Header.Set("Content-Type", h.ctype)
@@ -54,10 +66,17 @@ func hostileSeed() (*xorb.Built, []byte, xethash.Hash, string) {
 func TestHostileHarness(t *testing.T) {
 	built, data, file, valid := hostileSeed()
 	c := &Client{Hub: "http://hub", Repo: "a/b",
-		HTTP: &http.Client{Transport: &hostile{recon: []byte(valid), body: built.Bytes[:built.Chunks[0].RecordSize]}}}
+		HTTP: &http.Client{Transport: &hostile{recon: []byte(valid), body: built.Bytes[:built.Chunks[0].RecordSize], full: built.Bytes}}}
 	var out bytes.Buffer
 	if _, err := c.Download(context.Background(), file, &out, nil); err != nil || !bytes.Equal(out.Bytes(), data) {
 		t.Fatalf("valid exchange: %v", err)
+	}
+	// A range: the answer to it starts one byte into the chunk.
+	ranged := strings.Replace(valid, `"offset_into_first_range":0`, `"offset_into_first_range":1`, 1)
+	c.HTTP = &http.Client{Transport: &hostile{recon: []byte(ranged), body: built.Bytes[:built.Chunks[0].RecordSize], full: built.Bytes}}
+	out.Reset()
+	if _, err := c.Download(context.Background(), file, &out, &Range{Start: 1, End: 100}); err != nil || !bytes.Equal(out.Bytes(), data[1:100]) {
+		t.Fatalf("valid exchange, a range: %v", err)
 	}
 }
 
@@ -74,7 +93,7 @@ func FuzzDownloadHostileServer(f *testing.F) {
 	f.Add([]byte(valid), []byte("--b\r\nContent-Range: bytes 0-3/9\r\n\r\nabcd\r\n--b--\r\n"), "multipart/byteranges; boundary=b", false)
 	f.Fuzz(func(t *testing.T, recon, body []byte, ctype string, ranged bool) {
 		c := &Client{Hub: "http://hub", Repo: "a/b", Retries: 1, RetryDelay: time.Microsecond,
-			HTTP: &http.Client{Transport: &hostile{recon: recon, body: body, ctype: ctype}}}
+			HTTP: &http.Client{Transport: &hostile{recon: recon, body: body, ctype: ctype, full: built.Bytes}}}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		var rng *Range
@@ -88,6 +107,12 @@ func FuzzDownloadHostileServer(f *testing.F) {
 		}
 		if err == nil && rng == nil && !bytes.Equal(out.Bytes(), data) {
 			t.Fatalf("accepted %d bytes that are not the file", out.Len())
+		}
+		// Where a range starts rests on the server's word (its offset into
+		// the first chunk), but every byte of it is checked against the
+		// xorb's footer: no byte that is not the file's is accepted.
+		if err == nil && rng != nil && !bytes.Contains(data, out.Bytes()) {
+			t.Fatalf("accepted %d bytes that are not the file's", out.Len())
 		}
 	})
 }

@@ -1,10 +1,14 @@
 package upload_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -162,5 +166,106 @@ func TestHubGoneIsANetworkError(t *testing.T) {
 	var ne *upload.NetworkError
 	if !errors.As(err, &ne) || !strings.Contains(err.Error(), "connection refused") || errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v (%T), want a NetworkError naming the refused connection", err, err)
+	}
+}
+
+// One bit flipped in a stored xorb: every download, whole or a range,
+// gives the right bytes or fails with ErrVerify, and what was written
+// before a failure is the file's (every chunk is checked before it is
+// written).
+func TestFlippedBitInStoredXorb(t *testing.T) {
+	dir := t.TempDir()
+	_, srv := startHub(t, hub.Config{Dir: dir})
+	data := randomBytes(61, 2<<20)
+	c := newClient(srv)
+	res, err := c.UploadFiles(context.Background(), []upload.Source{source("f", data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "xorbs", "*"))
+	if len(names) != 1 {
+		t.Fatalf("%d stored xorbs, want 1", len(names))
+	}
+	x, err := os.ReadFile(names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	x[len(x)/3] ^= 0x10 // inside a chunk record, a third of the way in
+	if err := os.WriteFile(names[0], x, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n := int64(len(data))
+	failed := 0
+	for _, r := range []*upload.Range{nil, {0, n}, {0, 1000}, {n / 3, n/3 + 1000}, {n/2 - 100_000, n / 2}, {n - 5000, n}, {n/4 - 70_000, n/4 + 70_000}} {
+		var out bytes.Buffer
+		_, err := c.Download(context.Background(), res[0].Hash, &out, r)
+		lo := int64(0)
+		if r != nil {
+			lo = r.Start
+		}
+		if !bytes.Equal(out.Bytes(), data[lo:lo+int64(out.Len())]) {
+			t.Fatalf("range %v: %d bytes written that are not the file's (err %v)", r, out.Len(), err)
+		}
+		switch {
+		case errors.Is(err, upload.ErrVerify):
+			failed++
+		case err != nil:
+			t.Fatalf("range %v: %v, want ErrVerify or success", r, err)
+		case r != nil && int64(out.Len()) != min(r.End, n)-r.Start:
+			t.Fatalf("range %v: %d bytes", r, out.Len())
+		}
+	}
+	if failed < 3 {
+		t.Fatalf("only %d downloads noticed the flipped bit", failed)
+	}
+}
+
+// A signed xorb URL that has expired (403) is renewed by asking for the
+// reconstruction again: the download goes on.
+func TestExpiredXorbURLIsRenewed(t *testing.T) {
+	h, err := hub.New(hub.Config{Dir: t.TempDir(), UserToken: userToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	refused := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/_xetkit/xorbs/") {
+			mu.Lock()
+			first := !seen[r.URL.RawQuery]
+			seen[r.URL.RawQuery] = true
+			if first {
+				refused++
+			}
+			mu.Unlock()
+			if first {
+				w.WriteHeader(http.StatusForbidden)
+				w.Write([]byte(`{"error":"xorb URL expired; ask for the reconstruction again"}`))
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	data := randomBytes(71, 3<<20)
+	c := newClient(srv)
+	c.XorbSize = 1 << 20 // several xorbs, each with URLs of its own
+	res, err := c.UploadFiles(context.Background(), []upload.Source{source("f", data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*upload.Range{nil, {100, 2 << 20}} {
+		got := download(t, c, res[0].Hash, r)
+		lo, hi := int64(0), int64(len(data))
+		if r != nil {
+			lo, hi = r.Start, r.End
+		}
+		if !bytes.Equal(got, data[lo:hi]) {
+			t.Fatalf("range %v: wrong bytes after renewed URLs", r)
+		}
+	}
+	if refused < 3 {
+		t.Fatalf("only %d URLs were refused; the test did not exercise renewal", refused)
 	}
 }

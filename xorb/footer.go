@@ -40,6 +40,10 @@ const (
 // for n chunks.
 func footerLen(n int) int { return footerFixed + footerPerChunk*n }
 
+// FooterSize is the size of the footer of a xorb of n chunks: the
+// CasObjectInfo block and the info length after it, which end the xorb.
+func FooterSize(n int) int { return footerLen(n) + infoLengthSize }
+
 // The two "offset from end" fields of the trailer (§7.5.4) count the bytes
 // from the first byte of a section (its ident) to the end of the
 // CasObjectInfo block, which is the end of the trailer's reserved bytes; the
