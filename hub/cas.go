@@ -137,7 +137,8 @@ func (h *Hub) handleXorbUpload(w http.ResponseWriter, r *http.Request) {
 // for every file correct verification hashes and a file hash that matches
 // its chunks: a client cannot register content it does not hold.
 func (h *Hub) handleShardUpload(w http.ResponseWriter, r *http.Request) {
-	if _, ok := h.authorize(w, r, scopeWrite); !ok {
+	claims, ok := h.authorize(w, r, scopeWrite)
+	if !ok {
 		return
 	}
 	body, ok := h.readBody(w, r, "shard", &h.stats.shardBytesReceived)
@@ -164,17 +165,27 @@ func (h *Hub) handleShardUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sum := sha256.Sum256(body)
-	inserted, err := h.store.put(kindShard, hex.EncodeToString(sum[:]), body)
+	name := hex.EncodeToString(sum[:])
+	inserted, err := h.store.put(kindShard, name, body)
 	if err != nil {
 		h.failStore(w, "storing shard", err)
 		return
 	}
+	// The files are the token's repository's from now on, even when the
+	// same shard came earlier through another repository.
+	if _, err := h.store.put(kindGrant, grantName(claims.repo, name), []byte(claims.repo+"\n"+name)); err != nil {
+		h.failStore(w, "recording the shard's repository", err)
+		return
+	}
 	result := 0
+	h.mu.Lock()
 	if inserted {
 		result = 1
-		h.mu.Lock()
 		h.idx.register(s)
-		h.mu.Unlock()
+	}
+	h.idx.grant(claims.repo, s)
+	h.mu.Unlock()
+	if inserted {
 		h.stats.shardsStored.Add(1)
 	} else {
 		h.stats.shardsExisting.Add(1)

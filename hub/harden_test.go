@@ -7,7 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -162,5 +165,96 @@ func TestCasURLIgnoresHostHeader(t *testing.T) {
 	var tok struct{ CasURL string }
 	if err := json.Unmarshal(b, &tok); err != nil || tok.CasURL != th.srv.URL {
 		t.Fatalf("casUrl %q (want %s): %s", tok.CasURL, th.srv.URL, b)
+	}
+}
+
+// tokenFor asks for a CAS token of another repository.
+func (th *testHub) tokenFor(repo, kind string) string {
+	th.t.Helper()
+	status, body, _ := th.do("GET", "/api/models/"+repo+"/xet-"+kind+"-token/main", userToken, nil)
+	var tok struct{ AccessToken string }
+	if status != 200 || json.Unmarshal(body, &tok) != nil {
+		th.t.Fatalf("token for %s: %d %s", repo, status, body)
+	}
+	return tok.AccessToken
+}
+
+// A CAS token reads only the files its repository's uploads registered,
+// across restarts; the same shard uploaded through a second repository
+// registers the files there too.
+func TestTokensAreScopedToTheirRepository(t *testing.T) {
+	dir := t.TempDir()
+	th := newHub(t, hub.Config{Dir: dir})
+	f := makeFile(t, 31, 200<<10)
+	mine := th.tokenFor("me/a", "write")
+	th.putXorb(mine, f)
+	th.putShard(mine, f.shard(t, true))
+	path := "/v2/reconstructions/" + f.hash.String()
+	status, body, _ := th.do("GET", path, th.tokenFor("me/a", "read"), nil)
+	wantStatus(t, "own repository", status, body, 200)
+	other := th.tokenFor("someone/else", "read")
+	status, body, _ = th.do("GET", path, other, nil)
+	wantStatus(t, "another repository's token", status, body, 404, "not known")
+	status, body, _ = th.do("GET", "/v1/reconstructions/"+f.hash.String(), other, nil)
+	wantStatus(t, "another repository's token, v1", status, body, 404, "not known")
+
+	again := newHub(t, hub.Config{Dir: dir})
+	status, body, _ = again.do("GET", path, again.tokenFor("someone/else", "read"), nil)
+	wantStatus(t, "after a restart, another repository", status, body, 404)
+	status, body, _ = again.do("GET", path, again.tokenFor("me/a", "read"), nil)
+	wantStatus(t, "after a restart, own repository", status, body, 200)
+
+	again.putShard(again.tokenFor("someone/else", "write"), f.shard(t, true))
+	status, body, _ = again.do("GET", path, again.tokenFor("someone/else", "read"), nil)
+	wantStatus(t, "after its own upload", status, body, 200)
+}
+
+// Stray or damaged files in the store do not stop the hub: they are left
+// out, reported, and listed by CheckStore with a damaged xorb.
+func TestDamagedStoreStillStarts(t *testing.T) {
+	dir := t.TempDir()
+	th := newHub(t, hub.Config{Dir: dir})
+	good := makeFile(t, 41, 100<<10)
+	tok := th.token("write")
+	th.putXorb(tok, good)
+	th.putShard(tok, good.shard(t, true))
+	bad := makeFile(t, 42, 100<<10)
+	th.putXorb(tok, bad)
+	th.putShard(tok, bad.shard(t, true))
+
+	shards, _ := filepath.Glob(filepath.Join(dir, "shards", "*"))
+	if len(shards) != 2 {
+		t.Fatalf("%d shards stored", len(shards))
+	}
+	for _, s := range shards { // truncate the bad file's shard
+		b, _ := os.ReadFile(s)
+		if bytes.Contains(b, bad.hash[:]) {
+			os.WriteFile(s, b[:len(b)/2], 0o644)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "shards", "stray.txt"), []byte("hello"), 0o644)
+	xorbFile := filepath.Join(dir, "xorbs", good.xorb.Hash.String())
+	x, _ := os.ReadFile(xorbFile)
+	x[100] ^= 1
+	os.WriteFile(xorbFile, x, 0o644)
+
+	again := newHub(t, hub.Config{Dir: dir})
+	if n := len(again.h.Problems()); n != 2 {
+		t.Errorf("hub reports %d problems, want the truncated and the stray shard: %v", n, again.h.Problems())
+	}
+	status, body, _ := again.do("GET", "/v2/reconstructions/"+good.hash.String(), again.token("read"), nil)
+	wantStatus(t, "a file whose shard is whole", status, body, 200)
+	problems, err := hub.CheckStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := fmt.Sprint(problems)
+	for _, want := range []string{"stray.txt", "SHA-256", good.xorb.Hash.String()} {
+		if !strings.Contains(text, want) {
+			t.Errorf("CheckStore does not mention %q: %s", want, text)
+		}
+	}
+	if len(problems) != 3 {
+		t.Errorf("CheckStore found %d problems, want 3: %s", len(problems), text)
 	}
 }

@@ -1,7 +1,10 @@
 package hub
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
@@ -54,18 +57,41 @@ type index struct {
 	group map[xethash.Hash][]xethash.Hash
 	// shards counts the stored shards.
 	shards int
+	// readers maps each file to the repositories whose uploads registered
+	// it ("models/ns/name", as CAS tokens name them): only their tokens
+	// may reconstruct it.
+	readers map[xethash.Hash]map[string]bool
+	// problems lists what could not be read from the store at start.
+	problems []Problem
 }
 
-func newIndex() *index {
-	return &index{
-		xorbs:  map[xethash.Hash]*xorbMeta{},
-		files:  map[xethash.Hash]*fileMeta{},
-		dedupe: map[xethash.Hash]xethash.Hash{},
-		group:  map[xethash.Hash][]xethash.Hash{},
+// grant lets repo's tokens read the files of s.
+func (idx *index) grant(repo string, s *shard.Shard) {
+	for i := range s.Files {
+		f := s.Files[i].Hash
+		if idx.readers[f] == nil {
+			idx.readers[f] = map[string]bool{}
+		}
+		idx.readers[f][repo] = true
 	}
 }
 
-// rebuildIndex reads the store: every xorb's name, then every shard.
+// readable reports whether repo's tokens may read file f.
+func (idx *index) readable(repo string, f xethash.Hash) bool { return idx.readers[f][repo] }
+
+func newIndex() *index {
+	return &index{
+		xorbs:   map[xethash.Hash]*xorbMeta{},
+		files:   map[xethash.Hash]*fileMeta{},
+		dedupe:  map[xethash.Hash]xethash.Hash{},
+		group:   map[xethash.Hash][]xethash.Hash{},
+		readers: map[xethash.Hash]map[string]bool{},
+	}
+}
+
+// rebuildIndex reads the store: every xorb's name, then every shard and
+// the repositories it was uploaded to. A shard that cannot be read is left
+// out and listed in problems (xetkit store check says more).
 func rebuildIndex(st *store) (*index, error) {
 	idx := newIndex()
 	names, err := st.list(kindXorb)
@@ -75,25 +101,67 @@ func rebuildIndex(st *store) (*index, error) {
 	for _, n := range names {
 		h, err := xethash.Parse(n)
 		if err != nil || h.String() != n {
-			continue // not ours
+			idx.problems = append(idx.problems, Problem{Path: st.path(kindXorb, n), Err: "not named by a xorb hash; ignored"})
+			continue
 		}
 		idx.xorbs[h] = nil
+	}
+	grants, err := readGrants(st, idx)
+	if err != nil {
+		return nil, err
 	}
 	if names, err = st.list(kindShard); err != nil {
 		return nil, err
 	}
 	for _, n := range names {
-		b, err := st.read(kindShard, n)
+		s, err := readShard(st, n)
 		if err != nil {
-			return nil, err
-		}
-		s, err := shard.Parse(b)
-		if err != nil {
-			return nil, fmt.Errorf("hub store: stored shard %s: %w", n, err)
+			idx.problems = append(idx.problems, Problem{Path: st.path(kindShard, n), Err: err.Error() + "; ignored"})
+			continue
 		}
 		idx.register(s)
+		for _, repo := range grants[n] {
+			idx.grant(repo, s)
+		}
 	}
 	return idx, nil
+}
+
+// readShard reads and parses the stored shard named n (its SHA-256).
+func readShard(st *store, n string) (*shard.Shard, error) {
+	b, err := st.read(kindShard, n)
+	if err != nil {
+		return nil, err
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != n {
+		return nil, fmt.Errorf("its content has SHA-256 %x, not its name (damaged or truncated)", sum)
+	}
+	return shard.Parse(b)
+}
+
+// grantName names the record that repo uploaded the shard named shardName.
+func grantName(repo, shardName string) string {
+	sum := sha256.Sum256([]byte(repo + "\x00" + shardName))
+	return hex.EncodeToString(sum[:])
+}
+
+// readGrants reads the upload records: shard name → repositories.
+func readGrants(st *store, idx *index) (map[string][]string, error) {
+	names, err := st.list(kindGrant)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, n := range names {
+		b, err := st.read(kindGrant, n)
+		repo, shardName, ok := strings.Cut(strings.TrimSpace(string(b)), "\n")
+		if err != nil || !ok || grantName(repo, shardName) != n {
+			idx.problems = append(idx.problems, Problem{Path: st.path(kindGrant, n), Err: "not a readable upload record; ignored"})
+			continue
+		}
+		out[shardName] = append(out[shardName], repo)
+	}
+	return out, nil
 }
 
 // register adds a checked shard's files, xorbs and dedupe entries.

@@ -32,7 +32,8 @@ type planned struct {
 // plan answers the common part of both reconstruction versions. It writes
 // the error answer itself and returns nil when there is none to give.
 func (h *Hub) plan(w http.ResponseWriter, r *http.Request) *planned {
-	if _, ok := h.authorize(w, r, scopeRead); !ok {
+	claims, ok := h.authorize(w, r, scopeRead)
+	if !ok {
 		return nil
 	}
 	fh, ok := h.parseHashParam(w, r, "file")
@@ -41,9 +42,12 @@ func (h *Hub) plan(w http.ResponseWriter, r *http.Request) *planned {
 	}
 	h.mu.RLock()
 	f := h.idx.files[fh]
+	readable := h.idx.readable(claims.repo, fh)
 	h.mu.RUnlock()
-	if f == nil {
-		h.fail(w, http.StatusNotFound, "file %s is not known to this hub", fh)
+	if f == nil || !readable {
+		// The same answer whether another repository has it or nobody:
+		// a token learns nothing about other repositories' files.
+		h.fail(w, http.StatusNotFound, "file %s is not known in %s", fh, claims.repo)
 		return nil
 	}
 	first, last := uint64(0), f.size // requested bytes [first, last)

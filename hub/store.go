@@ -14,6 +14,7 @@ import (
 const (
 	kindXorb  = "xorbs"  // one file per xorb, named by its XET hash string
 	kindShard = "shards" // one file per shard as uploaded, named by its SHA-256
+	kindGrant = "grants" // one file per (repository, shard) upload: "repo\nshard name"
 	tmpDir    = "tmp"    // temporary files; emptied at start
 )
 
@@ -28,7 +29,7 @@ type store struct {
 }
 
 func openStore(dir string) (*store, error) {
-	for _, d := range []string{kindXorb, kindShard, tmpDir} {
+	for _, d := range []string{kindXorb, kindShard, kindGrant, tmpDir} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, fmt.Errorf("hub store: %w", err)
 		}

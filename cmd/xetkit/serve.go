@@ -36,6 +36,11 @@ type serveOptions struct {
 	token       string // hub user token
 	allowRemote bool   // listen on a non-loopback address
 	faults      string // hub fault plan, for tests (hub.ParseFaults)
+	// Connection limits: a request must arrive whole within readTimeout
+	// (its headers within 10 s), and an idle keep-alive connection is
+	// closed after idleTimeout, so slow or silent clients cannot hold the
+	// server's connections.
+	readTimeout, idleTimeout time.Duration
 }
 
 func runServe(e *env, args []string) error {
@@ -47,6 +52,8 @@ func runServe(e *env, args []string) error {
 	fs.StringVar(&o.data, "data", "", "folder where the local hub keeps xorbs and shards (default: a temporary folder)")
 	fs.StringVar(&o.token, "token", "", "hub user token its token endpoints require (default: a random one, printed at start)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow listening on a non-loopback address (the hub has no other protection)")
+	fs.DurationVar(&o.readTimeout, "read-timeout", 5*time.Minute, "longest time to receive one whole request, body included")
+	fs.DurationVar(&o.idleTimeout, "idle-timeout", time.Minute, "close a keep-alive connection idle this long")
 	fs.StringVar(&o.faults, "faults", "", "make the hub fail its first requests, for tests: N, or KIND:N,... with kinds 5xx, 429, drop, lost, optionally @/path|/path")
 	args, err := parseFlags(e, c, fs, args)
 	if err != nil {
@@ -80,7 +87,13 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 		}
 		defer os.RemoveAll(o.data)
 	}
-	hub, err := hubHandler(o)
+	if o.readTimeout <= 0 {
+		o.readTimeout = 5 * time.Minute
+	}
+	if o.idleTimeout <= 0 {
+		o.idleTimeout = time.Minute
+	}
+	h, err := hubHandler(o)
 	if err != nil {
 		return err
 	}
@@ -89,14 +102,19 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           newServeMux(root, hub),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           newServeMux(root, h),
+		ReadHeaderTimeout: min(10*time.Second, o.readTimeout),
+		ReadTimeout:       o.readTimeout,
+		IdleTimeout:       o.idleTimeout,
 	}
 	url := "http://" + ln.Addr().String() + "/"
 	fmt.Fprintf(e.stdout, "xetkit serve: %s\n", url)
 	fmt.Fprintf(e.stdout, "  page and module from %s\n", root)
-	if hub != nil {
+	if h != nil {
 		fmt.Fprintf(e.stdout, "  hub at %s (token %s), store in %s\n", url, o.token, o.data)
+		for _, p := range h.Problems() {
+			fmt.Fprintf(e.stderr, "xetkit serve: store: %s (xetkit store check %s)\n", p, o.data)
+		}
 	}
 	fmt.Fprintln(e.stdout, "  Ctrl-C stops")
 
@@ -120,7 +138,7 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 
 // hubHandler returns the local hub on the store in o.data. Its paths
 // (hub.Paths) are routed to it.
-func hubHandler(o serveOptions) (http.Handler, error) {
+func hubHandler(o serveOptions) (*hub.Hub, error) {
 	faults, err := hub.ParseFaults(o.faults)
 	if err != nil {
 		return nil, usagef("--faults: %v", err)

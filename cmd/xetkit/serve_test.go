@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -224,5 +227,60 @@ func TestCheckLoopback(t *testing.T) {
 		if err := checkLoopback(a, true); err != nil {
 			t.Errorf("%s refused with --allow-remote: %v", a, err)
 		}
+	}
+}
+
+// A slowloris — 200 connections dripping a request header or a body — is
+// closed within the configured timeouts, while a normal upload completes.
+func TestServeClosesSlowConnections(t *testing.T) {
+	root := fakeRoot(t, true)
+	base, _, stop := startServe(t, serveOptions{addr: "127.0.0.1:0", root: root, data: t.TempDir(),
+		token: "hf_t", readTimeout: time.Second, idleTimeout: time.Second})
+	defer stop()
+	addr := strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/")
+	var conns []net.Conn
+	for i := range 200 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if i%2 == 0 {
+			fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: x\r\n") // a header never finished
+		} else {
+			fmt.Fprintf(c, "POST /v1/shards HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\nabc") // a body never finished
+		}
+		conns = append(conns, c)
+	}
+	// A normal upload meanwhile.
+	f := filepath.Join(t.TempDir(), "f.bin")
+	if err := os.WriteFile(f, bytes.Repeat([]byte("xetkit"), 50_000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if status, out, errOut := runCLI(t, nil, "upload", "--hub", strings.TrimSuffix(base, "/"), "--repo", "a/b", "--token", "hf_t", "--quiet", f); status != 0 {
+		t.Fatalf("upload during the slowloris: %d %s %s", status, out, errOut)
+	}
+	// Every slow connection is closed by the server: a read ends (EOF or
+	// reset) well within the bound, never by the test's own deadline.
+	for i, c := range conns {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err := io.Copy(io.Discard, c)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("connection %d still open after 10 s; the read timeout is 1 s", i)
+		}
+	}
+}
+
+func TestStoreCheck(t *testing.T) {
+	dir := t.TempDir()
+	if status, _, errOut := runCLI(t, nil, "store", "check", dir); status != 0 || !strings.Contains(errOut, "no problems") {
+		t.Fatalf("empty store: %d %q", status, errOut)
+	}
+	os.MkdirAll(filepath.Join(dir, "shards"), 0o755)
+	os.WriteFile(filepath.Join(dir, "shards", "junk"), []byte("x"), 0o644)
+	status, out, errOut := runCLI(t, nil, "store", "check", "--json", dir)
+	if status != 1 || !strings.Contains(out, "junk") || !strings.Contains(errOut, "1 problem") {
+		t.Fatalf("a stray shard: %d %q %q", status, out, errOut)
 	}
 }

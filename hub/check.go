@@ -1,0 +1,68 @@
+package hub
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/xetkit/xetkit/xethash"
+	"github.com/xetkit/xetkit/xorb"
+)
+
+// Problem is something wrong with one file of a hub's store.
+type Problem struct {
+	Path string `json:"path"`
+	Err  string `json:"error"`
+}
+
+func (p Problem) String() string { return p.Path + ": " + p.Err }
+
+// Problems lists what New could not read from the store and left out.
+func (h *Hub) Problems() []Problem { return h.idx.problems }
+
+// CheckStore reads every object of the store in dir, as New does and more
+// thoroughly (each xorb is decompressed and its hash checked against its
+// name), and returns what is wrong. It changes nothing.
+func CheckStore(dir string) ([]Problem, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, err
+	}
+	st := &store{dir: dir}
+	idx, err := rebuildIndex(st)
+	if err != nil {
+		return nil, err
+	}
+	problems := idx.problems
+	names, err := st.list(kindXorb)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		want, err := xethash.Parse(n)
+		if err != nil || want.String() != n {
+			continue // reported by rebuildIndex
+		}
+		if msg := checkXorbFile(st, n, want); msg != "" {
+			problems = append(problems, Problem{Path: st.path(kindXorb, n), Err: msg})
+		}
+	}
+	return problems, nil
+}
+
+// checkXorbFile returns what is wrong with the stored xorb n, or "".
+func checkXorbFile(st *store, n string, want xethash.Hash) string {
+	b, err := st.read(kindXorb, n)
+	if err != nil {
+		return err.Error()
+	}
+	x, err := xorb.ParsePartial(b)
+	if err == nil {
+		err = x.Verify()
+	}
+	if err != nil {
+		return err.Error()
+	}
+	if got := xethash.Xorb(x.Entries()); got != want {
+		return fmt.Sprintf("its chunks hash to xorb %s, not its name", got)
+	}
+	return ""
+}
