@@ -25,6 +25,15 @@ const (
 	// then closes the connection before the answer: the client cannot tell
 	// it succeeded and must retry.
 	FaultLost FaultKind = "lost"
+	// FaultFlip carries the request out and answers as usual, but with one
+	// bit of the answer's body flipped: corruption in transit.
+	FaultFlip FaultKind = "flip"
+	// FaultCut carries the request out and sends the first half of the
+	// answer's body, then closes the connection.
+	FaultCut FaultKind = "cut"
+	// FaultNone lets the request through untouched, so a plan can mix
+	// failures with successes ("flip:1,ok:3").
+	FaultNone FaultKind = "ok"
 )
 
 // Faults makes the first requests fail, for tests of a client's retries.
@@ -95,9 +104,9 @@ func parseFaultKinds(s string) (Faults, error) {
 		}
 		k := FaultKind(name)
 		switch k {
-		case Fault5xx, Fault429, FaultDrop, FaultLost:
+		case Fault5xx, Fault429, FaultDrop, FaultLost, FaultFlip, FaultCut, FaultNone:
 		default:
-			return Faults{}, fmt.Errorf("unknown fault kind %q: want 5xx, 429, drop or lost, each with an optional :COUNT", name)
+			return Faults{}, fmt.Errorf("unknown fault kind %q: want 5xx, 429, drop, lost, flip, cut or ok, each with an optional :COUNT", name)
 		}
 		plan = append(plan, want{k, n})
 	}
@@ -177,9 +186,29 @@ func (fi *faultInjector) inject(w http.ResponseWriter, r *http.Request, run http
 	if i >= int64(fi.plan.First) {
 		return false
 	}
-	fi.counter.Add(1)
 	kinds := fi.plan.kinds()
-	switch kinds[int(i)%len(kinds)] {
+	kind := kinds[int(i)%len(kinds)]
+	if kind == FaultNone {
+		return false
+	}
+	fi.counter.Add(1)
+	switch kind {
+	case FaultFlip, FaultCut:
+		rec := &recorder{h: make(http.Header), code: http.StatusOK}
+		run.ServeHTTP(rec, r)
+		body := rec.body
+		for k, v := range rec.h {
+			w.Header()[k] = v
+		}
+		if kind == FaultFlip && len(body) > 0 {
+			body[len(body)/2] ^= 0x08
+		}
+		w.WriteHeader(rec.code)
+		if kind == FaultCut {
+			_, _ = w.Write(body[:len(body)/2])
+			panic(http.ErrAbortHandler)
+		}
+		_, _ = w.Write(body)
 	case Fault429:
 		w.Header().Set("Retry-After", "0")
 		writeJSON(w, http.StatusTooManyRequests, errorBody{Error: "injected fault: too many requests"})
@@ -198,6 +227,17 @@ func (fi *faultInjector) inject(w http.ResponseWriter, r *http.Request, run http
 	}
 	return true
 }
+
+// recorder keeps an answer to change it before it is sent.
+type recorder struct {
+	h    http.Header
+	code int
+	body []byte
+}
+
+func (r *recorder) Header() http.Header         { return r.h }
+func (r *recorder) Write(p []byte) (int, error) { r.body = append(r.body, p...); return len(p), nil }
+func (r *recorder) WriteHeader(code int)        { r.code = code }
 
 // discardWriter swallows the answer of a request whose connection is about
 // to be dropped.

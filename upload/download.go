@@ -99,11 +99,7 @@ func (c *Client) Download(ctx context.Context, file xethash.Hash, w io.Writer, r
 		return 0, nil
 	}
 	if file.IsZero() {
-		// The empty file: no chunks, nothing stored.
-		if rng != nil {
-			return 0, fmt.Errorf("download %s: range starts past the end of the empty file", file)
-		}
-		return 0, nil
+		return 0, nil // the empty file: no chunks, nothing stored, every range empty
 	}
 	p, err := c.reconstruction(ctx, file, rng)
 	if err != nil {
@@ -112,9 +108,126 @@ func (c *Client) Download(ctx context.Context, file xethash.Hash, w io.Writer, r
 	if p.pastEnd {
 		return 0, nil // a range that starts at or past the end is empty
 	}
-	d := &downloader{c: c, ctx: ctx, file: file, rng: rng, plan: p,
-		cache: map[cacheKey]*fetched{}, uses: map[cacheKey]int{}, footers: map[xethash.Hash]*footerHashes{}}
+	d := c.newDownloader(ctx, file, rng, p)
+	if rng != nil {
+		// Every chunk is checked against its xorb's footer, but which
+		// chunks make up the range, and where in them it starts, is the
+		// server's word: check it against the whole file's reconstruction,
+		// itself checked against the file hash through the footers.
+		full, err := c.reconstruction(ctx, file, nil)
+		if err != nil {
+			return 0, err
+		}
+		whole := c.newDownloader(ctx, file, nil, full)
+		whole.footers = d.footers // fetched once for both
+		seq, err := whole.chunkSequence()
+		if err != nil {
+			return 0, fmt.Errorf("download %s: %w", file, err)
+		}
+		if err := checkRangePlan(p, seq, *rng); err != nil {
+			return 0, fmt.Errorf("download %s: %w: %v", file, ErrVerify, err)
+		}
+	}
 	return d.run(w)
+}
+
+func (c *Client) newDownloader(ctx context.Context, file xethash.Hash, rng *Range, p *plan) *downloader {
+	return &downloader{c: c, ctx: ctx, file: file, rng: rng, plan: p,
+		cache: map[cacheKey]*fetched{}, uses: map[cacheKey]int{}, footers: map[xethash.Hash]*footerHashes{}}
+}
+
+// seqChunk is one chunk of a file, in order: where it is stored and its size.
+type seqChunk struct {
+	xorb  xethash.Hash
+	index uint32
+	size  uint64
+}
+
+// chunkSequence returns every chunk of the file, in order, from the whole
+// file's reconstruction and the footers of its xorbs, after checking that
+// they hash to the file hash: a reconstruction altered in any way fails.
+func (d *downloader) chunkSequence() ([]seqChunk, error) {
+	var seq []seqChunk
+	var entries []xethash.Entry
+	for i, t := range d.plan.terms {
+		if err := d.footerOf(t); err != nil {
+			return nil, err
+		}
+		known := d.footers[t.Hash].entries
+		if known == nil {
+			return nil, fmt.Errorf("%w: the server does not serve xorb %s's footer, so a range cannot be checked", ErrVerify, t.Hash)
+		}
+		if t.Range.End <= t.Range.Start || int(t.Range.End) > len(known) {
+			return nil, fmt.Errorf("%w: term %d names chunks [%d, %d) of xorb %s, which has %d", ErrVerify, i, t.Range.Start, t.Range.End, t.Hash, len(known))
+		}
+		var n uint64
+		for ci := t.Range.Start; ci < t.Range.End; ci++ {
+			entries = append(entries, known[ci])
+			seq = append(seq, seqChunk{t.Hash, ci, known[ci].Size})
+			n += known[ci].Size
+		}
+		if n != t.UnpackedLength {
+			return nil, fmt.Errorf("%w: term %d is %d bytes by its xorb's footer, %d by the reconstruction", ErrVerify, i, n, t.UnpackedLength)
+		}
+	}
+	if got := xethash.File(entries); got != d.file {
+		return nil, fmt.Errorf("%w: the reconstruction's chunks hash to file %s", ErrVerify, got)
+	}
+	return seq, nil
+}
+
+// checkRangePlan checks a range's reconstruction against the file's chunk
+// sequence: its chunks must be the file's, in order, from the one its
+// offset says the range starts in, far enough to cover the range.
+func checkRangePlan(p *plan, seq []seqChunk, rng Range) error {
+	var size uint64
+	for _, c := range seq {
+		size += c.size
+	}
+	if uint64(rng.Start) < p.offset {
+		return fmt.Errorf("offset %d into the first chunk is past the range's start %d", p.offset, rng.Start)
+	}
+	start := uint64(rng.Start) - p.offset // where the first chunk of the answer must begin
+	k, pos := 0, uint64(0)
+	for k < len(seq) && pos < start {
+		pos += seq[k].size
+		k++
+	}
+	if pos != start || k == len(seq) {
+		return fmt.Errorf("no chunk of the file begins at byte %d, where the answer's first chunk should", start)
+	}
+	for _, t := range p.terms {
+		for ci := t.Range.Start; ci < t.Range.End; ci++ {
+			if k == len(seq) || seq[k].xorb != t.Hash || seq[k].index != ci {
+				return fmt.Errorf("the range's chunk at byte %d is not the file's (xorb %s chunk %d)", pos, t.Hash, ci)
+			}
+			pos += seq[k].size
+			k++
+		}
+	}
+	if end := min(uint64(rng.End), size); pos < end {
+		return fmt.Errorf("the answer covers the file to byte %d, the range asks to %d", pos, end)
+	}
+	return nil
+}
+
+// footerOf reads the footer of t's xorb through one of its URLs, renewing
+// the URLs once if they have expired.
+func (d *downloader) footerOf(t reconTerm) error {
+	for refreshed := false; ; refreshed = true {
+		e, _, ok := d.source(t)
+		if !ok {
+			return fmt.Errorf("%w: the reconstruction gives no URL for xorb %s chunks [%d, %d)", ErrVerify, t.Hash, t.Range.Start, t.Range.End)
+		}
+		err := d.footer(e, refreshed)
+		if !refreshed && staleURL(err) {
+			if err := d.refresh(); err != nil {
+				return err
+			}
+			continue
+		}
+		return err
+	}
 }
 
 // reconstruction asks for v2, then v1 when the hub lacks v2.
@@ -214,9 +327,9 @@ type fetched struct {
 	hashes []xethash.Hash
 }
 
-// footerHashes are a xorb's chunk hashes from its footer; nil when the
-// server would not serve the footer.
-type footerHashes struct{ hashes []xethash.Hash }
+// footerHashes are a xorb's chunks (hash and size) from its footer; nil
+// when the server would not serve the footer.
+type footerHashes struct{ entries []xethash.Entry }
 
 // source finds the fetch entry and range that cover a term.
 func (d *downloader) source(t reconTerm) (*fetchEntry, fetchRange, bool) {
@@ -322,8 +435,7 @@ func (d *downloader) chunksOf(t reconTerm) (*fetched, fetchRange, error) {
 		if err == nil {
 			err = d.fetch(e)
 		}
-		var he *HTTPError
-		if !refreshed && errors.As(err, &he) && he.Status == http.StatusForbidden {
+		if !refreshed && staleURL(err) {
 			if err := d.refresh(); err != nil {
 				return nil, r, err
 			}
@@ -334,6 +446,13 @@ func (d *downloader) chunksOf(t reconTerm) (*fetched, fetchRange, error) {
 		}
 		return d.cache[cacheKey{t.Hash, r.chunks.Start}], r, nil
 	}
+}
+
+// staleURL reports whether a xorb URL's failure calls for new URLs: it
+// expired (403), or came damaged or unknown (400, 404).
+func staleURL(err error) bool {
+	var he *HTTPError
+	return errors.As(err, &he) && (he.Status == http.StatusForbidden || he.Status == http.StatusNotFound || he.Status == http.StatusBadRequest)
 }
 
 // refresh asks for the reconstruction again, for new signed URLs. The
@@ -377,8 +496,10 @@ func (d *downloader) footer(e *fetchEntry, renewed bool) error {
 			least = max(least, t.Range.End)
 		}
 	}
-	var hashes []xethash.Hash
-	for want := int64(xorb.FooterSize(int(least))); hashes == nil; {
+	var known []xethash.Entry
+	retries, _, _ := d.c.retryBudget()
+	bad := 0 // footers that did not check out: damaged on the way, perhaps
+	for want := int64(xorb.FooterSize(int(least))); known == nil; {
 		tail, size, status, err := d.suffix(e, want)
 		if err != nil {
 			return err
@@ -397,26 +518,37 @@ func (d *downloader) footer(e *fetchEntry, renewed bool) error {
 				continue
 			}
 		}
+		if err == nil {
+			known, err = footerEntries(f, e.xorb)
+		}
 		if err != nil {
+			if bad++; bad <= retries {
+				continue
+			}
 			return fmt.Errorf("%w: xorb %s: its footer: %v", ErrVerify, e.xorb, err)
 		}
-		unpacked := f.BoundarySection.UnpackedChunkOffsets
-		entries := make([]xethash.Entry, len(unpacked))
-		var prev uint32
-		for i, u := range unpacked {
-			entries[i] = xethash.Entry{Hash: f.HashSection.Hashes[i], Size: uint64(u - prev)}
-			prev = u
-		}
-		if got := xethash.Xorb(entries); got != e.xorb || f.Hash != e.xorb {
-			return fmt.Errorf("%w: the footer served for xorb %s describes xorb %s", ErrVerify, e.xorb, got)
-		}
-		hashes = f.HashSection.Hashes
 	}
-	if hashes == nil && d.rng != nil {
+	if known == nil && d.rng != nil {
 		return fmt.Errorf("%w: the server does not serve xorb %s's footer, so a range of it cannot be checked", ErrVerify, e.xorb)
 	}
-	d.footers[e.xorb] = &footerHashes{hashes}
+	d.footers[e.xorb] = &footerHashes{known}
 	return nil
+}
+
+// footerEntries returns the chunks a footer lists, after checking that
+// they hash to the xorb x.
+func footerEntries(f *xorb.Footer, x xethash.Hash) ([]xethash.Entry, error) {
+	unpacked := f.BoundarySection.UnpackedChunkOffsets
+	entries := make([]xethash.Entry, len(unpacked))
+	var prev uint32
+	for i, u := range unpacked {
+		entries[i] = xethash.Entry{Hash: f.HashSection.Hashes[i], Size: uint64(u - prev)}
+		prev = u
+	}
+	if got := xethash.Xorb(entries); got != x || f.Hash != x {
+		return nil, fmt.Errorf("it describes xorb %s", got)
+	}
+	return entries, nil
 }
 
 // suffix fetches the last n bytes of e's xorb, returning them with the
@@ -475,6 +607,8 @@ func (d *downloader) fetch(e *fetchEntry) error {
 		fmt.Fprintf(&spec, "%d-%d", r.bytes.Start, r.bytes.End)
 	}
 	parts := make([][]byte, len(e.ranges))
+	got := make([]*fetched, len(e.ranges))
+	known := d.footers[e.xorb].entries
 	op := "fetch xorb " + e.xorb.String()
 	err := d.c.call(d.ctx, op, noAuth, nil, func(string) (*http.Request, error) {
 		req, err := http.NewRequestWithContext(d.ctx, http.MethodGet, e.url, nil)
@@ -484,32 +618,44 @@ func (d *downloader) fetch(e *fetchEntry) error {
 		return req, err
 	}, func(resp *http.Response) error {
 		clear(parts)
-		return readRanges(resp, e.ranges, parts)
+		if err := readRanges(resp, e.ranges, parts); err != nil {
+			return err
+		}
+		// Bytes that do not decode or hash right may have been damaged on
+		// the way: worth fetching again, within the retry budget.
+		for i, r := range e.ranges {
+			var err error
+			if got[i], err = decodeChecked(parts[i], r, known); err != nil {
+				return transient(fmt.Errorf("%w: xorb %s bytes %d-%d: %v", ErrVerify, e.xorb, r.bytes.Start, r.bytes.End, err))
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	known := d.footers[e.xorb].hashes
 	for i, r := range e.ranges {
-		chunks, err := decodeRange(parts[i], r)
-		if err != nil {
-			return fmt.Errorf("%w: xorb %s bytes %d-%d: %v", ErrVerify, e.xorb, r.bytes.Start, r.bytes.End, err)
-		}
-		got := &fetched{chunks: chunks, hashes: make([]xethash.Hash, len(chunks))}
-		for j, c := range chunks {
-			got.hashes[j] = xethash.Chunk(c)
-			at := int(r.chunks.Start) + j
-			if known == nil {
-				continue
-			}
-			if at >= len(known) || got.hashes[j] != known[at] {
-				return fmt.Errorf("%w: xorb %s chunk %d (bytes %d-%d) does not hash to what the xorb's footer says",
-					ErrVerify, e.xorb, at, r.bytes.Start, r.bytes.End)
-			}
-		}
-		d.cache[cacheKey{e.xorb, r.chunks.Start}] = got
+		d.cache[cacheKey{e.xorb, r.chunks.Start}] = got[i]
 	}
 	return nil
+}
+
+// decodeChecked decodes the chunk records of one fetched range and hashes
+// each chunk, checking it against the xorb's footer when known.
+func decodeChecked(b []byte, r fetchRange, known []xethash.Entry) (*fetched, error) {
+	chunks, err := decodeRange(b, r)
+	if err != nil {
+		return nil, err
+	}
+	got := &fetched{chunks: chunks, hashes: make([]xethash.Hash, len(chunks))}
+	for j, c := range chunks {
+		got.hashes[j] = xethash.Chunk(c)
+		at := int(r.chunks.Start) + j
+		if known != nil && (at >= len(known) || got.hashes[j] != known[at].Hash) {
+			return nil, fmt.Errorf("chunk %d does not hash to what the xorb's footer says", at)
+		}
+	}
+	return got, nil
 }
 
 // readRanges reads the answer to a Range request into one buffer per

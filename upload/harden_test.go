@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/xetkit/xetkit/hub"
 	"github.com/xetkit/xetkit/upload"
+	"github.com/xetkit/xetkit/xethash"
 )
 
 // recording is a transport that remembers every request it sends and can
@@ -267,5 +270,62 @@ func TestExpiredXorbURLIsRenewed(t *testing.T) {
 	}
 	if refused < 3 {
 		t.Fatalf("only %d URLs were refused; the test did not exercise renewal", refused)
+	}
+}
+
+// Under flipped bytes, truncated bodies, dropped connections and 5xx on
+// every kind of response, over 120 downloads (whole files and ranges),
+// the only outcomes are the right bytes or an error; whatever was written
+// before an error is the file's own bytes.
+func TestTransfersNeverLie(t *testing.T) {
+	dir := t.TempDir()
+	_, clean := startHub(t, hub.Config{Dir: dir})
+	c := newClient(clean)
+	c.XorbSize = 1 << 20
+	files := [][]byte{randomBytes(81, 1000), randomBytes(82, 300<<10), randomBytes(83, 5<<19), float32Bytes(1 << 18)}
+	var hashes []xethash.Hash
+	for i, f := range files {
+		res, err := c.UploadFiles(context.Background(), []upload.Source{source(fmt.Sprint(i), f)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, res[0].Hash)
+	}
+	kinds := []hub.FaultKind{hub.FaultFlip, hub.FaultNone, hub.FaultCut, hub.FaultNone, hub.FaultFlip, hub.FaultDrop,
+		hub.FaultNone, hub.FaultLost, hub.FaultNone, hub.FaultFlip, hub.Fault5xx, hub.FaultNone, hub.FaultNone}
+	h, faulty := startHub(t, hub.Config{Dir: dir, Faults: hub.Faults{First: 1 << 30, Kinds: kinds}})
+	r := rand.New(rand.NewPCG(9, 9))
+	right, failed := 0, 0
+	for n := range 120 {
+		i := r.IntN(len(files))
+		data := files[i]
+		var rng *upload.Range
+		lo, hi := 0, len(data)
+		if n%2 == 1 {
+			lo = r.IntN(len(data))
+			hi = lo + 1 + r.IntN(len(data)-lo)
+			rng = &upload.Range{Start: int64(lo), End: int64(hi)}
+		}
+		dc := newClient(faulty)
+		dc.Retries = 3
+		var out bytes.Buffer
+		_, err := dc.Download(context.Background(), hashes[i], &out, rng)
+		switch {
+		case !bytes.Equal(out.Bytes(), data[lo:lo+min(out.Len(), hi-lo)]) || out.Len() > hi-lo:
+			t.Fatalf("download %d (file %d, range %v): %d bytes written that are not the file's (err %v)", n, i, rng, out.Len(), err)
+		case err == nil && out.Len() != hi-lo:
+			t.Fatalf("download %d: %d bytes and no error, want %d", n, out.Len(), hi-lo)
+		case err == nil:
+			right++
+		default:
+			if failed < 5 {
+				t.Logf("download %d: %v", n, err)
+			}
+			failed++
+		}
+	}
+	t.Logf("120 downloads under faults: %d right, %d failed with an error, 0 wrong (%d faults injected)", right, failed, h.Stats().FaultsInjected)
+	if right == 0 || h.Stats().FaultsInjected < 120 {
+		t.Fatalf("%d right, %d faults: the test did not mix faults with successes", right, h.Stats().FaultsInjected)
 	}
 }
