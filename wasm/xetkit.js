@@ -72,6 +72,24 @@ async function compile(url) {
 
 let readySeq = 0;
 
+// Pending calls keep a Node process alive, and nothing else does: the Go
+// runtime's timers are unref'd (unrefGoTimers), so a retry's backoff would
+// otherwise let a script end mid-transfer with nothing printed. One ref'd
+// timer stands while any call is pending.
+let pendingCalls = 0;
+let keepAlive = null;
+async function held(run) {
+  if (isNode && pendingCalls++ === 0) keepAlive = setInterval(() => {}, 1 << 30);
+  try {
+    return await run();
+  } finally {
+    if (isNode && --pendingCalls === 0) {
+      clearInterval(keepAlive);
+      keepAlive = null;
+    }
+  }
+}
+
 // unrefGoTimers keeps the Go runtime's own timers (its periodic forced GC,
 // for one) from holding a Node process open: xetkit only does work while
 // called, so an idle instance must not delay exit.
@@ -609,12 +627,12 @@ class Xetkit {
    * SHA-256 run on the worker pool.
    */
   async upload(files, options = {}) {
-    return uploadFiles(this.#go, await this.#getPool(), files, options);
+    return held(async () => uploadFiles(this.#go, await this.#getPool(), files, options));
   }
 
   /** Downloads a file by its file hash, verified: a Uint8Array (or a Blob with as: "blob"). */
   async download(fileHash, options = {}) {
-    return downloadFile(this.#go, fileHash, options);
+    return held(() => downloadFile(this.#go, fileHash, options));
   }
 
   // ---- end of upload and download ----

@@ -1,0 +1,51 @@
+// Node lifecycle: a pending upload keeps the process alive through the
+// retry backoff of a flaky hub, and a script with nothing pending exits.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { root, tempDir } from "./helpers.mjs";
+import { startServer } from "../../e2e/helpers.mjs";
+
+const moduleURL = pathToFileURL(join(root, "wasm", "xetkit.js")).href;
+
+// run executes a script with node and resolves to {code, stdout, stderr};
+// a script still running after limitMs is killed (code null).
+function run(file, limitMs) {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [file], { timeout: limitMs, killSignal: "SIGKILL" }, (err, stdout, stderr) => {
+      resolve({ code: err ? (err.killed ? null : err.code) : 0, stdout, stderr });
+    });
+  });
+}
+
+test("a script awaiting an upload through a flaky hub prints its result and exits 0", { timeout: 120_000 }, async (t) => {
+  const server = await startServer({ token: "hf_lifecycle", faults: "5xx:2,429:1,drop:1" });
+  t.after(server.stop);
+  const script = join(tempDir(t), "upload.mjs");
+  writeFileSync(script, `
+import { load } from ${JSON.stringify(moduleURL)};
+const xk = await load();
+const r = await xk.upload([{ name: "a.bin", data: new Uint8Array(200000).fill(7) }],
+  { hub: ${JSON.stringify(server.url.replace(/\/$/, ""))}, repo: "alice/lifecycle", token: "hf_lifecycle", retryDelayMs: 1500 });
+console.log("uploaded " + r[0].fileHash);
+`);
+  const r = await run(script, 100_000);
+  assert.equal(r.code, 0, `exit ${r.code}; stderr: ${r.stderr}`);
+  assert.match(r.stdout, /^uploaded [0-9a-f]{64}$/m);
+});
+
+test("a script with nothing pending exits on its own", { timeout: 60_000 }, async (t) => {
+  const script = join(tempDir(t), "idle.mjs");
+  writeFileSync(script, `
+import { load } from ${JSON.stringify(moduleURL)};
+const xk = await load();
+await xk.chunkAsync(new Uint8Array(100000));
+console.log("done");
+`);
+  const r = await run(script, 30_000);
+  assert.equal(r.code, 0, `the script did not end by itself (exit ${r.code}); stderr: ${r.stderr}`);
+  assert.match(r.stdout, /^done$/m);
+});
