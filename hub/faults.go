@@ -2,6 +2,7 @@ package hub
 
 import (
 	"fmt"
+	"math"
 	"io"
 	"net/http"
 	"strconv"
@@ -44,12 +45,18 @@ type Faults struct {
 	// Kinds are used in turn by the failing requests; empty means 5xx, 429
 	// and drop in turn.
 	Kinds []FaultKind
+	// Loop marks a plan that repeats its Kinds for every request (First is
+	// then the largest int32).
+	Loop bool
 	// Paths, when set, limits faults to requests whose path starts with one
 	// of these prefixes, and gives each prefix its own First requests: with
 	// "/v1/xorbs/" and "/v1/shards" both the first xorb uploads and the
 	// first shard uploads fail.
 	Paths []string
 }
+
+// loopPrefix starts a plan that never runs out.
+const loopPrefix = "loop:"
 
 // maxFaults bounds a plan of kinds with counts, which is spelt out one
 // request at a time: enough for any test, and no huge allocation.
@@ -77,6 +84,15 @@ func ParseFaults(s string) (Faults, error) {
 func parseFaultKinds(s string) (Faults, error) {
 	if s == "" {
 		return Faults{}, nil
+	}
+	if rest, ok := strings.CutPrefix(s, loopPrefix); ok {
+		// "loop:flip,ok,cut": those kinds in turn, for every request.
+		f, err := parseFaultKinds(rest)
+		if err != nil || len(f.Kinds) == 0 {
+			return Faults{}, fmt.Errorf("fault plan %q: want %sKIND,KIND,...", s, loopPrefix)
+		}
+		f.First, f.Loop = math.MaxInt32, true
+		return f, nil
 	}
 	if n, err := strconv.Atoi(s); err == nil {
 		if n < 0 {
@@ -131,7 +147,14 @@ func (f Faults) String() string {
 		return ""
 	}
 	out := strconv.Itoa(f.First)
-	if len(f.Kinds) > 0 {
+	switch {
+	case f.Loop:
+		parts := make([]string, len(f.Kinds))
+		for i, k := range f.Kinds {
+			parts[i] = string(k)
+		}
+		out = loopPrefix + strings.Join(parts, ",")
+	case len(f.Kinds) > 0:
 		// Written out one by one, which ParseFaults reads back in order.
 		parts := make([]string, f.First)
 		for i := range parts {

@@ -73,7 +73,7 @@ func TestParseFaultsBoundsCounts(t *testing.T) {
 }
 
 func FuzzParseFaults(f *testing.F) {
-	for _, s := range []string{"3", "5xx:2,429:1", "drop@/v1/", "lost:2,5xx@/a|/b", ":", "@", "5xx:-1", "5xx:8777777775", "429:99999,drop:2"} {
+	for _, s := range []string{"3", "5xx:2,429:1", "drop@/v1/", "lost:2,5xx@/a|/b", ":", "@", "5xx:-1", "5xx:8777777775", "429:99999,drop:2", "loop:flip,ok:2,cut", "loop:3"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

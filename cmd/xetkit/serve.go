@@ -54,7 +54,7 @@ func runServe(e *env, args []string) error {
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow listening on a non-loopback address (the hub has no other protection)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 5*time.Minute, "longest time to receive one whole request, body included")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", time.Minute, "close a keep-alive connection idle this long")
-	fs.StringVar(&o.faults, "faults", "", "make the hub fail its first requests, for tests: N, or KIND:N,... with kinds 5xx, 429, drop, lost, optionally @/path|/path")
+	fs.StringVar(&o.faults, "faults", "", "make the hub fail requests, for tests: N (the first N), KIND:N,... (kinds 5xx, 429, drop, lost, flip, cut, ok), or loop:KIND,... (every request, in turn); optionally @/path|/path")
 	args, err := parseFlags(e, c, fs, args)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/xetkit/xetkit/upload"
 )
@@ -24,6 +25,8 @@ func init() {
 // clientFlags are the flags upload and download share.
 type clientFlags struct {
 	hub, repo, repoType, revision, token string
+	retries                              int
+	retryDelay                           time.Duration
 }
 
 func (cf *clientFlags) register(fs *flag.FlagSet) {
@@ -32,6 +35,8 @@ func (cf *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&cf.repoType, "repo-type", "model", "repository type: model, dataset or space")
 	fs.StringVar(&cf.revision, "revision", "main", "branch the CAS tokens are asked for")
 	fs.StringVar(&cf.token, "token", "", "user token for the hub's token endpoints (default $HF_TOKEN)")
+	fs.IntVar(&cf.retries, "retries", upload.DefaultRetries, "times a failed request (429, 5xx, a dropped connection) is tried again; 0: never")
+	fs.DurationVar(&cf.retryDelay, "retry-delay", upload.DefaultRetryDelay, "first wait before a retry; it doubles with each one, up to 30s")
 }
 
 func (cf *clientFlags) client() (*upload.Client, error) {
@@ -45,7 +50,12 @@ func (cf *clientFlags) client() (*upload.Client, error) {
 	if tok == "" {
 		tok = os.Getenv("HF_TOKEN")
 	}
-	return &upload.Client{Hub: cf.hub, Repo: cf.repo, RepoType: cf.repoType, Revision: cf.revision, Token: tok}, nil
+	retries := cf.retries
+	if retries <= 0 {
+		retries = upload.NoRetries
+	}
+	return &upload.Client{Hub: cf.hub, Repo: cf.repo, RepoType: cf.repoType, Revision: cf.revision, Token: tok,
+		Retries: retries, RetryDelay: cf.retryDelay}, nil
 }
 
 func runUpload(e *env, args []string) error {
