@@ -2,8 +2,8 @@ package hub
 
 import (
 	"fmt"
-	"math"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
