@@ -60,6 +60,9 @@ type Client struct {
 	// its delay, so clients failed together do not retry together.
 	RetryDelay    time.Duration
 	RetryMaxDelay time.Duration
+	// SegmentSize is how many bytes of a file one reconstruction request
+	// covers when a whole file is downloaded (default DefaultSegmentSize).
+	SegmentSize int64
 	// TokenMargin: a CAS token is refreshed when it has less than this left
 	// to live (default 60 s).
 	TokenMargin time.Duration

@@ -101,6 +101,9 @@ func (c *Client) Download(ctx context.Context, file xethash.Hash, w io.Writer, r
 	if file.IsZero() {
 		return 0, nil // the empty file: no chunks, nothing stored, every range empty
 	}
+	if rng == nil {
+		return c.downloadWhole(ctx, file, w)
+	}
 	p, err := c.reconstruction(ctx, file, rng)
 	if err != nil {
 		return 0, err
@@ -109,7 +112,8 @@ func (c *Client) Download(ctx context.Context, file xethash.Hash, w io.Writer, r
 		return 0, nil // a range that starts at or past the end is empty
 	}
 	d := c.newDownloader(ctx, file, rng, p)
-	if rng != nil {
+	d.strict = true
+	{
 		// Every chunk is checked against its xorb's footer, but which
 		// chunks make up the range, and where in them it starts, is the
 		// server's word: check it against the whole file's reconstruction,
@@ -129,6 +133,53 @@ func (c *Client) Download(ctx context.Context, file xethash.Hash, w io.Writer, r
 		}
 	}
 	return d.run(w)
+}
+
+// DefaultSegmentSize is how much of a file one reconstruction request
+// covers by default (Client.SegmentSize).
+const DefaultSegmentSize = 256 << 20
+
+// downloadWhole downloads a whole file a segment at a time: each segment's
+// reconstruction (and its signed URLs) is asked for when the download gets
+// there, so a long download never works from stale URLs, and the answers
+// stay small however large the file. The chunks of all segments are
+// checked against the file hash at the end (and each chunk against its
+// xorb's footer before it is written).
+func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, w io.Writer) (int64, error) {
+	seg := c.SegmentSize
+	if seg <= 0 {
+		seg = DefaultSegmentSize
+	}
+	footers := map[xethash.Hash]*footerHashes{}
+	var entries []xethash.Entry
+	var pos int64
+	for {
+		rng := &Range{Start: pos, End: pos + seg}
+		p, err := c.reconstruction(ctx, file, rng)
+		if err != nil {
+			return pos, err
+		}
+		if p.pastEnd {
+			break // the file ends exactly where the last segment did
+		}
+		d := c.newDownloader(ctx, file, rng, p)
+		d.footers, d.collect = footers, &entries
+		// A segment that starts inside a chunk starts with the chunk the
+		// one before ended with: count it once.
+		d.dropFirst = pos > 0 && p.offset > 0
+		n, err := d.run(w)
+		pos += n
+		if err != nil {
+			return pos, err
+		}
+		if n < seg {
+			break
+		}
+	}
+	if got := xethash.File(entries); got != file {
+		return pos, fmt.Errorf("download %s: %w: the chunks hash to file %s", file, ErrVerify, got)
+	}
+	return pos, nil
 }
 
 func (c *Client) newDownloader(ctx context.Context, file xethash.Hash, rng *Range, p *plan) *downloader {
@@ -319,6 +370,14 @@ type downloader struct {
 	// footers holds each xorb's chunk hashes, read from its footer before
 	// any of its records: every chunk is checked before it is written.
 	footers map[xethash.Hash]*footerHashes
+	// strict: a footer the server will not serve is an error (a range
+	// asked for cannot be checked otherwise); else the file hash at the
+	// end is the check.
+	strict bool
+	// collect, if set, receives every chunk's entry for the file hash,
+	// the first one left out when dropFirst is set.
+	collect   *[]xethash.Entry
+	dropFirst bool
 }
 
 // fetched is one decoded range: its chunks and their hashes.
@@ -365,7 +424,7 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 		want = rng.End - rng.Start
 	}
 	var written int64
-	var entries []xethash.Entry // every chunk, for the file hash
+	first := true
 	for i, t := range d.plan.terms {
 		got, r, err := d.chunksOf(t)
 		if err != nil {
@@ -376,9 +435,10 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 		lo, hi := t.Range.Start-r.chunks.Start, t.Range.End-r.chunks.Start
 		for j, data := range got.chunks[lo:hi] {
 			termBytes += uint64(len(data))
-			if rng == nil {
-				entries = append(entries, xethash.Entry{Hash: got.hashes[lo+uint32(j)], Size: uint64(len(data))})
+			if d.collect != nil && !(first && d.dropFirst) {
+				*d.collect = append(*d.collect, xethash.Entry{Hash: got.hashes[lo+uint32(j)], Size: uint64(len(data))})
 			}
+			first = false
 			if skip >= uint64(len(data)) {
 				skip -= uint64(len(data))
 				continue
@@ -404,16 +464,10 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 			delete(d.cache, key)
 		}
 	}
-	if rng == nil {
-		if got := xethash.File(entries); got != file {
-			return fail("the chunks hash to file %s", got)
-		}
-	} else if written != want {
-		// The hub clamps a range to the file's end; only a short first
-		// answer is wrong.
-		if written == 0 {
-			return fail("range [%d, %d) gave no bytes", rng.Start, rng.End)
-		}
+	// The hub clamps a range to the file's end; only a short first answer
+	// is wrong.
+	if rng != nil && written == 0 {
+		return fail("range [%d, %d) gave no bytes", rng.Start, rng.End)
 	}
 	return written, nil
 }
@@ -528,7 +582,7 @@ func (d *downloader) footer(e *fetchEntry, renewed bool) error {
 			return fmt.Errorf("%w: xorb %s: its footer: %v", ErrVerify, e.xorb, err)
 		}
 	}
-	if known == nil && d.rng != nil {
+	if known == nil && d.strict {
 		return fmt.Errorf("%w: the server does not serve xorb %s's footer, so a range of it cannot be checked", ErrVerify, e.xorb)
 	}
 	d.footers[e.xorb] = &footerHashes{known}

@@ -329,3 +329,29 @@ func TestTransfersNeverLie(t *testing.T) {
 		t.Fatalf("%d right, %d faults: the test did not mix faults with successes", right, h.Stats().FaultsInjected)
 	}
 }
+
+// A whole file is downloaded a segment at a time, each segment's
+// reconstruction asked for when the download gets there.
+func TestWholeDownloadInSegments(t *testing.T) {
+	_, srv := startHub(t, hub.Config{})
+	c := newClient(srv)
+	data := randomBytes(91, 3<<20+777)
+	res, err := c.UploadFiles(context.Background(), []upload.Source{source("f", data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, seg := range []int64{100_000, 1 << 20, int64(len(data)), upload.DefaultSegmentSize} {
+		rec := &recording{next: srv.Client().Transport}
+		dc := newClient(srv)
+		dc.HTTP = &http.Client{Transport: rec}
+		dc.SegmentSize = seg
+		var out bytes.Buffer
+		if _, err := dc.Download(context.Background(), res[0].Hash, &out, nil); err != nil || !bytes.Equal(out.Bytes(), data) {
+			t.Fatalf("segments of %d: %d bytes, %v", seg, out.Len(), err)
+		}
+		want := int((int64(len(data)) + seg - 1) / seg) // one request per segment (one more when the file ends on a boundary)
+		if got := rec.count("GET", "/reconstructions/"); got < want || got > want+1 {
+			t.Errorf("segments of %d: %d reconstruction requests, want %d", seg, got, want)
+		}
+	}
+}
