@@ -338,7 +338,10 @@ export interface UploadResult {
 }
 
 export interface DownloadOptions extends HubOptions {
-  /** Bytes [start, end) only; checked against the sizes the hub gives (a whole file is checked against its hash). */
+  /**
+   * Bytes [start, end) only. Every chunk is checked against its xorb's footer before it is
+   * kept, and the range against the whole file's hash; a whole file is checked the same way.
+   */
   range?: { start: number; end: number };
   onProgress?: (p: { written: number; total?: number }) => void;
   /** "bytes" (default): a Uint8Array; "blob": a Blob. */
