@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -174,5 +175,28 @@ func TestInterruptExits130(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(errOut.String(), "interrupted") {
 		t.Fatalf("exit %v, stderr %q", err, errOut.String())
+	}
+}
+
+// A hub that cannot be reached is a failure that names the network error,
+// not an interruption (exit 1, not 130).
+func TestUnreachableHubIsNotAnInterruption(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	f := filepath.Join(t.TempDir(), "a.txt")
+	os.WriteFile(f, []byte("hello"), 0o644)
+	status, _, errOut := runCLI(t, nil, "upload", "--hub", "http://"+addr, "--repo", "a/b", "--token", "t", "--retries", "1", "--retry-delay", "1ms", "--quiet", f)
+	if status != 1 || strings.Contains(errOut, "interrupted") || !strings.Contains(errOut, "refused") {
+		t.Fatalf("status %d, stderr %q", status, errOut)
+	}
+}
+
+func TestServeDefaultTokenLooksLikeAHubToken(t *testing.T) {
+	if tok := randomToken(); !strings.HasPrefix(tok, "hf_") || len(tok) < 20 {
+		t.Fatalf("default token %q", tok)
 	}
 }

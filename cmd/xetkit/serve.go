@@ -50,7 +50,7 @@ func runServe(e *env, args []string) error {
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free one)")
 	fs.StringVar(&o.root, "root", "", "folder holding web/ and wasm/ (default: the current folder if it has web/index.html, else beside the executable)")
 	fs.StringVar(&o.data, "data", "", "folder where the local hub keeps xorbs and shards (default: a temporary folder)")
-	fs.StringVar(&o.token, "token", "", "hub user token its token endpoints require (default: a random one, printed at start)")
+	fs.StringVar(&o.token, "token", "", "hub user token its token endpoints require (default: a random hf_… one, printed at start); pass your own as --token hf_…")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow listening on a non-loopback address (the hub has no other protection)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 5*time.Minute, "longest time to receive one whole request, body included")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", time.Minute, "close a keep-alive connection idle this long")
@@ -280,5 +280,7 @@ func checkLoopback(addr string, allowRemote bool) error {
 func randomToken() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	return hex.EncodeToString(b[:])
+	// "hf_" like a Hub user token: clients such as @huggingface/hub
+	// refuse a token without it before sending anything.
+	return "hf_" + hex.EncodeToString(b[:])
 }

@@ -77,3 +77,12 @@ test("downloads under faults on every kind of answer: right bytes or an error", 
   t.diagnostic(`60 downloads (20 CLI, 40 JS) under "${plan}": ${outcome.right} right, ${outcome.error} errors, 0 wrong; ${stats.faultsInjected} faults`);
   assert.ok(outcome.right > 0 && stats.faultsInjected >= 60, "the faults must mix with successes");
 });
+
+test("a hub that cannot be reached is a NETWORK error", { timeout: 60_000 }, async (t) => {
+  const xk = await load({ workers: 1 });
+  t.after(() => xk.close());
+  await assert.rejects(
+    xk.download("0".repeat(63) + "1", { hub: "http://127.0.0.1:9", repo: "a/b", token: "hf_x", retries: 0 }),
+    (e) => e.code === "NETWORK" && /127\.0\.0\.1:9/.test(e.message),
+  );
+});
