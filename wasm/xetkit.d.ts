@@ -31,6 +31,12 @@ export class XetkitError extends Error {
 /** Bytes as accepted by every function. */
 export type Bytes = Uint8Array | ArrayBuffer | ArrayBufferView;
 
+/**
+ * Bytes xetkit returns: always backed by a plain ArrayBuffer (never a
+ * SharedArrayBuffer), so they go into a Blob or a fetch body as they are.
+ */
+export type OutBytes = Uint8Array<ArrayBuffer>;
+
 /** One content-defined chunk. */
 export interface Chunk {
   /** Where the chunk starts in the stream. */
@@ -136,10 +142,10 @@ export interface ParsedShard {
 export interface PackedChunkRows {
   count: number;
   /** 32 raw bytes a row (a XET string reverses each 8-byte group). */
-  hashes: Uint8Array;
-  byteRangeStart: Uint32Array;
-  unpackedBytes: Uint32Array;
-  flags: Uint32Array;
+  hashes: OutBytes;
+  byteRangeStart: Uint32Array<ArrayBuffer>;
+  unpackedBytes: Uint32Array<ArrayBuffer>;
+  flags: Uint32Array<ArrayBuffer>;
   /** The first row of each xorb, then count (xorbs.length + 1 entries). */
   xorbStart: Uint32Array;
 }
@@ -233,7 +239,7 @@ export interface SealedXorb {
   index: number;
   hash: string;
   /** The serialized xorb, footer included: the body of its upload. */
-  bytes: Uint8Array;
+  bytes: OutBytes;
   chunks: number;
   unpackedBytes: number;
 }
@@ -267,7 +273,7 @@ export interface ProcessedFile {
   /** The file's reconstruction terms. */
   terms: { xorb: string; chunkStart: number; chunkEnd: number; unpackedBytes: number }[];
   /** The upload-form shard (no footer) registering the file and its xorbs. */
-  shard: Uint8Array;
+  shard: OutBytes;
 }
 
 // ---- upload and download (owner: wasm/upload.go) ----
@@ -360,7 +366,7 @@ export interface Xetkit {
   chunk(bytes: Bytes): Chunk[];
   createChunker(): Chunker;
   readonly hash: Hashes;
-  buildShard(spec: ShardSpec | string): Uint8Array;
+  buildShard(spec: ShardSpec | string): OutBytes;
   /**
    * Parses a shard; with upload, findings also cover what the upload API
    * requires; with validate: false the validator is skipped (findings: []).
@@ -387,7 +393,7 @@ export interface Xetkit {
   upload(files: readonly UploadInput[], options: UploadOptions): Promise<UploadResult[]>;
   /** Downloads a file by its file hash; every chunk is hashed and the file hash checked. */
   download(fileHash: string, options: DownloadOptions & { as: "blob" }): Promise<Blob>;
-  download(fileHash: string, options: DownloadOptions): Promise<Uint8Array>;
+  download(fileHash: string, options: DownloadOptions): Promise<OutBytes>;
   memory(): Promise<MemoryUse>;
   /** The worker pool's size (0: everything runs on this thread). */
   readonly workers: number;

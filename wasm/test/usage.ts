@@ -27,6 +27,9 @@ async function main(): Promise<void> {
     footer: null,
   };
   const shard: Uint8Array = xk.buildShard(spec);
+  // Outputs are Uint8Array<ArrayBuffer>, which a Blob takes under TS 5.9.
+  const shardBlob = new Blob([xk.buildShard(spec)]);
+  console.log(shardBlob.size);
   xk.buildShard(JSON.stringify(spec));
   const parsed: ParsedShard = xk.parseShard(shard, { upload: true });
   const verification: string[] | null = parsed.files[0].verification;
