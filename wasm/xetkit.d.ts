@@ -147,7 +147,7 @@ export interface PackedChunkRows {
   unpackedBytes: Uint32Array<ArrayBuffer>;
   flags: Uint32Array<ArrayBuffer>;
   /** The first row of each xorb, then count (xorbs.length + 1 entries). */
-  xorbStart: Uint32Array;
+  xorbStart: Uint32Array<ArrayBuffer>;
 }
 
 export interface ParsedShardFile {
