@@ -225,8 +225,10 @@ func (h *Hub) checkShard(s *shard.Shard) string {
 		if uint64(sx.BytesInXorb) != start {
 			return fmt.Sprintf("CAS info at byte %d gives xorb %s %d unpacked bytes; its chunks hold %d", sx.Offset, sx.Hash, sx.BytesInXorb, start)
 		}
-		if sx.BytesOnDisk != 0 && int64(sx.BytesOnDisk) != m.size {
-			return fmt.Sprintf("CAS info at byte %d gives xorb %s %d bytes on disk; it has %d", sx.Offset, sx.Hash, sx.BytesOnDisk, m.size)
+		// Bytes on disk may be left 0, or count the xorb as stored (with
+		// its footer) or as a client sent it without one.
+		if n := int64(sx.BytesOnDisk); n != 0 && n != m.size && n != m.recordsEnd() {
+			return fmt.Sprintf("CAS info at byte %d gives xorb %s %d bytes on disk; it has %d (%d without its footer)", sx.Offset, sx.Hash, sx.BytesOnDisk, m.size, m.recordsEnd())
 		}
 	}
 	for i := range s.Files {

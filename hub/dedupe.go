@@ -84,7 +84,7 @@ func (h *Hub) handleDedupe(w http.ResponseWriter, r *http.Request) {
 		var start uint32
 		for i, ch := range m.chunks {
 			var flags uint32
-			if eligible(ch.Hash) {
+			if shard.DedupEligible(ch.Hash) {
 				flags = shard.ChunkFlagGlobalDedup
 			}
 			sx.Chunks[i] = shard.Chunk{Hash: keyer.Hash(ch.Hash), ByteRangeStart: start, UnpackedBytes: uint32(ch.Size), Flags: flags}

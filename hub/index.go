@@ -20,6 +20,14 @@ type xorbMeta struct {
 	size int64 // serialized length, with ends
 }
 
+// recordsEnd is where the chunk records end: the footer's start.
+func (m *xorbMeta) recordsEnd() int64 {
+	if len(m.ends) == 0 {
+		return m.size
+	}
+	return m.ends[len(m.ends)-1]
+}
+
 // unpacked returns the uncompressed size of chunks [start, end).
 func (m *xorbMeta) unpacked(start, end uint32) uint64 {
 	var n uint64
@@ -187,7 +195,7 @@ func (idx *index) register(s *shard.Shard) {
 			continue // its hashes cannot be indexed
 		}
 		for _, c := range x.Chunks {
-			if c.Flags&shard.ChunkFlagGlobalDedup != 0 || eligible(c.Hash) {
+			if c.Flags&shard.ChunkFlagGlobalDedup != 0 || shard.DedupEligible(c.Hash) {
 				idx.addDedupe(c.Hash, x.Hash)
 			}
 		}
@@ -220,10 +228,7 @@ func (idx *index) addDedupe(chunk, x xethash.Hash) {
 	}
 }
 
-// eligible reports whether a chunk is answered by global dedupe queries for
-// its hash alone (§10.3.1: the last 8 bytes as a little-endian u64 are
-// divisible by 1024).
-func eligible(h xethash.Hash) bool { return h.Tail()%1024 == 0 }
+
 
 // xorbMetaOf returns the metadata of a stored xorb with its record
 // boundaries, reading the xorb file when they are not known yet. It returns

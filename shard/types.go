@@ -251,3 +251,10 @@ func SHA256Hash(digest [32]byte) xethash.Hash {
 
 // Digest is the inverse of SHA256Hash: the standard digest bytes.
 func Digest(h xethash.Hash) [32]byte { return [32]byte(SHA256Hash([32]byte(h))) }
+
+// DedupEligible reports whether a chunk is eligible for global dedupe
+// queries by its hash alone (draft §10.3.1: the last 8 bytes, read as a
+// little-endian u64, are divisible by 1024). The first chunk of a file is
+// eligible too; the caller knows which that is. Upload shards flag these
+// chunks with ChunkFlagGlobalDedup.
+func DedupEligible(h xethash.Hash) bool { return h.Tail()%1024 == 0 }

@@ -41,12 +41,13 @@ type Client struct {
 	// *http.Client does; so may a bare transport, which keeps net/http's
 	// own client and transport (TLS and all) out of a WebAssembly build.
 	HTTP Doer
-	// Concurrency bounds the xorb uploads in flight (default 4). Memory
-	// use is about Concurrency+2 xorbs.
+	// Concurrency bounds the xorb uploads in flight (default
+	// DefaultConcurrency). Memory use is about Concurrency+2 xorbs.
 	Concurrency int
 	// XorbSize is the serialized size at which a xorb is sealed (default
-	// and maximum 64 MiB). Smaller xorbs hold less memory and spread an
-	// upload over more requests.
+	// DefaultXorbSize, at most 64 MiB). Smaller xorbs hold less memory and
+	// spread an upload over more requests; the same size gives the same
+	// xorbs and shards on every platform.
 	XorbSize int
 	// OnProgress, if set, receives progress events. Calls never overlap.
 	OnProgress func(Progress)

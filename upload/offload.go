@@ -3,10 +3,10 @@ package upload
 import (
 	"errors"
 	"fmt"
-	"github.com/xetkit/xetkit/internal/sha256x"
 	"hash"
 	"sync"
 
+	"github.com/xetkit/xetkit/internal/sha256x"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
@@ -167,4 +167,29 @@ func (d *localDigest) Sum() ([sha256x.Size]byte, error) {
 		d.sum = <-d.out
 	}
 	return d.sum, nil
+}
+
+// EncodeChunks hashes and encodes chunks for an Offload (the workers' encodeChunks op): data holds the
+// chunks back to back, lens their lengths. It appends each chunk hash to
+// hashes and each chunk record to records (its length to recLens), and
+// keeps no state, so any number of callers may run it at once, each with
+// its own Encoder.
+func EncodeChunks(e *xorb.Encoder, data []byte, lens []int, hashes []xethash.Hash, records []byte, recLens []int) ([]xethash.Hash, []byte, []int, error) {
+	for i, n := range lens {
+		if n < 0 || n > len(data) {
+			return hashes, records, recLens, fmt.Errorf("upload: chunk %d of %d bytes runs past the %d bytes left", i, n, len(data))
+		}
+		hashes = append(hashes, xethash.Chunk(data[:n]))
+		start := len(records)
+		var err error
+		if records, err = e.AppendRecord(records, data[:n]); err != nil {
+			return hashes, records, recLens, err
+		}
+		recLens = append(recLens, len(records)-start)
+		data = data[n:]
+	}
+	if len(data) != 0 {
+		return hashes, records, recLens, fmt.Errorf("upload: %d bytes left over after the chunks", len(data))
+	}
+	return hashes, records, recLens, nil
 }

@@ -59,7 +59,7 @@ func (s *session) uploadShards() error {
 			return err
 		}
 		cur, size = empty(), fixed
-		return s.c.uploadShard(s.ctx, b)
+		return s.store.PutShard(s.ctx, b)
 	}
 	for _, sl := range s.slots {
 		if sl.remote || sl.info == nil {
@@ -90,8 +90,8 @@ func (s *session) uploadShards() error {
 	return send()
 }
 
-// uploadShard POSTs one upload-form shard.
-func (c *Client) uploadShard(ctx context.Context, b []byte) error {
+// PutShard POSTs one upload-form shard.
+func (c *Client) PutShard(ctx context.Context, b []byte) error {
 	return c.call(ctx, "upload shard", scopeWrite, nil, func(base string) (*http.Request, error) {
 		return postBytes(ctx, base+"/v1/shards", b)
 	}, func(resp *http.Response) error {

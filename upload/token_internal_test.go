@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/xethash"
 )
 
 // The client refreshes a token that is about to expire, reuses one that is
@@ -60,12 +62,10 @@ func TestTokenRefresh(t *testing.T) {
 	}
 }
 
-func mustHash(t *testing.T, c *Client, data []byte) (h [32]byte) {
-	p := NewPreparer()
-	p.Write(data)
-	res, err := p.Finish()
-	if err != nil {
-		t.Fatal(err)
+func mustHash(t *testing.T, c *Client, data []byte) xethash.Hash {
+	var entries []xethash.Entry
+	for _, ch := range chunking.Split(data) {
+		entries = append(entries, xethash.Entry{Hash: xethash.Chunk(ch), Size: uint64(len(ch))})
 	}
-	return res.FileHash
+	return xethash.File(entries)
 }

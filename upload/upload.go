@@ -48,10 +48,11 @@ type ref struct {
 	index uint32
 }
 
-// session is one UploadFiles call.
+// session is one UploadTo call.
 type session struct {
-	c   *Client
-	ctx context.Context
+	c     *Client
+	store Store
+	ctx   context.Context
 
 	slots []*slot
 	// local maps chunks placed in this session's xorbs to their place.
@@ -96,15 +97,26 @@ type slotTerm struct {
 	unpacked   uint32
 }
 
-// UploadFiles uploads the sources and registers them with one or more
-// shards, returning one Result per source, in order. Chunks already on the
-// hub, or seen earlier in this call or by earlier calls on this Client,
-// are not sent again.
+// UploadFiles uploads the sources to the client's hub and registers them
+// with one or more shards, returning one Result per source, in order.
+// Chunks already on the hub, or seen earlier in this call or by earlier
+// calls on this Client, are not sent again.
 func (c *Client) UploadFiles(ctx context.Context, sources []Source) ([]Result, error) {
+	return c.UploadTo(ctx, c, sources)
+}
+
+// UploadTo is the one upload pipeline (draft §11): it chunks and hashes
+// the sources (on c.Offload if set), deduplicates their chunks (within the
+// session, against c's cache, and through store's dedupe answers), packs
+// the new ones into xorbs that it hands to store.PutXorb as they are
+// sealed, and registers the files and xorbs with store.PutShard. Whatever
+// the store, the same sources and settings give the same xorbs and shards:
+// a Collector sees byte for byte what the CAS would receive.
+func (c *Client) UploadTo(ctx context.Context, store Store, sources []Source) ([]Result, error) {
 	ctx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
 	s := &session{
-		c: c, ctx: ctx, fail: fail, cur: -1,
+		c: c, store: store, ctx: ctx, fail: fail, cur: -1,
 		local:   map[xethash.Hash]ref{},
 		queried: map[xethash.Hash]bool{}, slotOf: map[xethash.Hash]int32{},
 		seen:  map[xethash.Hash]bool{},
@@ -117,7 +129,7 @@ func (c *Client) UploadFiles(ctx context.Context, sources []Source) ([]Result, e
 	}
 	workers := c.Concurrency
 	if workers <= 0 {
-		workers = 4
+		workers = DefaultConcurrency
 	}
 	for range workers {
 		s.wg.Add(1)
@@ -493,11 +505,11 @@ func (s *session) find(h xethash.Hash, first bool) (ref, bool, error) {
 	if loc, ok := known.lookup(h, s.c.clock()); ok {
 		return s.remoteRef(loc), true, nil
 	}
-	if s.c.NoGlobalDedupe || !(first || h.Tail()%1024 == 0) || s.queried[h] {
+	if s.c.NoGlobalDedupe || !(first || shard.DedupEligible(h)) || s.queried[h] {
 		return ref{}, false, nil
 	}
 	s.queried[h] = true
-	sh, err := s.c.queryDedupe(s.ctx, h)
+	sh, err := s.store.Query(s.ctx, h)
 	if err != nil {
 		return ref{}, false, err
 	}
@@ -520,12 +532,12 @@ func (s *session) remoteRef(loc chunkLoc) ref {
 	return ref{i, loc.index}
 }
 
-// queryDedupe asks the global dedupe API about a chunk: nil when the hub
+// Query asks the global dedupe API about a chunk: nil when the hub
 // does not know it (404), is too busy to say (429: dedupe is an
 // optimisation, not worth waiting for) or answers with something that is
 // not a shard, which just means no dedupe. Other failures are errors like
 // any other request's.
-func (c *Client) queryDedupe(ctx context.Context, h xethash.Hash) (*shard.Shard, error) {
+func (c *Client) Query(ctx context.Context, h xethash.Hash) (*shard.Shard, error) {
 	var out *shard.Shard
 	err := c.call(ctx, "dedupe query "+h.String(), scopeWrite, []int{http.StatusNotFound, http.StatusTooManyRequests},
 		func(base string) (*http.Request, error) {
@@ -550,9 +562,10 @@ func (c *Client) queryDedupe(ctx context.Context, h xethash.Hash) (*shard.Shard,
 // full.
 func (s *session) addNew(c chunkIn, f *fileRun) (ref, error) {
 	limit := s.c.XorbSize
-	if limit <= 0 || limit > xorb.MaxSize {
-		limit = xorb.MaxSize
+	if limit <= 0 {
+		limit = DefaultXorbSize
 	}
+	limit = min(limit, xorb.MaxSize)
 	if s.cur < 0 {
 		s.cur = int32(len(s.slots))
 		s.slots = append(s.slots, &slot{})
@@ -608,14 +621,15 @@ func (s *session) seal() error {
 	sl := s.slots[s.cur]
 	sl.hash = built.Hash
 	sl.fileBytes = s.curNew
-	info := &shard.Xorb{Hash: built.Hash, BytesInXorb: uint32(built.UncompressedSize), BytesOnDisk: uint32(len(built.Bytes))}
+	// As in the reference client's upload shards, bytes on disk and chunk
+	// flags are left 0: the hub has the xorb itself and decides which
+	// chunks global dedupe answers for (the reference file's chunk 756 is
+	// eligible by its hash, §10.3.1, and carries no flag in the reference
+	// upload shard).
+	info := &shard.Xorb{Hash: built.Hash, BytesInXorb: uint32(built.UncompressedSize)}
 	info.Chunks = make([]shard.Chunk, len(built.Chunks))
 	for i, c := range built.Chunks {
-		var flags uint32
-		if c.Hash.Tail()%1024 == 0 {
-			flags = shard.ChunkFlagGlobalDedup
-		}
-		info.Chunks[i] = shard.Chunk{Hash: c.Hash, ByteRangeStart: c.UnpackedOffset, UnpackedBytes: c.UncompressedSize, Flags: flags}
+		info.Chunks[i] = shard.Chunk{Hash: c.Hash, ByteRangeStart: c.UnpackedOffset, UnpackedBytes: c.UncompressedSize}
 	}
 	sl.info = info
 	s.slotOf[built.Hash] = s.cur
@@ -652,7 +666,7 @@ func (s *session) uploader() {
 		if s.ctx.Err() != nil {
 			continue // drain
 		}
-		if err := s.c.uploadXorb(s.ctx, x.built); err != nil {
+		if err := s.store.PutXorb(s.ctx, x.built); err != nil {
 			s.fail(err)
 			continue
 		}
@@ -668,8 +682,8 @@ func (s *session) uploader() {
 	}
 }
 
-// uploadXorb POSTs one serialized xorb.
-func (c *Client) uploadXorb(ctx context.Context, b *xorb.Built) error {
+// PutXorb POSTs one serialized xorb.
+func (c *Client) PutXorb(ctx context.Context, b *xorb.Built) error {
 	return c.call(ctx, "upload xorb "+b.Hash.String(), scopeWrite, nil, func(base string) (*http.Request, error) {
 		return postBytes(ctx, base+"/v1/xorbs/default/"+b.Hash.String(), b.Bytes)
 	}, func(resp *http.Response) error {

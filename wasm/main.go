@@ -134,7 +134,7 @@ func main() {
 	exportChunking(api)
 	exportHashes(api)
 	exportFormats(api)
-	exportPrepare(api)
+	exportEncode(api) // encode.go: encodeChunks, the workers' op
 	exportUpload(api) // upload.go: uploadFiles, downloadFile
 	// selfTestPanic(kind) panics on purpose, so the test suite can prove that
 	// a panic comes back as an error and the instance keeps working.

@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"github.com/xetkit/xetkit/internal/sha256x"
 	"github.com/xetkit/xetkit/upload"
 	"github.com/xetkit/xetkit/xethash"
+	"github.com/xetkit/xetkit/xorb"
 )
 
 // Error codes of uploads and downloads, beside those of main.go.
@@ -221,18 +223,11 @@ func clientArg(o js.Value) (*upload.Client, error) {
 	if c.Token, err = optString(o, "token", false); err != nil {
 		return nil, err
 	}
-	// WebAssembly memory only grows: fewer, smaller xorbs in flight than
-	// natively keep the peak of a large upload low.
-	c.Concurrency, c.XorbSize = 3, 8<<20
-	if n, err := optInt(o, "concurrency", 1, 16); err != nil {
+	if c.Concurrency, err = optInt(o, "concurrency", 1, 16); err != nil {
 		return nil, err
-	} else if n > 0 {
-		c.Concurrency = n
 	}
-	if n, err := optInt(o, "xorbSize", 64<<10, 64<<20); err != nil {
+	if err := pipelineOptions(c, o); err != nil {
 		return nil, err
-	} else if n > 0 {
-		c.XorbSize = n
 	}
 	if n, err := optInt(o, "retries", 0, 100); err != nil {
 		return nil, err
@@ -247,6 +242,28 @@ func clientArg(o js.Value) (*upload.Client, error) {
 		c.RetryDelay = time.Duration(n) * time.Millisecond
 	}
 	return c, nil
+}
+
+// pipelineOptions reads the options that decide the bytes an upload makes,
+// {xorbSize, compression}; unset, the pipeline's defaults hold.
+func pipelineOptions(c *upload.Client, o js.Value) error {
+	switch o.Type() {
+	case js.TypeUndefined, js.TypeNull:
+		return nil
+	case js.TypeObject:
+	default:
+		return errorf(codeType, "options must be an object")
+	}
+	var err error
+	if c.XorbSize, err = optInt(o, "xorbSize", 64<<10, 64<<20); err != nil {
+		return err
+	}
+	if v := o.Get("compression"); v.Type() == js.TypeString {
+		if c.Compression, err = xorb.ParseMode(v.String()); err != nil {
+			return errorf(codeValue, "%v", err)
+		}
+	}
+	return nil
 }
 
 // ---- sources ----
@@ -486,6 +503,33 @@ func (d *workerDigest) Sum() (sum [32]byte, err error) {
 	return [32]byte(b), nil
 }
 
+// pipelineHooks connects the pipeline to the hooks xetkit.js passes: the
+// workers (encode, shaNew, shaWrite, shaSum) and onProgress(event).
+func pipelineHooks(ctx context.Context, c *upload.Client, hooks js.Value, cur *reading) {
+	if hooks.Get("encode").Type() == js.TypeFunction {
+		c.Offload = workerOffload(ctx, hooks, cur)
+	}
+	on := hooks.Get("onProgress")
+	if on.Type() != js.TypeFunction {
+		return
+	}
+	c.OnProgress = func(p upload.Progress) {
+		o := jsObject.New()
+		o.Set("index", p.Index)
+		o.Set("name", p.Name)
+		o.Set("size", float64(p.Size))
+		o.Set("read", float64(p.Read))
+		o.Set("hashed", float64(p.Hashed))
+		o.Set("deduped", float64(p.Deduped))
+		o.Set("uploaded", float64(p.Uploaded))
+		o.Set("done", p.Done)
+		// Called from the pipeline's goroutines: a callback that throws
+		// must not take the instance down, nor stop the work.
+		defer func() { _ = recover() }()
+		on.Invoke(o)
+	}
+}
+
 // ---- exports ----
 
 // digestBuf receives the bytes of digestWrite calls.
@@ -554,26 +598,7 @@ func exportUpload(api js.Value) {
 			return nil, err
 		}
 		c.HTTP = &fetchTransport{blobOf: hooks.Get("blobOf")}
-		if hooks.Get("encode").Type() == js.TypeFunction {
-			c.Offload = workerOffload(ctx, hooks, cur)
-		}
-		if on := hooks.Get("onProgress"); on.Type() == js.TypeFunction {
-			c.OnProgress = func(p upload.Progress) {
-				o := jsObject.New()
-				o.Set("index", p.Index)
-				o.Set("name", p.Name)
-				o.Set("size", float64(p.Size))
-				o.Set("read", float64(p.Read))
-				o.Set("hashed", float64(p.Hashed))
-				o.Set("deduped", float64(p.Deduped))
-				o.Set("uploaded", float64(p.Uploaded))
-				o.Set("done", p.Done)
-				// Called from the upload's goroutines: a callback that throws
-				// must not take the instance down, nor stop the upload.
-				defer func() { _ = recover() }()
-				on.Invoke(o)
-			}
-		}
+		pipelineHooks(ctx, c, hooks, cur)
 		return promise(func() (any, error) {
 			defer stop()
 			// The xorbs of this upload are garbage once it returns: let the
@@ -597,6 +622,71 @@ func exportUpload(api js.Value) {
 			}
 			j, err := json.Marshal(out)
 			return string(j), err
+		}), nil
+	})
+
+	// processFile(file, options, hooks) → Promise of [result JSON, packed
+	// chunks, shard bytes]: the upload pipeline with a collector instead of
+	// a hub, so the xorbs and shard are byte for byte what uploadFiles with
+	// the same options sends. file: {name, data: Blob | Uint8Array};
+	// options: {xorbSize, compression}; hooks: {onXorb(xorb) (a returned
+	// promise is awaited), onProgress, signal, encode, shaNew, shaWrite,
+	// shaSum}.
+	export(api, "processFile", func(args []js.Value) (any, error) {
+		c := &upload.Client{}
+		if err := pipelineOptions(c, arg(args, 1)); err != nil {
+			return nil, err
+		}
+		hooks := arg(args, 2)
+		if hooks.Type() != js.TypeObject {
+			return nil, errorf(codeType, "hooks must be an object")
+		}
+		ctx, stop := abortContext(hooks.Get("signal"))
+		cur := &reading{}
+		sources, err := sourcesArg(ctx, arg(args, 0), cur)
+		if err == nil && len(sources) != 1 {
+			err = errorf(codeType, "processFile takes one file")
+		}
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		pipelineHooks(ctx, c, hooks, cur)
+		onXorb := hooks.Get("onXorb")
+		index := 0
+		return promise(func() (any, error) {
+			defer stop()
+			defer runtime.GC()
+			res, err := c.Process(ctx, sources[0], func(b *xorb.Built) error {
+				defer func() { index++ }()
+				if onXorb.Type() != js.TypeFunction {
+					return nil
+				}
+				x := jsObject.New()
+				x.Set("index", index)
+				x.Set("hash", b.Hash.String())
+				x.Set("bytes", toJS(b.Bytes))
+				x.Set("chunks", len(b.Chunks))
+				x.Set("unpackedBytes", float64(b.UncompressedSize))
+				if v := onXorb.Invoke(x); v.Type() == js.TypeObject && v.Get("then").Type() == js.TypeFunction {
+					_, err := await(ctx, v)
+					return err
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			j, err := json.Marshal(res)
+			if err != nil {
+				return nil, err
+			}
+			var packed chunkResult
+			for _, e := range res.Chunks {
+				packed.lens = binary.LittleEndian.AppendUint32(packed.lens, uint32(e.Size))
+				packed.hex = e.Hash.AppendString(packed.hex)
+			}
+			return []any{string(j), packed.value(), toJS(res.Shard)}, nil
 		}), nil
 	})
 

@@ -549,74 +549,29 @@ class Xetkit {
     if (typeof compression !== "string") throw typeError("processFile: compression must be a string");
     const useWorkers = options.workers === undefined ? true : options.workers;
     const pool = useWorkers ? await this.#getPool() : null;
-    const go = this.#go;
     const total = sourceSize(src);
-    const id = call(go, "prepNew", compression, total, pool !== null);
-    let digest;
     let xorbs = 0;
-    let done = 0;
-    const emit = async (sealed) => {
-      for (const x of sealed) {
+    // The upload pipeline itself, with a collector for a hub: the xorbs
+    // and the shard are what upload() with the same options would send.
+    const hooks = {
+      signal: options.signal,
+      onXorb: async (x) => {
         xorbs++;
         if (onXorb) await onXorb(x);
-      }
+      },
+      ...(pool ? workerHooks(pool, compression) : {}),
     };
-    const progress = (bytes) => {
-      done = bytes;
-      if (onProgress) onProgress({ bytesProcessed: done, totalBytes: total, xorbs });
-    };
-    try {
-      if (!pool) {
-        for await (const piece of slices(src, PIECE)) {
-          await emit(call(go, "prepWrite", id, piece));
-          progress(done + piece.length);
-        }
-      } else {
-        // The main instance finds chunk boundaries; worker 0 computes the
-        // SHA-256 (sequential, and the slowest step) while every worker
-        // hashes and compresses chunks; the main instance packs the
-        // records into xorbs in order.
-        const sha = await pool.runOn(0, "digestNew", []);
-        const shaJobs = [];
-        const queue = [];
-        const batcher = new Batcher(BATCH, (n) => pool.buffer(n));
-        const dispatch = (piece, packedLens) => {
-          for (const job of batcher.take(piece, lengthsOf(packedLens))) {
-            const lens = u32Bytes(job.lens);
-            queue.push({ size: job.bytes.length, result: pool.run("encodeChunks", [job.bytes, lens, compression], [job.bytes.buffer], true) });
-          }
-        };
-        const drainOne = async () => {
-          const job = queue.shift();
-          const [hashes, lens, records, recLens] = await job.result;
-          await emit(call(go, "prepAdd", id, hashes, lens, records, recLens));
-          progress(done + job.size);
-        };
-        const owned = isBlob(src);
-        for await (const piece of slices(src, PIECE)) {
-          dispatch(piece, call(go, "prepScan", id, piece));
-          // A slice read from a Blob is ours: move it to the SHA-256 worker.
-          const bytes = owned && piece.byteLength === piece.buffer.byteLength ? piece : piece.slice();
-          shaJobs.push(pool.runOn(0, "digestWrite", [sha, bytes], [bytes.buffer]));
-          while (shaJobs.length > 2) await shaJobs.shift();
-          while (queue.length > 3 * pool.size) await drainOne();
-        }
-        dispatch(new Uint8Array(0), call(go, "prepScanFinish", id));
-        while (queue.length) await drainOne();
-        await Promise.all(shaJobs);
-        digest = await pool.runOn(0, "digestSum", [sha]);
-      }
-      const [json, packedChunks, shard, sealed] = call(go, "prepFinish", id, digest);
-      await emit(sealed);
-      const result = JSON.parse(json);
-      result.chunks = [];
-      appendChunks(result.chunks, packedChunks, 0);
-      result.shard = shard;
-      if (onProgress) onProgress({ bytesProcessed: total, totalBytes: total, xorbs });
-      return result;
-    } finally {
-      try { call(go, "prepFree", id); } catch { /* already closed */ }
-    }
+    if (onProgress) hooks.onProgress = (p) => onProgress({ bytesProcessed: p.hashed, totalBytes: total, xorbs });
+    const opts = { compression, xorbSize: options.xorbSize };
+    const [json, packedChunks, shard] = await held(() => settle(call(this.#go, "processFile", [{ name: "file", data: src }], opts, hooks)));
+    const result = JSON.parse(json);
+    result.xorbs ??= [];
+    result.terms ??= [];
+    result.chunks = [];
+    appendChunks(result.chunks, packedChunks, 0);
+    result.shard = shard;
+    if (onProgress) onProgress({ bytesProcessed: total, totalBytes: total, xorbs });
+    return result;
   }
 
   // ---- upload and download (owner: wasm/upload.go; see the section below the class) ----
@@ -742,15 +697,21 @@ async function uploadFiles(go, pool, files, options) {
       uploaded: p.uploaded, total: p.size, done: p.done,
     });
   }
-  if (pool) {
-    // Chunk hashing and compression on whichever worker is least busy;
-    // the SHA-256 of a file on worker 0, whose jobs run in order.
-    hooks.encode = (bytes, lens) => pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer]);
-    hooks.shaNew = () => pool.runOn(0, "digestNew", []);
-    hooks.shaWrite = (id, bytes) => pool.runOn(0, "digestWrite", [id, bytes], [bytes.buffer]);
-    hooks.shaSum = (id) => pool.runOn(0, "digestSum", [id]);
-  }
+  if (pool) Object.assign(hooks, workerHooks(pool, compression));
+  opts.compression = compression;
   return JSON.parse(await settle(call(go, "uploadFiles", sources, opts, hooks)));
+}
+
+// workerHooks hands the pipeline's per-byte work to the pool: chunk hashing
+// and compression on whichever worker is least busy, a file's SHA-256 on
+// worker 0, whose jobs run in order.
+function workerHooks(pool, compression) {
+  return {
+    encode: (bytes, lens) => pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer]),
+    shaNew: () => pool.runOn(0, "digestNew", []),
+    shaWrite: (id, bytes) => pool.runOn(0, "digestWrite", [id, bytes], [bytes.buffer]),
+    shaSum: (id) => pool.runOn(0, "digestSum", [id]),
+  };
 }
 
 async function downloadFile(go, fileHash, options) {

@@ -113,6 +113,28 @@ const (
 	OnlyByteGrouping4LZ4
 )
 
+// modeNames are the text names of the modes, as the CLI and JavaScript
+// spell them.
+var modeNames = [...]string{Smallest: "auto", OnlyNone: "none", OnlyLZ4: "lz4", OnlyByteGrouping4LZ4: "bg4-lz4"}
+
+// String returns the mode's text name: "auto", "none", "lz4" or "bg4-lz4".
+func (m Mode) String() string {
+	if int(m) < len(modeNames) {
+		return modeNames[m]
+	}
+	return fmt.Sprintf("Mode(%d)", m)
+}
+
+// ParseMode reads a mode's text name (see String).
+func ParseMode(name string) (Mode, error) {
+	for m, n := range modeNames {
+		if n == name {
+			return Mode(m), nil
+		}
+	}
+	return 0, fmt.Errorf("compression %q: want \"auto\", \"lz4\", \"bg4-lz4\" or \"none\"", name)
+}
+
 // ErrChunkSize is returned for a chunk that is empty or larger than
 // MaxChunkSize: it cannot be stored in a xorb.
 var ErrChunkSize = errors.New("xorb: chunk size must be 1 to 131072 bytes")

@@ -47,10 +47,13 @@ test("processFile through the pool equals one instance", async () => {
   const xk = await load({ workers: 2 });
   for (const { bytes } of items) await compare(xk, bytes);
   for (const compression of ["lz4", "bg4-lz4", "none"]) await compare(xk, items[14].bytes, { compression });
-  // More than one xorb, read from a Blob.
+  // More than one xorb, read from a Blob: xorbs of the protocol's 64 MiB,
+  // and of the default size under WebAssembly (8 MiB).
   const big = randomBytes(66 << 20, 12);
-  const res = await compare(xk, new Blob([big]), { compression: "lz4" });
+  const res = await compare(xk, new Blob([big]), { compression: "lz4", xorbSize: 64 << 20 });
   assert.equal(res.xorbs.length, 2);
   assert.equal(res.size, big.length);
+  const small = await compare(xk, new Blob([big.subarray(0, 20 << 20)]));
+  assert.equal(small.xorbs.length, 3);
   xk.close();
 });
