@@ -228,8 +228,6 @@ func (idx *index) addDedupe(chunk, x xethash.Hash) {
 	}
 }
 
-
-
 // xorbMetaOf returns the metadata of a stored xorb with its record
 // boundaries, reading the xorb file when they are not known yet. It returns
 // nil, nil for a xorb that is not stored.
