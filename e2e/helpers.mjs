@@ -122,12 +122,16 @@ export function pageTest(env, fn, size, opts = {}) {
   };
 }
 
-/** Starts the server and the browser for a test file; call stop() in after(). */
-export async function setup() {
-  const server = await startServer();
+/**
+ * Starts the server (with startServer's options) and the browser for a
+ * test file; call stop() in after().
+ */
+export async function setup(options) {
+  const server = await startServer(options);
   const browser = await launchBrowser();
   return {
     url: server.url,
+    data: server.data,
     browser,
     async stop() {
       await browser.close();

@@ -8,20 +8,12 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { startServer, launchBrowser, pageTest } from "./helpers.mjs";
+import { setup, pageTest } from "./helpers.mjs";
 
 const token = "hf_e2e_pipeline";
-const env = {};
-let server;
-before(async () => {
-  server = await startServer({ token });
-  env.url = server.url;
-  env.browser = await launchBrowser();
-});
-after(async () => {
-  await env.browser?.close();
-  await server?.stop();
-});
+const env = {}; // filled before the tests run: pageTest reads it then
+before(async () => { Object.assign(env, await setup({ token })); });
+after(() => env.stop?.());
 
 test("processFile in the page gives byte for byte what upload sends", { timeout: 180_000 }, pageTest(env, async (page) => {
   const got = await page.evaluate(async ({ token }) => {
@@ -56,12 +48,12 @@ test("processFile in the page gives byte for byte what upload sends", { timeout:
     assert.ok(c.xorbs.length >= 1);
     made += c.xorbs.length;
     for (const x of c.xorbs) {
-      const stored = readFileSync(join(server.data, "xorbs", x.hash));
+      const stored = readFileSync(join(env.data, "xorbs", x.hash));
       assert.equal(createHash("sha256").update(stored).digest("hex"), x.sha, `${c.name}: xorb ${x.hash} as the hub received it`);
     }
-    assert.ok(existsSync(join(server.data, "shards", c.shardSha)), `${c.name}: the hub received processFile's shard`);
+    assert.ok(existsSync(join(env.data, "shards", c.shardSha)), `${c.name}: the hub received processFile's shard`);
   }
   assert.ok(got.at(-1).xorbs.length > 1, "the large file spans several xorbs");
-  assert.equal(readdirSync(join(server.data, "xorbs")).length, made, "no xorb was sent that processFile did not make");
-  assert.equal(readdirSync(join(server.data, "shards")).length, got.length);
+  assert.equal(readdirSync(join(env.data, "xorbs")).length, made, "no xorb was sent that processFile did not make");
+  assert.equal(readdirSync(join(env.data, "shards")).length, got.length);
 }, undefined, { allowConsole: /the server responded with a status of 404/ })); // dedupe queries for unknown chunks

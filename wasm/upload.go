@@ -503,6 +503,25 @@ func (d *workerDigest) Sum() (sum [32]byte, err error) {
 	return [32]byte(b), nil
 }
 
+// pipelineCall reads the files and hooks arguments (0 and 2) that both
+// pipeline exports take, returns the sources and a context that the hooks'
+// signal cancels (stop releases it), and connects c to the hooks.
+func pipelineCall(c *upload.Client, args []js.Value) (context.Context, func(), []upload.Source, js.Value, error) {
+	hooks := arg(args, 2)
+	if hooks.Type() != js.TypeObject {
+		return nil, nil, nil, hooks, errorf(codeType, "hooks must be an object")
+	}
+	ctx, stop := abortContext(hooks.Get("signal"))
+	cur := &reading{}
+	sources, err := sourcesArg(ctx, arg(args, 0), cur)
+	if err != nil {
+		stop()
+		return nil, nil, nil, hooks, err
+	}
+	pipelineHooks(ctx, c, hooks, cur)
+	return ctx, stop, sources, hooks, nil
+}
+
 // pipelineHooks connects the pipeline to the hooks xetkit.js passes: the
 // workers (encode, shaNew, shaWrite, shaSum) and onProgress(event).
 func pipelineHooks(ctx context.Context, c *upload.Client, hooks js.Value, cur *reading) {
@@ -586,19 +605,11 @@ func exportUpload(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		hooks := arg(args, 2)
-		if hooks.Type() != js.TypeObject {
-			return nil, errorf(codeType, "hooks must be an object")
-		}
-		ctx, stop := abortContext(hooks.Get("signal"))
-		cur := &reading{}
-		sources, err := sourcesArg(ctx, arg(args, 0), cur)
+		ctx, stop, sources, hooks, err := pipelineCall(c, args)
 		if err != nil {
-			stop()
 			return nil, err
 		}
 		c.HTTP = &fetchTransport{blobOf: hooks.Get("blobOf")}
-		pipelineHooks(ctx, c, hooks, cur)
 		return promise(func() (any, error) {
 			defer stop()
 			// The xorbs of this upload are garbage once it returns: let the
@@ -637,21 +648,14 @@ func exportUpload(api js.Value) {
 		if err := pipelineOptions(c, arg(args, 1)); err != nil {
 			return nil, err
 		}
-		hooks := arg(args, 2)
-		if hooks.Type() != js.TypeObject {
-			return nil, errorf(codeType, "hooks must be an object")
-		}
-		ctx, stop := abortContext(hooks.Get("signal"))
-		cur := &reading{}
-		sources, err := sourcesArg(ctx, arg(args, 0), cur)
-		if err == nil && len(sources) != 1 {
-			err = errorf(codeType, "processFile takes one file")
-		}
+		ctx, stop, sources, hooks, err := pipelineCall(c, args)
 		if err != nil {
-			stop()
 			return nil, err
 		}
-		pipelineHooks(ctx, c, hooks, cur)
+		if len(sources) != 1 {
+			stop()
+			return nil, errorf(codeType, "processFile takes one file")
+		}
 		onXorb := hooks.Get("onXorb")
 		index := 0
 		return promise(func() (any, error) {
