@@ -1,8 +1,10 @@
 package hub
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -32,17 +34,14 @@ func CheckStore(dir string) ([]Problem, error) {
 		return nil, err
 	}
 	problems := idx.problems
-	names, err := st.list(kindXorb)
-	if err != nil {
-		return nil, err
+	names := make([]xethash.Hash, 0, len(idx.xorbs)) // the well-named ones
+	for x := range idx.xorbs {
+		names = append(names, x)
 	}
-	for _, n := range names {
-		want, err := xethash.Parse(n)
-		if err != nil || want.String() != n {
-			continue // reported by rebuildIndex
-		}
-		if msg := checkXorbFile(st, n, want); msg != "" {
-			problems = append(problems, Problem{Path: st.path(kindXorb, n), Err: msg})
+	slices.SortFunc(names, func(a, b xethash.Hash) int { return bytes.Compare(a[:], b[:]) })
+	for _, x := range names {
+		if msg := checkXorbFile(st, x.String(), x); msg != "" {
+			problems = append(problems, Problem{Path: st.path(kindXorb, x.String()), Err: msg})
 		}
 	}
 	return problems, nil

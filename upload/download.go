@@ -265,20 +265,7 @@ func checkRangePlan(p *plan, seq []seqChunk, rng Range) error {
 // footerOf reads the footer of t's xorb through one of its URLs, renewing
 // the URLs once if they have expired.
 func (d *downloader) footerOf(t reconTerm) error {
-	for refreshed := false; ; refreshed = true {
-		e, _, ok := d.source(t)
-		if !ok {
-			return fmt.Errorf("%w: the reconstruction gives no URL for xorb %s chunks [%d, %d)", ErrVerify, t.Hash, t.Range.Start, t.Range.End)
-		}
-		err := d.footer(e, refreshed)
-		if !refreshed && staleURL(err) {
-			if err := d.refresh(); err != nil {
-				return err
-			}
-			continue
-		}
-		return err
-	}
+	return d.renewing(t, func(e *fetchEntry, _ fetchRange, renewed bool) error { return d.footer(e, renewed) })
 }
 
 // reconstruction asks for v2, then v1 when the hub lacks v2.
@@ -477,28 +464,42 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 // signed URL that has expired (403) is replaced by asking for the
 // reconstruction again, once per expiry.
 func (d *downloader) chunksOf(t reconTerm) (*fetched, fetchRange, error) {
-	for refreshed := false; ; refreshed = true {
+	var got *fetched
+	var at fetchRange
+	err := d.renewing(t, func(e *fetchEntry, r fetchRange, renewed bool) error {
+		at = r
+		key := cacheKey{t.Hash, r.chunks.Start}
+		if got = d.cache[key]; got != nil {
+			return nil
+		}
+		if err := d.footer(e, renewed); err != nil {
+			return err
+		}
+		if err := d.fetch(e); err != nil {
+			return err
+		}
+		got = d.cache[key]
+		return nil
+	})
+	return got, at, err
+}
+
+// renewing runs try on the fetch entry that serves term t and, when that
+// fails with a stale URL, once more on the URLs of a renewed
+// reconstruction (renewed is then set).
+func (d *downloader) renewing(t reconTerm, try func(e *fetchEntry, r fetchRange, renewed bool) error) error {
+	for renewed := false; ; renewed = true {
 		e, r, ok := d.source(t)
 		if !ok {
-			return nil, r, fmt.Errorf("the renewed reconstruction gives no URL for xorb %s chunks [%d, %d)", t.Hash, t.Range.Start, t.Range.End)
+			return fmt.Errorf("%w: the reconstruction gives no URL for xorb %s chunks [%d, %d)", ErrVerify, t.Hash, t.Range.Start, t.Range.End)
 		}
-		if got, ok := d.cache[cacheKey{t.Hash, r.chunks.Start}]; ok {
-			return got, r, nil
+		err := try(e, r, renewed)
+		if renewed || !staleURL(err) {
+			return err
 		}
-		err := d.footer(e, refreshed)
-		if err == nil {
-			err = d.fetch(e)
+		if err := d.refresh(); err != nil {
+			return err
 		}
-		if !refreshed && staleURL(err) {
-			if err := d.refresh(); err != nil {
-				return nil, r, err
-			}
-			continue
-		}
-		if err != nil {
-			return nil, r, err
-		}
-		return d.cache[cacheKey{t.Hash, r.chunks.Start}], r, nil
 	}
 }
 
