@@ -65,7 +65,6 @@ func (h *Hub) handleDedupe(w http.ResponseWriter, r *http.Request) {
 	}
 	now := h.now()
 	key, expiry := h.chunkKey(now)
-	keyer := xethash.NewKeyedChunker(key)
 	s := &shard.Shard{
 		Header: shard.Header{AppID: shard.DefaultAppID, Version: shard.HeaderVersion, FooterSize: shard.FooterSize},
 		Footer: &shard.Footer{
@@ -87,12 +86,15 @@ func (h *Hub) handleDedupe(w http.ResponseWriter, r *http.Request) {
 			if shard.DedupEligible(ch.Hash) {
 				flags = shard.ChunkFlagGlobalDedup
 			}
-			sx.Chunks[i] = shard.Chunk{Hash: keyer.Hash(ch.Hash), ByteRangeStart: start, UnpackedBytes: uint32(ch.Size), Flags: flags}
+			sx.Chunks[i] = shard.Chunk{Hash: ch.Hash, ByteRangeStart: start, UnpackedBytes: uint32(ch.Size), Flags: flags}
 			start += uint32(ch.Size)
 		}
 		sx.BytesInXorb = start
 		s.Xorbs = append(s.Xorbs, sx)
 	}
+	// Raw chunk hashes never leave the hub: a client matches its own
+	// chunks by keying them the same way (§10.3.3).
+	s.Xorbs = shard.KeyChunks(s.Xorbs, key)
 	body, err := s.Marshal(shard.WriteOptions{LookupTables: true})
 	if err != nil {
 		h.fail(w, http.StatusInternalServerError, "building the dedupe shard: %v", err)
