@@ -257,8 +257,11 @@ export interface ProcessOptions {
   onXorb?: (x: SealedXorb) => void | Promise<void>;
   /** Chunk record compression (default "auto": the smaller of LZ4 and byte-grouped LZ4). */
   compression?: "auto" | "lz4" | "bg4-lz4" | "none";
+  /** Serialized size at which a xorb is sealed (default 8 MiB under WebAssembly, at most 64 MiB). */
+  xorbSize?: number;
   /** false: do all the work on this thread's instance, without the worker pool. */
   workers?: boolean;
+  signal?: AbortSignal;
 }
 
 export interface ProcessedFile {
@@ -272,7 +275,7 @@ export interface ProcessedFile {
   xorbs: { hash: string; chunks: number; unpackedBytes: number; size: number }[];
   /** The file's reconstruction terms. */
   terms: { xorb: string; chunkStart: number; chunkEnd: number; unpackedBytes: number }[];
-  /** The upload-form shard (no footer) registering the file and its xorbs. */
+  /** The upload-form shard (no footer) registering the file and its xorbs; empty for an empty file, which needs none. */
   shard: OutBytes;
 }
 
@@ -326,7 +329,7 @@ export interface UploadOptions extends HubOptions {
   compression?: "auto" | "lz4" | "bg4-lz4" | "none";
   /** Xorb uploads in flight (default 3). */
   concurrency?: number;
-  /** Serialized size at which a xorb is sealed (default 16 MiB, at most 64 MiB). */
+  /** Serialized size at which a xorb is sealed (default 8 MiB under WebAssembly, at most 64 MiB); the same size gives processFile's bytes. */
   xorbSize?: number;
 }
 
@@ -383,7 +386,10 @@ export interface Xetkit {
   parseXorb(bytes: Bytes, options?: { verify?: boolean }): ParsedXorb;
   /** chunk, with the hashing spread over the worker pool; results are identical. */
   chunkAsync(input: Bytes | Blob): Promise<Chunk[]>;
-  /** The whole local upload preparation of one file, reading it in slices. */
+  /**
+   * The upload pipeline on one file with no hub: the xorbs (to onXorb) and the shard are byte
+   * for byte what upload() with the same options sends to a hub that has none of the file.
+   */
   processFile(input: Bytes | Blob, options?: ProcessOptions): Promise<ProcessedFile>;
   /**
    * Uploads files to a Xet hub: chunks, dedupe (within the upload and
