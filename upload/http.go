@@ -297,3 +297,28 @@ func (r *bytesBody) Bytes() []byte { return r.b }
 
 // Close does nothing: the bytes belong to the caller.
 func (r *bytesBody) Close() error { return nil }
+
+// ErrorCode names the kind of a transfer failure for callers that report
+// codes (the JavaScript API): "ABORT" (the context was cancelled), "AUTH"
+// (401 or 403), "HTTP" (another refusal; status says which), "VERIFY"
+// (data that does not match its hashes), "NOT_FOUND" (a file the hub does
+// not know), "NETWORK" (no answer); "" for anything else.
+func ErrorCode(err error) (code string, status int) {
+	var he *HTTPError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "ABORT", 0
+	case errors.As(err, &he):
+		if he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden {
+			return "AUTH", he.Status
+		}
+		return "HTTP", he.Status
+	case errors.Is(err, ErrVerify):
+		return "VERIFY", 0
+	case errors.Is(err, ErrNotFound):
+		return "NOT_FOUND", http.StatusNotFound
+	case errors.As(err, new(*NetworkError)):
+		return "NETWORK", 0
+	}
+	return "", 0
+}

@@ -7,6 +7,7 @@ import (
 	"syscall/js"
 
 	"github.com/xetkit/xetkit/chunking"
+	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -35,7 +36,7 @@ func (r *chunkResult) add(data []byte, hash bool) {
 
 func (r *chunkResult) value() js.Value {
 	out := js.Global().Get("Array").New(2)
-	out.SetIndex(0, toJS(r.lens))
+	out.SetIndex(0, jsx.Bytes(r.lens))
 	out.SetIndex(1, string(r.hex))
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"syscall/js"
 
+	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/upload"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -80,6 +81,6 @@ func exportEncode(api js.Value) {
 		for i := range encHashes {
 			hashBytes = append(hashBytes, encHashes[i][:]...)
 		}
-		return []any{toJS(hashBytes), toJS(lb), toJS(encRecs), toJS(u32Bytes(encLens))}, nil
+		return []any{jsx.Bytes(hashBytes), jsx.Bytes(lb), jsx.Bytes(encRecs), jsx.Bytes(u32Bytes(encLens))}, nil
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"syscall/js"
 	"time"
 
+	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xorb"
 )
@@ -27,7 +28,7 @@ func exportFormats(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		return toJS(b), nil
+		return jsx.Bytes(b), nil
 	})
 	// parseShard(bytes, upload, validate, packed) → ParsedShard JSON; upload
 	// adds the checks of the upload API (as "xetkit shard parse --upload");
@@ -123,11 +124,11 @@ func packChunkRows(s *shard.Shard) js.Value {
 	xorbStart = binary.LittleEndian.AppendUint32(xorbStart, uint32(row))
 	out := js.Global().Get("Object").New()
 	out.Set("count", n)
-	out.Set("hashes", toJS(hashes))
-	out.Set("byteRangeStart", toJS(starts))
-	out.Set("unpackedBytes", toJS(sizes))
-	out.Set("flags", toJS(flags))
-	out.Set("xorbStart", toJS(xorbStart))
+	out.Set("hashes", jsx.Bytes(hashes))
+	out.Set("byteRangeStart", jsx.Bytes(starts))
+	out.Set("unpackedBytes", jsx.Bytes(sizes))
+	out.Set("flags", jsx.Bytes(flags))
+	out.Set("xorbStart", jsx.Bytes(xorbStart))
 	return out
 }
 

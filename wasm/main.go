@@ -26,11 +26,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"syscall/js"
 
 	"github.com/xetkit/xetkit/formaterr"
+	"github.com/xetkit/xetkit/internal/jsx"
 )
 
 // Error codes seen by JavaScript as XetkitError.code.
@@ -55,14 +55,9 @@ func errorf(code, format string, args ...any) error {
 	return &apiError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-var (
-	jsObject     = js.Global().Get("Object")
-	jsUint8Array = js.Global().Get("Uint8Array")
-)
-
 // errorValue turns err into the object xetkit.js throws.
 func errorValue(err error) js.Value {
-	o := jsObject.New()
+	o := jsx.Object.New()
 	o.Set("xetkitError", true)
 	o.Set("message", err.Error())
 	var ae *apiError
@@ -100,7 +95,7 @@ func export(api js.Value, name string, fn func(args []js.Value) (any, error)) {
 			}
 		}()
 		v, err := fn(args)
-		collectJS()
+		jsx.Collect()
 		if err != nil {
 			return errorValue(err)
 		}
@@ -108,29 +103,12 @@ func export(api js.Value, name string, fn func(args []js.Value) (any, error)) {
 	}))
 }
 
-// Every JavaScript object Go touches (the arguments of a call, the arrays
-// it creates) stays alive on the JavaScript side until Go's garbage
-// collector finalizes the js.Value that refers to it. The Go heap of a
-// streaming call hardly grows, so without help a collection may not come
-// for gigabytes of 8 MiB slices. jsHeld counts the bytes of arrays crossed
-// since the last collection; past jsHeldLimit, one is forced.
-var jsHeld int
-
-const jsHeldLimit = 32 << 20
-
-func collectJS() {
-	if jsHeld >= jsHeldLimit {
-		jsHeld = 0
-		runtime.GC()
-	}
-}
-
 func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "xetkit.wasm: start me from xetkit.js")
 		os.Exit(2)
 	}
-	api := jsObject.New()
+	api := jsx.Object.New()
 	exportChunking(api)
 	exportHashes(api)
 	exportFormats(api)
@@ -163,11 +141,11 @@ func arg(args []js.Value, i int) js.Value {
 // needed) and returns the filled slice.
 func bytesArg(args []js.Value, i int, what string, dst []byte) ([]byte, error) {
 	v := arg(args, i)
-	if v.Type() != js.TypeObject || !v.InstanceOf(jsUint8Array) {
+	if v.Type() != js.TypeObject || !v.InstanceOf(jsx.Uint8Array) {
 		return nil, errorf(codeType, "%s must be a Uint8Array", what)
 	}
 	n := v.Get("length").Int()
-	jsHeld += n
+	jsx.Held(n)
 	if cap(dst) < n {
 		dst = make([]byte, n)
 	}
@@ -199,14 +177,6 @@ func intArg(args []js.Value, i int, what string) (int, error) {
 func boolArg(args []js.Value, i int) bool {
 	v := arg(args, i)
 	return v.Type() == js.TypeBoolean && v.Bool()
-}
-
-// toJS copies b into a new Uint8Array.
-func toJS(b []byte) js.Value {
-	jsHeld += len(b)
-	u := jsUint8Array.New(len(b))
-	js.CopyBytesToJS(u, b)
-	return u
 }
 
 // handles maps the integer ids JavaScript holds to Go state (chunkers,

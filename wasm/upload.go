@@ -12,54 +12,29 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"net/http"
 	"runtime"
 	"runtime/debug"
 	"syscall/js"
 	"time"
 
+	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/internal/sha256x"
 	"github.com/xetkit/xetkit/upload"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
 
-// Error codes of uploads and downloads, beside those of main.go.
-const (
-	codeHTTP     = "HTTP"      // the hub answered with an error; status says which
-	codeAuth     = "AUTH"      // the hub refused the token (401 or 403)
-	codeNotFound = "NOT_FOUND" // the hub does not know the file
-	codeVerify   = "VERIFY"    // downloaded data does not match its hashes
-	codeNetwork  = "NETWORK"   // the request did not get an answer
-	codeAbort    = "ABORT"     // the caller's AbortSignal fired
-)
-
 var (
-	jsPromise  = js.Global().Get("Promise")
-	errAborted = errors.New("aborted")
+	jsPromise = js.Global().Get("Promise")
+	// errAborted is the cause of a context an AbortSignal ended.
+	errAborted = fmt.Errorf("aborted: %w", context.Canceled)
 )
 
 // transferError turns an upload or download failure into the object
-// xetkit.js throws, with the code that says what kind of failure it is
-// and the HTTP status where there is one.
+// xetkit.js throws, with the code upload.ErrorCode gives and the HTTP
+// status where there is one.
 func transferError(err error) js.Value {
-	var he *upload.HTTPError
-	code, status := "", 0
-	switch {
-	case errors.Is(err, errAborted) || errors.Is(err, context.Canceled):
-		code = codeAbort
-	case errors.As(err, &he):
-		code, status = codeHTTP, he.Status
-		if he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden {
-			code = codeAuth
-		}
-	case errors.Is(err, upload.ErrVerify):
-		code = codeVerify
-	case errors.Is(err, upload.ErrNotFound):
-		code, status = codeNotFound, http.StatusNotFound
-	case errors.As(err, new(*fetchError)) || errors.As(err, new(*upload.NetworkError)):
-		code = codeNetwork
-	}
+	code, status := upload.ErrorCode(err)
 	if code == "" {
 		return errorValue(err)
 	}
@@ -95,57 +70,6 @@ func promise(fn func() (any, error)) js.Value {
 	})
 	defer executor.Release()
 	return jsPromise.New(executor)
-}
-
-// jsError is a rejection from a JavaScript promise.
-type jsError struct{ msg string }
-
-func (e *jsError) Error() string { return e.msg }
-
-// await waits for a JavaScript promise (on a goroutine of our own, never
-// a callback's). A rejection becomes a *jsError, or ctx's cause when ctx
-// ends first.
-func await(ctx context.Context, p js.Value) (js.Value, error) {
-	type result struct {
-		v   js.Value
-		err error
-	}
-	ch := make(chan result, 1)
-	ok := js.FuncOf(func(_ js.Value, args []js.Value) any {
-		ch <- result{v: arg(args, 0)}
-		return nil
-	})
-	fail := js.FuncOf(func(_ js.Value, args []js.Value) any {
-		ch <- result{err: &jsError{jsMessage(arg(args, 0))}}
-		return nil
-	})
-	p.Call("then", ok, fail)
-	select {
-	case r := <-ch:
-		ok.Release()
-		fail.Release()
-		return r.v, r.err
-	case <-ctx.Done():
-		// The promise will still settle and call one of them: release
-		// them only then.
-		go func() {
-			<-ch
-			ok.Release()
-			fail.Release()
-		}()
-		return js.Undefined(), context.Cause(ctx)
-	}
-}
-
-// jsMessage describes a thrown JavaScript value.
-func jsMessage(v js.Value) string {
-	if v.Type() == js.TypeObject && v.Get("message").Type() == js.TypeString {
-		return v.Get("message").String()
-	}
-	if v.Type() == js.TypeUndefined {
-		return "rejected"
-	}
-	return js.Global().Call("String", v).String()
 }
 
 // abortContext returns a context that ends when the AbortSignal sig (if
@@ -206,7 +130,7 @@ func clientArg(o js.Value) (*upload.Client, error) {
 	if o.Type() != js.TypeObject {
 		return nil, errorf(codeType, "options must be an object")
 	}
-	c := &upload.Client{HTTP: &fetchTransport{}}
+	c := &upload.Client{}
 	var err error
 	if c.Hub, err = optString(o, "hub", true); err != nil {
 		return nil, err
@@ -308,42 +232,25 @@ func (r *jsReader) Read(p []byte) (int, error) {
 		// No read ahead yet, or one of another size: ask for this slice.
 		r.ahead, r.aEnd = r.slice(r.off, end), end
 	}
-	ab, err := await(r.ctx, r.ahead)
+	ab, err := jsx.Await(r.ctx, r.ahead)
 	r.ahead = js.Undefined()
 	if err != nil {
 		return 0, fmt.Errorf("reading bytes %d to %d: %w", r.off, end, err)
 	}
-	u := jsUint8Array.New(ab)
+	u := jsx.Uint8Array.New(ab)
 	if got := u.Get("length").Int(); got != n {
 		return 0, fmt.Errorf("reading bytes %d to %d: the Blob gave %d bytes (did the file change?)", r.off, end, got)
 	}
 	r.off = end
 	r.last = u
-	collect(n)
+	jsx.Held(n)
+	jsx.Collect()
 	if next := min(r.size, end+int64(n)); next > end {
 		r.ahead, r.aEnd = r.slice(end, next), next
 	}
 	js.CopyBytesToGo(p[:n], u)
 	return n, nil
 }
-
-// collect runs the Go garbage collector after every gcEvery bytes of
-// transfer. Left to its pacer it would run only once the heap doubled,
-// and until then keep both its own garbage (which WebAssembly memory then
-// holds for good) and, through the references Go holds to JavaScript
-// values, the ArrayBuffers of every slice read and every worker answer.
-// With the heap mostly pointer-free byte slices a collection is cheap.
-func collect(n int) {
-	sinceGC += n
-	if sinceGC >= gcEvery {
-		sinceGC = 0
-		runtime.GC()
-	}
-}
-
-const gcEvery = 32 << 20
-
-var sinceGC int
 
 // sourcesArg reads [{name, size, data}] where data is a Blob or a
 // Uint8Array (xetkit.js normalizes what users pass).
@@ -358,7 +265,7 @@ func sourcesArg(ctx context.Context, v js.Value, cur *reading) ([]upload.Source,
 		data := f.Get("data")
 		var blob bool
 		switch {
-		case data.Type() == js.TypeObject && data.InstanceOf(jsUint8Array):
+		case data.Type() == js.TypeObject && data.InstanceOf(jsx.Uint8Array):
 		case data.Type() == js.TypeObject && blobClass.Type() == js.TypeFunction && data.InstanceOf(blobClass):
 			blob = true
 		default:
@@ -397,9 +304,9 @@ func workerOffload(ctx context.Context, hooks js.Value, cur *reading) *upload.Of
 	var recs, raw []byte
 	return &upload.Offload{
 		Encode: func(data []byte, lens []int) func() (*upload.Encoded, error) {
-			p := hooks.Call("encode", toJS(data), toJS(u32Bytes(lens)))
+			p := hooks.Call("encode", jsx.Bytes(data), jsx.Bytes(u32Bytes(lens)))
 			return func() (*upload.Encoded, error) {
-				v, err := await(ctx, p)
+				v, err := jsx.Await(ctx, p)
 				if err != nil {
 					return nil, err
 				}
@@ -423,7 +330,7 @@ func workerOffload(ctx context.Context, hooks js.Value, cur *reading) *upload.Of
 			}
 		},
 		SHA256: func() (upload.Digest, error) {
-			id, err := await(ctx, hooks.Call("shaNew"))
+			id, err := jsx.Await(ctx, hooks.Call("shaNew"))
 			if err != nil {
 				return nil, err
 			}
@@ -434,7 +341,7 @@ func workerOffload(ctx context.Context, hooks js.Value, cur *reading) *upload.Of
 
 // copyInto copies a Uint8Array into dst's storage, grown as needed.
 func copyInto(dst []byte, v js.Value) []byte {
-	if v.Type() != js.TypeObject || !v.InstanceOf(jsUint8Array) {
+	if v.Type() != js.TypeObject || !v.InstanceOf(jsx.Uint8Array) {
 		return dst[:0]
 	}
 	n := v.Get("length").Int()
@@ -448,7 +355,7 @@ func copyInto(dst []byte, v js.Value) []byte {
 
 // bytesOf copies a Uint8Array into Go.
 func bytesOf(v js.Value) []byte {
-	if v.Type() != js.TypeObject || !v.InstanceOf(jsUint8Array) {
+	if v.Type() != js.TypeObject || !v.InstanceOf(jsx.Uint8Array) {
 		return nil
 	}
 	b := make([]byte, v.Get("length").Int())
@@ -473,11 +380,11 @@ func (d *workerDigest) Write(p []byte) error {
 	if r := d.src; r != nil && !r.last.IsUndefined() && r.last.Get("length").Int() == len(p) {
 		u, r.last = r.last, js.Undefined()
 	} else {
-		u = toJS(p)
+		u = jsx.Bytes(p)
 	}
 	d.pending = append(d.pending, d.hooks.Call("shaWrite", d.id, u))
 	for len(d.pending) > 2 {
-		if _, err := await(d.ctx, d.pending[0]); err != nil {
+		if _, err := jsx.Await(d.ctx, d.pending[0]); err != nil {
 			return err
 		}
 		d.pending = d.pending[1:]
@@ -487,12 +394,12 @@ func (d *workerDigest) Write(p []byte) error {
 
 func (d *workerDigest) Sum() (sum [32]byte, err error) {
 	for _, p := range d.pending {
-		if _, err := await(d.ctx, p); err != nil {
+		if _, err := jsx.Await(d.ctx, p); err != nil {
 			return sum, err
 		}
 	}
 	d.pending = nil
-	v, err := await(d.ctx, d.hooks.Call("shaSum", d.id))
+	v, err := jsx.Await(d.ctx, d.hooks.Call("shaSum", d.id))
 	if err != nil {
 		return sum, err
 	}
@@ -533,7 +440,7 @@ func pipelineHooks(ctx context.Context, c *upload.Client, hooks js.Value, cur *r
 		return
 	}
 	c.OnProgress = func(p upload.Progress) {
-		o := jsObject.New()
+		o := jsx.Object.New()
 		o.Set("index", p.Index)
 		o.Set("name", p.Name)
 		o.Set("size", float64(p.Size))
@@ -609,7 +516,7 @@ func exportUpload(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		c.HTTP = &fetchTransport{blobOf: hooks.Get("blobOf")}
+		c.HTTP = &upload.FetchTransport{BlobOf: hooks.Get("blobOf")}
 		return promise(func() (any, error) {
 			defer stop()
 			// The xorbs of this upload are garbage once it returns: let the
@@ -666,14 +573,14 @@ func exportUpload(api js.Value) {
 				if onXorb.Type() != js.TypeFunction {
 					return nil
 				}
-				x := jsObject.New()
+				x := jsx.Object.New()
 				x.Set("index", index)
 				x.Set("hash", b.Hash.String())
-				x.Set("bytes", toJS(b.Bytes))
+				x.Set("bytes", jsx.Bytes(b.Bytes))
 				x.Set("chunks", len(b.Chunks))
 				x.Set("unpackedBytes", float64(b.UncompressedSize))
 				if v := onXorb.Invoke(x); v.Type() == js.TypeObject && v.Get("then").Type() == js.TypeFunction {
-					_, err := await(ctx, v)
+					_, err := jsx.Await(ctx, v)
 					return err
 				}
 				return nil
@@ -690,7 +597,7 @@ func exportUpload(api js.Value) {
 				packed.lens = binary.LittleEndian.AppendUint32(packed.lens, uint32(e.Size))
 				packed.hex = e.Hash.AppendString(packed.hex)
 			}
-			return []any{string(j), packed.value(), toJS(res.Shard)}, nil
+			return []any{string(j), packed.value(), jsx.Bytes(res.Shard)}, nil
 		}), nil
 	})
 
@@ -752,7 +659,7 @@ type jsWriter struct {
 }
 
 func (w *jsWriter) Write(p []byte) (int, error) {
-	w.onData.Invoke(toJS(p))
+	w.onData.Invoke(jsx.Bytes(p))
 	w.n += int64(len(p))
 	if w.onProgress.Type() == js.TypeFunction {
 		w.onProgress.Invoke(float64(w.n))

@@ -1,6 +1,6 @@
 //go:build js && wasm
 
-package main
+package upload
 
 import (
 	"context"
@@ -12,9 +12,11 @@ import (
 	"strconv"
 	"syscall/js"
 	"unsafe"
+
+	"github.com/xetkit/xetkit/internal/jsx"
 )
 
-// fetchTransport is an http.RoundTripper over the fetch API. net/http's
+// FetchTransport is an http.RoundTripper over the fetch API. net/http's
 // own one under GOOS=js reads a request body with io.ReadAll (doubling
 // slices up to twice the body, which WebAssembly memory then keeps), sends
 // it as a Uint8Array and is switched off in Node. This one copies a body of
@@ -22,20 +24,20 @@ import (
 // Blob: Chromium uploads a Uint8Array body at about 25 MB/s to loopback
 // but a Blob at 150 MB/s and more, several at once. It works wherever
 // fetch exists.
-type fetchTransport struct {
-	// blobOf, if set, is a JavaScript function (ptr, len) → Blob of that
+type FetchTransport struct {
+	// BlobOf, if set, is a JavaScript function (ptr, len) → Blob of that
 	// span of this instance's memory: a body of bytes Go holds whole is
 	// then sent without copying it into a JavaScript array first.
-	blobOf js.Value
+	BlobOf js.Value
 }
 
-// fetchError is a request that got no answer (fetch rejected).
-type fetchError struct {
+// FetchError is a request that got no answer (fetch rejected).
+type FetchError struct {
 	url string
 	msg string
 }
 
-func (e *fetchError) Error() string { return fmt.Sprintf("fetch %s: %s", e.url, e.msg) }
+func (e *FetchError) Error() string { return fmt.Sprintf("fetch %s: %s", e.url, e.msg) }
 
 var (
 	jsFetch           = js.Global().Get("fetch")
@@ -47,12 +49,16 @@ var (
 	ignoreRejection = js.FuncOf(func(js.Value, []js.Value) any { return nil })
 )
 
-// Do sends req: fetchTransport is the upload client's upload.Doer itself,
+// defaultHTTP under GOOS=js is fetch: net/http's own transport (and TLS)
+// stays out of the WebAssembly module.
+func defaultHTTP() Doer { return &FetchTransport{} }
+
+// Do sends req: FetchTransport is the upload client's Doer itself,
 // with no http.Client around it (which would link net/http's transport).
-func (t *fetchTransport) Do(req *http.Request) (*http.Response, error) { return t.RoundTrip(req) }
+func (t *FetchTransport) Do(req *http.Request) (*http.Response, error) { return t.RoundTrip(req) }
 
 // RoundTrip sends req with fetch.
-func (t *fetchTransport) RoundTrip(req *http.Request) (resp *http.Response, err error) {
+func (t *FetchTransport) RoundTrip(req *http.Request) (resp *http.Response, err error) {
 	// It runs on the upload's goroutines, where a panic would end the
 	// instance: a JavaScript exception (a header value fetch refuses)
 	// becomes this request's error.
@@ -66,7 +72,7 @@ func (t *fetchTransport) RoundTrip(req *http.Request) (resp *http.Response, err 
 	}
 	ctx := req.Context()
 	ac := jsAbortController.New()
-	opt := jsObject.New()
+	opt := jsx.Object.New()
 	opt.Set("method", req.Method)
 	opt.Set("credentials", "same-origin")
 	opt.Set("signal", ac.Get("signal"))
@@ -88,13 +94,13 @@ func (t *fetchTransport) RoundTrip(req *http.Request) (resp *http.Response, err 
 		}
 	}
 	url := req.URL.String()
-	res, err := await(ctx, jsFetch.Invoke(url, opt))
+	res, err := jsx.Await(ctx, jsFetch.Invoke(url, opt))
 	if err != nil {
 		ac.Call("abort")
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		return nil, &fetchError{url: req.URL.Redacted(), msg: err.Error()}
+		return nil, &FetchError{url: req.URL.Redacted(), msg: err.Error()}
 	}
 	header := http.Header{}
 	it := res.Get("headers").Call("entries")
@@ -131,12 +137,12 @@ func (t *fetchTransport) RoundTrip(req *http.Request) (resp *http.Response, err 
 // body returns the request body as a Blob (or a Uint8Array where there is
 // no Blob). A body that holds its bytes whole (upload.Client's) is read
 // straight out of Go's memory.
-func (t *fetchTransport) body(req *http.Request) (js.Value, error) {
-	if wb, ok := req.Body.(interface{ Bytes() []byte }); ok && t.blobOf.Type() == js.TypeFunction {
+func (t *FetchTransport) body(req *http.Request) (js.Value, error) {
+	if wb, ok := req.Body.(interface{ Bytes() []byte }); ok && t.BlobOf.Type() == js.TypeFunction {
 		if b := wb.Bytes(); len(b) > 0 && int64(len(b)) == req.ContentLength {
 			// The Blob copies the span before Go runs again, so the memory
 			// cannot move or be reused under it.
-			v := t.blobOf.Invoke(uintptr(unsafe.Pointer(unsafe.SliceData(b))), len(b))
+			v := t.BlobOf.Invoke(uintptr(unsafe.Pointer(unsafe.SliceData(b))), len(b))
 			runtime.KeepAlive(b)
 			return v, nil
 		}
@@ -157,9 +163,9 @@ func bodyToJS(req *http.Request) (js.Value, error) {
 		if err != nil || len(b) == 0 {
 			return js.Undefined(), err
 		}
-		return toJS(b), nil
+		return jsx.Bytes(b), nil
 	}
-	out := jsUint8Array.New(float64(n))
+	out := jsx.Uint8Array.New(float64(n))
 	buf := make([]byte, min(n, 1<<20))
 	var off int64
 	for off < n {
@@ -199,7 +205,7 @@ func (b *fetchBody) Read(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err
 	}
-	v, err := await(b.ctx, b.reader.Call("read"))
+	v, err := jsx.Await(b.ctx, b.reader.Call("read"))
 	if err != nil {
 		b.abort.Call("abort")
 		b.err = fmt.Errorf("reading the answer: %w", err)
@@ -211,7 +217,8 @@ func (b *fetchBody) Read(p []byte) (int, error) {
 	}
 	u := v.Get("value")
 	n := u.Get("length").Int()
-	collect(n)
+	jsx.Held(n)
+	jsx.Collect()
 	if n <= len(p) {
 		return js.CopyBytesToGo(p, u), nil
 	}

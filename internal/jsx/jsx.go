@@ -1,0 +1,106 @@
+//go:build js && wasm
+
+// Package jsx is what Go code running under WebAssembly needs to work with
+// JavaScript values: awaiting promises, copying bytes across, and the one
+// rule for when to collect garbage that JavaScript arrays keep alive.
+package jsx
+
+import (
+	"context"
+	"runtime"
+	"syscall/js"
+)
+
+// JavaScript classes used across the module.
+var (
+	Uint8Array = js.Global().Get("Uint8Array")
+	Object     = js.Global().Get("Object")
+)
+
+// Error is a rejection of a JavaScript promise, or a thrown value.
+type Error struct{ Msg string }
+
+func (e *Error) Error() string { return e.Msg }
+
+// Await waits for the promise p to settle: its value, or an *Error with
+// what it was rejected with. When ctx ends first it returns the context's
+// cause; the promise's callbacks are released once it settles.
+func Await(ctx context.Context, p js.Value) (js.Value, error) {
+	type result struct {
+		v   js.Value
+		err error
+	}
+	ch := make(chan result, 1)
+	ok := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		v := js.Undefined()
+		if len(args) > 0 {
+			v = args[0]
+		}
+		ch <- result{v: v}
+		return nil
+	})
+	fail := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		v := js.Undefined()
+		if len(args) > 0 {
+			v = args[0]
+		}
+		ch <- result{err: &Error{Message(v)}}
+		return nil
+	})
+	p.Call("then", ok, fail)
+	select {
+	case r := <-ch:
+		ok.Release()
+		fail.Release()
+		return r.v, r.err
+	case <-ctx.Done():
+		go func() {
+			<-ch
+			ok.Release()
+			fail.Release()
+		}()
+		return js.Undefined(), context.Cause(ctx)
+	}
+}
+
+// Message describes a thrown or rejected JavaScript value.
+func Message(v js.Value) string {
+	if v.Type() == js.TypeObject && v.Get("message").Type() == js.TypeString {
+		return v.Get("message").String()
+	}
+	if v.Type() == js.TypeUndefined {
+		return "rejected"
+	}
+	return js.Global().Call("String", v).String()
+}
+
+// Bytes copies b into a new Uint8Array.
+func Bytes(b []byte) js.Value {
+	Held(len(b))
+	u := Uint8Array.New(len(b))
+	js.CopyBytesToJS(u, b)
+	return u
+}
+
+// Every JavaScript object Go touches (arguments, arrays it creates, fetch
+// answers) stays alive on the JavaScript side until Go's garbage collector
+// finalizes the js.Value that refers to it. A streaming call hardly grows
+// the Go heap, so left to its pacer a collection may not come for
+// gigabytes of slices, which WebAssembly memory would then keep for good.
+// held counts the bytes of arrays that crossed since the last collection;
+// Collect forces one past heldLimit.
+var held int
+
+const heldLimit = 32 << 20
+
+// Held counts n bytes of a JavaScript array that crossed into or out of Go.
+func Held(n int) { held += n }
+
+// Collect runs the garbage collector if enough JavaScript bytes crossed
+// since the last time.
+func Collect() {
+	if held >= heldLimit {
+		held = 0
+		runtime.GC()
+	}
+}
