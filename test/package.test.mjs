@@ -104,17 +104,20 @@ test("(a) Node: the packed module uploads through a hub that fails its first req
   writeFileSync(script, `import { load, XetkitError } from "xetkit";
 ${sampleSource}
 const missing = await load({ wasmURL: new URL("./missing.wasm", import.meta.url) }).then(() => "loaded", (e) => e instanceof XetkitError ? e.code : String(e));
+const before = new Set(Object.getOwnPropertyNames(globalThis));
 const xk = await load();
+const leaked = Object.getOwnPropertyNames(globalThis).filter((k) => !before.has(k));
 const data = sample(300000);
 const hub = ${JSON.stringify(hub)}, repo = "alice/package", token = ${JSON.stringify(token)};
 const [r] = await xk.upload([{ name: "a.bin", data }], { hub, repo, token, retryDelayMs: 200 });
 const back = await xk.download(r.fileHash, { hub, repo, token });
-console.log(JSON.stringify({ missing, fileHash: r.fileHash, roundTrip: back.length === data.length && back.every((b, i) => b === data[i]) }));
+console.log(JSON.stringify({ missing, leaked, fileHash: r.fileHash, roundTrip: back.length === data.length && back.every((b, i) => b === data[i]) }));
 `);
   const out = spawnSync(process.execPath, [script], { cwd: app, encoding: "utf8", timeout: 150_000 });
   assert.equal(out.status, 0, `exit ${out.status}: ${out.stderr}`);
   const r = JSON.parse(out.stdout.trim().split("\n").pop());
   assert.equal(r.missing, "LOAD");
+  assert.deepEqual(r.leaked, [], "load() added globals");
   assert.equal(r.fileHash, execFileSync(bin, ["hash", "-"], { input: sample(300000), encoding: "utf8" }).trim());
   assert.equal(r.roundTrip, true);
 });

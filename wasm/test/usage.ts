@@ -6,6 +6,8 @@ import type { Chunk, ParsedShard, ProcessedFile, SealedXorb, ShardSpec, Xetkit, 
 
 async function main(): Promise<void> {
   const xk: Xetkit = await load({ workers: 2, wasmURL: new URL("../xetkit.wasm", import.meta.url) });
+  const compiled: Xetkit = await load({ wasmModule: await WebAssembly.compile(new Uint8Array(8)), workers: 0 });
+  compiled.close();
   const bytes = new Uint8Array(1000);
   const chunks: Chunk[] = xk.chunk(bytes);
   const first: { offset: number; length: number; hash: string } = chunks[0];
