@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     xk.parseShard(new Uint8Array(3));
   } catch (e) {
     if (e instanceof XetkitError) {
-      const code: "TYPE" | "VALUE" | "RANGE" | "FORMAT" | "STATE" | "INTERNAL" | "HTTP" | "AUTH" | "NOT_FOUND" | "VERIFY" | "NETWORK" | "ABORT" = e.code;
+      const code: "TYPE" | "VALUE" | "RANGE" | "FORMAT" | "STATE" | "INTERNAL" | "LOAD" | "HTTP" | "AUTH" | "NOT_FOUND" | "VERIFY" | "NETWORK" | "ABORT" = e.code;
       const status: number | undefined = e.status;
       const offset: number | undefined = e.offset;
       console.log(code, offset, status, e.message);
