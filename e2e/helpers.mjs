@@ -87,6 +87,24 @@ export async function launchBrowser() {
 export async function openViewer(browser, url, { width = 1280, height = 800 } = {}) {
   const context = await browser.newContext({ viewport: { width, height }, acceptDownloads: true });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: url });
+  // Counts, on the page's thread, the WebAssembly modules compiled and
+  // instantiated and the workers started (tests check that opening things
+  // starts no second module).
+  await context.addInitScript(() => {
+    window.__xk = { compiles: 0, instances: 0, workers: [] };
+    for (const name of ["compile", "compileStreaming"]) {
+      const f = WebAssembly[name];
+      if (f) WebAssembly[name] = function (...a) { window.__xk.compiles++; return f.apply(this, a); };
+    }
+    for (const name of ["instantiate", "instantiateStreaming"]) {
+      const f = WebAssembly[name];
+      if (f) WebAssembly[name] = function (...a) { window.__xk.instances++; return f.apply(this, a); };
+    }
+    const W = window.Worker;
+    window.Worker = class extends W {
+      constructor(url, opts) { super(url, opts); window.__xk.workers.push(String(url)); }
+    };
+  });
   const page = await context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));

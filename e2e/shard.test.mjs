@@ -267,3 +267,15 @@ test("lookup tables, and a dedupe response whose key has not expired", pageTest(
   assert.match(await kvValue(page, "Key expiry"), /^2100-01-01 00:00:00 UTC — valid for \d+ days$/);
   assert.match(await kvValue(page, "Chunk hash key"), /non-zero: chunk hashes in this shard are keyed/);
 }));
+
+// Opening a shard starts no second module: the findings come from the
+// module's worker pool, which got the page's compiled module.
+test("opening a shard starts no second wasm instance", pageTest(env, async (page) => {
+  await openFiles(page, [ref(STORED)]);
+  await page.locator('.sec[data-sec="findings"] .count').waitFor(); // the findings are in
+  const counts = await page.evaluate(() => window.__xk);
+  assert.equal(counts.compiles + counts.instances > 0, true, "the page's own module was counted");
+  assert.ok(counts.compiles <= 1 && counts.instances <= 1, `modules on the page's thread: ${JSON.stringify(counts)}`);
+  const others = counts.workers.filter((u) => !u.endsWith("/wasm/worker.js"));
+  assert.deepEqual(others, [], "workers other than the module's pool");
+}));

@@ -552,7 +552,6 @@ func (d *downloader) footer(e *fetchEntry, renewed bool) error {
 		}
 	}
 	var known []xethash.Entry
-	retries, _, _ := d.c.retryBudget()
 	bad := 0 // footers that did not check out: damaged on the way, perhaps
 	for want := int64(xorb.FooterSize(int(least))); known == nil; {
 		tail, size, status, err := d.suffix(e, want)
@@ -577,7 +576,7 @@ func (d *downloader) footer(e *fetchEntry, renewed bool) error {
 			known, err = footerEntries(f, e.xorb)
 		}
 		if err != nil {
-			if bad++; bad <= retries {
+			if bad++; bad <= damagedRetries {
 				continue
 			}
 			return fmt.Errorf("%w: xorb %s: its footer: %v", ErrVerify, e.xorb, err)
@@ -665,35 +664,46 @@ func (d *downloader) fetch(e *fetchEntry) error {
 	got := make([]*fetched, len(e.ranges))
 	known := d.footers[e.xorb].entries
 	op := "fetch xorb " + e.xorb.String()
-	err := d.c.call(d.ctx, op, noAuth, nil, func(string) (*http.Request, error) {
-		req, err := http.NewRequestWithContext(d.ctx, http.MethodGet, e.url, nil)
-		if err == nil {
-			req.Header.Set("Range", spec.String())
-		}
-		return req, err
-	}, func(resp *http.Response) error {
-		clear(parts)
-		if err := readRanges(resp, e.ranges, parts); err != nil {
+	// Bytes that do not decode or hash right may have been damaged on the
+	// way: they are fetched once more, at once; the same again is damage
+	// at the source, and final.
+	for again := 0; ; again++ {
+		err := d.c.call(d.ctx, op, noAuth, nil, func(string) (*http.Request, error) {
+			req, err := http.NewRequestWithContext(d.ctx, http.MethodGet, e.url, nil)
+			if err == nil {
+				req.Header.Set("Range", spec.String())
+			}
+			return req, err
+		}, func(resp *http.Response) error {
+			clear(parts)
+			return readRanges(resp, e.ranges, parts)
+		})
+		if err != nil {
 			return err
 		}
-		// Bytes that do not decode or hash right may have been damaged on
-		// the way: worth fetching again, within the retry budget.
 		for i, r := range e.ranges {
-			var err error
 			if got[i], err = decodeChecked(parts[i], r, known); err != nil {
-				return transient(fmt.Errorf("%w: xorb %s bytes %d-%d: %v", ErrVerify, e.xorb, r.bytes.Start, r.bytes.End, err))
+				err = fmt.Errorf("%w: xorb %s bytes %d-%d: %v", ErrVerify, e.xorb, r.bytes.Start, r.bytes.End, err)
+				break
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return err
+		if err == nil {
+			break
+		}
+		if again == damagedRetries {
+			return err
+		}
 	}
 	for i, r := range e.ranges {
 		d.cache[cacheKey{e.xorb, r.chunks.Start}] = got[i]
 	}
 	return nil
 }
+
+// damagedRetries is how many times bytes that fail their checks are
+// fetched again: enough for damage in transit, few enough that damage at
+// the source is reported at once.
+const damagedRetries = 1
 
 // decodeChecked decodes the chunk records of one fetched range and hashes
 // each chunk, checking it against the xorb's footer when known.

@@ -383,6 +383,8 @@ export interface Xetkit {
   parseShard(bytes: Bytes, options: { upload?: boolean; validate?: boolean; packedChunks: true }): ParsedShard & { chunkRows: PackedChunkRows };
   /** The findings parseShard would include, alone. */
   validateShard(bytes: Bytes, options?: { upload?: boolean }): ShardFinding[];
+  /** validateShard on the worker pool, off this thread (on it when there is no pool). */
+  validateShardAsync(bytes: Bytes, options?: { upload?: boolean }): Promise<ShardFinding[]>;
   /** Parses a xorb, or whole chunk records without a footer; decompresses and hashes every chunk unless verify is false. */
   parseXorb(bytes: Bytes, options?: { verify?: boolean }): ParsedXorb;
   /** chunk, with the hashing spread over the worker pool; results are identical. */

@@ -507,6 +507,19 @@ class Xetkit {
   }
 
   /**
+   * validateShard on the worker pool, off this thread (here when there is
+   * no pool): a huge shard's findings without blocking a page.
+   */
+  async validateShardAsync(bytes, options = {}) {
+    const { upload } = shardOptions(options, "validateShardAsync");
+    const b = toBytes(bytes, "validateShardAsync: bytes");
+    const pool = await this.#getPool();
+    if (!pool) return this.validateShard(b, options);
+    const copy = b.slice(); // moved to the worker; the caller keeps its bytes
+    return JSON.parse(await pool.run("validateShard", [copy, upload], [copy.buffer]));
+  }
+
+  /**
    * Parses a xorb (or whole chunk records without a footer), decompressing
    * and hashing every chunk unless options.verify is false.
    */

@@ -39,7 +39,7 @@ export async function detect(bytes) {
     // first so a huge shard's first screen is drawn sooner; the findings
     // follow (see shardview.js). The chunk rows come packed (see
     // chunkrows.js): as JSON objects they are most of the parse time.
-    const later = typeof m.validateShard === "function";
+    const later = typeof m.validateShardAsync === "function";
     try {
       const parsed = m.parseShard(bytes, later ? { validate: false, packedChunks: true } : {});
       if (later) parsed.findings = null; // pending: shardview.js fills them in
@@ -61,27 +61,9 @@ export async function detect(bytes) {
 
 const MAX_XORB = 64 << 20;
 
-/** The module's validateShard, run in a worker (on this thread if workers fail). */
+/** The module's validateShard, on its worker pool (no second instance). */
 function validateOffThread(m, bytes) {
-  let w;
-  try {
-    w = new Worker(new URL("./validate-worker.js", import.meta.url), { type: "module" });
-  } catch {
-    return m.validateShard(bytes);
-  }
-  return new Promise((resolve, reject) => {
-    w.onmessage = (e) => {
-      w.terminate();
-      if (e.data.error) reject(Object.assign(new Error(e.data.error.message), { offset: e.data.error.offset }));
-      else resolve(e.data.findings);
-    };
-    w.onerror = (e) => {
-      w.terminate();
-      e.preventDefault();
-      resolve(m.validateShard(bytes)); // the worker could not start: check here instead
-    };
-    w.postMessage({ bytes });
-  });
+  return m.validateShardAsync(bytes);
 }
 
 /** Parses a shard; throws XetkitError (with offset) when it cannot. */

@@ -2,7 +2,7 @@
 // xetkit.d.ts the way an application would, so a declaration that drifts
 // from the API breaks the build.
 import { load, XetkitError } from "../xetkit.js";
-import type { Chunk, ParsedShard, ProcessedFile, SealedXorb, ShardSpec, Xetkit, UploadProgress, UploadResult } from "../xetkit.js";
+import type { Chunk, ParsedShard, ProcessedFile, SealedXorb, ShardFinding, ShardSpec, Xetkit, UploadProgress, UploadResult } from "../xetkit.js";
 
 async function main(): Promise<void> {
   const xk: Xetkit = await load({ workers: 2, wasmURL: new URL("../xetkit.wasm", import.meta.url) });
@@ -34,6 +34,8 @@ async function main(): Promise<void> {
   console.log(shardBlob.size);
   xk.buildShard(JSON.stringify(spec));
   const parsed: ParsedShard = xk.parseShard(shard, { upload: true });
+  const offThread: ShardFinding[] = await xk.validateShardAsync(shard, { upload: true });
+  console.log(offThread.length);
   const verification: string[] | null = parsed.files[0].verification;
   const severity: "error" | "warning" | "info" | undefined = parsed.findings[0]?.severity;
   const footerKey: string | undefined = parsed.footer?.chunkHashKey;
