@@ -909,7 +909,7 @@ async function spawn(module) {
     raw.on("error", (e) => w.fail(e));
   } else {
     workerURL ??= URL.createObjectURL(new Blob([workerSource()], { type: "text/javascript" }));
-    raw = new Worker(workerURL);
+    raw = new Worker(workerURL, { name: "xetkit-pool" });
     w.post = (m, t) => raw.postMessage(m, t);
     w.ref = w.unref = () => {};
     w.terminate = () => raw.terminate();
