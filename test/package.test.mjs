@@ -1,7 +1,8 @@
 // The npm package as a user gets it: "npm pack" (whose prepack builds the
 // wasm), the tarball unpacked into a fresh app's node_modules, then
 // (a) Node imports it and uploads through a hub that fails its first
-// requests; (b) "vite build" with no config, (c) "esbuild --bundle" plus
+// requests; (b) "vite build" with no config (and "vite dev" with the
+// README's wasmURL), (c) "esbuild --bundle" plus
 // the README's one step for the wasm, and the module served as it is (a
 // CDN's view) each give a page on which chunk() and chunkAsync() (the
 // worker pool) run in Chromium with no page error and no new globals, (d)
@@ -158,7 +159,7 @@ function serve(t, mounts) {
   return new Promise((r) => server.listen(0, "127.0.0.1", () => r(`http://127.0.0.1:${server.address().port}`)));
 }
 
-test("(b)(c)(d) Vite, esbuild and the module as published each run chunk and chunkAsync in Chromium, same origin and cross origin", { timeout: 300_000 }, async (t) => {
+test("(b)(c)(d) Vite (build and dev), esbuild and the module as published each run chunk and chunkAsync in Chromium, same origin and cross origin", { timeout: 300_000 }, async (t) => {
   writeFileSync(join(app, "main.js"), pageScript(`import { load } from "xetkit";`));
   // (b) vite build, no config.
   writeFileSync(join(app, "index.html"), `<!doctype html><title>app</title><script type="module" src="/main.js"></script>`);
@@ -192,6 +193,20 @@ test("(b)(c)(d) Vite, esbuild and the module as published each run chunk and chu
     cases.push([`esbuild, ${where}`, page(`esb-${tag}.html`, `<script type="module" src="${origin}/esb/main.js"></script>`)]);
     cases.push([`as published, ${where}`, page(`raw-${tag}.html`, `<script type="module">${pageScript(`import { load } from "${origin}/pkg/wasm/xetkit.js";`)}</script>`)]);
   }
+  // vite dev, with the README's wasmURL from "xetkit/xetkit.wasm?url" (dev
+  // pre-bundles dependencies away from their files).
+  const dev = join(app, "dev");
+  mkdirSync(dev);
+  writeFileSync(join(dev, "index.html"), `<!doctype html><title>dev</title><link rel="icon" href="data:,"><script type="module" src="/main.js"></script>`);
+  writeFileSync(join(dev, "main.js"), pageScript(`import { load as loadFrom } from "xetkit";
+import wasmURL from "xetkit/xetkit.wasm?url";
+const load = (options) => loadFrom({ ...options, wasmURL });`));
+  const { createServer: viteServer } = await import(tool("vite/dist/node/index.js"));
+  const devServer = await viteServer({ root: dev, configFile: false, logLevel: "error", server: { host: "127.0.0.1", port: 0 } });
+  await devServer.listen();
+  t.after(() => devServer.close());
+  cases.push(["vite dev", devServer.resolvedUrls.local[0]]);
+
   const want = execFileSync(bin, ["hash", "-"], { input: sample(SAMPLE_SIZE), encoding: "utf8" }).trim();
 
   const browser = await launchBrowser();

@@ -89,7 +89,11 @@ async function compile(url) {
     }
     return await WebAssembly.compile(bytes ?? await res.arrayBuffer());
   } catch (e) {
-    throw loadError(`load: ${url} is not a usable xetkit.wasm: ${e && e.message ? e.message : e}`, e);
+    // A dev server's fallback page where the wasm should be is the common case.
+    const html = res && (res.headers.get("content-type") || "").startsWith("text/html")
+      ? " (the server answered with an HTML page: pass wasmURL, where your build serves xetkit.wasm)"
+      : "";
+    throw loadError(`load: ${url} is not a usable xetkit.wasm: ${e && e.message ? e.message : e}${html}`, e);
   }
 }
 
