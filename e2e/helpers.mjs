@@ -102,7 +102,8 @@ export async function openViewer(browser, url, { width = 1280, height = 800 } = 
     }
     const W = window.Worker;
     window.Worker = class extends W {
-      constructor(url, opts) { super(url, opts); window.__xk.workers.push(String(url)); }
+      // By name when it has one (the module's pool workers run from a Blob URL, named "xetkit-pool").
+      constructor(url, opts) { super(url, opts); window.__xk.workers.push(opts && opts.name ? opts.name : String(url)); }
     };
   });
   const page = await context.newPage();

@@ -9,6 +9,7 @@ export type XetkitErrorCode =
   | "FORMAT" // bad serialized bytes; offset says where
   | "STATE" // an object used after it was closed
   | "INTERNAL" // a bug, or the WebAssembly instance died
+  | "LOAD" // load() could not fetch, read or compile xetkit.wasm (cause holds the underlying error)
   // upload and download:
   | "HTTP" // the hub answered with an error (status says which), after any retries
   | "AUTH" // the hub refused the token (status 401 or 403)
@@ -410,11 +411,23 @@ export interface Xetkit {
 }
 
 export interface LoadOptions {
-  /** Where xetkit.wasm is (default: beside xetkit.js). */
+  /**
+   * Where xetkit.wasm is (default: beside xetkit.js, which bundlers that
+   * follow `new URL("./xetkit.wasm", import.meta.url)` emit for you). A
+   * relative URL is resolved against the page, as fetch does. The package
+   * exports the file as "xetkit/xetkit.wasm" (e.g. Vite's
+   * `import wasmURL from "xetkit/xetkit.wasm?url"`).
+   */
   wasmURL?: string | URL;
-  /** Worker pool size (default: navigator.hardwareConcurrency or os.availableParallelism()). */
+  /** An already compiled xetkit.wasm, instead of wasmURL. */
+  wasmModule?: WebAssembly.Module;
+  /** Worker pool size (default: navigator.hardwareConcurrency or os.availableParallelism()); 0: no pool. */
   workers?: number;
 }
 
-/** Loads the module; calls with the same options share one instance. */
+/**
+ * Loads the module; calls with the same options share one instance. Rejects
+ * with XetkitError code "LOAD" when the wasm cannot be fetched, read or
+ * compiled.
+ */
 export function load(options?: LoadOptions): Promise<Xetkit>;

@@ -8,7 +8,15 @@
 // This file only moves bytes and results between JavaScript and the Go
 // module (xetkit.wasm) and spreads work over a worker pool; the protocol
 // itself lives in Go. No bundler is needed: it is a plain ES module that
-// finds xetkit.wasm, wasm_exec.js and worker.js beside itself.
+// finds xetkit.wasm beside itself (or where load's wasmURL says), and it
+// goes through bundlers unchanged: the pool's workers are written from
+// function sources (no worker file), the Go runtime runs with a globalThis
+// of its own (nothing leaks onto the page), and what only Node needs comes
+// from "#node", which package.json maps to an empty module elsewhere.
+
+import { defineGo } from "./go-runtime.js";
+import { startGo as runGo } from "./runtime.js";
+import { serveJobs } from "./worker.js";
 
 const MiB = 1 << 20;
 // Bytes handed to Go per call when streaming: large enough that crossing
@@ -44,33 +52,50 @@ function typeError(msg) {
 
 // ---- loading ----
 
-let goClass = null;
-async function goRuntime() {
-  if (!goClass) {
-    // wasm_exec.js is a classic script that defines globalThis.Go; it is also
-    // valid module code, so importing it runs it.
-    await import(new URL("./wasm_exec.js", import.meta.url).href);
-    goClass = globalThis.Go;
-    if (typeof goClass !== "function") throw new XetkitError("wasm_exec.js did not define Go", "INTERNAL");
-  }
-  return goClass;
+// nodeHost is wasm/node.js (file reads, parallelism, worker threads), loaded
+// only in Node.
+let nodeHostPromise = null;
+function nodeHost() {
+  nodeHostPromise ??= import("#node");
+  return nodeHostPromise;
 }
 
+function loadError(message, cause) {
+  const err = new XetkitError(message, "LOAD");
+  if (cause !== undefined) err.cause = cause;
+  return err;
+}
+
+// compile fetches (or reads, for a file: URL in Node) and compiles the wasm.
 async function compile(url) {
-  if (isNode && url.protocol === "file:") {
-    const { readFile } = await import("node:fs/promises");
-    return WebAssembly.compile(await readFile(url));
+  let bytes;
+  let res;
+  try {
+    if (isNode && url.protocol === "file:") {
+      bytes = await (await nodeHost()).readWasm(url);
+    } else {
+      res = await fetch(url);
+    }
+  } catch (e) {
+    throw loadError(`load: cannot read xetkit.wasm at ${url}: ${e && e.message ? e.message : e} (build it with scripts/build-wasm.sh, or pass wasmURL or wasmModule)`, e);
   }
-  const res = await fetch(url);
-  if (!res.ok) throw new XetkitError(`fetching ${url}: HTTP ${res.status}`, "INTERNAL");
-  if (typeof WebAssembly.compileStreaming === "function" &&
-      (res.headers.get("content-type") || "").startsWith("application/wasm")) {
-    return WebAssembly.compileStreaming(res);
+  if (res && !res.ok) {
+    throw loadError(`load: cannot fetch xetkit.wasm at ${url}: HTTP ${res.status} (pass wasmURL: where your build put xetkit.wasm)`);
   }
-  return WebAssembly.compile(await res.arrayBuffer());
+  try {
+    if (res && typeof WebAssembly.compileStreaming === "function" &&
+        (res.headers.get("content-type") || "").startsWith("application/wasm")) {
+      return await WebAssembly.compileStreaming(res);
+    }
+    return await WebAssembly.compile(bytes ?? await res.arrayBuffer());
+  } catch (e) {
+    // A dev server's fallback page where the wasm should be is the common case.
+    const html = res && (res.headers.get("content-type") || "").startsWith("text/html")
+      ? " (the server answered with an HTML page: pass wasmURL, where your build serves xetkit.wasm)"
+      : "";
+    throw loadError(`load: ${url} is not a usable xetkit.wasm: ${e && e.message ? e.message : e}${html}`, e);
+  }
 }
-
-let readySeq = 0;
 
 // Pending calls keep a Node process alive, and nothing else does: the Go
 // runtime's timers are unref'd (unrefGoTimers), so a retry's backoff would
@@ -106,23 +131,13 @@ function unrefGoTimers(go) {
   }
 }
 
-// startGo runs one instance of the compiled module and returns its exported
-// functions and its memory.
+// startGo runs this thread's instance of the compiled module:
+// {api, memory, go}.
 async function startGo(module) {
-  const Go = await goRuntime();
-  const go = new Go();
-  const name = `__xetkitReady${++readySeq}_${Math.random().toString(36).slice(2)}`;
-  let api = null;
-  globalThis[name] = (a) => { api = a; };
   try {
-    go.argv = ["xetkit", name];
-    unrefGoTimers(go);
-    const instance = await WebAssembly.instantiate(module, go.importObject);
-    go.run(instance); // runs main until it blocks, which is after it called back
-    if (!api) throw new XetkitError("xetkit.wasm did not start", "INTERNAL");
-    return { api, memory: instance.exports.mem, go };
-  } finally {
-    delete globalThis[name];
+    return await runGo(module, defineGo, unrefGoTimers);
+  } catch (e) {
+    throw new XetkitError(`load: xetkit.wasm did not start: ${e && e.message ? e.message : e}`, "INTERNAL");
   }
 }
 
@@ -144,41 +159,59 @@ function call(go, name, ...args) {
   return r;
 }
 
+// Instances by wasm URL or module and pool size.
 const loaded = new Map();
 
 /**
  * Loads xetkit.wasm and returns the API. Repeated calls with the same
  * options share one instance.
- * @param {{wasmURL?: string | URL, workers?: number}} [options]
+ * @param {{wasmURL?: string | URL, wasmModule?: WebAssembly.Module, workers?: number}} [options]
  */
 export function load(options = {}) {
   if (options === null || typeof options !== "object") {
     return Promise.reject(typeError("load: options must be an object"));
   }
-  const url = new URL(options.wasmURL ?? "./xetkit.wasm", import.meta.url);
-  const { workers } = options;
+  const { wasmURL, wasmModule, workers } = options;
+  if (wasmModule !== undefined && !(wasmModule instanceof WebAssembly.Module)) {
+    return Promise.reject(typeError(`load: wasmModule must be a WebAssembly.Module, got ${describe(wasmModule)}`));
+  }
+  if (wasmModule !== undefined && wasmURL !== undefined) {
+    return Promise.reject(new XetkitError("load: give wasmURL or wasmModule, not both", "VALUE"));
+  }
+  if (wasmURL !== undefined && typeof wasmURL !== "string" && !(wasmURL instanceof URL)) {
+    return Promise.reject(typeError(`load: wasmURL must be a string or a URL, got ${describe(wasmURL)}`));
+  }
   if (workers !== undefined && (!Number.isInteger(workers) || workers < 0 || workers > 256)) {
     return Promise.reject(new XetkitError("load: workers must be an integer from 0 to 256", "RANGE"));
   }
-  const key = `${url.href}#${workers ?? "default"}`;
-  let p = loaded.get(key);
+  let source;
+  try {
+    // Written out in full so bundlers (Vite, webpack) see the asset and emit
+    // it; a relative wasmURL is resolved like fetch would, against the page.
+    source = wasmModule ?? (wasmURL === undefined
+      ? new URL("./xetkit.wasm", import.meta.url)
+      : new URL(wasmURL, globalThis.location?.href ?? import.meta.url));
+  } catch (e) {
+    return Promise.reject(new XetkitError(`load: wasmURL ${JSON.stringify(String(wasmURL))} is not a URL`, "VALUE"));
+  }
+  let byWorkers = loaded.get(wasmModule ?? source.href);
+  if (!byWorkers) loaded.set(wasmModule ?? source.href, byWorkers = new Map());
+  const key = workers ?? "default";
+  let p = byWorkers.get(key);
   if (!p) {
     p = (async () => {
-      const module = await compile(url);
+      const module = wasmModule ?? await compile(source);
       return new Xetkit(module, await startGo(module), workers ?? await defaultWorkers());
     })();
-    loaded.set(key, p);
-    p.catch(() => loaded.delete(key));
+    byWorkers.set(key, p);
+    p.catch(() => byWorkers.delete(key));
   }
   return p;
 }
 
 // defaultWorkers sizes the pool from the machine's parallelism.
 async function defaultWorkers() {
-  if (isNode) {
-    const os = await import("node:os");
-    return os.availableParallelism ? os.availableParallelism() : os.cpus().length;
-  }
+  if (isNode) return (await nodeHost()).parallelism();
   return (globalThis.navigator && navigator.hardwareConcurrency) || 2;
 }
 
@@ -852,14 +885,26 @@ class Pool {
   }
 }
 
+// workerSource is the script every pool worker runs: serveJobs on the
+// platform's message port, with the Go runtime, all from function sources.
+function workerSource() {
+  const port = isNode
+    ? `const { parentPort } = require("node:worker_threads");
+const port = { post: (m, t) => parentPort.postMessage(m, t), listen: (fn) => parentPort.on("message", fn) };`
+    : `const port = { post: (m, t) => self.postMessage(m, t), listen: (fn) => { self.onmessage = (e) => fn(e.data); } };`;
+  return `"use strict";\n${port}\n(${serveJobs})(port, ${runGo}, ${defineGo});\n`;
+}
+
+// A Blob URL of workerSource, made once: a page's own URL, so workers start
+// whatever origin xetkit.js came from.
+let workerURL = null;
+
 // spawn starts one worker on the compiled module and waits for it to be up.
 async function spawn(module) {
-  const url = new URL("./worker.js", import.meta.url);
   const w = { calls: new Map(), onReply: null };
   let raw;
   if (isNode) {
-    const { Worker } = await import("node:worker_threads");
-    raw = new Worker(url);
+    raw = (await nodeHost()).startWorker(workerSource());
     w.post = (m, t) => raw.postMessage(m, t);
     w.ref = () => raw.ref();
     w.unref = () => raw.unref();
@@ -867,7 +912,8 @@ async function spawn(module) {
     raw.on("message", (m) => w.handle(m));
     raw.on("error", (e) => w.fail(e));
   } else {
-    raw = new Worker(url, { type: "module" });
+    workerURL ??= URL.createObjectURL(new Blob([workerSource()], { type: "text/javascript" }));
+    raw = new Worker(workerURL, { name: "xetkit-pool" });
     w.post = (m, t) => raw.postMessage(m, t);
     w.ref = w.unref = () => {};
     w.terminate = () => raw.terminate();

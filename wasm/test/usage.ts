@@ -6,6 +6,8 @@ import type { Chunk, ParsedShard, ProcessedFile, SealedXorb, ShardFinding, Shard
 
 async function main(): Promise<void> {
   const xk: Xetkit = await load({ workers: 2, wasmURL: new URL("../xetkit.wasm", import.meta.url) });
+  const compiled: Xetkit = await load({ wasmModule: await WebAssembly.compile(new Uint8Array(8)), workers: 0 });
+  compiled.close();
   const bytes = new Uint8Array(1000);
   const chunks: Chunk[] = xk.chunk(bytes);
   const first: { offset: number; length: number; hash: string } = chunks[0];
@@ -68,7 +70,7 @@ async function main(): Promise<void> {
     xk.parseShard(new Uint8Array(3));
   } catch (e) {
     if (e instanceof XetkitError) {
-      const code: "TYPE" | "VALUE" | "RANGE" | "FORMAT" | "STATE" | "INTERNAL" | "HTTP" | "AUTH" | "NOT_FOUND" | "VERIFY" | "NETWORK" | "ABORT" = e.code;
+      const code: "TYPE" | "VALUE" | "RANGE" | "FORMAT" | "STATE" | "INTERNAL" | "LOAD" | "HTTP" | "AUTH" | "NOT_FOUND" | "VERIFY" | "NETWORK" | "ABORT" = e.code;
       const status: number | undefined = e.status;
       const offset: number | undefined = e.offset;
       console.log(code, offset, status, e.message);

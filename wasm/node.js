@@ -1,0 +1,26 @@
+// What xetkit.js needs from Node and nothing else does: reading the wasm
+// from a file, the machine's parallelism, and worker threads. xetkit.js
+// imports it as "#node" only when it runs in Node; package.json maps "#node"
+// to no-node.js for every other platform, so no "node:" import reaches a
+// browser bundle.
+import { readFile } from "node:fs/promises";
+import os from "node:os";
+import { Worker } from "node:worker_threads";
+
+/** The bytes of a file: URL. */
+export function readWasm(url) {
+  return readFile(url);
+}
+
+/** How many pool workers to start by default. */
+export function parallelism() {
+  return os.availableParallelism ? os.availableParallelism() : os.cpus().length;
+}
+
+/**
+ * A worker thread running source, a script that reaches its port through
+ * require("node:worker_threads").parentPort.
+ */
+export function startWorker(source) {
+  return new Worker(source, { eval: true });
+}

@@ -1,0 +1,41 @@
+// Running the Go runtime, shared by xetkit.js and its pool workers. The
+// pool writes the source of its workers from these functions
+// (Function.prototype.toString, so it survives any bundler), which is why
+// they are self-contained: they use nothing but their arguments and the
+// platform's standard globals.
+
+/**
+ * startGo runs one instance of a compiled xetkit.wasm and resolves to
+ * {api, memory, go}: the functions main() exported, the instance's memory
+ * and the Go object. defineGo is go-runtime.js's; tune(go), if given, may
+ * adjust go.importObject before the instance starts.
+ *
+ * wasm_exec.js and Go's js.Global() see a globalThis of this instance's own:
+ * reads fall through to the real one, writes (wasm_exec's fs, process, path
+ * and Go, and the start callback) stay on it. Nothing leaks onto the page.
+ */
+export async function startGo(module, defineGo, tune) {
+  const own = Object.create(null);
+  const scope = new Proxy(Object.create(null), {
+    get: (_, key) => (key in own ? own[key] : globalThis[key]),
+    set: (_, key, value) => {
+      own[key] = value;
+      return true;
+    },
+    has: (_, key) => key in own || key in globalThis,
+    deleteProperty: (_, key) => delete own[key],
+  });
+  const Go = defineGo(scope);
+  const go = new Go();
+  let api = null;
+  own.xetkitReady = (a) => {
+    api = a;
+  };
+  go.argv = ["xetkit", "xetkitReady"];
+  if (tune) tune(go);
+  const instance = await WebAssembly.instantiate(module, go.importObject);
+  go.run(instance); // runs main until it blocks, which is after it called back
+  delete own.xetkitReady;
+  if (!api) throw new Error("xetkit.wasm did not start");
+  return { api, memory: instance.exports.mem, go };
+}
