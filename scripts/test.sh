@@ -19,7 +19,10 @@ command -v node >/dev/null || die "Node.js is not installed"
 
 step "npm packages (npm ci from package-lock.json)"
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --no-audit --no-fund --loglevel=error
+  # npm ci insists on a lock entry for every platform's build of an optional
+  # package, and the registry here lacks some of rollup's (a Vite
+  # dependency): then the same lock is installed with npm install.
+  npm ci --no-audit --no-fund --loglevel=error 2>/dev/null || npm install --no-audit --no-fund --no-save --loglevel=error
 fi
 
 if [ -z "${SKIP_E2E:-}" ]; then
