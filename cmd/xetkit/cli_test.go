@@ -140,9 +140,6 @@ func TestUploadJSONAndQuiet(t *testing.T) {
 
 // Ctrl-C during a transfer ends the command with status 130.
 func TestInterruptExits130(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the command")
-	}
 	bin := filepath.Join(t.TempDir(), "xetkit")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
