@@ -89,7 +89,7 @@ test("xk.upload and xk.download: results, ranges, progress and error codes", { t
   assert.equal(r.last.deduped + r.last.uploaded, 3 << 20);
 
   const e = r.errors;
-  for (const [k, v] of Object.entries(e)) assert.equal(v?.name, "XetkitError", `${k}: ${JSON.stringify(v)}`);
+  for (const [k, v] of Object.entries(e)) assert.equal(v?.name, k === "abort" ? "AbortError" : "XetkitError", `${k}: ${JSON.stringify(v)}`);
   assert.deepEqual([e.auth.code, e.auth.status], ["AUTH", 401]);
   assert.match(e.auth.message, /token/);
   assert.deepEqual([e.missing.code, e.missing.status], ["NOT_FOUND", 404]);

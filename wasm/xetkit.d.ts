@@ -21,7 +21,8 @@ export type XetkitErrorCode =
 /** The error every xetkit function throws; the module keeps working after it. */
 export class XetkitError extends Error {
   constructor(message: string, code: XetkitErrorCode, offset?: number);
-  readonly name: "XetkitError";
+  /** "AbortError" for code "ABORT" (an AbortSignal fired; its reason is the cause), else "XetkitError". */
+  readonly name: "XetkitError" | "AbortError";
   readonly code: XetkitErrorCode;
   /** For "FORMAT": the byte offset from the start of the input where the problem was found. */
   readonly offset?: number;
@@ -388,7 +389,7 @@ export interface Xetkit {
   /** Parses a xorb, or whole chunk records without a footer; decompresses and hashes every chunk unless verify is false. */
   parseXorb(bytes: Bytes, options?: { verify?: boolean }): ParsedXorb;
   /** chunk, with the hashing spread over the worker pool; results are identical. */
-  chunkAsync(input: Bytes | Blob): Promise<Chunk[]>;
+  chunkAsync(input: Bytes | Blob, options?: { signal?: AbortSignal }): Promise<Chunk[]>;
   /**
    * The upload pipeline on one file with no hub: the xorbs (to onXorb) and the shard are byte
    * for byte what upload() with the same options sends to a hub that has none of the file.

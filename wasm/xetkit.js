@@ -40,9 +40,25 @@ const isNode =
 export class XetkitError extends Error {
   constructor(message, code, offset) {
     super(message);
-    this.name = "XetkitError";
+    // An abort is named as the platform names one (fetch, streams).
+    this.name = code === "ABORT" ? "AbortError" : "XetkitError";
     this.code = code;
     if (offset !== undefined && offset !== null) this.offset = offset;
+  }
+}
+
+// aborted is what a call whose AbortSignal fired rejects with: name
+// "AbortError", code "ABORT", and the signal's reason as its cause.
+function aborted(signal) {
+  const reason = signal?.reason;
+  const e = new XetkitError(`aborted${reason?.message ? `: ${reason.message}` : ""}`, "ABORT");
+  e.cause = reason;
+  return e;
+}
+
+function checkSignal(signal, what) {
+  if (signal !== undefined && !(typeof AbortSignal !== "undefined" && signal instanceof AbortSignal)) {
+    throw typeError(`${what}: options.signal must be an AbortSignal`);
   }
 }
 
@@ -103,10 +119,14 @@ async function compile(url) {
 // timer stands while any call is pending.
 let pendingCalls = 0;
 let keepAlive = null;
-async function held(run) {
+async function held(run, signal) {
+  if (signal?.aborted) throw aborted(signal);
   if (isNode && pendingCalls++ === 0) keepAlive = setInterval(() => {}, 1 << 30);
   try {
     return await run();
+  } catch (e) {
+    if (e?.code === "ABORT" && signal) throw aborted(signal);
+    throw e;
   } finally {
     if (isNode && --pendingCalls === 0) {
       clearInterval(keepAlive);
@@ -535,13 +555,24 @@ class Xetkit {
   }
 
   /** Like chunk, with chunk hashing spread over the worker pool. Accepts a Blob too. */
-  async chunkAsync(input) {
+  async chunkAsync(input, options = {}) {
     const src = sourceOf(input, "chunkAsync: input");
+    if (options === null || typeof options !== "object") throw typeError("chunkAsync: options must be an object");
+    const { signal } = options;
+    checkSignal(signal, "chunkAsync");
+    return held(() => this.#chunkAsync(src, signal), signal);
+  }
+
+  async #chunkAsync(src, signal) {
+    const stop = () => { if (signal?.aborted) throw aborted(signal); };
     const pool = await this.#getPool();
     if (!pool) {
       const c = new Chunker(this.#go);
       const out = [];
-      for await (const piece of slices(src, SLICE)) for (const x of c.push(piece)) out.push(x);
+      for await (const piece of slices(src, SLICE)) {
+        stop();
+        for (const x of c.push(piece)) out.push(x);
+      }
       for (const x of c.finish()) out.push(x);
       return out;
     }
@@ -557,6 +588,7 @@ class Xetkit {
     };
     try {
       for await (const whole of slices(src, SLICE)) {
+        stop();
         for (let off = 0; off < whole.length; off += PIECE) {
           const piece = whole.subarray(off, off + PIECE);
           dispatch(piece, call(go, "chunkerPush", id, piece, false)[0]);
@@ -572,6 +604,7 @@ class Xetkit {
     const out = [];
     let offset = 0;
     for (const job of jobs) {
+      stop();
       const hex = await job.hex;
       for (let i = 0; i < job.lens.length; i++) {
         out.push({ offset, length: job.lens[i], hash: hex.slice(64 * i, 64 * i + 64) });
@@ -609,7 +642,8 @@ class Xetkit {
     };
     if (onProgress) hooks.onProgress = (p) => onProgress({ bytesProcessed: p.hashed, totalBytes: total, xorbs });
     const opts = { compression, xorbSize: options.xorbSize };
-    const [json, packedChunks, shard] = await held(() => settle(call(this.#go, "processFile", [{ name: "file", data: src }], opts, hooks)));
+    checkSignal(options.signal, "processFile");
+    const [json, packedChunks, shard] = await held(() => settle(call(this.#go, "processFile", [{ name: "file", data: src }], opts, hooks)), options.signal);
     const result = JSON.parse(json);
     result.xorbs ??= [];
     result.terms ??= [];
@@ -628,12 +662,12 @@ class Xetkit {
    * SHA-256 run on the worker pool.
    */
   async upload(files, options = {}) {
-    return held(async () => uploadFiles(this.#go, await this.#getPool(), files, options));
+    return held(async () => uploadFiles(this.#go, await this.#getPool(), files, options), options?.signal);
   }
 
   /** Downloads a file by its file hash, verified: a Uint8Array (or a Blob with as: "blob"). */
   async download(fileHash, options = {}) {
-    return held(() => downloadFile(this.#go, fileHash, options));
+    return held(() => downloadFile(this.#go, fileHash, options), options?.signal);
   }
 
   // ---- end of upload and download ----

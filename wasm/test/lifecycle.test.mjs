@@ -49,3 +49,28 @@ console.log("done");
   assert.equal(r.code, 0, `the script did not end by itself (exit ${r.code}); stderr: ${r.stderr}`);
   assert.match(r.stdout, /^done$/m);
 });
+
+// Every async call takes a signal: an abort rejects with name "AbortError"
+// and the signal's reason as its cause, and the module goes on working.
+test("aborting chunkAsync, processFile and upload rejects with AbortError", { timeout: 60_000 }, async (t) => {
+  const { load } = await import(moduleURL);
+  const xk = await load({ workers: 2 });
+  t.after(() => xk.close());
+  const big = new Blob([new Uint8Array(64 << 20).fill(3)]);
+  const reason = new Error("the user went away");
+  const isAbort = (e) => e.name === "AbortError" && e.code === "ABORT" && e.cause === reason;
+  for (const [what, run] of [
+    ["chunkAsync", (signal) => xk.chunkAsync(big, { signal })],
+    ["processFile", (signal) => xk.processFile(big, { signal })],
+    ["upload", (signal) => xk.upload([big], { hub: "http://127.0.0.1:9", repo: "a/b", signal })],
+  ]) {
+    const done = new AbortController();
+    done.abort(reason);
+    await assert.rejects(run(done.signal), isAbort, `${what}, already aborted`);
+    const later = new AbortController();
+    const p = run(later.signal);
+    setTimeout(() => later.abort(reason), 20);
+    await assert.rejects(p, isAbort, `${what}, aborted while running`);
+  }
+  assert.equal((await xk.chunkAsync(new Uint8Array(1000))).length, 1, "the module keeps working");
+});

@@ -50,7 +50,7 @@ async function main(): Promise<void> {
   const xh: string | null = px.hash;
   const sizes: number[] = px.chunks.map((ch) => ch.uncompressedSize);
 
-  const async1: Chunk[] = await xk.chunkAsync(new Blob([bytes]));
+  const async1: Chunk[] = await xk.chunkAsync(new Blob([bytes]), { signal: new AbortController().signal });
   const sealed: SealedXorb[] = [];
   const res: ProcessedFile = await xk.processFile(new Blob([bytes]), {
     onProgress: (p) => console.log(p.bytesProcessed / p.totalBytes, p.xorbs),
