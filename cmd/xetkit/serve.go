@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,7 +14,9 @@ import (
 	"os/signal"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -211,8 +215,69 @@ func staticFiles(dir, prefix string) http.Handler {
 		// The files change under development; let the browser revalidate.
 		w.Header().Set("Cache-Control", "no-cache")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if serveGzipped(w, r, filepath.Join(dir, filepath.FromSlash(name)), st) {
+			return
+		}
 		fsrv.ServeHTTP(w, r)
 	}))
+}
+
+// compressible are the kinds of file worth sending gzipped: the module
+// (7 MB of wasm is about 2 MB gzipped), scripts and the page.
+var compressible = map[string]bool{".wasm": true, ".js": true, ".mjs": true, ".html": true, ".css": true, ".json": true, ".ts": true}
+
+// gzipCache holds each file's gzipped bytes, made once per version of the
+// file (its modification time and size).
+var gzipCache sync.Map // path → *gzipped
+
+type gzipped struct {
+	mod  time.Time
+	size int64
+	body []byte
+}
+
+// serveGzipped answers with the gzipped file when the client accepts
+// gzip, the file is worth compressing and no byte range is asked for; it
+// reports whether it answered.
+func serveGzipped(w http.ResponseWriter, r *http.Request, file string, st os.FileInfo) bool {
+	if !compressible[path.Ext(file)] || r.Header.Get("Range") != "" || !acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		return false
+	}
+	g, _ := gzipCache.Load(file)
+	z, _ := g.(*gzipped)
+	if z == nil || !z.mod.Equal(st.ModTime()) || z.size != st.Size() {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return false
+		}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+		zw.Write(raw)
+		zw.Close()
+		z = &gzipped{mod: st.ModTime(), size: st.Size(), body: buf.Bytes()}
+		gzipCache.Store(file, z)
+	}
+	w.Header().Set("Content-Encoding", "gzip")
+	w.Header().Add("Vary", "Accept-Encoding")
+	http.ServeContent(w, r, "", z.mod, bytes.NewReader(z.body))
+	return true
+}
+
+// acceptsGzip reports whether an Accept-Encoding value allows gzip.
+func acceptsGzip(ae string) bool {
+	for _, part := range strings.Split(ae, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			continue
+		}
+		q, found := strings.CutPrefix(strings.TrimSpace(params), "q=")
+		if !found {
+			return true
+		}
+		v, err := strconv.ParseFloat(q, 64)
+		return err == nil && v > 0
+	}
+	return false
 }
 
 // findRoot picks the folder that holds web/index.html and checks that the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -282,5 +283,47 @@ func TestStoreCheck(t *testing.T) {
 	status, out, errOut := runCLI(t, nil, "store", "check", "--json", dir)
 	if status != 1 || !strings.Contains(out, "junk") || !strings.Contains(errOut, "1 problem") {
 		t.Fatalf("a stray shard: %d %q %q", status, out, errOut)
+	}
+}
+
+// serve sends the page and the module gzipped to a client that accepts
+// it, and as they are to one that does not (or asks for a byte range).
+func TestServeCompresses(t *testing.T) {
+	root := fakeRoot(t, true)
+	big := bytes.Repeat([]byte("export const chunk = 'xetkit';\n"), 4000)
+	if err := os.WriteFile(filepath.Join(root, "wasm", "xetkit.js"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base, _, stop := startServe(t, serveOptions{addr: "127.0.0.1:0", root: root, data: t.TempDir()})
+	defer stop()
+	get := func(path string, hdr ...string) (*http.Response, []byte) {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req) // no transparent decompression
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	resp, body := get("wasm/xetkit.js", "Accept-Encoding", "gzip, br")
+	if resp.Header.Get("Content-Encoding") != "gzip" || len(body) >= len(big)/4 {
+		t.Fatalf("gzip asked for: encoding %q, %d bytes of %d", resp.Header.Get("Content-Encoding"), len(body), len(big))
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain, _ := io.ReadAll(zr); !bytes.Equal(plain, big) || resp.Header.Get("Content-Type") != "text/javascript; charset=utf-8" {
+		t.Fatalf("gzipped body is not the file (%q)", resp.Header.Get("Content-Type"))
+	}
+	for _, hdr := range [][]string{{}, {"Accept-Encoding", "gzip;q=0"}, {"Accept-Encoding", "gzip", "Range", "bytes=0-9"}} {
+		resp, body := get("wasm/xetkit.js", hdr...)
+		if resp.Header.Get("Content-Encoding") != "" || !bytes.HasPrefix(big, body) || len(body) == 0 {
+			t.Errorf("%v: encoding %q, %d bytes", hdr, resp.Header.Get("Content-Encoding"), len(body))
+		}
 	}
 }
