@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -257,4 +258,29 @@ func TestDamagedStoreStillStarts(t *testing.T) {
 	if len(problems) != 3 {
 		t.Errorf("CheckStore found %d problems, want 3: %s", len(problems), text)
 	}
+}
+
+// A real full disk: a store on a 256 KiB tmpfs refuses a larger xorb with
+// 507 and keeps no partial object, neither under its name nor in tmp/.
+func TestFullFilesystemIs507(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", dir).CombinedOutput(); err != nil {
+		if os.Geteuid() != 0 {
+			t.Skipf("mounting a small filesystem needs root (TestFullDiskIs507 covers the same path with a failing write): %s", out)
+		}
+		t.Fatalf("mount tmpfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	th := newHub(t, hub.Config{Dir: dir})
+	tok := th.token("write")
+	f := makeFile(t, 51, 600<<10)
+	status, body, _ := th.do("POST", "/v1/xorbs/default/"+f.xorb.Hash.String(), tok, f.xorb.Bytes)
+	wantStatus(t, "xorb upload onto a full filesystem", status, body, http.StatusInsufficientStorage, "no space")
+	for _, sub := range []string{"xorbs", "tmp"} {
+		if left, _ := os.ReadDir(filepath.Join(dir, sub)); len(left) != 0 {
+			t.Errorf("%s/ holds %d files after the failed write", sub, len(left))
+		}
+	}
+	small := makeFile(t, 52, 20<<10)
+	th.putXorb(tok, small) // what fits is still stored
 }
