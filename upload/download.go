@@ -150,7 +150,7 @@ func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, w io.Writ
 	if seg <= 0 {
 		seg = DefaultSegmentSize
 	}
-	footers := map[xethash.Hash]*footerHashes{}
+	footers := map[xethash.Hash][]xethash.Entry{}
 	var entries []xethash.Entry
 	var pos int64
 	for {
@@ -184,7 +184,7 @@ func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, w io.Writ
 
 func (c *Client) newDownloader(ctx context.Context, file xethash.Hash, rng *Range, p *plan) *downloader {
 	return &downloader{c: c, ctx: ctx, file: file, rng: rng, plan: p,
-		cache: map[cacheKey]*fetched{}, uses: map[cacheKey]int{}, footers: map[xethash.Hash]*footerHashes{}}
+		cache: map[cacheKey]*fetched{}, uses: map[cacheKey]int{}, footers: map[xethash.Hash][]xethash.Entry{}}
 }
 
 // seqChunk is one chunk of a file, in order: where it is stored and its size.
@@ -204,7 +204,7 @@ func (d *downloader) chunkSequence() ([]seqChunk, error) {
 		if err := d.footerOf(t); err != nil {
 			return nil, err
 		}
-		known := d.footers[t.Hash].entries
+		known := d.footers[t.Hash]
 		if known == nil {
 			return nil, fmt.Errorf("%w: the server does not serve xorb %s's footer, so a range cannot be checked", ErrVerify, t.Hash)
 		}
@@ -354,9 +354,10 @@ type downloader struct {
 	plan  *plan
 	cache map[cacheKey]*fetched // decoded chunks of fetched ranges
 	uses  map[cacheKey]int      // terms still to read each range
-	// footers holds each xorb's chunk hashes, read from its footer before
-	// any of its records: every chunk is checked before it is written.
-	footers map[xethash.Hash]*footerHashes
+	// footers holds each xorb's chunks (hash and size), read from its
+	// footer before any of its records, so every chunk is checked before
+	// it is written; a nil entry: the server would not serve the footer.
+	footers map[xethash.Hash][]xethash.Entry
 	// strict: a footer the server will not serve is an error (a range
 	// asked for cannot be checked otherwise); else the file hash at the
 	// end is the check.
@@ -372,10 +373,6 @@ type fetched struct {
 	chunks [][]byte
 	hashes []xethash.Hash
 }
-
-// footerHashes are a xorb's chunks (hash and size) from its footer; nil
-// when the server would not serve the footer.
-type footerHashes struct{ entries []xethash.Entry }
 
 // source finds the fetch entry and range that cover a term.
 func (d *downloader) source(t reconTerm) (*fetchEntry, fetchRange, bool) {
@@ -585,7 +582,7 @@ func (d *downloader) footer(e *fetchEntry, renewed bool) error {
 	if known == nil && d.strict {
 		return fmt.Errorf("%w: the server does not serve xorb %s's footer, so a range of it cannot be checked", ErrVerify, e.xorb)
 	}
-	d.footers[e.xorb] = &footerHashes{known}
+	d.footers[e.xorb] = known
 	return nil
 }
 
@@ -662,7 +659,7 @@ func (d *downloader) fetch(e *fetchEntry) error {
 	}
 	parts := make([][]byte, len(e.ranges))
 	got := make([]*fetched, len(e.ranges))
-	known := d.footers[e.xorb].entries
+	known := d.footers[e.xorb]
 	op := "fetch xorb " + e.xorb.String()
 	// Bytes that do not decode or hash right may have been damaged on the
 	// way: they are fetched once more, at once; the same again is damage
