@@ -8,3 +8,6 @@ func FailWrites(h *Hub, err error) {
 		h.store.beforeWrite = nil
 	}
 }
+
+// UploadsReading is how many upload bodies the hub is reading now.
+func UploadsReading(h *Hub) int { return len(h.uploads) }

@@ -88,16 +88,14 @@ func TestUploadCap(t *testing.T) {
 			c.Close()
 		}
 	}()
-	f := makeFile(t, 9, 10<<10)
-	var status int
-	var hdr http.Header
-	var body []byte
-	for range 100 { // until both stalled uploads hold their place
-		if status, body, hdr = th.do("POST", "/v1/xorbs/default/"+f.xorb.Hash.String(), tok, f.xorb.Bytes); status == 503 {
-			break
+	// Wait (on the hub's own count, not a clock) until both hold their place.
+	for deadline := time.Now().Add(30 * time.Second); hub.UploadsReading(th.h) < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stalled uploads never started: %d being read", hub.UploadsReading(th.h))
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
+	f := makeFile(t, 9, 10<<10)
+	status, body, hdr := th.do("POST", "/v1/xorbs/default/"+f.xorb.Hash.String(), tok, f.xorb.Bytes)
 	wantStatus(t, "upload past the cap", status, body, http.StatusServiceUnavailable, "try again")
 	if hdr.Get("Retry-After") == "" {
 		t.Error("503 without Retry-After")
