@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/xetkit/xetkit/xethash"
 )
@@ -429,13 +430,29 @@ func (h *Hub) handlePreupload(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		mode := "regular"
-		if f.Size >= regularLimit || bytes.IndexByte(sample, 0) >= 0 {
+		if f.Size >= regularLimit || binary(sample) {
 			mode = "lfs"
 		}
 		out = append(out, answer{Path: f.Path, UploadMode: mode})
 	}
 	_ = id
 	writeJSON(w, http.StatusOK, map[string]any{"files": out, "commitOid": nil})
+}
+
+// binary judges a file by its first bytes, as git does (a NUL byte) and
+// more strictly: text must be UTF-8 (a character cut at the end of the
+// sample aside).
+func binary(sample []byte) bool {
+	if bytes.IndexByte(sample, 0) >= 0 {
+		return true
+	}
+	for cut := 0; cut < utf8.UTFMax && len(sample) > 0; cut++ {
+		if utf8.Valid(sample) {
+			return false
+		}
+		sample = sample[:len(sample)-1]
+	}
+	return !utf8.Valid(sample)
 }
 
 // handleLFSBatch answers the git LFS batch call of an upload: objects

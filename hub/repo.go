@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xetkit/xetkit/internal/repopath"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -244,37 +245,8 @@ func (s *store) replace(kind, rel string, data []byte) error {
 	return nil
 }
 
-// checkRepoPath refuses a path in a repo that is empty, absolute, has
-// empty, "." or ".." segments, a backslash or a control character.
-func checkRepoPath(p string) error {
-	switch {
-	case p == "":
-		return errors.New("empty path")
-	case len(p) > 1024:
-		return fmt.Errorf("path of %d bytes is longer than 1024", len(p))
-	case strings.HasPrefix(p, "/"):
-		return fmt.Errorf("path %q starts with '/': paths are relative to the repository root", p)
-	case strings.ContainsAny(p, "\\"):
-		return fmt.Errorf("path %q contains a backslash", p)
-	}
-	for _, r := range p {
-		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("path %q contains a control character", p)
-		}
-	}
-	for _, seg := range strings.Split(p, "/") {
-		switch seg {
-		case "":
-			return fmt.Errorf("path %q has an empty segment", p)
-		case ".", "..":
-			return fmt.Errorf("path %q has a %q segment", p, seg)
-		}
-	}
-	if p == ".git" || strings.HasPrefix(p, ".git/") {
-		return fmt.Errorf("path %q is inside .git", p)
-	}
-	return nil
-}
+// checkRepoPath is the client's rule: what a Hub refuses as a path.
+var checkRepoPath = repopath.Check
 
 // tree is a commit's files by path.
 type tree map[string]treeEntry
