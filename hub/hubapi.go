@@ -250,7 +250,12 @@ func (h *Hub) handleCreateRepo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := h.createRepo(id, private, ops); err != nil {
-		h.failStore(w, "create repository", err)
+		var oe *opError
+		if errors.As(err, &oe) {
+			h.fail(w, http.StatusBadRequest, "create repository: %v", err)
+		} else {
+			h.failStore(w, "create repository", err)
+		}
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"url": h.baseURL(r) + "/" + id.webPrefix(), "name": id.id(), "id": id.id()})
@@ -265,6 +270,12 @@ func (h *Hub) createRepo(id repoID, private bool, ops []commitOp) (*repoState, e
 		if err := h.apply(t, op); err != nil {
 			return nil, err
 		}
+	}
+	if err := t.conflict(); err != nil {
+		return nil, &opError{"files", err}
+	}
+	if err := h.storeBlobs(ops); err != nil {
+		return nil, err
 	}
 	cid, err := h.store.putCommit(&commitObj{Repo: id.key(), Title: "initial commit", Date: h.now().UTC(), Files: t.sorted()})
 	if err != nil {
@@ -650,8 +661,8 @@ func readCommit(body io.Reader) (commitHeader, []commitOp, error) {
 	return hdr, ops, nil
 }
 
-// apply applies one operation to t. An lfsFile must name an uploaded file;
-// a regular file's bytes are stored as a blob.
+// apply applies one operation to t. An lfsFile must name an uploaded file.
+// A regular file's bytes are not stored here: see storeBlobs.
 func (h *Hub) apply(t tree, op commitOp) error {
 	switch op.kind {
 	case "lfsFile":
@@ -661,11 +672,7 @@ func (h *Hub) apply(t tree, op commitOp) error {
 		}
 		t[op.path] = xetEntry(op.path, op.size, op.sha, f)
 	case "file":
-		e := regularEntry(op.path, op.content)
-		if _, err := h.store.put(kindBlob, e.SHA256, op.content); err != nil {
-			return err
-		}
-		t[op.path] = e
+		t[op.path] = regularEntry(op.path, op.content)
 	case "deletedFile":
 		if _, ok := t[op.path]; !ok {
 			return &opError{op.path, errNoEntry}
@@ -681,6 +688,21 @@ func (h *Hub) apply(t tree, op commitOp) error {
 		}
 		if n == 0 {
 			return &opError{op.path, errNoEntry}
+		}
+	}
+	return nil
+}
+
+// storeBlobs stores the bytes of the regular files among ops, once the
+// commit is known to be whole and before it is written: a refused commit
+// writes nothing, and a written commit never lacks a blob.
+func (h *Hub) storeBlobs(ops []commitOp) error {
+	for _, op := range ops {
+		if op.kind == "file" {
+			e := regularEntry(op.path, op.content)
+			if _, err := h.store.put(kindBlob, e.SHA256, op.content); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -761,7 +783,11 @@ func (h *Hub) handleCommit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := &commitObj{Repo: id.key(), Parent: head, Title: hdr.Summary, Message: hdr.Description, Date: h.now().UTC(), Files: t.sorted()}
-	cid, err := h.store.putCommit(c)
+	err = h.storeBlobs(ops)
+	var cid string
+	if err == nil {
+		cid, err = h.store.putCommit(c)
+	}
 	if err == nil {
 		st.Branches[branch] = cid
 		err = h.store.saveRepo(id, st)
