@@ -1,7 +1,9 @@
 // Package hub is a local Xet hub for development and tests: the CAS contract
 // of shared/reference/cas.openapi.yaml (xorb and shard upload, global dedupe
-// queries, reconstructions v1 and v2 with signed xorb URLs) plus the hub's
-// token endpoints, on a filesystem store.
+// queries, reconstructions v1 and v2 with signed xorb URLs) and the Hub
+// layer of shared/reference/hub-api.md above it (repositories, branches,
+// commits, trees, resolve, the LFS batch and token routes), on a
+// filesystem store, so @huggingface/hub works against it unmodified.
 //
 // Every object is written atomically (temporary file, fsync, rename) and
 // named by its content, so a retried or repeated upload never leaves a

@@ -45,7 +45,7 @@ type CommitOptions struct {
 type Committed struct {
 	OID   string // the commit id (40 hex)
 	URL   string
-	Files []Result // Name is the path in the repo; Hash is zero for a file committed inline
+	Files []Result // Name is the path in the repo
 }
 
 // CheckRepoPath refuses a path in a repository that is empty, starts with
@@ -99,7 +99,7 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 			return nil, fmt.Errorf("commit: %s: %w", f.Path, err)
 		}
 		sum := sha256.Sum256(b)
-		results[i] = Result{Name: f.Path, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:]), NewBytes: int64(len(b))}
+		results[i] = Result{Name: f.Path, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:]), Inline: true, NewBytes: int64(len(b))}
 		lines = append(lines, map[string]any{"key": "file", "value": map[string]string{
 			"path": f.Path, "content": base64.StdEncoding.EncodeToString(b), "encoding": "base64"}})
 	}

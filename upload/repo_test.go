@@ -54,7 +54,7 @@ func TestCommitListDownload(t *testing.T) {
 			t.Errorf("%s: %+v", r.Name, r)
 		}
 	}
-	if !got.Files[2].Hash.IsZero() || got.Files[2].Size != int64(len(text)) {
+	if !got.Files[2].Inline || got.Files[0].Inline || got.Files[2].Size != int64(len(text)) {
 		t.Errorf("README.md went through Xet or lost its size: %+v", got.Files[2])
 	}
 	if got.Files[0].NewBytes+got.Files[1].NewBytes != int64(len(weights)) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,8 +15,8 @@ import (
 func init() {
 	register(&command{
 		name:    "download",
-		usage:   "--hub URL --repo NAME [--token T] HASH [-o OUT]",
-		summary: "download a file by its file hash, verifying every chunk and the file hash",
+		usage:   "--hub URL --repo NAME [--token T] [--type …] [--revision R] PATH|--hash HASH [-o OUT]",
+		summary: "download a file by its path in the repository (or by file hash), verifying every byte",
 		run:     runDownload,
 	})
 }
@@ -29,17 +30,22 @@ func runDownload(e *env, args []string) error {
 	var of outputFlags
 	of.register(fs)
 	byteRange := fs.String("bytes", "", "only bytes START:END of the file (END excluded; either may be left out)")
+	byHash := fs.String("hash", "", "download the file with this file hash instead of a PATH")
 	args, err := parseFlags(e, c, fs, args)
 	if err != nil {
 		return err
 	}
-	arg, err := oneArg(c, args)
-	if err != nil {
+	var path string
+	var hash xethash.Hash
+	if *byHash != "" {
+		if len(args) != 0 {
+			return usagef("give a PATH or --hash HASH, not both")
+		}
+		if hash, err = xethash.Parse(*byHash); err != nil {
+			return usagef("--hash: %v", err)
+		}
+	} else if path, err = oneArg(c, args); err != nil {
 		return err
-	}
-	hash, err := xethash.Parse(arg)
-	if err != nil {
-		return usagef("HASH: %v", err)
 	}
 	var rng *upload.Range
 	if *byteRange != "" {
@@ -68,9 +74,15 @@ func runDownload(e *env, args []string) error {
 		m.set(0, rng.End-rng.Start)
 	}
 	defer m.finish()
+	fetch := func(w io.Writer) (int64, error) {
+		if path != "" {
+			return client.DownloadPath(ctx, path, w, rng)
+		}
+		return client.Download(ctx, hash, w, rng)
+	}
 	if *out == "" || *out == "-" {
 		w := bufio.NewWriterSize(countingWriter{e.stdout, m}, 1<<20)
-		if _, err := client.Download(ctx, hash, w, rng); err != nil {
+		if _, err := fetch(w); err != nil {
 			return interrupted(ctx, err)
 		}
 		return w.Flush()
@@ -89,7 +101,7 @@ func runDownload(e *env, args []string) error {
 		}
 	}()
 	w := bufio.NewWriterSize(countingWriter{tmp, m}, 1<<20)
-	n, err := client.Download(ctx, hash, w, rng)
+	n, err := fetch(w)
 	if err != nil {
 		return interrupted(ctx, err)
 	}
@@ -104,7 +116,13 @@ func runDownload(e *env, args []string) error {
 	}
 	ok = true
 	if of.json {
-		return printJSON(e.stdout, map[string]any{"hash": hash, "bytes": n, "path": *out})
+		res := map[string]any{"bytes": n, "output": *out}
+		if path != "" {
+			res["path"] = path
+		} else {
+			res["hash"] = hash
+		}
+		return printJSON(e.stdout, res)
 	}
 	return nil
 }

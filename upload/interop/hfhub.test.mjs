@@ -136,7 +136,7 @@ test("uploadShards → xetkit download gives the same bytes", async () => {
 		// hub checks that the hash matches the chunks the shard names.
 		f.xetHash = ev.xetHash;
 		const dst = join(work, `${name}.out`);
-		run(["download", "--hub", hubURL, "--repo", repo, "--token", token, ev.xetHash, "-o", dst]);
+		run(["download", "--hub", hubURL, "--repo", repo, "--token", token, "--hash", ev.xetHash, "-o", dst]);
 		assert.deepEqual(readFileSync(dst), Buffer.from(f.bytes), `${name}: downloaded bytes differ`);
 	}
 	const st = await stats();
@@ -200,7 +200,7 @@ test("xetkit's JS API in Node: its uploads come back from `xetkit download`, and
 			const f = files[name];
 			assert.equal(res[i].sha256, createHash("sha256").update(f.bytes).digest("hex"), name);
 			const dst = join(work, `${name}.xk`);
-			run(["download", "--hub", hubURL, "--repo", repo, "--token", token, res[i].fileHash, "-o", dst]);
+			run(["download", "--hub", hubURL, "--repo", repo, "--token", token, "--hash", res[i].fileHash, "-o", dst]);
 			assert.deepEqual(readFileSync(dst), Buffer.from(f.bytes), `${name}: xk.upload → xetkit download`);
 			if (f.xetHash) {
 				const back = await xk.download(f.xetHash, { hub: hubURL, repo, token });
