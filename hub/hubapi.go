@@ -131,6 +131,9 @@ func (h *Hub) apiRepo(w http.ResponseWriter, r *http.Request) (repoID, bool) {
 // resolveRev finds the commit a revision names: a branch, or a commit id
 // of this repo.
 func (h *Hub) resolveRev(st *repoState, id repoID, rev string) (string, *commitObj, error) {
+	if rev == "HEAD" {
+		rev = "main" // the default branch
+	}
 	cid, ok := st.Branches[rev]
 	if !ok {
 		cid = rev
