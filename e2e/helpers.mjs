@@ -339,14 +339,20 @@ export async function makePageFiles(page, specs) {
  * it, fills hub, token and repository, picks the files (set on the file
  * input through a DataTransfer, as a drop would), presses Upload and waits
  * for the batch to finish. Returns the batch's rows as shown:
- * [{name, status, fileHash, sha256, dedupe}] and its summary text.
+ * [{name (the path in the repo), status, fileHash ("" for a file committed
+ * inline), sha256, dedupe}], its summary text and the commit id shown.
+ * Options prefix and message fill the commit fields; commit: false unticks
+ * the commit.
  */
-export async function uploadThroughPanel(page, { url, token, repo, names, timeout = 120_000 }) {
+export async function uploadThroughPanel(page, { url, token, repo, names, prefix = "", message = "", commit = true, timeout = 120_000 }) {
   if (!(await page.locator("#transfer").isVisible())) await page.click("#upload-btn");
   await page.click("#tab-upload");
   await page.fill("#hub-url", url.replace(/\/$/, ""));
   await page.fill("#hub-token", token);
   await page.fill("#hub-repo", repo);
+  await page.fill("#up-prefix", prefix);
+  await page.fill("#up-message", message);
+  await page.setChecked("#up-commit", commit);
   const before = await page.locator(".xf-batch").count();
   await page.evaluate((names) => {
     const dt = new DataTransfer();
@@ -371,18 +377,20 @@ export async function uploadThroughPanel(page, { url, token, repo, names, timeou
     sha256: r.dataset.sha256,
     dedupe: r.querySelector(".xf-dedupe").textContent,
   })));
-  return { rows, summary };
+  const commitId = (await batch.locator(".xf-commit-id").getAttribute("title").catch(() => ""))?.replace(/^commit /, "") ?? null;
+  return { rows, summary, commitId };
 }
 
 /**
- * Downloads a file hash through the Download panel and waits for it to be
- * verified; returns {size, sha256, text} as the panel shows them (the
- * SHA-256 is crypto.subtle's over the downloaded bytes).
+ * Downloads a file through the Download panel, by its path in the repo or
+ * by file hash, and waits for it to be verified; returns {size, sha256,
+ * text} as the panel shows them (the SHA-256 is crypto.subtle's over the
+ * downloaded bytes).
  */
-export async function downloadThroughPanel(page, hash, { timeout = 60_000 } = {}) {
+export async function downloadThroughPanel(page, target, { timeout = 60_000 } = {}) {
   if (!(await page.locator("#transfer").isVisible())) await page.click("#download-btn");
   await page.click("#tab-download");
-  await page.fill("#dl-hash", hash);
+  await page.fill("#dl-target", target);
   const before = await page.locator(".xf-dl").count();
   await page.click("#dl-start");
   await page.waitForFunction((n) => {
@@ -391,7 +399,7 @@ export async function downloadThroughPanel(page, hash, { timeout = 60_000 } = {}
   }, before, { timeout, polling: 100 });
   const d = page.locator(".xf-dl").first();
   const text = await d.innerText();
-  if ((await d.getAttribute("data-state")) !== "done") throw new Error(`download of ${hash} failed: ${text}`);
+  if ((await d.getAttribute("data-state")) !== "done") throw new Error(`download of ${target} failed: ${text}`);
   return { size: Number(await d.getAttribute("data-size")), sha256: await d.getAttribute("data-sha256"), text };
 }
 // ---- end of upload and download ----
