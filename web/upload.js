@@ -392,10 +392,10 @@ async function listRepo() {
     const cols = el("colgroup", ["path", "size", "hash", "sha", "act"].map((c) => el("col.xf-col-r" + c)));
     const rows = entries.map((e) => el("tr.xf-entry", { dataset: { path: e.path, fileHash: e.xetHash ?? "", sha256: e.lfs?.oid ?? "" } },
       el("td.xf-name", { title: e.path }, e.path),
-      el("td.num", sbytes(e.size)),
-      el("td.xf-hash", e.xetHash ? hashCell(e.xetHash) : el("span.muted", { title: "A small text file kept inside the commit, not in CAS" }, "inline")),
-      el("td.xf-hash", e.lfs ? hashCell(e.lfs.oid, { title: `SHA-256 ${e.lfs.oid}` }) : el("span.muted", "—")),
-      el("td", el("button.btn.xf-get", { type: "button", "aria-label": `Download ${e.path}`, onclick: () => { fillDownload(e.path); startDownload(); } }, "Download"))));
+      el("td.num.xf-rsize", sbytes(e.size)),
+      el("td.xf-hash.xf-rhash", e.xetHash ? hashCell(e.xetHash, { title: `File hash ${e.xetHash}` }) : el("span.muted", { title: "A small text file kept inside the commit, not in CAS" }, "inline")),
+      el("td.xf-hash.xf-rsha", e.lfs ? hashCell(e.lfs.oid, { title: `SHA-256 ${e.lfs.oid}` }) : el("span.muted", "—")),
+      el("td.xf-ract", el("button.btn.xf-get", { type: "button", "aria-label": `Download ${e.path}`, onclick: () => { fillDownload(e.path); startDownload(); } }, "Download"))));
     box.replaceChildren(entries.length ? el("div.xf-table-wrap", el("table.xf-table.xf-repo-table", cols,
       el("thead", el("tr", el("th", "Path"), el("th.num", "Size"), el("th", "File hash"), el("th", "SHA-256"), el("th", el("span.sr-only", "Actions")))),
       el("tbody", rows))) : el("p.muted", "No files yet: upload some with a commit."));
