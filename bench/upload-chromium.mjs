@@ -129,7 +129,8 @@ async function speed() {
     const byName = Object.fromEntries(all.map((f) => [f.name, f]));
     const xetkit = async (name) => {
       const t0 = performance.now();
-      const [r] = await xk.upload([byName[name]], { repo: "bench/xetkit", token });
+      // CAS only, as uploadShards does (no commit).
+      const { files: [r] } = await xk.upload([byName[name]], { repo: "bench/xetkit", token, commit: false });
       return { secs: (performance.now() - t0) / 1000, sha256: r.sha256, uploaded: r.uploadedBytes };
     };
     const hf = async (name) => {
@@ -193,7 +194,7 @@ async function memory() {
     const { load } = await import("/wasm/xetkit.js");
     const xk = await load();
     const file = document.getElementById("bench-files").files[0];
-    await xk.upload([new Uint8Array(1 << 20)], { repo: "bench/memory", token }); // start the workers
+    await xk.upload([new Uint8Array(1 << 20)], { repo: "bench/memory", token, commit: false }); // start the workers
     await globalThis.__startSampling();
     let peak = { total: 0 };
     let pending = null;
@@ -208,7 +209,7 @@ async function memory() {
     };
     const timer = setInterval(sample, 100);
     const t0 = performance.now();
-    const [r] = await xk.upload([file], { repo: "bench/memory", token, onProgress: sample });
+    const { files: [r] } = await xk.upload([file], { repo: "bench/memory", token, onProgress: sample });
     const secs = (performance.now() - t0) / 1000;
     clearInterval(timer);
     await pending;
