@@ -436,3 +436,21 @@ func (s *Shard) readLookups(b []byte, base int64) Lookups {
 	}
 	return l
 }
+
+// LooksLikeShard reports whether head, the first bytes of some input,
+// begins like a shard, damaged or not: at least 12 of the 17 bytes of the
+// magic sequence in place, or the default application ID. A viewer tells a
+// damaged shard (whose error it reports) from a file that is not a shard at
+// all by it.
+func LooksLikeShard(head []byte) bool {
+	if len(head) < len(DefaultAppID) {
+		return false
+	}
+	same := 0
+	for i, c := range magicSequence {
+		if 15+i < len(head) && head[15+i] == c {
+			same++
+		}
+	}
+	return same >= 12 || string(head[:len(DefaultAppID)]) == DefaultAppID
+}

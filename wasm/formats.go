@@ -64,11 +64,62 @@ func exportFormats(api js.Value) {
 		if findings == nil {
 			findings = []shard.Finding{}
 		}
-		out, err := json.Marshal(findings)
+		return jsonOf(findings, nil)
+	})
+	// shardFields(bytes, part, at, index) → Field[] JSON: shard.Fields,
+	// which reads only the records it needs out of the array.
+	export(api, "shardFields", func(args []js.Value) (any, error) {
+		v, err := arrayArg(args, 0, "bytes")
 		if err != nil {
 			return nil, err
 		}
-		return string(out), nil
+		part, err := stringArg(args, 1, "part")
+		if err != nil {
+			return nil, err
+		}
+		r := jsx.NewReaderAt(v)
+		return jsonOf(shard.Fields(r, r.Size(), shard.Selection{Part: part, At: int64(arg(args, 2).Int()), Index: arg(args, 3).Int()}))
+	})
+	// xorbFields(bytes, offset) → Field[] JSON of the chunk record there.
+	export(api, "xorbFields", func(args []js.Value) (any, error) {
+		v, err := arrayArg(args, 0, "bytes")
+		if err != nil {
+			return nil, err
+		}
+		at := arg(args, 1).Int()
+		head := make([]byte, xorb.HeaderSize)
+		n, _ := jsx.NewReaderAt(v).ReadAt(head, int64(at))
+		return jsonOf(xorb.RecordFields(head[:n], int64(at)))
+	})
+	// shardFlags(record, flags) → shard.FlagsText
+	export(api, "shardFlags", func(args []js.Value) (any, error) {
+		record, err := stringArg(args, 0, "record")
+		if err != nil {
+			return nil, err
+		}
+		return shard.FlagsText(record, uint32(arg(args, 1).Int())), nil
+	})
+	// shardEntryAt(blockAt, offset) → shard.EntryAt
+	export(api, "shardEntryAt", func(args []js.Value) (any, error) {
+		return shard.EntryAt(int64(arg(args, 0).Int()), int64(arg(args, 1).Int())), nil
+	})
+	// kindOf(bytes) → "shard" (begins like one, damaged or not), "xorb"
+	// (small enough to be one: try parseXorb) or "file".
+	export(api, "kindOf", func(args []js.Value) (any, error) {
+		v, err := arrayArg(args, 0, "bytes")
+		if err != nil {
+			return nil, err
+		}
+		r := jsx.NewReaderAt(v)
+		head := make([]byte, shard.HeaderSize)
+		n, _ := r.ReadAt(head, 0)
+		switch {
+		case shard.LooksLikeShard(head[:n]):
+			return "shard", nil
+		case r.Size() <= xorb.MaxSize:
+			return "xorb", nil
+		}
+		return "file", nil
 	})
 	// parseXorb(bytes, verify) → xorb summary JSON
 	export(api, "parseXorb", func(args []js.Value) (any, error) {
@@ -85,12 +136,20 @@ func exportFormats(api js.Value) {
 				return nil, err
 			}
 		}
-		out, err := json.Marshal(x.Summary())
-		if err != nil {
-			return nil, err
-		}
-		return string(out), nil
+		return jsonOf(x.Summary(), nil)
 	})
+}
+
+// jsonOf returns v as JSON text, or err.
+func jsonOf(v any, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return string(out), nil
 }
 
 // packChunkRows gives every chunk row of s's xorbs, in order, as columns

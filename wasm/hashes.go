@@ -103,6 +103,22 @@ func exportHashes(api js.Value) {
 		}
 		return xethash.Verification(h).String(), nil
 	})
+	// hashStrings(raw) → the XET strings of the 32-byte hashes in raw,
+	// back to back.
+	export(api, "hashStrings", func(args []js.Value) (any, error) {
+		raw, err := bytesArg(args, 0, "raw", nil)
+		if err != nil {
+			return nil, err
+		}
+		if len(raw)%xethash.Size != 0 {
+			return nil, errorf(codeRange, "raw hashes: %d bytes is not a whole number of %d-byte hashes", len(raw), xethash.Size)
+		}
+		out := make([]byte, 0, 2*len(raw))
+		for i := 0; i < len(raw); i += xethash.Size {
+			out = xethash.Hash(raw[i : i+xethash.Size]).AppendString(out)
+		}
+		return string(out), nil
+	})
 	// hashKeyed(key, hash) → hash
 	export(api, "hashKeyed", func(args []js.Value) (any, error) {
 		key, err := hashArg(args, 0, "key")

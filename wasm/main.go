@@ -140,9 +140,9 @@ func arg(args []js.Value, i int) js.Value {
 // bytesArg copies a Uint8Array argument into dst's storage (grown as
 // needed) and returns the filled slice.
 func bytesArg(args []js.Value, i int, what string, dst []byte) ([]byte, error) {
-	v := arg(args, i)
-	if v.Type() != js.TypeObject || !v.InstanceOf(jsx.Uint8Array) {
-		return nil, errorf(codeType, "%s must be a Uint8Array", what)
+	v, err := arrayArg(args, i, what)
+	if err != nil {
+		return nil, err
 	}
 	n := v.Get("length").Int()
 	jsx.Held(n)
@@ -152,6 +152,15 @@ func bytesArg(args []js.Value, i int, what string, dst []byte) ([]byte, error) {
 	dst = dst[:n]
 	js.CopyBytesToGo(dst, v)
 	return dst, nil
+}
+
+// arrayArg returns a Uint8Array argument, uncopied.
+func arrayArg(args []js.Value, i int, what string) (js.Value, error) {
+	v := arg(args, i)
+	if v.Type() != js.TypeObject || !v.InstanceOf(jsx.Uint8Array) {
+		return v, errorf(codeType, "%s must be a Uint8Array", what)
+	}
+	return v, nil
 }
 
 func stringArg(args []js.Value, i int, what string) (string, error) {

@@ -7,6 +7,7 @@ package jsx
 
 import (
 	"context"
+	"io"
 	"runtime"
 	"syscall/js"
 )
@@ -103,4 +104,31 @@ func Collect() {
 		held = 0
 		runtime.GC()
 	}
+}
+
+// ReaderAt reads a JavaScript Uint8Array in place: each ReadAt copies only
+// the bytes asked for, so a reader of a few records of a large input does
+// not copy all of it into Go.
+type ReaderAt struct {
+	v    js.Value
+	size int64
+}
+
+// NewReaderAt returns a ReaderAt of the Uint8Array v.
+func NewReaderAt(v js.Value) *ReaderAt { return &ReaderAt{v: v, size: int64(v.Get("length").Int())} }
+
+// Size returns the length of the array.
+func (r *ReaderAt) Size() int64 { return r.size }
+
+// ReadAt implements io.ReaderAt.
+func (r *ReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off >= r.size {
+		return 0, io.EOF
+	}
+	end := min(off+int64(len(p)), r.size)
+	n := js.CopyBytesToGo(p, r.v.Call("subarray", off, end))
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
 }
