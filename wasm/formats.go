@@ -3,7 +3,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"syscall/js"
 	"time"
@@ -152,42 +151,14 @@ func jsonOf(v any, err error) (any, error) {
 	return string(out), nil
 }
 
-// packChunkRows gives every chunk row of s's xorbs, in order, as columns
-// of bytes, one copy each: count; hashes (32 raw bytes a row); the
-// little-endian uint32 columns byteRangeStart, unpackedBytes and flags;
-// and xorbStart (uint32, one more than the xorbs: the first row of each,
-// then count). A 64 MiB shard has over a million rows, which as JSON
-// objects cost seconds to print and parse.
+// packChunkRows hands shard.ChunkColumns over as Uint8Arrays.
 func packChunkRows(s *shard.Shard) js.Value {
-	n := 0
-	for i := range s.Xorbs {
-		n += len(s.Xorbs[i].Chunks)
+	c := s.ChunkColumns()
+	out := jsx.Object.New()
+	out.Set("count", c.Count)
+	for k, v := range map[string][]byte{"hashes": c.Hashes, "byteRangeStart": c.ByteRangeStart, "unpackedBytes": c.UnpackedBytes, "flags": c.Flags, "xorbStart": c.XorbStart} {
+		out.Set(k, jsx.Bytes(v))
 	}
-	hashes := make([]byte, 0, 32*n)
-	starts := make([]byte, 0, 4*n)
-	sizes := make([]byte, 0, 4*n)
-	flags := make([]byte, 0, 4*n)
-	xorbStart := make([]byte, 0, 4*(len(s.Xorbs)+1))
-	row := 0
-	for i := range s.Xorbs {
-		xorbStart = binary.LittleEndian.AppendUint32(xorbStart, uint32(row))
-		for j := range s.Xorbs[i].Chunks {
-			c := &s.Xorbs[i].Chunks[j]
-			hashes = append(hashes, c.Hash[:]...)
-			starts = binary.LittleEndian.AppendUint32(starts, c.ByteRangeStart)
-			sizes = binary.LittleEndian.AppendUint32(sizes, c.UnpackedBytes)
-			flags = binary.LittleEndian.AppendUint32(flags, c.Flags)
-		}
-		row += len(s.Xorbs[i].Chunks)
-	}
-	xorbStart = binary.LittleEndian.AppendUint32(xorbStart, uint32(row))
-	out := js.Global().Get("Object").New()
-	out.Set("count", n)
-	out.Set("hashes", jsx.Bytes(hashes))
-	out.Set("byteRangeStart", jsx.Bytes(starts))
-	out.Set("unpackedBytes", jsx.Bytes(sizes))
-	out.Set("flags", jsx.Bytes(flags))
-	out.Set("xorbStart", jsx.Bytes(xorbStart))
 	return out
 }
 

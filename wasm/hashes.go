@@ -79,22 +79,16 @@ func exportHashes(api js.Value) {
 		}
 		return xethash.Chunk(inbuf).String(), nil
 	})
-	// hashFile(hashes, sizes) → hash
-	export(api, "hashFile", func(args []js.Value) (any, error) {
-		e, err := entriesArg(args)
-		if err != nil {
-			return nil, err
-		}
-		return xethash.File(e).String(), nil
-	})
-	// hashXorb(hashes, sizes) → hash
-	export(api, "hashXorb", func(args []js.Value) (any, error) {
-		e, err := entriesArg(args)
-		if err != nil {
-			return nil, err
-		}
-		return xethash.Xorb(e).String(), nil
-	})
+	// hashFile(hashes, sizes) → hash; hashXorb(hashes, sizes) → hash
+	for name, fn := range map[string]func([]xethash.Entry) xethash.Hash{"hashFile": xethash.File, "hashXorb": xethash.Xorb} {
+		export(api, name, func(args []js.Value) (any, error) {
+			e, err := entriesArg(args)
+			if err != nil {
+				return nil, err
+			}
+			return fn(e).String(), nil
+		})
+	}
 	// hashVerification(hashes) → hash
 	export(api, "hashVerification", func(args []js.Value) (any, error) {
 		h, err := hashesArg(args, 0, "hashes")

@@ -188,34 +188,32 @@ func boolArg(args []js.Value, i int) bool {
 	return v.Type() == js.TypeBoolean && v.Bool()
 }
 
-// handles maps the integer ids JavaScript holds to Go state (chunkers,
-// preparers). Ids are never reused, so a stale id fails cleanly.
-type handles struct {
-	next int
-	m    map[int]any
+// live maps the integer ids JavaScript holds to Go state (chunkers,
+// SHA-256s). Ids are never reused, so a stale id fails cleanly.
+var live = map[int]any{}
+var lastID int
+
+func addHandle(v any) int {
+	lastID++
+	live[lastID] = v
+	return lastID
 }
 
-func (h *handles) add(v any) int {
-	if h.m == nil {
-		h.m = map[int]any{}
-	}
-	h.next++
-	h.m[h.next] = v
-	return h.next
-}
-
-func (h *handles) get(args []js.Value, i int) (int, any, error) {
+// handleArg returns the id argument i and the state it names, which must
+// be a T (a what).
+func handleArg[T any](args []js.Value, i int, what string) (int, T, error) {
+	var zero T
 	id, err := intArg(args, i, "handle")
 	if err != nil {
-		return 0, nil, err
+		return 0, zero, err
 	}
-	v, ok := h.m[id]
+	v, ok := live[id]
 	if !ok {
-		return 0, nil, errorf(codeState, "handle %d is closed", id)
+		return 0, zero, errorf(codeState, "handle %d is closed", id)
 	}
-	return id, v, nil
+	t, ok := v.(T)
+	if !ok {
+		return 0, zero, errorf(codeState, "handle %d is not a %s", id, what)
+	}
+	return id, t, nil
 }
-
-func (h *handles) free(id int) { delete(h.m, id) }
-
-var live handles

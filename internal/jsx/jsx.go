@@ -132,3 +132,31 @@ func (r *ReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return n, nil
 }
+
+// Promise runs fn on its own goroutine (it may wait for JavaScript: fetch,
+// Blob reads, workers) and returns a Promise of its result. A failure, or
+// a panic (err nil, panicked what was recovered), resolves to what fail
+// makes of it: the promise never rejects, so a caller checks the value.
+func Promise(fn func() (any, error), fail func(err error, panicked any) js.Value) js.Value {
+	executor := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		resolve := args[0]
+		go func() {
+			var v any
+			var err error
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						v = fail(nil, r)
+					}
+				}()
+				if v, err = fn(); err != nil {
+					v = fail(err, nil)
+				}
+			}()
+			resolve.Invoke(v)
+		}()
+		return nil
+	})
+	defer executor.Release()
+	return js.Global().Get("Promise").New(executor)
+}
