@@ -100,9 +100,8 @@ func TestSpecSchemaMatchesSpec(t *testing.T) {
 }
 
 // TestTypeScriptMatchesGo: the d.ts interfaces ShardSpec, ParsedShard and
-// FieldSpan
-// (with every interface and inline object type they reach) have exactly
-// the keys of Spec and Parsed; a key TypeScript marks optional ("?") Go
+// FieldSpan (with every interface and inline object type they reach) have
+// exactly the keys of Spec, Parsed and Field; a key TypeScript marks optional ("?") Go
 // may leave out (omitempty or a pointer); one Go leaves out when empty is
 // optional; "| null" stands where Go has a pointer or a slice, and where Go
 // writes a nil pointer as null; and numbers,
