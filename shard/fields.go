@@ -127,11 +127,8 @@ func Fields(r io.ReaderAt, size int64, sel Selection) ([]Field, error) {
 		}
 		return out, nil
 	case "term":
-		_, flags, n, err := rd.block(fileHeaderFields, sel.At)
+		flags, n, err := rd.entry(sel)
 		if err != nil {
-			return nil, err
-		}
-		if err := rd.index(sel, n); err != nil {
 			return nil, err
 		}
 		out, err := rd.fields(termFields, sel.At+RecordSize*int64(1+sel.Index), "")
@@ -143,11 +140,7 @@ func Fields(r io.ReaderAt, size int64, sel Selection) ([]Field, error) {
 	case "xorb":
 		return rd.fields(xorbHeaderFields, sel.At, "")
 	case "chunk":
-		_, _, n, err := rd.block(xorbHeaderFields, sel.At)
-		if err != nil {
-			return nil, err
-		}
-		if err := rd.index(sel, n); err != nil {
+		if _, _, err := rd.entry(sel); err != nil {
 			return nil, err
 		}
 		return rd.fields(chunkFields, sel.At+RecordSize*int64(1+sel.Index), "")
@@ -243,11 +236,18 @@ func (rd recordReader) block(decls []fieldDecl, at int64) ([]Field, uint32, uint
 	return out, le32(b), le32(b[4:]), nil
 }
 
-func (rd recordReader) index(sel Selection, n uint32) error {
-	if sel.Index < 0 || uint64(sel.Index) >= uint64(n) {
-		return errAt(sel.At+36, "%s %d: the block at %d has %d", sel.Part, sel.Index, sel.At, n)
+// entry reads the flags and count of the file or CAS block at sel.At and
+// checks that sel.Index is one of its entries.
+func (rd recordReader) entry(sel Selection) (flags, n uint32, err error) {
+	b, err := rd.read(sel.At+32, 8)
+	if err != nil {
+		return 0, 0, err
 	}
-	return nil
+	flags, n = le32(b), le32(b[4:])
+	if sel.Index < 0 || uint64(sel.Index) >= uint64(n) {
+		return 0, 0, errAt(sel.At+36, "%s %d: the block at %d has %d", sel.Part, sel.Index, sel.At, n)
+	}
+	return flags, n, nil
 }
 
 // decodeFields turns the record b, at offset at, into its fields.

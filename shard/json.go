@@ -377,35 +377,15 @@ func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks bool) []b
 		}
 		w.s(`]}`)
 	}
+	l := &s.Lookups
 	w.s(`],"lookups":{"files":[`)
-	for i, e := range s.Lookups.Files {
-		w.comma(i)
-		w.s(`{"truncatedHash":"`)
-		w.b = appendTrunc(w.b, e.Truncated)
-		w.s(`","file":`)
-		w.u(uint64(e.File))
-		w.s(`}`)
-	}
+	w.lookups(len(l.Files), "file", "", func(i int) (uint64, uint32, uint32) { return l.Files[i].Truncated, l.Files[i].File, 0 })
 	w.s(`],"xorbs":[`)
-	for i, e := range s.Lookups.Xorbs {
-		w.comma(i)
-		w.s(`{"truncatedHash":"`)
-		w.b = appendTrunc(w.b, e.Truncated)
-		w.s(`","xorb":`)
-		w.u(uint64(e.Xorb))
-		w.s(`}`)
-	}
+	w.lookups(len(l.Xorbs), "xorb", "", func(i int) (uint64, uint32, uint32) { return l.Xorbs[i].Truncated, l.Xorbs[i].Xorb, 0 })
 	w.s(`],"chunks":[`)
-	for i, e := range s.Lookups.Chunks {
-		w.comma(i)
-		w.s(`{"truncatedHash":"`)
-		w.b = appendTrunc(w.b, e.Truncated)
-		w.s(`","xorb":`)
-		w.u(uint64(e.Xorb))
-		w.s(`,"chunk":`)
-		w.u(uint64(e.Chunk))
-		w.s(`}`)
-	}
+	w.lookups(len(l.Chunks), "xorb", "chunk", func(i int) (uint64, uint32, uint32) {
+		return l.Chunks[i].Truncated, l.Chunks[i].Xorb, l.Chunks[i].Chunk
+	})
 	w.s(`]},"footer":`)
 	if f := s.Footer; f == nil {
 		w.s(`null`)
@@ -456,6 +436,24 @@ func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks bool) []b
 	w.json(s.Sections())
 	w.s(`}`)
 	return w.b
+}
+
+// lookups appends n lookup entries: {"truncatedHash", keyA, and keyB
+// unless it is ""}, with the values row gives.
+func (w *jw) lookups(n int, keyA, keyB string, row func(i int) (truncated uint64, a, b uint32)) {
+	for i := range n {
+		t, a, b := row(i)
+		w.comma(i)
+		w.s(`{"truncatedHash":"`)
+		w.b = appendTrunc(w.b, t)
+		w.s(`","` + keyA + `":`)
+		w.u(uint64(a))
+		if keyB != "" {
+			w.s(`,"` + keyB + `":`)
+			w.u(uint64(b))
+		}
+		w.s(`}`)
+	}
 }
 
 // jw appends JSON tokens.

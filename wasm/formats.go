@@ -68,26 +68,23 @@ func exportFormats(api js.Value) {
 	// shardFields(bytes, part, at, index) → Field[] JSON: shard.Fields,
 	// which reads only the records it needs out of the array.
 	export(api, "shardFields", func(args []js.Value) (any, error) {
-		v, err := arrayArg(args, 0, "bytes")
+		r, err := readerArg(args, 0)
 		if err != nil {
 			return nil, err
 		}
-		part, err := stringArg(args, 1, "part")
-		if err != nil {
-			return nil, err
-		}
-		r := jsx.NewReaderAt(v)
-		return jsonOf(shard.Fields(r, r.Size(), shard.Selection{Part: part, At: int64(arg(args, 2).Int()), Index: arg(args, 3).Int()}))
+		// A part that is not a string reads as an unknown part.
+		sel := shard.Selection{Part: arg(args, 1).String(), At: int64(arg(args, 2).Int()), Index: arg(args, 3).Int()}
+		return jsonOf(shard.Fields(r, r.Size(), sel))
 	})
 	// xorbFields(bytes, offset) → Field[] JSON of the chunk record there.
 	export(api, "xorbFields", func(args []js.Value) (any, error) {
-		v, err := arrayArg(args, 0, "bytes")
+		r, err := readerArg(args, 0)
 		if err != nil {
 			return nil, err
 		}
 		at := arg(args, 1).Int()
 		head := make([]byte, xorb.HeaderSize)
-		n, _ := jsx.NewReaderAt(v).ReadAt(head, int64(at))
+		n, _ := r.ReadAt(head, int64(at))
 		return jsonOf(xorb.RecordFields(head[:n], int64(at)))
 	})
 	// shardFlags(record, flags) → shard.FlagsText
@@ -105,11 +102,10 @@ func exportFormats(api js.Value) {
 	// kindOf(bytes) → "shard" (begins like one, damaged or not), "xorb"
 	// (small enough to be one: try parseXorb) or "file".
 	export(api, "kindOf", func(args []js.Value) (any, error) {
-		v, err := arrayArg(args, 0, "bytes")
+		r, err := readerArg(args, 0)
 		if err != nil {
 			return nil, err
 		}
-		r := jsx.NewReaderAt(v)
 		head := make([]byte, shard.HeaderSize)
 		n, _ := r.ReadAt(head, 0)
 		switch {
@@ -167,6 +163,15 @@ func validateShard(s *shard.Shard, upload bool) []shard.Finding {
 		return shard.ValidateUpload(s, time.Now())
 	}
 	return shard.Validate(s, time.Now())
+}
+
+// readerArg reads a Uint8Array argument in place (jsx.ReaderAt).
+func readerArg(args []js.Value, i int) (*jsx.ReaderAt, error) {
+	v, err := arrayArg(args, i, "bytes")
+	if err != nil {
+		return nil, err
+	}
+	return jsx.NewReaderAt(v), nil
 }
 
 // shardArg parses the shard bytes of the first argument.
