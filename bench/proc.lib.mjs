@@ -41,12 +41,32 @@ export async function launchChromium(chromium, extraArgs = []) {
       "--no-first-run", "--enable-precise-memory-info", ...extraArgs],
   });
   const browser = await chromium.connect(server.wsEndpoint());
-  return {
+  const chrome = {
     browser,
     pid: server.process().pid,
     async close() {
       await browser.close();
       await server.close();
     },
+    // run awaits steps, then closes the browser and calls cleanup, also
+    // when a step fails.
+    async run(steps, cleanup) {
+      try {
+        await steps();
+      } finally {
+        await chrome.close();
+        cleanup();
+      }
+    },
+    // open opens url in a new page whose errors (and, with console, its
+    // console lines) go to log.
+    async open(url, log, { console = false } = {}) {
+      const p = await browser.newPage();
+      if (console) p.on("console", (m) => log(m.text()));
+      p.on("pageerror", (e) => log(`page error: ${e.message}`));
+      await p.goto(url);
+      return p;
+    },
   };
+  return chrome;
 }

@@ -69,16 +69,10 @@ const origin = await new Promise((res, rej) => {
   server.on("exit", (code) => rej(new Error(`xetkit serve exited with ${code}`)));
 });
 const chrome = await launchChromium(chromium, []);
-const browserPid = chrome.pid;
-const browser = chrome.browser;
-
-try {
+await chrome.run(async () => {
   await speed();
   if (gib > 0) await memory();
-} finally {
-  await chrome.close();
-  server.kill();
-}
+}, () => server.kill());
 
 // generate writes size random bytes to a new file; returns {path, sha256}.
 function generate(name, size) {
@@ -97,9 +91,7 @@ function generate(name, size) {
 }
 
 async function newPage() {
-  const p = await browser.newPage();
-  p.on("pageerror", (e) => log(`page error: ${e.message}`));
-  await p.goto(origin + "/");
+  const p = await chrome.open(origin + "/", log);
   await p.waitForFunction(() => document.body.dataset.ready === "1");
   await p.evaluate(() => {
     const input = document.createElement("input");
@@ -172,7 +164,7 @@ async function speed() {
 }
 
 function rss() {
-  return browserRSS(browserPid);
+  return browserRSS(chrome.pid);
 }
 
 async function memory() {

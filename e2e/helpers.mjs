@@ -6,37 +6,25 @@
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { chromium } from "playwright-core";
 
-export const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-export const bin = join(root, "bin", "xetkit");
-export const refDir = process.env.XETKIT_REFERENCE || resolve(root, "..", "shared", "reference", "xet-spec-reference-files");
+import { bin, parseChunks, randomBytes, readChunks, refDir, refFile, root } from "../test/common.mjs";
+
+export { bin, FACTS, randomBytes, refDir, root } from "../test/common.mjs";
 export const failDir = join(root, "e2e", "failures");
 
-/** Path of a reference file; fails (under CI) or explains when missing. */
+/** Path of a reference file; throws, saying where it was looked for, when missing. */
 export function ref(name) {
-  const p = join(refDir, name);
-  if (!existsSync(p)) throw new Error(`reference file ${p} is missing (expected ../shared/reference beside the checkout)`);
+  const p = refFile(name);
+  if (!p) throw new Error(`reference file ${join(refDir, name)} is missing (expected ../shared/reference beside the checkout)`);
   return p;
 }
 
 /** The reference .chunks list: [{hash, length}]. */
 export function refChunks() {
-  return readFileSync(ref("ev-population.csv.chunks"), "utf8").trim().split("\n").map((l) => {
-    const [hash, n] = l.split(" ");
-    return { hash, length: Number(n) };
-  });
+  return readChunks(ref("ev-population.csv.chunks"));
 }
-
-export const FACTS = {
-  fileHash: "118a53328412787fee04011dcf82fdc4acf3a4a1eddec341c910d30a306aaf97",
-  xorbHash: "eea25d6ee393ccae385820daed127b96ef0ea034dfb7cf6da3a950ce334b7632",
-  sha256: "f41255b252f776125f2b657136654e4d4d5d2ccf8ef4db0ec186bd1981b69734",
-  fileSize: 63527244,
-  chunks: 796,
-};
 
 /**
  * Starts bin/xetkit serve on a free port; resolves to {url, data, stop()}.
@@ -203,12 +191,6 @@ export function generated() {
   return { dir: genDir, facts: JSON.parse(readFileSync(join(genDir, "facts.json"), "utf8")) };
 }
 
-/** A deterministic pseudo-random generator (xorshift32). */
-export function rng(seed) {
-  let x = seed >>> 0 || 1;
-  return () => { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; return x; };
-}
-
 let filesDir = null;
 /** Writes bytes to a temp file named name; returns its path. */
 export function tempFile(name, bytes) {
@@ -221,26 +203,12 @@ export function tempFile(name, bytes) {
 
 /** Chunk lines "<hash> <length>" of a file, from the native CLI. */
 export function cliChunks(path) {
-  return execFileSync(bin, ["chunk", path], { encoding: "utf8" }).trim().split("\n").filter(Boolean).map((l) => {
-    const [hash, n] = l.split(" ");
-    return { hash, length: Number(n) };
-  });
+  return parseChunks(execFileSync(bin, ["chunk", path], { encoding: "utf8" }));
 }
 
 /** File hash from the native CLI. */
 export function cliHash(path) {
   return execFileSync(bin, ["hash", path], { encoding: "utf8" }).trim().split(/\s+/)[0];
-}
-
-/** Pseudo-random bytes from seed. */
-export function randomBytes(n, seed) {
-  const next = rng(seed);
-  const b = new Uint8Array(n);
-  for (let i = 0; i < n; i += 4) {
-    const v = next();
-    b[i] = v; b[i + 1] = v >>> 8; b[i + 2] = v >>> 16; b[i + 3] = v >>> 24;
-  }
-  return b;
 }
 
 /**

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -240,6 +241,42 @@ func AppendParsedJSONWithoutChunks(dst []byte, s *Shard, findings []Finding) []b
 	return appendParsedJSON(dst, s, findings, false)
 }
 
+// ChunkColumns are the chunk rows of all of a shard's xorbs, in order, as
+// columns: Hashes holds 32 raw bytes a row; ByteRangeStart, UnpackedBytes
+// and Flags little-endian u32 a row; XorbStart the first row of each xorb,
+// then Count (u32). A 64 MiB shard has over a million rows, which as JSON
+// objects cost seconds to print and parse; the viewer takes these instead.
+type ChunkColumns struct {
+	Count                                                   int
+	Hashes, ByteRangeStart, UnpackedBytes, Flags, XorbStart []byte
+}
+
+// ChunkColumns returns the chunk rows of s as columns.
+func (s *Shard) ChunkColumns() ChunkColumns {
+	n := 0
+	for i := range s.Xorbs {
+		n += len(s.Xorbs[i].Chunks)
+	}
+	c := ChunkColumns{
+		Count: n, Hashes: make([]byte, 0, xethash.Size*n), ByteRangeStart: make([]byte, 0, 4*n),
+		UnpackedBytes: make([]byte, 0, 4*n), Flags: make([]byte, 0, 4*n), XorbStart: make([]byte, 0, 4*(len(s.Xorbs)+1)),
+	}
+	row := 0
+	for i := range s.Xorbs {
+		c.XorbStart = binary.LittleEndian.AppendUint32(c.XorbStart, uint32(row))
+		for j := range s.Xorbs[i].Chunks {
+			ch := &s.Xorbs[i].Chunks[j]
+			c.Hashes = append(c.Hashes, ch.Hash[:]...)
+			c.ByteRangeStart = binary.LittleEndian.AppendUint32(c.ByteRangeStart, ch.ByteRangeStart)
+			c.UnpackedBytes = binary.LittleEndian.AppendUint32(c.UnpackedBytes, ch.UnpackedBytes)
+			c.Flags = binary.LittleEndian.AppendUint32(c.Flags, ch.Flags)
+		}
+		row += len(s.Xorbs[i].Chunks)
+	}
+	c.XorbStart = binary.LittleEndian.AppendUint32(c.XorbStart, uint32(row))
+	return c
+}
+
 func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks bool) []byte {
 	// One allocation of about the final size, rather than doubling
 	// through a few hundred megabytes.
@@ -340,35 +377,15 @@ func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks bool) []b
 		}
 		w.s(`]}`)
 	}
+	l := &s.Lookups
 	w.s(`],"lookups":{"files":[`)
-	for i, e := range s.Lookups.Files {
-		w.comma(i)
-		w.s(`{"truncatedHash":"`)
-		w.b = appendTrunc(w.b, e.Truncated)
-		w.s(`","file":`)
-		w.u(uint64(e.File))
-		w.s(`}`)
-	}
+	w.lookups(len(l.Files), "file", "", func(i int) (uint64, uint32, uint32) { return l.Files[i].Truncated, l.Files[i].File, 0 })
 	w.s(`],"xorbs":[`)
-	for i, e := range s.Lookups.Xorbs {
-		w.comma(i)
-		w.s(`{"truncatedHash":"`)
-		w.b = appendTrunc(w.b, e.Truncated)
-		w.s(`","xorb":`)
-		w.u(uint64(e.Xorb))
-		w.s(`}`)
-	}
+	w.lookups(len(l.Xorbs), "xorb", "", func(i int) (uint64, uint32, uint32) { return l.Xorbs[i].Truncated, l.Xorbs[i].Xorb, 0 })
 	w.s(`],"chunks":[`)
-	for i, e := range s.Lookups.Chunks {
-		w.comma(i)
-		w.s(`{"truncatedHash":"`)
-		w.b = appendTrunc(w.b, e.Truncated)
-		w.s(`","xorb":`)
-		w.u(uint64(e.Xorb))
-		w.s(`,"chunk":`)
-		w.u(uint64(e.Chunk))
-		w.s(`}`)
-	}
+	w.lookups(len(l.Chunks), "xorb", "chunk", func(i int) (uint64, uint32, uint32) {
+		return l.Chunks[i].Truncated, l.Chunks[i].Xorb, l.Chunks[i].Chunk
+	})
 	w.s(`]},"footer":`)
 	if f := s.Footer; f == nil {
 		w.s(`null`)
@@ -419,6 +436,24 @@ func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks bool) []b
 	w.json(s.Sections())
 	w.s(`}`)
 	return w.b
+}
+
+// lookups appends n lookup entries: {"truncatedHash", keyA, and keyB
+// unless it is ""}, with the values row gives.
+func (w *jw) lookups(n int, keyA, keyB string, row func(i int) (truncated uint64, a, b uint32)) {
+	for i := range n {
+		t, a, b := row(i)
+		w.comma(i)
+		w.s(`{"truncatedHash":"`)
+		w.b = appendTrunc(w.b, t)
+		w.s(`","` + keyA + `":`)
+		w.u(uint64(a))
+		if keyB != "" {
+			w.s(`,"` + keyB + `":`)
+			w.u(uint64(b))
+		}
+		w.s(`}`)
+	}
 }
 
 // jw appends JSON tokens.

@@ -407,32 +407,43 @@ func tableFits(off, count, size uint64, lo, hi int64) bool {
 // from offset base and covers at least [AfterCAS, Footer). A table that does
 // not fit between the CAS info section and the footer is left empty.
 func (s *Shard) readLookups(b []byte, base int64) Lookups {
-	f, lo, hi := s.Footer, s.Layout.AfterCAS, s.Layout.Footer
-	var l Lookups
-	at := func(off uint64) []byte { return b[int64(off)-base:] }
-	if tableFits(f.FileLookupOffset, f.FileLookupCount, fileLookupSize, lo, hi) {
-		l.Files = make([]FileLookup, f.FileLookupCount)
-		t := at(f.FileLookupOffset)
-		for i := range l.Files {
-			e := t[i*fileLookupSize:]
-			l.Files[i] = FileLookup{Truncated: le64(e), File: le32(e[8:])}
+	t := s.Footer.lookupTables()
+	lo, hi := s.Layout.AfterCAS, s.Layout.Footer
+	return Lookups{
+		Files:  readTable(b, base, t[0], lo, hi, func(e []byte) FileLookup { return FileLookup{le64(e), le32(e[8:])} }),
+		Xorbs:  readTable(b, base, t[1], lo, hi, func(e []byte) XorbLookup { return XorbLookup{le64(e), le32(e[8:])} }),
+		Chunks: readTable(b, base, t[2], lo, hi, func(e []byte) ChunkLookup { return ChunkLookup{le64(e), le32(e[8:]), le32(e[12:])} }),
+	}
+}
+
+// readTable decodes the entries of table t, or returns nil when t does not
+// fit in [lo, hi]; b holds the shard from offset base.
+func readTable[T any](b []byte, base int64, t lookupTable, lo, hi int64, decode func(e []byte) T) []T {
+	if !tableFits(t.off, t.count, t.size, lo, hi) {
+		return nil
+	}
+	out := make([]T, t.count)
+	at := b[int64(t.off)-base:]
+	for i := range out {
+		out[i] = decode(at[uint64(i)*t.size:])
+	}
+	return out
+}
+
+// LooksLikeShard reports whether head, the first bytes of some input,
+// begins like a shard, damaged or not: at least 12 of the 17 bytes of the
+// magic sequence in place, or the default application ID. A viewer tells a
+// damaged shard (whose error it reports) from a file that is not a shard at
+// all by it.
+func LooksLikeShard(head []byte) bool {
+	if len(head) < len(DefaultAppID) {
+		return false
+	}
+	same := 0
+	for i, c := range magicSequence {
+		if 15+i < len(head) && head[15+i] == c {
+			same++
 		}
 	}
-	if tableFits(f.XorbLookupOffset, f.XorbLookupCount, xorbLookupSize, lo, hi) {
-		l.Xorbs = make([]XorbLookup, f.XorbLookupCount)
-		t := at(f.XorbLookupOffset)
-		for i := range l.Xorbs {
-			e := t[i*xorbLookupSize:]
-			l.Xorbs[i] = XorbLookup{Truncated: le64(e), Xorb: le32(e[8:])}
-		}
-	}
-	if tableFits(f.ChunkLookupOffset, f.ChunkLookupCount, chunkLookupSize, lo, hi) {
-		l.Chunks = make([]ChunkLookup, f.ChunkLookupCount)
-		t := at(f.ChunkLookupOffset)
-		for i := range l.Chunks {
-			e := t[i*chunkLookupSize:]
-			l.Chunks[i] = ChunkLookup{Truncated: le64(e), Xorb: le32(e[8:]), Chunk: le32(e[12:])}
-		}
-	}
-	return l
+	return same >= 12 || string(head[:len(DefaultAppID)]) == DefaultAppID
 }

@@ -183,44 +183,41 @@ func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 	return w.b, nil
 }
 
+// lookupRow is an entry of any lookup table: a truncated hash and one or
+// two indexes (file; xorb; xorb and chunk).
+type lookupRow struct {
+	truncated uint64
+	a, b      uint32
+}
+
 // lookupTables appends the three tables, each sorted by truncated hash and
 // then by index, so that equal inputs give equal bytes.
 func (w *writer) lookupTables(s *Shard, nChunks int) {
-	files := make([]FileLookup, len(s.Files))
+	files := make([]lookupRow, len(s.Files))
 	for i := range s.Files {
-		files[i] = FileLookup{Truncated: s.Files[i].Hash.Truncated(), File: uint32(i)}
+		files[i] = lookupRow{s.Files[i].Hash.Truncated(), uint32(i), 0}
 	}
-	slices.SortFunc(files, func(a, b FileLookup) int {
-		return cmp.Or(cmp.Compare(a.Truncated, b.Truncated), cmp.Compare(a.File, b.File))
-	})
-	for _, e := range files {
-		w.u64(e.Truncated)
-		w.u32(e.File)
-	}
-	xorbs := make([]XorbLookup, len(s.Xorbs))
+	xorbs := make([]lookupRow, len(s.Xorbs))
+	chunks := make([]lookupRow, 0, nChunks)
 	for i := range s.Xorbs {
-		xorbs[i] = XorbLookup{Truncated: s.Xorbs[i].Hash.Truncated(), Xorb: uint32(i)}
-	}
-	slices.SortFunc(xorbs, func(a, b XorbLookup) int {
-		return cmp.Or(cmp.Compare(a.Truncated, b.Truncated), cmp.Compare(a.Xorb, b.Xorb))
-	})
-	for _, e := range xorbs {
-		w.u64(e.Truncated)
-		w.u32(e.Xorb)
-	}
-	chunks := make([]ChunkLookup, 0, nChunks)
-	for i := range s.Xorbs {
+		xorbs[i] = lookupRow{s.Xorbs[i].Hash.Truncated(), uint32(i), 0}
 		for j := range s.Xorbs[i].Chunks {
-			chunks = append(chunks, ChunkLookup{Truncated: s.Xorbs[i].Chunks[j].Hash.Truncated(), Xorb: uint32(i), Chunk: uint32(j)})
+			chunks = append(chunks, lookupRow{s.Xorbs[i].Chunks[j].Hash.Truncated(), uint32(i), uint32(j)})
 		}
 	}
-	slices.SortFunc(chunks, func(a, b ChunkLookup) int {
-		return cmp.Or(cmp.Compare(a.Truncated, b.Truncated), cmp.Compare(a.Xorb, b.Xorb), cmp.Compare(a.Chunk, b.Chunk))
-	})
-	for _, e := range chunks {
-		w.u64(e.Truncated)
-		w.u32(e.Xorb)
-		w.u32(e.Chunk)
+	for _, rows := range [][]lookupRow{files, xorbs, chunks} {
+		slices.SortFunc(rows, func(x, y lookupRow) int {
+			return cmp.Or(cmp.Compare(x.truncated, y.truncated), cmp.Compare(x.a, y.a), cmp.Compare(x.b, y.b))
+		})
+	}
+	for k, rows := range [][]lookupRow{files, xorbs, chunks} {
+		for _, e := range rows {
+			w.u64(e.truncated)
+			w.u32(e.a)
+			if k == 2 {
+				w.u32(e.b)
+			}
+		}
 	}
 }
 

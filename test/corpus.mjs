@@ -1,30 +1,9 @@
 // Deterministic test inputs shared by the Node cross-check tests: sizes
 // around every chunking limit, and content of the kinds real uploads carry.
 
-// xorshift128+ so every run (and every machine) makes the same bytes.
-export function rng(seed) {
-  let s0 = BigInt.asUintN(64, 0x9e3779b97f4a7c15n ^ BigInt(seed));
-  let s1 = BigInt.asUintN(64, 0xbf58476d1ce4e5b9n + BigInt(seed) * 7n);
-  return () => {
-    let x = s0;
-    const y = s1;
-    s0 = y;
-    x = BigInt.asUintN(64, x ^ (x << 23n));
-    s1 = x ^ y ^ (x >> 17n) ^ (y >> 26n);
-    return BigInt.asUintN(64, s1 + y);
-  };
-}
+import { rng, randomBytes } from "./common.mjs";
 
-export function randomBytes(n, seed) {
-  const next = rng(seed);
-  const out = new Uint8Array(n);
-  const view = new DataView(out.buffer);
-  let i = 0;
-  for (; i + 8 <= n; i += 8) view.setBigUint64(i, next(), true);
-  const last = next();
-  for (let k = 0; i < n; i++, k++) out[i] = Number((last >> BigInt(8 * k)) & 0xffn);
-  return out;
-}
+export { randomBytes };
 
 function pattern(n, unit) {
   const out = new Uint8Array(n);
@@ -37,8 +16,8 @@ function text(n) {
   const next = rng(42);
   let s = "";
   while (s.length < n) {
-    const w = words[Number(next() % BigInt(words.length))];
-    s += w + (next() % 11n === 0n ? ".\n" : " ");
+    const w = words[next() % words.length];
+    s += w + (next() % 11 === 0 ? ".\n" : " ");
   }
   return new TextEncoder().encode(s.slice(0, n));
 }
@@ -47,7 +26,7 @@ function float32(n) {
   const count = Math.floor(n / 4);
   const f = new Float32Array(count);
   const next = rng(7);
-  for (let i = 0; i < count; i++) f[i] = Math.sin(i / 300) * 0.02 + Number(next() % 1000n) * 1e-6;
+  for (let i = 0; i < count; i++) f[i] = Math.sin(i / 300) * 0.02 + (next() % 1000) * 1e-6;
   const out = new Uint8Array(n);
   out.set(new Uint8Array(f.buffer));
   return out;

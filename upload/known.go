@@ -19,21 +19,13 @@ type chunkLoc struct {
 const maxKnown = 4 << 20
 
 // knownChunks is the client's cached metadata (§10.2): the chunks of its
-// own finished uploads, by plain hash, and the chunks of global dedupe
-// answers, by keyed hash under each answer's key until the key expires.
+// own finished uploads, by plain hash, and the global dedupe answers, one
+// shard.Matcher per chunk hash key until the key expires.
 type knownChunks struct {
 	mu    sync.Mutex
 	plain map[xethash.Hash]chunkLoc
-	keyed []*keyedSet
+	keyed []*shard.Matcher
 	n     int
-}
-
-// keyedSet holds the chunks of dedupe answers that share one key.
-type keyedSet struct {
-	key    xethash.Hash
-	keyer  xethash.KeyedChunker
-	expiry time.Time // zero: does not expire
-	chunks map[xethash.Hash]chunkLoc
 }
 
 // lookup finds a chunk by its plain hash.
@@ -44,9 +36,9 @@ func (k *knownChunks) lookup(h xethash.Hash, now time.Time) (chunkLoc, bool) {
 		return loc, true
 	}
 	k.evictExpired(now)
-	for _, s := range k.keyed {
-		if loc, ok := s.chunks[s.keyer.Hash(h)]; ok {
-			return loc, true
+	for _, m := range k.keyed {
+		if x, c, ok := m.Find(h); ok {
+			return chunkLoc{m.Xorb(x), c}, true
 		}
 	}
 	return chunkLoc{}, false
@@ -56,11 +48,11 @@ func (k *knownChunks) lookup(h xethash.Hash, now time.Time) (chunkLoc, bool) {
 // no longer match anything the hub will confirm.
 func (k *knownChunks) evictExpired(now time.Time) {
 	kept := k.keyed[:0]
-	for _, s := range k.keyed {
-		if s.expiry.IsZero() || now.Before(s.expiry) {
-			kept = append(kept, s)
+	for _, m := range k.keyed {
+		if m.Expired(now) {
+			k.n -= m.Len()
 		} else {
-			k.n -= len(s.chunks)
+			kept = append(kept, m)
 		}
 	}
 	clear(k.keyed[len(kept):])
@@ -89,43 +81,29 @@ func (k *knownChunks) addPlain(x xethash.Hash, hashes []xethash.Hash) {
 	}
 }
 
-// addShard remembers the chunks a dedupe answer describes. A shard whose
-// key has already expired adds nothing.
+// addShard remembers the chunks a dedupe answer describes, with the
+// answers under the same key. A shard whose key has already expired adds
+// nothing.
 func (k *knownChunks) addShard(s *shard.Shard, now time.Time) {
 	var key xethash.Hash
-	var expiry time.Time
 	if s.Footer != nil {
 		key = s.Footer.ChunkHashKey
-		if s.Footer.KeyExpiry != 0 {
-			expiry = time.Unix(int64(min(s.Footer.KeyExpiry, 1<<62)), 0)
-		}
-	}
-	if !expiry.IsZero() && !now.Before(expiry) {
-		return
-	}
-	n := 0
-	for i := range s.Xorbs {
-		n += len(s.Xorbs[i].Chunks)
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.reserve(n)
-	var set *keyedSet
-	for _, ks := range k.keyed {
-		if ks.key == key {
-			set = ks
-		}
-	}
-	if set == nil {
-		set = &keyedSet{key: key, keyer: xethash.NewKeyedChunker(key), expiry: expiry, chunks: map[xethash.Hash]chunkLoc{}}
-		k.keyed = append(k.keyed, set)
-	}
-	for i := range s.Xorbs {
-		x := &s.Xorbs[i]
-		for j, c := range x.Chunks {
-			if _, ok := set.chunks[c.Hash]; !ok {
-				set.chunks[c.Hash] = chunkLoc{x.Hash, uint32(j)}
+	for _, m := range k.keyed {
+		if m.Key() == key {
+			before := m.Len()
+			if m.Add(s, now) == nil {
+				k.reserve(m.Len() - before)
 			}
+			return
 		}
 	}
+	m, err := shard.NewMatcher(s, now)
+	if err != nil {
+		return // expired
+	}
+	k.reserve(m.Len())
+	k.keyed = append(k.keyed, m)
 }

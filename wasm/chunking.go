@@ -34,6 +34,15 @@ func (r *chunkResult) add(data []byte, hash bool) {
 	}
 }
 
+// of packs chunks, hashing them if hash.
+func (r *chunkResult) of(chunks []chunking.Chunk, hash bool) js.Value {
+	r.reset()
+	for _, ch := range chunks {
+		r.add(ch.Data, hash)
+	}
+	return r.value()
+}
+
 func (r *chunkResult) value() js.Value {
 	out := js.Global().Get("Array").New(2)
 	out.SetIndex(0, jsx.Bytes(r.lens))
@@ -46,66 +55,46 @@ var result chunkResult
 func exportChunking(api js.Value) {
 	// chunkerNew() → handle
 	export(api, "chunkerNew", func(args []js.Value) (any, error) {
-		return live.add(chunking.NewChunker()), nil
+		return addHandle(chunking.NewChunker()), nil
 	})
 	// chunkerPush(handle, bytes, hash) → [lengths, hashes]
 	export(api, "chunkerPush", func(args []js.Value) (any, error) {
-		c, err := chunkerArg(args)
+		_, c, err := handleArg[*chunking.Chunker](args, 0, "chunker")
 		if err != nil {
 			return nil, err
 		}
 		if inbuf, err = bytesArg(args, 1, "bytes", inbuf); err != nil {
 			return nil, err
 		}
-		hash := boolArg(args, 2)
-		result.reset()
-		for _, ch := range c.Push(inbuf) {
-			result.add(ch.Data, hash)
-		}
-		return result.value(), nil
+		return result.of(c.Push(inbuf), boolArg(args, 2)), nil
 	})
 	// chunkerFinish(handle, hash) → [lengths, hashes]; closes the handle.
 	export(api, "chunkerFinish", func(args []js.Value) (any, error) {
-		c, err := chunkerArg(args)
+		id, c, err := handleArg[*chunking.Chunker](args, 0, "chunker")
 		if err != nil {
 			return nil, err
 		}
-		id, _, _ := live.get(args, 0)
-		live.free(id)
-		hash := boolArg(args, 1)
-		result.reset()
-		for _, ch := range c.Finish() {
-			result.add(ch.Data, hash)
-		}
-		return result.value(), nil
+		delete(live, id)
+		return result.of(c.Finish(), boolArg(args, 1)), nil
 	})
 	// chunkerFree(handle) drops a chunker that will not be finished.
 	export(api, "chunkerFree", func(args []js.Value) (any, error) {
 		if id, err := intArg(args, 0, "handle"); err == nil {
-			live.free(id)
+			delete(live, id)
 		}
 		return nil, nil
 	})
 	// hashChunks(bytes, lengths) → hashes: the chunk hash of each run of
 	// lengths[i] bytes of bytes, in order (the pool's workers use this).
 	export(api, "hashChunks", func(args []js.Value) (any, error) {
-		var err error
-		if inbuf, err = bytesArg(args, 0, "bytes", inbuf); err != nil {
-			return nil, err
-		}
-		lens, err := bytesArg(args, 1, "lengths", nil)
+		data, lens, _, err := chunksArg(args)
 		if err != nil {
 			return nil, err
 		}
-		if len(lens)%4 != 0 {
-			return nil, errorf(codeRange, "lengths: %d bytes is not a whole number of u32", len(lens))
-		}
 		result.reset()
-		data := inbuf
-		for i := 0; i < len(lens); i += 4 {
-			n := int(binary.LittleEndian.Uint32(lens[i:]))
+		for i, n := range lens {
 			if n > len(data) {
-				return nil, errorf(codeRange, "lengths: chunk %d (%d bytes) runs past the end of bytes", i/4, n)
+				return nil, errorf(codeRange, "lengths: chunk %d (%d bytes) runs past the end of bytes", i, n)
 			}
 			result.add(data[:n], true)
 			data = data[n:]
@@ -117,14 +106,18 @@ func exportChunking(api js.Value) {
 	})
 }
 
-func chunkerArg(args []js.Value) (*chunking.Chunker, error) {
-	_, v, err := live.get(args, 0)
-	if err != nil {
-		return nil, err
+// chunksArg reads the (bytes, lengths) arguments of the workers' ops:
+// chunks back to back and their lengths as little-endian u32; it returns
+// the lengths also as they came.
+func chunksArg(args []js.Value) (data []byte, lens []int, raw []byte, err error) {
+	if inbuf, err = bytesArg(args, 0, "bytes", inbuf); err != nil {
+		return nil, nil, nil, err
 	}
-	c, ok := v.(*chunking.Chunker)
-	if !ok {
-		return nil, errorf(codeState, "handle is not a chunker")
+	if raw, err = bytesArg(args, 1, "lengths", nil); err != nil {
+		return nil, nil, nil, err
 	}
-	return c, nil
+	if lens, err = jsx.U32s(raw); err != nil {
+		return nil, nil, nil, errorf(codeRange, "lengths: %v", err)
+	}
+	return inbuf, lens, raw, nil
 }

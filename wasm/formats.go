@@ -3,7 +3,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"syscall/js"
 	"time"
@@ -64,11 +63,58 @@ func exportFormats(api js.Value) {
 		if findings == nil {
 			findings = []shard.Finding{}
 		}
-		out, err := json.Marshal(findings)
+		return jsonOf(findings, nil)
+	})
+	// shardFields(bytes, part, at, index) → Field[] JSON: shard.Fields,
+	// which reads only the records it needs out of the array.
+	export(api, "shardFields", func(args []js.Value) (any, error) {
+		r, err := readerArg(args, 0)
 		if err != nil {
 			return nil, err
 		}
-		return string(out), nil
+		// A part that is not a string reads as an unknown part.
+		sel := shard.Selection{Part: arg(args, 1).String(), At: int64(arg(args, 2).Int()), Index: arg(args, 3).Int()}
+		return jsonOf(shard.Fields(r, r.Size(), sel))
+	})
+	// xorbFields(bytes, offset) → Field[] JSON of the chunk record there.
+	export(api, "xorbFields", func(args []js.Value) (any, error) {
+		r, err := readerArg(args, 0)
+		if err != nil {
+			return nil, err
+		}
+		at := arg(args, 1).Int()
+		head := make([]byte, xorb.HeaderSize)
+		n, _ := r.ReadAt(head, int64(at))
+		return jsonOf(xorb.RecordFields(head[:n], int64(at)))
+	})
+	// shardFlags(record, flags) → shard.FlagsText
+	export(api, "shardFlags", func(args []js.Value) (any, error) {
+		record, err := stringArg(args, 0, "record")
+		if err != nil {
+			return nil, err
+		}
+		return shard.FlagsText(record, uint32(arg(args, 1).Int())), nil
+	})
+	// shardEntryAt(blockAt, offset) → shard.EntryAt
+	export(api, "shardEntryAt", func(args []js.Value) (any, error) {
+		return shard.EntryAt(int64(arg(args, 0).Int()), int64(arg(args, 1).Int())), nil
+	})
+	// kindOf(bytes) → "shard" (begins like one, damaged or not), "xorb"
+	// (small enough to be one: try parseXorb) or "file".
+	export(api, "kindOf", func(args []js.Value) (any, error) {
+		r, err := readerArg(args, 0)
+		if err != nil {
+			return nil, err
+		}
+		head := make([]byte, shard.HeaderSize)
+		n, _ := r.ReadAt(head, 0)
+		switch {
+		case shard.LooksLikeShard(head[:n]):
+			return "shard", nil
+		case r.Size() <= xorb.MaxSize:
+			return "xorb", nil
+		}
+		return "file", nil
 	})
 	// parseXorb(bytes, verify) → xorb summary JSON
 	export(api, "parseXorb", func(args []js.Value) (any, error) {
@@ -85,50 +131,30 @@ func exportFormats(api js.Value) {
 				return nil, err
 			}
 		}
-		out, err := json.Marshal(x.Summary())
-		if err != nil {
-			return nil, err
-		}
-		return string(out), nil
+		return jsonOf(x.Summary(), nil)
 	})
 }
 
-// packChunkRows gives every chunk row of s's xorbs, in order, as columns
-// of bytes, one copy each: count; hashes (32 raw bytes a row); the
-// little-endian uint32 columns byteRangeStart, unpackedBytes and flags;
-// and xorbStart (uint32, one more than the xorbs: the first row of each,
-// then count). A 64 MiB shard has over a million rows, which as JSON
-// objects cost seconds to print and parse.
+// jsonOf returns v as JSON text, or err.
+func jsonOf(v any, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return string(out), nil
+}
+
+// packChunkRows hands shard.ChunkColumns over as Uint8Arrays.
 func packChunkRows(s *shard.Shard) js.Value {
-	n := 0
-	for i := range s.Xorbs {
-		n += len(s.Xorbs[i].Chunks)
+	c := s.ChunkColumns()
+	out := jsx.Object.New()
+	out.Set("count", c.Count)
+	for k, v := range map[string][]byte{"hashes": c.Hashes, "byteRangeStart": c.ByteRangeStart, "unpackedBytes": c.UnpackedBytes, "flags": c.Flags, "xorbStart": c.XorbStart} {
+		out.Set(k, jsx.Bytes(v))
 	}
-	hashes := make([]byte, 0, 32*n)
-	starts := make([]byte, 0, 4*n)
-	sizes := make([]byte, 0, 4*n)
-	flags := make([]byte, 0, 4*n)
-	xorbStart := make([]byte, 0, 4*(len(s.Xorbs)+1))
-	row := 0
-	for i := range s.Xorbs {
-		xorbStart = binary.LittleEndian.AppendUint32(xorbStart, uint32(row))
-		for j := range s.Xorbs[i].Chunks {
-			c := &s.Xorbs[i].Chunks[j]
-			hashes = append(hashes, c.Hash[:]...)
-			starts = binary.LittleEndian.AppendUint32(starts, c.ByteRangeStart)
-			sizes = binary.LittleEndian.AppendUint32(sizes, c.UnpackedBytes)
-			flags = binary.LittleEndian.AppendUint32(flags, c.Flags)
-		}
-		row += len(s.Xorbs[i].Chunks)
-	}
-	xorbStart = binary.LittleEndian.AppendUint32(xorbStart, uint32(row))
-	out := js.Global().Get("Object").New()
-	out.Set("count", n)
-	out.Set("hashes", jsx.Bytes(hashes))
-	out.Set("byteRangeStart", jsx.Bytes(starts))
-	out.Set("unpackedBytes", jsx.Bytes(sizes))
-	out.Set("flags", jsx.Bytes(flags))
-	out.Set("xorbStart", jsx.Bytes(xorbStart))
 	return out
 }
 
@@ -137,6 +163,15 @@ func validateShard(s *shard.Shard, upload bool) []shard.Finding {
 		return shard.ValidateUpload(s, time.Now())
 	}
 	return shard.Validate(s, time.Now())
+}
+
+// readerArg reads a Uint8Array argument in place (jsx.ReaderAt).
+func readerArg(args []js.Value, i int) (*jsx.ReaderAt, error) {
+	v, err := arrayArg(args, i, "bytes")
+	if err != nil {
+		return nil, err
+	}
+	return jsx.NewReaderAt(v), nil
 }
 
 // shardArg parses the shard bytes of the first argument.

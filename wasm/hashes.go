@@ -79,22 +79,16 @@ func exportHashes(api js.Value) {
 		}
 		return xethash.Chunk(inbuf).String(), nil
 	})
-	// hashFile(hashes, sizes) → hash
-	export(api, "hashFile", func(args []js.Value) (any, error) {
-		e, err := entriesArg(args)
-		if err != nil {
-			return nil, err
-		}
-		return xethash.File(e).String(), nil
-	})
-	// hashXorb(hashes, sizes) → hash
-	export(api, "hashXorb", func(args []js.Value) (any, error) {
-		e, err := entriesArg(args)
-		if err != nil {
-			return nil, err
-		}
-		return xethash.Xorb(e).String(), nil
-	})
+	// hashFile(hashes, sizes) → hash; hashXorb(hashes, sizes) → hash
+	for name, fn := range map[string]func([]xethash.Entry) xethash.Hash{"hashFile": xethash.File, "hashXorb": xethash.Xorb} {
+		export(api, name, func(args []js.Value) (any, error) {
+			e, err := entriesArg(args)
+			if err != nil {
+				return nil, err
+			}
+			return fn(e).String(), nil
+		})
+	}
 	// hashVerification(hashes) → hash
 	export(api, "hashVerification", func(args []js.Value) (any, error) {
 		h, err := hashesArg(args, 0, "hashes")
@@ -102,6 +96,22 @@ func exportHashes(api js.Value) {
 			return nil, err
 		}
 		return xethash.Verification(h).String(), nil
+	})
+	// hashStrings(raw) → the XET strings of the 32-byte hashes in raw,
+	// back to back.
+	export(api, "hashStrings", func(args []js.Value) (any, error) {
+		raw, err := bytesArg(args, 0, "raw", nil)
+		if err != nil {
+			return nil, err
+		}
+		if len(raw)%xethash.Size != 0 {
+			return nil, errorf(codeRange, "raw hashes: %d bytes is not a whole number of %d-byte hashes", len(raw), xethash.Size)
+		}
+		out := make([]byte, 0, 2*len(raw))
+		for i := 0; i < len(raw); i += xethash.Size {
+			out = xethash.Hash(raw[i : i+xethash.Size]).AppendString(out)
+		}
+		return string(out), nil
 	})
 	// hashKeyed(key, hash) → hash
 	export(api, "hashKeyed", func(args []js.Value) (any, error) {

@@ -140,9 +140,9 @@ func arg(args []js.Value, i int) js.Value {
 // bytesArg copies a Uint8Array argument into dst's storage (grown as
 // needed) and returns the filled slice.
 func bytesArg(args []js.Value, i int, what string, dst []byte) ([]byte, error) {
-	v := arg(args, i)
-	if v.Type() != js.TypeObject || !v.InstanceOf(jsx.Uint8Array) {
-		return nil, errorf(codeType, "%s must be a Uint8Array", what)
+	v, err := arrayArg(args, i, what)
+	if err != nil {
+		return nil, err
 	}
 	n := v.Get("length").Int()
 	jsx.Held(n)
@@ -152,6 +152,15 @@ func bytesArg(args []js.Value, i int, what string, dst []byte) ([]byte, error) {
 	dst = dst[:n]
 	js.CopyBytesToGo(dst, v)
 	return dst, nil
+}
+
+// arrayArg returns a Uint8Array argument, uncopied.
+func arrayArg(args []js.Value, i int, what string) (js.Value, error) {
+	v := arg(args, i)
+	if v.Type() != js.TypeObject || !v.InstanceOf(jsx.Uint8Array) {
+		return v, errorf(codeType, "%s must be a Uint8Array", what)
+	}
+	return v, nil
 }
 
 func stringArg(args []js.Value, i int, what string) (string, error) {
@@ -179,34 +188,32 @@ func boolArg(args []js.Value, i int) bool {
 	return v.Type() == js.TypeBoolean && v.Bool()
 }
 
-// handles maps the integer ids JavaScript holds to Go state (chunkers,
-// preparers). Ids are never reused, so a stale id fails cleanly.
-type handles struct {
-	next int
-	m    map[int]any
+// live maps the integer ids JavaScript holds to Go state (chunkers,
+// SHA-256s). Ids are never reused, so a stale id fails cleanly.
+var live = map[int]any{}
+var lastID int
+
+func addHandle(v any) int {
+	lastID++
+	live[lastID] = v
+	return lastID
 }
 
-func (h *handles) add(v any) int {
-	if h.m == nil {
-		h.m = map[int]any{}
-	}
-	h.next++
-	h.m[h.next] = v
-	return h.next
-}
-
-func (h *handles) get(args []js.Value, i int) (int, any, error) {
+// handleArg returns the id argument i and the state it names, which must
+// be a T (a what).
+func handleArg[T any](args []js.Value, i int, what string) (int, T, error) {
+	var zero T
 	id, err := intArg(args, i, "handle")
 	if err != nil {
-		return 0, nil, err
+		return 0, zero, err
 	}
-	v, ok := h.m[id]
+	v, ok := live[id]
 	if !ok {
-		return 0, nil, errorf(codeState, "handle %d is closed", id)
+		return 0, zero, errorf(codeState, "handle %d is closed", id)
 	}
-	return id, v, nil
+	t, ok := v.(T)
+	if !ok {
+		return 0, zero, errorf(codeState, "handle %d is not a %s", id, what)
+	}
+	return id, t, nil
 }
-
-func (h *handles) free(id int) { delete(h.m, id) }
-
-var live handles

@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -22,12 +21,6 @@ import (
 	"github.com/xetkit/xetkit/upload"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
-)
-
-var (
-	jsPromise = js.Global().Get("Promise")
-	// errAborted is the cause of a context an AbortSignal ended.
-	errAborted = fmt.Errorf("aborted: %w", context.Canceled)
 )
 
 // transferError turns an upload or download failure into the object
@@ -45,54 +38,15 @@ func transferError(err error) js.Value {
 	return o
 }
 
-// promise runs fn on its own goroutine (it may wait for JavaScript: fetch,
-// Blob reads, workers) and returns a Promise of its result; a failure
-// resolves to an error object, as synchronous calls return them.
+// promise is jsx.Promise with failures as the objects xetkit.js throws;
+// a panic is an INTERNAL error.
 func promise(fn func() (any, error)) js.Value {
-	executor := js.FuncOf(func(_ js.Value, args []js.Value) any {
-		resolve := args[0]
-		go func() {
-			v, err := func() (v any, err error) {
-				defer func() {
-					if r := recover(); r != nil {
-						err = errorf(codeInternal, "internal error: %v\n%s", r, debug.Stack())
-					}
-				}()
-				return fn()
-			}()
-			if err != nil {
-				resolve.Invoke(transferError(err))
-				return
-			}
-			resolve.Invoke(v)
-		}()
-		return nil
+	return jsx.Promise(fn, func(err error, panicked any) js.Value {
+		if panicked != nil {
+			err = errorf(codeInternal, "internal error: %v\n%s", panicked, debug.Stack())
+		}
+		return transferError(err)
 	})
-	defer executor.Release()
-	return jsPromise.New(executor)
-}
-
-// abortContext returns a context that ends when the AbortSignal sig (if
-// it is one) fires.
-func abortContext(sig js.Value) (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	if sig.Type() != js.TypeObject || sig.IsNull() {
-		return ctx, func() { cancel(nil) }
-	}
-	if sig.Get("aborted").Truthy() {
-		cancel(errAborted)
-		return ctx, func() {}
-	}
-	onAbort := js.FuncOf(func(js.Value, []js.Value) any {
-		cancel(errAborted)
-		return nil
-	})
-	sig.Call("addEventListener", "abort", onAbort)
-	return ctx, func() {
-		sig.Call("removeEventListener", "abort", onAbort)
-		onAbort.Release()
-		cancel(nil)
-	}
 }
 
 // ---- options ----
@@ -132,20 +86,14 @@ func clientArg(o js.Value) (*upload.Client, error) {
 	}
 	c := &upload.Client{}
 	var err error
-	if c.Hub, err = optString(o, "hub", true); err != nil {
-		return nil, err
-	}
-	if c.Repo, err = optString(o, "repo", true); err != nil {
-		return nil, err
-	}
-	if c.RepoType, err = optString(o, "repoType", false); err != nil {
-		return nil, err
-	}
-	if c.Revision, err = optString(o, "revision", false); err != nil {
-		return nil, err
-	}
-	if c.Token, err = optString(o, "token", false); err != nil {
-		return nil, err
+	for _, f := range []struct {
+		key      string
+		dst      *string
+		required bool
+	}{{"hub", &c.Hub, true}, {"repo", &c.Repo, true}, {"repoType", &c.RepoType, false}, {"revision", &c.Revision, false}, {"token", &c.Token, false}} {
+		if *f.dst, err = optString(o, f.key, f.required); err != nil {
+			return nil, err
+		}
 	}
 	if c.Concurrency, err = optInt(o, "concurrency", 1, 16); err != nil {
 		return nil, err
@@ -179,7 +127,7 @@ func pipelineOptions(c *upload.Client, o js.Value) error {
 		return errorf(codeType, "options must be an object")
 	}
 	var err error
-	if c.XorbSize, err = optInt(o, "xorbSize", 64<<10, 64<<20); err != nil {
+	if c.XorbSize, err = optInt(o, "xorbSize", 64<<10, xorb.MaxSize); err != nil {
 		return err
 	}
 	if v := o.Get("compression"); v.Type() == js.TypeString {
@@ -192,222 +140,29 @@ func pipelineOptions(c *upload.Client, o js.Value) error {
 
 // ---- sources ----
 
-// jsReader reads a Blob (awaiting blob.slice(a, b).arrayBuffer(), so
-// never the whole Blob) or a Uint8Array. For a Blob it asks for the next
-// slice as soon as it hands one out, so the browser reads while Go works.
-type jsReader struct {
-	ctx   context.Context
-	src   js.Value
-	blob  bool
-	size  int64
-	off   int64    // bytes handed out
-	ahead js.Value // promise of the slice at off, or undefined
-	aEnd  int64    // its end
-	// last is the Uint8Array of the last slice read from a Blob, which Go
-	// has copied and no longer needs: the file's SHA-256 worker takes it
-	// as it is (see workerDigest.Write) instead of a copy.
-	last js.Value
-}
-
-// reading is the source an upload is reading now: files are read one
-// after the other, and a file's SHA-256 is started after it is opened.
-type reading struct{ r *jsReader }
-
-func (r *jsReader) slice(from, to int64) js.Value {
-	return r.src.Call("slice", float64(from), float64(to)).Call("arrayBuffer")
-}
-
-func (r *jsReader) Read(p []byte) (int, error) {
-	if r.off >= r.size {
-		return 0, io.EOF
-	}
-	n := int(min(int64(len(p)), r.size-r.off))
-	if !r.blob {
-		js.CopyBytesToGo(p[:n], r.src.Call("subarray", float64(r.off), float64(r.off+int64(n))))
-		r.off += int64(n)
-		return n, nil
-	}
-	end := r.off + int64(n)
-	if r.ahead.IsUndefined() || r.aEnd != end {
-		// No read ahead yet, or one of another size: ask for this slice.
-		r.ahead, r.aEnd = r.slice(r.off, end), end
-	}
-	ab, err := jsx.Await(r.ctx, r.ahead)
-	r.ahead = js.Undefined()
-	if err != nil {
-		return 0, fmt.Errorf("reading bytes %d to %d: %w", r.off, end, err)
-	}
-	u := jsx.Uint8Array.New(ab)
-	if got := u.Get("length").Int(); got != n {
-		return 0, fmt.Errorf("reading bytes %d to %d: the Blob gave %d bytes (did the file change?)", r.off, end, got)
-	}
-	r.off = end
-	r.last = u
-	jsx.Held(n)
-	jsx.Collect()
-	if next := min(r.size, end+int64(n)); next > end {
-		r.ahead, r.aEnd = r.slice(end, next), next
-	}
-	js.CopyBytesToGo(p[:n], u)
-	return n, nil
-}
-
-// sourcesArg reads [{name, size, data}] where data is a Blob or a
-// Uint8Array (xetkit.js normalizes what users pass).
-func sourcesArg(ctx context.Context, v js.Value, cur *reading) ([]upload.Source, error) {
+// sourcesArg reads [{name, data}] where data is a Blob or a Uint8Array
+// (xetkit.js normalizes what users pass). cur is set to the file being
+// read.
+func sourcesArg(ctx context.Context, v js.Value, cur **jsx.Reader) ([]upload.Source, error) {
 	if v.Type() != js.TypeObject || !js.Global().Get("Array").Call("isArray", v).Bool() {
 		return nil, errorf(codeType, "files must be an array")
 	}
-	blobClass := js.Global().Get("Blob")
 	out := make([]upload.Source, v.Length())
 	for i := range out {
-		f := v.Index(i)
-		data := f.Get("data")
-		var blob bool
-		switch {
-		case data.Type() == js.TypeObject && data.InstanceOf(jsx.Uint8Array):
-		case data.Type() == js.TypeObject && blobClass.Type() == js.TypeFunction && data.InstanceOf(blobClass):
-			blob = true
-		default:
+		data := v.Index(i).Get("data")
+		r := jsx.NewReader(ctx, data)
+		if r == nil {
 			return nil, errorf(codeType, "files[%d].data must be a Blob or a Uint8Array", i)
 		}
-		var size int64
-		if blob {
-			size = int64(data.Get("size").Float())
-		} else {
-			size = int64(data.Get("length").Int())
-		}
-		name := f.Get("name")
-		out[i] = upload.Source{Name: fmt.Sprintf("file %d", i), Size: size, Open: func() (io.Reader, error) {
-			r := &jsReader{ctx: ctx, src: data, blob: blob, size: size, ahead: js.Undefined(), last: js.Undefined()}
-			cur.r = r
-			return r, nil
+		out[i] = upload.Source{Name: fmt.Sprintf("file %d", i), Size: r.Size(), Open: func() (io.Reader, error) {
+			*cur = jsx.NewReader(ctx, data)
+			return *cur, nil
 		}}
-		if name.Type() == js.TypeString {
+		if name := v.Index(i).Get("name"); name.Type() == js.TypeString {
 			out[i].Name = name.String()
 		}
 	}
 	return out, nil
-}
-
-// ---- the offload to xetkit.js's workers ----
-
-// workerOffload runs chunk hashing and compression, and the SHA-256, on
-// the workers through the hooks xetkit.js passes: encode(bytes, lengths)
-// → Promise<[hashes, lengths, records, record lengths]> (the workers'
-// encodeChunks), shaNew() → Promise<id>, shaWrite(id, bytes) → Promise,
-// shaSum(id) → Promise<hex digest> (the workers' digestNew, digestWrite,
-// digestSum, on one worker).
-func workerOffload(ctx context.Context, hooks js.Value, cur *reading) *upload.Offload {
-	// The session is done with one answer before it waits for the next, so
-	// every answer is copied into the same buffers.
-	var recs, raw []byte
-	return &upload.Offload{
-		Encode: func(data []byte, lens []int) func() (*upload.Encoded, error) {
-			p := hooks.Call("encode", jsx.Bytes(data), jsx.Bytes(u32Bytes(lens)))
-			return func() (*upload.Encoded, error) {
-				v, err := jsx.Await(ctx, p)
-				if err != nil {
-					return nil, err
-				}
-				if v.Type() != js.TypeObject || v.Length() != 4 {
-					return nil, errors.New("encode: the worker's answer is not [hashes, lengths, records, record lengths]")
-				}
-				raw = copyInto(raw, v.Index(0))
-				recs = copyInto(recs, v.Index(2))
-				recLens, err := u32s(bytesOf(v.Index(3)), "record lengths")
-				if err != nil {
-					return nil, err
-				}
-				if len(raw)%32 != 0 {
-					return nil, fmt.Errorf("encode: %d bytes of hashes", len(raw))
-				}
-				e := &upload.Encoded{Records: recs, RecordLens: recLens, Hashes: make([]xethash.Hash, len(raw)/32)}
-				for i := range e.Hashes {
-					e.Hashes[i] = xethash.Hash(raw[32*i:])
-				}
-				return e, nil
-			}
-		},
-		SHA256: func() (upload.Digest, error) {
-			id, err := jsx.Await(ctx, hooks.Call("shaNew"))
-			if err != nil {
-				return nil, err
-			}
-			return &workerDigest{ctx: ctx, hooks: hooks, id: id, src: cur.r}, nil
-		},
-	}
-}
-
-// copyInto copies a Uint8Array into dst's storage, grown as needed.
-func copyInto(dst []byte, v js.Value) []byte {
-	if v.Type() != js.TypeObject || !v.InstanceOf(jsx.Uint8Array) {
-		return dst[:0]
-	}
-	n := v.Get("length").Int()
-	if cap(dst) < n {
-		dst = make([]byte, n)
-	}
-	dst = dst[:n]
-	js.CopyBytesToGo(dst, v)
-	return dst
-}
-
-// bytesOf copies a Uint8Array into Go.
-func bytesOf(v js.Value) []byte {
-	if v.Type() != js.TypeObject || !v.InstanceOf(jsx.Uint8Array) {
-		return nil
-	}
-	b := make([]byte, v.Get("length").Int())
-	js.CopyBytesToGo(b, v)
-	return b
-}
-
-// workerDigest is a SHA-256 running on a worker; writes are queued there
-// in order, at most a few at a time.
-type workerDigest struct {
-	ctx     context.Context
-	hooks   js.Value
-	id      js.Value
-	pending []js.Value
-	src     *jsReader // the file being read, or nil
-}
-
-func (d *workerDigest) Write(p []byte) error {
-	// The session writes each slice just after reading it: hand over the
-	// slice as read (shaWrite transfers it) rather than a copy.
-	u := js.Undefined()
-	if r := d.src; r != nil && !r.last.IsUndefined() && r.last.Get("length").Int() == len(p) {
-		u, r.last = r.last, js.Undefined()
-	} else {
-		u = jsx.Bytes(p)
-	}
-	d.pending = append(d.pending, d.hooks.Call("shaWrite", d.id, u))
-	for len(d.pending) > 2 {
-		if _, err := jsx.Await(d.ctx, d.pending[0]); err != nil {
-			return err
-		}
-		d.pending = d.pending[1:]
-	}
-	return nil
-}
-
-func (d *workerDigest) Sum() (sum [32]byte, err error) {
-	for _, p := range d.pending {
-		if _, err := jsx.Await(d.ctx, p); err != nil {
-			return sum, err
-		}
-	}
-	d.pending = nil
-	v, err := jsx.Await(d.ctx, d.hooks.Call("shaSum", d.id))
-	if err != nil {
-		return sum, err
-	}
-	b, err := hex.DecodeString(v.String())
-	if err != nil || len(b) != len(sum) {
-		return sum, fmt.Errorf("the SHA-256 worker answered %q", v.String())
-	}
-	return [32]byte(b), nil
 }
 
 // pipelineCall reads the files and hooks arguments (0 and 2) that both
@@ -418,24 +173,23 @@ func pipelineCall(c *upload.Client, args []js.Value) (context.Context, func(), [
 	if hooks.Type() != js.TypeObject {
 		return nil, nil, nil, hooks, errorf(codeType, "hooks must be an object")
 	}
-	ctx, stop := abortContext(hooks.Get("signal"))
-	cur := &reading{}
-	sources, err := sourcesArg(ctx, arg(args, 0), cur)
+	ctx, stop := jsx.AbortContext(hooks.Get("signal"))
+	var cur *jsx.Reader
+	sources, err := sourcesArg(ctx, arg(args, 0), &cur)
 	if err != nil {
 		stop()
 		return nil, nil, nil, hooks, err
 	}
-	pipelineHooks(ctx, c, hooks, cur)
+	if hooks.Get("encode").Type() == js.TypeFunction {
+		c.Offload = upload.WorkerOffload(ctx, hooks, func() *jsx.Reader { return cur })
+	}
+	progressHook(c, hooks.Get("onProgress"))
 	return ctx, stop, sources, hooks, nil
 }
 
-// pipelineHooks connects the pipeline to the hooks xetkit.js passes: the
-// workers (encode, shaNew, shaWrite, shaSum) and onProgress(event).
-func pipelineHooks(ctx context.Context, c *upload.Client, hooks js.Value, cur *reading) {
-	if hooks.Get("encode").Type() == js.TypeFunction {
-		c.Offload = workerOffload(ctx, hooks, cur)
-	}
-	on := hooks.Get("onProgress")
+// progressHook passes the pipeline's progress to on(event), if it is a
+// function.
+func progressHook(c *upload.Client, on js.Value) {
 	if on.Type() != js.TypeFunction {
 		return
 	}
@@ -468,21 +222,10 @@ func exportUpload(api js.Value) {
 	// for processFile alike; sha256x is
 	// about 1.5 times as fast as crypto/sha256 under WebAssembly.
 	export(api, "digestNew", func(args []js.Value) (any, error) {
-		return live.add(sha256x.New()), nil
+		return addHandle(sha256x.New()), nil
 	})
-	digestArg := func(args []js.Value) (int, hash.Hash, error) {
-		id, v, err := live.get(args, 0)
-		if err != nil {
-			return 0, nil, err
-		}
-		h, ok := v.(hash.Hash)
-		if !ok {
-			return 0, nil, errorf(codeState, "handle %d is not a SHA-256", id)
-		}
-		return id, h, nil
-	}
 	export(api, "digestWrite", func(args []js.Value) (any, error) {
-		_, h, err := digestArg(args)
+		_, h, err := handleArg[hash.Hash](args, 0, "SHA-256")
 		if err != nil {
 			return nil, err
 		}
@@ -493,11 +236,11 @@ func exportUpload(api js.Value) {
 		return nil, nil
 	})
 	export(api, "digestSum", func(args []js.Value) (any, error) {
-		id, h, err := digestArg(args)
+		id, h, err := handleArg[hash.Hash](args, 0, "SHA-256")
 		if err != nil {
 			return nil, err
 		}
-		live.free(id)
+		delete(live, id)
 		return hex.EncodeToString(h.Sum(nil)), nil
 	})
 
@@ -575,7 +318,7 @@ func exportUpload(api js.Value) {
 			return nil, err
 		}
 		recursive := o.Get("recursive").Truthy()
-		ctx, stop := abortContext(o.Get("signal"))
+		ctx, stop := jsx.AbortContext(o.Get("signal"))
 		return promise(func() (any, error) {
 			defer stop()
 			entries, err := c.ListFiles(ctx, dir, recursive)
@@ -686,7 +429,7 @@ func exportUpload(api js.Value) {
 		if hooks.Type() != js.TypeObject || hooks.Get("onData").Type() != js.TypeFunction {
 			return nil, errorf(codeType, "hooks.onData must be a function")
 		}
-		ctx, stop := abortContext(hooks.Get("signal"))
+		ctx, stop := jsx.AbortContext(hooks.Get("signal"))
 		w := &jsWriter{onData: hooks.Get("onData"), onProgress: hooks.Get("onProgress")}
 		return promise(func() (any, error) {
 			defer stop()

@@ -201,6 +201,27 @@ export interface ShardFinding {
   message: string;
 }
 
+// ---- field spans (shardFields, xorbFields) ----
+
+/** One field of a record, for a hex view: where it lies and its value as text (a hash as its XET string). */
+export interface FieldSpan {
+  name: string;
+  offset: number;
+  size: number;
+  value: string;
+}
+
+/**
+ * The part of a shard shardFields describes. at: the file block's offset
+ * (file, term) or the CAS block's (xorb, chunk), as ParsedShard gives them;
+ * index: the term, chunk or lookup entry.
+ */
+export interface ShardSelection {
+  part: "header" | "footer" | "file" | "term" | "xorb" | "chunk" | "fileLookup" | "casLookup" | "chunkLookup";
+  at?: number;
+  index?: number;
+}
+
 // ---- parsed xorb (output of parseXorb) ----
 
 export interface ParsedXorb {
@@ -425,6 +446,22 @@ export interface Xetkit {
   validateShardAsync(bytes: Bytes, options?: { upload?: boolean }): Promise<ShardFinding[]>;
   /** Parses a xorb, or whole chunk records without a footer; decompresses and hashes every chunk unless verify is false. */
   parseXorb(bytes: Bytes, options?: { verify?: boolean }): ParsedXorb;
+  /**
+   * The field spans of one part of a shard (a file block: its fields and one span per
+   * record, at most 400; a term: its fields and its verification entry's). Reads only
+   * the records it needs.
+   */
+  shardFields(bytes: Bytes, selection: ShardSelection): FieldSpan[];
+  /** The field spans of the xorb chunk record whose header is at offset: its header fields, then the payload. */
+  xorbFields(bytes: Bytes, offset: number): FieldSpan[];
+  /** The flags of a shard "file" block, "chunk" entry or other record as hex, naming the defined bits ("0x80000000 dedupe"). */
+  shardFlags(record: string, flags: number): string;
+  /** Which entry of the shard file or CAS block at blockOffset holds byte offset (terms, then verification entries and metadata ext): -1 for the block's header. */
+  shardEntryAt(blockOffset: number, offset: number): number;
+  /** What bytes may be, by their start and size: "shard" (begins like one, damaged or not), "xorb" (small enough: try parseXorb) or "file". */
+  kindOf(bytes: Bytes): "shard" | "xorb" | "file";
+  /** The XET strings of the 32-byte raw hashes in bytes (e.g. PackedChunkRows.hashes). */
+  hashStrings(bytes: Bytes): string[];
   /** chunk, with the hashing spread over the worker pool; results are identical. */
   chunkAsync(input: Bytes | Blob, options?: { signal?: AbortSignal }): Promise<Chunk[]>;
   /**

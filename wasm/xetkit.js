@@ -554,6 +554,50 @@ class Xetkit {
     return JSON.parse(call(this.#go, "parseXorb", toBytes(bytes, "parseXorb: bytes"), verify));
   }
 
+  /**
+   * The field spans of one part of a shard, for a hex view:
+   * [{name, offset, size, value}]. selection is {part, at, index} (see
+   * ShardSelection); only the records it needs are read.
+   */
+  shardFields(bytes, selection) {
+    if (selection === null || typeof selection !== "object") throw typeError("shardFields: selection must be an object");
+    const { part, at = 0, index = 0 } = selection;
+    if (typeof part !== "string") throw typeError("shardFields: selection.part must be a string");
+    if (!Number.isSafeInteger(at) || !Number.isSafeInteger(index)) throw typeError("shardFields: selection.at and selection.index must be integers");
+    return JSON.parse(call(this.#go, "shardFields", toBytes(bytes, "shardFields: bytes"), part, at, index));
+  }
+
+  /** The field spans of the xorb chunk record whose header is at offset: header fields, then the payload. */
+  xorbFields(bytes, offset) {
+    if (!Number.isSafeInteger(offset) || offset < 0) throw typeError("xorbFields: offset must be a non-negative integer");
+    return JSON.parse(call(this.#go, "xorbFields", toBytes(bytes, "xorbFields: bytes"), offset));
+  }
+
+  /** Flags of a shard "file" block, "chunk" entry or other record as text, naming the defined bits. */
+  shardFlags(record, flags) {
+    if (typeof record !== "string" || !Number.isInteger(flags) || flags < 0 || flags > 0xffffffff) throw typeError("shardFlags: want a record name and a u32");
+    return call(this.#go, "shardFlags", record, flags);
+  }
+
+  /** Which entry of the shard file or CAS block at blockOffset holds byte offset: -1 for the block's header. */
+  shardEntryAt(blockOffset, offset) {
+    if (!Number.isSafeInteger(blockOffset) || !Number.isSafeInteger(offset)) throw typeError("shardEntryAt: offsets must be integers");
+    return call(this.#go, "shardEntryAt", blockOffset, offset);
+  }
+
+  /** What bytes may be, from their start and size: "shard", "xorb" (try parseXorb) or "file". */
+  kindOf(bytes) {
+    return call(this.#go, "kindOf", toBytes(bytes, "kindOf: bytes"));
+  }
+
+  /** The XET strings of the 32-byte raw hashes in bytes (e.g. parseShard's packed chunkRows.hashes). */
+  hashStrings(bytes) {
+    const all = call(this.#go, "hashStrings", toBytes(bytes, "hashStrings: bytes"));
+    const out = new Array(all.length / 64);
+    for (let i = 0; i < out.length; i++) out[i] = all.slice(64 * i, 64 * i + 64);
+    return out;
+  }
+
   /** Like chunk, with chunk hashing spread over the worker pool. Accepts a Blob too. */
   async chunkAsync(input, options = {}) {
     const src = sourceOf(input, "chunkAsync: input");

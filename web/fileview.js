@@ -101,7 +101,7 @@ export function render(item, route, root, ctx) {
 }
 
 function chunkField(c, i) {
-  return { name: `chunk ${i}`, start: c.offset, len: c.length, value: c.hash };
+  return { name: `chunk ${i}`, offset: c.offset, size: c.length, value: c.hash };
 }
 
 function renderChunks(item, route, root, ctx) {

@@ -26,13 +26,13 @@ export class HexView {
   }
 
   /**
-   * Shows bytes with fields [{name, start, len, value}] outlined, scrolled to
+   * Shows bytes with fields [{name, offset, size, value} (the module's FieldSpan)] outlined, scrolled to
    * focus (default: the first field's start). title says what it is.
    */
   show(bytes, fields, { title = "", focus } = {}) {
     this.bytes = bytes;
-    this.fields = fields.filter((f) => f.len > 0).sort((a, b) => a.start - b.start);
-    this.focus = focus ?? (this.fields.length ? this.fields[0].start : 0);
+    this.fields = fields.filter((f) => f.size > 0).sort((a, b) => a.offset - b.offset);
+    this.focus = focus ?? (this.fields.length ? this.fields[0].offset : 0);
     this.titleText = title;
     this.shown = true;
     this.redraw();
@@ -41,8 +41,8 @@ export class HexView {
   redraw() {
     if (!this.shown) return; // resized before anything was shown
     const b = this.bytes, per = this.per;
-    const lo = this.fields.length ? this.fields[0].start : this.focus;
-    const hi = this.fields.length ? Math.max(...this.fields.map((f) => f.start + f.len)) : this.focus + 1;
+    const lo = this.fields.length ? this.fields[0].offset : this.focus;
+    const hi = this.fields.length ? Math.max(...this.fields.map((f) => f.offset + f.size)) : this.focus + 1;
     this.title.replaceChildren(
       el("strong", this.titleText || "Bytes"),
       el("span.muted", ` bytes ${lo.toLocaleString("en-US")}–${Math.max(lo, hi - 1).toLocaleString("en-US")} (0x${lo.toString(16)}) of ${b.length.toLocaleString("en-US")}`),
@@ -74,7 +74,7 @@ export class HexView {
     let best = -1;
     for (let k = 0; k < this.fields.length; k++) {
       const f = this.fields[k];
-      if (o >= f.start && o < f.start + f.len && (best < 0 || f.len < this.fields[best].len)) best = k;
+      if (o >= f.offset && o < f.offset + f.size && (best < 0 || f.size < this.fields[best].size)) best = k;
     }
     return best;
   }
@@ -91,9 +91,9 @@ export class HexView {
       if (k >= 0) {
         const f = this.fields[k];
         cls += ` f f${k % PALETTE}`;
-        if (o === f.start || o % per === 0) cls += " fs";
-        if (o === f.start + f.len - 1 || o % per === per - 1) cls += " fe";
-        s.title = `${f.name} @ ${f.start}+${o - f.start}`;
+        if (o === f.offset || o % per === 0) cls += " fs";
+        if (o === f.offset + f.size - 1 || o % per === per - 1) cls += " fe";
+        s.title = `${f.name} @ ${f.offset}+${o - f.offset}`;
       }
       if (o === this.focus && !this.fields.length) cls += " focus";
       s.className = cls;
@@ -116,11 +116,11 @@ export class HexView {
       role: "listitem",
       title: `jump to ${f.name}`,
       dataset: { field: f.name },
-      onclick: () => this.table.scrollToRow(Math.max(0, Math.floor(f.start / this.per) - 1)),
+      onclick: () => this.table.scrollToRow(Math.max(0, Math.floor(f.offset / this.per) - 1)),
     },
     el(`span.swatch.f${k % PALETTE}`),
     el("span.fname", f.name),
-    el("span.frange", `@${f.start} +${f.len}`),
+    el("span.frange", `@${f.offset} +${f.size}`),
     f.value != null ? el("span.fval", String(f.value)) : null)));
   }
 }

@@ -2,14 +2,12 @@
 // their chunks, every chunk, lookup tables, findings; each selection shows
 // its bytes in the hex view.
 
-import { el, put, card, bytesCard, sbytes, num, bytes as fbytes, hex32, date, hashCell, kv, describeError } from "./util.js";
+import { el, put, card, bytesCard, sbytes, num, bytes as fbytes, date, hashCell, kv, describeError } from "./util.js";
 import { VTable } from "./vtable.js";
-import { shardLayouts as L, fields } from "./layouts.js";
-import { rowCount, chunkHash, chunkAt, allHashes, unpacked } from "./chunkrows.js";
+import { rowCount, chunkAt, allHashes, unpacked } from "./chunkrows.js";
+import { mod } from "./xk.js";
 
-const REC = 48;
 const ZERO = "0".repeat(64);
-const FLAG_VERIFICATION = 0x80000000, FLAG_METADATA = 0x40000000, CHUNK_GLOBAL_DEDUPE = 0x80000000;
 
 /**
  * Prepares the indexes the views need and, when the module checks the rules
@@ -53,26 +51,12 @@ export function prepare(item) {
   const key = p.footer?.chunkHashKey;
   const keyed = !!key && key !== ZERO;
   const form = !p.footer ? "upload" : (p.files || []).length === 0 ? "dedupe" : "stored";
-  item.sx = { starts, chunks: starts[xorbs.length], xorbIndex, materialized, terms, inXorbs, onDisk, keyed, form, layout: layoutOf(item) };
+  item.sx = { starts, chunks: starts[xorbs.length], xorbIndex, materialized, terms, inXorbs, onDisk, keyed, form };
 }
 
-/** Where the sections lie, derived from the parsed offsets and counts. */
-function layoutOf(item) {
-  const p = item.parsed;
-  const files = p.files || [], xorbs = p.xorbs || [];
-  const fileEnd = (f) => f.offset + REC * (1 + f.entries.length * (f.verification ? 2 : 1) + (f.sha256 ? 1 : 0));
-  const fileBookend = files.length ? fileEnd(files[files.length - 1]) : REC;
-  const casStart = fileBookend + REC;
-  const casBookend = xorbs.length ? xorbs[xorbs.length - 1].offset + REC * (1 + rowCount(p, xorbs.length - 1)) : casStart;
-  const afterCas = casBookend + REC;
-  const footer = p.footer ? item.bytes.length - 200 : item.bytes.length;
-  const lk = p.lookups || { files: [], xorbs: [], chunks: [] };
-  const f = p.footer || {};
-  // the footer says where the tables are; fall back to "right after the CAS section"
-  const fileLookup = f.fileLookupOffset ?? afterCas;
-  const xorbLookup = f.casLookupOffset ?? fileLookup + 12 * (lk.files?.length || 0);
-  const chunkLookup = f.chunkLookupOffset ?? xorbLookup + 12 * (lk.xorbs?.length || 0);
-  return { fileEnd, fileBookend, casStart, casBookend, afterCas, footer, fileLookup, xorbLookup, chunkLookup, lookupsEnd: chunkLookup + 16 * (lk.chunks?.length || 0) };
+/** The section of the shard named name (as the module lists them), or undefined. */
+function section(item, name) {
+  return item.parsed.sections.find((s) => s.name === name);
 }
 
 const formText = {
@@ -109,83 +93,71 @@ export async function exportJSON(item) {
   return unpacked(item.parsed);
 }
 
-// --- hex selections --------------------------------------------------------
+// --- hex selections: the module reads the fields of what is selected ------
 
-function showHex(item, ctx, title, flds, focus) {
-  ctx.hex.show(item.bytes, flds, { title, focus });
+function showHex(item, ctx, title, selection, focus) {
+  ctx.hex.show(item.bytes, mod().shardFields(item.bytes, selection), { title, focus });
 }
 
 function hexHeader(item, ctx) {
-  showHex(item, ctx, "Header", fields(L.header, 0, item.bytes, { version: item.parsed.header.version, footerSize: item.parsed.header.footerSize }));
+  showHex(item, ctx, "Header", { part: "header" });
 }
 
 function hexFooter(item, ctx) {
-  const f = item.parsed.footer;
-  if (!f) return ctx.hex.show(item.bytes, [], { title: "No footer (upload form): the shard ends after the CAS bookend", focus: item.bytes.length - 1 });
-  showHex(item, ctx, "Footer", fields(L.footer, item.sx.layout.footer, item.bytes, { chunkHashKey: f.chunkHashKey }));
+  if (!item.parsed.footer) return ctx.hex.show(item.bytes, [], { title: "No footer (upload form): the shard ends after the CAS bookend", focus: item.bytes.length - 1 });
+  showHex(item, ctx, "Footer", { part: "footer" });
 }
 
 function hexFile(item, ctx, i) {
-  const f = item.parsed.files[i];
-  const flds = fields(L.fileHeader, f.offset, item.bytes, { fileHash: f.hash });
-  const n = f.entries.length;
-  for (let j = 0; j < n; j++) flds.push({ name: `term ${j}`, start: f.offset + REC * (1 + j), len: REC, value: f.entries[j].xorbHash });
-  if (f.verification) for (let j = 0; j < n; j++) flds.push({ name: `verification ${j}`, start: f.offset + REC * (1 + n + j), len: REC, value: f.verification[j] });
-  if (f.sha256) flds.push({ name: "metadata ext (sha256)", start: f.offset + REC * (1 + n * (f.verification ? 2 : 1)), len: REC, value: f.sha256 });
-  showHex(item, ctx, `File ${i}`, flds.slice(0, 400));
+  showHex(item, ctx, `File ${i}`, { part: "file", at: item.parsed.files[i].offset });
 }
 
 function hexTerm(item, ctx, i, j) {
-  const f = item.parsed.files[i], t = f.entries[j], n = f.entries.length;
-  const flds = fields(L.term, f.offset + REC * (1 + j), item.bytes, { xorbHash: t.xorbHash });
-  if (f.verification) flds.push(...fields(L.verification, f.offset + REC * (1 + n + j), item.bytes, { rangeHash: f.verification[j] }).map((x) => ({ ...x, name: "verification." + x.name })));
-  showHex(item, ctx, `File ${i}, term ${j}`, flds);
+  showHex(item, ctx, `File ${i}, term ${j}`, { part: "term", at: item.parsed.files[i].offset, index: j });
 }
 
 function hexXorb(item, ctx, i) {
-  const x = item.parsed.xorbs[i];
-  showHex(item, ctx, `Xorb ${i}`, fields(L.xorbHeader, x.offset, item.bytes, { xorbHash: x.hash }));
+  showHex(item, ctx, `Xorb ${i}`, { part: "xorb", at: item.parsed.xorbs[i].offset });
 }
 
 function hexChunk(item, ctx, i, c) {
-  const x = item.parsed.xorbs[i];
-  showHex(item, ctx, `Xorb ${i}, chunk ${c}`, fields(L.chunk, x.offset + REC * (1 + c), item.bytes, { chunkHash: chunkHash(item.parsed, i, c) }));
+  showHex(item, ctx, `Xorb ${i}, chunk ${c}`, { part: "chunk", at: item.parsed.xorbs[i].offset, index: c });
 }
 
 const lookupKinds = {
-  files: { layout: "fileLookup", title: "File lookup", at: "fileLookup", size: 12 },
-  xorbs: { layout: "xorbLookup", title: "Xorb (CAS) lookup", at: "xorbLookup", size: 12 },
-  chunks: { layout: "chunkLookup", title: "Chunk lookup", at: "chunkLookup", size: 16 },
+  files: { part: "fileLookup", title: "File lookup" },
+  xorbs: { part: "casLookup", title: "Xorb (CAS) lookup" },
+  chunks: { part: "chunkLookup", title: "Chunk lookup" },
 };
 
 function hexLookup(item, ctx, kind, i) {
   const k = lookupKinds[kind];
-  showHex(item, ctx, `${k.title} entry ${i}`, fields(L[k.layout], item.sx.layout[k.at] + k.size * i, item.bytes));
+  showHex(item, ctx, `${k.title} entry ${i}`, { part: k.part, index: i });
 }
 
 /** Finds the structure that holds byte offset o and selects it. */
 export function locate(item, o) {
-  const p = item.parsed, lay = item.sx.layout;
-  if (o < 48) return { sec: "header" };
-  const files = p.files;
-  if (o < lay.fileBookend) {
-    const i = upper(files, o, (f) => f.offset);
+  const p = item.parsed;
+  const inside = (name) => { const s = section(item, name); return !!s && o >= s.offset && o < s.offset + s.size; };
+  if (inside("header")) return { sec: "header" };
+  if (inside("files")) {
+    const i = upper(p.files, o, (f) => f.offset);
     if (i >= 0) {
-      const f = files[i], rec = Math.floor((o - f.offset) / REC) - 1;
-      if (rec >= 0 && rec < f.entries.length) return { sec: "file", sel: i, row: rec };
+      const j = mod().shardEntryAt(p.files[i].offset, o);
+      if (j >= 0 && j < p.files[i].entries.length) return { sec: "file", sel: i, row: j };
       return { sec: "file", sel: i };
     }
   }
-  if (o >= lay.casStart && o < lay.casBookend) {
+  if (inside("cas")) {
     const i = upper(p.xorbs, o, (x) => x.offset);
     if (i >= 0) {
-      const x = p.xorbs[i], rec = Math.floor((o - x.offset) / REC) - 1;
-      if (rec >= 0) return { sec: "chunks", row: item.sx.starts[i] + rec };
+      const c = mod().shardEntryAt(p.xorbs[i].offset, o);
+      if (c >= 0 && c < rowCount(p, i)) return { sec: "chunks", row: item.sx.starts[i] + c };
       return { sec: "xorbs", row: i };
     }
   }
-  if (p.footer && o >= lay.footer) return { sec: "footer" };
-  if (o >= lay.afterCas && o < lay.lookupsEnd) return { sec: "lookups" };
+  if (p.footer && inside("footer")) return { sec: "footer" };
+  if (["fileLookup", "casLookup", "chunkLookup"].some(inside)) return { sec: "lookups" };
   return { sec: "summary" };
 }
 
@@ -207,7 +179,7 @@ export function render(item, route, root, ctx) {
   if (route.off != null && route.off >= 0 && route.off < item.bytes.length) {
     // a finding's place: its byte, marked inside the structure that holds it
     const around = ctx.hex.bytes === item.bytes ? ctx.hex.fields : [];
-    ctx.hex.show(item.bytes, [...around, { name: "finding here", start: route.off, len: 1, value: `byte ${route.off}` }],
+    ctx.hex.show(item.bytes, [...around, { name: "finding here", offset: route.off, size: 1, value: `byte ${route.off}` }],
       { title: `Finding at byte ${num(route.off)}${around.length ? " in " + ctx.hex.titleText : ""}`, focus: route.off });
   }
 }
@@ -230,7 +202,7 @@ function renderError(item, root, ctx) {
 
 function focusOffset(item, ctx, at) {
   const start = Math.max(0, Math.min(at, item.bytes.length - 1));
-  ctx.hex.show(item.bytes, item.bytes.length ? [{ name: "error here", start, len: 1, value: `byte ${at}` }] : [], { title: "Where reading stopped", focus: start });
+  ctx.hex.show(item.bytes, item.bytes.length ? [{ name: "error here", offset: start, size: 1, value: `byte ${at}` }] : [], { title: "Where reading stopped", focus: start });
 }
 
 
@@ -323,14 +295,11 @@ const renderers = {
     const f = item.parsed.files[i];
     if (!f) { put(root, el("p.error", `No file ${i} in this shard.`)); return; }
     const sx = item.sx;
-    const flags = [];
-    if (f.flags & FLAG_VERIFICATION) flags.push("verification entries");
-    if (f.flags & FLAG_METADATA) flags.push("metadata ext");
     put(root, 
       el("div.crumbs", el("a", { href: "#", onclick: (e) => { e.preventDefault(); ctx.go({ item: item.id, sec: "files", row: i }); } }, "← files"), ` / file ${i}`),
       kv([
         ["File hash", hashCell(f.hash)],
-        ["Flags", `${hex32(f.flags)}${flags.length ? " (" + flags.join(", ") + ")" : ""}`],
+        ["Flags", mod().shardFlags("file", f.flags)],
         ["Terms", num(f.entries.length)],
         ["Bytes", fbytes(f.entries.reduce((s, e) => s + e.unpackedBytes, 0))],
         ["SHA-256", f.sha256 ? hashCell(f.sha256) : "none (no metadata ext)"],
@@ -378,7 +347,7 @@ const renderers = {
         { label: "chunks", width: "9ch", align: "right", cell: (_, i) => num(rowCount(item.parsed, i)) },
         { label: "bytes in xorb", width: "14ch", align: "right", cell: (x) => num(x.bytesInXorb) },
         { label: "bytes on disk", width: "14ch", align: "right", cell: (x) => num(x.bytesOnDisk) },
-        { label: "flags", width: "12ch", cell: (x) => hex32(x.flags) },
+        { label: "flags", width: "12ch", cell: (x) => mod().shardFlags("xorb", x.flags) },
       ],
       rowCount: xorbs.length,
       row: (i) => xorbs[i],
@@ -402,7 +371,7 @@ const renderers = {
         ["Chunks", num(rowCount(item.parsed, i))],
         ["Bytes in xorb", fbytes(x.bytesInXorb)],
         ["Bytes on disk", fbytes(x.bytesOnDisk)],
-        ["Flags", hex32(x.flags)],
+        ["Flags", mod().shardFlags("xorb", x.flags)],
       ]),
       el("h3", "Chunks"),
     );
@@ -484,7 +453,7 @@ function chunkTable(item, ctx, count, at, global) {
     { label: "chunk hash", width: "var(--hashw)", hash: (c) => c.hash, cell: (c) => hashCell(c.hash, { tabbable: false }) },
     { label: "offset", width: "12ch", align: "right", cell: (c) => num(c.byteRangeStart) },
     { label: "size", width: "9ch", align: "right", cell: (c) => num(c.unpackedBytes) },
-    { label: "flags", width: "16ch", cell: (c) => (c.flags & CHUNK_GLOBAL_DEDUPE ? `${hex32(c.flags)} dedupe` : hex32(c.flags)) },
+    { label: "flags", width: "16ch", cell: (c) => mod().shardFlags("chunk", c.flags) },
   );
   return new VTable({ label: global ? "all chunks" : "chunks", columns: cols, rowCount: count, row: chunk, empty: "No chunks." });
 }

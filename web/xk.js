@@ -4,26 +4,17 @@
 import { load } from "./wasm/xetkit.js";
 
 let modPromise = null;
+let loaded = null;
 
 /** The loaded module (loaded once, on first use). */
 export function xk() {
-  if (!modPromise) modPromise = load();
+  if (!modPromise) modPromise = load().then((m) => (loaded = m));
   return modPromise;
 }
 
-// Bytes 15–31 of a shard's header tag (draft §9.3.1). Used only to tell a
-// damaged shard (report its error) from a file that is not a shard at all.
-const MAGIC = [0x55, 0x69, 0x67, 0x45, 0x6a, 0x7b, 0x81, 0x57, 0x83, 0xa5, 0xbd, 0xd9, 0x5c, 0xcd, 0xd1, 0x4a, 0xa9];
-
-/**
- * True when the bytes begin (nearly) like a shard: most of the magic
- * sequence, or Hugging Face's application id. A damaged shard still does.
- */
-export function looksLikeShard(b) {
-  if (b.length < 14) return false;
-  let same = 0;
-  for (let i = 0; i < MAGIC.length && 15 + i < b.length; i++) if (b[15 + i] === MAGIC[i]) same++;
-  return same >= 12 || new TextDecoder().decode(b.subarray(0, 14)) === "HFRepoMetaData";
+/** The module once xk() has loaded it: what the views use, as every item was opened through it. */
+export function mod() {
+  return loaded;
 }
 
 /**
@@ -32,9 +23,11 @@ export function looksLikeShard(b) {
  */
 export async function detect(bytes) {
   const m = await xk();
-  // Only bytes that begin like a shard can parse as one; skipping the rest
-  // spares copying a large plain file into the module.
-  if (looksLikeShard(bytes)) {
+  // The module says what the bytes may be from their start and size; only
+  // what begins like a shard is parsed as one, which spares copying a large
+  // plain file into the module.
+  const kind = m.kindOf(bytes);
+  if (kind === "shard") {
     // When the module can validate separately, parse without the validator
     // first so a huge shard's first screen is drawn sooner; the findings
     // follow (see shardview.js). The chunk rows come packed (see
@@ -43,13 +36,12 @@ export async function detect(bytes) {
     try {
       const parsed = m.parseShard(bytes, later ? { validate: false, packedChunks: true } : {});
       if (later) parsed.findings = null; // pending: shardview.js fills them in
-      return { kind: "shard", parsed, validate: later ? () => validateOffThread(m, bytes) : null };
+      return { kind: "shard", parsed, validate: later ? () => m.validateShardAsync(bytes) : null };
     } catch (err) {
       return { kind: "bad-shard", error: err };
     }
   }
-  // A xorb is at most 64 MiB; anything larger is a plain file.
-  if (bytes.length <= MAX_XORB + (1 << 20)) {
+  if (kind === "xorb") {
     try {
       return { kind: "xorb", parsed: m.parseXorb(bytes, { verify: false }) };
     } catch {
@@ -57,13 +49,6 @@ export async function detect(bytes) {
     }
   }
   return { kind: "file" };
-}
-
-const MAX_XORB = 64 << 20;
-
-/** The module's validateShard, on its worker pool (no second instance). */
-function validateOffThread(m, bytes) {
-  return m.validateShardAsync(bytes);
 }
 
 /** Parses a shard; throws XetkitError (with offset) when it cannot. */

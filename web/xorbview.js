@@ -4,8 +4,7 @@
 
 import { el, put, card, bytesCard, num, bytes as fbytes, hashCell, kv, describeError } from "./util.js";
 import { VTable } from "./vtable.js";
-import { xorbLayouts, fields } from "./layouts.js";
-import { verifyXorb } from "./xk.js";
+import { verifyXorb, mod } from "./xk.js";
 
 const compressionNames = { none: "none", lz4: "LZ4", "bg4-lz4": "ByteGrouping4 + LZ4" };
 
@@ -29,9 +28,7 @@ function ratio(c) {
 
 function hexRecord(item, ctx, i) {
   const c = item.parsed.chunks[i];
-  const f = fields(xorbLayouts.chunkHeader, c.offset, item.bytes, { compressionType: `${c.compressionType} (${c.compression})` });
-  f.push({ name: `payload (${c.compression})`, start: c.offset + (c.headerSize || 8), len: c.compressedSize, value: `${num(c.compressedSize)} bytes` });
-  ctx.hex.show(item.bytes, f, { title: `Chunk record ${i}`, focus: c.offset });
+  ctx.hex.show(item.bytes, mod().xorbFields(item.bytes, c.offset), { title: `Chunk record ${i}`, focus: c.offset });
 }
 
 function hexFooter(item, ctx) {
@@ -40,10 +37,7 @@ function hexFooter(item, ctx) {
     ctx.hex.show(item.bytes, [], { title: "No footer: the records run to the end of the input", focus: Math.max(0, item.bytes.length - 1) });
     return;
   }
-  const flds = (f.layout || []).map((x) => ({ name: x.name, start: x.offset, len: x.size }));
-  const hashField = flds.find((x) => /hash$/i.test(x.name) && x.len === 32);
-  if (hashField) hashField.value = f.hash;
-  ctx.hex.show(item.bytes, flds.slice(0, 600), { title: "CasObjectInfo footer", focus: f.offset });
+  ctx.hex.show(item.bytes, f.layout.slice(0, 600), { title: "CasObjectInfo footer", focus: f.offset });
 }
 
 export function render(item, route, root, ctx) {
@@ -110,7 +104,7 @@ function drawVerify(item, box, ctx) {
     const e = describeError(item.verifyError);
     box.replaceChildren(el("span.bad", { role: "alert" }, `Verification failed: ${e.msg}`), e.offset != null ? el("a.offset", {
       href: "#",
-      onclick: (ev) => { ev.preventDefault(); ctx.hex.show(item.bytes, [{ name: "error here", start: e.offset, len: 1 }], { title: "Where verification failed", focus: e.offset }); },
+      onclick: (ev) => { ev.preventDefault(); ctx.hex.show(item.bytes, [{ name: "error here", offset: e.offset, size: 1 }], { title: "Where verification failed", focus: e.offset }); },
     }, ` byte ${num(e.offset)}`) : null);
     return;
   }

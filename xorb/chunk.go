@@ -63,12 +63,7 @@ func ParseHeader(b []byte, base int64) (Header, error) {
 	if len(b) < HeaderSize {
 		return Header{}, formaterr.New(format, base, "chunk header cut short: %d bytes left, a header needs %d", len(b), HeaderSize)
 	}
-	h := Header{
-		Version:          b[0],
-		CompressedSize:   uint32(b[1]) | uint32(b[2])<<8 | uint32(b[3])<<16,
-		Compression:      Compression(b[4]),
-		UncompressedSize: uint32(b[5]) | uint32(b[6])<<8 | uint32(b[7])<<16,
-	}
+	h := decodeHeader(b)
 	left := len(b) - HeaderSize
 	switch {
 	case h.Version != 0:
@@ -89,6 +84,16 @@ func ParseHeader(b []byte, base int64) (Header, error) {
 		return h, formaterr.New(format, base+1, "uncompressed chunk has compressed size %d but uncompressed size %d", h.CompressedSize, h.UncompressedSize)
 	}
 	return h, nil
+}
+
+// decodeHeader decodes the first HeaderSize bytes of b, unchecked.
+func decodeHeader(b []byte) Header {
+	return Header{
+		Version:          b[0],
+		CompressedSize:   uint32(b[1]) | uint32(b[2])<<8 | uint32(b[3])<<16,
+		Compression:      Compression(b[4]),
+		UncompressedSize: uint32(b[5]) | uint32(b[6])<<8 | uint32(b[7])<<16,
+	}
 }
 
 // appendHeader appends the 8-byte encoding of h.

@@ -109,6 +109,7 @@ type Field struct {
 	Name   string `json:"name"`
 	Offset int64  `json:"offset"`
 	Size   int64  `json:"size"`
+	Value  string `json:"value,omitempty"` // as text; set by RecordFields
 }
 
 // NumChunks returns the number of chunks the footer describes.

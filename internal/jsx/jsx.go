@@ -7,6 +7,7 @@ package jsx
 
 import (
 	"context"
+	"io"
 	"runtime"
 	"syscall/js"
 )
@@ -103,4 +104,59 @@ func Collect() {
 		held = 0
 		runtime.GC()
 	}
+}
+
+// ReaderAt reads a JavaScript Uint8Array in place: each ReadAt copies only
+// the bytes asked for, so a reader of a few records of a large input does
+// not copy all of it into Go.
+type ReaderAt struct {
+	v    js.Value
+	size int64
+}
+
+// NewReaderAt returns a ReaderAt of the Uint8Array v.
+func NewReaderAt(v js.Value) *ReaderAt { return &ReaderAt{v: v, size: int64(v.Get("length").Int())} }
+
+// Size returns the length of the array.
+func (r *ReaderAt) Size() int64 { return r.size }
+
+// ReadAt implements io.ReaderAt.
+func (r *ReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off >= r.size {
+		return 0, io.EOF
+	}
+	end := min(off+int64(len(p)), r.size)
+	n := js.CopyBytesToGo(p, r.v.Call("subarray", off, end))
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// Promise runs fn on its own goroutine (it may wait for JavaScript: fetch,
+// Blob reads, workers) and returns a Promise of its result. A failure, or
+// a panic (err nil, panicked what was recovered), resolves to what fail
+// makes of it: the promise never rejects, so a caller checks the value.
+func Promise(fn func() (any, error), fail func(err error, panicked any) js.Value) js.Value {
+	executor := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		resolve := args[0]
+		go func() {
+			var v any
+			var err error
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						v = fail(nil, r)
+					}
+				}()
+				if v, err = fn(); err != nil {
+					v = fail(err, nil)
+				}
+			}()
+			resolve.Invoke(v)
+		}()
+		return nil
+	})
+	defer executor.Release()
+	return js.Global().Get("Promise").New(executor)
 }

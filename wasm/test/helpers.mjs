@@ -4,12 +4,11 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { bin, FACTS, readChunks, refDir, refFile } from "../../test/common.mjs";
 
-export const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const bin = process.env.XETKIT_BIN || join(root, "bin", "xetkit");
-export { corpus, randomBytes } from "../../test/corpus.mjs";
+export { bin, randomBytes, refDir, root } from "../../test/common.mjs";
+export { corpus } from "../../test/corpus.mjs";
 
 export function requireCLI() {
   if (!existsSync(bin)) throw new Error(`${bin} is missing: build it with "go build -o bin/xetkit ./cmd/xetkit"`);
@@ -40,23 +39,15 @@ export function writeTemp(dir, name, bytes) {
   return file;
 }
 
-// The reference artefacts (see shared/reference/README.md): found beside the
-// checkout, or where XETKIT_REFERENCE says. Missing files fail the test under
-// CI and skip it elsewhere.
-export const refDir = process.env.XETKIT_REFERENCE || join(root, "..", "shared", "reference", "xet-spec-reference-files");
+// The reference file's facts, as these suites name them.
+export const ref = { fileHash: FACTS.fileHash, xorbHash: FACTS.xorbHash, sha256: FACTS.sha256, size: FACTS.fileSize, numChunks: FACTS.chunks };
 
-export const ref = {
-  fileHash: "118a53328412787fee04011dcf82fdc4acf3a4a1eddec341c910d30a306aaf97",
-  xorbHash: "eea25d6ee393ccae385820daed127b96ef0ea034dfb7cf6da3a950ce334b7632",
-  sha256: "f41255b252f776125f2b657136654e4d4d5d2ccf8ef4db0ec186bd1981b69734",
-  size: 63527244,
-  numChunks: 796,
-};
-
+// refPath returns a reference file's path. A missing file fails the test
+// under CI and skips it elsewhere.
 export function refPath(t, name) {
-  const file = join(refDir, name);
-  if (!existsSync(file)) {
-    const msg = `reference file ${file} not found (expected ../shared/reference beside the checkout, or set XETKIT_REFERENCE)`;
+  const file = refFile(name);
+  if (!file) {
+    const msg = `reference file ${join(refDir, name)} not found (expected ../shared/reference beside the checkout, or set XETKIT_REFERENCE)`;
     if (process.env.CI) throw new Error(msg);
     t.skip(msg);
     return null;
@@ -72,11 +63,7 @@ export function readRef(t, name) {
 // refChunks reads ev-population.csv.chunks as [{hash, length}].
 export function refChunks(t) {
   const file = refPath(t, "ev-population.csv.chunks");
-  if (!file) return null;
-  return readFileSync(file, "utf8").trimEnd().split("\n").map((line) => {
-    const [hash, length] = line.split(" ");
-    return { hash, length: Number(length) };
-  });
+  return file && readChunks(file);
 }
 
 // ---- the peer's engines (shared with test/crosscheck.test.mjs) ----

@@ -1,0 +1,59 @@
+// The one helper module of the Node tests, the wasm/test suites and the
+// e2e tests: where the checkout and the reference files are, the facts of
+// the reference file, its chunk list, and deterministic random bytes.
+// wasm/test/helpers.mjs and e2e/helpers.mjs add what only they need.
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export const bin = process.env.XETKIT_BIN || join(root, "bin", "xetkit");
+
+// The reference artefacts (see shared/reference/README.md): beside the
+// checkout, or where XETKIT_REFERENCE says.
+export const refDir = process.env.XETKIT_REFERENCE || resolve(root, "..", "shared", "reference", "xet-spec-reference-files");
+
+/** Facts of ev-population.csv, the reference file. */
+export const FACTS = Object.freeze({
+  fileHash: "118a53328412787fee04011dcf82fdc4acf3a4a1eddec341c910d30a306aaf97",
+  xorbHash: "eea25d6ee393ccae385820daed127b96ef0ea034dfb7cf6da3a950ce334b7632",
+  sha256: "f41255b252f776125f2b657136654e4d4d5d2ccf8ef4db0ec186bd1981b69734",
+  fileSize: 63527244,
+  chunks: 796,
+});
+
+/** Path of a reference file, or null when it is missing. */
+export function refFile(name) {
+  const p = join(refDir, name);
+  return existsSync(p) ? p : null;
+}
+
+/** Chunk lines "<hash> <length>" (a .chunks file, "xetkit chunk") as [{hash, length}]. */
+export function parseChunks(text) {
+  return text.trim().split("\n").filter(Boolean).map((l) => {
+    const [hash, n] = l.split(" ");
+    return { hash, length: Number(n) };
+  });
+}
+
+/** The chunk list of a .chunks file. */
+export function readChunks(path) {
+  return parseChunks(readFileSync(path, "utf8"));
+}
+
+/** A deterministic pseudo-random generator (xorshift32): each call gives a u32. */
+export function rng(seed) {
+  let x = seed >>> 0 || 1;
+  return () => { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; return x; };
+}
+
+/** n pseudo-random bytes from seed: the same on every run and machine. */
+export function randomBytes(n, seed) {
+  const next = rng(seed);
+  const b = new Uint8Array(n);
+  for (let i = 0; i < n; i += 4) {
+    const v = next();
+    b[i] = v; b[i + 1] = v >>> 8; b[i + 2] = v >>> 16; b[i + 3] = v >>> 24;
+  }
+  return b;
+}

@@ -1,0 +1,111 @@
+//go:build js && wasm
+
+package upload
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"syscall/js"
+
+	"github.com/xetkit/xetkit/internal/jsx"
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// WorkerOffload runs chunk hashing and compression, and the SHA-256, on
+// xetkit.js's worker pool through the hooks it passes: encode(bytes,
+// lengths) → Promise<[hashes, lengths, records, record lengths]> (the
+// workers' encodeChunks), shaNew() → Promise<id>, shaWrite(id, bytes) →
+// Promise, shaSum(id) → Promise<hex digest> (the workers' digestNew,
+// digestWrite, digestSum, on one worker). reading returns the file being
+// read, whose Blob slices the SHA-256 worker may take as they are.
+func WorkerOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Reader) *Offload {
+	// The session is done with one answer before it waits for the next, so
+	// every answer is copied into the same buffers.
+	var recs, raw, lensBuf []byte
+	return &Offload{
+		Encode: func(data []byte, lens []int) func() (*Encoded, error) {
+			p := hooks.Call("encode", jsx.Bytes(data), jsx.Bytes(jsx.U32Bytes(lens)))
+			return func() (*Encoded, error) {
+				v, err := jsx.Await(ctx, p)
+				if err != nil {
+					return nil, err
+				}
+				if v.Type() != js.TypeObject || v.Length() != 4 {
+					return nil, errors.New("encode: the worker's answer is not [hashes, lengths, records, record lengths]")
+				}
+				raw = jsx.CopyInto(raw, v.Index(0))
+				recs = jsx.CopyInto(recs, v.Index(2))
+				lensBuf = jsx.CopyInto(lensBuf, v.Index(3))
+				recLens, err := jsx.U32s(lensBuf)
+				if err != nil {
+					return nil, fmt.Errorf("encode: record lengths: %w", err)
+				}
+				if len(raw)%xethash.Size != 0 {
+					return nil, fmt.Errorf("encode: %d bytes of hashes", len(raw))
+				}
+				e := &Encoded{Records: recs, RecordLens: recLens, Hashes: make([]xethash.Hash, len(raw)/xethash.Size)}
+				for i := range e.Hashes {
+					e.Hashes[i] = xethash.Hash(raw[xethash.Size*i:])
+				}
+				return e, nil
+			}
+		},
+		SHA256: func() (Digest, error) {
+			id, err := jsx.Await(ctx, hooks.Call("shaNew"))
+			if err != nil {
+				return nil, err
+			}
+			return &workerDigest{ctx: ctx, hooks: hooks, id: id, src: reading()}, nil
+		},
+	}
+}
+
+// workerDigest is a SHA-256 running on a worker; writes are queued there
+// in order, at most a few at a time.
+type workerDigest struct {
+	ctx     context.Context
+	hooks   js.Value
+	id      js.Value
+	pending []js.Value
+	src     *jsx.Reader // the file being read, or nil
+}
+
+func (d *workerDigest) Write(p []byte) error {
+	// The session writes each slice just after reading it: hand over the
+	// slice as read (shaWrite transfers it) rather than a copy.
+	u := js.Undefined()
+	if d.src != nil {
+		u = d.src.TakeLast(len(p))
+	}
+	if u.IsUndefined() {
+		u = jsx.Bytes(p)
+	}
+	d.pending = append(d.pending, d.hooks.Call("shaWrite", d.id, u))
+	for len(d.pending) > 2 {
+		if _, err := jsx.Await(d.ctx, d.pending[0]); err != nil {
+			return err
+		}
+		d.pending = d.pending[1:]
+	}
+	return nil
+}
+
+func (d *workerDigest) Sum() (sum [32]byte, err error) {
+	for _, p := range d.pending {
+		if _, err := jsx.Await(d.ctx, p); err != nil {
+			return sum, err
+		}
+	}
+	d.pending = nil
+	v, err := jsx.Await(d.ctx, d.hooks.Call("shaSum", d.id))
+	if err != nil {
+		return sum, err
+	}
+	b, err := hex.DecodeString(v.String())
+	if err != nil || len(b) != len(sum) {
+		return sum, fmt.Errorf("the SHA-256 worker answered %q", v.String())
+	}
+	return [32]byte(b), nil
+}

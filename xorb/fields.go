@@ -1,0 +1,36 @@
+package xorb
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// headerFields declares a chunk header's fields in byte order (§7.3);
+// decodeHeader and appendHeader follow it, and fields_test.go checks that
+// they agree.
+var headerFields = []struct {
+	name string
+	size int
+}{{"version", 1}, {"compressedSize", 3}, {"compressionType", 1}, {"uncompressedSize", 3}}
+
+// RecordFields lists the fields of the chunk record whose header starts at
+// b[0], which is offset at in the xorb, for a viewer's hex view: the
+// header's fields with their values as text (the compression type with its
+// name), then the payload. b need hold only the header.
+func RecordFields(b []byte, at int64) ([]Field, error) {
+	if len(b) < HeaderSize {
+		return nil, fmt.Errorf("xorb: chunk header at %d cut short: %d bytes, a header needs %d", at, len(b), HeaderSize)
+	}
+	h := decodeHeader(b)
+	values := []string{
+		strconv.Itoa(int(h.Version)), strconv.Itoa(int(h.CompressedSize)),
+		fmt.Sprintf("%d (%s)", uint8(h.Compression), h.Compression), strconv.Itoa(int(h.UncompressedSize)),
+	}
+	out := make([]Field, 0, len(headerFields)+1)
+	p := at
+	for i, d := range headerFields {
+		out = append(out, Field{Name: d.name, Offset: p, Size: int64(d.size), Value: values[i]})
+		p += int64(d.size)
+	}
+	return append(out, Field{Name: "payload (" + h.Compression.String() + ")", Offset: p, Size: int64(h.CompressedSize), Value: strconv.Itoa(int(h.CompressedSize)) + " bytes"}), nil
+}
