@@ -731,7 +731,7 @@ func readRanges(resp *http.Response, ranges []fetchRange, parts [][]byte) error 
 		for _, r := range ranges {
 			last = max(last, r.bytes.End+1)
 		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, last))
+		b, err := readUpTo(resp.Body, last)
 		if err != nil {
 			return transient(err)
 		}
@@ -767,12 +767,9 @@ func readRanges(resp *http.Response, ranges []fetchRange, parts [][]byte) error 
 			}
 			return nil
 		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, size(ranges[0])+1))
+		b, err := readExactly(resp.Body, size(ranges[0]))
 		if err != nil {
-			return transient(err)
-		}
-		if int64(len(b)) != size(ranges[0]) {
-			return transient(fmt.Errorf("range body has %d bytes, want %d", len(b), size(ranges[0])))
+			return transient(fmt.Errorf("range body: %w", err))
 		}
 		parts[0] = b
 		return nil
@@ -790,12 +787,12 @@ func readRanges(resp *http.Response, ranges []fetchRange, parts [][]byte) error 
 		if !ok {
 			return fmt.Errorf("%w: a multipart part has no usable Content-Range", ErrVerify)
 		}
-		b, err := io.ReadAll(io.LimitReader(p, end-start+2))
-		if err != nil {
-			return transient(err)
+		if !covers(ranges, start, end) {
+			return fmt.Errorf("%w: a multipart part holds bytes %d-%d, which were not asked for", ErrVerify, start, end)
 		}
-		if int64(len(b)) != end-start+1 {
-			return transient(fmt.Errorf("multipart part %d-%d has %d bytes", start, end, len(b)))
+		b, err := readExactly(p, end-start+1)
+		if err != nil {
+			return transient(fmt.Errorf("multipart part %d-%d: %w", start, end, err))
 		}
 		for i, r := range ranges {
 			if r.bytes.Start >= start && r.bytes.End <= end && parts[i] == nil {
@@ -809,6 +806,43 @@ func readRanges(resp *http.Response, ranges []fetchRange, parts [][]byte) error 
 		}
 	}
 	return nil
+}
+
+// readExactly reads a body of exactly n bytes into one buffer of that
+// size (io.ReadAll would grow one by doubling: for a 64 MiB xorb, twice the
+// memory and many copies).
+func readExactly(r io.Reader, n int64) ([]byte, error) {
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, fmt.Errorf("the body ended early (%d bytes expected): %w", n, err)
+	}
+	var extra [1]byte
+	if k, _ := io.ReadFull(r, extra[:]); k > 0 {
+		return nil, fmt.Errorf("the body is longer than the %d bytes expected", n)
+	}
+	return b, nil
+}
+
+// readUpTo reads at most n bytes, into one buffer.
+func readUpTo(r io.Reader, n int64) ([]byte, error) {
+	b := make([]byte, n)
+	k, err := io.ReadFull(r, b)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	return b[:k], err
+}
+
+// covers reports whether bytes [start, end] lie within the ranges asked for.
+func covers(ranges []fetchRange, start, end int64) bool {
+	lo, hi := int64(-1), int64(-1)
+	for _, r := range ranges {
+		if lo < 0 || r.bytes.Start < lo {
+			lo = r.bytes.Start
+		}
+		hi = max(hi, r.bytes.End)
+	}
+	return start <= end && start >= lo && end <= hi
 }
 
 // contentRangeSize reads the size of "bytes a-b/size".

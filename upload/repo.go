@@ -325,6 +325,11 @@ func (c *Client) resolveURL(path string) (string, error) {
 	return u + "/" + strings.Join(parts, "/"), nil
 }
 
+// Expecter is a writer that wants to know how many bytes a download will
+// write before the first one (to allocate them at once). DownloadPath
+// tells it; fewer may follow if the download fails.
+type Expecter interface{ Expect(n int64) }
+
 // DownloadPath writes the file at path on the client's revision to w (rng
 // nil: all of it) and returns the bytes written. A xet file is downloaded
 // and verified as Download does; a file stored in git is fetched whole and
@@ -333,6 +338,13 @@ func (c *Client) DownloadPath(ctx context.Context, path string, w io.Writer, rng
 	info, err := c.Resolve(ctx, path)
 	if err != nil {
 		return 0, err
+	}
+	if e, ok := w.(Expecter); ok {
+		n := info.Size
+		if rng != nil {
+			n = max(0, min(rng.End, info.Size)-rng.Start)
+		}
+		e.Expect(n)
 	}
 	if !info.XetHash.IsZero() {
 		return c.Download(ctx, info.XetHash, w, rng)

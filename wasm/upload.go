@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -430,12 +431,12 @@ func exportUpload(api js.Value) {
 			return nil, errorf(codeType, "hooks.onData must be a function")
 		}
 		ctx, stop := jsx.AbortContext(hooks.Get("signal"))
-		w := &jsWriter{onData: hooks.Get("onData"), onProgress: hooks.Get("onProgress")}
+		w := &jsWriter{onData: hooks.Get("onData"), onSize: hooks.Get("onSize"), onProgress: hooks.Get("onProgress")}
 		return promise(func() (any, error) {
 			defer stop()
 			defer runtime.GC()
 			// Pieces of 1 MiB: few crossings, little memory.
-			bw := bufio.NewWriterSize(w, 1<<20)
+			bw := sizedWriter{bufio.NewWriterSize(w, 1<<20), w}
 			var n int64
 			if path != "" {
 				n, err = c.DownloadPath(ctx, path, bw, rng)
@@ -452,6 +453,14 @@ func exportUpload(api js.Value) {
 		}), nil
 	})
 }
+
+// sizedWriter batches writes and passes the size a download expects on.
+type sizedWriter struct {
+	*bufio.Writer
+	w *jsWriter
+}
+
+func (s sizedWriter) Expect(n int64) { s.w.Expect(n) }
 
 // uploaded is the result of uploadFiles.
 type uploaded struct {
@@ -474,13 +483,32 @@ type uploadedFile struct {
 }
 
 // jsWriter hands each write to JavaScript as a new Uint8Array.
+// When onSize(n), told the size first, returns a Uint8Array of n bytes,
+// the bytes are copied into it instead (no pieces to join afterwards).
 type jsWriter struct {
-	onData, onProgress js.Value
-	n                  int64
+	onData, onSize, onProgress js.Value
+	target                     js.Value
+	n                          int64
+}
+
+// Expect implements upload.Expecter.
+func (w *jsWriter) Expect(n int64) {
+	if w.onSize.Type() == js.TypeFunction {
+		if t := w.onSize.Invoke(float64(n)); t.Type() == js.TypeObject && t.Get("length").Int() == int(n) {
+			w.target = t
+		}
+	}
 }
 
 func (w *jsWriter) Write(p []byte) (int, error) {
-	w.onData.Invoke(jsx.Bytes(p))
+	if w.target.Type() == js.TypeObject {
+		if w.n+int64(len(p)) > int64(w.target.Get("length").Int()) {
+			return 0, errors.New("the download is longer than the hub said")
+		}
+		js.CopyBytesToJS(w.target.Call("subarray", float64(w.n), float64(w.n+int64(len(p)))), p)
+	} else {
+		w.onData.Invoke(jsx.Bytes(p))
+	}
 	w.n += int64(len(p))
 	if w.onProgress.Type() == js.TypeFunction {
 		w.onProgress.Invoke(float64(w.n))

@@ -887,12 +887,15 @@ async function downloadFile(go, target, options) {
     opts.range = { start: range.start, end: range.end };
   }
   const parts = [];
+  let whole = null; // the bytes, allocated at once when the size is known first
   const hooks = {
     signal: options.signal,
     onData: (b) => parts.push(b),
+    onSize: as === "bytes" ? (n) => (whole = new Uint8Array(n)) : undefined,
     onProgress: onProgress ? (written) => onProgress({ written, total: range ? range.end - range.start : undefined }) : undefined,
   };
   const n = await settle(call(go, "downloadFile", target, opts, hooks));
+  if (whole) return n === whole.length ? whole : whole.subarray(0, n);
   if (as === "blob") return new Blob(parts);
   if (parts.length === 1) return parts[0];
   const out = new Uint8Array(n);
