@@ -186,3 +186,46 @@ func TestCommitRefusesBadPaths(t *testing.T) {
 		}
 	}
 }
+
+// countingTransport records the size of every xorb answer.
+type countingTransport struct {
+	mu      sync.Mutex
+	largest int64
+	xorbs   int
+}
+
+func (c *countingTransport) Do(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultClient.Do(req)
+	if err == nil && strings.Contains(req.URL.Path, "/_xetkit/xorbs/") && req.Header.Get("Range") != "" && !strings.HasPrefix(req.Header.Get("Range"), "bytes=-") {
+		c.mu.Lock()
+		c.xorbs++
+		c.largest = max(c.largest, resp.ContentLength)
+		c.mu.Unlock()
+	}
+	return resp, err
+}
+
+// A xorb range larger than 8 MiB is fetched a piece at a time (cut at the
+// record boundaries its footer gives), so a download holds about one piece,
+// not a whole xorb; the bytes come back whole and checked.
+func TestLargeRangesAreFetchedInPieces(t *testing.T) {
+	_, srv := startHub(t, hub.Config{})
+	c := newClient(srv)
+	c.XorbSize = 64 << 20
+	data := randomBytes(21, 30<<20)
+	if _, err := c.Commit(context.Background(), []upload.RepoFile{repoFile("big.bin", data)}, upload.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ct := &countingTransport{}
+	d := newClient(srv)
+	d.HTTP = ct
+	if b := downloadPath(t, d, "big.bin", nil); !bytes.Equal(b, data) {
+		t.Fatal("the download differs")
+	}
+	if ct.xorbs < 4 || ct.largest > 8<<20 {
+		t.Fatalf("%d xorb requests, the largest answer %d bytes: want pieces of at most 8 MiB", ct.xorbs, ct.largest)
+	}
+	if b := downloadPath(t, d, "big.bin", &upload.Range{Start: 9 << 20, End: 21 << 20}); !bytes.Equal(b, data[9<<20:21<<20]) {
+		t.Fatal("a range of it differs")
+	}
+}
