@@ -12,7 +12,7 @@
 //
 //   node bench/download-chromium.mjs [rounds] [MiB]
 
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { createHash, randomFillSync } from "node:crypto";
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,6 +21,7 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
 import { browserRSS, launchChromium } from "./proc.lib.mjs";
+import { startServer } from "../test/common.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const rounds = Number(process.argv[2] || 2);
@@ -40,18 +41,8 @@ const peer = await esbuild.build({
 });
 const peerJS = Buffer.from(peer.outputFiles[0].contents).toString("utf8");
 
-const server = spawn(join(root, "bin", "xetkit"), ["serve", "--addr", "127.0.0.1:0", "--root", root, "--data", join(tmp, "hub"), "--token", token], {
-  stdio: ["ignore", "pipe", "inherit"],
-});
-const origin = await new Promise((res, rej) => {
-  let buf = "";
-  server.stdout.on("data", (d) => {
-    buf += d;
-    const m = /xetkit serve: (http:\/\/[^/\s]+)\//.exec(buf);
-    if (m) res(m[1]);
-  });
-  server.on("exit", (code) => rej(new Error(`xetkit serve exited with ${code}`)));
-});
+const server = await startServer({ token, data: join(tmp, "hub") });
+const origin = server.origin;
 
 // The file, committed by the CLI.
 const size = mib << 20;
@@ -88,7 +79,7 @@ try {
   log(`  ratio: xetkit takes ${(bx.secs / bp.secs).toFixed(2)} of the peer's time: ${(bp.secs / bx.secs).toFixed(2)}× faster (target ≥ 2×); peak renderer memory ${(peak(runs.xetkit, "rss") / peak(runs.peer, "rss")).toFixed(2)}× the peer's (target ≤ 1)`);
 } finally {
   await chrome.close();
-  server.kill();
+  await server.stop();
 }
 
 // once downloads the file in a fresh page with one client; returns

@@ -18,7 +18,6 @@
 //
 //   node bench/upload-chromium.mjs [rounds] [MiB per upload] [GiB for the memory run, 0 to skip]
 
-import { spawn } from "node:child_process";
 import { createHash, randomFillSync } from "node:crypto";
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,6 +26,7 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
 import { browserRSS, launchChromium } from "./proc.lib.mjs";
+import { startServer } from "../test/common.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const rounds = Number(process.argv[2] || 2);
@@ -56,18 +56,8 @@ const peerJS = Buffer.from(peer.outputFiles[0].contents).toString("utf8");
 
 // ---- the hub and the page ----
 const data = join(tmp, "hub");
-const server = spawn(join(root, "bin", "xetkit"), ["serve", "--addr", "127.0.0.1:0", "--root", root, "--data", data, "--token", token], {
-  stdio: ["ignore", "pipe", "inherit"],
-});
-const origin = await new Promise((res, rej) => {
-  let buf = "";
-  server.stdout.on("data", (d) => {
-    buf += d;
-    const m = /xetkit serve: (http:\/\/[^/\s]+)\//.exec(buf);
-    if (m) res(m[1]);
-  });
-  server.on("exit", (code) => rej(new Error(`xetkit serve exited with ${code}`)));
-});
+const server = await startServer({ token, data });
+const origin = server.origin;
 const chrome = await launchChromium(chromium, []);
 await chrome.run(async () => {
   await speed();

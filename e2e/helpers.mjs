@@ -3,13 +3,13 @@
 // page errors, keep a screenshot of any failing test, and make the
 // generated inputs the tests need.
 
-import { spawn, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 
-import { bin, parseChunks, randomBytes, readChunks, refDir, refFile, root } from "../test/common.mjs";
+import { bin, parseChunks, randomBytes, readChunks, refDir, refFile, root, startServer } from "../test/common.mjs";
 
 export { bin, FACTS, randomBytes, refDir, root } from "../test/common.mjs";
 export const failDir = join(root, "e2e", "failures");
@@ -26,41 +26,7 @@ export function refChunks() {
   return readChunks(ref("ev-population.csv.chunks"));
 }
 
-/**
- * Starts bin/xetkit serve on a free port; resolves to {url, data, stop()}.
- * Options (upload tests): token (the hub user token), faults (--faults),
- * data (a store folder the caller keeps; by default a temporary one that
- * stop() removes).
- */
-export async function startServer({ token, faults, data: keep } = {}) {
-  if (!existsSync(bin)) throw new Error(`${bin} is missing: go build -o bin/xetkit ./cmd/xetkit`);
-  const data = keep || mkdtempSync(join(tmpdir(), "xetkit-e2e-hub-"));
-  const extra = [...(token ? ["--token", token] : []), ...(faults ? ["--faults", faults] : [])];
-  const proc = spawn(bin, ["serve", "--addr", "127.0.0.1:0", "--root", process.env.XETKIT_E2E_ROOT || root, "--data", data, ...extra], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "", err = "";
-  const url = await new Promise((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`xetkit serve printed no URL in 10 s: ${out} ${err}`)), 10_000);
-    proc.stdout.on("data", (d) => {
-      out += d;
-      const m = /http:\/\/127\.0\.0\.1:\d+\//.exec(out);
-      if (m) { clearTimeout(timer); resolveUrl(m[0]); }
-    });
-    proc.stderr.on("data", (d) => { err += d; });
-    proc.on("exit", (code) => { clearTimeout(timer); reject(new Error(`xetkit serve exited with ${code}: ${err}`)); });
-  });
-  return {
-    url,
-    data,
-    stop: () => new Promise((r) => {
-      const done = () => { if (!keep) rmSync(data, { recursive: true, force: true }); r(); };
-      if (proc.exitCode != null) return done();
-      proc.on("exit", done);
-      proc.kill("SIGTERM");
-    }),
-  };
-}
+export { startServer };
 
 export const chromiumArgs = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"];
 

@@ -28,17 +28,12 @@ import (
 // the file's bytes (Range honoured), rebuilt from CAS by the hub, so
 // clients without Xet, curl and plain links work too.
 func (h *Hub) handleResolve(w http.ResponseWriter, r *http.Request, wr webRoute) {
-	id := wr.repo
-	st, ok := h.reader(w, r, id)
+	rv, ok := h.readAt(w, r, wr.repo, wr.rev)
 	if !ok {
 		return
 	}
-	cid, c, err := h.resolveRev(st, id, wr.rev)
-	if err != nil {
-		h.failMiss(w, id, "revision "+wr.rev, err)
-		return
-	}
-	e, ok := c.tree()[wr.path]
+	id, cid := rv.id, rv.cid
+	e, ok := rv.c.tree()[wr.path]
 	if !ok {
 		h.failCode(w, http.StatusNotFound, codeEntryNotFound, "%s not found in %s %s at %s", wr.path, id.typ, id.id(), wr.rev)
 		return
@@ -220,20 +215,12 @@ func dirEntry(t tree, dir string) apiEntry {
 // ?recursive=&expand=&cursor=, a page at a time (Config.TreePageSize) with
 // a Link rel="next" to the following page.
 func (h *Hub) handleTree(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.apiRepo(w, r)
+	rv, ok := h.apiRevision(w, r)
 	if !ok {
 		return
 	}
-	st, ok := h.reader(w, r, id)
-	if !ok {
-		return
-	}
+	id, cid, c := rv.id, rv.cid, rv.c
 	rev, dir := r.PathValue("rev"), strings.Trim(r.PathValue("path"), "/")
-	cid, c, err := h.resolveRev(st, id, rev)
-	if err != nil {
-		h.failMiss(w, id, "revision "+rev, err)
-		return
-	}
 	q := r.URL.Query()
 	recursive := q.Get("recursive") == "true" || q.Get("recursive") == "1"
 	t := c.tree()
@@ -313,11 +300,7 @@ func (h *Hub) expand(c *commitObj, cid string, entries []apiEntry) {
 // handlePathsInfo answers POST /api/{type}s/{ns}/{name}/paths-info/{rev}:
 // the entries of the named paths that exist (JSON or form body).
 func (h *Hub) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.apiRepo(w, r)
-	if !ok {
-		return
-	}
-	st, ok := h.reader(w, r, id)
+	rv, ok := h.apiRevision(w, r)
 	if !ok {
 		return
 	}
@@ -339,12 +322,7 @@ func (h *Hub) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
 		}
 		req.Paths, req.Expand = r.PostForm["paths"], r.PostForm.Get("expand")
 	}
-	rev := r.PathValue("rev")
-	cid, c, err := h.resolveRev(st, id, rev)
-	if err != nil {
-		h.failMiss(w, id, "revision "+rev, err)
-		return
-	}
+	cid, c := rv.cid, rv.c
 	t, dirs := c.tree(), c.tree().dirs()
 	out := []apiEntry{}
 	for _, p := range req.Paths {

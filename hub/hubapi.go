@@ -128,6 +128,43 @@ func (h *Hub) apiRepo(w http.ResponseWriter, r *http.Request) (repoID, bool) {
 	return id, true
 }
 
+// revision is a repo being read at one commit.
+type revision struct {
+	id  repoID
+	st  *repoState
+	cid string // the commit id
+	c   *commitObj
+}
+
+// readAt loads repo id for reading at rev (a branch or a commit id), or
+// answers the error.
+func (h *Hub) readAt(w http.ResponseWriter, r *http.Request, id repoID, rev string) (*revision, bool) {
+	st, ok := h.reader(w, r, id)
+	if !ok {
+		return nil, false
+	}
+	cid, c, err := h.resolveRev(st, id, rev)
+	if err != nil {
+		h.failMiss(w, id, "revision "+rev, err)
+		return nil, false
+	}
+	return &revision{id, st, cid, c}, true
+}
+
+// apiRevision reads the repo and revision of an /api/{type}s/{ns}/{name}/…
+// route ({rev}; "main" when the route has none).
+func (h *Hub) apiRevision(w http.ResponseWriter, r *http.Request) (*revision, bool) {
+	id, ok := h.apiRepo(w, r)
+	if !ok {
+		return nil, false
+	}
+	rev := r.PathValue("rev")
+	if rev == "" {
+		rev = "main"
+	}
+	return h.readAt(w, r, id, rev)
+}
+
 // resolveRev finds the commit a revision names: a branch, or a commit id
 // of this repo.
 func (h *Hub) resolveRev(st *repoState, id repoID, rev string) (string, *commitObj, error) {
@@ -202,9 +239,13 @@ type repoRequest struct {
 	} `json:"files"`
 }
 
-// readRepoRequest reads and checks a create or delete body.
+// readRepoRequest checks that the caller may write, then reads and checks
+// a create or delete body.
 func (h *Hub) readRepoRequest(w http.ResponseWriter, r *http.Request) (repoRequest, repoID, bool) {
 	var req repoRequest
+	if !h.writer(w, r) {
+		return req, repoID{}, false
+	}
 	if err := json.NewDecoder(io.LimitReader(r.Body, MaxCommitSize)).Decode(&req); err != nil {
 		h.fail(w, http.StatusBadRequest, "malformed JSON body: %v", err)
 		return req, repoID{}, false
@@ -226,9 +267,6 @@ func (h *Hub) readRepoRequest(w http.ResponseWriter, r *http.Request) (repoReque
 
 // handleCreateRepo answers POST /api/repos/create: 409 if the repo exists.
 func (h *Hub) handleCreateRepo(w http.ResponseWriter, r *http.Request) {
-	if !h.writer(w, r) {
-		return
-	}
 	req, id, ok := h.readRepoRequest(w, r)
 	if !ok {
 		return
@@ -290,9 +328,6 @@ func (h *Hub) createRepo(id repoID, private bool, ops []commitOp) (*repoState, e
 
 // handleDeleteRepo answers DELETE /api/repos/delete.
 func (h *Hub) handleDeleteRepo(w http.ResponseWriter, r *http.Request) {
-	if !h.writer(w, r) {
-		return
-	}
 	_, id, ok := h.readRepoRequest(w, r)
 	if !ok {
 		return
@@ -312,23 +347,11 @@ func (h *Hub) handleDeleteRepo(w http.ResponseWriter, r *http.Request) {
 
 // handleRepoInfo answers GET /api/{type}s/{ns}/{name} and …/revision/{rev}.
 func (h *Hub) handleRepoInfo(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.apiRepo(w, r)
+	rv, ok := h.apiRevision(w, r)
 	if !ok {
 		return
 	}
-	st, ok := h.reader(w, r, id)
-	if !ok {
-		return
-	}
-	rev := r.PathValue("rev")
-	if rev == "" {
-		rev = "main"
-	}
-	cid, c, err := h.resolveRev(st, id, rev)
-	if err != nil {
-		h.failMiss(w, id, "revision "+rev, err)
-		return
-	}
+	id, st, cid, c := rv.id, rv.st, rv.cid, rv.c
 	siblings := make([]map[string]any, 0, len(c.Files))
 	for _, f := range c.Files {
 		siblings = append(siblings, map[string]any{"rfilename": f.Path, "size": f.Size})

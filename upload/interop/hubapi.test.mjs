@@ -7,15 +7,14 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { createHash, randomBytes } from "node:crypto";
 import * as hf from "@huggingface/hub";
+import { root, startServer } from "../../test/common.mjs";
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const accessToken = "hf_interop_hub_token";
 let work, xetkit, server, hubUrl;
 
@@ -29,27 +28,12 @@ before(async () => {
 	work = mkdtempSync(join(tmpdir(), "xetkit-hubapi-"));
 	xetkit = join(work, "xetkit");
 	execFileSync("go", ["build", "-o", xetkit, "./cmd/xetkit"], { cwd: root, stdio: "inherit" });
-	const page = join(work, "page");
-	mkdirSync(join(page, "web"), { recursive: true });
-	mkdirSync(join(page, "wasm"), { recursive: true });
-	writeFileSync(join(page, "web", "index.html"), "<!doctype html>");
-	writeFileSync(join(page, "wasm", "xetkit.wasm"), "");
-	server = spawn(xetkit, ["serve", "--addr", "127.0.0.1:0", "--data", join(work, "data"), "--token", accessToken, "--root", page], {
-		stdio: ["ignore", "pipe", "inherit"],
-	});
-	hubUrl = await new Promise((res, rej) => {
-		let buf = "";
-		server.stdout.on("data", (d) => {
-			buf += d;
-			const m = buf.match(/xetkit serve: (http:\/\/[^/\s]+)\//);
-			if (m) res(m[1]);
-		});
-		server.on("exit", (code) => rej(new Error(`xetkit serve exited with ${code}`)));
-	});
+	server = await startServer({ token: accessToken, binary: xetkit });
+	hubUrl = server.origin;
 });
 
-after(() => {
-	server?.kill();
+after(async () => {
+	await server?.stop();
 	if (work) rmSync(work, { recursive: true, force: true });
 });
 
