@@ -12,13 +12,7 @@ func init() {
 }
 
 func runLs(e *env, args []string) error {
-	c := commands["ls"]
-	fs := newFlags(e, c)
-	var cf clientFlags
-	cf.register(fs)
-	var of outputFlags
-	of.register(fs)
-	args, err := parseFlags(e, c, fs, args)
+	client, of, args, err := hubCommand(e, "ls", args, nil)
 	if err != nil {
 		return err
 	}
@@ -28,10 +22,6 @@ func runLs(e *env, args []string) error {
 	dir := ""
 	if len(args) == 1 {
 		dir = args[0]
-	}
-	client, err := cf.client()
-	if err != nil {
-		return err
 	}
 	ctx, stop := interruptible()
 	defer stop()

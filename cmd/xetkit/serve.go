@@ -39,7 +39,7 @@ pass your own with --token hf_…). That user owns every namespace. As a
 development convenience, a commit or a write-token request for a repository
 that does not exist creates it (public); createRepo creates one explicitly.
 Without a token, public repositories can be read; writes always need it.`,
-		run:     runServe,
+		run: runServe,
 	})
 }
 

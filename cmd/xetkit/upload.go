@@ -42,6 +42,27 @@ func (cf *clientFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&cf.retryDelay, "retry-delay", upload.DefaultRetryDelay, "first wait before a retry; it doubles with each one, up to 30s")
 }
 
+// hubCommand parses the flags of a command that talks to a hub: the
+// client's, --json and --quiet, and those flags adds. It returns the
+// client, the output flags and the positional arguments.
+func hubCommand(e *env, name string, args []string, flags func(*flag.FlagSet)) (*upload.Client, outputFlags, []string, error) {
+	c := commands[name]
+	fs := newFlags(e, c)
+	var cf clientFlags
+	cf.register(fs)
+	var of outputFlags
+	of.register(fs)
+	if flags != nil {
+		flags(fs)
+	}
+	args, err := parseFlags(e, c, fs, args)
+	if err != nil {
+		return nil, of, nil, err
+	}
+	client, err := cf.client()
+	return client, of, args, err
+}
+
 func (cf *clientFlags) client() (*upload.Client, error) {
 	if cf.hub == "" || cf.repo == "" {
 		return nil, usagef("--hub and --repo are required")
@@ -62,29 +83,23 @@ func (cf *clientFlags) client() (*upload.Client, error) {
 }
 
 func runUpload(e *env, args []string) error {
-	c := commands["upload"]
-	fs := newFlags(e, c)
-	var cf clientFlags
-	cf.register(fs)
-	concurrency := fs.Int("concurrency", 4, "xorb uploads in flight")
-	message := fs.String("message", "", "commit title (default \"Upload with xetkit\")")
-	prefix := fs.String("prefix", "", "folder in the repository the files go into, e.g. weights/")
-	noCommit := fs.Bool("no-commit", false, "only store the files in CAS: no commit, so no path in the repository finds them")
-	var of outputFlags
-	of.register(fs)
-	args, err := parseFlags(e, c, fs, args)
+	var concurrency int
+	var message, prefix string
+	var noCommit bool
+	client, of, args, err := hubCommand(e, "upload", args, func(fs *flag.FlagSet) {
+		fs.IntVar(&concurrency, "concurrency", 4, "xorb uploads in flight")
+		fs.StringVar(&message, "message", "", "commit title (default \"Upload with xetkit\")")
+		fs.StringVar(&prefix, "prefix", "", "folder in the repository the files go into, e.g. weights/")
+		fs.BoolVar(&noCommit, "no-commit", false, "only store the files in CAS: no commit, so no path in the repository finds them")
+	})
 	if err != nil {
 		return err
 	}
 	if len(args) == 0 {
 		return usagef("want at least one FILE or DIR (- for standard input, with --no-commit)")
 	}
-	client, err := cf.client()
-	if err != nil {
-		return err
-	}
-	client.Concurrency = *concurrency
-	files, err := repoFiles(e, args, *prefix, *noCommit)
+	client.Concurrency = concurrency
+	files, err := repoFiles(e, args, prefix, noCommit)
 	if err != nil {
 		return err
 	}
@@ -98,9 +113,9 @@ func runUpload(e *env, args []string) error {
 	defer stop()
 	var results []upload.Result
 	var commit *upload.Committed
-	if *noCommit {
+	if noCommit {
 		results, err = client.UploadFiles(ctx, sources)
-	} else if commit, err = client.Commit(ctx, files, upload.CommitOptions{Message: *message}); err == nil {
+	} else if commit, err = client.Commit(ctx, files, upload.CommitOptions{Message: message}); err == nil {
 		results = commit.Files
 	}
 	m.finish()
