@@ -18,14 +18,13 @@
 //
 //   node bench/upload-chromium.mjs [rounds] [MiB per upload] [GiB for the memory run, 0 to skip]
 
-import { createHash, randomFillSync } from "node:crypto";
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
-import { browserRSS, launchChromium } from "./proc.lib.mjs";
+import { browserRSS, launchChromium, randomFile } from "./proc.lib.mjs";
 import { startServer } from "../test/common.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -64,21 +63,7 @@ await chrome.run(async () => {
   if (gib > 0) await memory();
 }, () => server.kill());
 
-// generate writes size random bytes to a new file; returns {path, sha256}.
-function generate(name, size) {
-  const path = join(tmp, name);
-  const fd = openSync(path, "w");
-  const buf = new Uint8Array(16 << 20);
-  const h = createHash("sha256");
-  for (let off = 0; off < size; off += buf.length) {
-    const part = buf.subarray(0, Math.min(buf.length, size - off));
-    randomFillSync(part);
-    h.update(part);
-    writeSync(fd, part);
-  }
-  closeSync(fd);
-  return { path, sha256: h.digest("hex") };
-}
+const generate = (name, size) => randomFile(join(tmp, name), size);
 
 async function newPage() {
   const p = await chrome.open(origin + "/", log);
