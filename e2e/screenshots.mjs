@@ -68,6 +68,9 @@ try {
     await page.click("#repo-list");
     await page.waitForFunction(() => document.querySelector("#repo-files")?.dataset.state === "done");
     await shot("repository");
+    await page.locator(`tr.xf-entry[data-path="models/v1/weights-${tag}.bin"] .xf-terms-btn`).click();
+    await page.waitForFunction(() => document.querySelector("#repo-terms")?.dataset.state === "done");
+    await shot("repository-terms");
     if (errors.length) console.error("page errors:", errors);
     await context.close();
   }

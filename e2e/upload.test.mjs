@@ -112,4 +112,18 @@ test("the same file again sends no xorb bytes; one byte changed sends at most th
   assert.equal(one.rows[0].sha256, changed.sha256);
   const got = await downloadThroughPanel(page, one.rows[0].fileHash);
   assert.equal(got.sha256, changed.sha256);
+
+  // The Repository panel shows how changed.bin is stored: all but the
+  // changed chunks shared with orig.bin.
+  await page.click("#tab-repo");
+  await page.click("#repo-list");
+  await page.waitForFunction(() => document.querySelector("#repo-files")?.dataset.state === "done");
+  await page.locator('tr.xf-entry[data-path="changed.bin"] .xf-terms-btn').click();
+  await page.waitForFunction(() => document.querySelector("#repo-terms")?.dataset.state === "done");
+  const terms = await page.locator("#repo-terms tr.xf-term").evaluateAll((rs) => rs.map((r) => ({
+    shared: Number(r.dataset.shared), with: r.querySelector(".xf-shared").textContent,
+  })));
+  assert.ok(terms.length >= 2, `changed.bin has ${terms.length} terms`);
+  assert.ok(terms.some((t) => t.shared > 0 && t.with.includes("orig.bin")), JSON.stringify(terms));
+  assert.ok(terms.some((t) => t.shared === 0), "the changed chunks are its own");
 }, undefined, hubAnswers));

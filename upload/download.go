@@ -269,6 +269,32 @@ func (d *downloader) footerOf(t reconTerm) error {
 }
 
 // reconstruction asks for v2, then v1 when the hub lacks v2.
+// FileTerm is one term of a file's reconstruction: a run of chunks of one
+// xorb.
+type FileTerm struct {
+	Xorb  xethash.Hash `json:"xorb"`
+	Start uint32       `json:"start"` // the first chunk's index in the xorb
+	End   uint32       `json:"end"`   // one past the last
+	Bytes uint64       `json:"bytes"` // the run's bytes in the file
+}
+
+// Terms asks the hub how the file is rebuilt: its terms, in order, as the
+// hub gives them (Download checks them; this only shows them).
+func (c *Client) Terms(ctx context.Context, file xethash.Hash) ([]FileTerm, error) {
+	if file.IsZero() {
+		return []FileTerm{}, nil
+	}
+	p, err := c.reconstruction(ctx, file, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FileTerm, len(p.terms))
+	for i, t := range p.terms {
+		out[i] = FileTerm{Xorb: t.Hash, Start: t.Range.Start, End: t.Range.End, Bytes: t.UnpackedLength}
+	}
+	return out, nil
+}
+
 func (c *Client) reconstruction(ctx context.Context, file xethash.Hash, rng *Range) (*plan, error) {
 	get := func(version string, v any) (int, error) {
 		status := 0

@@ -305,6 +305,30 @@ func exportUpload(api js.Value) {
 		}), nil
 	})
 
+	// fileTerms(fileHash, options) → Promise of the file's terms as JSON:
+	// [{xorb, start, end, bytes}], as the hub's reconstruction gives them.
+	export(api, "fileTerms", func(args []js.Value) (any, error) {
+		h, err := hashArg(args, 0, "fileHash")
+		if err != nil {
+			return nil, err
+		}
+		o := arg(args, 1)
+		c, err := clientArg(o)
+		if err != nil {
+			return nil, err
+		}
+		ctx, stop := jsx.AbortContext(o.Get("signal"))
+		return promise(func() (any, error) {
+			defer stop()
+			terms, err := c.Terms(ctx, h)
+			if err != nil {
+				return nil, err
+			}
+			j, err := json.Marshal(terms)
+			return string(j), err
+		}), nil
+	})
+
 	// listFiles(options) → Promise of the repo's entries as JSON:
 	// [{type, path, size, oid, xetHash?, lfs?}]. options: the client's, and
 	// path (a folder, "" the root) and recursive.

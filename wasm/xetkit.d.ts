@@ -397,6 +397,14 @@ export interface DownloadOptions extends HubOptions {
   as?: "bytes" | "blob";
 }
 
+/** One term of a file's reconstruction. */
+export interface FileTerm {
+  xorb: string;
+  start: number;
+  end: number;
+  bytes: number;
+}
+
 /** A file or folder of a repository, as listFiles gives it. */
 export interface RepoEntry {
   type: "file" | "directory";
@@ -481,6 +489,8 @@ export interface Xetkit {
    */
   download(target: { path: string } | string, options: DownloadOptions & { as: "blob" }): Promise<Blob>;
   download(target: { path: string } | string, options: DownloadOptions): Promise<OutBytes>;
+  /** How the hub rebuilds a file: its terms, each chunks [start, end) of one xorb, as the hub gives them. */
+  fileTerms(fileHash: string, options: HubOptions): Promise<FileTerm[]>;
   /** Lists a repository's files and folders. */
   listFiles(options: ListFilesOptions): Promise<RepoEntry[]>;
   memory(): Promise<MemoryUse>;

@@ -718,6 +718,17 @@ class Xetkit {
     return held(() => downloadFile(this.#go, target, options), options?.signal);
   }
 
+  /**
+   * How the hub rebuilds a file (by its file hash): its terms, each a run of
+   * chunks [start, end) of one xorb and its bytes, as the hub gives them.
+   */
+  async fileTerms(fileHash, options = {}) {
+    hashString(fileHash, "fileTerms: fileHash");
+    const opts = transferOptions(options, "fileTerms");
+    opts.signal = options.signal;
+    return held(async () => JSON.parse(await settle(call(this.#go, "fileTerms", fileHash, opts))), options.signal);
+  }
+
   /** Lists a repository's files and folders at a revision (under options.path). */
   async listFiles(options = {}) {
     const opts = transferOptions(options, "listFiles");

@@ -395,10 +395,13 @@ async function listRepo() {
       el("td.num.xf-rsize", sbytes(e.size)),
       el("td.xf-hash.xf-rhash", e.xetHash ? hashCell(e.xetHash, { title: `File hash ${e.xetHash}` }) : el("span.muted", { title: "A small text file kept inside the commit, not in CAS" }, "inline")),
       el("td.xf-hash.xf-rsha", e.lfs ? hashCell(e.lfs.oid, { title: `SHA-256 ${e.lfs.oid}` }) : el("span.muted", "—")),
-      el("td.xf-ract", el("button.btn.xf-get", { type: "button", "aria-label": `Download ${e.path}`, onclick: () => { fillDownload(e.path); startDownload(); } }, "Download"))));
+      el("td.xf-ract", el("div.xf-acts",
+        el("button.btn.xf-get", { type: "button", "aria-label": `Download ${e.path}`, onclick: () => { fillDownload(e.path); startDownload(); } }, "Download"),
+        e.xetHash ? el("button.btn.xf-terms-btn", { type: "button", "aria-label": `How ${e.path} is stored`, onclick: () => showTerms(conn, e, entries) }, "Terms") : null))));
+    termsCache.clear();
     box.replaceChildren(entries.length ? el("div.xf-table-wrap", el("table.xf-table.xf-repo-table", cols,
       el("thead", el("tr", el("th", "Path"), el("th.num", "Size"), el("th", "File hash"), el("th", "SHA-256"), el("th", el("span.sr-only", "Actions")))),
-      el("tbody", rows))) : el("p.muted", "No files yet: upload some with a commit."));
+      el("tbody", rows))) : el("p.muted", "No files yet: upload some with a commit."), el("section#repo-terms", { "aria-live": "polite" }));
     box.dataset.state = "done";
   } catch (err) {
     box.dataset.state = "failed";
@@ -406,5 +409,66 @@ async function listRepo() {
     const code = err?.code ? `${err.code}${err.status ? " " + err.status : ""}: ` : "";
     status.textContent = "";
     box.replaceChildren(el("div.error", { role: "alert" }, `Listing failed — ${code}${e.msg}`));
+  }
+}
+
+// Terms of the files of the last listing, by file hash.
+const termsCache = new Map();
+
+async function termsOf(m, conn, hash) {
+  if (!termsCache.has(hash)) termsCache.set(hash, m.fileTerms(hash, conn));
+  return termsCache.get(hash);
+}
+
+/**
+ * Shows how a file is stored: its terms (runs of chunks of one xorb each)
+ * and, for each, the other files of the repository that use the same
+ * chunks of that xorb.
+ */
+async function showTerms(conn, entry, entries) {
+  const out = $("#repo-terms");
+  out.dataset.state = "running";
+  out.replaceChildren(el("p.muted", `Asking the hub how ${entry.path} is stored…`));
+  try {
+    const m = await xk();
+    const others = entries.filter((e) => e.xetHash && e.path !== entry.path).slice(0, 200);
+    const [terms, ...otherTerms] = await Promise.all([termsOf(m, conn, entry.xetHash), ...others.map((e) => termsOf(m, conn, e.xetHash))]);
+    const shared = (t) => {
+      const with_ = [];
+      others.forEach((o, i) => {
+        let n = 0;
+        for (const u of otherTerms[i]) if (u.xorb === t.xorb) n += Math.max(0, Math.min(t.end, u.end) - Math.max(t.start, u.start));
+        if (n) with_.push({ path: o.path, chunks: n });
+      });
+      return with_;
+    };
+    const chunks = terms.reduce((s, t) => s + t.end - t.start, 0);
+    let sharedChunks = 0;
+    const rows = terms.map((t, i) => {
+      const w = shared(t);
+      const most = w.reduce((s, x) => Math.max(s, x.chunks), 0);
+      sharedChunks += Math.min(most, t.end - t.start);
+      return el("tr.xf-term", { dataset: { xorb: t.xorb, shared: String(most) } },
+        el("td.num", String(i)),
+        el("td.xf-hash", hashCell(t.xorb, { title: `xorb ${t.xorb}` })),
+        el("td.num", `${num(t.start)}–${num(t.end)}`),
+        el("td.num", sbytes(t.bytes)),
+        el("td.xf-shared", w.length ? w.map((x) => `${x.path} (${num(x.chunks)})`).join(", ") : el("span.muted", "—")));
+    });
+    const xorbs = new Set(terms.map((t) => t.xorb)).size;
+    out.replaceChildren(
+      el("h3.xf-terms-title", `How ${entry.path} is stored`),
+      el("p.xf-terms-sum", `${num(terms.length)} term${terms.length === 1 ? "" : "s"} over ${num(xorbs)} xorb${xorbs === 1 ? "" : "s"}, ${num(chunks)} chunks; `,
+        el("strong", `${num(sharedChunks)} of them`), " also used by other files of the repository (the hub's reconstruction; downloads check it)."),
+      el("div.xf-table-wrap", el("table.xf-table.xf-terms-table",
+        el("colgroup", ["n", "xorb", "chunks", "bytes", "shared"].map((c) => el("col.xf-col-t" + c))),
+        el("thead", el("tr", el("th.num", "Term"), el("th", "Xorb"), el("th.num", "Chunks"), el("th.num", "Bytes"), el("th", "Shared with (chunks)"))),
+        el("tbody", rows))));
+    out.dataset.state = "done";
+    out.scrollIntoView({ block: "nearest" });
+  } catch (err) {
+    out.dataset.state = "failed";
+    const e = describeError(err);
+    out.replaceChildren(el("div.error", { role: "alert" }, `Could not get the terms of ${entry.path} — ${err?.code ? err.code + ": " : ""}${e.msg}`));
   }
 }
