@@ -141,6 +141,61 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 	return &Committed{OID: out.CommitOid, URL: out.CommitURL, Files: results}, nil
 }
 
+// Report is the outcome of Put, as the CLI's --json and the JavaScript
+// API give it.
+type Report struct {
+	Commit *CommitRef   `json:"commit"` // null: stored in CAS only
+	Files  []FileReport `json:"files"`
+}
+
+// CommitRef names a commit.
+type CommitRef struct {
+	OID string `json:"oid"`
+	URL string `json:"url"`
+}
+
+// FileReport is one file of a Report.
+type FileReport struct {
+	Path          string  `json:"path"` // in the repository (the source's name with no commit)
+	Size          int64   `json:"size"`
+	Hash          *string `json:"hash"` // the file hash; null for a file the hub took inline
+	SHA256        string  `json:"sha256"`
+	DedupedBytes  int64   `json:"dedupedBytes"`
+	UploadedBytes int64   `json:"uploadedBytes"`
+}
+
+// Put uploads files and, unless commit is nil, commits them at their
+// paths (then Source.Name is ignored); with commit nil they only go to CAS.
+func (c *Client) Put(ctx context.Context, files []RepoFile, commit *CommitOptions) (*Report, error) {
+	var res []Result
+	rep := &Report{Files: []FileReport{}}
+	if commit == nil {
+		sources := make([]Source, len(files))
+		for i, f := range files {
+			sources[i] = f.Source
+		}
+		var err error
+		if res, err = c.UploadFiles(ctx, sources); err != nil {
+			return nil, err
+		}
+	} else {
+		done, err := c.Commit(ctx, files, *commit)
+		if err != nil {
+			return nil, err
+		}
+		res, rep.Commit = done.Files, &CommitRef{done.OID, done.URL}
+	}
+	for _, r := range res {
+		f := FileReport{Path: r.Name, Size: r.Size, SHA256: r.SHA256, DedupedBytes: r.DedupedBytes, UploadedBytes: r.NewBytes}
+		if !r.Inline {
+			h := r.Hash.String()
+			f.Hash = &h
+		}
+		rep.Files = append(rep.Files, f)
+	}
+	return rep, nil
+}
+
 func cmp(s, def string) string {
 	if s == "" {
 		return def

@@ -274,33 +274,15 @@ func exportUpload(api js.Value) {
 			// The xorbs of this upload are garbage once it returns: let the
 			// next one reuse their space rather than grow memory.
 			defer runtime.GC()
-			var res []upload.Result
-			var out uploaded
-			if opts == nil {
-				if res, err = c.UploadFiles(ctx, sources); err != nil {
-					return nil, err
-				}
-			} else {
-				files := make([]upload.RepoFile, len(sources))
-				for i, s := range sources {
-					files[i] = upload.RepoFile{Path: s.Name, Source: s}
-				}
-				done, err := c.Commit(ctx, files, *opts)
-				if err != nil {
-					return nil, err
-				}
-				res = done.Files
-				out.Commit = &committed{done.OID, done.URL}
+			files := make([]upload.RepoFile, len(sources))
+			for i, s := range sources {
+				files[i] = upload.RepoFile{Path: s.Name, Source: s}
 			}
-			out.Files = make([]uploadedFile, len(res))
-			for i, r := range res {
-				out.Files[i] = uploadedFile{Path: r.Name, Size: r.Size, SHA256: r.SHA256, DedupedBytes: r.DedupedBytes, UploadedBytes: r.NewBytes}
-				if !r.Inline {
-					h := r.Hash.String()
-					out.Files[i].Hash = &h
-				}
+			rep, err := c.Put(ctx, files, opts)
+			if err != nil {
+				return nil, err
 			}
-			j, err := json.Marshal(out)
+			j, err := json.Marshal(rep)
 			return string(j), err
 		}), nil
 	})
@@ -312,21 +294,7 @@ func exportUpload(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		o := arg(args, 1)
-		c, err := clientArg(o)
-		if err != nil {
-			return nil, err
-		}
-		ctx, stop := jsx.AbortContext(o.Get("signal"))
-		return promise(func() (any, error) {
-			defer stop()
-			terms, err := c.Terms(ctx, h)
-			if err != nil {
-				return nil, err
-			}
-			j, err := json.Marshal(terms)
-			return string(j), err
-		}), nil
+		return hubCall(arg(args, 1), func(ctx context.Context, c *upload.Client) (any, error) { return c.Terms(ctx, h) })
 	})
 
 	// listFiles(options) → Promise of the repo's entries as JSON:
@@ -334,28 +302,17 @@ func exportUpload(api js.Value) {
 	// path (a folder, "" the root) and recursive.
 	export(api, "listFiles", func(args []js.Value) (any, error) {
 		o := arg(args, 0)
-		c, err := clientArg(o)
-		if err != nil {
-			return nil, err
-		}
 		dir, err := optString(o, "path", false)
 		if err != nil {
 			return nil, err
 		}
-		recursive := o.Get("recursive").Truthy()
-		ctx, stop := jsx.AbortContext(o.Get("signal"))
-		return promise(func() (any, error) {
-			defer stop()
-			entries, err := c.ListFiles(ctx, dir, recursive)
-			if err != nil {
-				return nil, err
-			}
-			if entries == nil {
+		return hubCall(o, func(ctx context.Context, c *upload.Client) (any, error) {
+			entries, err := c.ListFiles(ctx, dir, o.Get("recursive").Truthy())
+			if entries == nil && err == nil {
 				entries = []upload.RepoEntry{}
 			}
-			j, err := json.Marshal(entries)
-			return string(j), err
-		}), nil
+			return entries, err
+		})
 	})
 
 	// processFile(file, options, hooks) → Promise of [result JSON, packed
@@ -486,24 +443,23 @@ type sizedWriter struct {
 
 func (s sizedWriter) Expect(n int64) { s.w.Expect(n) }
 
-// uploaded is the result of uploadFiles.
-type uploaded struct {
-	Commit *committed     `json:"commit"` // null: CAS only
-	Files  []uploadedFile `json:"files"`
-}
-
-type committed struct {
-	OID string `json:"oid"`
-	URL string `json:"url"`
-}
-
-type uploadedFile struct {
-	Path          string  `json:"path"`
-	Size          int64   `json:"size"`
-	Hash          *string `json:"hash"` // null for a file the hub took inline
-	SHA256        string  `json:"sha256"`
-	DedupedBytes  int64   `json:"dedupedBytes"`
-	UploadedBytes int64   `json:"uploadedBytes"`
+// hubCall runs a client call for the options o (signal included) and
+// resolves to its result as JSON.
+func hubCall(o js.Value, run func(context.Context, *upload.Client) (any, error)) (any, error) {
+	c, err := clientArg(o)
+	if err != nil {
+		return nil, err
+	}
+	ctx, stop := jsx.AbortContext(o.Get("signal"))
+	return promise(func() (any, error) {
+		defer stop()
+		v, err := run(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		j, err := json.Marshal(v)
+		return string(j), err
+	}), nil
 }
 
 // jsWriter hands each write to JavaScript as a new Uint8Array.

@@ -111,66 +111,29 @@ func runUpload(e *env, args []string) error {
 	client.OnProgress = uploadMeter(m, sources)
 	ctx, stop := interruptible()
 	defer stop()
-	var results []upload.Result
-	var commit *upload.Committed
-	if noCommit {
-		results, err = client.UploadFiles(ctx, sources)
-	} else if commit, err = client.Commit(ctx, files, upload.CommitOptions{Message: message}); err == nil {
-		results = commit.Files
+	var commit *upload.CommitOptions
+	if !noCommit {
+		commit = &upload.CommitOptions{Message: message}
 	}
+	rep, err := client.Put(ctx, files, commit)
 	m.finish()
 	if err != nil {
 		return interrupted(ctx, err)
 	}
 	if of.json {
-		out := struct {
-			Files  []uploadedFile `json:"files"`
-			Commit *commitJSON    `json:"commit"`
-		}{Files: []uploadedFile{}}
-		for _, r := range results {
-			out.Files = append(out.Files, uploadedJSON(r))
-		}
-		if commit != nil {
-			out.Commit = &commitJSON{commit.OID, commit.URL}
-		}
-		return printJSON(e.stdout, out)
+		return printJSON(e.stdout, rep)
 	}
-	for _, r := range results {
-		u := uploadedJSON(r)
+	for _, f := range rep.Files {
 		hash := "-" // committed inline: not in CAS
-		if u.Hash != nil {
-			hash = *u.Hash
+		if f.Hash != nil {
+			hash = *f.Hash
 		}
-		fmt.Fprintf(e.stdout, "%s %s %s\n", hash, r.SHA256, r.Name)
+		fmt.Fprintf(e.stdout, "%s %s %s\n", hash, f.SHA256, f.Path)
 	}
-	if commit != nil {
-		fmt.Fprintf(e.stdout, "commit %s %s\n", commit.OID, commit.URL)
+	if rep.Commit != nil {
+		fmt.Fprintf(e.stdout, "commit %s %s\n", rep.Commit.OID, rep.Commit.URL)
 	}
 	return nil
-}
-
-// uploadedFile is a file of upload --json.
-type uploadedFile struct {
-	Path         string  `json:"path"`
-	Size         int64   `json:"size"`
-	Hash         *string `json:"hash"` // null for a file committed inline
-	SHA256       string  `json:"sha256"`
-	NewBytes     int64   `json:"newBytes"`
-	DedupedBytes int64   `json:"dedupedBytes"`
-}
-
-type commitJSON struct {
-	OID string `json:"oid"`
-	URL string `json:"url"`
-}
-
-func uploadedJSON(r upload.Result) uploadedFile {
-	u := uploadedFile{Path: r.Name, Size: r.Size, SHA256: r.SHA256, NewBytes: r.NewBytes, DedupedBytes: r.DedupedBytes}
-	if !r.Inline {
-		h := r.Hash.String()
-		u.Hash = &h
-	}
-	return u
 }
 
 // repoFiles turns the FILE and DIR arguments into files at their paths in
