@@ -62,6 +62,8 @@ test("each damaged shard shows its problem and byte offset; the page stays usabl
     assert.match(await page.locator(".hex-title").innerText(), /^Where reading stopped/);
     const outlined = await page.locator(".hexpane .hb.f").evaluateAll((bs) => bs.map((b) => b.title));
     assert.deepEqual(outlined, [`error here @ ${offset}+0`], name);
+    // no stray text (such as "null") between the title and the error
+    assert.doesNotMatch(await page.locator("#main").innerText(), /\bnull\b|\bundefined\b/, name);
   }
   // still usable: a good shard opens and reads
   await openFiles(page, [ref("ev-population.csv.shard.verification")]);
@@ -72,6 +74,18 @@ test("each damaged shard shows its problem and byte offset; the page stays usabl
   await page.waitForFunction(() => document.querySelector('.itab[data-item="bad-magic.shard_as_file_"]')?.dataset.kind === "file");
   await page.locator(".card").first().waitFor();
   assert.match((await card(page, "Size")).sub, /^38,792 bytes/);
+}));
+
+test("a damaged xorb says what is wrong and where, and is shown as a plain file", pageTest(env, async (page) => {
+  const x = Buffer.from(readFileSync(ref("ev-population.xorb.first-10-chunks")));
+  x[1000] ^= 0xff; // inside the first chunk record's payload
+  x.writeUInt32LE(0xffffffff, 4); // the first record's compressed size
+  const path = tempFile("damaged.xorb", x);
+  await openFiles(page, [path]);
+  assert.equal(await page.locator('.itab[data-item="damaged.xorb"]').getAttribute("data-kind"), "file");
+  const alert = page.locator(".not-xorb");
+  await alert.waitFor();
+  assert.match(await alert.innerText(), /looks like a xorb but is damaged: .+ \(byte [\d,]+\)\. It is shown below as a plain file\./);
 }));
 
 test("a file that is not a shard at all is not reported as a damaged one", pageTest(env, async (page) => {

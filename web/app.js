@@ -108,6 +108,7 @@ async function openBytes(name, bytes, { select = true, as } = {}) {
     item.parsed = d.parsed;
     item.error = d.error;
     item.validate = d.validate;
+    item.notXorb = d.notXorb;
     await views[item.kind].init?.(item, ctx);
     item.phases = { detect: t1 - t0, prepare: performance.now() - t1 };
   } catch (err) {
@@ -233,7 +234,7 @@ function render() {
     dataset: { sec: s.id },
   }, s.label, s.count != null ? el("span.count", s.count.toLocaleString("en-US")) : null)));
   const content = el("div.content#content", { role: "tabpanel", "aria-label": secs.find((s) => s.id === sec)?.label || "" });
-  main.replaceChildren(head, secs.filter((s) => !s.hidden).length > 1 ? tabs : null, content);
+  main.replaceChildren(...[head, secs.filter((s) => !s.hidden).length > 1 ? tabs : null, content].filter(Boolean));
   if (item.kind === "loading") {
     content.append(el("p.muted", `Parsing ${sbytes(item.size)}…`));
     return;

@@ -79,9 +79,10 @@ export function render(item, route, root, ctx) {
     return;
   }
   const r = item.result, fx = item.fx;
+  const damaged = item.notXorb ? notXorbNotice(item, ctx) : null;
   if (route.sec === "chunks") return renderChunks(item, route, root, ctx);
   if (route.sec === "repeats") return renderRepeats(item, route, root, ctx);
-  put(root, 
+  put(root, damaged,
     el("div.cards",
       bytesCard("Size", item.bytes.length),
       card("Chunks", num(r.chunks.length), `${num(fx.distinct)} distinct`),
@@ -98,6 +99,19 @@ export function render(item, route, root, ctx) {
       el("button.btn", { type: "button", onclick: () => download(`${item.name}.shard`, r.shard) }, "Download the upload shard")) : null,
   );
   ctx.hex.show(item.bytes, r.chunks.length ? [chunkField(r.chunks[0], 0)] : [], { title: "File bytes" });
+}
+
+// notXorbNotice says why bytes that begin like a xorb are shown as a plain
+// file: the reader's error, with a link to the byte where it failed.
+function notXorbNotice(item, ctx) {
+  const e = describeError(item.notXorb);
+  return el("div.error.not-xorb", { role: "alert" },
+    `This looks like a xorb but is damaged: ${e.msg}`,
+    e.offset != null ? el("a.offset", {
+      href: "#",
+      onclick: (ev) => { ev.preventDefault(); ctx.hex.show(item.bytes, [{ name: "damage here", offset: e.offset, size: 1 }], { title: "Where the xorb stops reading", focus: e.offset }); },
+    }, ` (byte ${num(e.offset)})`) : "",
+    ". It is shown below as a plain file.");
 }
 
 function chunkField(c, i) {

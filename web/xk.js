@@ -44,8 +44,10 @@ export async function detect(bytes) {
   if (kind === "xorb") {
     try {
       return { kind: "xorb", parsed: m.parseXorb(bytes, { verify: false }) };
-    } catch {
-      // not a xorb either
+    } catch (err) {
+      // It begins like a xorb but does not read as one: shown as a plain
+      // file, with what is wrong and where.
+      return { kind: "file", notXorb: err };
     }
   }
   return { kind: "file" };

@@ -105,7 +105,7 @@ function drawVerify(item, box, ctx) {
     box.replaceChildren(el("span.bad", { role: "alert" }, `Verification failed: ${e.msg}`), e.offset != null ? el("a.offset", {
       href: "#",
       onclick: (ev) => { ev.preventDefault(); ctx.hex.show(item.bytes, [{ name: "error here", offset: e.offset, size: 1 }], { title: "Where verification failed", focus: e.offset }); },
-    }, ` byte ${num(e.offset)}`) : null);
+    }, ` byte ${num(e.offset)}`) : "");
     return;
   }
   const v = item.verified;
