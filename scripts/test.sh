@@ -33,6 +33,12 @@ step "go vet (native and GOOS=js GOARCH=wasm)"
 go vet ./...
 GOOS=js GOARCH=wasm go vet $(GOOS=js GOARCH=wasm go list ./... | grep -v -e /hub -e /cmd/)
 
+# The module first: the command carries it (xetkit serve sends the copy
+# built into it), and its tests serve that copy.
+step "build: wasm/xetkit.wasm and bin/xetkit"
+if [ -f scripts/build-wasm.sh ]; then bash scripts/build-wasm.sh; fi
+go build -o bin/xetkit ./cmd/xetkit
+
 step "go test"
 go test -count=1 ./...
 
@@ -62,10 +68,6 @@ grep -rl --include='*_test.go' '^func Fuzz' . | grep -v node_modules | sort | wh
     runfuzz "$pkg" "$target"
   done
 done
-
-step "build: bin/xetkit and wasm/xetkit.wasm"
-go build -o bin/xetkit ./cmd/xetkit
-if [ -f scripts/build-wasm.sh ]; then bash scripts/build-wasm.sh; fi
 
 step "node tests"
 node --test --test-concurrency=1 test/*.test.mjs wasm/test/*.test.mjs upload/interop/*.test.mjs

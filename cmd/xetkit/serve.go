@@ -5,9 +5,11 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -20,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/xetkit/xetkit"
 	"github.com/xetkit/xetkit/hub"
 )
 
@@ -46,7 +49,7 @@ Without a token, public repositories can be read; writes always need it.`,
 // serveOptions are the flags of "xetkit serve".
 type serveOptions struct {
 	addr        string // listen address; loopback unless allowRemote
-	root        string // checkout holding web/ and wasm/
+	root        string // checkout holding web/ and wasm/; "": the files built in
 	data        string // hub store folder
 	token       string // hub user token
 	allowRemote bool   // listen on a non-loopback address
@@ -63,7 +66,7 @@ func runServe(e *env, args []string) error {
 	fs := newFlags(e, c)
 	var o serveOptions
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free one)")
-	fs.StringVar(&o.root, "root", "", "folder holding web/ and wasm/ (default: the current folder if it has web/index.html, else beside the executable)")
+	fs.StringVar(&o.root, "root", "", "serve web/ and wasm/ from this checkout (to see edits without rebuilding; default: the copies built into this binary)")
 	fs.StringVar(&o.data, "data", "", "folder where the local hub keeps xorbs and shards (default: a temporary folder)")
 	fs.StringVar(&o.token, "token", "", "hub user token its token endpoints require (default: a random hf_… one, printed at start); pass your own as --token hf_…")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow listening on a non-loopback address (the hub has no other protection)")
@@ -88,7 +91,7 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	if err := checkLoopback(o.addr, o.allowRemote); err != nil {
 		return err
 	}
-	root, err := findRoot(o.root)
+	site, from, err := findSite(o.root)
 	if err != nil {
 		return err
 	}
@@ -117,14 +120,14 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           newServeMux(root, h),
+		Handler:           newServeMux(site, h),
 		ReadHeaderTimeout: min(10*time.Second, o.readTimeout),
 		ReadTimeout:       o.readTimeout,
 		IdleTimeout:       o.idleTimeout,
 	}
 	url := "http://" + ln.Addr().String() + "/"
 	fmt.Fprintf(e.stdout, "xetkit serve: %s\n", url)
-	fmt.Fprintf(e.stdout, "  page and module from %s\n", root)
+	fmt.Fprintf(e.stdout, "  page and module from %s\n", from)
 	if h != nil {
 		fmt.Fprintf(e.stdout, "  hub at %s (token %s), store in %s\n", url, o.token, o.data)
 		for _, p := range h.Problems() {
@@ -164,10 +167,12 @@ func hubHandler(o serveOptions) (*hub.Hub, error) {
 // newServeMux serves web/ at /, wasm/ at /wasm/ and, when hub is not nil,
 // every path the hub answers (hub.IsHubPath: its API and the web-style
 // resolve and LFS routes).
-func newServeMux(root string, h http.Handler) http.Handler {
+func newServeMux(site fs.FS, h http.Handler) http.Handler {
 	mux := http.NewServeMux()
-	page := staticFiles(filepath.Join(root, "web"), "")
-	mux.Handle("/wasm/", staticFiles(filepath.Join(root, "wasm"), "/wasm"))
+	web, _ := fs.Sub(site, "web")
+	wasm, _ := fs.Sub(site, "wasm")
+	page := staticFiles(web, "")
+	mux.Handle("/wasm/", staticFiles(wasm, "/wasm"))
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h != nil && hub.IsHubPath(r.URL.EscapedPath()) {
 			h.ServeHTTP(w, r)
@@ -194,10 +199,12 @@ var contentTypes = map[string]string{
 	".map":  "application/json",
 }
 
-// staticFiles serves the files under dir with the URL prefix stripped. It
-// lists no folders and serves no dot files.
-func staticFiles(dir, prefix string) http.Handler {
-	fsrv := http.FileServer(http.Dir(dir))
+// staticFiles serves the files of fsys with the URL prefix stripped. It
+// lists no folders and serves no dot files. Each answer carries an ETag
+// (a hash of the file's bytes), so browsers keep the 7 MB module and ask
+// only whether it changed; scripts, the page and the module go gzipped to
+// clients that take it.
+func staticFiles(fsys fs.FS, prefix string) http.Handler {
 	return http.StripPrefix(prefix, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -211,25 +218,33 @@ func staticFiles(dir, prefix string) http.Handler {
 				return
 			}
 		}
-		name := p
+		name := strings.TrimPrefix(p, "/")
 		if strings.HasSuffix(r.URL.Path, "/") {
-			name = path.Join(p, "index.html")
+			name = path.Join(name, "index.html")
 		}
-		st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name)))
-		if err != nil || st.IsDir() {
+		f, err := loadStatic(fsys, name)
+		if err != nil {
 			http.NotFound(w, r)
 			return
 		}
+		h := w.Header()
 		if ct, ok := contentTypes[path.Ext(name)]; ok {
-			w.Header().Set("Content-Type", ct)
+			h.Set("Content-Type", ct)
 		}
-		// The files change under development; let the browser revalidate.
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		if serveGzipped(w, r, filepath.Join(dir, filepath.FromSlash(name)), st) {
-			return
+		// Revalidate every time: the files change under development, and
+		// an unchanged file costs a 304.
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Content-Type-Options", "nosniff")
+		body := f.raw
+		if f.gz != nil && r.Header.Get("Range") == "" && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+			h.Set("Content-Encoding", "gzip")
+			h.Add("Vary", "Accept-Encoding")
+			h.Set("ETag", `"`+f.etag+`-gz"`)
+			body = f.gz
+		} else {
+			h.Set("ETag", `"`+f.etag+`"`)
 		}
-		fsrv.ServeHTTP(w, r)
+		http.ServeContent(w, r, "", f.mod, bytes.NewReader(body))
 	}))
 }
 
@@ -237,41 +252,50 @@ func staticFiles(dir, prefix string) http.Handler {
 // (7 MB of wasm is about 2 MB gzipped), scripts and the page.
 var compressible = map[string]bool{".wasm": true, ".js": true, ".mjs": true, ".html": true, ".css": true, ".json": true, ".ts": true}
 
-// gzipCache holds each file's gzipped bytes, made once per version of the
-// file (its modification time and size).
-var gzipCache sync.Map // path → *gzipped
+// staticCache holds each file read once per version (its modification
+// time and size): its bytes, their hash and, if worth it, gzipped bytes.
+var staticCache sync.Map // fsKey → *staticFile
 
-type gzipped struct {
-	mod  time.Time
-	size int64
-	body []byte
+type fsKey struct {
+	fsys fs.FS
+	name string
 }
 
-// serveGzipped answers with the gzipped file when the client accepts
-// gzip, the file is worth compressing and no byte range is asked for; it
-// reports whether it answered.
-func serveGzipped(w http.ResponseWriter, r *http.Request, file string, st os.FileInfo) bool {
-	if !compressible[path.Ext(file)] || r.Header.Get("Range") != "" || !acceptsGzip(r.Header.Get("Accept-Encoding")) {
-		return false
+type staticFile struct {
+	mod     time.Time
+	size    int64
+	raw, gz []byte
+	etag    string
+}
+
+// loadStatic returns a regular file of fsys, read (and gzipped) once per
+// version.
+func loadStatic(fsys fs.FS, name string) (*staticFile, error) {
+	st, err := fs.Stat(fsys, name)
+	if err != nil || !st.Mode().IsRegular() {
+		return nil, fs.ErrNotExist
 	}
-	g, _ := gzipCache.Load(file)
-	z, _ := g.(*gzipped)
-	if z == nil || !z.mod.Equal(st.ModTime()) || z.size != st.Size() {
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			return false
+	key := fsKey{fsys, name}
+	if v, ok := staticCache.Load(key); ok {
+		if f := v.(*staticFile); f.mod.Equal(st.ModTime()) && f.size == st.Size() {
+			return f, nil
 		}
+	}
+	raw, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(raw)
+	f := &staticFile{mod: st.ModTime(), size: st.Size(), raw: raw, etag: hex.EncodeToString(sum[:12])}
+	if compressible[path.Ext(name)] {
 		var buf bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 		zw.Write(raw)
 		zw.Close()
-		z = &gzipped{mod: st.ModTime(), size: st.Size(), body: buf.Bytes()}
-		gzipCache.Store(file, z)
+		f.gz = buf.Bytes()
 	}
-	w.Header().Set("Content-Encoding", "gzip")
-	w.Header().Add("Vary", "Accept-Encoding")
-	http.ServeContent(w, r, "", z.mod, bytes.NewReader(z.body))
-	return true
+	staticCache.Store(key, f)
+	return f, nil
 }
 
 // acceptsGzip reports whether an Accept-Encoding value allows gzip.
@@ -291,44 +315,27 @@ func acceptsGzip(ae string) bool {
 	return false
 }
 
-// findRoot picks the folder that holds web/index.html and checks that the
-// WebAssembly module has been built there.
-func findRoot(flagRoot string) (string, error) {
-	var candidates []string
-	if flagRoot != "" {
-		candidates = []string{flagRoot}
-	} else {
-		if wd, err := os.Getwd(); err == nil {
-			candidates = append(candidates, wd)
+// findSite picks where the page and the module come from: the folder
+// --root names, else the files built into the binary. It checks that the
+// module is there and says where it found it.
+func findSite(flagRoot string) (fs.FS, string, error) {
+	if flagRoot == "" {
+		if _, err := fs.Stat(xetkit.Site, "wasm/xetkit.wasm"); err != nil {
+			return nil, "", errors.New("this xetkit was built before wasm/xetkit.wasm: run scripts/build-wasm.sh, then go build again (or pass --root CHECKOUT)")
 		}
-		if exe, err := os.Executable(); err == nil {
-			if real, err := filepath.EvalSymlinks(exe); err == nil {
-				exe = real
-			}
-			dir := filepath.Dir(exe)
-			candidates = append(candidates, dir, filepath.Dir(dir)) // bin/xetkit sits one below the checkout
-		}
+		return xetkit.Site, "the files built into this binary", nil
 	}
-	root := ""
-	for _, c := range candidates {
-		if st, err := os.Stat(filepath.Join(c, "web", "index.html")); err == nil && !st.IsDir() {
-			root = c
-			break
-		}
+	root, err := filepath.Abs(flagRoot)
+	if err != nil {
+		return nil, "", err
 	}
-	if root == "" {
-		if flagRoot != "" {
-			return "", fmt.Errorf("%s has no web/index.html: --root must be the xetkit checkout", flagRoot)
-		}
-		return "", fmt.Errorf("web/index.html not found in the current folder or beside the executable: run from the xetkit checkout or pass --root")
-	}
-	if abs, err := filepath.Abs(root); err == nil {
-		root = abs
+	if st, err := os.Stat(filepath.Join(root, "web", "index.html")); err != nil || st.IsDir() {
+		return nil, "", fmt.Errorf("%s has no web/index.html: --root must be the xetkit checkout", flagRoot)
 	}
 	if _, err := os.Stat(filepath.Join(root, "wasm", "xetkit.wasm")); err != nil {
-		return "", fmt.Errorf("%s is missing: build it first with scripts/build-wasm.sh", filepath.Join(root, "wasm", "xetkit.wasm"))
+		return nil, "", fmt.Errorf("%s is missing: build it first with scripts/build-wasm.sh", filepath.Join(root, "wasm", "xetkit.wasm"))
 	}
-	return root, nil
+	return os.DirFS(root), root, nil
 }
 
 // checkLoopback refuses addresses that would expose the hub beyond this

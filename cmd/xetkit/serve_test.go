@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/xetkit/xetkit"
 )
 
 // syncBuffer lets the test read what serve prints while it runs.
@@ -157,10 +160,53 @@ func TestServeFilesAndTypes(t *testing.T) {
 	}
 }
 
+// Without --root, serve sends the page and the module built into the
+// binary, from any folder; a binary built before the module says how to
+// build it.
+func TestServeFromTheBinary(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if _, err := fs.Stat(xetkit.Site, "wasm/xetkit.wasm"); err != nil {
+		err := serve(context.Background(), &env{stdout: io.Discard, stderr: io.Discard}, serveOptions{addr: "127.0.0.1:0"})
+		if err == nil || !strings.Contains(err.Error(), "scripts/build-wasm.sh") {
+			t.Fatalf("built without the module: %v", err)
+		}
+		return
+	}
+	base, out, _ := startServe(t, serveOptions{addr: "127.0.0.1:0", data: t.TempDir()})
+	if !strings.Contains(out.String(), "built into this binary") {
+		t.Errorf("output does not say where the page comes from: %q", out.String())
+	}
+	for p, name := range map[string]string{"": "web/index.html", "app.js": "web/app.js", "wasm/xetkit.js": "wasm/xetkit.js", "wasm/xetkit.wasm": "wasm/xetkit.wasm"} {
+		want, _ := fs.ReadFile(xetkit.Site, name)
+		resp, err := http.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !bytes.Equal(body, want) || len(body) == 0 {
+			t.Errorf("GET /%s: %d, %d bytes (want the built-in %d)", p, resp.StatusCode, len(body), len(want))
+		}
+	}
+	// The module again, as a browser asks once it has it: 304, no body.
+	resp, _ := http.Get(base + "wasm/xetkit.wasm")
+	resp.Body.Close()
+	req, _ := http.NewRequest("GET", base+"wasm/xetkit.wasm", nil)
+	req.Header.Set("If-None-Match", resp.Header.Get("ETag"))
+	again, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Body.Close()
+	if resp.Header.Get("ETag") == "" || again.StatusCode != http.StatusNotModified {
+		t.Errorf("revalidating the module: ETag %q, status %d (want 304)", resp.Header.Get("ETag"), again.StatusCode)
+	}
+}
+
 func TestServeHubMount(t *testing.T) {
 	root := fakeRoot(t, true)
 	hub := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hub "+r.URL.Path) })
-	mux := newServeMux(root, hub)
+	mux := newServeMux(os.DirFS(root), hub)
 	for _, p := range []string{"/api/x", "/v1/reconstructions/abc", "/v2/y"} {
 		req, _ := http.NewRequest(http.MethodGet, p, nil)
 		rec := &recorder{header: http.Header{}}
