@@ -49,6 +49,12 @@ test("xk.upload and xk.download: results, ranges, progress and error codes", { t
     const blob = await xk.download({ path: "api/part.bin" }, { repo, token, as: "blob" });
     const empty = await xk.download({ path: "api/empty.txt" }, { repo, token });
     const listed = (await xk.listFiles({ repo, token, path: "api" })).map((e) => `${e.type} ${e.path} ${e.size} ${e.xetHash ?? "-"}`);
+    // Streaming: into a WritableStream, and as a ReadableStream.
+    const sunk = [];
+    const count = await xk.download({ path: "api/a.bin" }, { repo, token, to: new WritableStream({ write: (c) => { sunk.push(c); } }) });
+    const streamed = [];
+    for await (const c of await xk.download({ path: "api/a.bin" }, { repo, token, as: "stream" })) streamed.push(c);
+    const joined = (parts) => { const o = new Uint8Array(parts.reduce((s, p) => s + p.length, 0)); let at = 0; for (const p of parts) { o.set(p, at); at += p.length; } return o; };
     const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
     const last = events.filter((e) => e.index === 0).at(-1);
     // A callback that throws changes nothing.
@@ -59,6 +65,7 @@ test("xk.upload and xk.download: results, ranges, progress and error codes", { t
     return {
       res,
       listed,
+      streams: count === data.length && same(joined(sunk), data) && same(joined(streamed), data),
       whole: same(whole, data),
       part: same(part, data.subarray(1_000_000, 1_000_100)),
       blob: blob instanceof Blob && same(new Uint8Array(await blob.arrayBuffer()), data.subarray(0, 1000)),
@@ -90,6 +97,7 @@ test("xk.upload and xk.download: results, ranges, progress and error codes", { t
     `file api/a.bin ${3 << 20} ${r.res.files[0].hash}`, `file api/empty.txt 0 -`, `file api/part.bin 1000 ${r.res.files[1].hash}`,
   ]);
   assert.ok(r.whole && r.part && r.blob, JSON.stringify({ whole: r.whole, part: r.part, blob: r.blob }));
+  assert.ok(r.streams, "to a WritableStream and as a ReadableStream: the same bytes");
   assert.equal(r.empty, 0);
   assert.equal(r.thrown, 100, "an onProgress that throws does not stop the upload");
   assert.ok(r.monotone, "progress only grows");

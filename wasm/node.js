@@ -3,7 +3,8 @@
 // imports it as "#node" only when it runs in Node; package.json maps "#node"
 // to no-node.js for every other platform, so no "node:" import reaches a
 // browser bundle.
-import { readFile } from "node:fs/promises";
+import { open, readFile, rename, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import os from "node:os";
 import { Worker } from "node:worker_threads";
 
@@ -23,4 +24,19 @@ export function parallelism() {
  */
 export function startWorker(source) {
   return new Worker(source, { eval: true });
+}
+
+/**
+ * A download sink writing to a file: the bytes go to a temporary file
+ * beside it, renamed to path once the download is whole and checked and
+ * removed if it fails, so path never holds a partial download.
+ */
+export async function fileSink(path) {
+  const tmp = join(dirname(path), `.${basename(path)}.part-${process.pid}-${Date.now()}`);
+  const fh = await open(tmp, "w");
+  return {
+    write: async (b) => { await fh.write(b); },
+    close: async () => { await fh.close(); await rename(tmp, path); },
+    abort: async () => { await fh.close().catch(() => {}); await unlink(tmp).catch(() => {}); },
+  };
 }

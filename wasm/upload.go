@@ -412,7 +412,7 @@ func exportUpload(api js.Value) {
 			return nil, errorf(codeType, "hooks.onData must be a function")
 		}
 		ctx, stop := jsx.AbortContext(hooks.Get("signal"))
-		w := &jsWriter{onData: hooks.Get("onData"), onSize: hooks.Get("onSize"), onProgress: hooks.Get("onProgress")}
+		w := &jsWriter{ctx: ctx, onData: hooks.Get("onData"), onSize: hooks.Get("onSize"), onProgress: hooks.Get("onProgress")}
 		return promise(func() (any, error) {
 			defer stop()
 			defer runtime.GC()
@@ -466,6 +466,7 @@ func hubCall(o js.Value, run func(context.Context, *upload.Client) (any, error))
 // When onSize(n), told the size first, returns a Uint8Array of n bytes,
 // the bytes are copied into it instead (no pieces to join afterwards).
 type jsWriter struct {
+	ctx                        context.Context
 	onData, onSize, onProgress js.Value
 	target                     js.Value
 	n                          int64
@@ -486,8 +487,12 @@ func (w *jsWriter) Write(p []byte) (int, error) {
 			return 0, errors.New("the download is longer than the hub said")
 		}
 		js.CopyBytesToJS(w.target.Call("subarray", float64(w.n), float64(w.n+int64(len(p)))), p)
-	} else {
-		w.onData.Invoke(jsx.Bytes(p))
+	} else if v := w.onData.Invoke(jsx.Bytes(p)); v.Type() == js.TypeObject && v.Get("then").Type() == js.TypeFunction {
+		// A sink that returns a promise (a stream's writer) is waited
+		// for: the download goes at the pace it takes the bytes.
+		if _, err := jsx.Await(w.ctx, v); err != nil {
+			return 0, fmt.Errorf("writing the download: %w", err)
+		}
 	}
 	w.n += int64(len(p))
 	if w.onProgress.Type() == js.TypeFunction {

@@ -392,9 +392,19 @@ export interface DownloadOptions extends HubOptions {
    * kept, and the range against the whole file's hash; a whole file is checked the same way.
    */
   range?: { start: number; end: number };
+  /** total: the bytes the download will give, once known (a download by path knows it first). */
   onProgress?: (p: { written: number; total?: number }) => void;
-  /** "bytes" (default): a Uint8Array; "blob": a Blob. */
-  as?: "bytes" | "blob";
+  /**
+   * "bytes" (default): a Uint8Array; "blob": a Blob; "stream": a ReadableStream, returned at
+   * once and filled as it is read (memory stays small; a failure errors the stream).
+   */
+  as?: "bytes" | "blob" | "stream";
+  /**
+   * Write the bytes here instead, at the pace it takes them, and resolve to their count: a
+   * WritableStream (closed at the end, aborted on failure), or in Node a file path (written
+   * beside it and renamed once whole and checked: a failed download leaves no file).
+   */
+  to?: WritableStream<Uint8Array> | string;
 }
 
 /** One term of a file's reconstruction. */
@@ -488,6 +498,8 @@ export interface Xetkit {
    * before it is given.
    */
   download(target: { path: string } | string, options: DownloadOptions & { as: "blob" }): Promise<Blob>;
+  download(target: { path: string } | string, options: DownloadOptions & { as: "stream" }): Promise<ReadableStream<Uint8Array>>;
+  download(target: { path: string } | string, options: DownloadOptions & { to: WritableStream<Uint8Array> | string }): Promise<number>;
   download(target: { path: string } | string, options: DownloadOptions): Promise<OutBytes>;
   /** How the hub rebuilds a file: its terms, each chunks [start, end) of one xorb, as the hub gives them. */
   fileTerms(fileHash: string, options: HubOptions): Promise<FileTerm[]>;

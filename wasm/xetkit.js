@@ -715,6 +715,15 @@ class Xetkit {
    * its file hash: a Uint8Array (or a Blob with as: "blob").
    */
   async download(target, options = {}) {
+    if (options?.as === "stream") {
+      // The stream is returned at once; the download fills it as the
+      // reader takes its bytes (and keeps Node alive until it is done).
+      checkSignal(options.signal, "download");
+      const ts = new TransformStream();
+      const writer = ts.writable.getWriter();
+      held(() => downloadTo(this.#go, target, options, streamSink(writer)), options.signal).catch(() => {});
+      return ts.readable;
+    }
     return held(() => downloadFile(this.#go, target, options), options?.signal);
   }
 
@@ -880,7 +889,9 @@ function workerHooks(pool, compression) {
   };
 }
 
-async function downloadFile(go, target, options) {
+// downloadArgs checks download's target and options; returns the target
+// and the options Go takes.
+function downloadArgs(target, options) {
   if (target !== null && typeof target === "object") {
     if (typeof target.path !== "string" || target.path === "") throw typeError("download: {path} must name a file in the repository");
     target = { path: target.path };
@@ -888,24 +899,70 @@ async function downloadFile(go, target, options) {
     hashString(target, "download: the file hash (or {path})");
   }
   const opts = transferOptions(options, "download");
-  const { range, onProgress } = options;
-  const as = options.as ?? "bytes";
-  if (as !== "bytes" && as !== "blob") throw new XetkitError(`download: options.as must be "bytes" or "blob", got ${JSON.stringify(as)}`, "VALUE");
+  const { range } = options;
   if (range !== undefined) {
     if (range === null || typeof range !== "object" || !Number.isSafeInteger(range.start) || !Number.isSafeInteger(range.end)) {
       throw typeError("download: options.range must be {start, end} with integers (end exclusive)");
     }
     opts.range = { start: range.start, end: range.end };
   }
+  return [target, opts];
+}
+
+// downloadHooks are the hooks of Go's downloadFile: onData(bytes) (a
+// returned promise is awaited: backpressure), onSize(n) (told first when
+// known; may return a Uint8Array of n bytes to write into) and progress
+// with the total once known.
+function downloadHooks(options, onData, onSize) {
+  let total = options.range ? options.range.end - options.range.start : undefined;
+  const { onProgress } = options;
+  return {
+    signal: options.signal,
+    onData,
+    onSize: (n) => { total = n; return onSize?.(n); },
+    onProgress: onProgress ? (written) => onProgress({ written, total }) : undefined,
+  };
+}
+
+// A sink takes the downloaded bytes in order: write(bytes) → Promise,
+// close() once all are written, abort(err) on failure.
+function streamSink(writer) {
+  return {
+    write: (b) => writer.write(b),
+    close: () => writer.close(),
+    abort: (e) => writer.abort(e).catch(() => {}),
+  };
+}
+
+// downloadTo downloads into a sink, closing it once the bytes are all
+// written and checked, or aborting it; resolves to the bytes written.
+async function downloadTo(go, target, options, sink) {
+  let n;
+  try {
+    const [t, opts] = downloadArgs(target, options);
+    n = await settle(call(go, "downloadFile", t, opts, downloadHooks(options, (b) => sink.write(b))));
+  } catch (e) {
+    await sink.abort(e);
+    throw e;
+  }
+  await sink.close();
+  return n;
+}
+
+async function downloadFile(go, target, options) {
+  const as = options.as ?? "bytes";
+  if (as !== "bytes" && as !== "blob") throw new XetkitError(`download: options.as must be "bytes", "blob" or "stream", got ${JSON.stringify(as)}`, "VALUE");
+  const { to } = options;
+  if (to !== undefined) {
+    if (typeof to === "string" && isNode) return downloadTo(go, target, options, await (await nodeHost()).fileSink(to));
+    if (typeof WritableStream !== "undefined" && to instanceof WritableStream) return downloadTo(go, target, options, streamSink(to.getWriter()));
+    throw typeError(`download: options.to must be a WritableStream${isNode ? " or a file path" : ""}`);
+  }
+  const [t, opts] = downloadArgs(target, options);
   const parts = [];
   let whole = null; // the bytes, allocated at once when the size is known first
-  const hooks = {
-    signal: options.signal,
-    onData: (b) => parts.push(b),
-    onSize: as === "bytes" ? (n) => (whole = new Uint8Array(n)) : undefined,
-    onProgress: onProgress ? (written) => onProgress({ written, total: range ? range.end - range.start : undefined }) : undefined,
-  };
-  const n = await settle(call(go, "downloadFile", target, opts, hooks));
+  const hooks = downloadHooks(options, (b) => { parts.push(b); }, as === "bytes" ? (n) => (whole = new Uint8Array(n)) : undefined);
+  const n = await settle(call(go, "downloadFile", t, opts, hooks));
   if (whole) return n === whole.length ? whole : whole.subarray(0, n);
   if (as === "blob") return new Blob(parts);
   if (parts.length === 1) return parts[0];

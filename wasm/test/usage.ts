@@ -95,8 +95,10 @@ async function transfer(xk: Xetkit, file: File): Promise<void> {
   const hash: string | null = cas.files[0].hash;
   const bytes: Uint8Array = await xk.download({ path: f.path }, { repo: "alice/data", repoType: "dataset", range: { start: 0, end: 10 } });
   const blob: Blob = await xk.download(hash ?? "", { repo: "alice/data", as: "blob", onProgress: (p) => console.log(p.written) });
+  const stream: ReadableStream<Uint8Array> = await xk.download({ path: f.path }, { repo: "alice/data", as: "stream" });
+  const count: number = await xk.download({ path: f.path }, { repo: "alice/data", to: new WritableStream<Uint8Array>() });
   const entries: RepoEntry[] = await xk.listFiles({ repo: "alice/data", repoType: "dataset", path: "v1", recursive: false });
-  console.log(f.path, f.size, f.sha256, f.dedupedBytes, f.uploadedBytes, oid, bytes.length, blob.size, entries[0]?.xetHash, entries[0]?.lfs?.oid);
+  console.log(f.path, f.size, f.sha256, f.dedupedBytes, f.uploadedBytes, oid, bytes.length, blob.size, stream.locked, count, entries[0]?.xetHash, entries[0]?.lfs?.oid);
 }
 void transfer;
 

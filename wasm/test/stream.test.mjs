@@ -1,0 +1,81 @@
+// Downloads that hold little memory: to a file (Node) or a stream, with
+// the total reported first; an abort stops them within a second and leaves
+// no file behind.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { load } from "../xetkit.js";
+import { bin, randomBytes, tempDir, writeTemp } from "./helpers.mjs";
+import { startServer } from "../../test/common.mjs";
+
+const token = "hf_stream";
+const repo = "alice/stream";
+const sha = (b) => createHash("sha256").update(b).digest("hex");
+
+test("download to a file, to a WritableStream and as a ReadableStream; an abort leaves no file", { timeout: 180_000 }, async (t) => {
+  const server = await startServer({ token });
+  t.after(server.stop);
+  const dir = tempDir(t);
+  const data = randomBytes(24 << 20, 5);
+  execFileSync(bin, ["upload", "--hub", server.origin, "--repo", repo, "--token", token, "--quiet", writeTemp(dir, "big.bin", data)]);
+  const xk = await load({ workers: 0 });
+  const hub = { hub: server.origin, repo, token };
+
+  // A file path: written beside it, renamed when whole; progress has the total.
+  const out = join(dir, "out", "..", "copy.bin");
+  const events = [];
+  const n = await xk.download({ path: "big.bin" }, { ...hub, to: out, onProgress: (p) => events.push(p) });
+  assert.equal(n, data.length);
+  assert.equal(sha(readFileSync(out)), sha(data));
+  assert.ok(events.length > 1 && events.every((e) => e.total === data.length), "every progress event has the total");
+  assert.equal(events.at(-1).written, data.length);
+
+  // A WritableStream that takes its time: the download waits for it.
+  const h = createHash("sha256");
+  let got = 0, maxChunk = 0;
+  const slow = new WritableStream({
+    async write(chunk) {
+      h.update(chunk);
+      got += chunk.length;
+      maxChunk = Math.max(maxChunk, chunk.length);
+      await new Promise((r) => setTimeout(r, 1));
+    },
+  });
+  assert.equal(await xk.download({ path: "big.bin" }, { ...hub, to: slow }), data.length);
+  assert.equal(got, data.length);
+  assert.equal(h.digest("hex"), sha(data));
+  assert.ok(maxChunk <= 1 << 20, `chunks of at most 1 MiB, got ${maxChunk}`);
+
+  // A ReadableStream, returned at once; a range of it too.
+  const rs = await xk.download({ path: "big.bin" }, { ...hub, as: "stream" });
+  const chunks = [];
+  for await (const c of rs) chunks.push(c);
+  assert.equal(sha(Buffer.concat(chunks)), sha(data));
+  const part = await xk.download({ path: "big.bin" }, { ...hub, as: "stream", range: { start: 1000, end: 5_000_000 } });
+  const partChunks = [];
+  for await (const c of part) partChunks.push(c);
+  assert.deepEqual(Buffer.concat(partChunks), Buffer.from(data.subarray(1000, 5_000_000)));
+
+  // A missing file errors the stream; to a file, leaves none.
+  const missing = await xk.download({ path: "none.bin" }, { ...hub, as: "stream" });
+  await assert.rejects(async () => { for await (const _ of missing); }, (e) => e.code === "NOT_FOUND");
+  await assert.rejects(xk.download({ path: "none.bin" }, { ...hub, to: join(dir, "none.bin") }), (e) => e.code === "NOT_FOUND");
+
+  // An abort in the middle: AbortError within a second, no file, no leftover.
+  const ac = new AbortController();
+  const target = join(dir, "aborted.bin");
+  let abortedAt = 0;
+  const p = xk.download({ path: "big.bin" }, {
+    ...hub, to: target, signal: ac.signal,
+    onProgress: (e) => { if (!abortedAt && e.written > 4 << 20) { abortedAt = performance.now(); ac.abort(new Error("enough")); } },
+  });
+  await assert.rejects(p, (e) => e.name === "AbortError");
+  const took = performance.now() - abortedAt;
+  assert.ok(abortedAt > 0 && took < 1000, `rejected ${took.toFixed(0)} ms after the abort`);
+  assert.equal(existsSync(target), false, "no file under the name asked for");
+  assert.deepEqual(readdirSync(dir).filter((f) => f.includes(".part-")), [], "no temporary file left");
+  xk.close();
+});
