@@ -144,4 +144,9 @@ func TestFieldsRefuses(t *testing.T) {
 			formatOffset(t, err, len(b))
 		}
 	}
+	// A file block whose first term record is cut short.
+	cut := b[:s.Files[0].Offset+shard.RecordSize+40]
+	if fs, err := shard.Fields(bytes.NewReader(cut), int64(len(cut)), shard.Selection{Part: "file", At: s.Files[0].Offset}); err == nil {
+		t.Errorf("a cut term record: no error, fields %+v", fs)
+	}
 }
