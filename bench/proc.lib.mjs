@@ -1,5 +1,6 @@
 // Node-only helpers for the browser benchmarks.
-import { readdirSync, readFileSync } from "node:fs";
+import { createHash, randomFillSync } from "node:crypto";
+import { closeSync, openSync, readdirSync, readFileSync, writeSync } from "node:fs";
 
 // browserRSS sums the resident memory of the processes descended from a
 // browser's process, read from /proc: {renderer, all} in bytes (the page
@@ -69,4 +70,19 @@ export async function launchChromium(chromium, extraArgs = []) {
     },
   };
   return chrome;
+}
+
+// randomFile writes size random bytes to path; returns {path, sha256}.
+export function randomFile(path, size) {
+  const fd = openSync(path, "w");
+  const buf = new Uint8Array(16 << 20);
+  const h = createHash("sha256");
+  for (let off = 0; off < size; off += buf.length) {
+    const part = buf.subarray(0, Math.min(buf.length, size - off));
+    randomFillSync(part);
+    h.update(part);
+    writeSync(fd, part);
+  }
+  closeSync(fd);
+  return { path, sha256: h.digest("hex") };
 }

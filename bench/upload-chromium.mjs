@@ -18,15 +18,14 @@
 //
 //   node bench/upload-chromium.mjs [rounds] [MiB per upload] [GiB for the memory run, 0 to skip]
 
-import { spawn } from "node:child_process";
-import { createHash, randomFillSync } from "node:crypto";
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
-import { browserRSS, launchChromium } from "./proc.lib.mjs";
+import { browserRSS, launchChromium, randomFile } from "./proc.lib.mjs";
+import { startServer } from "../test/common.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const rounds = Number(process.argv[2] || 2);
@@ -56,39 +55,15 @@ const peerJS = Buffer.from(peer.outputFiles[0].contents).toString("utf8");
 
 // ---- the hub and the page ----
 const data = join(tmp, "hub");
-const server = spawn(join(root, "bin", "xetkit"), ["serve", "--addr", "127.0.0.1:0", "--root", root, "--data", data, "--token", token], {
-  stdio: ["ignore", "pipe", "inherit"],
-});
-const origin = await new Promise((res, rej) => {
-  let buf = "";
-  server.stdout.on("data", (d) => {
-    buf += d;
-    const m = /xetkit serve: (http:\/\/[^/\s]+)\//.exec(buf);
-    if (m) res(m[1]);
-  });
-  server.on("exit", (code) => rej(new Error(`xetkit serve exited with ${code}`)));
-});
+const server = await startServer({ token, data });
+const origin = server.origin;
 const chrome = await launchChromium(chromium, []);
 await chrome.run(async () => {
   await speed();
   if (gib > 0) await memory();
 }, () => server.kill());
 
-// generate writes size random bytes to a new file; returns {path, sha256}.
-function generate(name, size) {
-  const path = join(tmp, name);
-  const fd = openSync(path, "w");
-  const buf = new Uint8Array(16 << 20);
-  const h = createHash("sha256");
-  for (let off = 0; off < size; off += buf.length) {
-    const part = buf.subarray(0, Math.min(buf.length, size - off));
-    randomFillSync(part);
-    h.update(part);
-    writeSync(fd, part);
-  }
-  closeSync(fd);
-  return { path, sha256: h.digest("hex") };
-}
+const generate = (name, size) => randomFile(join(tmp, name), size);
 
 async function newPage() {
   const p = await chrome.open(origin + "/", log);
@@ -121,7 +96,8 @@ async function speed() {
     const byName = Object.fromEntries(all.map((f) => [f.name, f]));
     const xetkit = async (name) => {
       const t0 = performance.now();
-      const [r] = await xk.upload([byName[name]], { repo: "bench/xetkit", token });
+      // CAS only, as uploadShards does (no commit).
+      const { files: [r] } = await xk.upload([byName[name]], { repo: "bench/xetkit", token, commit: false });
       return { secs: (performance.now() - t0) / 1000, sha256: r.sha256, uploaded: r.uploadedBytes };
     };
     const hf = async (name) => {
@@ -185,7 +161,7 @@ async function memory() {
     const { load } = await import("/wasm/xetkit.js");
     const xk = await load();
     const file = document.getElementById("bench-files").files[0];
-    await xk.upload([new Uint8Array(1 << 20)], { repo: "bench/memory", token }); // start the workers
+    await xk.upload([new Uint8Array(1 << 20)], { repo: "bench/memory", token, commit: false }); // start the workers
     await globalThis.__startSampling();
     let peak = { total: 0 };
     let pending = null;
@@ -200,7 +176,7 @@ async function memory() {
     };
     const timer = setInterval(sample, 100);
     const t0 = performance.now();
-    const [r] = await xk.upload([file], { repo: "bench/memory", token, onProgress: sample });
+    const { files: [r] } = await xk.upload([file], { repo: "bench/memory", token, onProgress: sample });
     const secs = (performance.now() - t0) / 1000;
     clearInterval(timer);
     await pending;

@@ -3,13 +3,13 @@
 // page errors, keep a screenshot of any failing test, and make the
 // generated inputs the tests need.
 
-import { spawn, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 
-import { bin, parseChunks, randomBytes, readChunks, refDir, refFile, root } from "../test/common.mjs";
+import { bin, parseChunks, randomBytes, readChunks, refDir, refFile, root, startServer } from "../test/common.mjs";
 
 export { bin, FACTS, randomBytes, refDir, root } from "../test/common.mjs";
 export const failDir = join(root, "e2e", "failures");
@@ -26,41 +26,7 @@ export function refChunks() {
   return readChunks(ref("ev-population.csv.chunks"));
 }
 
-/**
- * Starts bin/xetkit serve on a free port; resolves to {url, data, stop()}.
- * Options (upload tests): token (the hub user token), faults (--faults),
- * data (a store folder the caller keeps; by default a temporary one that
- * stop() removes).
- */
-export async function startServer({ token, faults, data: keep } = {}) {
-  if (!existsSync(bin)) throw new Error(`${bin} is missing: go build -o bin/xetkit ./cmd/xetkit`);
-  const data = keep || mkdtempSync(join(tmpdir(), "xetkit-e2e-hub-"));
-  const extra = [...(token ? ["--token", token] : []), ...(faults ? ["--faults", faults] : [])];
-  const proc = spawn(bin, ["serve", "--addr", "127.0.0.1:0", "--root", process.env.XETKIT_E2E_ROOT || root, "--data", data, ...extra], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "", err = "";
-  const url = await new Promise((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`xetkit serve printed no URL in 10 s: ${out} ${err}`)), 10_000);
-    proc.stdout.on("data", (d) => {
-      out += d;
-      const m = /http:\/\/127\.0\.0\.1:\d+\//.exec(out);
-      if (m) { clearTimeout(timer); resolveUrl(m[0]); }
-    });
-    proc.stderr.on("data", (d) => { err += d; });
-    proc.on("exit", (code) => { clearTimeout(timer); reject(new Error(`xetkit serve exited with ${code}: ${err}`)); });
-  });
-  return {
-    url,
-    data,
-    stop: () => new Promise((r) => {
-      const done = () => { if (!keep) rmSync(data, { recursive: true, force: true }); r(); };
-      if (proc.exitCode != null) return done();
-      proc.on("exit", done);
-      proc.kill("SIGTERM");
-    }),
-  };
-}
+export { startServer };
 
 export const chromiumArgs = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"];
 
@@ -307,14 +273,20 @@ export async function makePageFiles(page, specs) {
  * it, fills hub, token and repository, picks the files (set on the file
  * input through a DataTransfer, as a drop would), presses Upload and waits
  * for the batch to finish. Returns the batch's rows as shown:
- * [{name, status, fileHash, sha256, dedupe}] and its summary text.
+ * [{name (the path in the repo), status, fileHash ("" for a file committed
+ * inline), sha256, dedupe}], its summary text and the commit id shown.
+ * Options prefix and message fill the commit fields; commit: false unticks
+ * the commit.
  */
-export async function uploadThroughPanel(page, { url, token, repo, names, timeout = 120_000 }) {
+export async function uploadThroughPanel(page, { url, token, repo, names, prefix = "", message = "", commit = true, timeout = 120_000 }) {
   if (!(await page.locator("#transfer").isVisible())) await page.click("#upload-btn");
   await page.click("#tab-upload");
   await page.fill("#hub-url", url.replace(/\/$/, ""));
   await page.fill("#hub-token", token);
   await page.fill("#hub-repo", repo);
+  await page.fill("#up-prefix", prefix);
+  await page.fill("#up-message", message);
+  await page.setChecked("#up-commit", commit);
   const before = await page.locator(".xf-batch").count();
   await page.evaluate((names) => {
     const dt = new DataTransfer();
@@ -339,18 +311,20 @@ export async function uploadThroughPanel(page, { url, token, repo, names, timeou
     sha256: r.dataset.sha256,
     dedupe: r.querySelector(".xf-dedupe").textContent,
   })));
-  return { rows, summary };
+  const commitId = (await batch.locator(".xf-commit-id").getAttribute("title").catch(() => ""))?.replace(/^commit /, "") ?? null;
+  return { rows, summary, commitId };
 }
 
 /**
- * Downloads a file hash through the Download panel and waits for it to be
- * verified; returns {size, sha256, text} as the panel shows them (the
- * SHA-256 is crypto.subtle's over the downloaded bytes).
+ * Downloads a file through the Download panel, by its path in the repo or
+ * by file hash, and waits for it to be verified; returns {size, sha256,
+ * text} as the panel shows them (the SHA-256 is crypto.subtle's over the
+ * downloaded bytes).
  */
-export async function downloadThroughPanel(page, hash, { timeout = 60_000 } = {}) {
+export async function downloadThroughPanel(page, target, { timeout = 60_000 } = {}) {
   if (!(await page.locator("#transfer").isVisible())) await page.click("#download-btn");
   await page.click("#tab-download");
-  await page.fill("#dl-hash", hash);
+  await page.fill("#dl-target", target);
   const before = await page.locator(".xf-dl").count();
   await page.click("#dl-start");
   await page.waitForFunction((n) => {
@@ -359,7 +333,7 @@ export async function downloadThroughPanel(page, hash, { timeout = 60_000 } = {}
   }, before, { timeout, polling: 100 });
   const d = page.locator(".xf-dl").first();
   const text = await d.innerText();
-  if ((await d.getAttribute("data-state")) !== "done") throw new Error(`download of ${hash} failed: ${text}`);
+  if ((await d.getAttribute("data-state")) !== "done") throw new Error(`download of ${target} failed: ${text}`);
   return { size: Number(await d.getAttribute("data-size")), sha256: await d.getAttribute("data-sha256"), text };
 }
 // ---- end of upload and download ----

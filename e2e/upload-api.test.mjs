@@ -41,51 +41,59 @@ test("xk.upload and xk.download: results, ranges, progress and error codes", { t
     const data = new Uint8Array(3 << 20);
     for (let o = 0; o < data.length; o += 65536) crypto.getRandomValues(data.subarray(o, o + 65536));
     const events = [];
-    const res = await xk.upload([{ name: "a.bin", data }, new Blob([data.subarray(0, 1000)]), new Uint8Array(0)], {
-      repo, token, onProgress: (p) => events.push(p),
-    });
-    const whole = await xk.download(res[0].fileHash, { repo, token });
-    const part = await xk.download(res[0].fileHash, { repo, token, range: { start: 1_000_000, end: 1_000_100 } });
-    const blob = await xk.download(res[1].fileHash, { repo, token, as: "blob" });
-    const empty = await xk.download(res[2].fileHash, { repo, token });
+    const res = await xk.upload([
+      { path: "a.bin", content: data }, { path: "part.bin", content: new Blob([data.subarray(0, 1000)]) }, { path: "empty.txt", content: new Uint8Array(0) },
+    ], { repo, token, prefix: "api", commit: { message: "three files" }, onProgress: (p) => events.push(p) });
+    const whole = await xk.download({ path: "api/a.bin" }, { repo, token });
+    const part = await xk.download(res.files[0].hash, { repo, token, range: { start: 1_000_000, end: 1_000_100 } });
+    const blob = await xk.download({ path: "api/part.bin" }, { repo, token, as: "blob" });
+    const empty = await xk.download({ path: "api/empty.txt" }, { repo, token });
+    const listed = (await xk.listFiles({ repo, token, path: "api" })).map((e) => `${e.type} ${e.path} ${e.size} ${e.xetHash ?? "-"}`);
     const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
     const last = events.filter((e) => e.index === 0).at(-1);
     // A callback that throws changes nothing.
-    const thrown = await xk.upload([new Uint8Array(100)], { repo, token, onProgress: () => { throw new Error("boom"); } });
+    const thrown = await xk.upload([new Uint8Array(100)], { repo, token, commit: false, onProgress: () => { throw new Error("boom"); } });
     const ac = new AbortController();
-    const aborted = caught(xk.upload([new Blob([data])], { repo, token, signal: ac.signal }));
+    const aborted = caught(xk.upload([{ path: "big.bin", content: new Blob([data]) }], { repo, token, signal: ac.signal }));
     ac.abort();
     return {
       res,
+      listed,
       whole: same(whole, data),
       part: same(part, data.subarray(1_000_000, 1_000_100)),
       blob: blob instanceof Blob && same(new Uint8Array(await blob.arrayBuffer()), data.subarray(0, 1000)),
       empty: empty.length,
-      thrown: thrown[0].size,
+      thrown: thrown.files[0].size,
       last,
       monotone: events.filter((e) => e.index === 0).every((e, i, a) => i === 0 || (e.read >= a[i - 1].read && e.uploaded >= a[i - 1].uploaded)),
       errors: {
-        auth: await caught(xk.upload([new Uint8Array(5)], { repo, token: "hf_wrong" })),
+        auth: await caught(xk.upload([{ path: "x.bin", content: new Uint8Array(5) }], { repo, token: "hf_wrong" })),
         missing: await caught(xk.download("ab".repeat(32), { repo, token })),
+        missingPath: await caught(xk.download({ path: "api/none.bin" }, { repo, token })),
+        noPath: await caught(xk.upload([new Uint8Array(5)], { repo, token })),
+        badPath: await caught(xk.upload([{ path: "../up.bin", content: new Uint8Array(5) }], { repo, token })),
         badHash: await caught(xk.download("xyz", { repo, token })),
         noRepo: await caught(xk.upload([new Uint8Array(5)], { token })),
         badFiles: await caught(xk.upload("file.bin", { repo, token })),
-        badRange: await caught(xk.download(res[0].fileHash, { repo, token, range: { start: 5, end: 2 } })),
-        badType: await caught(xk.upload([new Uint8Array(1)], { repo, token, repoType: "bucket" })),
+        badRange: await caught(xk.download(res.files[0].hash, { repo, token, range: { start: 5, end: 2 } })),
+        badType: await caught(xk.upload([new Uint8Array(1)], { repo, token, commit: false, repoType: "bucket" })),
         abort: await aborted,
-        badToken: await caught(xk.upload([new Uint8Array(1)], { repo, token: "hf bad\n" })),
+        badToken: await caught(xk.upload([new Uint8Array(1)], { repo, token: "hf bad\n", commit: false })),
       },
     };
   }, { token, repo });
-  assert.equal(r.res.length, 3);
-  assert.deepEqual(r.res.map((x) => [x.name, x.size]), [["a.bin", 3 << 20], ["file-1", 1000], ["file-2", 0]]);
-  assert.equal(r.res[0].uploadedBytes + r.res[0].dedupedBytes, 3 << 20);
-  assert.equal(r.res[2].fileHash, "0".repeat(64));
+  assert.match(r.res.commit.oid, /^[0-9a-f]{40}$/);
+  assert.deepEqual(r.res.files.map((x) => [x.path, x.size]), [["api/a.bin", 3 << 20], ["api/part.bin", 1000], ["api/empty.txt", 0]]);
+  assert.equal(r.res.files[0].uploadedBytes + r.res.files[0].dedupedBytes, 3 << 20);
+  assert.equal(r.res.files[2].hash, null, "the empty file is text: committed inline");
+  assert.deepEqual(r.listed, [
+    `file api/a.bin ${3 << 20} ${r.res.files[0].hash}`, `file api/empty.txt 0 -`, `file api/part.bin 1000 ${r.res.files[1].hash}`,
+  ]);
   assert.ok(r.whole && r.part && r.blob, JSON.stringify({ whole: r.whole, part: r.part, blob: r.blob }));
   assert.equal(r.empty, 0);
   assert.equal(r.thrown, 100, "an onProgress that throws does not stop the upload");
   assert.ok(r.monotone, "progress only grows");
-  assert.deepEqual([r.last.file, r.last.total, r.last.read, r.last.hashed, r.last.done], ["a.bin", 3 << 20, 3 << 20, 3 << 20, true]);
+  assert.deepEqual([r.last.file, r.last.total, r.last.read, r.last.hashed, r.last.done], ["api/a.bin", 3 << 20, 3 << 20, 3 << 20, true]);
   assert.equal(r.last.deduped + r.last.uploaded, 3 << 20);
 
   const e = r.errors;
@@ -93,6 +101,11 @@ test("xk.upload and xk.download: results, ranges, progress and error codes", { t
   assert.deepEqual([e.auth.code, e.auth.status], ["AUTH", 401]);
   assert.match(e.auth.message, /token/);
   assert.deepEqual([e.missing.code, e.missing.status], ["NOT_FOUND", 404]);
+  assert.deepEqual([e.missingPath.code, e.missingPath.status], ["NOT_FOUND", 404]);
+  assert.match(e.missingPath.message, /api\/none\.bin/);
+  assert.equal(e.noPath.code, "TYPE");
+  assert.match(e.noPath.message, /path/);
+  assert.match(e.badPath.message, /"\.\."/);
   assert.equal(e.badHash.code, "VALUE");
   assert.equal(e.noRepo.code, "TYPE");
   assert.equal(e.badFiles.code, "TYPE");
@@ -131,7 +144,7 @@ test("a corrupted xorb on the hub fails verification, and the panels say what we
 
   // The Download panel shows the failure.
   await page.click("#tab-download");
-  await page.fill("#dl-hash", hash);
+  await page.fill("#dl-target", hash);
   await page.click("#dl-start");
   await page.waitForFunction(() => document.querySelector(".xf-dl")?.dataset.state === "failed");
   assert.match(await page.locator(".xf-dl").first().innerText(), /Download failed — VERIFY/);

@@ -91,7 +91,7 @@ test("every file downloads back identical while the hub fails its first download
       await page.fill("#hub-token", token);
       await page.fill("#hub-repo", repo);
       for (const [i, f] of made.entries()) {
-        const got = await downloadThroughPanel(page, results[i].fileHash);
+        const got = await downloadThroughPanel(page, results[i].name);
         assert.equal(got.sha256, f.sha256, `${f.name}: SHA-256 of the download`);
       }
     }, undefined, expected)(t);

@@ -125,59 +125,6 @@ func (h *Hub) authorize(w http.ResponseWriter, r *http.Request, need scope) (tok
 	return c, true
 }
 
-// handleToken answers GET /api/{models|datasets|spaces}/{repo}/xet-{read|write}-token/{rev}
-// with {accessToken, exp, casUrl}, as the Hugging Face hub does.
-func (h *Hub) handleToken(w http.ResponseWriter, r *http.Request) {
-	segs := strings.Split(r.PathValue("rest"), "/")
-	// {type} {ns?} {name} xet-…-token {rev...}
-	at := -1
-	for i, s := range segs {
-		if s == "xet-read-token" || s == "xet-write-token" {
-			at = i
-			break
-		}
-	}
-	if at < 2 || at > 3 || at == len(segs)-1 {
-		h.fail(w, http.StatusNotFound, "no such endpoint: want /api/{models|datasets|spaces}/{namespace}/{name}/xet-{read|write}-token/{revision}")
-		return
-	}
-	switch segs[0] {
-	case "models", "datasets", "spaces":
-	default:
-		h.fail(w, http.StatusNotFound, "unknown repository type %q: want models, datasets or spaces", segs[0])
-		return
-	}
-	for _, s := range segs[1:at] {
-		if s == "" || s == "." || s == ".." {
-			h.fail(w, http.StatusBadRequest, "malformed repository name %q", strings.Join(segs[1:at], "/"))
-			return
-		}
-	}
-	want := scopeRead
-	if segs[at] == "xet-write-token" {
-		want = scopeWrite
-	}
-	granted, msg := h.userScope(r)
-	if granted == 0 {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-hub"`)
-		h.fail(w, http.StatusUnauthorized, "%s", msg)
-		return
-	}
-	if granted < want {
-		h.fail(w, http.StatusForbidden, "this user token may only obtain read tokens")
-		return
-	}
-	exp := h.cfg.Now().Add(h.cfg.TokenTTL).Unix()
-	tok := h.issueToken(tokenClaims{scope: want, repo: strings.Join(segs[:at], "/"), exp: exp})
-	h.stats.tokensIssued.Add(1)
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, struct {
-		AccessToken string `json:"accessToken"`
-		Exp         int64  `json:"exp"`
-		CasURL      string `json:"casUrl"`
-	}{tok, exp, h.casURL(r)})
-}
-
 // userScope checks the user token of a token-endpoint request; 0 and a
 // message when it is refused.
 func (h *Hub) userScope(r *http.Request) (scope, string) {

@@ -152,7 +152,7 @@ func TestStalledUploadsHoldLittleMemory(t *testing.T) {
 // casUrl comes from the address the hub listens on, not the Host header.
 func TestCasURLIgnoresHostHeader(t *testing.T) {
 	th := newHub(t, hub.Config{})
-	req, _ := http.NewRequest("GET", th.srv.URL+"/api/models/alice/m/xet-read-token/main", nil)
+	req, _ := http.NewRequest("GET", th.srv.URL+"/api/models/alice/m/xet-write-token/main", nil)
 	req.Host = "evil.example:1"
 	req.Header.Set("Authorization", "Bearer "+userToken)
 	resp, err := http.DefaultClient.Do(req)
@@ -167,9 +167,12 @@ func TestCasURLIgnoresHostHeader(t *testing.T) {
 	}
 }
 
-// tokenFor asks for a CAS token of another repository.
+// tokenFor asks for a CAS token of another repository (creating it).
 func (th *testHub) tokenFor(repo, kind string) string {
 	th.t.Helper()
+	if kind == "read" {
+		th.tokenFor(repo, "write")
+	}
 	status, body, _ := th.do("GET", "/api/models/"+repo+"/xet-"+kind+"-token/main", userToken, nil)
 	var tok struct{ AccessToken string }
 	if status != 200 || json.Unmarshal(body, &tok) != nil {

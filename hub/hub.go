@@ -1,7 +1,9 @@
 // Package hub is a local Xet hub for development and tests: the CAS contract
 // of shared/reference/cas.openapi.yaml (xorb and shard upload, global dedupe
-// queries, reconstructions v1 and v2 with signed xorb URLs) plus the hub's
-// token endpoints, on a filesystem store.
+// queries, reconstructions v1 and v2 with signed xorb URLs) and the Hub
+// layer of shared/reference/hub-api.md above it (repositories, branches,
+// commits, trees, resolve, the LFS batch and token routes), on a
+// filesystem store, so @huggingface/hub works against it unmodified.
 //
 // Every object is written atomically (temporary file, fsync, rename) and
 // named by its content, so a retried or repeated upload never leaves a
@@ -16,6 +18,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +55,9 @@ type Config struct {
 	// 32); one more is answered 503 with Retry-After, so a crowd of slow
 	// or stalled uploads cannot hold the hub's memory.
 	MaxUploads int
+	// TreePageSize is how many entries one tree listing page holds
+	// (default 1000); the next page is linked with rel="next".
+	TreePageSize int
 	// Faults injects failures into the first requests (see Faults).
 	Faults Faults
 	// Now is the clock (default time.Now); tests move it.
@@ -97,6 +103,13 @@ type Hub struct {
 
 	mu  sync.RWMutex
 	idx *index
+
+	// repoMu serializes the changes of repo files: a branch moves from the
+	// head a commit was built on, which nobody else can move meanwhile.
+	repoMu    sync.Mutex
+	commitsMu sync.Mutex
+	commits   map[string]*commitObj // cache of immutable commits
+	started   time.Time
 }
 
 // New opens (or creates) the store in cfg.Dir, rebuilds the indexes from
@@ -120,11 +133,14 @@ func New(cfg Config) (*Hub, error) {
 	if cfg.MaxUploads <= 0 {
 		cfg.MaxUploads = 32
 	}
+	if cfg.TreePageSize <= 0 {
+		cfg.TreePageSize = 1000
+	}
 	st, err := openStore(cfg.Dir)
 	if err != nil {
 		return nil, err
 	}
-	h := &Hub{cfg: cfg, store: st, uploads: make(chan struct{}, cfg.MaxUploads)}
+	h := &Hub{cfg: cfg, store: st, uploads: make(chan struct{}, cfg.MaxUploads), commits: map[string]*commitObj{}, started: cfg.Now()}
 	h.faults = newFaultInjector(cfg.Faults, &h.stats.faultsInjected)
 	if _, err := rand.Read(h.secret[:]); err != nil {
 		return nil, err
@@ -138,7 +154,19 @@ func New(cfg Config) (*Hub, error) {
 
 func (h *Hub) routes() {
 	m := http.NewServeMux()
-	m.HandleFunc("GET /api/{rest...}", h.handleToken)
+	m.HandleFunc("GET /api/whoami-v2", h.handleWhoAmI)
+	m.HandleFunc("POST /api/repos/create", h.handleCreateRepo)
+	m.HandleFunc("DELETE /api/repos/delete", h.handleDeleteRepo)
+	repo := "/api/{type}/{ns}/{name}"
+	m.HandleFunc("GET "+repo, h.handleRepoInfo)
+	m.HandleFunc("GET "+repo+"/revision/{rev}", h.handleRepoInfo)
+	m.HandleFunc("GET "+repo+"/xet-read-token/{rev}", h.handleToken(scopeRead))
+	m.HandleFunc("GET "+repo+"/xet-write-token/{rev}", h.handleToken(scopeWrite))
+	m.HandleFunc("POST "+repo+"/preupload/{rev}", h.handlePreupload)
+	m.HandleFunc("POST "+repo+"/commit/{rev}", h.handleCommit)
+	m.HandleFunc("POST "+repo+"/paths-info/{rev}", h.handlePathsInfo)
+	m.HandleFunc("GET "+repo+"/tree/{rev}", h.handleTree)
+	m.HandleFunc("GET "+repo+"/tree/{rev}/{path...}", h.handleTree)
 	m.HandleFunc("POST /v1/xorbs/{prefix}/{hash}", h.handleXorbUpload)
 	m.HandleFunc("POST /v1/shards", h.handleShardUpload)
 	m.HandleFunc("GET /v1/chunks/{prefix}/{hash}", h.handleDedupe)
@@ -176,6 +204,12 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/_xetkit/stats" && h.faults.inject(w, r, h.mux) {
 		return
 	}
+	if !strings.HasPrefix(r.URL.Path, "/api/") {
+		if wr, ok := parseWebRoute(r.URL.EscapedPath()); ok {
+			h.serveWeb(w, r, wr)
+			return
+		}
+	}
 	h.mux.ServeHTTP(w, r)
 }
 
@@ -189,9 +223,11 @@ func setCORS(w http.ResponseWriter, r *http.Request) {
 	}
 	hd.Set("Access-Control-Allow-Origin", origin)
 	hd.Add("Vary", "Origin")
-	hd.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS")
-	hd.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Range, X-Xet-Session-Id")
-	hd.Set("Access-Control-Expose-Headers", "Content-Range, Content-Length, Content-Type, ETag, Retry-After")
+	hd.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, DELETE, OPTIONS")
+	hd.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Range, X-Xet-Session-Id")
+	hd.Set("Access-Control-Expose-Headers", "Content-Range, Content-Length, Content-Type, Accept-Ranges, ETag, Link, Retry-After, "+
+		"X-Xet-Hash, X-Linked-Size, X-Linked-ETag, X-Repo-Commit, X-Error-Code, X-Error-Message, "+
+		"X-Xet-Access-Token, X-Xet-Cas-Url, X-Xet-Token-Expiration, X-Xet-Session-Id, X-Request-Id")
 	hd.Set("Access-Control-Max-Age", "600")
 }
 
@@ -254,7 +290,10 @@ func (h *Hub) fail(w http.ResponseWriter, status int, format string, args ...any
 	if status >= 400 && status < 500 {
 		h.stats.rejected.Add(1)
 	}
-	writeJSON(w, status, errorBody{Error: fmt.Sprintf(format, args...)})
+	msg := fmt.Sprintf(format, args...)
+	// huggingface_hub shows X-Error-Message; a header holds one line.
+	w.Header().Set("X-Error-Message", strings.NewReplacer("\r", " ", "\n", " ").Replace(msg))
+	writeJSON(w, status, errorBody{Error: msg})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

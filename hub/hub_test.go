@@ -79,8 +79,13 @@ func (th *testHub) do(method, path, token string, body []byte, hdr ...string) (i
 }
 
 // token gets a CAS token of kind "read" or "write".
+// token returns a CAS token of kind "read" or "write" for alice/m (a write
+// token first, which creates the repo).
 func (th *testHub) token(kind string) string {
 	th.t.Helper()
+	if kind == "read" {
+		th.token("write")
+	}
 	status, body, _ := th.do("GET", "/api/models/alice/m/xet-"+kind+"-token/main", userToken, nil)
 	if status != 200 {
 		th.t.Fatalf("token: %d %s", status, body)
@@ -203,8 +208,10 @@ func TestTokens(t *testing.T) {
 		{"no user token", "/api/models/a/b/xet-write-token/main", "", 401, []string{"missing"}},
 		{"wrong user token", "/api/datasets/a/b/xet-read-token/main", "hf_nope", 401, []string{"not recognised"}},
 		{"reader asks to write", "/api/models/a/b/xet-write-token/main", "hf_reader", 403, []string{"read"}},
+		{"create the space", "/api/spaces/a/b/xet-write-token/main", userToken, 200, nil},
 		{"reader reads", "/api/spaces/a/b/xet-read-token/main", "hf_reader", 200, nil},
-		{"no namespace", "/api/models/gpt2/xet-read-token/main", userToken, 200, nil},
+		{"no such repo", "/api/spaces/a/c/xet-read-token/main", "hf_reader", 404, []string{"not found"}},
+		{"no namespace", "/api/models/gpt2/xet-read-token/main", userToken, 404, nil},
 		{"bad type", "/api/things/a/b/xet-read-token/main", userToken, 404, []string{"things"}},
 		{"no revision", "/api/models/a/b/xet-read-token", userToken, 404, nil},
 	} {

@@ -69,6 +69,10 @@ type index struct {
 	// it ("models/ns/name", as CAS tokens name them): only their tokens
 	// may reconstruct it.
 	readers map[xethash.Hash]map[string]bool
+	// bySHA maps a file's SHA-256 (in a shard's stored form) to its file
+	// hash, from the uploaded shards' metadata: how a commit's lfsFile
+	// (named by SHA-256) finds its xet file.
+	bySHA map[xethash.Hash]xethash.Hash
 	// problems lists what could not be read from the store at start.
 	problems []Problem
 }
@@ -76,12 +80,16 @@ type index struct {
 // grant lets repo's tokens read the files of s.
 func (idx *index) grant(repo string, s *shard.Shard) {
 	for i := range s.Files {
-		f := s.Files[i].Hash
-		if idx.readers[f] == nil {
-			idx.readers[f] = map[string]bool{}
-		}
-		idx.readers[f][repo] = true
+		idx.grantFile(repo, s.Files[i].Hash)
 	}
+}
+
+// grantFile lets repo's tokens read file f.
+func (idx *index) grantFile(repo string, f xethash.Hash) {
+	if idx.readers[f] == nil {
+		idx.readers[f] = map[string]bool{}
+	}
+	idx.readers[f][repo] = true
 }
 
 // readable reports whether repo's tokens may read file f.
@@ -94,6 +102,7 @@ func newIndex() *index {
 		dedupe:  map[xethash.Hash]xethash.Hash{},
 		group:   map[xethash.Hash][]xethash.Hash{},
 		readers: map[xethash.Hash]map[string]bool{},
+		bySHA:   map[xethash.Hash]xethash.Hash{},
 	}
 }
 
@@ -132,6 +141,16 @@ func rebuildIndex(st *store) (*index, error) {
 			idx.grant(repo, s)
 		}
 	}
+	// Files committed to a repo other than the one that uploaded them.
+	for name, repos := range grants {
+		if fh, ok := strings.CutPrefix(name, grantFilePrefix); ok {
+			if f, err := xethash.Parse(fh); err == nil {
+				for _, repo := range repos {
+					idx.grantFile(repo, f)
+				}
+			}
+		}
+	}
 	return idx, nil
 }
 
@@ -147,7 +166,12 @@ func readShard(st *store, n string) (*shard.Shard, error) {
 	return shard.Parse(b)
 }
 
-// grantName names the record that repo uploaded the shard named shardName.
+// grantFilePrefix marks a grant record of one file (committed to the repo)
+// rather than of a shard (uploaded to it).
+const grantFilePrefix = "file:"
+
+// grantName names the record that repo uploaded the shard named shardName
+// (or, for grantFilePrefix + a file hash, committed that file).
 func grantName(repo, shardName string) string {
 	sum := sha256.Sum256([]byte(repo + "\x00" + shardName))
 	return hex.EncodeToString(sum[:])
@@ -212,6 +236,9 @@ func (idx *index) register(s *shard.Shard) {
 			size += uint64(t.UnpackedBytes)
 		}
 		idx.files[f.Hash] = &fileMeta{terms: f.Terms, size: size}
+		if f.SHA256 != nil {
+			idx.bySHA[*f.SHA256] = f.Hash
+		}
 		// The first chunk of every file is eligible too (§10.3.1).
 		if len(f.Terms) > 0 {
 			t := f.Terms[0]

@@ -29,7 +29,7 @@ type store struct {
 }
 
 func openStore(dir string) (*store, error) {
-	for _, d := range []string{kindXorb, kindShard, kindGrant, tmpDir} {
+	for _, d := range []string{kindXorb, kindShard, kindGrant, kindRepo, kindCommit, kindBlob, tmpDir} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, fmt.Errorf("hub store: %w", err)
 		}

@@ -2,7 +2,9 @@
 // e2e tests: where the checkout and the reference files are, the facts of
 // the reference file, its chunk list, and deterministic random bytes.
 // wasm/test/helpers.mjs and e2e/helpers.mjs add what only they need.
-import { existsSync, readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -56,4 +58,42 @@ export function randomBytes(n, seed) {
     b[i] = v; b[i + 1] = v >>> 8; b[i + 2] = v >>> 16; b[i + 3] = v >>> 24;
   }
   return b;
+}
+
+/**
+ * Starts `xetkit serve` (bin, or options.binary) on a free loopback port;
+ * resolves to {url (ending in "/"), origin (without it), data, stop()}.
+ * Options: token (the hub's user token), faults (--faults), data (a store
+ * folder the caller keeps; by default a temporary one that stop() removes).
+ * The page is served from the checkout (or $XETKIT_E2E_ROOT).
+ */
+export async function startServer({ token, faults, data: keep, binary = bin } = {}) {
+  if (!existsSync(binary)) throw new Error(`${binary} is missing: go build -o bin/xetkit ./cmd/xetkit`);
+  const data = keep || mkdtempSync(join(tmpdir(), "xetkit-hub-"));
+  const extra = [...(token ? ["--token", token] : []), ...(faults ? ["--faults", faults] : [])];
+  const proc = spawn(binary, ["serve", "--addr", "127.0.0.1:0", "--root", process.env.XETKIT_E2E_ROOT || root, "--data", data, ...extra], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "", err = "";
+  const url = await new Promise((resolveUrl, reject) => {
+    const timer = setTimeout(() => reject(new Error(`xetkit serve printed no URL in 10 s: ${out} ${err}`)), 10_000);
+    proc.stdout.on("data", (d) => {
+      out += d;
+      const m = /http:\/\/127\.0\.0\.1:\d+\//.exec(out);
+      if (m) { clearTimeout(timer); resolveUrl(m[0]); }
+    });
+    proc.stderr.on("data", (d) => { err += d; });
+    proc.on("exit", (code) => { clearTimeout(timer); reject(new Error(`xetkit serve exited with ${code}: ${err}`)); });
+  });
+  return {
+    url,
+    origin: url.replace(/\/$/, ""),
+    data,
+    stop: () => new Promise((r) => {
+      const done = () => { if (!keep) rmSync(data, { recursive: true, force: true }); r(); };
+      if (proc.exitCode != null) return done();
+      proc.on("exit", done);
+      proc.kill("SIGTERM");
+    }),
+  };
 }

@@ -137,34 +137,62 @@ func (c *Client) clock() time.Time {
 
 // tokenURL is the hub endpoint that hands out CAS tokens of scope s.
 func (c *Client) tokenURL(s scope) (string, error) {
+	kind := "read"
+	if s == scopeWrite {
+		kind = "write"
+	}
+	return c.apiURL("xet-" + kind + "-token")
+}
+
+// repoParts checks the client's repository settings and returns its type
+// ("model", "dataset" or "space"), its escaped "namespace/name" and the
+// escaped revision.
+func (c *Client) repoParts() (typ, repo, rev string, err error) {
 	if c.Hub == "" {
-		return "", errors.New("upload: Client.Hub is not set")
+		return "", "", "", errors.New("upload: Client.Hub is not set")
 	}
 	if c.Repo == "" {
-		return "", errors.New("upload: Client.Repo is not set")
+		return "", "", "", errors.New("upload: Client.Repo is not set")
 	}
-	typ := strings.TrimSuffix(c.RepoType, "s")
+	typ = strings.TrimSuffix(c.RepoType, "s")
 	switch typ {
 	case "":
 		typ = "model"
 	case "model", "dataset", "space":
 	default:
-		return "", fmt.Errorf("upload: unknown repository type %q (want model, dataset or space)", c.RepoType)
+		return "", "", "", fmt.Errorf("upload: unknown repository type %q (want model, dataset or space)", c.RepoType)
 	}
-	rev := c.Revision
+	rev = c.Revision
 	if rev == "" {
 		rev = "main"
 	}
-	kind := "read"
-	if s == scopeWrite {
-		kind = "write"
-	}
-	var repo []string
+	var parts []string
 	for _, p := range strings.Split(strings.Trim(c.Repo, "/"), "/") {
-		repo = append(repo, url.PathEscape(p))
+		parts = append(parts, url.PathEscape(p))
 	}
-	return fmt.Sprintf("%s/api/%ss/%s/xet-%s-token/%s", strings.TrimRight(c.Hub, "/"), typ,
-		strings.Join(repo, "/"), kind, url.PathEscape(rev)), nil
+	return typ, strings.Join(parts, "/"), url.PathEscape(rev), nil
+}
+
+// apiURL is the repo's API endpoint {hub}/api/{type}s/{repo}/{route}/{rev}.
+func (c *Client) apiURL(route string) (string, error) {
+	typ, repo, rev, err := c.repoParts()
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s/api/%ss/%s/%s/%s", strings.TrimRight(c.Hub, "/"), typ, repo, route, rev), nil
+}
+
+// webURL is the repo's web-style URL {hub}/[datasets/|spaces/]{repo}/{route}/{rev}.
+func (c *Client) webURL(route string) (string, error) {
+	typ, repo, rev, err := c.repoParts()
+	if err != nil {
+		return "", err
+	}
+	prefix := ""
+	if typ != "model" {
+		prefix = typ + "s/"
+	}
+	return fmt.Sprintf("%s/%s%s/%s/%s", strings.TrimRight(c.Hub, "/"), prefix, repo, route, rev), nil
 }
 
 // token returns a CAS token of scope s, fetching a new one when there is

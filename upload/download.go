@@ -123,7 +123,7 @@ func (c *Client) Download(ctx context.Context, file xethash.Hash, w io.Writer, r
 			return 0, err
 		}
 		whole := c.newDownloader(ctx, file, nil, full)
-		whole.footers = d.footers // fetched once for both
+		whole.footers, whole.ends = d.footers, d.ends // fetched once for both
 		seq, err := whole.chunkSequence()
 		if err != nil {
 			return 0, fmt.Errorf("download %s: %w", file, err)
@@ -150,7 +150,7 @@ func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, w io.Writ
 	if seg <= 0 {
 		seg = DefaultSegmentSize
 	}
-	footers := map[xethash.Hash][]xethash.Entry{}
+	footers, ends := map[xethash.Hash][]xethash.Entry{}, map[xethash.Hash][]uint32{}
 	var entries []xethash.Entry
 	var pos int64
 	for {
@@ -163,7 +163,7 @@ func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, w io.Writ
 			break // the file ends exactly where the last segment did
 		}
 		d := c.newDownloader(ctx, file, rng, p)
-		d.footers, d.collect = footers, &entries
+		d.footers, d.ends, d.collect = footers, ends, &entries
 		// A segment that starts inside a chunk starts with the chunk the
 		// one before ended with: count it once.
 		d.dropFirst = pos > 0 && p.offset > 0
@@ -184,7 +184,7 @@ func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, w io.Writ
 
 func (c *Client) newDownloader(ctx context.Context, file xethash.Hash, rng *Range, p *plan) *downloader {
 	return &downloader{c: c, ctx: ctx, file: file, rng: rng, plan: p,
-		cache: map[cacheKey]*fetched{}, uses: map[cacheKey]int{}, footers: map[xethash.Hash][]xethash.Entry{}}
+		cache: map[cacheKey]*fetched{}, uses: map[cacheKey]int{}, footers: map[xethash.Hash][]xethash.Entry{}, ends: map[xethash.Hash][]uint32{}}
 }
 
 // seqChunk is one chunk of a file, in order: where it is stored and its size.
@@ -269,6 +269,32 @@ func (d *downloader) footerOf(t reconTerm) error {
 }
 
 // reconstruction asks for v2, then v1 when the hub lacks v2.
+// FileTerm is one term of a file's reconstruction: a run of chunks of one
+// xorb.
+type FileTerm struct {
+	Xorb  xethash.Hash `json:"xorb"`
+	Start uint32       `json:"start"` // the first chunk's index in the xorb
+	End   uint32       `json:"end"`   // one past the last
+	Bytes uint64       `json:"bytes"` // the run's bytes in the file
+}
+
+// Terms asks the hub how the file is rebuilt: its terms, in order, as the
+// hub gives them (Download checks them; this only shows them).
+func (c *Client) Terms(ctx context.Context, file xethash.Hash) ([]FileTerm, error) {
+	if file.IsZero() {
+		return []FileTerm{}, nil
+	}
+	p, err := c.reconstruction(ctx, file, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FileTerm, len(p.terms))
+	for i, t := range p.terms {
+		out[i] = FileTerm{Xorb: t.Hash, Start: t.Range.Start, End: t.Range.End, Bytes: t.UnpackedLength}
+	}
+	return out, nil
+}
+
 func (c *Client) reconstruction(ctx context.Context, file xethash.Hash, rng *Range) (*plan, error) {
 	get := func(version string, v any) (int, error) {
 		status := 0
@@ -358,6 +384,9 @@ type downloader struct {
 	// footer before any of its records, so every chunk is checked before
 	// it is written; a nil entry: the server would not serve the footer.
 	footers map[xethash.Hash][]xethash.Entry
+	// ends holds, for each xorb whose footer was read, where each chunk
+	// record ends: what lets a large range be fetched a piece at a time.
+	ends map[xethash.Hash][]uint32
 	// strict: a footer the server will not serve is an error (a range
 	// asked for cannot be checked otherwise); else the file hash at the
 	// end is the check.
@@ -409,43 +438,41 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 	}
 	var written int64
 	first := true
+	var termBytes uint64
+	// emit writes one checked chunk, less what the range leaves out.
+	emit := func(h xethash.Hash, data []byte) error {
+		termBytes += uint64(len(data))
+		if d.collect != nil && !(first && d.dropFirst) {
+			*d.collect = append(*d.collect, xethash.Entry{Hash: h, Size: uint64(len(data))})
+		}
+		first = false
+		if skip >= uint64(len(data)) {
+			skip -= uint64(len(data))
+			return nil
+		}
+		out := data[skip:]
+		skip = 0
+		if want >= 0 && int64(len(out)) > want-written {
+			out = out[:want-written]
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		n, err := w.Write(out)
+		written += int64(n)
+		return err
+	}
 	for i, t := range d.plan.terms {
-		got, r, err := d.chunksOf(t)
-		if err != nil {
+		termBytes = 0
+		if err := d.renewing(t, func(e *fetchEntry, _ fetchRange, renewed bool) error { return d.footer(e, renewed) }); err != nil {
 			return written, fmt.Errorf("download %s: %w", file, err)
 		}
-		key := cacheKey{t.Hash, r.chunks.Start}
-		var termBytes uint64
-		lo, hi := t.Range.Start-r.chunks.Start, t.Range.End-r.chunks.Start
-		for j, data := range got.chunks[lo:hi] {
-			termBytes += uint64(len(data))
-			if d.collect != nil && !(first && d.dropFirst) {
-				*d.collect = append(*d.collect, xethash.Entry{Hash: got.hashes[lo+uint32(j)], Size: uint64(len(data))})
-			}
-			first = false
-			if skip >= uint64(len(data)) {
-				skip -= uint64(len(data))
-				continue
-			}
-			out := data[skip:]
-			skip = 0
-			if want >= 0 && int64(len(out)) > want-written {
-				out = out[:want-written]
-			}
-			if len(out) > 0 {
-				n, err := w.Write(out)
-				written += int64(n)
-				if err != nil {
-					return written, err
-				}
-			}
+		if err := d.term(t, emit); err != nil {
+			return written, err
 		}
 		if termBytes != t.UnpackedLength {
 			return fail("term %d (xorb %s chunks [%d, %d)) decodes to %d bytes, the reconstruction says %d",
 				i, t.Hash, t.Range.Start, t.Range.End, termBytes, t.UnpackedLength)
-		}
-		if d.uses[key]--; d.uses[key] == 0 {
-			delete(d.cache, key)
 		}
 	}
 	// The hub clamps a range to the file's end; only a short first answer
@@ -454,6 +481,84 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 		return fail("range [%d, %d) gave no bytes", rng.Start, rng.End)
 	}
 	return written, nil
+}
+
+// pieceSize bounds one xorb request when the xorb's footer gives its record
+// boundaries: a larger range is fetched, checked and written a piece at a
+// time, so a download holds about one piece rather than a whole xorb (64
+// MiB from a native upload).
+const pieceSize = 8 << 20
+
+// term hands t's chunks, checked, to emit in order: from a cached range
+// when the range is small, else fetched a piece at a time.
+func (d *downloader) term(t reconTerm, emit func(xethash.Hash, []byte) error) error {
+	_, r, _ := d.source(t)
+	if pieces := d.pieces(t, r); pieces != nil {
+		for _, p := range pieces {
+			var got *fetched
+			err := d.renewing(t, func(e *fetchEntry, _ fetchRange, _ bool) error {
+				g, err := d.get(e, []fetchRange{p})
+				if err == nil {
+					got = g[0]
+				}
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("download %s: %w", d.file, err)
+			}
+			for j, data := range got.chunks {
+				if err := emit(got.hashes[j], data); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	got, r, err := d.chunksOf(t)
+	if err != nil {
+		return fmt.Errorf("download %s: %w", d.file, err)
+	}
+	lo, hi := t.Range.Start-r.chunks.Start, t.Range.End-r.chunks.Start
+	for j, data := range got.chunks[lo:hi] {
+		if err := emit(got.hashes[lo+uint32(j)], data); err != nil {
+			return err
+		}
+	}
+	key := cacheKey{t.Hash, r.chunks.Start}
+	if d.uses[key]--; d.uses[key] == 0 {
+		delete(d.cache, key)
+	}
+	return nil
+}
+
+// pieces cuts term t's chunks into byte ranges of at most pieceSize (one
+// chunk at least) by its xorb's record boundaries, or returns nil when the
+// range r that serves it is small, or the boundaries are unknown or
+// disagree with r (then r is fetched whole, as the reconstruction says).
+func (d *downloader) pieces(t reconTerm, r fetchRange) []fetchRange {
+	ends := d.ends[t.Hash]
+	if r.bytes.End-r.bytes.Start+1 <= pieceSize || int(t.Range.End) > len(ends) || t.Range.End > r.chunks.End || t.Range.Start < r.chunks.Start {
+		return nil
+	}
+	start := func(c uint32) int64 {
+		if c == 0 {
+			return 0
+		}
+		return int64(ends[c-1])
+	}
+	if start(r.chunks.Start) != r.bytes.Start || int64(ends[r.chunks.End-1])-1 != r.bytes.End {
+		return nil
+	}
+	var out []fetchRange
+	for c := t.Range.Start; c < t.Range.End; {
+		end := c + 1
+		for end < t.Range.End && int64(ends[end])-start(c) <= pieceSize {
+			end++
+		}
+		out = append(out, fetchRange{chunks: indexRange{c, end}, bytes: httpRange{start(c), int64(ends[end-1]) - 1}})
+		c = end
+	}
+	return out
 }
 
 // chunksOf returns the decoded, checked chunks of the fetched range that
@@ -570,7 +675,9 @@ func (d *downloader) footer(e *fetchEntry, renewed bool) error {
 			}
 		}
 		if err == nil {
-			known, err = footerEntries(f, e.xorb)
+			if known, err = footerEntries(f, e.xorb); err == nil {
+				d.ends[e.xorb] = f.BoundarySection.ChunkBoundaryOffsets
+			}
 		}
 		if err != nil {
 			if bad++; bad <= damagedRetries {
@@ -646,19 +753,32 @@ func (d *downloader) suffix(e *fetchEntry, n int64) (tail []byte, size int64, st
 // multi-range one when it has several, as v2 URLs are signed for exactly
 // that set), decodes the chunk records and caches the chunks.
 func (d *downloader) fetch(e *fetchEntry) error {
+	got, err := d.get(e, e.ranges)
+	if err != nil {
+		return err
+	}
+	for i, r := range e.ranges {
+		d.cache[cacheKey{e.xorb, r.chunks.Start}] = got[i]
+	}
+	return nil
+}
+
+// get fetches byte ranges of e's xorb in one request, and decodes and
+// checks their chunks.
+func (d *downloader) get(e *fetchEntry, ranges []fetchRange) ([]*fetched, error) {
 	var spec strings.Builder
 	spec.WriteString("bytes=")
-	for i, r := range e.ranges {
+	for i, r := range ranges {
 		if r.bytes.End < r.bytes.Start || r.chunks.End <= r.chunks.Start {
-			return fmt.Errorf("%w: xorb %s: empty range in the reconstruction", ErrVerify, e.xorb)
+			return nil, fmt.Errorf("%w: xorb %s: empty range in the reconstruction", ErrVerify, e.xorb)
 		}
 		if i > 0 {
 			spec.WriteByte(',')
 		}
 		fmt.Fprintf(&spec, "%d-%d", r.bytes.Start, r.bytes.End)
 	}
-	parts := make([][]byte, len(e.ranges))
-	got := make([]*fetched, len(e.ranges))
+	parts := make([][]byte, len(ranges))
+	got := make([]*fetched, len(ranges))
 	known := d.footers[e.xorb]
 	op := "fetch xorb " + e.xorb.String()
 	// Bytes that do not decode or hash right may have been damaged on the
@@ -673,12 +793,12 @@ func (d *downloader) fetch(e *fetchEntry) error {
 			return req, err
 		}, func(resp *http.Response) error {
 			clear(parts)
-			return readRanges(resp, e.ranges, parts)
+			return readRanges(resp, ranges, parts)
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		for i, r := range e.ranges {
+		for i, r := range ranges {
 			if got[i], err = decodeChecked(parts[i], r, known); err != nil {
 				err = fmt.Errorf("%w: xorb %s bytes %d-%d: %v", ErrVerify, e.xorb, r.bytes.Start, r.bytes.End, err)
 				break
@@ -688,13 +808,10 @@ func (d *downloader) fetch(e *fetchEntry) error {
 			break
 		}
 		if again == damagedRetries {
-			return err
+			return nil, err
 		}
 	}
-	for i, r := range e.ranges {
-		d.cache[cacheKey{e.xorb, r.chunks.Start}] = got[i]
-	}
-	return nil
+	return got, nil
 }
 
 // damagedRetries is how many times bytes that fail their checks are
@@ -731,7 +848,7 @@ func readRanges(resp *http.Response, ranges []fetchRange, parts [][]byte) error 
 		for _, r := range ranges {
 			last = max(last, r.bytes.End+1)
 		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, last))
+		b, err := readUpTo(resp.Body, last)
 		if err != nil {
 			return transient(err)
 		}
@@ -767,12 +884,9 @@ func readRanges(resp *http.Response, ranges []fetchRange, parts [][]byte) error 
 			}
 			return nil
 		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, size(ranges[0])+1))
+		b, err := readExactly(resp.Body, size(ranges[0]))
 		if err != nil {
-			return transient(err)
-		}
-		if int64(len(b)) != size(ranges[0]) {
-			return transient(fmt.Errorf("range body has %d bytes, want %d", len(b), size(ranges[0])))
+			return transient(fmt.Errorf("range body: %w", err))
 		}
 		parts[0] = b
 		return nil
@@ -790,12 +904,12 @@ func readRanges(resp *http.Response, ranges []fetchRange, parts [][]byte) error 
 		if !ok {
 			return fmt.Errorf("%w: a multipart part has no usable Content-Range", ErrVerify)
 		}
-		b, err := io.ReadAll(io.LimitReader(p, end-start+2))
-		if err != nil {
-			return transient(err)
+		if !covers(ranges, start, end) {
+			return fmt.Errorf("%w: a multipart part holds bytes %d-%d, which were not asked for", ErrVerify, start, end)
 		}
-		if int64(len(b)) != end-start+1 {
-			return transient(fmt.Errorf("multipart part %d-%d has %d bytes", start, end, len(b)))
+		b, err := readExactly(p, end-start+1)
+		if err != nil {
+			return transient(fmt.Errorf("multipart part %d-%d: %w", start, end, err))
 		}
 		for i, r := range ranges {
 			if r.bytes.Start >= start && r.bytes.End <= end && parts[i] == nil {
@@ -809,6 +923,43 @@ func readRanges(resp *http.Response, ranges []fetchRange, parts [][]byte) error 
 		}
 	}
 	return nil
+}
+
+// readExactly reads a body of exactly n bytes into one buffer of that
+// size (io.ReadAll would grow one by doubling: for a 64 MiB xorb, twice the
+// memory and many copies).
+func readExactly(r io.Reader, n int64) ([]byte, error) {
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, fmt.Errorf("the body ended early (%d bytes expected): %w", n, err)
+	}
+	var extra [1]byte
+	if k, _ := io.ReadFull(r, extra[:]); k > 0 {
+		return nil, fmt.Errorf("the body is longer than the %d bytes expected", n)
+	}
+	return b, nil
+}
+
+// readUpTo reads at most n bytes, into one buffer.
+func readUpTo(r io.Reader, n int64) ([]byte, error) {
+	b := make([]byte, n)
+	k, err := io.ReadFull(r, b)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	return b[:k], err
+}
+
+// covers reports whether bytes [start, end] lie within the ranges asked for.
+func covers(ranges []fetchRange, start, end int64) bool {
+	lo, hi := int64(-1), int64(-1)
+	for _, r := range ranges {
+		if lo < 0 || r.bytes.Start < lo {
+			lo = r.bytes.Start
+		}
+		hi = max(hi, r.bytes.End)
+	}
+	return start <= end && start >= lo && end <= hi
 }
 
 // contentRangeSize reads the size of "bytes a-b/size".

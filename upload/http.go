@@ -21,6 +21,7 @@ type HTTPError struct {
 	Method   string
 	URL      string // without query (signed URLs carry secrets there)
 	Status   int
+	Code     string // the hub's X-Error-Code, e.g. "EntryNotFound" (may be empty)
 	Message  string // the server's message, from its JSON "error" or text body
 	Attempts int    // requests made, retries included
 }
@@ -169,7 +170,7 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 			continue
 		default:
 			herr := &HTTPError{Op: op, Method: req.Method, URL: redact(req), Status: resp.StatusCode,
-				Message: errorMessage(resp), Attempts: attempt}
+				Code: resp.Header.Get("X-Error-Code"), Message: errorMessage(resp), Attempts: attempt}
 			if !retryableStatus(resp.StatusCode) {
 				return herr
 			}

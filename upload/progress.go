@@ -21,6 +21,9 @@ type Result struct {
 	Size   int64
 	Hash   xethash.Hash // the file hash, which downloads ask for
 	SHA256 string       // standard hex digest of the content
+	// Inline is set for a file the hub took inside the commit (a small
+	// text file): it is not in CAS, and Hash is not set.
+	Inline bool
 	// NewBytes are the file's bytes that went into new xorbs;
 	// DedupedBytes the bytes found already stored (or earlier in the
 	// session) and referenced instead.

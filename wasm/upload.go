@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -244,16 +245,24 @@ func exportUpload(api js.Value) {
 		return hex.EncodeToString(h.Sum(nil)), nil
 	})
 
-	// uploadFiles(files, options, hooks) → Promise of the results as JSON
-	// ([{name, size, fileHash, sha256, dedupedBytes, uploadedBytes}]) or
-	// of an error object. files: [{name, data: Blob | Uint8Array}];
-	// options: {hub, repo, repoType, revision, token, concurrency,
-	// xorbSize, retries, retryDelayMs}; hooks: {onProgress(event),
-	// signal, and, to use the workers, encode, shaNew, shaWrite, shaSum}.
+	// uploadFiles(files, options, hooks) → Promise of {commit, files} as
+	// JSON, or of an error object. files: [{name, data: Blob | Uint8Array}]
+	// (name: the path in the repo); options: {hub, repo, repoType,
+	// revision, token, commit: {message} | false, concurrency, xorbSize,
+	// retries, retryDelayMs}; hooks: {onProgress(event), signal, and, to
+	// use the workers, encode, shaNew, shaWrite, shaSum}.
 	export(api, "uploadFiles", func(args []js.Value) (any, error) {
-		c, err := clientArg(arg(args, 1))
+		o := arg(args, 1)
+		c, err := clientArg(o)
 		if err != nil {
 			return nil, err
+		}
+		var opts *upload.CommitOptions
+		if cm := o.Get("commit"); cm.Type() == js.TypeObject {
+			opts = &upload.CommitOptions{}
+			if opts.Message, err = optString(cm, "message", false); err != nil {
+				return nil, err
+			}
 		}
 		ctx, stop, sources, hooks, err := pipelineCall(c, args)
 		if err != nil {
@@ -265,23 +274,86 @@ func exportUpload(api js.Value) {
 			// The xorbs of this upload are garbage once it returns: let the
 			// next one reuse their space rather than grow memory.
 			defer runtime.GC()
-			res, err := c.UploadFiles(ctx, sources)
+			var res []upload.Result
+			var out uploaded
+			if opts == nil {
+				if res, err = c.UploadFiles(ctx, sources); err != nil {
+					return nil, err
+				}
+			} else {
+				files := make([]upload.RepoFile, len(sources))
+				for i, s := range sources {
+					files[i] = upload.RepoFile{Path: s.Name, Source: s}
+				}
+				done, err := c.Commit(ctx, files, *opts)
+				if err != nil {
+					return nil, err
+				}
+				res = done.Files
+				out.Commit = &committed{done.OID, done.URL}
+			}
+			out.Files = make([]uploadedFile, len(res))
+			for i, r := range res {
+				out.Files[i] = uploadedFile{Path: r.Name, Size: r.Size, SHA256: r.SHA256, DedupedBytes: r.DedupedBytes, UploadedBytes: r.NewBytes}
+				if !r.Inline {
+					h := r.Hash.String()
+					out.Files[i].Hash = &h
+				}
+			}
+			j, err := json.Marshal(out)
+			return string(j), err
+		}), nil
+	})
+
+	// fileTerms(fileHash, options) → Promise of the file's terms as JSON:
+	// [{xorb, start, end, bytes}], as the hub's reconstruction gives them.
+	export(api, "fileTerms", func(args []js.Value) (any, error) {
+		h, err := hashArg(args, 0, "fileHash")
+		if err != nil {
+			return nil, err
+		}
+		o := arg(args, 1)
+		c, err := clientArg(o)
+		if err != nil {
+			return nil, err
+		}
+		ctx, stop := jsx.AbortContext(o.Get("signal"))
+		return promise(func() (any, error) {
+			defer stop()
+			terms, err := c.Terms(ctx, h)
 			if err != nil {
 				return nil, err
 			}
-			type result struct {
-				Name          string       `json:"name"`
-				Size          int64        `json:"size"`
-				FileHash      xethash.Hash `json:"fileHash"`
-				SHA256        string       `json:"sha256"`
-				DedupedBytes  int64        `json:"dedupedBytes"`
-				UploadedBytes int64        `json:"uploadedBytes"`
+			j, err := json.Marshal(terms)
+			return string(j), err
+		}), nil
+	})
+
+	// listFiles(options) → Promise of the repo's entries as JSON:
+	// [{type, path, size, oid, xetHash?, lfs?}]. options: the client's, and
+	// path (a folder, "" the root) and recursive.
+	export(api, "listFiles", func(args []js.Value) (any, error) {
+		o := arg(args, 0)
+		c, err := clientArg(o)
+		if err != nil {
+			return nil, err
+		}
+		dir, err := optString(o, "path", false)
+		if err != nil {
+			return nil, err
+		}
+		recursive := o.Get("recursive").Truthy()
+		ctx, stop := jsx.AbortContext(o.Get("signal"))
+		return promise(func() (any, error) {
+			defer stop()
+			entries, err := c.ListFiles(ctx, dir, recursive)
+			if err != nil {
+				return nil, err
 			}
-			out := make([]result, len(res))
-			for i, r := range res {
-				out[i] = result{r.Name, r.Size, r.Hash, r.SHA256, r.DedupedBytes, r.NewBytes}
+			if entries == nil {
+				entries = []upload.RepoEntry{}
 			}
-			j, err := json.Marshal(out)
+			j, err := json.Marshal(entries)
 			return string(j), err
 		}), nil
 	})
@@ -351,8 +423,14 @@ func exportUpload(api js.Value) {
 	// verified against the file hash; nothing is final before the promise
 	// resolves.
 	export(api, "downloadFile", func(args []js.Value) (any, error) {
-		h, err := hashArg(args, 0, "fileHash")
-		if err != nil {
+		var h xethash.Hash
+		var path string
+		var err error
+		if t := arg(args, 0); t.Type() == js.TypeObject {
+			if path, err = optString(t, "path", true); err != nil {
+				return nil, err
+			}
+		} else if h, err = hashArg(args, 0, "fileHash"); err != nil {
 			return nil, err
 		}
 		o := arg(args, 1)
@@ -377,13 +455,18 @@ func exportUpload(api js.Value) {
 			return nil, errorf(codeType, "hooks.onData must be a function")
 		}
 		ctx, stop := jsx.AbortContext(hooks.Get("signal"))
-		w := &jsWriter{onData: hooks.Get("onData"), onProgress: hooks.Get("onProgress")}
+		w := &jsWriter{onData: hooks.Get("onData"), onSize: hooks.Get("onSize"), onProgress: hooks.Get("onProgress")}
 		return promise(func() (any, error) {
 			defer stop()
 			defer runtime.GC()
 			// Pieces of 1 MiB: few crossings, little memory.
-			bw := bufio.NewWriterSize(w, 1<<20)
-			n, err := c.Download(ctx, h, bw, rng)
+			bw := sizedWriter{bufio.NewWriterSize(w, 1<<20), w}
+			var n int64
+			if path != "" {
+				n, err = c.DownloadPath(ctx, path, bw, rng)
+			} else {
+				n, err = c.Download(ctx, h, bw, rng)
+			}
 			if err == nil {
 				err = bw.Flush()
 			}
@@ -395,14 +478,61 @@ func exportUpload(api js.Value) {
 	})
 }
 
+// sizedWriter batches writes and passes the size a download expects on.
+type sizedWriter struct {
+	*bufio.Writer
+	w *jsWriter
+}
+
+func (s sizedWriter) Expect(n int64) { s.w.Expect(n) }
+
+// uploaded is the result of uploadFiles.
+type uploaded struct {
+	Commit *committed     `json:"commit"` // null: CAS only
+	Files  []uploadedFile `json:"files"`
+}
+
+type committed struct {
+	OID string `json:"oid"`
+	URL string `json:"url"`
+}
+
+type uploadedFile struct {
+	Path          string  `json:"path"`
+	Size          int64   `json:"size"`
+	Hash          *string `json:"hash"` // null for a file the hub took inline
+	SHA256        string  `json:"sha256"`
+	DedupedBytes  int64   `json:"dedupedBytes"`
+	UploadedBytes int64   `json:"uploadedBytes"`
+}
+
 // jsWriter hands each write to JavaScript as a new Uint8Array.
+// When onSize(n), told the size first, returns a Uint8Array of n bytes,
+// the bytes are copied into it instead (no pieces to join afterwards).
 type jsWriter struct {
-	onData, onProgress js.Value
-	n                  int64
+	onData, onSize, onProgress js.Value
+	target                     js.Value
+	n                          int64
+}
+
+// Expect implements upload.Expecter.
+func (w *jsWriter) Expect(n int64) {
+	if w.onSize.Type() == js.TypeFunction {
+		if t := w.onSize.Invoke(float64(n)); t.Type() == js.TypeObject && t.Get("length").Int() == int(n) {
+			w.target = t
+		}
+	}
 }
 
 func (w *jsWriter) Write(p []byte) (int, error) {
-	w.onData.Invoke(jsx.Bytes(p))
+	if w.target.Type() == js.TypeObject {
+		if w.n+int64(len(p)) > int64(w.target.Get("length").Int()) {
+			return 0, errors.New("the download is longer than the hub said")
+		}
+		js.CopyBytesToJS(w.target.Call("subarray", float64(w.n), float64(w.n+int64(len(p)))), p)
+	} else {
+		w.onData.Invoke(jsx.Bytes(p))
+	}
 	w.n += int64(len(p))
 	if w.onProgress.Type() == js.TypeFunction {
 		w.onProgress.Invoke(float64(w.n))

@@ -312,7 +312,7 @@ export interface HubOptions {
   repo: string;
   /** "model" (default), "dataset" or "space". */
   repoType?: "model" | "dataset" | "space";
-  /** The branch the CAS tokens are asked for (default "main"). */
+  /** The branch to commit to, or (to read) a branch or a commit id (default "main"). */
   revision?: string;
   /** The user token sent to the hub's token endpoints. */
   token?: string;
@@ -327,8 +327,11 @@ export interface HubOptions {
   signal?: AbortSignal;
 }
 
-/** A file to upload: a File (its name is used), a Blob, bytes, or a name with data. */
-export type UploadInput = Blob | Bytes | { name?: string; data: Blob | Bytes };
+/**
+ * A file to upload: a File (committed at prefix + its name), or {path, content}. With
+ * commit: false a nameless Blob or bytes will do too.
+ */
+export type UploadInput = File | { path: string; content: Blob | Bytes | string } | Blob | Bytes;
 
 export interface UploadProgress {
   /** The file's name and its index among the inputs. */
@@ -347,6 +350,13 @@ export interface UploadProgress {
 }
 
 export interface UploadOptions extends HubOptions {
+  /**
+   * The commit that puts the files at their paths on the revision (default: a commit titled
+   * "Upload with xetkit"). false: store in CAS only; nothing in the repository finds the files.
+   */
+  commit?: { message?: string } | false;
+  /** A folder in the repository the files go into, e.g. "weights/". */
+  prefix?: string;
   onProgress?: (p: UploadProgress) => void;
   /** Chunk record compression (default "auto"). */
   compression?: "auto" | "lz4" | "bg4-lz4" | "none";
@@ -357,10 +367,17 @@ export interface UploadOptions extends HubOptions {
 }
 
 export interface UploadResult {
-  name: string;
+  /** The commit, or null with commit: false. */
+  commit: { oid: string; url: string } | null;
+  files: UploadedFile[];
+}
+
+export interface UploadedFile {
+  /** The path in the repository. */
+  path: string;
   size: number;
-  /** What download asks for. */
-  fileHash: string;
+  /** The file hash (what download asks for); null for a small text file the hub took inline. */
+  hash: string | null;
   /** Standard hex SHA-256 digest of the file. */
   sha256: string;
   /** Bytes the hub already stored (or that repeat within the upload): not sent. */
@@ -378,6 +395,34 @@ export interface DownloadOptions extends HubOptions {
   onProgress?: (p: { written: number; total?: number }) => void;
   /** "bytes" (default): a Uint8Array; "blob": a Blob. */
   as?: "bytes" | "blob";
+}
+
+/** One term of a file's reconstruction. */
+export interface FileTerm {
+  xorb: string;
+  start: number;
+  end: number;
+  bytes: number;
+}
+
+/** A file or folder of a repository, as listFiles gives it. */
+export interface RepoEntry {
+  type: "file" | "directory";
+  path: string;
+  size: number;
+  /** The git object id. */
+  oid: string;
+  /** The file hash of a file stored with Xet. */
+  xetHash?: string;
+  /** oid: the file's SHA-256, for a file stored with Xet. */
+  lfs?: { oid: string; size: number };
+}
+
+export interface ListFilesOptions extends HubOptions {
+  /** A folder ("" or absent: the whole repository). */
+  path?: string;
+  /** Everything below (default true), or one level. */
+  recursive?: boolean;
 }
 
 export interface MemoryUse {
@@ -433,14 +478,21 @@ export interface Xetkit {
    */
   processFile(input: Bytes | Blob, options?: ProcessOptions): Promise<ProcessedFile>;
   /**
-   * Uploads files to a Xet hub: chunks, dedupe (within the upload and
-   * against the hub), xorbs and the shard, with retries. Chunk hashing,
-   * compression and the SHA-256 run on the worker pool.
+   * Uploads files into a repository and commits them at their paths: chunks, dedupe (within
+   * the upload and against the hub), xorbs and the shard, with retries, then one commit. Chunk
+   * hashing, compression and the SHA-256 run on the worker pool.
    */
-  upload(files: readonly UploadInput[], options: UploadOptions): Promise<UploadResult[]>;
-  /** Downloads a file by its file hash; every chunk is hashed and the file hash checked. */
-  download(fileHash: string, options: DownloadOptions & { as: "blob" }): Promise<Blob>;
-  download(fileHash: string, options: DownloadOptions): Promise<OutBytes>;
+  upload(files: readonly UploadInput[], options: UploadOptions): Promise<UploadResult>;
+  /**
+   * Downloads a file by its path on the revision, or by its file hash; every byte is checked
+   * before it is given.
+   */
+  download(target: { path: string } | string, options: DownloadOptions & { as: "blob" }): Promise<Blob>;
+  download(target: { path: string } | string, options: DownloadOptions): Promise<OutBytes>;
+  /** How the hub rebuilds a file: its terms, each chunks [start, end) of one xorb, as the hub gives them. */
+  fileTerms(fileHash: string, options: HubOptions): Promise<FileTerm[]>;
+  /** Lists a repository's files and folders. */
+  listFiles(options: ListFilesOptions): Promise<RepoEntry[]>;
   memory(): Promise<MemoryUse>;
   /** The worker pool's size (0: everything runs on this thread). */
   readonly workers: number;

@@ -701,17 +701,42 @@ class Xetkit {
   // ---- upload and download (owner: wasm/upload.go; see the section below the class) ----
 
   /**
-   * Uploads files to a Xet hub: [{name, size, fileHash, sha256,
-   * dedupedBytes, uploadedBytes}]. Chunk hashing, compression and the
-   * SHA-256 run on the worker pool.
+   * Uploads files into a repository and commits them (commit: false: to
+   * CAS only): {commit: {oid, url} | null, files: [{path, size, hash,
+   * sha256, dedupedBytes, uploadedBytes}]}. Chunk hashing, compression
+   * and the SHA-256 run on the worker pool.
    */
   async upload(files, options = {}) {
     return held(async () => uploadFiles(this.#go, await this.#getPool(), files, options), options?.signal);
   }
 
-  /** Downloads a file by its file hash, verified: a Uint8Array (or a Blob with as: "blob"). */
-  async download(fileHash, options = {}) {
-    return held(() => downloadFile(this.#go, fileHash, options), options?.signal);
+  /**
+   * Downloads a file, verified, by its path ({path}) on a revision or by
+   * its file hash: a Uint8Array (or a Blob with as: "blob").
+   */
+  async download(target, options = {}) {
+    return held(() => downloadFile(this.#go, target, options), options?.signal);
+  }
+
+  /**
+   * How the hub rebuilds a file (by its file hash): its terms, each a run of
+   * chunks [start, end) of one xorb and its bytes, as the hub gives them.
+   */
+  async fileTerms(fileHash, options = {}) {
+    hashString(fileHash, "fileTerms: fileHash");
+    const opts = transferOptions(options, "fileTerms");
+    opts.signal = options.signal;
+    return held(async () => JSON.parse(await settle(call(this.#go, "fileTerms", fileHash, opts))), options.signal);
+  }
+
+  /** Lists a repository's files and folders at a revision (under options.path). */
+  async listFiles(options = {}) {
+    const opts = transferOptions(options, "listFiles");
+    if (options.path !== undefined && typeof options.path !== "string") throw typeError("listFiles: options.path must be a string");
+    opts.path = options.path ?? "";
+    opts.recursive = options.recursive ?? true;
+    opts.signal = options.signal;
+    return held(async () => JSON.parse(await settle(call(this.#go, "listFiles", opts))), options.signal);
   }
 
   // ---- end of upload and download ----
@@ -791,21 +816,38 @@ function transferOptions(options, what) {
   };
 }
 
-function uploadSource(f, i) {
+// uploadSource reads one of upload's files: a File (committed at
+// prefix + its name), {path, content} (content: a Blob, bytes or a
+// string), or, for commit: false, a Blob or bytes.
+function uploadSource(f, i, committing, prefix) {
   const what = `upload: files[${i}]`;
-  if (isBlob(f)) return { name: typeof f.name === "string" ? f.name : `file-${i}`, data: f };
-  if (f !== null && typeof f === "object" && "data" in f) {
-    const name = f.name ?? `file-${i}`;
-    if (typeof name !== "string") throw typeError(`${what}.name must be a string`);
-    return { name, data: isBlob(f.data) ? f.data : toBytes(f.data, `${what}.data (or a Blob)`) };
+  const named = (path) => {
+    if (typeof path !== "string" || path === "") throw typeError(`${what}: the path must be a non-empty string`);
+    return prefix + path;
+  };
+  if (f !== null && typeof f === "object" && !isBlob(f) && !ArrayBuffer.isView(f) && "content" in f) {
+    const c = f.content;
+    const data = isBlob(c) ? c : typeof c === "string" ? new TextEncoder().encode(c) : toBytes(c, `${what}.content (a Blob, bytes or a string)`);
+    return { name: committing ? named(f.path) : (f.path ?? `file-${i}`), data };
   }
-  return { name: `file-${i}`, data: toBytes(f, `${what} (a File, a Blob, {name, data} or bytes)`) };
+  if (isBlob(f) && typeof f.name === "string" && f.name !== "") return { name: committing ? named(f.name) : f.name, data: f };
+  if (committing) {
+    throw typeError(`${what}: a commit puts each file at a path: pass a File or {path, content}, got ${describe(f)} (or use commit: false)`);
+  }
+  return { name: `file-${i}`, data: isBlob(f) ? f : toBytes(f, `${what} (a File, a Blob, {path, content} or bytes)`) };
 }
 
 async function uploadFiles(go, pool, files, options) {
   if (!Array.isArray(files)) throw typeError(`upload: files must be an array, got ${describe(files)}`);
   const opts = transferOptions(options, "upload");
-  const sources = files.map(uploadSource);
+  const commit = options.commit ?? {};
+  if (commit !== false && (commit === null || typeof commit !== "object")) throw typeError("upload: options.commit must be {message?} or false");
+  if (commit !== false && commit.message !== undefined && typeof commit.message !== "string") throw typeError("upload: options.commit.message must be a string");
+  let prefix = options.prefix ?? "";
+  if (typeof prefix !== "string") throw typeError("upload: options.prefix must be a string");
+  if (prefix !== "" && !prefix.endsWith("/")) prefix += "/";
+  opts.commit = commit === false ? false : { message: commit.message ?? "" };
+  const sources = files.map((f, i) => uploadSource(f, i, commit !== false, prefix));
   const compression = options.compression ?? "auto";
   if (typeof compression !== "string") throw typeError("upload: options.compression must be a string");
   const { onProgress } = options;
@@ -838,8 +880,13 @@ function workerHooks(pool, compression) {
   };
 }
 
-async function downloadFile(go, fileHash, options) {
-  hashString(fileHash, "download: fileHash");
+async function downloadFile(go, target, options) {
+  if (target !== null && typeof target === "object") {
+    if (typeof target.path !== "string" || target.path === "") throw typeError("download: {path} must name a file in the repository");
+    target = { path: target.path };
+  } else {
+    hashString(target, "download: the file hash (or {path})");
+  }
   const opts = transferOptions(options, "download");
   const { range, onProgress } = options;
   const as = options.as ?? "bytes";
@@ -851,12 +898,15 @@ async function downloadFile(go, fileHash, options) {
     opts.range = { start: range.start, end: range.end };
   }
   const parts = [];
+  let whole = null; // the bytes, allocated at once when the size is known first
   const hooks = {
     signal: options.signal,
     onData: (b) => parts.push(b),
+    onSize: as === "bytes" ? (n) => (whole = new Uint8Array(n)) : undefined,
     onProgress: onProgress ? (written) => onProgress({ written, total: range ? range.end - range.start : undefined }) : undefined,
   };
-  const n = await settle(call(go, "downloadFile", fileHash, opts, hooks));
+  const n = await settle(call(go, "downloadFile", target, opts, hooks));
+  if (whole) return n === whole.length ? whole : whole.subarray(0, n);
   if (as === "blob") return new Blob(parts);
   if (parts.length === 1) return parts[0];
   const out = new Uint8Array(n);

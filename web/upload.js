@@ -1,12 +1,14 @@
-// The Upload and Download panels: send files to a Xet hub (by default the
-// one "xetkit serve" runs beside this page) and get them back, verified.
+// The Upload, Download and Repository panels: commit files into a
+// repository on a hub (by default the one "xetkit serve" runs beside this
+// page), list a repository's files, and get them back, verified.
 // Everything protocol-related happens in the module (xk.upload,
-// xk.download); this file is the form, the progress and the results.
+// xk.download, xk.listFiles); this file is the form, the progress and the
+// results.
 
-import { el, sbytes, bytes as fbytes, num, hashCell, describeError, nextFrame, download } from "./util.js";
+import { el, sbytes, bytes as fbytes, num, hashCell, copyButton, describeError, nextFrame, download } from "./util.js";
 import { xk } from "./xk.js";
 
-const KEY = "xetkit.hub"; // hub, repo type and repo are remembered; the token is not
+const KEY = "xetkit.hub"; // hub, repo type, repo and revision are remembered; the token is not
 
 let dialog = null;
 let ctxRef = null;
@@ -19,15 +21,18 @@ export function setupTransfer(ctx) {
   document.body.append(dialog);
   document.getElementById("upload-btn")?.addEventListener("click", () => open("upload"));
   document.getElementById("download-btn")?.addEventListener("click", () => open("download"));
+  document.getElementById("repo-btn")?.addEventListener("click", () => open("repo"));
   // For the console and the tests: the panels' state.
   window.xetkitTransfer = { open, batches };
 }
 
-/** Shows the dialog on the Upload or Download tab. */
+const TABS = ["upload", "download", "repo"];
+
+/** Shows the dialog on the Upload, Download or Repository tab. */
 export function open(tab = "upload") {
   selectTab(tab);
   if (!dialog.open) dialog.showModal();
-  (tab === "upload" ? $("#up-files-btn") : $("#dl-hash")).focus();
+  ({ upload: $("#up-files-btn"), download: $("#dl-target"), repo: $("#repo-list") })[tab].focus();
 }
 
 function saved() {
@@ -40,7 +45,7 @@ function saved() {
 
 function remember() {
   try {
-    localStorage.setItem(KEY, JSON.stringify({ hub: $("#hub-url").value, repoType: $("#hub-type").value, repo: $("#hub-repo").value }));
+    localStorage.setItem(KEY, JSON.stringify({ hub: $("#hub-url").value, repoType: $("#hub-type").value, repo: $("#hub-repo").value, revision: $("#hub-rev").value }));
   } catch { /* storage may be off */ }
 }
 
@@ -53,12 +58,14 @@ function build() {
     field("hub-repo", "Repository", el("div.xf-repo",
       el("select#hub-type", { "aria-label": "Repository type" },
         ["model", "dataset", "space"].map((t) => el("option", { value: t, selected: (s.repoType || "model") === t }, t))),
-      el("input#hub-repo", { type: "text", value: s.repo || "", placeholder: "namespace/name", spellcheck: "false", autocomplete: "off" }))));
-  for (const id of ["#hub-url", "#hub-type", "#hub-repo"]) conn.querySelector(id).addEventListener("change", remember);
+      el("input#hub-repo", { type: "text", value: s.repo || "", placeholder: "namespace/name", spellcheck: "false", autocomplete: "off" }))),
+    field("hub-rev", "Revision", el("input#hub-rev", { type: "text", value: s.revision || "main", spellcheck: "false", autocomplete: "off", placeholder: "main" })));
+  for (const id of ["#hub-url", "#hub-type", "#hub-repo", "#hub-rev"]) conn.querySelector(id).addEventListener("change", remember);
 
   const tabs = el("div.xf-tabs", { role: "tablist", "aria-label": "Transfer" },
     el("button.xf-tab#tab-upload", { type: "button", role: "tab", "aria-controls": "upload-panel", onclick: () => selectTab("upload") }, "Upload"),
-    el("button.xf-tab#tab-download", { type: "button", role: "tab", "aria-controls": "download-panel", onclick: () => selectTab("download") }, "Download"));
+    el("button.xf-tab#tab-download", { type: "button", role: "tab", "aria-controls": "download-panel", onclick: () => selectTab("download") }, "Download"),
+    el("button.xf-tab#tab-repo", { type: "button", role: "tab", "aria-controls": "repo-panel", onclick: () => selectTab("repo") }, "Repository"));
 
   const fileInput = el("input#up-files", { type: "file", multiple: true, hidden: true, onchange: () => showPicked() });
   const upload = el("section.xf-panel#upload-panel", { role: "tabpanel", "aria-labelledby": "tab-upload" },
@@ -66,27 +73,37 @@ function build() {
       el("button.btn#up-files-btn", { type: "button", onclick: () => fileInput.click() }, "Choose files…"), fileInput,
       el("span.xf-picked#up-picked.muted", "No files chosen"),
       el("button.btn.primary#up-start", { type: "button", disabled: true, onclick: () => startUpload() }, "Upload")),
+    el("div.xf-commit",
+      field("up-prefix", "Path prefix", el("input#up-prefix", { type: "text", placeholder: "folder/ (optional)", spellcheck: "false", autocomplete: "off" })),
+      field("up-message", "Commit message", el("input#up-message", { type: "text", placeholder: "Upload with xetkit", autocomplete: "off" })),
+      el("label.xf-check", el("input#up-commit", { type: "checkbox", checked: true }), " commit (else: CAS only, no path)")),
     el("div.xf-legend.muted", { "aria-hidden": "true" },
       el("span.xf-key.xf-key-hashed"), "hashed", el("span.xf-key.xf-key-deduped"), "already on the hub", el("span.xf-key.xf-key-uploaded"), "sent"),
     el("div.xf-batches#up-batches", { "aria-live": "polite" }));
 
   const download = el("section.xf-panel#download-panel", { role: "tabpanel", "aria-labelledby": "tab-download" },
     el("form.xf-row", { onsubmit: (e) => { e.preventDefault(); startDownload(); } },
-      el("label.sr-only", { for: "dl-hash" }, "File hash"),
-      el("input#dl-hash", { type: "text", placeholder: "file hash (64 hex digits)", spellcheck: "false", autocomplete: "off", pattern: "[0-9a-fA-F]{64}", required: true }),
+      el("label.sr-only", { for: "dl-target" }, "Path in the repository, or file hash"),
+      el("input#dl-target", { type: "text", placeholder: "path in the repository, or a file hash", spellcheck: "false", autocomplete: "off", required: true }),
       el("button.btn.primary#dl-start", { type: "submit" }, "Download")),
     el("div.xf-downloads#dl-results", { "aria-live": "polite" }));
+
+  const repoPanel = el("section.xf-panel#repo-panel", { role: "tabpanel", "aria-labelledby": "tab-repo" },
+    el("div.xf-row",
+      el("button.btn.primary#repo-list", { type: "button", onclick: () => listRepo() }, "List files"),
+      el("span.xf-picked#repo-status.muted", { "aria-live": "polite" }, "The files of the repository at the revision.")),
+    el("div#repo-files"));
 
   const d = el("dialog.dialog.xf#transfer", { "aria-labelledby": "xf-title" },
     el("div.xf-head",
       el("h2#xf-title", "Hub transfer"),
       el("button.xf-close", { type: "button", "aria-label": "Close", title: "Close (Esc)", onclick: () => d.close() }, "×")),
-    conn, tabs, upload, download);
+    conn, tabs, upload, download, repoPanel);
   return d;
 }
 
 function selectTab(tab) {
-  for (const t of ["upload", "download"]) {
+  for (const t of TABS) {
     const on = t === tab;
     $(`#tab-${t}`).setAttribute("aria-selected", on ? "true" : "false");
     $(`#tab-${t}`).classList.toggle("current", on);
@@ -99,9 +116,10 @@ function connection() {
   const repo = $("#hub-repo").value.trim();
   const token = $("#hub-token").value.trim();
   const repoType = $("#hub-type").value;
+  const revision = $("#hub-rev").value.trim() || "main";
   if (!hub) throw new Error("Enter the hub's URL.");
   if (!/^[^/\s]+\/[^/\s]+$/.test(repo)) throw new Error("Enter the repository as namespace/name.");
-  return { hub, repo, repoType, token: token || undefined };
+  return { hub, repo, repoType, revision, token: token || undefined };
 }
 
 function showPicked() {
@@ -131,7 +149,9 @@ async function startUpload() {
   remember();
   input.value = "";
   showPicked();
-  const batch = { id: batches.length + 1, files, state: "running", results: null, error: null, started: performance.now() };
+  const commit = $("#up-commit").checked ? { message: $("#up-message").value.trim() || undefined } : false;
+  const prefix = $("#up-prefix").value.trim();
+  const batch = { id: batches.length + 1, files, state: "running", results: null, commit: null, error: null, started: performance.now() };
   batches.push(batch);
   const view = batchView(batch);
   $("#up-batches").prepend(view.root);
@@ -141,13 +161,16 @@ async function startUpload() {
     const m = await xk();
     const res = await m.upload(files, {
       ...conn,
+      commit,
+      prefix,
       onProgress: (p) => {
         progress[p.index] = p;
         // Repaint at most once a frame.
         pending ??= requestAnimationFrame(() => { pending = null; view.progress(progress); });
       },
     });
-    batch.results = res;
+    batch.results = res.files;
+    batch.commit = res.commit;
     batch.state = "done";
   } catch (err) {
     batch.error = err;
@@ -227,17 +250,21 @@ function batchView(batch) {
         deduped += r.dedupedBytes;
         sent += r.uploadedBytes;
         const row = rows[i];
-        row.dataset.fileHash = r.fileHash;
+        row.dataset.fileHash = r.hash ?? "";
+        row.dataset.path = r.path;
         row.dataset.sha256 = r.sha256;
         row.querySelector(".xf-prog").replaceChildren(bar({ hashed: r.size, deduped: r.dedupedBytes, uploaded: r.uploadedBytes, done: true }, r.size));
         const st = row.querySelector(".xf-status");
         st.textContent = "done";
         st.classList.remove("muted");
         st.classList.add("ok");
-        row.querySelector(".xf-hash").replaceChildren(hashCell(r.fileHash, {
-          title: `${r.fileHash}\nSHA-256 ${r.sha256}\nClick to download it back`,
-          onclick: (e) => { e.preventDefault(); fillDownload(r.fileHash); },
-        }));
+        row.querySelector(".xf-name").textContent = r.path;
+        row.querySelector(".xf-hash").replaceChildren(r.hash === null
+          ? el("span.muted.xf-inline", { title: `SHA-256 ${r.sha256}\nA small text file: the hub keeps it inside the commit, not in CAS` }, "inline")
+          : hashCell(r.hash, {
+            title: `${r.hash}\nSHA-256 ${r.sha256}\nClick to download it back`,
+            onclick: (e) => { e.preventDefault(); fillDownload(batch.commit ? r.path : r.hash); },
+          }));
         row.querySelector(".xf-dedupe").textContent = r.size ? percent(r.dedupedBytes, r.size) : "—";
       });
       const size = batch.results.reduce((s, r) => s + r.size, 0);
@@ -249,7 +276,9 @@ function batchView(batch) {
         " ", el("span.xf-sep", "·"), " ",
         el("span.xf-nw", "dedupe ", el("strong.xf-ratio", { title: `${fbytes(deduped)} already stored` }, percent(deduped, size))),
         " ", el("span.xf-sep", "·"), " ",
-        el("span.xf-nw", "sent ", el("strong.xf-sent", { title: fbytes(sent) }, sbytes(sent)), " new"));
+        el("span.xf-nw", "sent ", el("strong.xf-sent", { title: fbytes(sent) }, sbytes(sent)), " new"),
+        ...(batch.commit ? [" ", el("span.xf-sep", "·"), " ", el("span.xf-nw", "commit ",
+          el("code.xf-commit-id", { title: `commit ${batch.commit.oid}` }, batch.commit.oid.slice(0, 10)), copyButton(batch.commit.oid))] : []));
     },
   };
 }
@@ -263,10 +292,10 @@ function percent(part, whole) {
   return p < 1 || p > 99 ? `${p.toFixed(1)}%` : `${Math.round(p)}%`;
 }
 
-function fillDownload(hash) {
+function fillDownload(target) {
   selectTab("download");
-  $("#dl-hash").value = hash;
-  $("#dl-hash").focus();
+  $("#dl-target").value = target;
+  $("#dl-target").focus();
 }
 
 // ---- download --------------------------------------------------------------
@@ -282,9 +311,12 @@ function keep(entry) {
 }
 
 async function startDownload() {
-  const hash = $("#dl-hash").value.trim().toLowerCase();
-  const out = el("div.xf-dl", { dataset: { state: "running", hash } },
-    el("div.xf-dl-head", hashCell(hash)),
+  const text = $("#dl-target").value.trim();
+  // 64 hex digits are a file hash; anything else is a path in the repository.
+  const hash = /^[0-9a-fA-F]{64}$/.test(text) ? text.toLowerCase() : null;
+  const target = hash ?? { path: text.replace(/^\/+/, "") };
+  const out = el("div.xf-dl", { dataset: { state: "running", target: hash ?? target.path } },
+    el("div.xf-dl-head", hash ? hashCell(hash) : el("code.xf-path", target.path)),
     el("div.xf-dl-status.muted", "Starting…"));
   $("#dl-results").prepend(out);
   const status = out.querySelector(".xf-dl-status");
@@ -294,7 +326,7 @@ async function startDownload() {
     const m = await xk();
     let last = 0;
     const t0 = performance.now();
-    let bytes = await m.download(hash, {
+    let bytes = await m.download(target, {
       ...conn,
       onProgress: ({ written }) => {
         const now = performance.now();
@@ -308,7 +340,7 @@ async function startDownload() {
     out.dataset.state = "done";
     out.dataset.size = String(bytes.length);
     out.dataset.sha256 = sha;
-    const name = `${hash.slice(0, 16)}.bin`;
+    const name = hash ? `${hash.slice(0, 16)}.bin` : target.path.split("/").pop();
     const actions = el("div.actions",
       el("button.btn.xf-save", { type: "button", onclick: () => download(name, bytes) }, "Save file"),
       ctxRef ? el("button.btn.xf-view", {
@@ -320,7 +352,7 @@ async function startDownload() {
       el("div", el("span.xf-done", "✓ Verified"), " ",
         el("strong", sbytes(bytes.length)), ` (${num(bytes.length)} bytes) in ${(ms / 1000).toFixed(1)} s`,
         " ", el("span.xf-sep", "·"), " ",
-        "every chunk hashed, file hash matches"),
+        "every byte checked before it was kept"),
       el("div.xf-sha", "SHA-256 ", el("code.xf-sha-value", sha)),
       actions);
     keep({ drop: () => { bytes = null; actions.replaceChildren(el("span.muted", "Download again to save or open it.")); } });
@@ -334,4 +366,109 @@ async function startDownload() {
 
 function hex(buf) {
   return [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// ---- repository ------------------------------------------------------------
+
+/** Lists the repository's files at the revision, each with its hashes and a download. */
+async function listRepo() {
+  const status = $("#repo-status");
+  const box = $("#repo-files");
+  let conn;
+  try {
+    conn = connection();
+  } catch (err) {
+    status.textContent = describeError(err).msg;
+    return;
+  }
+  remember();
+  status.textContent = "Listing…";
+  box.dataset.state = "running";
+  try {
+    const m = await xk();
+    const entries = (await m.listFiles(conn)).filter((e) => e.type === "file");
+    const total = entries.reduce((s, e) => s + e.size, 0);
+    status.textContent = `${num(entries.length)} file${entries.length === 1 ? "" : "s"}, ${sbytes(total)} in ${conn.repo} at ${conn.revision}`;
+    const cols = el("colgroup", ["path", "size", "hash", "sha", "act"].map((c) => el("col.xf-col-r" + c)));
+    const rows = entries.map((e) => el("tr.xf-entry", { dataset: { path: e.path, fileHash: e.xetHash ?? "", sha256: e.lfs?.oid ?? "" } },
+      el("td.xf-name", { title: e.path }, e.path),
+      el("td.num.xf-rsize", sbytes(e.size)),
+      el("td.xf-hash.xf-rhash", e.xetHash ? hashCell(e.xetHash, { title: `File hash ${e.xetHash}` }) : el("span.muted", { title: "A small text file kept inside the commit, not in CAS" }, "inline")),
+      el("td.xf-hash.xf-rsha", e.lfs ? hashCell(e.lfs.oid, { title: `SHA-256 ${e.lfs.oid}` }) : el("span.muted", "—")),
+      el("td.xf-ract", el("div.xf-acts",
+        el("button.btn.xf-get", { type: "button", "aria-label": `Download ${e.path}`, onclick: () => { fillDownload(e.path); startDownload(); } }, "Download"),
+        e.xetHash ? el("button.btn.xf-terms-btn", { type: "button", "aria-label": `How ${e.path} is stored`, onclick: () => showTerms(conn, e, entries) }, "Terms") : null))));
+    termsCache.clear();
+    box.replaceChildren(entries.length ? el("div.xf-table-wrap", el("table.xf-table.xf-repo-table", cols,
+      el("thead", el("tr", el("th", "Path"), el("th.num", "Size"), el("th", "File hash"), el("th", "SHA-256"), el("th", el("span.sr-only", "Actions")))),
+      el("tbody", rows))) : el("p.muted", "No files yet: upload some with a commit."), el("section#repo-terms", { "aria-live": "polite" }));
+    box.dataset.state = "done";
+  } catch (err) {
+    box.dataset.state = "failed";
+    const e = describeError(err);
+    const code = err?.code ? `${err.code}${err.status ? " " + err.status : ""}: ` : "";
+    status.textContent = "";
+    box.replaceChildren(el("div.error", { role: "alert" }, `Listing failed — ${code}${e.msg}`));
+  }
+}
+
+// Terms of the files of the last listing, by file hash.
+const termsCache = new Map();
+
+async function termsOf(m, conn, hash) {
+  if (!termsCache.has(hash)) termsCache.set(hash, m.fileTerms(hash, conn));
+  return termsCache.get(hash);
+}
+
+/**
+ * Shows how a file is stored: its terms (runs of chunks of one xorb each)
+ * and, for each, the other files of the repository that use the same
+ * chunks of that xorb.
+ */
+async function showTerms(conn, entry, entries) {
+  const out = $("#repo-terms");
+  out.dataset.state = "running";
+  out.replaceChildren(el("p.muted", `Asking the hub how ${entry.path} is stored…`));
+  try {
+    const m = await xk();
+    const others = entries.filter((e) => e.xetHash && e.path !== entry.path).slice(0, 200);
+    const [terms, ...otherTerms] = await Promise.all([termsOf(m, conn, entry.xetHash), ...others.map((e) => termsOf(m, conn, e.xetHash))]);
+    const shared = (t) => {
+      const with_ = [];
+      others.forEach((o, i) => {
+        let n = 0;
+        for (const u of otherTerms[i]) if (u.xorb === t.xorb) n += Math.max(0, Math.min(t.end, u.end) - Math.max(t.start, u.start));
+        if (n) with_.push({ path: o.path, chunks: n });
+      });
+      return with_;
+    };
+    const chunks = terms.reduce((s, t) => s + t.end - t.start, 0);
+    let sharedChunks = 0;
+    const rows = terms.map((t, i) => {
+      const w = shared(t);
+      const most = w.reduce((s, x) => Math.max(s, x.chunks), 0);
+      sharedChunks += Math.min(most, t.end - t.start);
+      return el("tr.xf-term", { dataset: { xorb: t.xorb, shared: String(most) } },
+        el("td.num", String(i)),
+        el("td.xf-hash", hashCell(t.xorb, { title: `xorb ${t.xorb}` })),
+        el("td.num", `${num(t.start)}–${num(t.end)}`),
+        el("td.num", sbytes(t.bytes)),
+        el("td.xf-shared", w.length ? w.map((x) => `${x.path} (${num(x.chunks)})`).join(", ") : el("span.muted", "—")));
+    });
+    const xorbs = new Set(terms.map((t) => t.xorb)).size;
+    out.replaceChildren(
+      el("h3.xf-terms-title", `How ${entry.path} is stored`),
+      el("p.xf-terms-sum", `${num(terms.length)} term${terms.length === 1 ? "" : "s"} over ${num(xorbs)} xorb${xorbs === 1 ? "" : "s"}, ${num(chunks)} chunks; `,
+        el("strong", `${num(sharedChunks)} of them`), " also used by other files of the repository (the hub's reconstruction; downloads check it)."),
+      el("div.xf-table-wrap", el("table.xf-table.xf-terms-table",
+        el("colgroup", ["n", "xorb", "chunks", "bytes", "shared"].map((c) => el("col.xf-col-t" + c))),
+        el("thead", el("tr", el("th.num", "Term"), el("th", "Xorb"), el("th.num", "Chunks"), el("th.num", "Bytes"), el("th", "Shared with (chunks)"))),
+        el("tbody", rows))));
+    out.dataset.state = "done";
+    out.scrollIntoView({ block: "nearest" });
+  } catch (err) {
+    out.dataset.state = "failed";
+    const e = describeError(err);
+    out.replaceChildren(el("div.error", { role: "alert" }, `Could not get the terms of ${entry.path} — ${err?.code ? err.code + ": " : ""}${e.msg}`));
+  }
 }

@@ -85,7 +85,7 @@ func TestDownloadRefusesATerminal(t *testing.T) {
 	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut,
 		isTerminal: func(w io.Writer) bool { return w == &out }}
 	hash := strings.Repeat("0", 64)
-	status := run(e, []string{"download", "--hub", "http://127.0.0.1:1", "--repo", "a/b", hash})
+	status := run(e, []string{"download", "--hub", "http://127.0.0.1:1", "--repo", "a/b", "--hash", hash})
 	if status != 2 || !strings.Contains(errOut.String(), "terminal") || out.Len() != 0 {
 		t.Fatalf("status %d, stdout %d bytes, stderr %q", status, out.Len(), errOut.String())
 	}
@@ -128,12 +128,17 @@ func TestUploadJSONAndQuiet(t *testing.T) {
 	if status != 0 || errOut != "" {
 		t.Fatalf("status %d, stderr %q", status, errOut)
 	}
-	var results []struct {
-		Name   string
-		Size   int64
-		SHA256 string
+	var results struct {
+		Files []struct {
+			Path   string
+			Size   int64
+			Hash   *string
+			SHA256 string
+		}
+		Commit *struct{ OID, URL string }
 	}
-	if err := json.Unmarshal([]byte(out), &results); err != nil || len(results) != 1 || results[0].Size != 12 {
+	if err := json.Unmarshal([]byte(out), &results); err != nil || len(results.Files) != 1 || results.Files[0].Size != 12 ||
+		results.Files[0].Path != "a.txt" || results.Files[0].Hash != nil || results.Commit == nil || len(results.Commit.OID) != 40 {
 		t.Fatalf("--json printed %q (%v)", out, err)
 	}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,42 +16,39 @@ import (
 func init() {
 	register(&command{
 		name:    "download",
-		usage:   "--hub URL --repo NAME [--token T] HASH [-o OUT]",
-		summary: "download a file by its file hash, verifying every chunk and the file hash",
+		usage:   "--hub URL --repo NAME [--token T] [--type …] [--revision R] PATH|--hash HASH [-o OUT]",
+		summary: "download a file by its path in the repository (or by file hash), verifying every byte",
 		run:     runDownload,
 	})
 }
 
 func runDownload(e *env, args []string) error {
-	c := commands["download"]
-	fs := newFlags(e, c)
-	var cf clientFlags
-	cf.register(fs)
-	out := fs.String("o", "", "write to this file, which appears only once verified; - for standard output (needed when it is a terminal)")
-	var of outputFlags
-	of.register(fs)
-	byteRange := fs.String("bytes", "", "only bytes START:END of the file (END excluded; either may be left out)")
-	args, err := parseFlags(e, c, fs, args)
+	var out, byteRange, byHash string
+	client, of, args, err := hubCommand(e, "download", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&out, "o", "", "write to this file, which appears only once verified; - for standard output (needed when it is a terminal)")
+		fs.StringVar(&byteRange, "bytes", "", "only bytes START:END of the file (END excluded; either may be left out)")
+		fs.StringVar(&byHash, "hash", "", "download the file with this file hash instead of a PATH")
+	})
 	if err != nil {
 		return err
 	}
-	arg, err := oneArg(c, args)
-	if err != nil {
+	var path string
+	var hash xethash.Hash
+	if byHash != "" {
+		if len(args) != 0 {
+			return usagef("give a PATH or --hash HASH, not both")
+		}
+		if hash, err = xethash.Parse(byHash); err != nil {
+			return usagef("--hash: %v", err)
+		}
+	} else if path, err = oneArg(commands["download"], args); err != nil {
 		return err
-	}
-	hash, err := xethash.Parse(arg)
-	if err != nil {
-		return usagef("HASH: %v", err)
 	}
 	var rng *upload.Range
-	if *byteRange != "" {
-		if rng, err = parseByteRange(*byteRange); err != nil {
+	if byteRange != "" {
+		if rng, err = parseByteRange(byteRange); err != nil {
 			return err
 		}
-	}
-	client, err := cf.client()
-	if err != nil {
-		return err
 	}
 	ctx, stop := interruptible()
 	defer stop()
@@ -57,10 +56,10 @@ func runDownload(e *env, args []string) error {
 		// An open end: ask for everything from START on.
 		rng.End = 1<<62 - 1
 	}
-	if *out == "" && e.terminal(e.stdout) {
+	if out == "" && e.terminal(e.stdout) {
 		return usagef("refusing to write a file's bytes to a terminal: give -o FILE, or -o - to insist")
 	}
-	if of.json && (*out == "" || *out == "-") {
+	if of.json && (out == "" || out == "-") {
 		return usagef("--json needs -o FILE (standard output carries the file)")
 	}
 	m := of.meter(e, "download")
@@ -68,16 +67,22 @@ func runDownload(e *env, args []string) error {
 		m.set(0, rng.End-rng.Start)
 	}
 	defer m.finish()
-	if *out == "" || *out == "-" {
+	fetch := func(w io.Writer) (int64, error) {
+		if path != "" {
+			return client.DownloadPath(ctx, path, w, rng)
+		}
+		return client.Download(ctx, hash, w, rng)
+	}
+	if out == "" || out == "-" {
 		w := bufio.NewWriterSize(countingWriter{e.stdout, m}, 1<<20)
-		if _, err := client.Download(ctx, hash, w, rng); err != nil {
+		if _, err := fetch(w); err != nil {
 			return interrupted(ctx, err)
 		}
 		return w.Flush()
 	}
 	// Write beside the destination, then rename: a failed or unverified
 	// download never leaves a file under the name asked for.
-	tmp, err := os.CreateTemp(filepath.Dir(*out), "."+filepath.Base(*out)+".part-*")
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".part-*")
 	if err != nil {
 		return err
 	}
@@ -89,7 +94,7 @@ func runDownload(e *env, args []string) error {
 		}
 	}()
 	w := bufio.NewWriterSize(countingWriter{tmp, m}, 1<<20)
-	n, err := client.Download(ctx, hash, w, rng)
+	n, err := fetch(w)
 	if err != nil {
 		return interrupted(ctx, err)
 	}
@@ -99,12 +104,18 @@ func runDownload(e *env, args []string) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), *out); err != nil {
+	if err := os.Rename(tmp.Name(), out); err != nil {
 		return err
 	}
 	ok = true
 	if of.json {
-		return printJSON(e.stdout, map[string]any{"hash": hash, "bytes": n, "path": *out})
+		res := map[string]any{"bytes": n, "output": out}
+		if path != "" {
+			res["path"] = path
+		} else {
+			res["hash"] = hash
+		}
+		return printJSON(e.stdout, res)
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ type command struct {
 	name    string // as typed: "chunk", "shard parse"
 	usage   string // arguments after the name: "FILE|-"
 	summary string // one line for "xetkit help"
+	details string // more, for "xetkit help CMD" and "CMD -h" (optional)
 	run     func(env *env, args []string) error
 }
 
@@ -258,6 +259,9 @@ func parseFlags(e *env, c *command, fs *flag.FlagSet, args []string) ([]string, 
 		err := fs.Parse(args)
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(e.stdout, "usage: xetkit %s %s\n  %s\n", c.name, c.usage, c.summary)
+			if c.details != "" {
+				fmt.Fprintf(e.stdout, "\n%s\n\n", strings.TrimSpace(c.details))
+			}
 			fs.SetOutput(e.stdout)
 			fs.PrintDefaults()
 			return nil, flag.ErrHelp

@@ -28,7 +28,18 @@ func init() {
 		name:    "serve",
 		usage:   "[--addr 127.0.0.1:8080] [--data DIR] [--token T] [--root DIR]",
 		summary: "serve the viewer page, the WebAssembly module and a local hub on one loopback port",
-		run:     runServe,
+		details: `The local hub answers the Hub API that @huggingface/hub and huggingface_hub call
+(repositories, commits, trees, resolve, the LFS batch and the xet token routes)
+and the CAS API, so those clients work against it unmodified:
+
+  hubUrl: "http://127.0.0.1:8080", accessToken: "<the token printed at start>"
+
+It has one user: the --token (default: a random hf_… token, printed at start;
+pass your own with --token hf_…). That user owns every namespace. As a
+development convenience, a commit or a write-token request for a repository
+that does not exist creates it (public); createRepo creates one explicitly.
+Without a token, public repositories can be read; writes always need it.`,
+		run: runServe,
 	})
 }
 
@@ -141,7 +152,7 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 }
 
 // hubHandler returns the local hub on the store in o.data. Its paths
-// (hub.Paths) are routed to it.
+// (hub.IsHubPath) are routed to it.
 func hubHandler(o serveOptions) (*hub.Hub, error) {
 	faults, err := hub.ParseFaults(o.faults)
 	if err != nil {
@@ -150,20 +161,20 @@ func hubHandler(o serveOptions) (*hub.Hub, error) {
 	return hub.New(hub.Config{Dir: o.data, UserToken: o.token, Faults: faults})
 }
 
-// hubPrefixes are the URL paths that belong to the hub, not the page.
-var hubPrefixes = hub.Paths
-
 // newServeMux serves web/ at /, wasm/ at /wasm/ and, when hub is not nil,
-// the hub's API paths.
-func newServeMux(root string, hub http.Handler) http.Handler {
+// every path the hub answers (hub.IsHubPath: its API and the web-style
+// resolve and LFS routes).
+func newServeMux(root string, h http.Handler) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/", staticFiles(filepath.Join(root, "web"), ""))
+	page := staticFiles(filepath.Join(root, "web"), "")
 	mux.Handle("/wasm/", staticFiles(filepath.Join(root, "wasm"), "/wasm"))
-	if hub != nil {
-		for _, p := range hubPrefixes {
-			mux.Handle(p, hub)
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h != nil && hub.IsHubPath(r.URL.EscapedPath()) {
+			h.ServeHTTP(w, r)
+			return
 		}
-	}
+		page.ServeHTTP(w, r)
+	}))
 	return mux
 }
 

@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -16,8 +19,8 @@ import (
 func init() {
 	register(&command{
 		name:    "upload",
-		usage:   "--hub URL --repo NAME [--token T] FILE...",
-		summary: "upload files to a Xet hub; print \"<file hash> <sha256> <path>\" per file",
+		usage:   "--hub URL --repo NAME [--token T] [--type model|dataset|space] [--revision main] [--message M] [--prefix DIR/] [--no-commit] FILE|DIR...",
+		summary: "upload files into a repository in one commit; print \"<file hash> <sha256> <path>\" per file, then \"commit <id> <url>\"",
 		run:     runUpload,
 	})
 }
@@ -32,11 +35,32 @@ type clientFlags struct {
 func (cf *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&cf.hub, "hub", "", "hub base URL, e.g. http://127.0.0.1:8080 (required)")
 	fs.StringVar(&cf.repo, "repo", "", "repository, namespace/name (required)")
-	fs.StringVar(&cf.repoType, "repo-type", "model", "repository type: model, dataset or space")
-	fs.StringVar(&cf.revision, "revision", "main", "branch the CAS tokens are asked for")
-	fs.StringVar(&cf.token, "token", "", "user token for the hub's token endpoints (default $HF_TOKEN)")
+	fs.StringVar(&cf.repoType, "type", "model", "repository type: model, dataset or space")
+	fs.StringVar(&cf.revision, "revision", "main", "branch (or, to read, a commit id)")
+	fs.StringVar(&cf.token, "token", "", "user token, hf_… (default $HF_TOKEN)")
 	fs.IntVar(&cf.retries, "retries", upload.DefaultRetries, "times a failed request (429, 5xx, a dropped connection) is tried again; 0: never")
 	fs.DurationVar(&cf.retryDelay, "retry-delay", upload.DefaultRetryDelay, "first wait before a retry; it doubles with each one, up to 30s")
+}
+
+// hubCommand parses the flags of a command that talks to a hub: the
+// client's, --json and --quiet, and those flags adds. It returns the
+// client, the output flags and the positional arguments.
+func hubCommand(e *env, name string, args []string, flags func(*flag.FlagSet)) (*upload.Client, outputFlags, []string, error) {
+	c := commands[name]
+	fs := newFlags(e, c)
+	var cf clientFlags
+	cf.register(fs)
+	var of outputFlags
+	of.register(fs)
+	if flags != nil {
+		flags(fs)
+	}
+	args, err := parseFlags(e, c, fs, args)
+	if err != nil {
+		return nil, of, nil, err
+	}
+	client, err := cf.client()
+	return client, of, args, err
 }
 
 func (cf *clientFlags) client() (*upload.Client, error) {
@@ -59,61 +83,170 @@ func (cf *clientFlags) client() (*upload.Client, error) {
 }
 
 func runUpload(e *env, args []string) error {
-	c := commands["upload"]
-	fs := newFlags(e, c)
-	var cf clientFlags
-	cf.register(fs)
-	concurrency := fs.Int("concurrency", 4, "xorb uploads in flight")
-	var of outputFlags
-	of.register(fs)
-	args, err := parseFlags(e, c, fs, args)
+	var concurrency int
+	var message, prefix string
+	var noCommit bool
+	client, of, args, err := hubCommand(e, "upload", args, func(fs *flag.FlagSet) {
+		fs.IntVar(&concurrency, "concurrency", 4, "xorb uploads in flight")
+		fs.StringVar(&message, "message", "", "commit title (default \"Upload with xetkit\")")
+		fs.StringVar(&prefix, "prefix", "", "folder in the repository the files go into, e.g. weights/")
+		fs.BoolVar(&noCommit, "no-commit", false, "only store the files in CAS: no commit, so no path in the repository finds them")
+	})
 	if err != nil {
 		return err
 	}
 	if len(args) == 0 {
-		return usagef("want at least one FILE (- for standard input)")
+		return usagef("want at least one FILE or DIR (- for standard input, with --no-commit)")
 	}
-	client, err := cf.client()
+	client.Concurrency = concurrency
+	files, err := repoFiles(e, args, prefix, noCommit)
 	if err != nil {
 		return err
 	}
-	client.Concurrency = *concurrency
-	stdinUsed := false
-	sources := make([]upload.Source, len(args))
-	for i, name := range args {
-		if name == "-" {
-			if stdinUsed {
-				return usagef("standard input (-) can be uploaded only once")
-			}
-			stdinUsed = true
-			sources[i] = upload.Source{Name: name, Size: -1, Open: func() (io.Reader, error) { return e.stdin, nil }}
-			continue
-		}
-		st, err := os.Stat(name)
-		if err != nil {
-			return err
-		}
-		if !st.Mode().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", name)
-		}
-		sources[i] = upload.Source{Name: name, Size: st.Size(), Open: func() (io.Reader, error) { return os.Open(name) }}
+	sources := make([]upload.Source, len(files))
+	for i, f := range files {
+		sources[i] = f.Source
 	}
 	m := of.meter(e, "upload")
 	client.OnProgress = uploadMeter(m, sources)
 	ctx, stop := interruptible()
 	defer stop()
-	results, err := client.UploadFiles(ctx, sources)
+	var results []upload.Result
+	var commit *upload.Committed
+	if noCommit {
+		results, err = client.UploadFiles(ctx, sources)
+	} else if commit, err = client.Commit(ctx, files, upload.CommitOptions{Message: message}); err == nil {
+		results = commit.Files
+	}
 	m.finish()
 	if err != nil {
 		return interrupted(ctx, err)
 	}
 	if of.json {
-		return printJSON(e.stdout, results)
+		out := struct {
+			Files  []uploadedFile `json:"files"`
+			Commit *commitJSON    `json:"commit"`
+		}{Files: []uploadedFile{}}
+		for _, r := range results {
+			out.Files = append(out.Files, uploadedJSON(r))
+		}
+		if commit != nil {
+			out.Commit = &commitJSON{commit.OID, commit.URL}
+		}
+		return printJSON(e.stdout, out)
 	}
 	for _, r := range results {
-		fmt.Fprintf(e.stdout, "%s %s %s\n", r.Hash, r.SHA256, r.Name)
+		u := uploadedJSON(r)
+		hash := "-" // committed inline: not in CAS
+		if u.Hash != nil {
+			hash = *u.Hash
+		}
+		fmt.Fprintf(e.stdout, "%s %s %s\n", hash, r.SHA256, r.Name)
+	}
+	if commit != nil {
+		fmt.Fprintf(e.stdout, "commit %s %s\n", commit.OID, commit.URL)
 	}
 	return nil
+}
+
+// uploadedFile is a file of upload --json.
+type uploadedFile struct {
+	Path         string  `json:"path"`
+	Size         int64   `json:"size"`
+	Hash         *string `json:"hash"` // null for a file committed inline
+	SHA256       string  `json:"sha256"`
+	NewBytes     int64   `json:"newBytes"`
+	DedupedBytes int64   `json:"dedupedBytes"`
+}
+
+type commitJSON struct {
+	OID string `json:"oid"`
+	URL string `json:"url"`
+}
+
+func uploadedJSON(r upload.Result) uploadedFile {
+	u := uploadedFile{Path: r.Name, Size: r.Size, SHA256: r.SHA256, NewBytes: r.NewBytes, DedupedBytes: r.DedupedBytes}
+	if !r.Inline {
+		h := r.Hash.String()
+		u.Hash = &h
+	}
+	return u
+}
+
+// repoFiles turns the FILE and DIR arguments into files at their paths in
+// the repository: a FILE at PREFIX + its base name, a DIR's regular files
+// at PREFIX + their path inside it.
+func repoFiles(e *env, args []string, prefix string, noCommit bool) ([]upload.RepoFile, error) {
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	var files []upload.RepoFile
+	add := func(path, name string, size int64) {
+		files = append(files, upload.RepoFile{Path: path, Source: upload.Source{Name: path, Size: size,
+			Open: func() (io.Reader, error) { return os.Open(name) }}})
+	}
+	stdinUsed := false
+	for _, name := range args {
+		if name == "-" {
+			if !noCommit {
+				return nil, usagef("standard input (-) has no name to commit it at: save it to a file, or use --no-commit")
+			}
+			if stdinUsed {
+				return nil, usagef("standard input (-) can be uploaded only once")
+			}
+			stdinUsed = true
+			files = append(files, upload.RepoFile{Path: "-", Source: upload.Source{Name: name, Size: -1, Open: func() (io.Reader, error) { return e.stdin, nil }}})
+			continue
+		}
+		st, err := os.Stat(name)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case st.Mode().IsRegular():
+			add(prefix+filepath.Base(name), name, st.Size())
+		case st.IsDir():
+			err := filepath.WalkDir(name, func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if d.IsDir() && d.Name() == ".git" {
+					return filepath.SkipDir
+				}
+				if !d.Type().IsRegular() {
+					return nil
+				}
+				info, err := d.Info()
+				if err != nil {
+					return err
+				}
+				rel, _ := filepath.Rel(name, p)
+				add(prefix+filepath.ToSlash(rel), p, info.Size())
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("%s is neither a regular file nor a folder", name)
+		}
+	}
+	if len(files) == 0 {
+		return nil, errors.New("the folders given hold no files")
+	}
+	if !noCommit {
+		seen := map[string]string{}
+		for _, f := range files {
+			if err := upload.CheckRepoPath(f.Path); err != nil {
+				return nil, err
+			}
+			if other, ok := seen[f.Path]; ok {
+				return nil, fmt.Errorf("two files would land at %s in the repository (%s and another): give them different names or prefixes", f.Path, other)
+			}
+			seen[f.Path] = f.Path
+		}
+	}
+	return files, nil
 }
 
 // uploadMeter feeds upload progress into m: bytes hashed (deduplicated

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
@@ -39,7 +40,7 @@ func TestUploadDownloadCLI(t *testing.T) {
 		}
 	}
 	hubArgs := []string{"--hub", url, "--repo", "alice/x", "--token", "tok"}
-	args := append([]string{"upload"}, hubArgs...)
+	args := append([]string{"upload", "--no-commit"}, hubArgs...)
 	for _, n := range []string{"a.bin", "b.bin", "empty"} {
 		args = append(args, filepath.Join(dir, n))
 	}
@@ -63,25 +64,83 @@ func TestUploadDownloadCLI(t *testing.T) {
 		}
 		// To a file, and to standard output.
 		dst := filepath.Join(dir, "out-"+filepath.Base(f[2]))
-		status, _, stderr = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), f[0], "-o", dst)...)
+		status, _, stderr = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), "--hash", f[0], "-o", dst)...)
 		got, _ := os.ReadFile(dst)
 		if status != 0 || !bytes.Equal(got, data) {
 			t.Errorf("download %s -o: status %d, stderr %q, %d bytes", f[2], status, stderr, len(got))
 		}
-		status, out, _ = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), f[0])...)
+		status, out, _ = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), "--hash", f[0])...)
 		if status != 0 || out != string(data) {
 			t.Errorf("download %s to stdout: status %d, %d bytes", f[2], status, len(out))
 		}
 	}
 	// A byte range; standard input as a source.
 	aHash := strings.Fields(lines[0])[0]
-	status, out, _ = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), aHash, "--bytes", "1000:2000")...)
+	status, out, _ = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), "--hash", aHash, "--bytes", "1000:2000")...)
 	if status != 0 || out != string(files["a.bin"][1000:2000]) {
 		t.Errorf("--bytes 1000:2000: status %d, %d bytes", status, len(out))
 	}
-	status, out, _ = runCLI(t, files["a.bin"], append(append([]string{"upload"}, hubArgs...), "-")...)
+	status, out, _ = runCLI(t, files["a.bin"], append(append([]string{"upload", "--no-commit"}, hubArgs...), "-")...)
 	if status != 0 || strings.Fields(out)[0] != aHash {
 		t.Errorf("upload from stdin: status %d, %q", status, out)
+	}
+}
+
+// upload commits files and folders at PREFIX + their names; ls lists them;
+// download finds them by path.
+func TestUploadCommitsCLI(t *testing.T) {
+	url := testHub(t)
+	dir := t.TempDir()
+	weights := make([]byte, 200<<10)
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range weights {
+		weights[i] = byte(r.Uint32())
+	}
+	os.MkdirAll(filepath.Join(dir, "tree", "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "tree", "sub", "w.bin"), weights, 0o644)
+	os.WriteFile(filepath.Join(dir, "tree", "notes.txt"), []byte("hello\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "single.bin"), weights, 0o644)
+	hubArgs := []string{"--hub", url, "--repo", "alice/models", "--type", "dataset", "--token", "tok"}
+	status, out, stderr := runCLI(t, nil, append(append([]string{"upload"}, hubArgs...),
+		"--prefix", "v1", "--message", "first upload", filepath.Join(dir, "tree"), filepath.Join(dir, "single.bin"))...)
+	if status != 0 {
+		t.Fatalf("upload: %d %s", status, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	paths := map[string]string{}
+	for _, l := range lines[:len(lines)-1] {
+		f := strings.Fields(l)
+		paths[f[2]] = f[0]
+	}
+	if len(paths) != 3 || paths["v1/sub/w.bin"] == "" || paths["v1/single.bin"] != paths["v1/sub/w.bin"] || paths["v1/notes.txt"] != "-" {
+		t.Fatalf("upload printed %q", out)
+	}
+	last := strings.Fields(lines[len(lines)-1])
+	if len(last) != 3 || last[0] != "commit" || len(last[1]) != 40 || !strings.Contains(last[2], "/datasets/alice/models/commit/"+last[1]) {
+		t.Fatalf("commit line %q", lines[len(lines)-1])
+	}
+	status, out, _ = runCLI(t, nil, append(append([]string{"ls"}, hubArgs...), "v1")...)
+	want := []string{"v1/notes.txt", "v1/single.bin", "v1/sub/w.bin"}
+	var listed []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(l)
+		listed = append(listed, f[2])
+		if f[2] != "v1/notes.txt" && (f[0] != fmt.Sprint(len(weights)) || f[1] != paths["v1/sub/w.bin"]) {
+			t.Errorf("ls line %q", l)
+		}
+	}
+	if status != 0 || strings.Join(listed, " ") != strings.Join(want, " ") {
+		t.Fatalf("ls: %d %q", status, out)
+	}
+	for path, data := range map[string][]byte{"v1/sub/w.bin": weights, "v1/notes.txt": []byte("hello\n")} {
+		status, out, stderr = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), path)...)
+		if status != 0 || out != string(data) {
+			t.Errorf("download %s: %d %q, %d bytes", path, status, stderr, len(out))
+		}
+	}
+	status, _, stderr = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), "v1/none")...)
+	if status != 1 || !strings.Contains(stderr, "not found") {
+		t.Errorf("missing path: %d %q", status, stderr)
 	}
 }
 
@@ -102,9 +161,13 @@ func TestUploadDownloadCLIMistakes(t *testing.T) {
 		{[]string{"upload", "--hub", url, "--repo", "a/b", "--tokn", "x", f}, 2, "did you mean --token"},
 		{[]string{"upload", "--hub", url, "--repo", "a/b", "--token", "wrong", f}, 1, "401"},
 		{[]string{"upload", "--hub", url, "--repo", "a/b", "--token", "tok", filepath.Join(dir, "missing")}, 1, "missing"},
-		{[]string{"download", "--hub", url, "--repo", "a/b", "--token", "tok", "xyz"}, 2, "HASH"},
-		{[]string{"download", "--hub", url, "--repo", "a/b", "--token", "tok", unknown}, 1, "not found"},
-		{[]string{"download", "--hub", url, "--repo", "a/b", "--token", "tok", unknown, "--bytes", "5"}, 2, "START:END"},
+		{[]string{"download", "--hub", url, "--repo", "a/b", "--token", "tok", "--hash", "xyz"}, 2, "--hash"},
+		{[]string{"download", "--hub", url, "--repo", "a/b", "--token", "tok", "--hash", unknown}, 1, "not found"},
+		{[]string{"download", "--hub", url, "--repo", "a/b", "--token", "tok", "--hash", unknown, "--bytes", "5"}, 2, "START:END"},
+		{[]string{"download", "--hub", url, "--repo", "a/b", "--token", "tok", "--hash", unknown, "x.bin"}, 2, "not both"},
+		{[]string{"upload", "--hub", url, "--repo", "a/b", "--token", "tok", "-"}, 2, "--no-commit"},
+		{[]string{"upload", "--hub", url, "--repo", "a/b", "--token", "tok", "--prefix", "../", f}, 1, `".."`},
+		{[]string{"upload", "--hub", url, "--repo", "a/b", "--token", "tok", f, f}, 1, "two files"},
 	} {
 		status, _, stderr := runCLI(t, nil, c.args...)
 		if status != c.status || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
@@ -113,7 +176,7 @@ func TestUploadDownloadCLIMistakes(t *testing.T) {
 	}
 	// A failed download leaves no output file.
 	out := filepath.Join(dir, "out")
-	runCLI(t, nil, "download", "--hub", url, "--repo", "a/b", "--token", "tok", unknown, "-o", out)
+	runCLI(t, nil, "download", "--hub", url, "--repo", "a/b", "--token", "tok", "--hash", unknown, "-o", out)
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("files left after a failed download: %v", entries)
 	}

@@ -13,15 +13,15 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, dirname, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { createHash, randomBytes } from "node:crypto";
 import * as esbuild from "esbuild";
+import { root, startServer } from "../../test/common.mjs";
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const hubSrc = join(root, "node_modules", "@huggingface", "hub", "src", "utils");
 const token = "hf_interop_user_token";
 const repo = "alice/interop";
@@ -78,24 +78,8 @@ before(async () => {
 	xetkit = join(work, "xetkit");
 	execFileSync("go", ["build", "-o", xetkit, "./cmd/xetkit"], { cwd: root, stdio: "inherit" });
 
-	// serve needs a page to serve; the hub is what this test talks to.
-	const page = join(work, "page");
-	mkdirSync(join(page, "web"), { recursive: true });
-	mkdirSync(join(page, "wasm"), { recursive: true });
-	writeFileSync(join(page, "web", "index.html"), "<!doctype html>");
-	writeFileSync(join(page, "wasm", "xetkit.wasm"), "");
-	server = spawn(xetkit, ["serve", "--addr", "127.0.0.1:0", "--data", join(work, "data"), "--token", token, "--root", page], {
-		stdio: ["ignore", "pipe", "inherit"],
-	});
-	hubURL = await new Promise((res, rej) => {
-		let buf = "";
-		server.stdout.on("data", (d) => {
-			buf += d;
-			const m = buf.match(/xetkit serve: (http:\/\/[^/\s]+)\//);
-			if (m) res(m[1]);
-		});
-		server.on("exit", (code) => rej(new Error(`xetkit serve exited with ${code}`)));
-	});
+	server = await startServer({ token, binary: xetkit });
+	hubURL = server.origin;
 
 	const bundle = await esbuild.build({
 		stdin: {
@@ -120,8 +104,8 @@ export { parseShardData } from ${JSON.stringify(join(hubSrc, "shardParser.ts"))}
 	}
 });
 
-after(() => {
-	server?.kill();
+after(async () => {
+	await server?.stop();
 	if (work) rmSync(work, { recursive: true, force: true });
 });
 
@@ -136,7 +120,7 @@ test("uploadShards → xetkit download gives the same bytes", async () => {
 		// hub checks that the hash matches the chunks the shard names.
 		f.xetHash = ev.xetHash;
 		const dst = join(work, `${name}.out`);
-		run(["download", "--hub", hubURL, "--repo", repo, "--token", token, ev.xetHash, "-o", dst]);
+		run(["download", "--hub", hubURL, "--repo", repo, "--token", token, "--hash", ev.xetHash, "-o", dst]);
 		assert.deepEqual(readFileSync(dst), Buffer.from(f.bytes), `${name}: downloaded bytes differ`);
 	}
 	const st = await stats();
@@ -195,13 +179,17 @@ test("xetkit's JS API in Node: its uploads come back from `xetkit download`, and
 	const xk = await load({ workers: 2 });
 	try {
 		const names = Object.keys(files);
-		const res = await xk.upload(names.map((name) => ({ name, data: new Blob([files[name].bytes]) })), { hub: hubURL, repo, token });
+		const { files: res } = await xk.upload(names.map((name) => ({ path: name, content: new Blob([files[name].bytes]) })), { hub: hubURL, repo, token });
 		for (const [i, name] of names.entries()) {
 			const f = files[name];
 			assert.equal(res[i].sha256, createHash("sha256").update(f.bytes).digest("hex"), name);
 			const dst = join(work, `${name}.xk`);
-			run(["download", "--hub", hubURL, "--repo", repo, "--token", token, res[i].fileHash, "-o", dst]);
-			assert.deepEqual(readFileSync(dst), Buffer.from(f.bytes), `${name}: xk.upload → xetkit download`);
+			if (res[i].hash !== null) { // null: a small text file, committed inline (not in CAS)
+				run(["download", "--hub", hubURL, "--repo", repo, "--token", token, "--hash", res[i].hash, "-o", dst]);
+				assert.deepEqual(readFileSync(dst), Buffer.from(f.bytes), `${name}: xk.upload → xetkit download`);
+			}
+			run(["download", "--hub", hubURL, "--repo", repo, "--token", token, name, "-o", dst]);
+			assert.deepEqual(readFileSync(dst), Buffer.from(f.bytes), `${name}: xk.upload → xetkit download by path`);
 			if (f.xetHash) {
 				const back = await xk.download(f.xetHash, { hub: hubURL, repo, token });
 				assert.deepEqual(Buffer.from(back), Buffer.from(f.bytes), `${name}: uploadShards → xk.download`);

@@ -50,7 +50,7 @@ test("downloads under faults on every kind of answer: right bytes or an error", 
     const cliRun = n % 3 === 0;
     if (cliRun) {
       const out = join(dir, `out${n}`);
-      const args = ["download", "--hub", faulty.url, "--repo", repo, "--token", token, "--quiet", "--retries", "3", "--retry-delay", "1ms", hashes[i], "-o", out];
+      const args = ["download", "--hub", faulty.url, "--repo", repo, "--token", token, "--quiet", "--retries", "3", "--retry-delay", "1ms", "--hash", hashes[i], "-o", out];
       if (ranged) args.push("--bytes", `${start}:${end}`);
       const r = spawnSync(bin, args, { encoding: "utf8" });
       if (r.status === 0) {

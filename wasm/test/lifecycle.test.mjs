@@ -28,13 +28,13 @@ test("a script awaiting an upload through a flaky hub prints its result and exit
   writeFileSync(script, `
 import { load } from ${JSON.stringify(moduleURL)};
 const xk = await load();
-const r = await xk.upload([{ name: "a.bin", data: new Uint8Array(200000).fill(7) }],
+const r = await xk.upload([{ path: "a.bin", content: new Uint8Array(200000).fill(0) }],
   { hub: ${JSON.stringify(server.url.replace(/\/$/, ""))}, repo: "alice/lifecycle", token: "hf_lifecycle", retryDelayMs: 1500 });
-console.log("uploaded " + r[0].fileHash);
+console.log("uploaded " + r.files[0].hash + " in commit " + r.commit.oid);
 `);
   const r = await run(script, 100_000);
   assert.equal(r.code, 0, `exit ${r.code}; stderr: ${r.stderr}`);
-  assert.match(r.stdout, /^uploaded [0-9a-f]{64}$/m);
+  assert.match(r.stdout, /^uploaded [0-9a-f]{64} in commit [0-9a-f]{40}$/m);
 });
 
 test("a script with nothing pending exits on its own", { timeout: 60_000 }, async (t) => {
@@ -62,7 +62,7 @@ test("aborting chunkAsync, processFile and upload rejects with AbortError", { ti
   for (const [what, run] of [
     ["chunkAsync", (signal) => xk.chunkAsync(big, { signal })],
     ["processFile", (signal) => xk.processFile(big, { signal })],
-    ["upload", (signal) => xk.upload([big], { hub: "http://127.0.0.1:9", repo: "a/b", signal })],
+    ["upload", (signal) => xk.upload([{ path: "big.bin", content: big }], { hub: "http://127.0.0.1:9", repo: "a/b", signal })],
   ]) {
     const done = new AbortController();
     done.abort(reason);

@@ -40,8 +40,8 @@ test("processFile gives byte for byte what upload sends", { timeout: 300_000 }, 
     const p = await xk.processFile(new Blob([bytes]), { ...options, onXorb: (x) => { xorbs.push(x); } });
     // A repository of its own per case: nothing is deduplicated against
     // an earlier case.
-    const [r] = await xk.upload([{ name, data: new Blob([bytes]) }], { ...options, hub: server.url, repo: `alice/pipeline-${i}`, token: "hf_pipeline" });
-    assert.equal(r.fileHash, p.fileHash, name);
+    const { files: [r] } = await xk.upload([{ path: name, content: new Blob([bytes]) }], { ...options, commit: false, hub: server.url, repo: `alice/pipeline-${i}`, token: "hf_pipeline" });
+    assert.equal(r.hash, p.fileHash, name);
     assert.equal(r.sha256, p.sha256, name);
     assert.ok(xorbs.length >= 1, name);
     made += xorbs.length;

@@ -2,7 +2,7 @@
 // xetkit.d.ts the way an application would, so a declaration that drifts
 // from the API breaks the build.
 import { load, XetkitError } from "../xetkit.js";
-import type { Chunk, FieldSpan, ParsedShard, ProcessedFile, SealedXorb, ShardFinding, ShardSpec, Xetkit, UploadProgress, UploadResult } from "../xetkit.js";
+import type { Chunk, FieldSpan, ParsedShard, ProcessedFile, SealedXorb, ShardFinding, ShardSpec, Xetkit, UploadProgress, UploadResult, UploadedFile, RepoEntry } from "../xetkit.js";
 
 async function main(): Promise<void> {
   const xk: Xetkit = await load({ workers: 2, wasmURL: new URL("../xetkit.wasm", import.meta.url) });
@@ -93,14 +93,19 @@ void main();
 // upload and download (wasm/upload.go)
 async function transfer(xk: Xetkit, file: File): Promise<void> {
   const ac = new AbortController();
-  const up: UploadResult[] = await xk.upload([file, new Blob(["x"]), new Uint8Array(3), { name: "a.bin", data: new Uint8Array(1) }], {
+  const up: UploadResult = await xk.upload([file, { path: "data/a.bin", content: new Uint8Array(1) }, { path: "notes.txt", content: "hi" }], {
     repo: "alice/data", repoType: "dataset", token: "hf_x", hub: "http://127.0.0.1:8080", signal: ac.signal,
+    commit: { message: "add files" }, prefix: "v1/",
     onProgress: (p: UploadProgress) => console.log(p.file, p.index, p.read, p.hashed, p.deduped, p.uploaded, p.total, p.done),
   });
-  const r: UploadResult = up[0];
-  const bytes: Uint8Array = await xk.download(r.fileHash, { repo: "alice/data", range: { start: 0, end: 10 } });
-  const blob: Blob = await xk.download(r.fileHash, { repo: "alice/data", as: "blob", onProgress: (p) => console.log(p.written) });
-  console.log(r.name, r.size, r.sha256, r.dedupedBytes, r.uploadedBytes, bytes.length, blob.size);
+  const cas: UploadResult = await xk.upload([new Blob(["x"]), new Uint8Array(3)], { repo: "alice/data", commit: false });
+  const f: UploadedFile = up.files[0];
+  const oid: string | undefined = up.commit?.oid;
+  const hash: string | null = cas.files[0].hash;
+  const bytes: Uint8Array = await xk.download({ path: f.path }, { repo: "alice/data", repoType: "dataset", range: { start: 0, end: 10 } });
+  const blob: Blob = await xk.download(hash ?? "", { repo: "alice/data", as: "blob", onProgress: (p) => console.log(p.written) });
+  const entries: RepoEntry[] = await xk.listFiles({ repo: "alice/data", repoType: "dataset", path: "v1", recursive: false });
+  console.log(f.path, f.size, f.sha256, f.dedupedBytes, f.uploadedBytes, oid, bytes.length, blob.size, entries[0]?.xetHash, entries[0]?.lfs?.oid);
 }
 void transfer;
 

@@ -1,0 +1,930 @@
+package hub
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// The Hub endpoints of shared/reference/hub-api.md, as @huggingface/hub
+// and huggingface_hub call them.
+
+// Error codes a Hub client branches on (the X-Error-Code header).
+const (
+	codeRepoNotFound     = "RepoNotFound"
+	codeRevisionNotFound = "RevisionNotFound"
+	codeEntryNotFound    = "EntryNotFound"
+)
+
+// MaxCommitSize bounds a commit request's body (inline files travel in it).
+const MaxCommitSize = 256 << 20
+
+// regularLimit: a text file smaller than this is committed inline
+// ("regular"); larger or binary files go through Xet ("lfs"), as on the
+// Hugging Face Hub.
+const regularLimit = 10 << 20
+
+// failCode answers an error with the X-Error-Code a Hub client reads.
+func (h *Hub) failCode(w http.ResponseWriter, status int, code, format string, args ...any) {
+	w.Header().Set("X-Error-Code", code)
+	h.fail(w, status, format, args...)
+}
+
+// failMiss answers errNoRepo, errNoRevision or errNoEntry with their 404
+// and code, and anything else as a store failure.
+func (h *Hub) failMiss(w http.ResponseWriter, id repoID, what string, err error) {
+	switch {
+	case errors.Is(err, errNoRepo):
+		h.failCode(w, http.StatusNotFound, codeRepoNotFound, "%s repository %s not found", id.typ, id.id())
+	case errors.Is(err, errNoRevision):
+		h.failCode(w, http.StatusNotFound, codeRevisionNotFound, "%s: revision not found in %s %s", what, id.typ, id.id())
+	case errors.Is(err, errNoEntry):
+		h.failCode(w, http.StatusNotFound, codeEntryNotFound, "%s: no such file in %s %s", what, id.typ, id.id())
+	default:
+		h.failStore(w, what, err)
+	}
+}
+
+// hubUser checks the user token of a Hub request: the scope it grants (0
+// for a request without one). A token that is present but wrong is
+// answered 401 here and ok is false.
+func (h *Hub) hubUser(w http.ResponseWriter, r *http.Request) (s scope, ok bool) {
+	if _, present := bearer(r); !present && h.cfg.UserToken != "" {
+		return 0, true
+	}
+	s, msg := h.userScope(r)
+	if s == 0 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-hub"`)
+		h.fail(w, http.StatusUnauthorized, "%s", msg)
+		return 0, false
+	}
+	return s, true
+}
+
+// writer checks that r carries a user token that may write.
+func (h *Hub) writer(w http.ResponseWriter, r *http.Request) bool {
+	s, ok := h.hubUser(w, r)
+	switch {
+	case !ok:
+		return false
+	case s == 0:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-hub"`)
+		h.fail(w, http.StatusUnauthorized, "missing Authorization: Bearer <user token> (the --token of xetkit serve); this request writes")
+		return false
+	case s < scopeWrite:
+		h.fail(w, http.StatusForbidden, "this user token is read-only; writing needs the write token")
+		return false
+	}
+	return true
+}
+
+// reader loads a repo that r may read: any user token reads every repo,
+// a request without one only public repos (a private one answers as if
+// missing, as the Hugging Face Hub does).
+func (h *Hub) reader(w http.ResponseWriter, r *http.Request, id repoID) (*repoState, bool) {
+	s, ok := h.hubUser(w, r)
+	if !ok {
+		return nil, false
+	}
+	st, err := h.store.loadRepo(id)
+	if err == nil && st.Private && s == 0 {
+		err = errNoRepo
+	}
+	if err != nil {
+		if errors.Is(err, errNoRepo) && s == 0 {
+			h.failCode(w, http.StatusUnauthorized, codeRepoNotFound, "%s repository %s not found (or private: pass a user token)", id.typ, id.id())
+			return nil, false
+		}
+		h.failMiss(w, id, "repository", err)
+		return nil, false
+	}
+	return st, true
+}
+
+// apiRepo reads the repo of an /api/{type}s/{ns}/{name}/… route, or
+// answers 400.
+func (h *Hub) apiRepo(w http.ResponseWriter, r *http.Request) (repoID, bool) {
+	typ := r.PathValue("type")
+	if _, ok := repoTypeOf(typ); !ok || !strings.HasSuffix(typ, "s") {
+		h.fail(w, http.StatusNotFound, "no such endpoint %s: unknown repository type %q (want models, datasets or spaces)", r.URL.Path, typ)
+		return repoID{}, false
+	}
+	id, err := parseRepoID(typ, r.PathValue("ns"), r.PathValue("name"))
+	if err != nil {
+		h.fail(w, http.StatusBadRequest, "%v", err)
+		return repoID{}, false
+	}
+	return id, true
+}
+
+// revision is a repo being read at one commit.
+type revision struct {
+	id  repoID
+	st  *repoState
+	cid string // the commit id
+	c   *commitObj
+}
+
+// readAt loads repo id for reading at rev (a branch or a commit id), or
+// answers the error.
+func (h *Hub) readAt(w http.ResponseWriter, r *http.Request, id repoID, rev string) (*revision, bool) {
+	st, ok := h.reader(w, r, id)
+	if !ok {
+		return nil, false
+	}
+	cid, c, err := h.resolveRev(st, id, rev)
+	if err != nil {
+		h.failMiss(w, id, "revision "+rev, err)
+		return nil, false
+	}
+	return &revision{id, st, cid, c}, true
+}
+
+// apiRevision reads the repo and revision of an /api/{type}s/{ns}/{name}/…
+// route ({rev}; "main" when the route has none).
+func (h *Hub) apiRevision(w http.ResponseWriter, r *http.Request) (*revision, bool) {
+	id, ok := h.apiRepo(w, r)
+	if !ok {
+		return nil, false
+	}
+	rev := r.PathValue("rev")
+	if rev == "" {
+		rev = "main"
+	}
+	return h.readAt(w, r, id, rev)
+}
+
+// resolveRev finds the commit a revision names: a branch, or a commit id
+// of this repo.
+func (h *Hub) resolveRev(st *repoState, id repoID, rev string) (string, *commitObj, error) {
+	if rev == "HEAD" {
+		rev = "main" // the default branch
+	}
+	cid, ok := st.Branches[rev]
+	if !ok {
+		cid = rev
+	}
+	c, err := h.commit(cid)
+	if err == nil && c.Repo != id.key() {
+		err = errNoRevision
+	}
+	return cid, c, err
+}
+
+// commit reads a commit, through a cache: commits never change.
+func (h *Hub) commit(id string) (*commitObj, error) {
+	h.commitsMu.Lock()
+	c := h.commits[id]
+	h.commitsMu.Unlock()
+	if c != nil {
+		return c, nil
+	}
+	c, err := h.store.loadCommit(id)
+	if err != nil {
+		return nil, err
+	}
+	h.commitsMu.Lock()
+	if len(h.commits) > 4096 {
+		clear(h.commits)
+	}
+	h.commits[id] = c
+	h.commitsMu.Unlock()
+	return c, nil
+}
+
+// baseURL is the hub's own origin as the client reached it.
+func (h *Hub) baseURL(r *http.Request) string { return h.casURL(r) }
+
+// handleWhoAmI answers GET /api/whoami-v2 for the hub's one user.
+func (h *Hub) handleWhoAmI(w http.ResponseWriter, r *http.Request) {
+	s, ok := h.hubUser(w, r)
+	if !ok {
+		return
+	}
+	if s == 0 {
+		h.fail(w, http.StatusUnauthorized, "whoami needs Authorization: Bearer <user token>")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"type": "user", "id": "local", "name": "local", "fullname": "xetkit local hub user",
+		"isPro": false, "canPay": false, "emailVerified": false, "orgs": []any{},
+		"auth": map[string]any{"type": "access_token", "accessToken": map[string]any{
+			"displayName": "xetkit serve --token", "role": s.String(), "createdAt": h.started.Format(time.RFC3339),
+		}},
+	})
+}
+
+// repoRequest is the body of POST /api/repos/create and DELETE /api/repos/delete.
+type repoRequest struct {
+	Name         string `json:"name"`
+	Organization string `json:"organization"`
+	Type         string `json:"type"`
+	Private      *bool  `json:"private"`
+	Visibility   string `json:"visibility"`
+	Files        []struct {
+		Path     string `json:"path"`
+		Content  string `json:"content"`
+		Encoding string `json:"encoding"`
+	} `json:"files"`
+}
+
+// readRepoRequest checks that the caller may write, then reads and checks
+// a create or delete body.
+func (h *Hub) readRepoRequest(w http.ResponseWriter, r *http.Request) (repoRequest, repoID, bool) {
+	var req repoRequest
+	if !h.writer(w, r) {
+		return req, repoID{}, false
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, MaxCommitSize)).Decode(&req); err != nil {
+		h.fail(w, http.StatusBadRequest, "malformed JSON body: %v", err)
+		return req, repoID{}, false
+	}
+	ns, name := req.Organization, req.Name
+	if ns == "" {
+		ns, name, _ = strings.Cut(req.Name, "/")
+	}
+	if req.Type == "" {
+		req.Type = "model"
+	}
+	id, err := parseRepoID(req.Type, ns, name)
+	if err != nil {
+		h.fail(w, http.StatusBadRequest, "%v", err)
+		return req, repoID{}, false
+	}
+	return req, id, true
+}
+
+// handleCreateRepo answers POST /api/repos/create: 409 if the repo exists.
+func (h *Hub) handleCreateRepo(w http.ResponseWriter, r *http.Request) {
+	req, id, ok := h.readRepoRequest(w, r)
+	if !ok {
+		return
+	}
+	var ops []commitOp
+	for _, f := range req.Files {
+		op, err := inlineOp(f.Path, f.Content, f.Encoding)
+		if err != nil {
+			h.fail(w, http.StatusBadRequest, "files: %v", err)
+			return
+		}
+		ops = append(ops, op)
+	}
+	private := req.Visibility == "private" || (req.Private != nil && *req.Private)
+	h.repoMu.Lock()
+	defer h.repoMu.Unlock()
+	if _, err := h.store.loadRepo(id); err == nil {
+		h.fail(w, http.StatusConflict, "You already created this %s repo: %s", id.typ, id.id())
+		return
+	} else if !errors.Is(err, errNoRepo) {
+		h.failStore(w, "repository", err)
+		return
+	}
+	if _, err := h.createRepo(id, private, ops); err != nil {
+		var oe *opError
+		if errors.As(err, &oe) {
+			h.fail(w, http.StatusBadRequest, "create repository: %v", err)
+		} else {
+			h.failStore(w, "create repository", err)
+		}
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"url": h.baseURL(r) + "/" + id.webPrefix(), "name": id.id(), "id": id.id()})
+}
+
+// createRepo writes a new repo whose main branch holds one commit with
+// ops applied to an empty tree. The caller holds repoMu.
+func (h *Hub) createRepo(id repoID, private bool, ops []commitOp) (*repoState, error) {
+	st := &repoState{Type: id.typ, ID: id.id(), Private: private, Created: h.now().UTC(), Branches: map[string]string{}}
+	t := tree{}
+	for _, op := range ops {
+		if err := h.apply(t, op); err != nil {
+			return nil, err
+		}
+	}
+	if err := t.conflict(); err != nil {
+		return nil, &opError{"files", err}
+	}
+	if err := h.storeBlobs(ops); err != nil {
+		return nil, err
+	}
+	cid, err := h.store.putCommit(&commitObj{Repo: id.key(), Title: "initial commit", Date: h.now().UTC(), Files: t.sorted()})
+	if err != nil {
+		return nil, err
+	}
+	st.Branches["main"] = cid
+	return st, h.store.saveRepo(id, st)
+}
+
+// handleDeleteRepo answers DELETE /api/repos/delete.
+func (h *Hub) handleDeleteRepo(w http.ResponseWriter, r *http.Request) {
+	_, id, ok := h.readRepoRequest(w, r)
+	if !ok {
+		return
+	}
+	h.repoMu.Lock()
+	defer h.repoMu.Unlock()
+	if _, err := h.store.loadRepo(id); err != nil {
+		h.failMiss(w, id, "repository", err)
+		return
+	}
+	if err := h.store.removeRepo(id); err != nil {
+		h.failStore(w, "delete repository", err)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// handleRepoInfo answers GET /api/{type}s/{ns}/{name} and …/revision/{rev}.
+func (h *Hub) handleRepoInfo(w http.ResponseWriter, r *http.Request) {
+	rv, ok := h.apiRevision(w, r)
+	if !ok {
+		return
+	}
+	id, st, cid, c := rv.id, rv.st, rv.cid, rv.c
+	siblings := make([]map[string]any, 0, len(c.Files))
+	for _, f := range c.Files {
+		siblings = append(siblings, map[string]any{"rfilename": f.Path, "size": f.Size})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"_id": id.key(), "id": id.id(), "author": id.ns, "sha": cid, "private": st.Private,
+		"gated": false, "disabled": false, "downloads": 0, "likes": 0, "tags": []string{},
+		"createdAt": st.Created.Format(time.RFC3339), "lastModified": c.Date.Format(time.RFC3339),
+		"siblings": siblings,
+	})
+}
+
+// handleToken answers GET /api/{type}s/{ns}/{name}/xet-{read|write}-token/{rev}
+// with {accessToken, exp, casUrl}, and the same in X-Xet-* headers for
+// older clients. A write token for a repo that does not exist creates it
+// (a development convenience of the local hub).
+func (h *Hub) handleToken(want scope) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { h.token(w, r, want) }
+}
+
+func (h *Hub) token(w http.ResponseWriter, r *http.Request, want scope) {
+	id, ok := h.apiRepo(w, r)
+	if !ok {
+		return
+	}
+	if want == scopeWrite {
+		if !h.writer(w, r) || !h.ensureRepo(w, id) {
+			return
+		}
+	} else if _, ok := h.reader(w, r, id); !ok {
+		return
+	}
+	exp, tok := h.casToken(want, id)
+	w.Header().Set("Cache-Control", "no-store")
+	h.xetHeaders(w, r, tok, exp)
+	writeJSON(w, http.StatusOK, struct {
+		AccessToken string `json:"accessToken"`
+		Exp         int64  `json:"exp"`
+		CasURL      string `json:"casUrl"`
+	}{tok, exp, h.casURL(r)})
+}
+
+// casToken issues a CAS token of scope s for repo id.
+func (h *Hub) casToken(s scope, id repoID) (exp int64, tok string) {
+	exp = h.now().Add(h.cfg.TokenTTL).Unix()
+	h.stats.tokensIssued.Add(1)
+	return exp, h.issueToken(tokenClaims{scope: s, repo: id.key(), exp: exp})
+}
+
+// xetHeaders sets the X-Xet-* headers that carry a CAS token.
+func (h *Hub) xetHeaders(w http.ResponseWriter, r *http.Request, tok string, exp int64) {
+	hd := w.Header()
+	hd.Set("X-Xet-Access-Token", tok)
+	hd.Set("X-Xet-Cas-Url", h.casURL(r))
+	hd.Set("X-Xet-Token-Expiration", fmt.Sprint(exp))
+}
+
+// ensureRepo creates repo id if it does not exist (public, with an empty
+// main branch); it answers the error itself.
+func (h *Hub) ensureRepo(w http.ResponseWriter, id repoID) bool {
+	h.repoMu.Lock()
+	defer h.repoMu.Unlock()
+	_, err := h.store.loadRepo(id)
+	if errors.Is(err, errNoRepo) {
+		_, err = h.createRepo(id, false, nil)
+	}
+	if err != nil {
+		h.failStore(w, "repository", err)
+		return false
+	}
+	return true
+}
+
+// preuploadFile is one file of a preupload request.
+type preuploadFile struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	Sample string `json:"sample"`
+}
+
+// handlePreupload answers POST /api/{type}s/{ns}/{name}/preupload/{rev}:
+// which files go inline ("regular") and which through Xet ("lfs").
+func (h *Hub) handlePreupload(w http.ResponseWriter, r *http.Request) {
+	id, ok := h.apiRepo(w, r)
+	if !ok || !h.writer(w, r) {
+		return
+	}
+	var req struct {
+		Files []preuploadFile `json:"files"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 16<<20)).Decode(&req); err != nil {
+		h.fail(w, http.StatusBadRequest, "malformed preupload body: %v", err)
+		return
+	}
+	if len(req.Files) > 1000 {
+		h.fail(w, http.StatusBadRequest, "%d files in one preupload call; at most 1000", len(req.Files))
+		return
+	}
+	type answer struct {
+		Path         string `json:"path"`
+		UploadMode   string `json:"uploadMode"`
+		ShouldIgnore bool   `json:"shouldIgnore"`
+	}
+	out := make([]answer, 0, len(req.Files))
+	for _, f := range req.Files {
+		if err := checkRepoPath(f.Path); err != nil {
+			h.fail(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+		sample, err := base64.StdEncoding.DecodeString(f.Sample)
+		if err != nil {
+			h.fail(w, http.StatusBadRequest, "%s: sample is not base64: %v", f.Path, err)
+			return
+		}
+		mode := "regular"
+		if f.Size >= regularLimit || binary(sample) {
+			mode = "lfs"
+		}
+		out = append(out, answer{Path: f.Path, UploadMode: mode})
+	}
+	_ = id
+	writeJSON(w, http.StatusOK, map[string]any{"files": out, "commitOid": nil})
+}
+
+// binary judges a file by its first bytes, as git does (a NUL byte) and
+// more strictly: text must be UTF-8 (a character cut at the end of the
+// sample aside).
+func binary(sample []byte) bool {
+	if bytes.IndexByte(sample, 0) >= 0 {
+		return true
+	}
+	for cut := 0; cut < utf8.UTFMax && len(sample) > 0; cut++ {
+		if utf8.Valid(sample) {
+			return false
+		}
+		sample = sample[:len(sample)-1]
+	}
+	return !utf8.Valid(sample)
+}
+
+// handleLFSBatch answers the git LFS batch call of an upload: objects
+// already stored need no action; the others get the xet transfer, whose
+// href is the write-token route.
+func (h *Hub) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repoID) {
+	if !h.writer(w, r) || !h.ensureRepo(w, id) {
+		return
+	}
+	var req struct {
+		Operation string   `json:"operation"`
+		Transfers []string `json:"transfers"`
+		Objects   []struct {
+			OID  string `json:"oid"`
+			Size int64  `json:"size"`
+		} `json:"objects"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 16<<20)).Decode(&req); err != nil {
+		h.fail(w, http.StatusBadRequest, "malformed LFS batch body: %v", err)
+		return
+	}
+	if req.Operation != "upload" {
+		h.fail(w, http.StatusBadRequest, "LFS batch operation %q: this hub takes uploads only (download files through /resolve/)", req.Operation)
+		return
+	}
+	xet := false
+	for _, t := range req.Transfers {
+		xet = xet || t == "xet"
+	}
+	if !xet {
+		h.fail(w, http.StatusUnprocessableEntity, "this hub stores files with the xet transfer only; the request offers %q", req.Transfers)
+		return
+	}
+	exp, tok := h.casToken(scopeWrite, id)
+	href := fmt.Sprintf("%s/api/%ss/%s/xet-write-token/main", h.baseURL(r), id.typ, id.id())
+	type action struct {
+		Href   string            `json:"href"`
+		Header map[string]string `json:"header"`
+	}
+	type object struct {
+		OID     string            `json:"oid"`
+		Size    int64             `json:"size"`
+		Actions map[string]action `json:"actions,omitempty"`
+		Error   *map[string]any   `json:"error,omitempty"`
+	}
+	out := make([]object, 0, len(req.Objects))
+	for _, o := range req.Objects {
+		ob := object{OID: o.OID, Size: o.Size}
+		if _, err := h.fileBySHA(o.OID, o.Size); err != nil {
+			ob.Actions = map[string]action{"upload": {Href: href, Header: map[string]string{
+				"X-Xet-Cas-Url": h.casURL(r), "X-Xet-Access-Token": tok, "X-Xet-Token-Expiration": fmt.Sprint(exp),
+			}}}
+		}
+		out = append(out, ob)
+	}
+	w.Header().Set("Content-Type", "application/vnd.git-lfs+json")
+	b, _ := json.Marshal(map[string]any{"transfer": "xet", "objects": out})
+	w.WriteHeader(http.StatusOK)
+	w.Write(append(b, '\n'))
+}
+
+// fileBySHA finds the uploaded xet file whose content has SHA-256 oid (hex)
+// and the given size.
+func (h *Hub) fileBySHA(oid string, size int64) (xethash.Hash, error) {
+	sha, err := xethash.Parse(oid)
+	if err != nil || sha.String() != oid {
+		return xethash.Hash{}, fmt.Errorf("oid %q is not a SHA-256 in lowercase hex", oid)
+	}
+	h.mu.RLock()
+	f, ok := h.idx.bySHA[sha]
+	var meta *fileMeta
+	if ok {
+		meta = h.idx.files[f]
+	}
+	h.mu.RUnlock()
+	if !ok || meta == nil {
+		return xethash.Hash{}, fmt.Errorf("no file with SHA-256 %s was uploaded (upload it through Xet first)", oid)
+	}
+	if int64(meta.size) != size {
+		return xethash.Hash{}, fmt.Errorf("the file with SHA-256 %s has %d bytes, not %d", oid, meta.size, size)
+	}
+	return f, nil
+}
+
+// commitOp is one operation of a commit, checked.
+type commitOp struct {
+	kind    string // "lfsFile", "file", "deletedFile", "deletedFolder"
+	path    string
+	sha     string // lfsFile
+	size    int64  // lfsFile
+	content []byte // file
+}
+
+// inlineOp checks a regular file given inline.
+func inlineOp(p, content, encoding string) (commitOp, error) {
+	if err := checkRepoPath(p); err != nil {
+		return commitOp{}, err
+	}
+	var b []byte
+	switch encoding {
+	case "base64":
+		var err error
+		if b, err = base64.StdEncoding.DecodeString(content); err != nil {
+			return commitOp{}, fmt.Errorf("%s: content is not base64: %v", p, err)
+		}
+	case "", "utf-8":
+		b = []byte(content)
+	default:
+		return commitOp{}, fmt.Errorf("%s: unknown encoding %q (want base64)", p, encoding)
+	}
+	return commitOp{kind: "file", path: p, content: b}, nil
+}
+
+// commitHeader is the first line of a commit.
+type commitHeader struct {
+	Summary      string `json:"summary"`
+	Description  string `json:"description"`
+	ParentCommit string `json:"parentCommit"`
+}
+
+// readCommit parses an NDJSON commit body: a header, then operations.
+func readCommit(body io.Reader) (commitHeader, []commitOp, error) {
+	var hdr commitHeader
+	var ops []commitOp
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64<<10), MaxCommitSize)
+	line := 0
+	seenHeader := false
+	for sc.Scan() {
+		line++
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var rec struct {
+			Key   string          `json:"key"`
+			Value json.RawMessage `json:"value"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return hdr, nil, fmt.Errorf("line %d: not a JSON object: %v", line, err)
+		}
+		var v struct {
+			Path     string `json:"path"`
+			Algo     string `json:"algo"`
+			OID      string `json:"oid"`
+			Size     int64  `json:"size"`
+			Content  string `json:"content"`
+			Encoding string `json:"encoding"`
+		}
+		if rec.Key == "header" {
+			if seenHeader {
+				return hdr, nil, fmt.Errorf("line %d: a second header", line)
+			}
+			seenHeader = true
+			if err := json.Unmarshal(rec.Value, &hdr); err != nil {
+				return hdr, nil, fmt.Errorf("line %d: header: %v", line, err)
+			}
+			continue
+		}
+		if !seenHeader {
+			return hdr, nil, fmt.Errorf("line %d: %q before the header", line, rec.Key)
+		}
+		if err := json.Unmarshal(rec.Value, &v); err != nil {
+			return hdr, nil, fmt.Errorf("line %d: %s: %v", line, rec.Key, err)
+		}
+		p := strings.TrimSuffix(v.Path, "/")
+		if rec.Key == "file" {
+			op, err := inlineOp(v.Path, v.Content, v.Encoding)
+			if err != nil {
+				return hdr, nil, fmt.Errorf("line %d: %v", line, err)
+			}
+			ops = append(ops, op)
+			continue
+		}
+		if err := checkRepoPath(p); err != nil {
+			return hdr, nil, fmt.Errorf("line %d: %v", line, err)
+		}
+		switch rec.Key {
+		case "lfsFile":
+			if v.Algo != "" && v.Algo != "sha256" {
+				return hdr, nil, fmt.Errorf("line %d: %s: algo %q (want sha256)", line, p, v.Algo)
+			}
+			ops = append(ops, commitOp{kind: rec.Key, path: p, sha: v.OID, size: v.Size})
+		case "deletedFile", "deletedFolder":
+			ops = append(ops, commitOp{kind: rec.Key, path: p})
+		default:
+			return hdr, nil, fmt.Errorf("line %d: unknown operation %q (want lfsFile, file, deletedFile or deletedFolder)", line, rec.Key)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return hdr, nil, fmt.Errorf("line %d: %v", line+1, err)
+	}
+	if !seenHeader {
+		return hdr, nil, errors.New("no header line")
+	}
+	return hdr, ops, nil
+}
+
+// apply applies one operation to t. An lfsFile must name an uploaded file.
+// A regular file's bytes are not stored here: see storeBlobs.
+func (h *Hub) apply(t tree, op commitOp) error {
+	switch op.kind {
+	case "lfsFile":
+		f, err := h.fileBySHA(op.sha, op.size)
+		if err != nil {
+			return &opError{op.path, err}
+		}
+		t[op.path] = xetEntry(op.path, op.size, op.sha, f)
+	case "file":
+		t[op.path] = regularEntry(op.path, op.content)
+	case "deletedFile":
+		if _, ok := t[op.path]; !ok {
+			return &opError{op.path, errNoEntry}
+		}
+		delete(t, op.path)
+	case "deletedFolder":
+		n := 0
+		for p := range t {
+			if strings.HasPrefix(p, op.path+"/") {
+				delete(t, p)
+				n++
+			}
+		}
+		if n == 0 {
+			return &opError{op.path, errNoEntry}
+		}
+	}
+	return nil
+}
+
+// storeBlobs stores the bytes of the regular files among ops, once the
+// commit is known to be whole and before it is written: a refused commit
+// writes nothing, and a written commit never lacks a blob.
+func (h *Hub) storeBlobs(ops []commitOp) error {
+	for _, op := range ops {
+		if op.kind == "file" {
+			e := regularEntry(op.path, op.content)
+			if _, err := h.store.put(kindBlob, e.SHA256, op.content); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// opError is a commit operation the hub refuses.
+type opError struct {
+	path string
+	err  error
+}
+
+func (e *opError) Error() string { return e.path + ": " + e.err.Error() }
+func (e *opError) Unwrap() error { return e.err }
+
+// handleCommit answers POST /api/{type}s/{ns}/{name}/commit/{rev}. The
+// branch moves from the head the commit was built on to the new commit
+// under repoMu, so of two commits naming the same parentCommit one wins
+// and the other gets 412; commits without one apply to the newest head.
+func (h *Hub) handleCommit(w http.ResponseWriter, r *http.Request) {
+	id, ok := h.apiRepo(w, r)
+	if !ok || !h.writer(w, r) {
+		return
+	}
+	if r.URL.Query().Get("create_pr") != "" {
+		h.fail(w, http.StatusBadRequest, "this hub has no pull requests: commit to a branch")
+		return
+	}
+	branch := r.PathValue("rev")
+	hdr, ops, err := readCommit(http.MaxBytesReader(w, r.Body, MaxCommitSize))
+	if err != nil {
+		h.fail(w, http.StatusBadRequest, "malformed commit: %v", err)
+		return
+	}
+	if hdr.Summary == "" {
+		hdr.Summary = "Upload with xetkit"
+	}
+	h.repoMu.Lock()
+	defer h.repoMu.Unlock()
+	st, err := h.store.loadRepo(id)
+	if errors.Is(err, errNoRepo) {
+		st, err = h.createRepo(id, false, nil) // the local hub's convenience: see serve --help
+	}
+	if err != nil {
+		h.failStore(w, "repository", err)
+		return
+	}
+	head, ok := st.Branches[branch]
+	if !ok {
+		h.failCode(w, http.StatusNotFound, codeRevisionNotFound, "branch %q not found in %s %s (commits go to an existing branch)", branch, id.typ, id.id())
+		return
+	}
+	if hdr.ParentCommit != "" && hdr.ParentCommit != head {
+		h.fail(w, http.StatusPreconditionFailed, "parentCommit %s is not the head of %s (%s): someone committed since; fetch the new head and retry", hdr.ParentCommit, branch, head)
+		return
+	}
+	parent, err := h.commit(head)
+	if err != nil {
+		h.failStore(w, "head commit", err)
+		return
+	}
+	t := parent.tree()
+	for _, op := range ops {
+		if err := h.apply(t, op); err != nil {
+			var oe *opError
+			switch {
+			case errors.Is(err, errNoEntry):
+				h.failCode(w, http.StatusNotFound, codeEntryNotFound, "commit: %v", err)
+			case errors.As(err, &oe):
+				h.fail(w, http.StatusBadRequest, "commit: %v", err)
+			default:
+				h.failStore(w, "commit", err)
+			}
+			return
+		}
+	}
+	if err := t.conflict(); err != nil {
+		h.fail(w, http.StatusBadRequest, "commit: %v", err)
+		return
+	}
+	c := &commitObj{Repo: id.key(), Parent: head, Title: hdr.Summary, Message: hdr.Description, Date: h.now().UTC(), Files: t.sorted()}
+	err = h.storeBlobs(ops)
+	var cid string
+	if err == nil {
+		cid, err = h.store.putCommit(c)
+	}
+	if err == nil {
+		st.Branches[branch] = cid
+		err = h.store.saveRepo(id, st)
+	}
+	if err == nil {
+		err = h.grantCommitted(id, t)
+	}
+	if err != nil {
+		h.failStore(w, "commit", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"success": true, "commitOid": cid, "commitUrl": h.baseURL(r) + "/" + id.webPrefix() + "/commit/" + cid,
+		"hookOutput": "",
+	})
+}
+
+// grantCommitted lets the repo's CAS tokens read every xet file of its tree,
+// and records that (so it survives a restart) for files it did not upload.
+func (h *Hub) grantCommitted(id repoID, t tree) error {
+	for _, e := range t {
+		if e.Xet == "" {
+			continue
+		}
+		f, err := xethash.Parse(e.Xet)
+		if err != nil {
+			return err
+		}
+		h.mu.RLock()
+		has := h.idx.readable(id.key(), f)
+		h.mu.RUnlock()
+		if has {
+			continue
+		}
+		name := grantFilePrefix + f.String()
+		if _, err := h.store.put(kindGrant, grantName(id.key(), name), []byte(id.key()+"\n"+name)); err != nil {
+			return err
+		}
+		h.mu.Lock()
+		h.idx.grantFile(id.key(), f)
+		h.mu.Unlock()
+	}
+	return nil
+}
+
+// webRoute is a request to a web-style path: /{ns}/{name}/resolve/{rev}/{path}
+// (or raw; datasets/ and spaces/ in front for those types) and the LFS
+// batch route /{ns}/{name}.git/info/lfs/objects/batch.
+type webRoute struct {
+	repo      repoID
+	kind      string // "resolve" or "lfs"
+	rev, path string
+}
+
+// parseWebRoute recognises a web-style Hub path.
+func parseWebRoute(escaped string) (webRoute, bool) {
+	segs := strings.Split(strings.TrimPrefix(escaped, "/"), "/")
+	typ := "model"
+	if len(segs) > 0 && (segs[0] == "datasets" || segs[0] == "spaces") {
+		typ, segs = strings.TrimSuffix(segs[0], "s"), segs[1:]
+	}
+	if len(segs) < 3 {
+		return webRoute{}, false
+	}
+	unesc := func(s string) string {
+		u, err := url.PathUnescape(s)
+		if err != nil {
+			return "\x00" // refused by the checks below
+		}
+		return u
+	}
+	ns, name := unesc(segs[0]), unesc(segs[1])
+	if repoName, ok := strings.CutSuffix(name, ".git"); ok && strings.Join(segs[2:], "/") == "info/lfs/objects/batch" {
+		id, err := parseRepoID(typ, ns, repoName)
+		return webRoute{repo: id, kind: "lfs"}, err == nil
+	}
+	if (segs[2] != "resolve" && segs[2] != "raw") || len(segs) < 5 {
+		return webRoute{}, false
+	}
+	id, err := parseRepoID(typ, ns, name)
+	if err != nil {
+		return webRoute{}, false
+	}
+	parts := make([]string, 0, len(segs)-4)
+	for _, s := range segs[4:] {
+		parts = append(parts, unesc(s))
+	}
+	return webRoute{repo: id, kind: "resolve", rev: unesc(segs[3]), path: strings.Join(parts, "/")}, true
+}
+
+// IsHubPath reports whether the hub answers this URL path (escaped), for
+// mounting it beside other handlers on one server.
+func IsHubPath(escaped string) bool {
+	for _, p := range Paths {
+		if strings.HasPrefix(escaped, p) {
+			return true
+		}
+	}
+	_, ok := parseWebRoute(escaped)
+	return ok
+}
+
+// serveWeb answers a web-style route.
+func (h *Hub) serveWeb(w http.ResponseWriter, r *http.Request, wr webRoute) {
+	switch {
+	case wr.kind == "lfs" && r.Method == http.MethodPost:
+		h.handleLFSBatch(w, r, wr.repo)
+	case wr.kind == "resolve" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		h.handleResolve(w, r, wr)
+	default:
+		w.Header().Set("Allow", map[string]string{"lfs": "POST", "resolve": "GET, HEAD"}[wr.kind])
+		h.fail(w, http.StatusMethodNotAllowed, "%s %s: not allowed here", r.Method, r.URL.Path)
+	}
+}

@@ -1,0 +1,305 @@
+package hub
+
+import (
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/xetkit/xetkit/internal/repopath"
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// The Hub layer above CAS (shared/reference/hub-api.md): repositories with
+// branches, commits and trees. Its state is files in the store:
+//
+//	repos/{models|datasets|spaces}/{ns}/{name}  the repo: visibility and branch heads (JSON)
+//	commits/{id}                                one immutable commit with its whole tree (JSON)
+//	blobs/{sha256}                              the bytes of a small regular file
+//
+// Commits and blobs are content-addressed and written before the repo file
+// names them; the repo file is replaced whole (temporary file, fsync,
+// rename), so a crash at any moment leaves each branch at its old or its
+// new commit. Nothing of it is cached across requests except commits,
+// which never change.
+const (
+	kindRepo   = "repos"
+	kindCommit = "commits"
+	kindBlob   = "blobs"
+)
+
+// repoID names a repository: its type ("model", "dataset" or "space") and
+// "namespace/name".
+type repoID struct {
+	typ, ns, name string
+}
+
+// key is how CAS tokens and the store name the repo: "models/ns/name".
+func (r repoID) key() string { return r.typ + "s/" + r.ns + "/" + r.name }
+
+// id is "ns/name".
+func (r repoID) id() string { return r.ns + "/" + r.name }
+
+// webPrefix is the repo's path in web-style URLs: "ns/name" for models,
+// "datasets/ns/name" otherwise.
+func (r repoID) webPrefix() string {
+	if r.typ == "model" {
+		return r.id()
+	}
+	return r.typ + "s/" + r.id()
+}
+
+// repoTypeOf maps "models"/"model" (and the others) to the singular type.
+func repoTypeOf(s string) (string, bool) {
+	switch strings.TrimSuffix(s, "s") {
+	case "model", "dataset", "space":
+		return strings.TrimSuffix(s, "s"), true
+	}
+	return "", false
+}
+
+// namePart is what a namespace or a repo name may be, as on the Hugging
+// Face Hub: letters, digits, '-', '_' and '.', not starting with '-' or '.'.
+var namePart = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$`)
+
+// parseRepoID checks a repository type and "namespace/name".
+func parseRepoID(typ, ns, name string) (repoID, error) {
+	t, ok := repoTypeOf(typ)
+	if !ok {
+		return repoID{}, fmt.Errorf("unknown repository type %q: want model, dataset or space", typ)
+	}
+	for _, p := range []string{ns, name} {
+		if !namePart.MatchString(p) || strings.Contains(p, "..") || strings.Contains(p, "--") || strings.HasSuffix(p, ".git") {
+			return repoID{}, fmt.Errorf("repository name %q is not namespace/name (each part: letters, digits, '-', '_', '.'; no '--' or '..'; at most 96 characters)", ns+"/"+name)
+		}
+	}
+	return repoID{typ: t, ns: ns, name: name}, nil
+}
+
+// repoState is the repo file: everything about a repo that changes.
+type repoState struct {
+	Type     string            `json:"type"`
+	ID       string            `json:"id"`
+	Private  bool              `json:"private"`
+	Created  time.Time         `json:"created"`
+	Branches map[string]string `json:"branches"` // branch → head commit id
+}
+
+// commitObj is one commit: its parent, message and the whole tree after it.
+type commitObj struct {
+	Repo    string      `json:"repo"` // repoID.key(): commit ids never collide across repos
+	Parent  string      `json:"parent,omitempty"`
+	Title   string      `json:"title"`
+	Message string      `json:"message,omitempty"`
+	Date    time.Time   `json:"date"`
+	Files   []treeEntry `json:"files"` // sorted by path
+}
+
+// treeEntry is one file of a tree. A xet file names its file hash; a small
+// regular file's bytes are the blob named by its SHA-256.
+type treeEntry struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`            // standard hex digest
+	Xet    string `json:"xetHash,omitempty"` // file hash of a xet file
+	GitOID string `json:"gitOid"`            // git blob id: of the bytes, or of the LFS pointer
+}
+
+// lfsPointer is the git LFS pointer file a xet file stands for in git.
+func lfsPointer(sha string, size int64) string {
+	return fmt.Sprintf("version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n", sha, size)
+}
+
+// gitBlobID is git's object id of a blob with these bytes.
+func gitBlobID(b []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(b))
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// commitID names a commit: 40 hex digits, as git commit ids are.
+func commitID(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:20])
+}
+
+var commitIDPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// errNoRepo, errNoRevision and errNoEntry are the misses a Hub client
+// branches on (X-Error-Code RepoNotFound, RevisionNotFound, EntryNotFound).
+var (
+	errNoRepo     = errors.New("repository not found")
+	errNoRevision = errors.New("revision not found")
+	errNoEntry    = errors.New("entry not found")
+)
+
+// repoPath is the repo file's name under kindRepo.
+func repoPath(r repoID) string { return filepath.Join(r.typ+"s", r.ns, r.name) }
+
+// loadRepo reads a repo's state; errNoRepo when it does not exist.
+func (s *store) loadRepo(r repoID) (*repoState, error) {
+	b, err := s.read(kindRepo, repoPath(r))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errNoRepo
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st repoState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("repo file %s: %w", s.path(kindRepo, repoPath(r)), err)
+	}
+	if st.Branches == nil {
+		st.Branches = map[string]string{}
+	}
+	return &st, nil
+}
+
+// saveRepo replaces a repo's state atomically.
+func (s *store) saveRepo(r repoID, st *repoState) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	return s.replace(kindRepo, repoPath(r), b)
+}
+
+// putCommit stores a commit and returns its id.
+func (s *store) putCommit(c *commitObj) (string, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	id := commitID(b)
+	_, err = s.put(kindCommit, id, b)
+	return id, err
+}
+
+// loadCommit reads a commit by id.
+func (s *store) loadCommit(id string) (*commitObj, error) {
+	if !commitIDPattern.MatchString(id) {
+		return nil, errNoRevision
+	}
+	b, err := s.read(kindCommit, id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errNoRevision
+	}
+	if err != nil {
+		return nil, err
+	}
+	if commitID(b) != id {
+		return nil, fmt.Errorf("commit %s is damaged: its content does not hash to its name", id)
+	}
+	var c commitObj
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("commit %s: %w", id, err)
+	}
+	return &c, nil
+}
+
+// replace writes data as rel under kind whether or not it exists: to a
+// synced temporary file first, renamed over the old one, so a reader (or a
+// restart after a crash) sees the old content or the new, never a mix.
+func (s *store) replace(kind, rel string, data []byte) error {
+	if s.beforeWrite != nil {
+		if err := s.beforeWrite(kind, rel); err != nil {
+			return err
+		}
+	}
+	final := s.path(kind, rel)
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), kind+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // a no-op once renamed
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return err
+	}
+	syncDir(filepath.Dir(final))
+	return nil
+}
+
+// checkRepoPath is the client's rule: what a Hub refuses as a path.
+var checkRepoPath = repopath.Check
+
+// tree is a commit's files by path.
+type tree map[string]treeEntry
+
+func (c *commitObj) tree() tree {
+	t := make(tree, len(c.Files))
+	for _, e := range c.Files {
+		t[e.Path] = e
+	}
+	return t
+}
+
+// sorted returns the entries in path order.
+func (t tree) sorted() []treeEntry {
+	out := make([]treeEntry, 0, len(t))
+	for _, e := range t {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// conflict finds a file that is also a folder of another file ("a" and
+// "a/b"), which no git tree can hold.
+func (t tree) conflict() error {
+	for p := range t {
+		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+			if _, ok := t[dir]; ok {
+				return fmt.Errorf("%q is a file, so %q cannot be inside it", dir, p)
+			}
+		}
+	}
+	return nil
+}
+
+// dirs returns the folders of t: path → true.
+func (t tree) dirs() map[string]bool {
+	d := map[string]bool{}
+	for p := range t {
+		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+			d[dir] = true
+		}
+	}
+	return d
+}
+
+// xetEntry builds the tree entry of a xet file.
+func xetEntry(p string, size int64, sha string, file xethash.Hash) treeEntry {
+	return treeEntry{Path: p, Size: size, SHA256: sha, Xet: file.String(), GitOID: gitBlobID([]byte(lfsPointer(sha, size)))}
+}
+
+// regularEntry builds the tree entry of a small regular file.
+func regularEntry(p string, content []byte) treeEntry {
+	sum := sha256.Sum256(content)
+	return treeEntry{Path: p, Size: int64(len(content)), SHA256: hex.EncodeToString(sum[:]), GitOID: gitBlobID(content)}
+}

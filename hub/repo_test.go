@@ -1,0 +1,312 @@
+package hub_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/upload"
+)
+
+// TestMain doubles as a hub process for the crash test: with
+// XETKIT_TEST_HUB_DIR set, the test binary serves a hub on that store and
+// prints its address.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("XETKIT_TEST_HUB_DIR"); dir != "" {
+		h, err := hub.New(hub.Config{Dir: dir, UserToken: userToken})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println(ln.Addr())
+		go func() { // stop with the parent
+			io.Copy(io.Discard, os.Stdin)
+			os.Exit(0)
+		}()
+		http.Serve(ln, h)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// commitLine builds an NDJSON commit body.
+func commitBody(header map[string]any, ops ...map[string]any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.Encode(map[string]any{"key": "header", "value": header})
+	for _, op := range ops {
+		enc.Encode(op)
+	}
+	return b.Bytes()
+}
+
+func inlineFile(path, content string) map[string]any {
+	return map[string]any{"key": "file", "value": map[string]any{"path": path, "content": content, "encoding": "utf-8"}}
+}
+
+// head returns the commit id main points at.
+func (th *testHub) head(repo string) string {
+	th.t.Helper()
+	status, body, _ := th.do("GET", "/api/models/"+repo+"/revision/main", userToken, nil)
+	var info struct{ SHA string }
+	if status != 200 || json.Unmarshal(body, &info) != nil || len(info.SHA) != 40 {
+		th.t.Fatalf("revision info: %d %s", status, body)
+	}
+	return info.SHA
+}
+
+func countFiles(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// Commits a Hub client must be refused get its status and error code, a
+// clear message, and write nothing.
+func TestCommitRefusals(t *testing.T) {
+	dir := t.TempDir()
+	th := newHub(t, hub.Config{Dir: dir, ReadUserToken: "hf_reader"})
+	c := &upload.Client{Hub: th.srv.URL, Repo: "alice/m", Token: userToken, HTTP: th.srv.Client()}
+	data := randomData(5, 300<<10)
+	done, err := c.Commit(context.Background(), []upload.RepoFile{{Path: "w.bin", Source: upload.Source{Name: "w.bin", Size: int64(len(data)),
+		Open: func() (io.Reader, error) { return bytes.NewReader(data), nil }}}}, upload.CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := th.head("alice/m")
+	if head != done.OID {
+		t.Fatalf("head %s, commit %s", head, done.OID)
+	}
+	before := countFiles(t, dir)
+	never := strings.Repeat("ab", 32)
+	for _, c := range []struct {
+		what, path, token string
+		body              []byte
+		status            int
+		code              string
+		words             []string
+	}{
+		{"a SHA-256 never uploaded", "/api/models/alice/m/commit/main", userToken,
+			commitBody(map[string]any{"summary": "x"}, map[string]any{"key": "lfsFile", "value": map[string]any{"path": "x.bin", "algo": "sha256", "oid": never, "size": 10}}),
+			400, "", []string{"x.bin", never, "uploaded"}},
+		{"a stale parentCommit", "/api/models/alice/m/commit/main", userToken,
+			commitBody(map[string]any{"summary": "x", "parentCommit": strings.Repeat("0", 40)}, inlineFile("a.txt", "a")),
+			412, "", []string{"parentCommit", head}},
+		{"a path with ..", "/api/models/alice/m/commit/main", userToken,
+			commitBody(map[string]any{"summary": "x"}, inlineFile("a/../b.txt", "a")), 400, "", []string{`".."`}},
+		{"a path with a leading /", "/api/models/alice/m/commit/main", userToken,
+			commitBody(map[string]any{"summary": "x"}, inlineFile("/etc/passwd", "a")), 400, "", []string{"'/'"}},
+		{"a file inside a file", "/api/models/alice/m/commit/main", userToken,
+			commitBody(map[string]any{"summary": "x"}, inlineFile("w.bin/inner", "a")), 400, "", []string{"w.bin"}},
+		{"deleting a missing file", "/api/models/alice/m/commit/main", userToken,
+			commitBody(map[string]any{"summary": "x"}, map[string]any{"key": "deletedFile", "value": map[string]any{"path": "nope"}}),
+			404, "EntryNotFound", []string{"nope"}},
+		{"a missing branch", "/api/models/alice/m/commit/dev", userToken,
+			commitBody(map[string]any{"summary": "x"}, inlineFile("a.txt", "a")), 404, "RevisionNotFound", []string{"dev"}},
+		{"a repo name with three parts", "/api/repos/create", userToken,
+			[]byte(`{"name":"m/extra","organization":"alice","type":"model"}`), 400, "", []string{"namespace/name"}},
+		{"a repo name with ..", "/api/models/al..ice/m/commit/main", userToken,
+			commitBody(map[string]any{"summary": "x"}, inlineFile("a.txt", "a")), 400, "", []string{"namespace/name"}},
+		{"a read-only token", "/api/models/alice/m/commit/main", "hf_reader",
+			commitBody(map[string]any{"summary": "x"}, inlineFile("a.txt", "a")), 403, "", []string{"read-only"}},
+		{"no token", "/api/models/alice/m/commit/main", "",
+			commitBody(map[string]any{"summary": "x"}, inlineFile("a.txt", "a")), 401, "", []string{"missing"}},
+		{"a read-only token creating a repo", "/api/repos/create", "hf_reader",
+			[]byte(`{"name":"new","organization":"alice","type":"model"}`), 403, "", []string{"read-only"}},
+		{"an existing repo", "/api/repos/create", userToken,
+			[]byte(`{"name":"m","organization":"alice","type":"model"}`), 409, "", []string{"already"}},
+		{"not NDJSON", "/api/models/alice/m/commit/main", userToken, []byte("{"), 400, "", []string{"line 1"}},
+	} {
+		status, body, hdr := th.do("POST", c.path, c.token, c.body)
+		wantStatus(t, c.what, status, body, c.status, c.words...)
+		if got := hdr.Get("X-Error-Code"); got != c.code {
+			t.Errorf("%s: X-Error-Code %q, want %q", c.what, got, c.code)
+		}
+		if hdr.Get("X-Error-Message") == "" {
+			t.Errorf("%s: no X-Error-Message", c.what)
+		}
+	}
+	if h := th.head("alice/m"); h != head {
+		t.Fatalf("a refused commit moved main from %s to %s", head, h)
+	}
+	if after := countFiles(t, dir); after != before {
+		t.Fatalf("refused requests left %d new files in the store", after-before)
+	}
+	// Reads name what is missing the way clients branch on.
+	for _, c := range []struct{ what, path, code string }{
+		{"a missing repo", "/api/models/alice/none/tree/main", "RepoNotFound"},
+		{"a missing revision", "/api/models/alice/m/tree/nobranch", "RevisionNotFound"},
+		{"a missing path", "/alice/m/resolve/main/none.bin", "EntryNotFound"},
+		{"a missing folder", "/api/models/alice/m/tree/main/none", "EntryNotFound"},
+	} {
+		status, body, hdr := th.do("GET", c.path, userToken, nil)
+		wantStatus(t, c.what, status, body, 404)
+		if got := hdr.Get("X-Error-Code"); got != c.code {
+			t.Errorf("%s: X-Error-Code %q, want %q", c.what, got, c.code)
+		}
+	}
+}
+
+// A hub killed (SIGKILL) in the middle of commits restarts with every
+// branch at a whole commit: the last one acknowledged, or one after it
+// that was written completely before the kill.
+func TestKillDuringCommits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts hub processes")
+	}
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	lastAcked := ""
+	for round := range 4 {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "XETKIT_TEST_HUB_DIR="+dir)
+		stdin, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil {
+			t.Fatalf("round %d: the hub process did not start: %v", round, err)
+		}
+		base := "http://" + strings.TrimSpace(line)
+		if round == 0 {
+			req, _ := http.NewRequest("POST", base+"/api/repos/create", strings.NewReader(`{"name":"crash","organization":"k","type":"model"}`))
+			req.Header.Set("Authorization", "Bearer "+userToken)
+			if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("create: %v %v", resp, err)
+			}
+		}
+		var mu sync.Mutex
+		var acked []string
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		for w := range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					body := commitBody(map[string]any{"summary": fmt.Sprintf("r%d w%d #%d", round, w, i)},
+						inlineFile(fmt.Sprintf("r%d/w%d/%d.txt", round, w, i), strings.Repeat("x", 100+i)))
+					req, _ := http.NewRequest("POST", base+"/api/models/k/crash/commit/main", bytes.NewReader(body))
+					req.Header.Set("Authorization", "Bearer "+userToken)
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						return // killed
+					}
+					var out struct{ CommitOid string }
+					json.NewDecoder(resp.Body).Decode(&out)
+					resp.Body.Close()
+					if resp.StatusCode == 200 {
+						mu.Lock()
+						acked = append(acked, out.CommitOid)
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Duration(20+rng.IntN(200)) * time.Millisecond)
+		cmd.Process.Kill()
+		close(stop)
+		cmd.Wait()
+		stdin.Close()
+		wg.Wait()
+		// Acknowledgements came in commit order (commits are serialized),
+		// but the goroutines appended them in any order: take the one
+		// that is a descendant of all the others.
+		th := newHub(t, hub.Config{Dir: dir})
+		head := th.head("k/crash")
+		if len(acked) > 0 {
+			lastAcked = newest(t, dir, acked)
+		}
+		if lastAcked != "" && !isAncestor(t, dir, lastAcked, head) {
+			t.Fatalf("round %d: main is at %s, which does not descend from the acknowledged %s", round, head, lastAcked)
+		}
+		// The whole tree at main reads back.
+		status, body, _ := th.do("GET", "/api/models/k/crash/tree/main?recursive=true", userToken, nil)
+		var entries []struct{ Type, Path string }
+		if status != 200 || json.Unmarshal(body, &entries) != nil {
+			t.Fatalf("round %d: tree: %d %s", round, status, body)
+		}
+		for _, e := range entries {
+			if e.Type != "file" {
+				continue
+			}
+			if status, body, _ := th.do("GET", "/k/crash/resolve/main/"+e.Path, userToken, nil); status != 200 {
+				t.Fatalf("round %d: %s: %d %s", round, e.Path, status, body)
+			}
+		}
+		t.Logf("round %d: %d commits acknowledged, main at %s with %d entries", round, len(acked), head[:8], len(entries))
+		th.srv.Close()
+	}
+}
+
+// parentOf reads a commit's parent from the store.
+func parentOf(t *testing.T, dir, id string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "commits", id))
+	if err != nil {
+		t.Fatalf("commit %s: %v", id, err)
+	}
+	var c struct{ Parent string }
+	json.Unmarshal(b, &c)
+	return c.Parent
+}
+
+func isAncestor(t *testing.T, dir, a, b string) bool {
+	for c := b; c != ""; c = parentOf(t, dir, c) {
+		if c == a {
+			return true
+		}
+	}
+	return false
+}
+
+// newest returns the acknowledged commit that descends from all others.
+func newest(t *testing.T, dir string, ids []string) string {
+	for _, cand := range ids {
+		all := true
+		for _, o := range ids {
+			if !isAncestor(t, dir, o, cand) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return cand
+		}
+	}
+	t.Fatalf("acknowledged commits %v are not one line of history", ids)
+	return ""
+}
