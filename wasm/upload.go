@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -455,7 +454,7 @@ func exportUpload(api js.Value) {
 			return nil, errorf(codeType, "hooks.onData must be a function")
 		}
 		ctx, stop := jsx.AbortContext(hooks.Get("signal"))
-		w := &jsWriter{onData: hooks.Get("onData"), onSize: hooks.Get("onSize"), onProgress: hooks.Get("onProgress")}
+		w := &jsx.Writer{OnData: hooks.Get("onData"), OnSize: hooks.Get("onSize"), OnProgress: hooks.Get("onProgress")}
 		return promise(func() (any, error) {
 			defer stop()
 			defer runtime.GC()
@@ -481,7 +480,7 @@ func exportUpload(api js.Value) {
 // sizedWriter batches writes and passes the size a download expects on.
 type sizedWriter struct {
 	*bufio.Writer
-	w *jsWriter
+	w *jsx.Writer
 }
 
 func (s sizedWriter) Expect(n int64) { s.w.Expect(n) }
@@ -504,38 +503,4 @@ type uploadedFile struct {
 	SHA256        string  `json:"sha256"`
 	DedupedBytes  int64   `json:"dedupedBytes"`
 	UploadedBytes int64   `json:"uploadedBytes"`
-}
-
-// jsWriter hands each write to JavaScript as a new Uint8Array.
-// When onSize(n), told the size first, returns a Uint8Array of n bytes,
-// the bytes are copied into it instead (no pieces to join afterwards).
-type jsWriter struct {
-	onData, onSize, onProgress js.Value
-	target                     js.Value
-	n                          int64
-}
-
-// Expect implements upload.Expecter.
-func (w *jsWriter) Expect(n int64) {
-	if w.onSize.Type() == js.TypeFunction {
-		if t := w.onSize.Invoke(float64(n)); t.Type() == js.TypeObject && t.Get("length").Int() == int(n) {
-			w.target = t
-		}
-	}
-}
-
-func (w *jsWriter) Write(p []byte) (int, error) {
-	if w.target.Type() == js.TypeObject {
-		if w.n+int64(len(p)) > int64(w.target.Get("length").Int()) {
-			return 0, errors.New("the download is longer than the hub said")
-		}
-		js.CopyBytesToJS(w.target.Call("subarray", float64(w.n), float64(w.n+int64(len(p)))), p)
-	} else {
-		w.onData.Invoke(jsx.Bytes(p))
-	}
-	w.n += int64(len(p))
-	if w.onProgress.Type() == js.TypeFunction {
-		w.onProgress.Invoke(float64(w.n))
-	}
-	return len(p), nil
 }
