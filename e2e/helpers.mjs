@@ -337,3 +337,53 @@ export async function downloadThroughPanel(page, target, { timeout = 60_000 } = 
   return { size: Number(await d.getAttribute("data-size")), sha256: await d.getAttribute("data-sha256"), text };
 }
 // ---- end of upload and download ----
+
+/**
+ * Walks the viewer through every kind of view, as the layout test and the
+ * screenshots both need: opens the stored reference shard, the reference
+ * xorb prefix and two plain files ({repeats, edited} from plainFiles), and
+ * calls stop(name) at each view: "welcome", "shard-<section>" for every
+ * shard section, "shard-file", "shard-chunks" (scrolled to the last row),
+ * "xorb", "xorb-footer", "file", "file-repeats", "compare-dialog",
+ * "compare" and "find".
+ */
+export async function tourViewer(page, { repeats, edited }, stop) {
+  await stop("welcome");
+  await openFiles(page, [ref("ev-population.csv.shard.verification"), ref("ev-population.xorb.first-10-chunks"), repeats, edited]);
+  const tab = (name) => page.locator(`.itab[data-item^="${name}"] .itab-link`).click();
+  const sec = (name) => page.locator(`.sec[data-sec="${name}"]`).click();
+  await tab("ev-population.csv.shard.verification");
+  for (const name of ["summary", "header", "footer", "files", "xorbs", "chunks", "lookups", "findings"]) {
+    await sec(name);
+    await stop(`shard-${name}`);
+  }
+  await sec("files");
+  await page.locator('.vt[aria-label="files"] .vt-row').first().click();
+  await page.locator('.vt[aria-label="terms"] .vt-row').first().click();
+  await stop("shard-file");
+  await sec("chunks");
+  await page.locator('.vt[aria-label="all chunks"]').focus();
+  await page.keyboard.press("End");
+  await stop("shard-chunks");
+  await tab("ev-population.xorb");
+  await page.locator("#verify-btn").click();
+  await page.locator("[data-verified]").waitFor();
+  await stop("xorb");
+  await sec("footer");
+  await stop("xorb-footer");
+  await tab("repeats.bin");
+  await page.locator(".cards").waitFor();
+  await stop("file");
+  await sec("repeats");
+  await stop("file-repeats");
+  await page.locator("#compare-btn").click();
+  await stop("compare-dialog");
+  await page.selectOption("#cmp-a", { label: "repeats.bin (file)" });
+  await page.selectOption("#cmp-b", { label: "edited.bin (file)" });
+  await page.locator("dialog button[value=go]").click();
+  await page.locator("#saving").waitFor();
+  await stop("compare");
+  await page.locator("#find-input").fill("b10aa1dc");
+  await page.locator(".hit").first().waitFor();
+  await stop("find");
+}

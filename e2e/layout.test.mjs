@@ -4,7 +4,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { setup, pageTest, openFiles, ref, plainFiles } from "./helpers.mjs";
+import { setup, pageTest, plainFiles, tourViewer } from "./helpers.mjs";
 
 const env = {};
 before(async () => { Object.assign(env, await setup()); });
@@ -52,39 +52,8 @@ function problems(page, where) {
 
 for (const [label, width, height] of [["desktop", 1280, 800], ["phone", 390, 844]]) {
   test(`readable at ${width}×${height}`, pageTest(env, async (page) => {
-    const { repeats, edited } = plainFiles();
     const found = [];
-    const check = async (where) => found.push(...await problems(page, `${label} ${where}`));
-    await check("welcome");
-    await openFiles(page, [ref("ev-population.csv.shard.verification"), ref("ev-population.xorb.first-10-chunks"), repeats, edited]);
-    const item = (id) => page.locator(`.itab[data-item="${id}"] .itab-link`).click();
-    await item("ev-population.csv.shard.verification");
-    for (const sec of ["summary", "header", "footer", "files", "xorbs", "chunks", "lookups", "findings"]) {
-      await page.locator(`.sec[data-sec="${sec}"]`).click();
-      await check(`shard ${sec}`);
-    }
-    await page.locator('.sec[data-sec="files"]').click();
-    await page.locator('.vt[aria-label="files"] .vt-row').first().click();
-    await check("shard file");
-    await item("ev-population.xorb.first-10-chunks");
-    await page.locator("#verify-btn").click();
-    await page.locator("[data-verified]").waitFor();
-    await check("xorb");
-    await page.locator('.sec[data-sec="footer"]').click();
-    await check("xorb footer");
-    await item("repeats.bin");
-    await page.locator(".cards").waitFor();
-    await check("file");
-    await page.locator("#compare-btn").click();
-    await check("compare dialog");
-    await page.selectOption("#cmp-a", { label: "repeats.bin (file)" });
-    await page.selectOption("#cmp-b", { label: "edited.bin (file)" });
-    await page.locator("dialog button[value=go]").click();
-    await page.locator("#saving").waitFor();
-    await check("compare");
-    await page.locator("#find-input").fill("b10a");
-    await page.locator(".hit").first().waitFor();
-    await check("find");
+    await tourViewer(page, plainFiles(), async (where) => found.push(...await problems(page, `${label} ${where}`)));
     assert.deepEqual(found, []);
   }, { width, height }));
 }

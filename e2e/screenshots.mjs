@@ -4,7 +4,7 @@
 
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { setup, openViewer, openFiles, ref, plainFiles, root, makePageFiles, uploadThroughPanel } from "./helpers.mjs";
+import { setup, openViewer, plainFiles, root, tourViewer, makePageFiles, uploadThroughPanel } from "./helpers.mjs";
 
 const out = process.argv[2] || join(root, "e2e", "screenshots");
 mkdirSync(out, { recursive: true });
@@ -21,41 +21,7 @@ try {
       await page.screenshot({ path: p });
       console.log(p);
     };
-    await shot("welcome");
-    await openFiles(page, [ref("ev-population.csv.shard.verification"), ref("ev-population.xorb.first-10-chunks"), files.repeats, files.edited]);
-    const tab = (name) => page.locator(`.itab[data-item^="${name}"] .itab-link`).click();
-    await tab("ev-population.csv.shard.verification");
-    await shot("shard-summary");
-    await page.locator('.sec[data-sec="footer"]').click();
-    await shot("shard-footer");
-    await page.locator('.sec[data-sec="files"]').click();
-    await page.locator('.vt[aria-label="files"] .vt-row').first().click();
-    await page.locator('.vt[aria-label="terms"] .vt-row').first().click();
-    await shot("shard-file");
-    await page.locator('.sec[data-sec="chunks"]').click();
-    await page.locator('.vt[aria-label="all chunks"]').focus();
-    await page.keyboard.press("End");
-    await shot("shard-chunks");
-    await tab("ev-population.xorb");
-    await page.locator("#verify-btn").click();
-    await page.locator("[data-verified]").waitFor();
-    await shot("xorb");
-    await page.locator('.sec[data-sec="footer"]').click();
-    await shot("xorb-footer");
-    await tab("repeats.bin");
-    await page.locator(".cards").waitFor();
-    await shot("file");
-    await page.locator('.sec[data-sec="repeats"]').click();
-    await shot("file-repeats");
-    await page.locator("#compare-btn").click();
-    await page.selectOption("#cmp-a", { label: "repeats.bin (file)" });
-    await page.selectOption("#cmp-b", { label: "edited.bin (file)" });
-    await page.locator("dialog button[value=go]").click();
-    await page.locator("#saving").waitFor();
-    await shot("compare");
-    await page.locator("#find-input").fill("b10aa1dc");
-    await page.locator(".hit").first().waitFor();
-    await shot("find");
+    await tourViewer(page, files, shot);
     // The hub panels: an upload committed into a folder, and the repository listed.
     await page.keyboard.press("Escape");
     await makePageFiles(page, [

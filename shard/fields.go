@@ -118,11 +118,11 @@ func Fields(r io.ReaderAt, size int64, sel Selection) ([]Field, error) {
 			if len(out) == MaxFields {
 				break
 			}
-			b, err := rd.read(at, xethash.Size)
+			b, err := rd.read(at, RecordSize)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, Field{Name: name, Offset: at, Size: RecordSize, Value: xethash.Hash(b).String()})
+			out = append(out, Field{Name: name, Offset: at, Size: RecordSize, Value: xethash.Hash(b[:xethash.Size]).String()})
 			at += RecordSize
 		}
 		return out, nil

@@ -144,4 +144,12 @@ func TestFieldsRefuses(t *testing.T) {
 			formatOffset(t, err, len(b))
 		}
 	}
+	// A file block of one term whose term record is cut short.
+	sp := randomSpec(newRand(4), 1, 1, 3, false)
+	sp.Files[0].SHA256, sp.Files[0].Terms = nil, sp.Files[0].Terms[:1]
+	one := mustBuild(t, sp)
+	cut := one[:shard.HeaderSize+shard.RecordSize+40]
+	if fs, err := shard.Fields(bytes.NewReader(cut), int64(len(cut)), shard.Selection{Part: "file", At: shard.HeaderSize}); err == nil {
+		t.Errorf("a cut term record: no error, fields %+v", fs)
+	}
 }

@@ -112,3 +112,33 @@ func footerAgrees(s *shard.Shard, fs []shard.Finding) bool {
 	}
 	return true
 }
+
+// FuzzFields: any selection of any bytes gives field spans inside the
+// input, or an error with an offset inside it; never a panic.
+func FuzzFields(f *testing.F) {
+	parts := []string{"header", "footer", "file", "term", "xorb", "chunk", "fileLookup", "casLookup", "chunkLookup"}
+	sp := randomSpec(newRand(12), 2, 2, 3, true)
+	sp.Footer = &shard.SpecFooter{LookupTables: true}
+	b := mustBuild(f, sp)
+	s := mustParse(f, b)
+	for p := range parts {
+		f.Add(b, uint8(p), s.Files[1].Offset, int64(1))
+		f.Add(b, uint8(p), s.Xorbs[1].Offset, int64(2))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, part uint8, at, index int64) {
+		if index != int64(int(index)) {
+			return
+		}
+		sel := shard.Selection{Part: parts[int(part)%len(parts)], At: at, Index: int(index)}
+		fs, err := shard.Fields(bytes.NewReader(b), int64(len(b)), sel)
+		if err != nil {
+			formatOffset(t, err, len(b))
+			return
+		}
+		for _, x := range fs {
+			if x.Offset < 0 || x.Size <= 0 || x.Offset+x.Size > int64(len(b)) || x.Name == "" {
+				t.Fatalf("%+v: field %+v outside the %d-byte input", sel, x, len(b))
+			}
+		}
+	})
+}

@@ -441,15 +441,16 @@ func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks bool) []b
 // lookups appends n lookup entries: {"truncatedHash", keyA, and keyB
 // unless it is ""}, with the values row gives.
 func (w *jw) lookups(n int, keyA, keyB string, row func(i int) (truncated uint64, a, b uint32)) {
+	sepA, sepB := `","`+keyA+`":`, `,"`+keyB+`":`
 	for i := range n {
 		t, a, b := row(i)
 		w.comma(i)
 		w.s(`{"truncatedHash":"`)
 		w.b = appendTrunc(w.b, t)
-		w.s(`","` + keyA + `":`)
+		w.s(sepA)
 		w.u(uint64(a))
 		if keyB != "" {
-			w.s(`,"` + keyB + `":`)
+			w.s(sepB)
 			w.u(uint64(b))
 		}
 		w.s(`}`)

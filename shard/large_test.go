@@ -113,11 +113,7 @@ func BenchmarkReadAt(b *testing.B) {
 // BenchmarkValidate includes recomputing 1,000 xorb hashes over 1.3 million
 // chunks and the range and file hashes.
 func BenchmarkValidate(b *testing.B) {
-	data := benchLarge(b)
-	s, err := shard.Parse(data)
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := benchParsed(b)
 	for b.Loop() {
 		shard.Validate(s, time.Time{})
 	}
@@ -125,11 +121,7 @@ func BenchmarkValidate(b *testing.B) {
 
 // BenchmarkParsedJSON is the ParsedShard JSON of the same shard.
 func BenchmarkParsedJSON(b *testing.B) {
-	data := benchLarge(b)
-	s, err := shard.Parse(data)
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := benchParsed(b)
 	var out []byte
 	for b.Loop() {
 		out = shard.AppendParsedJSON(out[:0], s, nil)
@@ -138,14 +130,19 @@ func BenchmarkParsedJSON(b *testing.B) {
 
 // BenchmarkMarshal writes the same shard.
 func BenchmarkMarshal(b *testing.B) {
-	data := benchLarge(b)
-	s, err := shard.Parse(data)
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := benchParsed(b)
 	for b.Loop() {
 		if _, err := s.Marshal(shard.WriteOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchParsed is the benchmarks' large shard, parsed.
+func benchParsed(b *testing.B) *shard.Shard {
+	s, err := shard.Parse(benchLarge(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
 }

@@ -24,10 +24,7 @@ func exportFormats(api js.Value) {
 			return nil, err
 		}
 		b, err := shard.Build(sp)
-		if err != nil {
-			return nil, err
-		}
-		return jsx.Bytes(b), nil
+		return jsx.Bytes(b), err
 	})
 	// parseShard(bytes, upload, validate, packed) → ParsedShard JSON; upload
 	// adds the checks of the upload API (as "xetkit shard parse --upload");
@@ -47,7 +44,7 @@ func exportFormats(api js.Value) {
 		if !boolArg(args, 3) {
 			return string(shard.AppendParsedJSON(nil, s, findings)), nil
 		}
-		out := js.Global().Get("Object").New()
+		out := jsx.Object.New()
 		out.Set("json", string(shard.AppendParsedJSONWithoutChunks(nil, s, findings)))
 		out.Set("chunkRows", packChunkRows(s))
 		return out, nil

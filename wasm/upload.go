@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -412,7 +411,7 @@ func exportUpload(api js.Value) {
 			return nil, errorf(codeType, "hooks.onData must be a function")
 		}
 		ctx, stop := jsx.AbortContext(hooks.Get("signal"))
-		w := &jsWriter{ctx: ctx, onData: hooks.Get("onData"), onSize: hooks.Get("onSize"), onProgress: hooks.Get("onProgress")}
+		w := &jsx.Writer{Ctx: ctx, OnData: hooks.Get("onData"), OnSize: hooks.Get("onSize"), OnProgress: hooks.Get("onProgress")}
 		return promise(func() (any, error) {
 			defer stop()
 			defer runtime.GC()
@@ -438,7 +437,7 @@ func exportUpload(api js.Value) {
 // sizedWriter batches writes and passes the size a download expects on.
 type sizedWriter struct {
 	*bufio.Writer
-	w *jsWriter
+	w *jsx.Writer
 }
 
 func (s sizedWriter) Expect(n int64) { s.w.Expect(n) }
@@ -460,43 +459,4 @@ func hubCall(o js.Value, run func(context.Context, *upload.Client) (any, error))
 		j, err := json.Marshal(v)
 		return string(j), err
 	}), nil
-}
-
-// jsWriter hands each write to JavaScript as a new Uint8Array.
-// When onSize(n), told the size first, returns a Uint8Array of n bytes,
-// the bytes are copied into it instead (no pieces to join afterwards).
-type jsWriter struct {
-	ctx                        context.Context
-	onData, onSize, onProgress js.Value
-	target                     js.Value
-	n                          int64
-}
-
-// Expect implements upload.Expecter.
-func (w *jsWriter) Expect(n int64) {
-	if w.onSize.Type() == js.TypeFunction {
-		if t := w.onSize.Invoke(float64(n)); t.Type() == js.TypeObject && t.Get("length").Int() == int(n) {
-			w.target = t
-		}
-	}
-}
-
-func (w *jsWriter) Write(p []byte) (int, error) {
-	if w.target.Type() == js.TypeObject {
-		if w.n+int64(len(p)) > int64(w.target.Get("length").Int()) {
-			return 0, errors.New("the download is longer than the hub said")
-		}
-		js.CopyBytesToJS(w.target.Call("subarray", float64(w.n), float64(w.n+int64(len(p)))), p)
-	} else if v := w.onData.Invoke(jsx.Bytes(p)); v.Type() == js.TypeObject && v.Get("then").Type() == js.TypeFunction {
-		// A sink that returns a promise (a stream's writer) is waited
-		// for: the download goes at the pace it takes the bytes.
-		if _, err := jsx.Await(w.ctx, v); err != nil {
-			return 0, fmt.Errorf("writing the download: %w", err)
-		}
-	}
-	w.n += int64(len(p))
-	if w.onProgress.Type() == js.TypeFunction {
-		w.onProgress.Invoke(float64(w.n))
-	}
-	return len(p), nil
 }

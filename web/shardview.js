@@ -268,9 +268,9 @@ const renderers = {
   },
 
   files(item, route, root, ctx) {
-    const files = item.parsed.files;
-    const t = new VTable({
-      label: "files",
+    blockList(item, route, root, ctx, {
+      label: "files", sec: "file", rows: item.parsed.files, hex: hexFile, first: () => hexFile0(item, ctx),
+      empty: "No files: a dedupe response or a shard of xorbs only.", hint: "Enter or click opens a file's terms.",
       columns: [
         { label: "#", width: "5ch", align: "right", cell: (_, i) => i },
         { label: "file hash", width: "var(--hashw)", hash: (f) => f.hash, cell: (f) => hashCell(f.hash, { tabbable: false }) },
@@ -279,15 +279,7 @@ const renderers = {
         { label: "verification", width: "12ch", cell: (f) => (f.verification ? "yes" : "no") },
         { label: "sha256", width: "var(--hashw)", cell: (f) => (f.sha256 ? hashCell(f.sha256, { tabbable: false }) : "—") },
       ],
-      rowCount: files.length,
-      row: (i) => files[i],
-      empty: "No files: a dedupe response or a shard of xorbs only.",
-      onSelect: (i) => { hexFile(item, ctx, i); ctx.setRow(i); },
-      onActivate: (i) => ctx.go({ item: item.id, sec: "file", sel: i }),
     });
-    put(root, el("p.hint", "Enter or click opens a file's terms."));
-    mountTable(t, root, route);
-    if (!(route.row >= 0)) hexFile0(item, ctx);
   },
 
   file(item, route, root, ctx) {
@@ -339,8 +331,9 @@ const renderers = {
 
   xorbs(item, route, root, ctx) {
     const xorbs = item.parsed.xorbs;
-    const t = new VTable({
-      label: "xorbs",
+    blockList(item, route, root, ctx, {
+      label: "xorbs", sec: "xorb", rows: xorbs, hex: hexXorb, first: () => xorbs.length && hexXorb(item, ctx, 0),
+      empty: "No xorbs.", hint: "Enter or click opens a xorb's chunks.",
       columns: [
         { label: "#", width: "5ch", align: "right", cell: (_, i) => i },
         { label: "xorb hash", width: "var(--hashw)", hash: (x) => x.hash, cell: (x) => hashCell(x.hash, { tabbable: false }) },
@@ -349,15 +342,7 @@ const renderers = {
         { label: "bytes on disk", width: "14ch", align: "right", cell: (x) => num(x.bytesOnDisk) },
         { label: "flags", width: "12ch", cell: (x) => mod().shardFlags("xorb", x.flags) },
       ],
-      rowCount: xorbs.length,
-      row: (i) => xorbs[i],
-      empty: "No xorbs.",
-      onSelect: (i) => { hexXorb(item, ctx, i); ctx.setRow(i); },
-      onActivate: (i) => ctx.go({ item: item.id, sec: "xorb", sel: i }),
     });
-    put(root, el("p.hint", "Enter or click opens a xorb's chunks."));
-    mountTable(t, root, route);
-    if (!(route.row >= 0) && xorbs.length) hexXorb(item, ctx, 0);
   },
 
   xorb(item, route, root, ctx) {
@@ -435,6 +420,24 @@ const renderers = {
     hexHeader(item, ctx);
   },
 };
+
+/**
+ * The table of the shard's files or xorbs: selecting a row shows its
+ * bytes, Enter or a click opens it (route sec, sel); first() shows bytes
+ * before any row is selected.
+ */
+function blockList(item, route, root, ctx, { label, sec, rows, hex, first, empty, hint, columns }) {
+  const t = new VTable({
+    label, columns, empty,
+    rowCount: rows.length,
+    row: (i) => rows[i],
+    onSelect: (i) => { hex(item, ctx, i); ctx.setRow(i); },
+    onActivate: (i) => ctx.go({ item: item.id, sec, sel: i }),
+  });
+  put(root, el("p.hint", hint));
+  mountTable(t, root, route);
+  if (!(route.row >= 0)) first();
+}
 
 function hexFile0(item, ctx) {
   if (item.parsed.files.length) hexFile(item, ctx, 0);

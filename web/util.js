@@ -65,11 +65,6 @@ export function sbytes(n) {
   return `${v.toFixed(v < 10 ? 2 : 1)} ${units[u]}`;
 }
 
-/** "0x" + 8 hex digits. */
-export function hex32(n) {
-  return "0x" + (n >>> 0).toString(16).padStart(8, "0");
-}
-
 /** Unix seconds → "2025-09-17 21:02:13 UTC". */
 export function date(sec) {
   if (!sec) return "not set (0)";

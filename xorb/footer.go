@@ -230,6 +230,21 @@ func (r *footerReader) version(name string, want uint8) (uint8, error) {
 	return b[0], nil
 }
 
+// sectionHead reads the ident, version and num_chunks that open the hash
+// and boundary sections: where the section starts, those three, and where
+// num_chunks is.
+func (r *footerReader) sectionHead(name, ident string, version uint8) (at int64, id string, v uint8, n uint32, nAt int64, err error) {
+	at = int64(r.p)
+	if id, err = r.ident(name+".ident", ident); err != nil {
+		return
+	}
+	if v, err = r.version(name+".version", version); err != nil {
+		return
+	}
+	n, nAt, err = r.u32(name + ".numChunks")
+	return
+}
+
 func (r *footerReader) u32(name string) (uint32, int64, error) {
 	at := int64(r.p)
 	b, err := r.take(name, 4)
@@ -284,15 +299,9 @@ func parseFooterAt(xorb []byte, start int, regionEnd int64) (*Footer, error) {
 	copy(f.Hash[:], h)
 
 	hs := &f.HashSection
-	hs.Offset = int64(r.p)
-	if hs.Ident, err = r.ident("hashSection.ident", hashesIdent); err != nil {
-		return nil, err
-	}
-	if hs.Version, err = r.version("hashSection.version", hashesVersion); err != nil {
-		return nil, err
-	}
-	nc, ncAt, err := r.u32("hashSection.numChunks")
-	if err != nil {
+	var nc uint32
+	var ncAt int64
+	if hs.Offset, hs.Ident, hs.Version, nc, ncAt, err = r.sectionHead("hashSection", hashesIdent, hashesVersion); err != nil {
 		return nil, err
 	}
 	// Believe the count only as far as the info length allows, before
@@ -316,14 +325,7 @@ func parseFooterAt(xorb []byte, start int, regionEnd int64) (*Footer, error) {
 	}
 
 	bs := &f.BoundarySection
-	bs.Offset = int64(r.p)
-	if bs.Ident, err = r.ident("boundarySection.ident", boundaryIdent); err != nil {
-		return nil, err
-	}
-	if bs.Version, err = r.version("boundarySection.version", boundaryVersion); err != nil {
-		return nil, err
-	}
-	if bs.NumChunks, ncAt, err = r.u32("boundarySection.numChunks"); err != nil {
+	if bs.Offset, bs.Ident, bs.Version, bs.NumChunks, ncAt, err = r.sectionHead("boundarySection", boundaryIdent, boundaryVersion); err != nil {
 		return nil, err
 	}
 	if bs.NumChunks != nc {

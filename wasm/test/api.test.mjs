@@ -199,6 +199,42 @@ test("parseShard agrees with xetkit shard parse; buildShard with xetkit shard bu
   assert.equal(parsed.files[0].verification[0], hashToHex(verificationHash(peer.map((c) => c.hash))));
 });
 
+test("shardFields, xorbFields, kindOf and hashStrings agree with the parsed structures", (t) => {
+  const bytes = readRef(t, "ev-population.csv.shard.verification");
+  const xorbBytes = readRef(t, "ev-population.xorb.first-10-chunks");
+  if (!bytes || !xorbBytes) return;
+  const p = xk.parseShard(bytes);
+  const byName = (spans) => Object.fromEntries(spans.map((s) => [s.name, s]));
+  const h = byName(xk.shardFields(bytes, { part: "header" }));
+  assert.equal(h.footerSize.value, String(p.header.footerSize));
+  assert.equal(h.appId.value, JSON.stringify(p.header.appId));
+  const foot = byName(xk.shardFields(bytes, { part: "footer" }));
+  assert.equal(foot.footerOffset.value, String(p.footer.footerOffset));
+  assert.equal(foot.chunkHashKey.value, p.footer.chunkHashKey);
+  const f = p.files[0];
+  const term = byName(xk.shardFields(bytes, { part: "term", at: f.offset, index: 0 }));
+  assert.equal(term.xorbHash.value, f.entries[0].xorbHash);
+  assert.equal(term.chunkEnd.value, String(f.entries[0].chunkEnd));
+  assert.equal(term["verification.rangeHash"].value, f.verification[0]);
+  const x = p.xorbs[0];
+  const last = x.chunks.length - 1;
+  const chunk = byName(xk.shardFields(bytes, { part: "chunk", at: x.offset, index: last }));
+  assert.equal(chunk.chunkHash.value, x.chunks[last].hash);
+  assert.equal(xk.shardEntryAt(x.offset, chunk.chunkHash.offset), last);
+  assert.equal(xk.shardEntryAt(x.offset, x.offset), -1);
+  assert.throws(() => xk.shardFields(bytes, { part: "chunk", at: x.offset, index: x.chunks.length }), (e) => e instanceof XetkitError && e.code === "FORMAT");
+  assert.deepEqual(xk.hashStrings(xk.parseShard(bytes, { packedChunks: true }).chunkRows.hashes), x.chunks.map((c) => c.hash));
+  assert.equal(xk.shardFlags("file", f.flags), "0xc0000000 (verification entries, metadata ext)");
+  assert.equal(xk.kindOf(bytes), "shard");
+  assert.equal(xk.kindOf(xorbBytes), "xorb");
+  assert.equal(xk.kindOf(new Uint8Array(100 << 20)), "file");
+  const px = xk.parseXorb(xorbBytes, { verify: false });
+  const rec = byName(xk.xorbFields(xorbBytes, px.chunks[1].offset));
+  assert.equal(rec.compressedSize.value, String(px.chunks[1].compressedSize));
+  assert.equal(rec.compressionType.value, `${px.chunks[1].compressionType} (${px.chunks[1].compression})`);
+  assert.equal(rec[`payload (${px.chunks[1].compression})`].size, px.chunks[1].compressedSize);
+});
+
 test("parseXorb agrees with xetkit xorb parse and the chunk list", (t) => {
   const file = refPath(t, "ev-population.xorb.first-10-chunks");
   if (!file) return;

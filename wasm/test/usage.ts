@@ -2,7 +2,7 @@
 // xetkit.d.ts the way an application would, so a declaration that drifts
 // from the API breaks the build.
 import { load, XetkitError } from "../xetkit.js";
-import type { Chunk, ParsedShard, ProcessedFile, SealedXorb, ShardFinding, ShardSpec, Xetkit, UploadProgress, UploadResult, UploadedFile, RepoEntry } from "../xetkit.js";
+import type { Chunk, FieldSpan, ParsedShard, ProcessedFile, SealedXorb, ShardFinding, ShardSpec, Xetkit, UploadProgress, UploadResult, UploadedFile, RepoEntry } from "../xetkit.js";
 
 async function main(): Promise<void> {
   const xk: Xetkit = await load({ workers: 2, wasmURL: new URL("../xetkit.wasm", import.meta.url) });
@@ -45,10 +45,19 @@ async function main(): Promise<void> {
   const packed = xk.parseShard(shard, { validate: false, packedChunks: true });
   const firstSize: number = packed.chunkRows.unpackedBytes[packed.chunkRows.xorbStart[0]];
   void firstSize;
+  const spans: FieldSpan[] = xk.shardFields(shard, { part: "term", at: parsed.files[0].offset, index: 0 });
+  const header: FieldSpan[] = xk.shardFields(shard, { part: "header" });
+  const rowHashes: string[] = xk.hashStrings(packed.chunkRows.hashes);
+  const kind: "shard" | "xorb" | "file" = xk.kindOf(shard);
+  const entry: number = xk.shardEntryAt(parsed.files[0].offset, parsed.files[0].offset + 60);
+  const flagText: string = xk.shardFlags("chunk", 0);
+  console.log(spans[0].name, spans[0].offset + spans[0].size, spans[0].value, header.length, rowHashes.length, kind, entry, flagText);
 
   const px = xk.parseXorb(bytes, { verify: false });
   const xh: string | null = px.hash;
   const sizes: number[] = px.chunks.map((ch) => ch.uncompressedSize);
+  const record: FieldSpan[] = xk.xorbFields(bytes, px.chunks[0].offset);
+  console.log(record.map((f) => f.value));
 
   const async1: Chunk[] = await xk.chunkAsync(new Blob([bytes]), { signal: new AbortController().signal });
   const sealed: SealedXorb[] = [];
