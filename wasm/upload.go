@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
@@ -415,16 +414,14 @@ func exportUpload(api js.Value) {
 		return promise(func() (any, error) {
 			defer stop()
 			defer runtime.GC()
-			// Pieces of 1 MiB: few crossings, little memory.
-			bw := sizedWriter{bufio.NewWriterSize(w, 1<<20), w}
 			var n int64
 			if path != "" {
-				n, err = c.DownloadPath(ctx, path, bw, rng)
+				n, err = c.DownloadPath(ctx, path, w, rng)
 			} else {
-				n, err = c.Download(ctx, h, bw, rng)
+				n, err = c.Download(ctx, h, w, rng)
 			}
 			if err == nil {
-				err = bw.Flush()
+				err = w.Flush()
 			}
 			if err != nil {
 				return nil, err
@@ -433,14 +430,6 @@ func exportUpload(api js.Value) {
 		}), nil
 	})
 }
-
-// sizedWriter batches writes and passes the size a download expects on.
-type sizedWriter struct {
-	*bufio.Writer
-	w *jsx.Writer
-}
-
-func (s sizedWriter) Expect(n int64) { s.w.Expect(n) }
 
 // hubCall runs a client call for the options o (signal included) and
 // resolves to its result as JSON.
