@@ -31,17 +31,17 @@ test("64 MiB shard: first screen, then scrolling to the last chunk row", { timeo
   assert.equal(await table.getAttribute("data-rows"), String(big.chunks));
   // drag the scrollbar to the very end
   const t0 = Date.now();
-  await table.locator(".vt-scroll").evaluate((s) => { s.scrollTop = s.scrollHeight; });
+  await table.evaluate((s) => { s.scrollTop = s.scrollHeight; });
   await page.waitForFunction(() => [...document.querySelectorAll('.vt[aria-label="all chunks"] .vt-row')].some((r) => r.dataset.i === "1359999"));
   let last = (await rows(page, "all chunks")).at(-1);
   assert.deepEqual([last[0], last[1], last[2], last[3]], [n(big.chunks - 1), String(big.xorbs - 1), "7999", big.lastChunkHash]);
   // the last row is inside the visible part of the table, not under its edge
   const [rowBox, scrollBox] = await Promise.all([
-    table.locator('.vt-row[data-i="1359999"]').boundingBox(), table.locator(".vt-scroll").boundingBox()]);
+    table.locator('.vt-row[data-i="1359999"]').boundingBox(), table.boundingBox()]);
   assert.ok(rowBox.y + rowBox.height <= scrollBox.y + scrollBox.height + 1, `${JSON.stringify(rowBox)} in ${JSON.stringify(scrollBox)}`);
   // jump around: each position draws its rows
   for (const frac of [0.5, 0.25, 0.999, 0]) {
-    await table.locator(".vt-scroll").evaluate((s, f) => { s.scrollTop = f * (s.scrollHeight - s.clientHeight); }, frac);
+    await table.evaluate((s, f) => { s.scrollTop = f * (s.scrollHeight - s.clientHeight); }, frac);
     await page.waitForFunction((f) => {
       const rs = document.querySelectorAll('.vt[aria-label="all chunks"] .vt-row');
       const i = Number(rs[0]?.dataset.i);
@@ -49,7 +49,7 @@ test("64 MiB shard: first screen, then scrolling to the last chunk row", { timeo
     }, frac);
   }
   // the mouse wheel moves row by row even though the scrollbar is scaled
-  const sb = await table.locator(".vt-scroll").boundingBox();
+  const sb = await table.boundingBox();
   await page.mouse.move(sb.x + sb.width / 2, sb.y + sb.height / 2);
   await page.mouse.wheel(0, 10 * 26);
   await page.waitForFunction(() => document.querySelector('.vt[aria-label="all chunks"] .vt-row')?.dataset.i === "10");

@@ -202,13 +202,13 @@ export async function allRows(page, label) {
   const table = page.locator(`.vt[aria-label="${label}"]`);
   const count = Number(await table.getAttribute("data-rows"));
   const got = new Map();
-  await table.locator(".vt-scroll").evaluate((s) => { s.scrollTop = 0; });
+  await table.evaluate((s) => { s.scrollTop = 0; });
   for (let guard = 0; got.size < count && guard < 10000; guard++) {
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     const batch = await table.locator(".vt-row").evaluateAll((rs) =>
       rs.map((r) => [Number(r.dataset.i), [...r.querySelectorAll(".vt-cell")].map((c) => c.textContent.trim())]));
     for (const [i, cells] of batch) got.set(i, cells);
-    const atEnd = await table.locator(".vt-scroll").evaluate((s) => {
+    const atEnd = await table.evaluate((s) => {
       const before = s.scrollTop;
       s.scrollTop += Math.max(26, s.clientHeight - 52);
       return s.scrollTop === before;

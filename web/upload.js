@@ -191,7 +191,7 @@ function showBatchError(err) {
 function bar(p, size) {
   const pct = (n) => `${size > 0 ? Math.min(100, (100 * n) / size) : 100}%`;
   return el("div.xf-bar", {
-    role: "progressbar", "aria-valuemin": "0", "aria-valuemax": "100",
+    role: "progressbar", "aria-label": "Progress", "aria-valuemin": "0", "aria-valuemax": "100",
     "aria-valuenow": String(Math.round(size > 0 ? (100 * ((p?.deduped || 0) + (p?.uploaded || 0))) / size : p?.done ? 100 : 0)),
   },
   el("div.xf-bar-hashed", { style: { width: pct(p?.hashed || 0) } }),
@@ -397,7 +397,7 @@ async function listRepo() {
       el("td.xf-hash.xf-rsha", e.lfs ? hashCell(e.lfs.oid, { title: `SHA-256 ${e.lfs.oid}` }) : el("span.muted", "—")),
       el("td.xf-ract", el("div.xf-acts",
         el("button.btn.xf-get", { type: "button", "aria-label": `Download ${e.path}`, onclick: () => { fillDownload(e.path); startDownload(); } }, "Download"),
-        e.xetHash ? el("button.btn.xf-terms-btn", { type: "button", "aria-label": `How ${e.path} is stored`, onclick: () => showTerms(conn, e, entries) }, "Terms") : null))));
+        e.xetHash ? el("button.btn.xf-terms-btn", { type: "button", "aria-label": `Terms of ${e.path}`, onclick: () => showTerms(conn, e, entries) }, "Terms") : null))));
     termsCache.clear();
     box.replaceChildren(entries.length ? el("div.xf-table-wrap", el("table.xf-table.xf-repo-table", cols,
       el("thead", el("tr", el("th", "Path"), el("th.num", "Size"), el("th", "File hash"), el("th", "SHA-256"), el("th", el("span.sr-only", "Actions")))),

@@ -29,7 +29,8 @@ export class VTable {
       this.columns.map((c) => el("div.vt-cell" + (c.align === "right" ? ".r" : ""), { role: "columnheader" }, c.label)));
     this.spacer = el("div.vt-spacer");
     this.layer = el("div.vt-layer", { role: "rowgroup" });
-    this.scroller = el("div.vt-scroll", this.head, this.spacer, this.layer);
+    // The grid scrolls itself: the element that takes the keys is the one
+    // that scrolls (a scrolling region must be reachable by keyboard).
     this.root = el("div.vt", {
       role: "grid",
       tabindex: "0",
@@ -37,8 +38,9 @@ export class VTable {
       "aria-rowcount": String(this.count + 1),
       dataset: { rows: String(this.count) },
       onkeydown: (e) => this.key(e),
-    }, this.scroller,
+    }, this.head, this.spacer, this.layer,
     this.count === 0 ? el("div.vt-empty", opts.empty || "No rows.") : null);
+    this.scroller = this.root;
 
     this.root.style.setProperty("--cols", this.template);
     this.pos = 0; // first visible row (fractional), kept exactly in scaled mode
@@ -150,6 +152,10 @@ export class VTable {
     for (let i = first; i < last; i++) frag.append(this.rowEl(i));
     this.layer.replaceChildren(frag);
     this.drawn = [first, last];
+    // Point at the active row only while it is drawn: an id that is not in
+    // the document is an error to a screen reader.
+    if (this.active >= first && this.active < last) this.root.setAttribute("aria-activedescendant", `${this.id}-active`);
+    else this.root.removeAttribute("aria-activedescendant");
   }
 
   rowEl(i) {
@@ -180,7 +186,6 @@ export class VTable {
     if (this.count === 0) return;
     i = Math.max(0, Math.min(this.count - 1, i));
     this.active = i;
-    this.root.setAttribute("aria-activedescendant", `${this.id}-active`);
     this.ensureVisible(i);
     this.render();
     if (this.onSelect) this.onSelect(i, this.rowFn(i));
@@ -205,7 +210,6 @@ export class VTable {
     if (this.count === 0) return;
     i = Math.max(0, Math.min(this.count - 1, i));
     this.active = i;
-    this.root.setAttribute("aria-activedescendant", `${this.id}-active`);
     this.ensureVisible(i, true);
     this.render();
   }
