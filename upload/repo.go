@@ -243,7 +243,13 @@ func (c *Client) preupload(ctx context.Context, files []RepoFile) (map[string]bo
 			if err != nil {
 				return nil, fmt.Errorf("commit: %s: %w", f.Path, err)
 			}
+			if size < 0 {
+				continue // a stream longer than its sample: through Xet, whatever its start
+			}
 			req.Files = append(req.Files, pf{Path: f.Path, Size: size, Sample: base64.StdEncoding.EncodeToString(sample)})
+		}
+		if len(req.Files) == 0 {
+			continue
 		}
 		body, _ := json.Marshal(req)
 		var out struct {
@@ -266,7 +272,8 @@ func (c *Client) preupload(ctx context.Context, files []RepoFile) (map[string]bo
 	return inline, nil
 }
 
-// sampleOf reads the first 512 bytes of a source, and its size.
+// sampleOf reads the first 512 bytes of a source, and its size: -1 for a
+// source of unknown size that is longer than the sample.
 func sampleOf(src Source) ([]byte, int64, error) {
 	rd, err := src.Open()
 	if err != nil {
@@ -281,8 +288,8 @@ func sampleOf(src Source) ([]byte, int64, error) {
 		return nil, 0, err
 	}
 	size := src.Size
-	if size < 0 {
-		size = int64(n) // unknown: a stream; the hub judges by the sample
+	if size < 0 && n < len(b) {
+		size = int64(n) // a stream that fits in its sample
 	}
 	return b[:n], size, nil
 }

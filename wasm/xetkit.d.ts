@@ -329,9 +329,10 @@ export interface HubOptions {
 
 /**
  * A file to upload: a File (committed at prefix + its name), or {path, content}. With
- * commit: false a nameless Blob or bytes will do too.
+ * commit: false a nameless Blob or bytes will do too. A stream's length is not known
+ * beforehand: one longer than 512 bytes goes through Xet.
  */
-export type UploadInput = File | { path: string; content: Blob | Bytes | string } | Blob | Bytes;
+export type UploadInput = File | { path: string; content: Blob | Bytes | string | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array> } | Blob | Bytes;
 
 export interface UploadProgress {
   /** The file's name and its index among the inputs. */

@@ -836,7 +836,8 @@ function uploadSource(f, i, committing, prefix) {
   };
   if (f !== null && typeof f === "object" && !isBlob(f) && !ArrayBuffer.isView(f) && "content" in f) {
     const c = f.content;
-    const data = isBlob(c) ? c : typeof c === "string" ? new TextEncoder().encode(c) : toBytes(c, `${what}.content (a Blob, bytes or a string)`);
+    const data = isBlob(c) ? c : typeof c === "string" ? new TextEncoder().encode(c)
+      : isStream(c) ? c : toBytes(c, `${what}.content (a Blob, bytes, a string, a ReadableStream or an async iterable of bytes)`);
     return { name: committing ? named(f.path) : (f.path ?? `file-${i}`), data };
   }
   if (isBlob(f) && typeof f.name === "string" && f.name !== "") return { name: committing ? named(f.name) : f.name, data: f };
@@ -844,6 +845,31 @@ function uploadSource(f, i, committing, prefix) {
     throw typeError(`${what}: a commit puts each file at a path: pass a File or {path, content}, got ${describe(f)} (or use commit: false)`);
   }
   return { name: `file-${i}`, data: isBlob(f) ? f : toBytes(f, `${what} (a File, a Blob, {path, content} or bytes)`) };
+}
+
+// isStream tells a ReadableStream or an async iterable (of Uint8Arrays).
+function isStream(c) {
+  return c !== null && typeof c === "object" && (typeof c.getReader === "function" || typeof c[Symbol.asyncIterator] === "function");
+}
+
+// streamSource turns a stream into what Go reads: {prefix, pull}, its
+// first bytes (at least 512, the hub's sample, unless it ends sooner) and
+// a function giving the next chunk, or null at the end.
+async function streamSource(s, what) {
+  const it = typeof s.getReader === "function" ? s.getReader() : s[Symbol.asyncIterator]();
+  const next = async () => {
+    const { value, done } = typeof it.read === "function" ? await it.read() : await it.next();
+    if (done) return null;
+    if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) return toBytes(value, what);
+    throw typeError(`${what} gave ${describe(value)}, not bytes`);
+  };
+  const head = [];
+  let n = 0;
+  for (let c; n < 512 && (c = await next()) !== null;) { head.push(c); n += c.length; }
+  const prefix = new Uint8Array(n);
+  let at = 0;
+  for (const c of head) { prefix.set(c, at); at += c.length; }
+  return { prefix, pull: next };
 }
 
 async function uploadFiles(go, pool, files, options) {
@@ -857,6 +883,7 @@ async function uploadFiles(go, pool, files, options) {
   if (prefix !== "" && !prefix.endsWith("/")) prefix += "/";
   opts.commit = commit === false ? false : { message: commit.message ?? "" };
   const sources = files.map((f, i) => uploadSource(f, i, commit !== false, prefix));
+  for (const [i, s] of sources.entries()) if (isStream(s.data)) s.data = await streamSource(s.data, `upload: files[${i}].content`);
   const compression = options.compression ?? "auto";
   if (typeof compression !== "string") throw typeError("upload: options.compression must be a string");
   const { onProgress } = options;

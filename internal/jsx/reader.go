@@ -11,13 +11,20 @@ import (
 )
 
 // Reader reads a Blob (awaiting blob.slice(a, b).arrayBuffer(), so never
-// the whole Blob) or a Uint8Array. For a Blob it asks for the next slice
-// as soon as it hands one out, so the browser reads while Go works.
+// the whole Blob), a Uint8Array, or a stream of unknown length: {prefix,
+// pull}, its first bytes (a Uint8Array) and a function whose promise gives
+// the next Uint8Array, or null at the end. For a Blob it asks for the next
+// slice as soon as it hands one out, so the browser reads while Go works.
+// Every Reader of one stream starts with its prefix again, then goes on
+// where the stream is: a reader that read no further than the prefix (a
+// sample) leaves the stream for the next.
 type Reader struct {
 	ctx   context.Context
 	src   js.Value
 	blob  bool
-	size  int64
+	pull  js.Value // the stream's pull function, or undefined
+	rest  []byte   // pulled and not yet read
+	size  int64    // -1 for a stream
 	off   int64    // bytes handed out
 	ahead js.Value // promise of the slice at off, or undefined
 	aEnd  int64    // its end
@@ -29,11 +36,13 @@ type Reader struct {
 // NewReader returns a Reader of src, a Blob or a Uint8Array, whose reads
 // of a Blob end with ctx; nil when src is neither.
 func NewReader(ctx context.Context, src js.Value) *Reader {
-	r := &Reader{ctx: ctx, src: src, ahead: js.Undefined(), last: js.Undefined()}
+	r := &Reader{ctx: ctx, src: src, ahead: js.Undefined(), last: js.Undefined(), pull: js.Undefined()}
 	blob := js.Global().Get("Blob")
 	switch {
 	case src.Type() != js.TypeObject:
 		return nil
+	case src.Get("pull").Type() == js.TypeFunction && src.Get("prefix").InstanceOf(Uint8Array):
+		r.pull, r.src, r.size = src.Get("pull"), src.Get("prefix"), -1
 	case src.InstanceOf(Uint8Array):
 		r.size = int64(src.Get("length").Int())
 	case blob.Type() == js.TypeFunction && src.InstanceOf(blob):
@@ -66,6 +75,9 @@ func (r *Reader) slice(from, to int64) js.Value {
 
 // Read implements io.Reader.
 func (r *Reader) Read(p []byte) (int, error) {
+	if !r.pull.IsUndefined() {
+		return r.readStream(p)
+	}
 	if r.off >= r.size {
 		return 0, io.EOF
 	}
@@ -98,6 +110,34 @@ func (r *Reader) Read(p []byte) (int, error) {
 	}
 	js.CopyBytesToGo(p[:n], u)
 	return n, nil
+}
+
+// readStream reads the prefix, then what pull gives.
+func (r *Reader) readStream(p []byte) (int, error) {
+	if n := int64(r.src.Get("length").Int()); r.off < n {
+		k := int(min(int64(len(p)), n-r.off))
+		js.CopyBytesToGo(p[:k], r.src.Call("subarray", float64(r.off), float64(r.off+int64(k))))
+		r.off += int64(k)
+		return k, nil
+	}
+	if len(r.rest) == 0 {
+		v, err := Await(r.ctx, r.pull.Invoke())
+		if err != nil {
+			return 0, fmt.Errorf("reading the stream: %w", err)
+		}
+		if v.IsNull() || v.IsUndefined() {
+			return 0, io.EOF
+		}
+		if !v.InstanceOf(Uint8Array) {
+			return 0, fmt.Errorf("the stream gave a %s, not a Uint8Array", v.Type())
+		}
+		r.rest = CopyInto(r.rest[:0], v)
+		Held(len(r.rest))
+		Collect()
+	}
+	k := copy(p, r.rest)
+	r.rest = r.rest[k:]
+	return k, nil
 }
 
 // ErrAborted is the cause of a context an AbortSignal ended.

@@ -79,3 +79,33 @@ test("download to a file, to a WritableStream and as a ReadableStream; an abort 
   assert.deepEqual(readdirSync(dir).filter((f) => f.includes(".part-")), [], "no temporary file left");
   xk.close();
 });
+
+test("upload from a ReadableStream and an async iterable; a short text stream goes inline", { timeout: 120_000 }, async (t) => {
+  const server = await startServer({ token });
+  t.after(server.stop);
+  const xk = await load({ workers: 1 });
+  t.after(() => xk.close());
+  const hub = { hub: server.origin, repo: "alice/streams", token };
+  const data = randomBytes(3 << 20, 9);
+  const pieces = (b, size) => { const out = []; for (let i = 0; i < b.length; i += size) out.push(b.subarray(i, i + size)); return out; };
+  const readable = new ReadableStream({ start(c) { for (const p of pieces(data, 100_000)) c.enqueue(p); c.close(); } });
+  async function* gen() { for (const p of pieces(data, 7)) { if (p.length) yield p; if (p.byteOffset > 2000) break; } }
+  const r = await xk.upload([
+    { path: "s/readable.bin", content: readable },
+    { path: "s/iter.bin", content: gen() },
+    { path: "s/note.txt", content: new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode("a short note\n")); c.close(); } }) },
+  ], hub);
+  assert.match(r.commit.oid, /^[0-9a-f]{40}$/);
+  const [big, iter, note] = r.files;
+  assert.equal(big.size, data.length);
+  assert.equal(big.sha256, sha(data));
+  assert.match(big.hash, /^[0-9a-f]{64}$/);
+  assert.equal(big.hash, execFileSync(bin, ["hash", "-"], { input: data, encoding: "utf8" }).trim());
+  const head = data.subarray(0, 2002 + 7 - ((2002 + 7) % 7)); // what gen() gave: pieces up to the one past byte 2000
+  assert.equal(iter.size, head.length);
+  assert.equal(note.hash, null, "a short text stream is committed inline");
+  assert.deepEqual(Buffer.from(await xk.download({ path: "s/readable.bin" }, hub)), Buffer.from(data));
+  assert.deepEqual(Buffer.from(await xk.download({ path: "s/iter.bin" }, hub)), Buffer.from(head));
+  assert.equal(new TextDecoder().decode(await xk.download({ path: "s/note.txt" }, hub)), "a short note\n");
+  await assert.rejects(xk.upload([{ path: "bad.bin", content: (async function* () { yield "text"; })() }], hub), (e) => e.code === "TYPE" && /not bytes/.test(e.message));
+});
