@@ -34,6 +34,14 @@ test("a generated file: chunks, repeats, file hash, SHA-256", pageTest(env, asyn
   assert.equal((await card(page, "Repeated")).value, n(repeated));
   assert.equal(await kvValue(page, "File hash"), cliHash(repeats));
   assert.equal(await kvValue(page, "SHA-256"), createHash("sha256").update(repeatsBytes).digest("hex"));
+  // The pictures say the same as the cards: the chunk map and the size histogram.
+  const map = page.locator("figure.picture", { hasText: "Chunk map" });
+  assert.match(await map.locator("figcaption").innerText(), new RegExp(`^Chunk map ${n(chunks.length)} chunks along .*; ${n(repeated)} repeat`));
+  assert.ok((await map.locator("canvas").evaluate((c) => c.width)) > 100, "the chunk map is drawn");
+  const bins = await page.locator("figure.hist-fig svg rect title").evaluateAll((ts) => ts.map((t) => t.textContent));
+  const counted = bins.reduce((s, t) => s + Number(t.split(" ")[0].replaceAll(",", "")), 0);
+  assert.equal(bins.length, 17);
+  assert.equal(counted, chunks.length, "every chunk is in one bin of the histogram");
 
   await page.locator('.sec[data-sec="chunks"]').click();
   const got = await allRows(page, "chunks");

@@ -108,6 +108,10 @@ test("compare a file with an edited copy: the bytes a second upload saves", page
   assert.equal((await card(page, "Shared chunks")).value, n(shared.length));
   assert.equal((await card(page, "Only in second")).value, n(onlyB.length));
   assert.match(await page.locator("#saving .save-bytes").innerText(), new RegExp(`^${n(saved)} B `));
+  // The strips: one per file, each saying how much of it the other has.
+  const strips = await page.locator(".cmp-strips figcaption").allInnerTexts();
+  assert.equal(strips.length, 2);
+  assert.match(strips[1], /^edited\.bin .+ in chunks that repeats\.bin has too\.$/);
   await page.locator('.sec[data-sec="onlyB"]').click();
   const rows = await allRows(page, "onlyB");
   assert.deepEqual(rows.map((r) => r[1]).sort(), onlyB.map(([h]) => h).sort());

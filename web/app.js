@@ -102,7 +102,7 @@ async function openBytes(name, bytes, { select = true, as } = {}) {
   try {
     if (select) await nextFrame(); // paint "Parsing…" before the module works
     const t0 = performance.now();
-    const d = as ? { kind: as } : await detect(bytes);
+    const d = as ? { kind: as } : await detect(bytes, name);
     const t1 = performance.now();
     item.kind = d.kind;
     item.parsed = d.parsed;
@@ -233,7 +233,7 @@ function render() {
     "aria-selected": s.id === tabSec ? "true" : "false",
     dataset: { sec: s.id },
   }, s.label, s.count != null ? el("span.count", s.count.toLocaleString("en-US")) : null)));
-  const content = el("div.content#content", { role: "tabpanel", "aria-label": secs.find((s) => s.id === sec)?.label || "" });
+  const content = el("div.content#content", { role: "tabpanel", tabindex: "0", "aria-label": secs.find((s) => s.id === sec)?.label || "" });
   main.replaceChildren(...[head, secs.filter((s) => !s.hidden).length > 1 ? tabs : null, content].filter(Boolean));
   if (item.kind === "loading") {
     content.append(el("p.muted", `Parsing ${sbytes(item.size)}…`));

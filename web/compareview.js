@@ -3,6 +3,7 @@
 
 import { el, put, card, bytesCard, sbytes, num, bytes as fbytes, hashCell, describeError } from "./util.js";
 import { VTable } from "./vtable.js";
+import { chunkStrip } from "./pictures.js";
 import * as shardView from "./shardview.js";
 import * as xorbView from "./xorbview.js";
 import * as fileView from "./fileview.js";
@@ -65,6 +66,13 @@ export function init(item, ctx) {
   })();
 }
 
+// stripCaption says in words what a compare strip shows.
+function stripCaption(spans, other) {
+  const total = spans.reduce((s, c) => s + c.length, 0);
+  const shared = spans.reduce((s, c) => s + (c.kind === "shared" ? c.length : 0), 0);
+  return `${sbytes(shared)} of ${sbytes(total)} in chunks that ${other} has too.`;
+}
+
 function diff(A, B) {
   const shared = [], onlyA = [], onlyB = [];
   let sharedBytes = 0, onlyABytes = 0, onlyBBytes = 0, aBytes = 0, bBytes = 0;
@@ -81,6 +89,9 @@ function diff(A, B) {
     shared, onlyA, onlyB, sharedBytes, onlyABytes, onlyBBytes, aBytes, bBytes,
     sharedXorbs: xs, onlyAXorbs: [...A.xorbs].filter((x) => !B.xorbs.has(x)), onlyBXorbs: [...B.xorbs].filter((x) => !A.xorbs.has(x)),
     notes: [A.note, B.note].filter(Boolean),
+    // In file order (plain files): what each shares with the other.
+    stripA: A.order?.map(([h, n]) => ({ length: n, kind: B.chunks.has(h) ? "shared" : "only" })),
+    stripB: B.order?.map(([h, n]) => ({ length: n, kind: A.chunks.has(h) ? "shared" : "only" })),
   };
 }
 
@@ -164,6 +175,9 @@ export function render(item, route, root, ctx) {
       `it still sends ${fbytes(c.onlyBBytes)}.`),
     el("div.saving",
       el("strong", "The other way round saves "), fbytes(c.sharedBytes), ` — ${pct(c.sharedBytes, c.aBytes)} of the first's ${fbytes(c.aBytes)}.`),
+    c.stripA && c.stripB ? el("div.pictures.cmp-strips",
+      chunkStrip({ label: A, spans: c.stripA, legend: { shared: "in both", only: "only here" }, caption: stripCaption(c.stripA, B) }),
+      chunkStrip({ label: B, spans: c.stripB, legend: { shared: "in both", only: "only here" }, caption: stripCaption(c.stripB, A) })) : null,
     c.notes.length ? el("ul.notes", c.notes.map((n) => el("li.muted", n))) : null,
   );
 }

@@ -5,6 +5,7 @@
 import { el, put, card, bytesCard, num, bytes as fbytes, sbytes, hashCell, kv, download, describeError } from "./util.js";
 import { VTable } from "./vtable.js";
 import { processFile } from "./xk.js";
+import { chunkStrip, sizeHistogram } from "./pictures.js";
 
 /** Starts chunking and hashing; the view shows progress until done. */
 export function init(item, ctx) {
@@ -89,6 +90,7 @@ export function render(item, route, root, ctx) {
       card("Repeated", num(fx.repeatedCount), `${sbytes(fx.repeatedBytes)} deduplicated within the file`),
       card("Xorbs", num((r.xorbs || []).length), "in the upload"),
       card("Time", `${(item.ms / 1000).toFixed(2)} s`, `${sbytes(item.bytes.length / Math.max(item.ms / 1000, 1e-3))}/s`)),
+    el("div.pictures", chunkMap(item), sizeHistogram(r.chunks.map((c) => c.length))),
     kv([
       ["File hash", hashCell(r.fileHash)],
       ["SHA-256", hashCell(r.sha256)],
@@ -112,6 +114,24 @@ function notXorbNotice(item, ctx) {
       onclick: (ev) => { ev.preventDefault(); ctx.hex.show(item.bytes, [{ name: "damage here", offset: e.offset, size: 1 }], { title: "Where the xorb stops reading", focus: e.offset }); },
     }, ` (byte ${num(e.offset)})`) : "",
     ". It is shown below as a plain file.");
+}
+
+// chunkMap draws the file's chunks along its bytes: repeated ones (already
+// earlier in the file) apart from the rest, and where each new xorb of the
+// upload starts.
+function chunkMap(item) {
+  const r = item.result, fx = item.fx;
+  const spans = r.chunks.map((c, i) => ({ length: c.length, kind: fx.firstOf[i] >= 0 ? "repeat" : "unique" }));
+  // A new xorb starts where a term starts in a xorb not seen before.
+  const bounds = [];
+  const seen = new Set();
+  let at = 0;
+  for (const t of r.terms || []) {
+    if (!seen.has(t.xorb)) { seen.add(t.xorb); if (at > 0) bounds.push(at); }
+    at += t.unpackedBytes;
+  }
+  const caption = `${num(r.chunks.length)} chunks along ${sbytes(item.bytes.length)}; ${num(fx.repeatedCount)} repeat an earlier chunk (${sbytes(fx.repeatedBytes)}); ${num(seen.size)} xorb${seen.size === 1 ? "" : "s"}.`;
+  return chunkStrip({ label: "Chunk map", spans, bounds, legend: { unique: "new chunk", repeat: "repeated chunk" }, caption });
 }
 
 function chunkField(c, i) {
@@ -187,5 +207,6 @@ export async function contents(item) {
   await item.processing;
   const chunks = new Map();
   for (const c of item.result?.chunks || []) if (!chunks.has(c.hash)) chunks.set(c.hash, c.length);
-  return { chunks, xorbs: new Set((item.result?.xorbs || []).map((x) => x.hash).filter(Boolean)), note: "" };
+  const order = (item.result?.chunks || []).map((c) => [c.hash, c.length]);
+  return { chunks, order, xorbs: new Set((item.result?.xorbs || []).map((x) => x.hash).filter(Boolean)), note: "" };
 }

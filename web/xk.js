@@ -19,9 +19,11 @@ export function mod() {
 
 /**
  * Decides what bytes are: {kind: "shard", parsed} | {kind: "xorb", parsed} |
- * {kind: "file"} | {kind: "bad-shard", error}. The name plays no part.
+ * {kind: "file", notXorb?} | {kind: "bad-shard", error}. The bytes decide;
+ * the name only says whether bytes that fail to read as a xorb were meant as
+ * one (notXorb: the error, to show).
  */
-export async function detect(bytes) {
+export async function detect(bytes, name = "") {
   const m = await xk();
   // The module says what the bytes may be from their start and size; only
   // what begins like a shard is parsed as one, which spares copying a large
@@ -45,9 +47,10 @@ export async function detect(bytes) {
     try {
       return { kind: "xorb", parsed: m.parseXorb(bytes, { verify: false }) };
     } catch (err) {
-      // It begins like a xorb but does not read as one: shown as a plain
-      // file, with what is wrong and where.
-      return { kind: "file", notXorb: err };
+      // Not a xorb. Said only when it was meant as one: its first record
+      // read (the damage is further in) or its name says so; many plain
+      // files begin with bytes a chunk header could start with.
+      return { kind: "file", notXorb: err.offset > 0 || /\.xorb$/i.test(name) ? err : undefined };
     }
   }
   return { kind: "file" };
