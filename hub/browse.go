@@ -33,7 +33,7 @@ func (h *Hub) handleResolve(w http.ResponseWriter, r *http.Request, wr webRoute)
 		return
 	}
 	id, cid := rv.id, rv.cid
-	e, ok := rv.c.tree()[wr.path]
+	e, ok := rv.c.entry(wr.path)
 	if !ok {
 		h.failCode(w, http.StatusNotFound, codeEntryNotFound, "%s not found in %s %s at %s", wr.path, id.typ, id.id(), wr.rev)
 		return
@@ -200,13 +200,11 @@ func fileEntry(e treeEntry) apiEntry {
 	return a
 }
 
-// dirEntry shows a folder; its oid stands for its content.
-func dirEntry(t tree, dir string) apiEntry {
+// dirEntry shows a folder of c; its oid stands for its content.
+func dirEntry(c *commitObj, dir string) apiEntry {
 	var list bytes.Buffer
-	for _, e := range t.sorted() {
-		if strings.HasPrefix(e.Path, dir+"/") {
-			fmt.Fprintf(&list, "%s %s\n", e.GitOID, e.Path)
-		}
+	for _, e := range c.under(dir) {
+		fmt.Fprintf(&list, "%s %s\n", e.GitOID, e.Path)
 	}
 	return apiEntry{Type: "directory", OID: gitBlobID(list.Bytes()), Path: dir}
 }
@@ -239,7 +237,7 @@ func (h *Hub) handleTree(w http.ResponseWriter, r *http.Request) {
 	}
 	for d := range dirs {
 		if in(d) {
-			entries = append(entries, dirEntry(t, d))
+			entries = append(entries, dirEntry(c, d))
 		}
 	}
 	for p, e := range t {
@@ -288,7 +286,10 @@ func (h *Hub) expand(c *commitObj, cid string, entries []apiEntry) {
 		last, lastID := c, cid
 		for last.Parent != "" {
 			p, err := h.commit(last.Parent)
-			if err != nil || p.tree()[e.Path].GitOID != e.OID {
+			if err != nil {
+				break
+			}
+			if pe, _ := p.entry(e.Path); pe.GitOID != e.OID {
 				break
 			}
 			last, lastID = p, last.Parent
@@ -323,14 +324,15 @@ func (h *Hub) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
 		req.Paths, req.Expand = r.PostForm["paths"], r.PostForm.Get("expand")
 	}
 	cid, c := rv.cid, rv.c
-	t, dirs := c.tree(), c.tree().dirs()
+	t := c.tree()
+	dirs := t.dirs()
 	out := []apiEntry{}
 	for _, p := range req.Paths {
 		p = strings.Trim(p, "/")
 		if e, ok := t[p]; ok {
 			out = append(out, fileEntry(e))
 		} else if dirs[p] {
-			out = append(out, dirEntry(t, p))
+			out = append(out, dirEntry(c, p))
 		}
 	}
 	if req.Expand == true || req.Expand == "true" || req.Expand == "1" {

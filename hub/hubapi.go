@@ -435,8 +435,7 @@ type preuploadFile struct {
 // handlePreupload answers POST /api/{type}s/{ns}/{name}/preupload/{rev}:
 // which files go inline ("regular") and which through Xet ("lfs").
 func (h *Hub) handlePreupload(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.apiRepo(w, r)
-	if !ok || !h.writer(w, r) {
+	if _, ok := h.apiRepo(w, r); !ok || !h.writer(w, r) {
 		return
 	}
 	var req struct {
@@ -472,7 +471,6 @@ func (h *Hub) handlePreupload(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, answer{Path: f.Path, UploadMode: mode})
 	}
-	_ = id
 	writeJSON(w, http.StatusOK, map[string]any{"files": out, "commitOid": nil})
 }
 

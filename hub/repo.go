@@ -251,6 +251,26 @@ var checkRepoPath = repopath.Check
 // tree is a commit's files by path.
 type tree map[string]treeEntry
 
+// entry finds a file by path (Files is sorted by path).
+func (c *commitObj) entry(p string) (treeEntry, bool) {
+	i := sort.Search(len(c.Files), func(i int) bool { return c.Files[i].Path >= p })
+	if i < len(c.Files) && c.Files[i].Path == p {
+		return c.Files[i], true
+	}
+	return treeEntry{}, false
+}
+
+// under returns the files inside folder dir: a run of the sorted Files.
+func (c *commitObj) under(dir string) []treeEntry {
+	prefix := dir + "/"
+	lo := sort.Search(len(c.Files), func(i int) bool { return c.Files[i].Path >= prefix })
+	hi := lo
+	for hi < len(c.Files) && strings.HasPrefix(c.Files[hi].Path, prefix) {
+		hi++
+	}
+	return c.Files[lo:hi]
+}
+
 func (c *commitObj) tree() tree {
 	t := make(tree, len(c.Files))
 	for _, e := range c.Files {

@@ -176,9 +176,6 @@ func TestCommitRefusals(t *testing.T) {
 // branch at a whole commit: the last one acknowledged, or one after it
 // that was written completely before the kill.
 func TestKillDuringCommits(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts hub processes")
-	}
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(1, 2))
 	lastAcked := ""

@@ -79,7 +79,7 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 	results := make([]Result, len(files))
 	var xet []Source
 	var xetAt []int
-	header := map[string]string{"summary": cmp(opts.Message, "Upload with xetkit")}
+	header := map[string]string{"summary": orDefault(opts.Message, "Upload with xetkit")}
 	if opts.Description != "" {
 		header["description"] = opts.Description
 	}
@@ -196,7 +196,8 @@ func (c *Client) Put(ctx context.Context, files []RepoFile, commit *CommitOption
 	return rep, nil
 }
 
-func cmp(s, def string) string {
+// orDefault returns s, or def when s is empty.
+func orDefault(s, def string) string {
 	if s == "" {
 		return def
 	}
@@ -340,7 +341,7 @@ func (c *Client) Resolve(ctx context.Context, path string) (*RepoFileInfo, error
 	err = c.hubCall(ctx, "resolve "+path, http.MethodGet, u, "", nil, hdr, func(resp *http.Response) error {
 		h := resp.Header
 		info.Commit = h.Get("X-Repo-Commit")
-		info.ETag = strings.Trim(cmp(h.Get("X-Linked-ETag"), h.Get("ETag")), `"`)
+		info.ETag = strings.Trim(orDefault(h.Get("X-Linked-ETag"), h.Get("ETag")), `"`)
 		if xh := h.Get("X-Xet-Hash"); xh != "" {
 			var err error
 			if info.XetHash, err = xethash.Parse(xh); err != nil {
