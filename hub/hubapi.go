@@ -531,7 +531,6 @@ func (h *Hub) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repoID) 
 		OID     string            `json:"oid"`
 		Size    int64             `json:"size"`
 		Actions map[string]action `json:"actions,omitempty"`
-		Error   *map[string]any   `json:"error,omitempty"`
 	}
 	out := make([]object, 0, len(req.Objects))
 	for _, o := range req.Objects {
