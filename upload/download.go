@@ -88,9 +88,10 @@ type plan struct {
 // selects, when rng is not nil) to w, and returns the bytes written. It
 // asks for the v2 reconstruction and falls back to v1, fetches the xorb
 // byte ranges with HTTP Range requests, decodes every chunk and hashes it.
-// A whole-file download is checked against the file hash (which covers
-// every chunk's hash and size); a partial one against the sizes the
-// reconstruction gives. On error, what was written to w must be discarded.
+// Every chunk is checked against its xorb's footer before it is written; a
+// whole file also against the file hash, and a range against the whole
+// file (its reconstruction hashed, through the footers, to the file hash).
+// On error, what was written to w must be discarded.
 func (c *Client) Download(ctx context.Context, file xethash.Hash, w io.Writer, rng *Range) (int64, error) {
 	if rng != nil && (rng.Start < 0 || rng.End < rng.Start) {
 		return 0, fmt.Errorf("download %s: bad range [%d, %d)", file, rng.Start, rng.End)

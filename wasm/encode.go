@@ -11,12 +11,12 @@ import (
 	"github.com/xetkit/xetkit/xorb"
 )
 
-func compressionArg(args []js.Value, i int) (xorb.Mode, error) {
-	s, err := stringArg(args, i, "compression")
-	if err != nil {
-		return 0, err
+// modeArg parses a compression name (xorb.ParseMode).
+func modeArg(v js.Value) (xorb.Mode, error) {
+	if v.Type() != js.TypeString {
+		return 0, errorf(codeType, "compression must be a string")
 	}
-	m, err := xorb.ParseMode(s)
+	m, err := xorb.ParseMode(v.String())
 	if err != nil {
 		return 0, errorf(codeValue, "%v", err)
 	}
@@ -41,7 +41,7 @@ func exportEncode(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		if encoder.Mode, err = compressionArg(args, 2); err != nil {
+		if encoder.Mode, err = modeArg(arg(args, 2)); err != nil {
 			return nil, err
 		}
 		encHashes, encRecs, encLens, err = upload.EncodeChunks(&encoder, data, lens, encHashes[:0], encRecs[:0], encLens[:0])

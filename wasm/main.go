@@ -31,6 +31,7 @@ import (
 
 	"github.com/xetkit/xetkit/formaterr"
 	"github.com/xetkit/xetkit/internal/jsx"
+	"github.com/xetkit/xetkit/upload"
 )
 
 // Error codes seen by JavaScript as XetkitError.code.
@@ -55,14 +56,21 @@ func errorf(code, format string, args ...any) error {
 	return &apiError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-// errorValue turns err into the object xetkit.js throws.
+// errorValue turns err into the object xetkit.js throws: transfer failures
+// carry the code upload.ErrorCode gives and their HTTP status.
 func errorValue(err error) js.Value {
 	o := jsx.Object.New()
 	o.Set("xetkitError", true)
 	o.Set("message", err.Error())
 	var ae *apiError
 	var ve *js.ValueError
+	code, status := upload.ErrorCode(err)
 	switch {
+	case code != "":
+		o.Set("code", code)
+		if status != 0 {
+			o.Set("status", status)
+		}
 	case errors.As(err, &ae):
 		o.Set("code", ae.code)
 	case errors.As(err, &ve):

@@ -22,21 +22,6 @@ import (
 	"github.com/xetkit/xetkit/xorb"
 )
 
-// transferError turns an upload or download failure into the object
-// xetkit.js throws, with the code upload.ErrorCode gives and the HTTP
-// status where there is one.
-func transferError(err error) js.Value {
-	code, status := upload.ErrorCode(err)
-	if code == "" {
-		return errorValue(err)
-	}
-	o := errorValue(errorf(code, "%s", err.Error()))
-	if status != 0 {
-		o.Set("status", status)
-	}
-	return o
-}
-
 // promise is jsx.Promise with failures as the objects xetkit.js throws;
 // a panic is an INTERNAL error.
 func promise(fn func() (any, error)) js.Value {
@@ -44,7 +29,7 @@ func promise(fn func() (any, error)) js.Value {
 		if panicked != nil {
 			err = errorf(codeInternal, "internal error: %v\n%s", panicked, debug.Stack())
 		}
-		return transferError(err)
+		return errorValue(err)
 	})
 }
 
@@ -129,12 +114,10 @@ func pipelineOptions(c *upload.Client, o js.Value) error {
 	if c.XorbSize, err = optInt(o, "xorbSize", 64<<10, xorb.MaxSize); err != nil {
 		return err
 	}
-	if v := o.Get("compression"); v.Type() == js.TypeString {
-		if c.Compression, err = xorb.ParseMode(v.String()); err != nil {
-			return errorf(codeValue, "%v", err)
-		}
+	if v := o.Get("compression"); !v.IsUndefined() {
+		c.Compression, err = modeArg(v)
 	}
-	return nil
+	return err
 }
 
 // ---- sources ----
@@ -393,17 +376,9 @@ func exportUpload(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		var rng *upload.Range
+		var rng *upload.Range // xetkit.js checked it: integers, 0 ≤ start ≤ end
 		if r := o.Get("range"); r.Type() == js.TypeObject {
-			if r.Get("start").Type() != js.TypeNumber || r.Get("end").Type() != js.TypeNumber {
-				return nil, errorf(codeType, "options.range must be {start, end} with numbers")
-			}
 			rng = &upload.Range{Start: int64(r.Get("start").Float()), End: int64(r.Get("end").Float())}
-			if rng.Start < 0 || rng.End < rng.Start || rng.End > maxSafe {
-				return nil, errorf(codeRange, "options.range [%d, %d) is not a range of bytes", rng.Start, rng.End)
-			}
-		} else if !r.IsUndefined() && !r.IsNull() {
-			return nil, errorf(codeType, "options.range must be {start, end}")
 		}
 		hooks := arg(args, 2)
 		if hooks.Type() != js.TypeObject || hooks.Get("onData").Type() != js.TypeFunction {

@@ -69,6 +69,8 @@ export interface Hashes {
   verification(hashes: readonly string[]): string;
   /** A chunk hash keyed with a shard's chunk hash key (a zero key returns hash unchanged). */
   keyed(key: string, hash: string): string;
+  /** The SHA-256 of bytes as 64 lowercase hex digits (the Hub's oid of a file). */
+  sha256(bytes: Bytes): string;
 }
 
 // ---- ShardSpec (input of buildShard) ----

@@ -474,6 +474,13 @@ class Xetkit {
       keyed(key, hash) {
         return call(g, "hashKeyed", hashString(key, "hash.keyed: key"), hashString(hash, "hash.keyed: hash"));
       },
+      sha256(bytes) {
+        const b = toBytes(bytes, "hash.sha256: bytes");
+        const id = call(g, "digestNew");
+        // A piece at a time, so the module's memory never holds all of b.
+        for (let at = 0; at < b.length; at += PIECE) call(g, "digestWrite", id, b.subarray(at, at + PIECE));
+        return call(g, "digestSum", id);
+      },
     });
   }
 
@@ -930,6 +937,9 @@ function downloadArgs(target, options) {
   if (range !== undefined) {
     if (range === null || typeof range !== "object" || !Number.isSafeInteger(range.start) || !Number.isSafeInteger(range.end)) {
       throw typeError("download: options.range must be {start, end} with integers (end exclusive)");
+    }
+    if (range.start < 0 || range.end < range.start) {
+      throw new XetkitError(`download: options.range [${range.start}, ${range.end}) is not a range of bytes`, "RANGE");
     }
     opts.range = { start: range.start, end: range.end };
   }

@@ -336,7 +336,7 @@ async function startDownload() {
     const ms = performance.now() - t0;
     status.textContent = "Checking SHA-256…";
     await nextFrame();
-    const sha = hex(await crypto.subtle.digest("SHA-256", bytes));
+    const sha = m.hash.sha256(bytes);
     out.dataset.state = "done";
     out.dataset.size = String(bytes.length);
     out.dataset.sha256 = sha;
@@ -362,10 +362,6 @@ async function startDownload() {
     const code = err?.code ? `${err.code}${err.status ? " " + err.status : ""}: ` : "";
     status.replaceChildren(el("div.error", { role: "alert" }, `Download failed — ${code}${e.msg}`));
   }
-}
-
-function hex(buf) {
-  return [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 // ---- repository ------------------------------------------------------------

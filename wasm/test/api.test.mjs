@@ -133,6 +133,14 @@ test("file, xorb, verification and keyed hashes agree with the CLI and the peer"
   assert.equal(xk.hash.keyed(zero, xk.hash.chunk(new Uint8Array(1))), xk.hash.chunk(new Uint8Array(1)), "zero key is plain");
 });
 
+test("hash.sha256 equals node:crypto's, also across the 8 MiB pieces it is fed in", () => {
+  for (const n of [0, 1, 55, 56, 64, 8 * 1024 * 1024, 8 * 1024 * 1024 + 1, 20_000_003]) {
+    const b = randomBytes(n, n + 7);
+    assert.equal(xk.hash.sha256(b), createHash("sha256").update(b).digest("hex"), `${n} bytes`);
+  }
+  assert.equal(xk.hash.sha256(new ArrayBuffer(3)), createHash("sha256").update(new Uint8Array(3)).digest("hex"), "an ArrayBuffer");
+});
+
 test("hashes of the reference file's chunk list", (t) => {
   const chunks = refChunks(t);
   if (!chunks) return;

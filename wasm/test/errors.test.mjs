@@ -86,6 +86,7 @@ test("wrong types and values: hash arguments", () => {
   throwsCode(() => xk.hash.verification([hash, 5]), "TYPE");
   throwsCode(() => xk.hash.verification([hash, hash.slice(2)]), "VALUE");
   throwsCode(() => xk.hash.keyed(hash), "TYPE");
+  throwsCode(() => xk.hash.sha256("text"), "TYPE");
   throwsCode(() => xk.hash.keyed(5, hash), "TYPE");
   throwsCode(() => xk.hash.keyed(hash, "nothex".repeat(10) + "abcd"), "VALUE");
   throwsCode(() => xk.hash.keyed(hash.toUpperCase().slice(1) + "q", hash), "VALUE");

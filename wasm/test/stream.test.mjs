@@ -58,6 +58,7 @@ test("download to a file, to a WritableStream and as a ReadableStream; an abort 
   const partChunks = [];
   for await (const c of part) partChunks.push(c);
   assert.deepEqual(Buffer.concat(partChunks), Buffer.from(data.subarray(1000, 5_000_000)));
+  await assert.rejects(xk.download({ path: "big.bin" }, { ...hub, range: { start: 5, end: 2 } }), (e) => e.code === "RANGE");
 
   // A missing file errors the stream; to a file, leaves none.
   const missing = await xk.download({ path: "none.bin" }, { ...hub, as: "stream" });

@@ -22,6 +22,7 @@ async function main(): Promise<void> {
   const x: string = xk.hash.xorb([{ hash: h, size: 10 }, { hash: h, length: 3 }]);
   const v: string = xk.hash.verification(chunks.map((ch) => ch.hash));
   const k: string = xk.hash.keyed(f, h);
+  const oid: string = xk.hash.sha256(new Uint8Array(4));
 
   const spec: ShardSpec = {
     files: [{ sha256: "00".repeat(32), verification: true, terms: [{ xorb: x, chunkStart: 0, chunkEnd: 1 }] }],
@@ -85,7 +86,7 @@ async function main(): Promise<void> {
       console.log(code, offset, status, e.message);
     }
   }
-  console.log(rules, first, pushed, k, v, verification, severity, footerKey, xh, sizes, async1, fileShard, sha, term, total, n);
+  console.log(rules, first, pushed, k, oid, v, verification, severity, footerKey, xh, sizes, async1, fileShard, sha, term, total, n);
 }
 
 void main();
