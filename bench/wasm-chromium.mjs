@@ -3,7 +3,8 @@
 //
 //  1. chunk + hash of the same 64 MiB random buffer: the peer's getChunks,
 //     xetkit's chunk (one instance) and chunkAsync (the worker pool), MB/s
-//     and ratios;
+//     and ratios; then again with one core kept busy by a loop in another
+//     process (the pool must not fall behind one instance);
 //  2. processFile on a 1 GiB generated Blob: time, peak memory (JS heap of
 //     the page plus the WebAssembly memory of every instance, sampled as it
 //     runs, and the renderer process's resident size), and the file hash
@@ -87,6 +88,7 @@ const origin = `http://127.0.0.1:${server.address().port}`;
 const chrome = await launchChromium(chromium, ["--js-flags=--expose-gc"]);
 await chrome.run(async () => {
   await chunkBench();
+  await whileBusy(() => chunkBench("with one core busy (a loop in another process)"));
   if (gib > 0) await processFileBench();
 }, () => server.close());
 
@@ -94,23 +96,33 @@ function newPage() {
   return chrome.open(origin + "/", log, { console: true });
 }
 
-async function chunkBench() {
+// whileBusy runs fn with a busy loop in another process.
+async function whileBusy(fn) {
+  const loop = spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" });
+  try {
+    return await fn();
+  } finally {
+    loop.kill();
+  }
+}
+
+async function chunkBench(busy = "") {
   const p = await newPage();
-  const res = await p.evaluate(async (rounds) => {
+  const res = await p.evaluate(async ({ rounds, busy }) => {
     const { load } = await import("/wasm/xetkit.js");
     const { getChunks } = await import("/__peer/peer.js");
     const lib = await import("/bench/wasm.lib.mjs");
     const workers = navigator.hardwareConcurrency;
     const xk = await load({ workers });
     const buf = lib.fillRandom(new Uint8Array(64 << 20), 1);
-    console.log(`${navigator.userAgent.match(/Chrome\/[\d.]+/)[0]}, ${workers} workers, 64 MiB of random bytes, ${rounds} rounds`);
-    const { best, counts } = await lib.runChunkBench({ xk, getChunks, buf, rounds, log: console.log });
-    lib.report({ where: "Chromium", best, counts, workers, log: console.log });
+    console.log(`${navigator.userAgent.match(/Chrome\/[\d.]+/)[0]}, ${workers} workers, 64 MiB of random bytes, ${rounds} rounds${busy ? ", " + busy : ""}`);
+    const { best, counts, ratios } = await lib.runChunkBench({ xk, getChunks, buf, rounds, log: console.log });
+    lib.report({ where: busy ? `Chromium ${busy}` : "Chromium", best, counts, ratios, workers, log: console.log });
     const mem = await xk.memory();
     console.log(`  wasm memory: main ${(mem.wasm / 2 ** 20).toFixed(0)} MiB, workers ${mem.workers.map((n) => (n / 2 ** 20).toFixed(0)).join(" + ")} MiB`);
     xk.close();
     return best;
-  }, rounds);
+  }, { rounds, busy });
   await p.close();
   return res;
 }

@@ -483,7 +483,7 @@ export interface Xetkit {
   kindOf(bytes: Bytes): "shard" | "xorb" | "file";
   /** The XET strings of the 32-byte raw hashes in bytes (e.g. PackedChunkRows.hashes). */
   hashStrings(bytes: Bytes): string[];
-  /** chunk, with the hashing spread over the worker pool; results are identical. */
+  /** chunk, with the hashing spread over the worker pool (or kept on this thread while that is faster, on a busy machine); results are identical. */
   chunkAsync(input: Bytes | Blob, options?: { signal?: AbortSignal }): Promise<Chunk[]>;
   /**
    * The upload pipeline on one file with no hub: the xorbs (to onXorb) and the shard are byte

@@ -307,6 +307,21 @@ function appendChunks(out, packed, offset) {
   return offset;
 }
 
+// nextTask resolves once the event loop has run the tasks already queued
+// (the pool's replies among them). A MessageChannel, not setTimeout: a
+// browser delays nested timers by 4 ms.
+function nextTask() {
+  if (typeof setImmediate === "function") return new Promise((resolve) => setImmediate(resolve));
+  return new Promise((resolve) => {
+    const { port1, port2 } = new MessageChannel();
+    port1.onmessage = () => {
+      port1.close();
+      resolve();
+    };
+    port2.postMessage(null);
+  });
+}
+
 function lengthsOf(packed) {
   const view = new DataView(packed.buffer, packed.byteOffset, packed.byteLength);
   const out = new Array(packed.byteLength >>> 2);
@@ -350,8 +365,10 @@ class Batcher {
     this.carry = new Uint8Array(0);
   }
 
-  // take returns [{bytes, lens}] covering the completed chunks.
-  take(piece, lens) {
+  // take yields {bytes, lens} jobs covering the completed chunks, each
+  // allocated only when the caller asks for it (so a job buffer freed by
+  // the previous job can be reused). Iterate it to the end.
+  *take(piece, lens) {
     const carry = this.carry;
     const total = carry.length + piece.length;
     const copy = (a, b, alloc = (n) => new Uint8Array(n)) => {
@@ -363,19 +380,74 @@ class Batcher {
       }
       return out;
     };
-    const jobs = [];
     let pos = 0;
     for (let i = 0; i < lens.length;) {
       let j = i;
       let size = 0;
       while (j < lens.length && (j === i || size + lens[j] <= this.target)) size += lens[j++];
-      jobs.push({ bytes: copy(pos, pos + size, this.alloc), lens: Uint32Array.from(lens.slice(i, j)) });
+      if (pos + size > total) throw new XetkitError("chunk lengths run past the data", "INTERNAL");
+      yield { bytes: copy(pos, pos + size, this.alloc), lens: Uint32Array.from(lens.slice(i, j)) };
       pos += size;
       i = j;
     }
-    if (pos > total) throw new XetkitError("chunk lengths run past the data", "INTERNAL");
     this.carry = copy(pos, total);
-    return jobs;
+  }
+
+  // skip is take for a piece hashed elsewhere: done bytes (of the carry,
+  // then the piece) are dropped, and the rest kept as the chunk still open.
+  skip(piece, done) {
+    const left = this.carry.length + piece.length - done;
+    if (left < 0) throw new XetkitError("chunk lengths run past the data", "INTERNAL");
+    const rest = new Uint8Array(left);
+    const all = this.carry.length;
+    if (done < all) {
+      rest.set(this.carry.subarray(done), 0);
+      rest.set(piece, all - done);
+    } else {
+      rest.set(piece.subarray(done - all), 0);
+    }
+    this.carry = rest;
+  }
+}
+
+// Pacer chooses, piece by piece, where chunkAsync hashes: on the pool, or
+// here as one instance does. The pool pays for copies and messages, and
+// its workers compete with this thread for the CPU, so on a machine whose
+// other cores are busy one instance can be the faster. Every piece is
+// timed (but a pool's first, which only fills it), each way's pace kept,
+// and the faster way taken; a way not tried for EPOCH pieces is tried
+// again, since the machine changes. It lives as long as the module: it
+// judges the machine, not the input.
+class Pacer {
+  static EPOCH = 16;
+  #pace = { pool: 0, here: 0 }; // ms per byte, smoothed (0: not known)
+  #way = "pool";
+  #run = 0; // pieces in a row the current way
+  #fill = true; // the pool's next piece only fills it
+
+  // next returns where the next piece goes ("pool" or "here"), whether it
+  // is timed, and whether the pool must be left idle first (a switch to
+  // here: the pool's last jobs must not be counted against this thread).
+  next() {
+    const other = this.#way === "pool" ? "here" : "pool";
+    if (this.#run >= Pacer.EPOCH) this.#pace[other] = 0;
+    const known = this.#pace[this.#way] > 0;
+    if (known && (this.#pace[other] === 0 || this.#pace[other] < this.#pace[this.#way])) {
+      this.#way = other;
+      this.#run = 0;
+      this.#fill = other === "pool";
+    }
+    this.#run++;
+    const timed = !(this.#way === "pool" && this.#fill);
+    this.#fill = false;
+    return { way: this.#way, timed, idleFirst: this.#way === "here" && this.#run === 1 };
+  }
+
+  // took records how long a timed piece took.
+  took(bytes, ms) {
+    const pace = ms / bytes;
+    const was = this.#pace[this.#way];
+    this.#pace[this.#way] = was > 0 ? (was + pace) / 2 : pace;
   }
 }
 
@@ -452,6 +524,7 @@ class Xetkit {
   #go;
   #workers;
   #pool = null;
+  #pacer = new Pacer();
 
   constructor(module, go, workers) {
     this.#module = module;
@@ -605,7 +678,7 @@ class Xetkit {
     return out;
   }
 
-  /** Like chunk, with chunk hashing spread over the worker pool. Accepts a Blob too. */
+  /** Like chunk, with chunk hashing spread over the worker pool (kept on this thread while that is faster: see Pacer). Accepts a Blob too. */
   async chunkAsync(input, options = {}) {
     const src = sourceOf(input, "chunkAsync: input");
     if (options === null || typeof options !== "object") throw typeError("chunkAsync: options must be an object");
@@ -629,29 +702,54 @@ class Xetkit {
     }
     const go = this.#go;
     const id = call(go, "chunkerNew");
-    const jobs = [];
+    const jobs = []; // {lens, hex}: hex is a string, or the promise of one
+    let drained = 0; // jobs[0:drained] are settled
+    const drain = async () => {
+      for (; drained < jobs.length; drained++) await jobs[drained].hex;
+    };
     const batcher = new Batcher(BATCH, (n) => pool.buffer(n));
-    const dispatch = (piece, packedLens) => {
-      for (const job of batcher.take(piece, lengthsOf(packedLens))) {
+    // The caller runs a job itself when every worker already has two: the
+    // data in flight stays bounded, and job buffers come back for reuse (a
+    // fresh 2 MiB buffer costs page faults, which in some browsers take
+    // longer than hashing it).
+    const full = () => pool.pending() >= 2 * pool.size;
+    const toPool = async (piece) => {
+      for (const job of batcher.take(piece, lengthsOf(call(go, "chunkerPush", id, piece, false)[0]))) {
         const lens = u32Bytes(job.lens);
-        jobs.push({ lens: job.lens, hex: pool.run("hashChunks", [job.bytes, lens], [job.bytes.buffer], true) });
+        if (full()) await nextTask(); // replies that came in are counted
+        if (full()) {
+          jobs.push({ lens: job.lens, hex: call(go, "hashChunks", job.bytes, lens) });
+          pool.reuse(job.bytes.buffer);
+        } else {
+          jobs.push({ lens: job.lens, hex: pool.run("hashChunks", [job.bytes, lens], [job.bytes.buffer], true) });
+        }
       }
     };
+    const here = (piece, last) => {
+      const [packed, hex] = last ? call(go, "chunkerFinish", id, true) : call(go, "chunkerPush", id, piece, true);
+      const lens = lengthsOf(packed);
+      batcher.skip(piece, lens.reduce((a, b) => a + b, 0));
+      jobs.push({ lens, hex });
+    };
+    const pacer = this.#pacer;
     try {
       for await (const whole of slices(src, SLICE)) {
-        stop();
         for (let off = 0; off < whole.length; off += PIECE) {
+          stop();
           const piece = whole.subarray(off, off + PIECE);
-          dispatch(piece, call(go, "chunkerPush", id, piece, false)[0]);
+          const { way, timed, idleFirst } = pacer.next();
+          if (idleFirst) await drain();
+          const t = performance.now();
+          if (way === "pool") await toPool(piece);
+          else here(piece, false);
+          if (timed) pacer.took(piece.length, performance.now() - t);
         }
-        // Keep a Blob's data in flight bounded.
-        if (isBlob(src)) while (pool.pending() > 4 * pool.size) await pool.idle();
       }
+      here(new Uint8Array(0), true);
     } catch (e) {
       try { call(go, "chunkerFree", id); } catch { /* ignore */ }
       throw e;
     }
-    dispatch(new Uint8Array(0), call(go, "chunkerFinish", id, false)[0]);
     const out = [];
     let offset = 0;
     for (const job of jobs) {
@@ -1022,7 +1120,6 @@ class Pool {
     this.workers = [];
     this.free = []; // job buffers sent back by the workers
     this.seq = 0;
-    this.waiters = [];
     this.ready = (async () => {
       const tasks = [];
       for (let i = 0; i < size; i++) tasks.push(spawn(module));
@@ -1035,11 +1132,6 @@ class Pool {
     let n = 0;
     for (const w of this.workers) n += w.calls.size;
     return n;
-  }
-
-  // idle resolves when some job finishes.
-  idle() {
-    return new Promise((resolve) => this.waiters.push(resolve));
   }
 
   // run sends a job to the least busy worker. The promise is marked as
@@ -1079,19 +1171,19 @@ class Pool {
     return p;
   }
 
+  // reuse keeps a job buffer that is done with for buffer() to hand out.
+  reuse(buf) {
+    if (buf.byteLength === BATCH && this.free.length < 4 * this.size + 8) this.free.push(buf);
+  }
+
   #reply(w, msg) {
-    if (msg.recycled && msg.recycled.byteLength === BATCH && this.free.length < 4 * this.size + 8) {
-      this.free.push(msg.recycled);
-    }
+    if (msg.recycled) this.reuse(msg.recycled);
     const c = w.calls.get(msg.id);
     if (!c) return;
     w.calls.delete(msg.id);
     if (w.calls.size === 0) w.unref();
     if (msg.error) c.reject(new XetkitError(msg.error.message, msg.error.code, msg.error.offset));
     else c.resolve(msg.result);
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const r of waiters) r();
   }
 
   memory() {

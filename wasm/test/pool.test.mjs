@@ -25,6 +25,21 @@ test("chunkAsync equals chunk, for any pool size, on bytes and Blobs", async () 
   assert.deepEqual(await single.chunkAsync(big), single.chunk(big), "no pool: same thread");
 });
 
+// chunkAsync times the pool against this thread at the start of every
+// epoch of pieces and hashes the rest where it was faster: whichever it
+// picks, and across the switches (an epoch spans calls), the chunks are
+// chunk's. Six calls of six pieces and a bit cross an epoch.
+test("chunkAsync equals chunk across its switches between the pool and this thread", async () => {
+  const xk = await load({ workers: 2 });
+  const bytes = randomBytes((47 << 20) + 12345, 13);
+  const want = single.chunk(bytes);
+  for (let i = 0; i < 6; i++) {
+    const input = i % 2 ? new Blob([bytes]) : bytes;
+    assert.deepEqual(await xk.chunkAsync(input), want, `call ${i + 1}`);
+  }
+  xk.close();
+});
+
 // processFile through the pool and on one instance: the same xorbs, byte
 // for byte, in the same order, and the same shard.
 async function compare(xk, input, options = {}) {
