@@ -53,6 +53,8 @@ const peer = await esbuild.build({
 // page, upload bodies included, which slows both clients several times.)
 const peerJS = Buffer.from(peer.outputFiles[0].contents).toString("utf8");
 
+const generate = (name, size) => randomFile(join(tmp, name), size);
+
 // ---- the hub and the page ----
 const data = join(tmp, "hub");
 const server = await startServer({ token, data });
@@ -61,9 +63,7 @@ const chrome = await launchChromium(chromium, []);
 await chrome.run(async () => {
   await speed();
   if (gib > 0) await memory();
-}, () => server.kill());
-
-const generate = (name, size) => randomFile(join(tmp, name), size);
+}, () => server.stop());
 
 async function newPage() {
   const p = await chrome.open(origin + "/", log);
