@@ -7,13 +7,13 @@
 // into an ArrayBuffer, which is when it fetches them; it checks no hash).
 // Best of rounds each, interleaved, each in a fresh page; prints MB/s, the
 // time ratio, and each one's peak memory: JS heap plus WebAssembly memory
-// sampled in the page, and the renderer processes' resident size.
-// Then a 1 GiB file downloaded by xetkit into a WritableStream (that only
-// counts), sampling memory: peak JS heap + WebAssembly memory and the
-// renderer processes' growth (target < 300 MiB).
-// Prints figures; asserts nothing but that both got the right bytes.
+// sampled in the page, and the renderer processes' resident size (both
+// pages under Playwright, whose DevTools network tracking keeps copies of
+// response bodies: bench/download-memory.mjs measures a large download's
+// memory without it). Prints figures; asserts nothing but that both got
+// the right bytes.
 //
-//   node bench/download-chromium.mjs [rounds] [MiB] [GiB for the stream run, 0 to skip]
+//   node bench/download-chromium.mjs [rounds] [MiB]
 
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -28,7 +28,6 @@ import { startServer } from "../test/common.mjs";
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const rounds = Number(process.argv[2] || 2);
 const mib = Number(process.argv[3] || 256);
-const gib = Number(process.argv[4] ?? 1);
 const token = "hf_bench_token";
 const repo = "bench/download";
 const log = (s) => console.log(s);
@@ -69,7 +68,6 @@ try {
   log(`  xetkit download({path}) (verified):    ${bx.secs.toFixed(2)} s  ${(mb / bx.secs).toFixed(1).padStart(6)} MB/s   peak JS+wasm ${MiB(peak(runs.xetkit, "page"))}, renderer RSS +${MiB(peak(runs.xetkit, "rss"))}   (load() before it: ${bx.loadSecs.toFixed(2)} s)`);
   log(`  @huggingface/hub downloadFile (xet):   ${bp.secs.toFixed(2)} s  ${(mb / bp.secs).toFixed(1).padStart(6)} MB/s   peak JS+wasm ${MiB(peak(runs.peer, "page"))}, renderer RSS +${MiB(peak(runs.peer, "rss"))}   (import before it: ${bp.loadSecs.toFixed(2)} s)`);
   log(`  ratio: xetkit takes ${(bx.secs / bp.secs).toFixed(2)} of the peer's time: ${(bp.secs / bx.secs).toFixed(2)}× faster (target ≥ 2×); peak renderer memory ${(peak(runs.xetkit, "rss") / peak(runs.peer, "rss")).toFixed(2)}× the peer's (target ≤ 1)`);
-  if (gib > 0) await streamRun();
 } finally {
   await chrome.close();
   await server.stop();
@@ -121,39 +119,4 @@ async function once(who, warm = false) {
   await p.close();
   if (!warm && res.sha256 !== sha256) throw new Error(`${who} downloaded the wrong bytes (SHA-256 ${res.sha256})`);
   return { ...res, rss };
-}
-
-// streamRun downloads a gib-GiB file into a WritableStream in a fresh page
-// and prints the peak memory.
-async function streamRun() {
-  const bigSize = Math.round(gib * 2 ** 30);
-  const big = randomFile(join(tmp, "huge.bin"), bigSize);
-  execFileSync(join(root, "bin", "xetkit"), ["upload", "--hub", origin, "--repo", repo, "--token", token, "--quiet", big.path]);
-  const p = await chrome.browser.newPage();
-  await p.goto(origin + "/");
-  await p.waitForFunction(() => document.body.dataset.ready === "1");
-  const base = browserRSS(chrome.pid).renderer;
-  let rss = 0;
-  const timer = setInterval(() => { rss = Math.max(rss, browserRSS(chrome.pid).renderer - base); }, 100);
-  const res = await p.evaluate(async ({ token, repo }) => {
-    const { load } = await import("/wasm/xetkit.js");
-    const xk = await load();
-    let peak = 0, got = 0;
-    const sample = async () => {
-      const m = await xk.memory();
-      peak = Math.max(peak, performance.memory.usedJSHeapSize + m.wasm + m.workers.reduce((a, b) => a + b, 0));
-    };
-    const timer = setInterval(sample, 100);
-    const t0 = performance.now();
-    const n = await xk.download({ path: "huge.bin" }, { repo, token, to: new WritableStream({ write: (c) => { got += c.length; } }) });
-    const secs = (performance.now() - t0) / 1000;
-    clearInterval(timer);
-    await sample();
-    return { n, got, secs, peak };
-  }, { token, repo });
-  clearInterval(timer);
-  await p.close();
-  log(`xetkit download of a ${gib} GiB file by path into a WritableStream: ${res.secs.toFixed(1)} s (${(bigSize / 1e6 / res.secs).toFixed(1)} MB/s), ${res.got === bigSize && res.n === bigSize ? "every byte" : "WRONG byte count"}`);
-  log(`  peak JS heap + WebAssembly memory ${MiB(res.peak)}; renderer processes +${MiB(rss)} (target < 300 MiB)`);
-  if (res.got !== bigSize) process.exitCode = 1;
 }
