@@ -5,10 +5,11 @@
 //     processes' resident size above what they held before the download,
 //     sampled every 100 ms, and the page's JS heap plus WebAssembly memory.
 //     This Chromium runs with no DevTools client attached: Playwright turns
-//     on the DevTools network domain, which keeps a copy of every response
-//     body up to 10 MB in the renderer (up to 200 MB in all), and that
-//     would be counted against the download. The page reports to this
-//     script over HTTP instead;
+//     on the DevTools network domain, which keeps copies of response bodies
+//     in the renderer (measured: about 180 MiB of ~10 MiB blocks, the same
+//     download at +330..435 MiB under Playwright), and that would be
+//     counted against the download. The page reports to this script over
+//     HTTP instead;
 //  2. in Node, into a file: the process's peak resident size (VmHWM), and
 //     the SHA-256 of the file written against the one uploaded.
 //
