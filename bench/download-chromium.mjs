@@ -16,13 +16,11 @@
 //   node bench/download-chromium.mjs [rounds] [MiB]
 
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
-import { browserRSS, launchChromium, randomFile } from "./proc.lib.mjs";
+import { browserRSS, launchChromium, MiB, randomFile, tempDir } from "./proc.lib.mjs";
 import { startServer } from "../test/common.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -31,10 +29,8 @@ const mib = Number(process.argv[3] || 256);
 const token = "hf_bench_token";
 const repo = "bench/download";
 const log = (s) => console.log(s);
-const MiB = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
 
-const tmp = mkdtempSync(join(tmpdir(), "xetkit-bench-download-"));
-process.on("exit", () => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir("download");
 
 const browserBuild = join(root, "node_modules", "@huggingface", "hub", "dist", "browser", "index.mjs");
 const peer = await esbuild.build({

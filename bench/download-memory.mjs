@@ -20,12 +20,11 @@
 
 import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { createReadStream, mkdtempSync, rmSync, statSync } from "node:fs";
+import { createReadStream, rmSync, statSync } from "node:fs";
 import { createServer } from "node:http";
-import { tmpdir } from "node:os";
 import { extname, join, normalize, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { browserRSS, randomFile } from "./proc.lib.mjs";
+import { browserRSS, MiB, randomFile, tempDir } from "./proc.lib.mjs";
 import { startServer } from "../test/common.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -34,10 +33,8 @@ const size = Math.round(gib * 2 ** 30);
 const token = "hf_bench_token";
 const repo = "bench/memory";
 const log = (s) => console.log(s);
-const MiB = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
 
-const tmp = mkdtempSync(join(tmpdir(), "xetkit-bench-memory-"));
-process.on("exit", () => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir("memory");
 
 // ---- Chromium, no DevTools attached ----
 

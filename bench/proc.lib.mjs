@@ -1,6 +1,8 @@
 // Node-only helpers for the browser benchmarks.
 import { createHash, randomFillSync } from "node:crypto";
-import { closeSync, openSync, readdirSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 // browserRSS sums the resident memory of the processes descended from a
 // browser's process, read from /proc: {renderer, all} in bytes (the page
@@ -86,3 +88,14 @@ export function randomFile(path, size) {
   closeSync(fd);
   return { path, sha256: h.digest("hex") };
 }
+
+// tempDir makes a temporary folder named after what, removed when the
+// process exits.
+export function tempDir(what) {
+  const dir = mkdtempSync(join(tmpdir(), `xetkit-bench-${what}-`));
+  process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+// MiB formats a byte count in whole MiB.
+export const MiB = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;

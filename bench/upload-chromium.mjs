@@ -18,13 +18,11 @@
 //
 //   node bench/upload-chromium.mjs [rounds] [MiB per upload] [GiB for the memory run, 0 to skip]
 
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
-import { browserRSS, launchChromium, randomFile } from "./proc.lib.mjs";
+import { browserRSS, launchChromium, MiB, randomFile, tempDir } from "./proc.lib.mjs";
 import { startServer } from "../test/common.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -33,10 +31,8 @@ const mib = Number(process.argv[3] || 256);
 const gib = Number(process.argv[4] ?? 1);
 const token = "hf_bench_token";
 const log = (s) => console.log(s);
-const MiB = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
 
-const tmp = mkdtempSync(join(tmpdir(), "xetkit-bench-upload-"));
-process.on("exit", () => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir("upload");
 
 // ---- the peer, bundled for the browser ----
 const hubSrc = join(root, "node_modules", "@huggingface", "hub", "src", "utils");

@@ -17,14 +17,13 @@
 //   node bench/wasm-chromium.mjs [rounds] [GiB for processFile, 0 to skip]
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { extname, join, normalize, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
 import { fillRandom } from "./wasm.lib.mjs";
-import { browserRSS, launchChromium } from "./proc.lib.mjs";
+import { browserRSS, launchChromium, MiB, tempDir } from "./proc.lib.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const rounds = Number(process.argv[2] || 5);
@@ -32,8 +31,7 @@ const gib = Number(process.argv[3] ?? 1);
 const log = (s) => console.log(s);
 
 // ---- the peer, bundled for the browser ----
-const tmp = mkdtempSync(join(tmpdir(), "xetkit-bench-"));
-process.on("exit", () => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir("wasm");
 await esbuild.build({
   stdin: { contents: 'export { getChunks, hashToHex } from "@huggingface/xetchunk-wasm";', resolveDir: root, loader: "js" },
   bundle: true,
@@ -209,8 +207,7 @@ async function processFileBench() {
   clearInterval(timer);
   await p.close();
   const want = await nativeHash(file);
-  const MiB = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
-  log(`Chromium: processFile on a ${gib} GiB generated file (a File, which is a Blob)`);
+    log(`Chromium: processFile on a ${gib} GiB generated file (a File, which is a Blob)`);
   log(`  reading the file alone in 8 MiB slices: ${res.readSecs.toFixed(1)} s (${(size / 1e6 / res.readSecs).toFixed(0)} MB/s)`);
   log(`  processFile: ${res.secs.toFixed(1)} s (${(size / 1e6 / res.secs).toFixed(0)} MB/s): ${res.chunks} chunks, ${res.xorbs} xorbs (${MiB(res.xorbBytes)}), shard ${res.shard} bytes`);
   log(`  peak JS heap + wasm memory: ${MiB(res.peak.total)} (JS heap ${MiB(res.peak.js)}, wasm ${MiB(res.peak.main)} main + ${res.peak.workers.map(MiB).join(" + ")} workers; target < 400 MiB)`);
