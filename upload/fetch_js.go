@@ -119,7 +119,7 @@ func (t *FetchTransport) RoundTrip(req *http.Request) (resp *http.Response, err 
 	status := res.Get("status").Int()
 	var body io.ReadCloser = http.NoBody
 	if b := res.Get("body"); b.Type() == js.TypeObject && !b.IsNull() {
-		body = &fetchBody{ctx: ctx, reader: b.Call("getReader"), abort: ac}
+		body = newFetchBody(ctx, b, ac)
 	}
 	return &http.Response{
 		Status:        fmt.Sprintf("%d %s", status, http.StatusText(status)),
@@ -192,11 +192,41 @@ type fetchBody struct {
 	ctx    context.Context
 	reader js.Value
 	abort  js.Value
-	rest   []byte // of the last piece, not yet read
-	err    error
+	// own is the ArrayBuffer a BYOB reader fills, read after read (each
+	// read hands it back); undefined with a default reader, whose every
+	// piece is a new array the JavaScript collector frees only later (a
+	// large download then holds hundreds of MiB of them).
+	own  js.Value
+	rest []byte // of the last piece, not yet read
+	err  error
+}
+
+// byobSize is the most one BYOB read asks for.
+const byobSize = 1 << 20
+
+var jsArrayBuffer = js.Global().Get("ArrayBuffer")
+
+// newFetchBody reads stream with a BYOB reader where it is a byte stream
+// (browsers and Node: fetch bodies are), else with a default reader.
+func newFetchBody(ctx context.Context, stream, abort js.Value) *fetchBody {
+	b := &fetchBody{ctx: ctx, abort: abort, own: js.Undefined()}
+	func() {
+		defer func() { recover() }() // getReader throws on a stream that is not a byte stream
+		opt := jsx.Object.New()
+		opt.Set("mode", "byob")
+		b.reader = stream.Call("getReader", opt)
+		b.own = jsArrayBuffer.New(byobSize)
+	}()
+	if b.own.IsUndefined() {
+		b.reader = stream.Call("getReader")
+	}
+	return b
 }
 
 func (b *fetchBody) Read(p []byte) (int, error) {
+	if !b.own.IsUndefined() {
+		return b.readOwn(p)
+	}
 	if len(b.rest) > 0 {
 		n := copy(p, b.rest)
 		b.rest = b.rest[n:]
@@ -227,6 +257,30 @@ func (b *fetchBody) Read(p []byte) (int, error) {
 	k := copy(p, piece)
 	b.rest = piece[k:]
 	return k, nil
+}
+
+// readOwn reads into p through the BYOB reader's buffer.
+func (b *fetchBody) readOwn(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	view := jsx.Uint8Array.New(b.own, 0, min(len(p), byobSize))
+	v, err := jsx.Await(b.ctx, b.reader.Call("read", view))
+	if err != nil {
+		b.abort.Call("abort")
+		b.err = fmt.Errorf("reading the answer: %w", err)
+		return 0, b.err
+	}
+	u := v.Get("value")
+	if v.Get("done").Bool() || u.IsUndefined() {
+		b.err = io.EOF
+		return 0, io.EOF
+	}
+	b.own = u.Get("buffer") // the same memory, handed back
+	return js.CopyBytesToGo(p, u), nil
 }
 
 func (b *fetchBody) Close() error {
