@@ -26,7 +26,7 @@ func WorkerOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Read
 	var recs, raw, lensBuf []byte
 	return &Offload{
 		Encode: func(data []byte, lens []int) func() (*Encoded, error) {
-			p := hooks.Call("encode", jsx.Bytes(data), jsx.Bytes(jsx.U32Bytes(lens)))
+			p := hooks.Call("encode", jobBytes(hooks, data), jsx.Bytes(jsx.U32Bytes(lens)))
 			return func() (*Encoded, error) {
 				v, err := jsx.Await(ctx, p)
 				if err != nil {
@@ -62,6 +62,22 @@ func WorkerOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Read
 	}
 }
 
+// jobSize is the size of the job buffers the pool hands out for reuse
+// (xetkit.js's BATCH).
+const jobSize = 2 << 20
+
+// jobBytes copies data into a job buffer from hooks.buffer, which the
+// worker hands back once done (a fresh array costs page faults on every
+// use), or into a new array where there is no such hook.
+func jobBytes(hooks js.Value, data []byte) js.Value {
+	if hooks.Get("buffer").Type() != js.TypeFunction {
+		return jsx.Bytes(data)
+	}
+	u := hooks.Call("buffer", len(data))
+	js.CopyBytesToJS(u, data)
+	return u
+}
+
 // workerDigest is a SHA-256 running on a worker; writes are queued there
 // in order, at most a few at a time.
 type workerDigest struct {
@@ -73,17 +89,23 @@ type workerDigest struct {
 }
 
 func (d *workerDigest) Write(p []byte) error {
-	// The session writes each slice just after reading it: hand over the
-	// slice as read (shaWrite transfers it) rather than a copy.
+	// The session writes each slice just after reading it: a slice read
+	// from a Blob is handed over as read (shaWrite transfers it); other
+	// bytes are copied into job buffers.
 	u := js.Undefined()
 	if d.src != nil {
 		u = d.src.TakeLast(len(p))
 	}
-	if u.IsUndefined() {
-		u = jsx.Bytes(p)
+	if !u.IsUndefined() {
+		d.pending = append(d.pending, d.hooks.Call("shaWrite", d.id, u))
+	} else {
+		for len(p) > 0 {
+			n := min(len(p), jobSize)
+			d.pending = append(d.pending, d.hooks.Call("shaWrite", d.id, jobBytes(d.hooks, p[:n])))
+			p = p[n:]
+		}
 	}
-	d.pending = append(d.pending, d.hooks.Call("shaWrite", d.id, u))
-	for len(d.pending) > 2 {
+	for len(d.pending) > 4 {
 		if _, err := jsx.Await(d.ctx, d.pending[0]); err != nil {
 			return err
 		}

@@ -1011,12 +1011,15 @@ async function uploadFiles(go, pool, files, options) {
 
 // workerHooks hands the pipeline's per-byte work to the pool: chunk hashing
 // and compression on whichever worker is least busy, a file's SHA-256 on
-// worker 0, whose jobs run in order.
+// worker 0, whose jobs run in order. Go copies the bytes of each job into
+// a buffer(n) and the worker sends it back for the next (a fresh buffer
+// costs page faults on every use).
 function workerHooks(pool, compression) {
   return {
-    encode: (bytes, lens) => pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer]),
+    buffer: (n) => pool.buffer(n),
+    encode: (bytes, lens) => pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer], true),
     shaNew: () => pool.runOn(0, "digestNew", []),
-    shaWrite: (id, bytes) => pool.runOn(0, "digestWrite", [id, bytes], [bytes.buffer]),
+    shaWrite: (id, bytes) => pool.runOn(0, "digestWrite", [id, bytes], [bytes.buffer], true),
     shaSum: (id) => pool.runOn(0, "digestSum", [id]),
   };
 }
@@ -1152,8 +1155,8 @@ class Pool {
   }
 
   // runOn sends a job to worker i: jobs sent to one worker run in order.
-  runOn(i, op, args, transfer = []) {
-    return this.#send(this.workers[i], op, args, transfer);
+  runOn(i, op, args, transfer = [], recycle = false) {
+    return this.#send(this.workers[i], op, args, transfer, recycle);
   }
 
   #send(best, op, args, transfer, recycle = false) {
