@@ -5,10 +5,7 @@
 // must come out the same.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { bin, randomBytes, tempDir, writeTemp } from "./helpers.mjs";
-import { startServer } from "../../test/common.mjs";
+import { hubWithFile, randomBytes, sha256 } from "./helpers.mjs";
 
 const realFetch = globalThis.fetch;
 let plainBodies = 0;
@@ -31,23 +28,18 @@ const { load } = await import("../xetkit.js");
 
 const token = "hf_fetchbody";
 const repo = "alice/fetchbody";
-const sha = (b) => createHash("sha256").update(b).digest("hex");
 
 test("bodies that are not byte streams are read whole and right", { timeout: 120_000 }, async (t) => {
-  const server = await startServer({ token });
-  t.after(server.stop);
-  const dir = tempDir(t);
   const data = randomBytes(20 << 20, 21);
-  execFileSync(bin, ["upload", "--hub", server.origin, "--repo", repo, "--token", token, "--quiet", writeTemp(dir, "a.bin", data)]);
+  const { hub } = await hubWithFile(t, { token, repo, name: "a.bin", data });
   const xk = await load({ workers: 0 });
-  const hub = { hub: server.origin, repo, token };
   const got = await xk.download({ path: "a.bin" }, hub);
-  assert.equal(sha(got), sha(data));
+  assert.equal(sha256(got), sha256(data));
   const part = await xk.download({ path: "a.bin" }, { ...hub, range: { start: 12345, end: 9_000_001 } });
   assert.deepEqual(Buffer.from(part), Buffer.from(data.subarray(12345, 9_000_001)));
   // An upload reads JSON answers the same way.
   const more = randomBytes(3 << 20, 22);
   await xk.upload([{ path: "b.bin", content: more }], hub);
-  assert.equal(sha(await xk.download({ path: "b.bin" }, hub)), sha(more));
+  assert.equal(sha256(await xk.download({ path: "b.bin" }, hub)), sha256(more));
   assert.ok(plainBodies > 10, `the module's requests went through the wrapped fetch (${plainBodies})`);
 });

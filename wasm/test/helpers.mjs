@@ -2,10 +2,11 @@
 // files, the generated corpus and an independent chunker built from the
 // peer's engines.
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bin, FACTS, readChunks, refDir, refFile } from "../../test/common.mjs";
+import { bin, FACTS, readChunks, refDir, refFile, startServer } from "../../test/common.mjs";
 
 export { bin, randomBytes, refDir, root } from "../../test/common.mjs";
 export { corpus } from "../../test/corpus.mjs";
@@ -37,6 +38,20 @@ export function writeTemp(dir, name, bytes) {
   const file = join(dir, name);
   writeFileSync(file, bytes);
   return file;
+}
+
+// sha256 returns the hex SHA-256 of bytes.
+export const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
+
+// hubWithFile starts a local hub (stopped after the test) with data
+// committed at name by the CLI; returns the hub, a temporary folder and
+// the options download and upload take to reach the repository.
+export async function hubWithFile(t, { token, repo, name, data }) {
+  const server = await startServer({ token });
+  t.after(server.stop);
+  const dir = tempDir(t);
+  execFileSync(bin, ["upload", "--hub", server.origin, "--repo", repo, "--token", token, "--quiet", writeTemp(dir, name, data)]);
+  return { server, dir, hub: { hub: server.origin, repo, token } };
 }
 
 // The reference file's facts, as these suites name them.

@@ -8,28 +8,23 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { load } from "../xetkit.js";
-import { bin, randomBytes, tempDir, writeTemp } from "./helpers.mjs";
+import { bin, hubWithFile, randomBytes, sha256 } from "./helpers.mjs";
 import { startServer } from "../../test/common.mjs";
 
 const token = "hf_stream";
 const repo = "alice/stream";
-const sha = (b) => createHash("sha256").update(b).digest("hex");
 
 test("download to a file, to a WritableStream and as a ReadableStream; an abort leaves no file", { timeout: 180_000 }, async (t) => {
-  const server = await startServer({ token });
-  t.after(server.stop);
-  const dir = tempDir(t);
   const data = randomBytes(24 << 20, 5);
-  execFileSync(bin, ["upload", "--hub", server.origin, "--repo", repo, "--token", token, "--quiet", writeTemp(dir, "big.bin", data)]);
+  const { dir, hub } = await hubWithFile(t, { token, repo, name: "big.bin", data });
   const xk = await load({ workers: 0 });
-  const hub = { hub: server.origin, repo, token };
 
   // A file path: written beside it, renamed when whole; progress has the total.
   const out = join(dir, "out", "..", "copy.bin");
   const events = [];
   const n = await xk.download({ path: "big.bin" }, { ...hub, to: out, onProgress: (p) => events.push(p) });
   assert.equal(n, data.length);
-  assert.equal(sha(readFileSync(out)), sha(data));
+  assert.equal(sha256(readFileSync(out)), sha256(data));
   assert.ok(events.length > 1 && events.every((e) => e.total === data.length), "every progress event has the total");
   assert.equal(events.at(-1).written, data.length);
 
@@ -46,14 +41,14 @@ test("download to a file, to a WritableStream and as a ReadableStream; an abort 
   });
   assert.equal(await xk.download({ path: "big.bin" }, { ...hub, to: slow }), data.length);
   assert.equal(got, data.length);
-  assert.equal(h.digest("hex"), sha(data));
+  assert.equal(h.digest("hex"), sha256(data));
   assert.ok(maxChunk <= 1 << 20, `chunks of at most 1 MiB, got ${maxChunk}`);
 
   // A ReadableStream, returned at once; a range of it too.
   const rs = await xk.download({ path: "big.bin" }, { ...hub, as: "stream" });
   const chunks = [];
   for await (const c of rs) chunks.push(c);
-  assert.equal(sha(Buffer.concat(chunks)), sha(data));
+  assert.equal(sha256(Buffer.concat(chunks)), sha256(data));
   const part = await xk.download({ path: "big.bin" }, { ...hub, as: "stream", range: { start: 1000, end: 5_000_000 } });
   const partChunks = [];
   for await (const c of part) partChunks.push(c);
@@ -99,7 +94,7 @@ test("upload from a ReadableStream and an async iterable; a short text stream go
   assert.match(r.commit.oid, /^[0-9a-f]{40}$/);
   const [big, iter, note] = r.files;
   assert.equal(big.size, data.length);
-  assert.equal(big.sha256, sha(data));
+  assert.equal(big.sha256, sha256(data));
   assert.match(big.hash, /^[0-9a-f]{64}$/);
   assert.equal(big.hash, execFileSync(bin, ["hash", "-"], { input: data, encoding: "utf8" }).trim());
   const head = data.subarray(0, 2002 + 7 - ((2002 + 7) % 7)); // what gen() gave: pieces up to the one past byte 2000
