@@ -18,53 +18,54 @@ import (
 // lengths) → Promise<[hashes, lengths, records, record lengths]> (the
 // workers' encodeChunks), shaNew() → Promise<id>, shaWrite(id, bytes) →
 // Promise, shaSum(id) → Promise<hex digest> (the workers' digestNew,
-// digestWrite, digestSum, on one worker). reading returns the file being
-// read, whose Blob slices the SHA-256 worker may take as they are.
+// digestWrite, digestSum, on one worker), and, if given, buffer(n) → a job
+// buffer that the worker hands back for reuse, jobBytes its size. reading
+// returns the file being read, whose Blob slices the SHA-256 worker may
+// take as they are.
 func WorkerOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Reader) *Offload {
 	// The session is done with one answer before it waits for the next, so
 	// every answer is copied into the same buffers.
 	var recs, raw, lensBuf []byte
-	return &Offload{
-		Encode: func(data []byte, lens []int) func() (*Encoded, error) {
-			p := hooks.Call("encode", jobBytes(hooks, data), jsx.Bytes(jsx.U32Bytes(lens)))
-			return func() (*Encoded, error) {
-				v, err := jsx.Await(ctx, p)
-				if err != nil {
-					return nil, err
-				}
-				if v.Type() != js.TypeObject || v.Length() != 4 {
-					return nil, errors.New("encode: the worker's answer is not [hashes, lengths, records, record lengths]")
-				}
-				raw = jsx.CopyInto(raw, v.Index(0))
-				recs = jsx.CopyInto(recs, v.Index(2))
-				lensBuf = jsx.CopyInto(lensBuf, v.Index(3))
-				recLens, err := jsx.U32s(lensBuf)
-				if err != nil {
-					return nil, fmt.Errorf("encode: record lengths: %w", err)
-				}
-				if len(raw)%xethash.Size != 0 {
-					return nil, fmt.Errorf("encode: %d bytes of hashes", len(raw))
-				}
-				e := &Encoded{Records: recs, RecordLens: recLens, Hashes: make([]xethash.Hash, len(raw)/xethash.Size)}
-				for i := range e.Hashes {
-					e.Hashes[i] = xethash.Hash(raw[xethash.Size*i:])
-				}
-				return e, nil
-			}
-		},
-		SHA256: func() (Digest, error) {
-			id, err := jsx.Await(ctx, hooks.Call("shaNew"))
+	o := &Offload{}
+	if v := hooks.Get("jobBytes"); v.Type() == js.TypeNumber {
+		o.BatchBytes = v.Int() // jobs the size of the pool's reusable buffers
+	}
+	o.Encode = func(data []byte, lens []int) func() (*Encoded, error) {
+		p := hooks.Call("encode", jobBytes(hooks, data), jsx.Bytes(jsx.U32Bytes(lens)))
+		return func() (*Encoded, error) {
+			v, err := jsx.Await(ctx, p)
 			if err != nil {
 				return nil, err
 			}
-			return &workerDigest{ctx: ctx, hooks: hooks, id: id, src: reading()}, nil
-		},
+			if v.Type() != js.TypeObject || v.Length() != 4 {
+				return nil, errors.New("encode: the worker's answer is not [hashes, lengths, records, record lengths]")
+			}
+			raw = jsx.CopyInto(raw, v.Index(0))
+			recs = jsx.CopyInto(recs, v.Index(2))
+			lensBuf = jsx.CopyInto(lensBuf, v.Index(3))
+			recLens, err := jsx.U32s(lensBuf)
+			if err != nil {
+				return nil, fmt.Errorf("encode: record lengths: %w", err)
+			}
+			if len(raw)%xethash.Size != 0 {
+				return nil, fmt.Errorf("encode: %d bytes of hashes", len(raw))
+			}
+			e := &Encoded{Records: recs, RecordLens: recLens, Hashes: make([]xethash.Hash, len(raw)/xethash.Size)}
+			for i := range e.Hashes {
+				e.Hashes[i] = xethash.Hash(raw[xethash.Size*i:])
+			}
+			return e, nil
+		}
 	}
+	o.SHA256 = func() (Digest, error) {
+		id, err := jsx.Await(ctx, hooks.Call("shaNew"))
+		if err != nil {
+			return nil, err
+		}
+		return &workerDigest{ctx: ctx, hooks: hooks, id: id, src: reading(), jobSize: o.batchBytes()}, nil
+	}
+	return o
 }
-
-// jobSize is the size of the job buffers the pool hands out for reuse
-// (xetkit.js's BATCH).
-const jobSize = 2 << 20
 
 // jobBytes copies data into a job buffer from hooks.buffer, which the
 // worker hands back once done (a fresh array costs page faults on every
@@ -86,6 +87,7 @@ type workerDigest struct {
 	id      js.Value
 	pending []js.Value
 	src     *jsx.Reader // the file being read, or nil
+	jobSize int         // the most one write hands the worker
 }
 
 func (d *workerDigest) Write(p []byte) error {
@@ -100,7 +102,7 @@ func (d *workerDigest) Write(p []byte) error {
 		d.pending = append(d.pending, d.hooks.Call("shaWrite", d.id, u))
 	} else {
 		for len(p) > 0 {
-			n := min(len(p), jobSize)
+			n := min(len(p), d.jobSize)
 			d.pending = append(d.pending, d.hooks.Call("shaWrite", d.id, jobBytes(d.hooks, p[:n])))
 			p = p[n:]
 		}

@@ -1011,11 +1011,12 @@ async function uploadFiles(go, pool, files, options) {
 
 // workerHooks hands the pipeline's per-byte work to the pool: chunk hashing
 // and compression on whichever worker is least busy, a file's SHA-256 on
-// worker 0, whose jobs run in order. Go copies the bytes of each job into
-// a buffer(n) and the worker sends it back for the next (a fresh buffer
-// costs page faults on every use).
+// worker 0, whose jobs run in order. Go copies the bytes of each job (at
+// most jobBytes) into a buffer(n) and the worker sends it back for the
+// next (a fresh buffer costs page faults on every use).
 function workerHooks(pool, compression) {
   return {
+    jobBytes: BATCH,
     buffer: (n) => pool.buffer(n),
     encode: (bytes, lens) => pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer], true),
     shaNew: () => pool.runOn(0, "digestNew", []),
