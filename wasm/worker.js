@@ -57,10 +57,12 @@ export function serveJobs(port, startGo, defineGo) {
     }
     const reply = { id, result: r };
     const t = transfers(r);
-    // The job's input buffer goes back to be filled again.
-    if (msg.recycle && args[0] instanceof Uint8Array && args[0].buffer.byteLength > 0) {
-      reply.recycled = args[0].buffer;
-      t.push(args[0].buffer);
+    // The job's byte array (its first argument that is one) goes back to
+    // be filled again.
+    const input = msg.recycle ? args.find((a) => a instanceof Uint8Array) : undefined;
+    if (input && input.buffer.byteLength > 0) {
+      reply.recycled = input.buffer;
+      t.push(input.buffer);
     }
     port.post(reply, t);
   });
