@@ -10,7 +10,9 @@ package sha256x
 
 import (
 	"crypto/sha256"
+	"encoding"
 	"encoding/binary"
+	"errors"
 	"hash"
 	"runtime"
 )
@@ -95,4 +97,65 @@ func (d *Digest) Sum(b []byte) []byte {
 		binary.BigEndian.PutUint32(out[4*i:], v)
 	}
 	return append(b, out[:]...)
+}
+
+// The state of a digest in progress, as crypto/sha256 marshals it, so a
+// SHA-256 can stop on one thread and go on on another (or in the other
+// implementation): a magic, the eight state words, the partial block
+// padded to 64 bytes, and the length, all big-endian.
+const (
+	stateMagic = "sha\x03"
+	stateSize  = len(stateMagic) + 8*4 + BlockSize + 8
+)
+
+// MarshalBinary returns the state of the digest (crypto/sha256's form).
+func (d *Digest) MarshalBinary() ([]byte, error) {
+	b := make([]byte, 0, stateSize)
+	b = append(b, stateMagic...)
+	for _, v := range d.h {
+		b = binary.BigEndian.AppendUint32(b, v)
+	}
+	b = append(b, d.buf[:d.nb]...)
+	b = append(b, make([]byte, BlockSize-d.nb)...)
+	return binary.BigEndian.AppendUint64(b, d.len), nil
+}
+
+// UnmarshalBinary restores a state from MarshalBinary (or crypto/sha256's).
+func (d *Digest) UnmarshalBinary(b []byte) error {
+	if len(b) != stateSize || string(b[:len(stateMagic)]) != stateMagic {
+		return errors.New("sha256x: not a SHA-256 state")
+	}
+	b = b[len(stateMagic):]
+	for i := range d.h {
+		d.h[i] = binary.BigEndian.Uint32(b[4*i:])
+	}
+	b = b[8*4:]
+	d.len = binary.BigEndian.Uint64(b[BlockSize:])
+	d.nb = int(d.len % BlockSize)
+	copy(d.buf[:], b[:d.nb])
+	return nil
+}
+
+// State returns the state of h, a hash from New, for NewFrom to go on
+// from (on another thread, say).
+func State(h hash.Hash) ([]byte, error) {
+	m, ok := h.(encoding.BinaryMarshaler)
+	if !ok {
+		return nil, errors.New("sha256x: the hash cannot give its state")
+	}
+	return m.MarshalBinary()
+}
+
+// NewFrom returns New's hash, going on from state (State's) unless it is
+// nil.
+func NewFrom(state []byte) (hash.Hash, error) {
+	h := New()
+	if state == nil {
+		return h, nil
+	}
+	u, ok := h.(encoding.BinaryUnmarshaler)
+	if !ok {
+		return nil, errors.New("sha256x: the hash cannot take a state")
+	}
+	return h, u.UnmarshalBinary(state)
 }

@@ -3,6 +3,7 @@ package sha256x
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding"
 	"math/rand/v2"
 	"testing"
 )
@@ -56,6 +57,43 @@ func TestSplits(t *testing.T) {
 	}
 }
 
+// A state taken at any length is crypto/sha256's, byte for byte, and a
+// digest restored from it (in either implementation) ends as the whole
+// input's digest.
+func TestState(t *testing.T) {
+	data := randomData(300, 4)
+	want := sha256.Sum256(data)
+	for n := 0; n <= len(data); n++ {
+		d := NewUnrolled()
+		d.Write(data[:n])
+		std := sha256.New()
+		std.Write(data[:n])
+		got, _ := d.MarshalBinary()
+		ref, err := std.(encoding.BinaryMarshaler).MarshalBinary()
+		if err != nil || !bytes.Equal(got, ref) {
+			t.Fatalf("length %d: state %x, crypto/sha256's %x", n, got, ref)
+		}
+		back := new(Digest)
+		if err := back.UnmarshalBinary(ref); err != nil {
+			t.Fatal(err)
+		}
+		back.Write(data[n:])
+		other := sha256.New()
+		if err := other.(encoding.BinaryUnmarshaler).UnmarshalBinary(got); err != nil {
+			t.Fatal(err)
+		}
+		other.Write(data[n:])
+		if !bytes.Equal(back.Sum(nil), want[:]) || !bytes.Equal(other.Sum(nil), want[:]) {
+			t.Fatalf("length %d: a restored digest does not end as the whole input's", n)
+		}
+	}
+	for _, bad := range [][]byte{nil, []byte("sha\x03"), append([]byte("sha\x02"), make([]byte, stateSize-4)...)} {
+		if err := new(Digest).UnmarshalBinary(bad); err == nil {
+			t.Fatalf("UnmarshalBinary(%x) took it", bad)
+		}
+	}
+}
+
 // The FIPS 180-2 example of two blocks.
 func TestKnownAnswer(t *testing.T) {
 	d := NewUnrolled()
@@ -105,4 +143,30 @@ func BenchmarkStdlib(b *testing.B) {
 	for b.Loop() {
 		d.Write(data)
 	}
+}
+
+// Any bytes given as a state are refused or give a digest that goes on
+// as crypto/sha256 restored from the same state does.
+func FuzzState(f *testing.F) {
+	d := NewUnrolled()
+	d.Write([]byte("a state with a partial block"))
+	state, _ := d.MarshalBinary()
+	f.Add(state, []byte("more"))
+	f.Fuzz(func(t *testing.T, state, more []byte) {
+		got := new(Digest)
+		err := got.UnmarshalBinary(state)
+		ref := sha256.New()
+		refErr := ref.(encoding.BinaryUnmarshaler).UnmarshalBinary(state)
+		if (err == nil) != (refErr == nil) {
+			t.Fatalf("UnmarshalBinary: %v, crypto/sha256: %v", err, refErr)
+		}
+		if err != nil {
+			return
+		}
+		got.Write(more)
+		ref.Write(more)
+		if !bytes.Equal(got.Sum(nil), ref.Sum(nil)) {
+			t.Fatal("the restored digest differs from crypto/sha256's")
+		}
+	})
 }
