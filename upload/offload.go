@@ -27,8 +27,9 @@ type Offload struct {
 	// The session is done with a result before it waits for the next, so
 	// results may share storage.
 	Encode func(data []byte, lens []int) (wait func() (*Encoded, error))
-	// SHA256 starts the SHA-256 of one file.
-	SHA256 func() (Digest, error)
+	// SHA256 starts the SHA-256 of one file, or goes on from state (a
+	// Digest's State) unless it is nil.
+	SHA256 func(state []byte) (Digest, error)
 	// BatchBytes is the target size of an Encode call (default 2 MiB).
 	BatchBytes int
 	// InFlight bounds the Encode calls not yet waited for (default 8):
@@ -36,6 +37,9 @@ type Offload struct {
 	InFlight int
 	// ReadBytes is how much of a source is read at a time (default 4 MiB).
 	ReadBytes int
+	// Pace, if set, decides read by read whether the work runs here
+	// instead (without it, all of it goes to the Offload).
+	Pace Pace
 }
 
 // Encoded is the result of an Offload's Encode: one hash and one record
@@ -47,10 +51,13 @@ type Encoded struct {
 }
 
 // Digest is a SHA-256 computed elsewhere. Write must copy p before it
-// returns; Sum waits for the digest of everything written.
+// returns; Sum waits for the digest of everything written. State ends the
+// digest instead and returns its state (sha256x.State's form), for the
+// SHA-256 to go on somewhere else.
 type Digest interface {
 	Write(p []byte) error
 	Sum() ([sha256x.Size]byte, error)
+	State() ([]byte, error)
 }
 
 func (o *Offload) batchBytes() int {
@@ -129,9 +136,13 @@ func LocalOffload(workers int, mode xorb.Mode) *Offload {
 				return r.e, r.err
 			}
 		},
-		SHA256: func() (Digest, error) {
-			d := &localDigest{in: make(chan []byte, 4), out: make(chan [sha256x.Size]byte, 1)}
-			go d.run(sha256x.New())
+		SHA256: func(state []byte) (Digest, error) {
+			h, err := sha256x.NewFrom(state)
+			if err != nil {
+				return nil, err
+			}
+			d := &localDigest{in: make(chan []byte, 4), done: make(chan hash.Hash, 1)}
+			go d.run(h)
 			return d, nil
 		},
 	}
@@ -139,34 +150,41 @@ func LocalOffload(workers int, mode xorb.Mode) *Offload {
 
 // localDigest hashes on its own goroutine what Write hands it.
 type localDigest struct {
-	in     chan []byte
-	out    chan [sha256x.Size]byte
-	closed bool
-	sum    [sha256x.Size]byte
+	in   chan []byte
+	done chan hash.Hash
+	h    hash.Hash // once ended
 }
 
 func (d *localDigest) run(h hash.Hash) {
 	for p := range d.in {
 		h.Write(p)
 	}
-	d.out <- [sha256x.Size]byte(h.Sum(nil))
+	d.done <- h
 }
 
 func (d *localDigest) Write(p []byte) error {
-	if d.closed {
-		return errors.New("upload: Write after Sum")
+	if d.h != nil {
+		return errors.New("upload: Write after Sum or State")
 	}
 	d.in <- append([]byte(nil), p...)
 	return nil
 }
 
-func (d *localDigest) Sum() ([sha256x.Size]byte, error) {
-	if !d.closed {
-		d.closed = true
+// end waits for every write to be hashed.
+func (d *localDigest) end() hash.Hash {
+	if d.h == nil {
 		close(d.in)
-		d.sum = <-d.out
+		d.h = <-d.done
 	}
-	return d.sum, nil
+	return d.h
+}
+
+func (d *localDigest) Sum() ([sha256x.Size]byte, error) {
+	return [sha256x.Size]byte(d.end().Sum(nil)), nil
+}
+
+func (d *localDigest) State() ([]byte, error) {
+	return sha256x.State(d.end())
 }
 
 // EncodeChunks hashes and encodes chunks for an Offload (the workers' encodeChunks op): data holds the

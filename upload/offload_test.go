@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/hub"
@@ -49,27 +50,76 @@ func TestOffloadMatchesLocal(t *testing.T) {
 		}
 		return h, res, newClient(srv)
 	}
-	off := upload.LocalOffload(3, xorb.Smallest)
-	off.BatchBytes = 300 << 10 // batches that split reads and xorbs
-	off.ReadBytes = 1<<20 + 3
-	off.InFlight = 2
-	hl, local, _ := run(nil)
-	ho, offl, fresh := run(off)
-	for i := range local {
-		if local[i] != offl[i] {
-			t.Errorf("file %d: offloaded result %+v, in-process %+v", i, offl[i], local[i])
-		}
-		data := files[sources[i].Name]
-		if sum := sha256.Sum256(data); offl[i].SHA256 != fmt.Sprintf("%x", sum) {
-			t.Errorf("%s: SHA-256 %s", sources[i].Name, offl[i].SHA256)
-		}
-		if got := download(t, fresh, offl[i].Hash, nil); !bytes.Equal(got, data) {
-			t.Errorf("%s: download differs", sources[i].Name)
-		}
+	offload := func(pace upload.Pace) *upload.Offload {
+		off := upload.LocalOffload(3, xorb.Smallest)
+		off.BatchBytes = 300 << 10 // batches that split reads and xorbs
+		off.ReadBytes = 1<<20 + 3
+		off.InFlight = 2
+		off.Pace = pace
+		return off
 	}
-	sl, so := hl.Stats(), ho.Stats()
-	if sl.XorbBytesStored != so.XorbBytesStored || sl.XorbsStored != so.XorbsStored || sl.ShardBytesReceived != so.ShardBytesReceived {
-		t.Errorf("stored differently: in-process %+v, offloaded %+v", sl, so)
+	hl, local, _ := run(nil)
+	for _, tc := range []struct {
+		name string
+		pace upload.Pace
+	}{
+		{"all offloaded", nil},
+		// The work and the SHA-256 move at every read, or as a random
+		// pattern has it: the batches out must come back first, in order.
+		{"alternating", &scriptedPace{pick: func(i int) bool { return i%2 == 1 }}},
+		{"random", &scriptedPace{pick: func(i int) bool { return (i*2654435761)>>7&1 == 1 }}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pace, _ := tc.pace.(*scriptedPace)
+			ho, offl, fresh := run(offload(tc.pace))
+			for i := range local {
+				if local[i] != offl[i] {
+					t.Errorf("file %d: offloaded result %+v, in-process %+v", i, offl[i], local[i])
+				}
+				data := files[sources[i].Name]
+				if sum := sha256.Sum256(data); offl[i].SHA256 != fmt.Sprintf("%x", sum) {
+					t.Errorf("%s: SHA-256 %s", sources[i].Name, offl[i].SHA256)
+				}
+				if got := download(t, fresh, offl[i].Hash, nil); !bytes.Equal(got, data) {
+					t.Errorf("%s: download differs", sources[i].Name)
+				}
+			}
+			sl, so := hl.Stats(), ho.Stats()
+			if sl.XorbBytesStored != so.XorbBytesStored || sl.XorbsStored != so.XorbsStored || sl.ShardBytesReceived != so.ShardBytesReceived {
+				t.Errorf("stored differently: in-process %+v, offloaded %+v", sl, so)
+			}
+			if pace != nil && (pace.moves < 4 || pace.timed[0] == 0 || pace.timed[1] == 0) {
+				t.Errorf("the pace moved the work %d times and timed %v reads (offloaded, here): the test tries too little", pace.moves, pace.timed)
+			}
+		})
+	}
+}
+
+// scriptedPace sends read i here when pick(i) says so, counting the moves
+// and the reads it is told about.
+type scriptedPace struct {
+	pick  func(i int) bool
+	i     int
+	last  bool
+	moves int
+	timed [2]int
+}
+
+func (p *scriptedPace) Here() bool {
+	here := p.pick(p.i)
+	p.i++
+	if here != p.last {
+		p.moves++
+	}
+	p.last = here
+	return here
+}
+
+func (p *scriptedPace) Took(here bool, n int, d time.Duration) {
+	if here {
+		p.timed[1]++
+	} else {
+		p.timed[0]++
 	}
 }
 
@@ -146,3 +196,48 @@ func TestOffloadFailures(t *testing.T) {
 		})
 	}
 }
+
+// A SHA-256 that cannot hand its state over when the work moves fails
+// the upload: it must not start again from nothing and give a wrong
+// digest.
+func TestOffloadLostState(t *testing.T) {
+	data := randomBytes(10, 3<<20)
+	for _, tc := range []struct {
+		name  string
+		state func() ([]byte, error)
+		want  string
+	}{
+		{"none", func() ([]byte, error) { return nil, nil }, "no state"},
+		{"failed", func() ([]byte, error) { return nil, errors.New("worker died") }, "worker died"},
+		{"garbage", func() ([]byte, error) { return []byte("not a state"), nil }, "state"}, // crypto/sha256 or sha256x refuses it
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, srv := startHub(t, hub.Config{})
+			off := upload.LocalOffload(2, xorb.Smallest)
+			off.ReadBytes = 1 << 20
+			off.Pace = &scriptedPace{pick: func(i int) bool { return i == 1 }}
+			sha := off.SHA256
+			off.SHA256 = func(state []byte) (upload.Digest, error) {
+				d, err := sha(state)
+				return brokenState{d, tc.state}, err
+			}
+			c := newClient(srv)
+			c.Offload = off
+			_, err := c.UploadFiles(context.Background(), []upload.Source{source("f", data)})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+			if st := h.Stats(); st.ShardsStored != 0 {
+				t.Errorf("%d shards stored after a failed upload", st.ShardsStored)
+			}
+		})
+	}
+}
+
+// brokenState is a Digest whose State answers as state says.
+type brokenState struct {
+	upload.Digest
+	state func() ([]byte, error)
+}
+
+func (b brokenState) State() ([]byte, error) { return b.state() }

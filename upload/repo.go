@@ -196,12 +196,13 @@ func (c *Client) Put(ctx context.Context, files []RepoFile, commit *CommitOption
 	return rep, nil
 }
 
-// orDefault returns s, or def when s is empty.
-func orDefault(s, def string) string {
-	if s == "" {
+// orDefault returns v, or def when v is the zero value.
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
 		return def
 	}
-	return s
+	return v
 }
 
 // readAll reads a small file the hub wants inline.

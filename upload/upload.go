@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/xetkit/xetkit/chunking"
-	"github.com/xetkit/xetkit/internal/sha256x"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -25,9 +23,6 @@ const (
 	minRunChunks = 8
 	minRunBytes  = 1 << 20
 )
-
-// readSize is how much of a source is read at a time.
-const readSize = 1 << 20
 
 // maxShardSize bounds each upload shard, like xorbs (§14.5).
 const maxShardSize = 64 << 20
@@ -239,13 +234,7 @@ func (s *session) addFile(i int, src Source) (Result, error) {
 		defer cl.Close()
 	}
 	f := &fileRun{s: s, idx: i, size: src.Size}
-	var total int64
-	var digest [32]byte
-	if s.c.Offload != nil {
-		total, digest, err = f.readOffloaded(rd, s.c.Offload)
-	} else {
-		total, digest, err = f.readLocal(rd)
-	}
+	total, digest, err := f.readAll(rd)
 	if err != nil {
 		return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
 	}
@@ -262,147 +251,6 @@ func (s *session) addFile(i int, src Source) (Result, error) {
 		Name: src.Name, Size: total, Hash: fh, SHA256: hex.EncodeToString(digest[:]),
 		NewBytes: f.newBytes, DedupedBytes: f.deduped,
 	}, nil
-}
-
-// read fills buf from rd, reporting the bytes read so far; eof is set
-// once the source is exhausted.
-func (f *fileRun) read(rd io.Reader, buf []byte, total *int64) (n int, eof bool, err error) {
-	s := f.s
-	if err := s.ctx.Err(); err != nil {
-		return 0, false, context.Cause(s.ctx)
-	}
-	n, rerr := io.ReadFull(rd, buf)
-	if n > 0 {
-		*total += int64(n)
-		t := *total
-		s.progress(f.idx, func(p *Progress) { p.Read = t })
-	}
-	if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
-		return n, true, nil
-	}
-	if rerr != nil {
-		return n, false, fmt.Errorf("reading: %w", rerr)
-	}
-	return n, false, nil
-}
-
-// readLocal chunks, hashes and takes the chunks of rd in this goroutine.
-func (f *fileRun) readLocal(rd io.Reader) (int64, [32]byte, error) {
-	sum := sha256x.New()
-	ch := chunking.NewChunker()
-	buf := make([]byte, readSize)
-	var total int64
-	var ins []chunkIn
-	take := func(chunks []chunking.Chunk) error {
-		ins = ins[:0]
-		for _, c := range chunks {
-			ins = append(ins, chunkIn{hash: xethash.Chunk(c.Data), size: len(c.Data), data: c.Data})
-		}
-		return f.chunks(ins)
-	}
-	for {
-		n, eof, err := f.read(rd, buf, &total)
-		if err != nil {
-			return 0, [32]byte{}, err
-		}
-		sum.Write(buf[:n])
-		if err := take(ch.Push(buf[:n])); err != nil {
-			return 0, [32]byte{}, err
-		}
-		if eof {
-			break
-		}
-	}
-	if err := take(ch.Finish()); err != nil {
-		return 0, [32]byte{}, err
-	}
-	return total, [32]byte(sum.Sum(nil)), nil
-}
-
-// readOffloaded finds the chunk boundaries of rd here and has the chunks
-// hashed and encoded, and the SHA-256 computed, by o; it takes the
-// results back in order.
-func (f *fileRun) readOffloaded(rd io.Reader, o *Offload) (total int64, digest [32]byte, err error) {
-	sum, err := o.SHA256()
-	if err != nil {
-		return 0, digest, err
-	}
-	summed := false
-	defer func() {
-		if !summed {
-			go sum.Sum() // let it finish and free what it holds
-		}
-	}()
-	type job struct {
-		lens []int
-		wait func() (*Encoded, error)
-	}
-	var queue []job
-	var ins []chunkIn
-	takeOne := func() error {
-		j := queue[0]
-		queue = queue[1:]
-		e, err := j.wait()
-		if err != nil {
-			return err
-		}
-		if ins, err = e.split(j.lens, ins[:0]); err != nil {
-			return err
-		}
-		return f.chunks(ins)
-	}
-	limit := o.batchBytes()
-	batch := make([]byte, 0, limit)
-	var lens []int
-	send := func() {
-		if len(lens) > 0 {
-			queue = append(queue, job{lens, o.Encode(batch, lens)})
-			batch, lens = batch[:0], nil
-		}
-	}
-	add := func(chunks []chunking.Chunk) {
-		for _, c := range chunks {
-			if len(batch)+len(c.Data) > limit {
-				send()
-			}
-			batch = append(batch, c.Data...)
-			lens = append(lens, len(c.Data))
-		}
-	}
-	ch := chunking.NewChunker()
-	buf := make([]byte, o.readBytes())
-	for {
-		n, eof, err := f.read(rd, buf, &total)
-		if err != nil {
-			return 0, digest, err
-		}
-		if n > 0 {
-			if err := sum.Write(buf[:n]); err != nil {
-				return 0, digest, err
-			}
-		}
-		add(ch.Push(buf[:n]))
-		for len(queue) > o.inFlight() {
-			if err := takeOne(); err != nil {
-				return 0, digest, err
-			}
-		}
-		if eof {
-			break
-		}
-	}
-	add(ch.Finish())
-	send()
-	for len(queue) > 0 {
-		if err := takeOne(); err != nil {
-			return 0, digest, err
-		}
-	}
-	summed = true
-	if digest, err = sum.Sum(); err != nil {
-		return 0, digest, err
-	}
-	return total, digest, nil
 }
 
 // chunks takes the next chunks of the file.

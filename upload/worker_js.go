@@ -13,20 +13,26 @@ import (
 	"github.com/xetkit/xetkit/xethash"
 )
 
+// workerPace judges, for every session of this module, whether the
+// worker pool or this thread is the faster (see Pacer).
+var workerPace = &Pacer{}
+
 // WorkerOffload runs chunk hashing and compression, and the SHA-256, on
 // xetkit.js's worker pool through the hooks it passes: encode(bytes,
 // lengths) → Promise<[hashes, lengths, records, record lengths]> (the
-// workers' encodeChunks), shaNew() → Promise<id>, shaWrite(id, bytes) →
-// Promise, shaSum(id) → Promise<hex digest> (the workers' digestNew,
-// digestWrite, digestSum, on one worker), and, if given, buffer(n) → a job
-// buffer that the worker hands back for reuse, jobBytes its size. reading
+// workers' encodeChunks), shaNew(state?) → Promise<id>, shaWrite(id,
+// bytes) → Promise, shaSum(id) → Promise<hex digest>, shaState(id) →
+// Promise<state bytes> (the workers' digestNew, digestWrite, digestSum,
+// digestState, on one worker), and, if given, buffer(n) → a job buffer
+// that the worker hands back for reuse, jobBytes its size. reading
 // returns the file being read, whose Blob slices the SHA-256 worker may
-// take as they are.
+// take as they are. The module's Pacer moves the work to this thread
+// while that is the faster.
 func WorkerOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Reader) *Offload {
 	// The session is done with one answer before it waits for the next, so
 	// every answer is copied into the same buffers.
 	var recs, raw, lensBuf []byte
-	o := &Offload{}
+	o := &Offload{Pace: workerPace}
 	if v := hooks.Get("jobBytes"); v.Type() == js.TypeNumber {
 		o.BatchBytes = v.Int() // jobs the size of the pool's reusable buffers
 	}
@@ -57,8 +63,12 @@ func WorkerOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Read
 			return e, nil
 		}
 	}
-	o.SHA256 = func() (Digest, error) {
-		id, err := jsx.Await(ctx, hooks.Call("shaNew"))
+	o.SHA256 = func(state []byte) (Digest, error) {
+		arg := js.Undefined()
+		if state != nil {
+			arg = jsx.Bytes(state)
+		}
+		id, err := jsx.Await(ctx, hooks.Call("shaNew", arg))
 		if err != nil {
 			return nil, err
 		}
@@ -116,13 +126,32 @@ func (d *workerDigest) Write(p []byte) error {
 	return nil
 }
 
-func (d *workerDigest) Sum() (sum [32]byte, err error) {
+// settle waits for every write.
+func (d *workerDigest) settle() error {
 	for _, p := range d.pending {
 		if _, err := jsx.Await(d.ctx, p); err != nil {
-			return sum, err
+			return err
 		}
 	}
 	d.pending = nil
+	return nil
+}
+
+func (d *workerDigest) State() ([]byte, error) {
+	if err := d.settle(); err != nil {
+		return nil, err
+	}
+	v, err := jsx.Await(d.ctx, d.hooks.Call("shaState", d.id))
+	if err != nil {
+		return nil, err
+	}
+	return jsx.CopyInto(nil, v), nil
+}
+
+func (d *workerDigest) Sum() (sum [32]byte, err error) {
+	if err := d.settle(); err != nil {
+		return sum, err
+	}
 	v, err := jsx.Await(d.ctx, d.hooks.Call("shaSum", d.id))
 	if err != nil {
 		return sum, err

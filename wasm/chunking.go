@@ -5,9 +5,11 @@ package main
 import (
 	"encoding/binary"
 	"syscall/js"
+	"time"
 
 	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/internal/jsx"
+	"github.com/xetkit/xetkit/upload"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -52,7 +54,20 @@ func (r *chunkResult) value() js.Value {
 
 var result chunkResult
 
+// chunkPace judges where chunkAsync hashes, the pool or the page's thread.
+// Its pieces of 8 MiB are timed as they are sent, evenly enough to be
+// judged one by one.
+var chunkPace = &upload.Pacer{Window: 8 << 20, Epoch: 128 << 20}
+
 func exportChunking(api js.Value) {
+	// pace(here, bytes, ms) → here: how long chunkAsync's last timed piece
+	// took (bytes 0: none), and where the next one goes.
+	export(api, "pace", func(args []js.Value) (any, error) {
+		if n := arg(args, 1); n.Type() == js.TypeNumber && n.Int() > 0 {
+			chunkPace.Took(boolArg(args, 0), n.Int(), time.Duration(arg(args, 2).Float()*float64(time.Millisecond)))
+		}
+		return chunkPace.Here(), nil
+	})
 	// chunkerNew() → handle
 	export(api, "chunkerNew", func(args []js.Value) (any, error) {
 		return addHandle(chunking.NewChunker()), nil

@@ -119,6 +119,7 @@ func main() {
 	api := jsx.Object.New()
 	exportChunking(api)
 	exportHashes(api)
+	exportDigest(api)
 	exportFormats(api)
 	exportEncode(api) // encode.go: encodeChunks, the workers' op
 	exportUpload(api) // upload.go: uploadFiles, downloadFile

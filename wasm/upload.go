@@ -5,10 +5,8 @@ package main
 import (
 	"context"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash"
 	"io"
 	"runtime"
 	"runtime/debug"
@@ -16,7 +14,6 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/internal/jsx"
-	"github.com/xetkit/xetkit/internal/sha256x"
 	"github.com/xetkit/xetkit/upload"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -194,44 +191,13 @@ func progressHook(c *upload.Client, on js.Value) {
 
 // ---- exports ----
 
-// digestBuf receives the bytes of digestWrite calls.
-var digestBuf []byte
-
 func exportUpload(api js.Value) {
-	// digestNew() → handle; digestWrite(handle, bytes); digestSum(handle) →
-	// hex SHA-256, closing the handle. A worker runs a file's SHA-256 with
-	// these while the others hash and compress its chunks, for uploads and
-	// for processFile alike; sha256x is
-	// about 1.5 times as fast as crypto/sha256 under WebAssembly.
-	export(api, "digestNew", func(args []js.Value) (any, error) {
-		return addHandle(sha256x.New()), nil
-	})
-	export(api, "digestWrite", func(args []js.Value) (any, error) {
-		_, h, err := handleArg[hash.Hash](args, 0, "SHA-256")
-		if err != nil {
-			return nil, err
-		}
-		if digestBuf, err = bytesArg(args, 1, "bytes", digestBuf); err != nil {
-			return nil, err
-		}
-		h.Write(digestBuf)
-		return nil, nil
-	})
-	export(api, "digestSum", func(args []js.Value) (any, error) {
-		id, h, err := handleArg[hash.Hash](args, 0, "SHA-256")
-		if err != nil {
-			return nil, err
-		}
-		delete(live, id)
-		return hex.EncodeToString(h.Sum(nil)), nil
-	})
-
 	// uploadFiles(files, options, hooks) → Promise of {commit, files} as
 	// JSON, or of an error object. files: [{name, data: Blob | Uint8Array}]
 	// (name: the path in the repo); options: {hub, repo, repoType,
 	// revision, token, commit: {message} | false, concurrency, xorbSize,
 	// retries, retryDelayMs}; hooks: {onProgress(event), signal, and, to
-	// use the workers, encode, shaNew, shaWrite, shaSum}.
+	// use the workers, encode, shaNew, shaWrite, shaSum, shaState}.
 	export(api, "uploadFiles", func(args []js.Value) (any, error) {
 		o := arg(args, 1)
 		c, err := clientArg(o)
@@ -302,7 +268,7 @@ func exportUpload(api js.Value) {
 	// the same options sends. file: {name, data: Blob | Uint8Array};
 	// options: {xorbSize, compression}; hooks: {onXorb(xorb) (a returned
 	// promise is awaited), onProgress, signal, encode, shaNew, shaWrite,
-	// shaSum}.
+	// shaSum, shaState}.
 	export(api, "processFile", func(args []js.Value) (any, error) {
 		c := &upload.Client{}
 		if err := pipelineOptions(c, arg(args, 1)); err != nil {

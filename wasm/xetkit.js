@@ -410,47 +410,6 @@ class Batcher {
   }
 }
 
-// Pacer chooses, piece by piece, where chunkAsync hashes: on the pool, or
-// here as one instance does. The pool pays for copies and messages, and
-// its workers compete with this thread for the CPU, so on a machine whose
-// other cores are busy one instance can be the faster. Every piece is
-// timed (but a pool's first, which only fills it), each way's pace kept,
-// and the faster way taken; a way not tried for EPOCH pieces is tried
-// again, since the machine changes. It lives as long as the module: it
-// judges the machine, not the input.
-class Pacer {
-  static EPOCH = 16;
-  #pace = { pool: 0, here: 0 }; // ms per byte, smoothed (0: not known)
-  #way = "pool";
-  #run = 0; // pieces in a row the current way
-  #fill = true; // the pool's next piece only fills it
-
-  // next returns where the next piece goes ("pool" or "here"), whether it
-  // is timed, and whether the pool must be left idle first (a switch to
-  // here: the pool's last jobs must not be counted against this thread).
-  next() {
-    const other = this.#way === "pool" ? "here" : "pool";
-    if (this.#run >= Pacer.EPOCH) this.#pace[other] = 0;
-    const known = this.#pace[this.#way] > 0;
-    if (known && (this.#pace[other] === 0 || this.#pace[other] < this.#pace[this.#way])) {
-      this.#way = other;
-      this.#run = 0;
-      this.#fill = other === "pool";
-    }
-    this.#run++;
-    const timed = !(this.#way === "pool" && this.#fill);
-    this.#fill = false;
-    return { way: this.#way, timed, idleFirst: this.#way === "here" && this.#run === 1 };
-  }
-
-  // took records how long a timed piece took.
-  took(bytes, ms) {
-    const pace = ms / bytes;
-    const was = this.#pace[this.#way];
-    this.#pace[this.#way] = was > 0 ? (was + pace) / 2 : pace;
-  }
-}
-
 function u32Bytes(lens) {
   const out = new Uint8Array(lens.length * 4);
   const view = new DataView(out.buffer);
@@ -524,7 +483,6 @@ class Xetkit {
   #go;
   #workers;
   #pool = null;
-  #pacer = new Pacer();
 
   constructor(module, go, workers) {
     this.#module = module;
@@ -678,7 +636,7 @@ class Xetkit {
     return out;
   }
 
-  /** Like chunk, with chunk hashing spread over the worker pool (kept on this thread while that is faster: see Pacer). Accepts a Blob too. */
+  /** Like chunk, with chunk hashing spread over the worker pool (kept on this thread while that is faster). Accepts a Blob too. */
   async chunkAsync(input, options = {}) {
     const src = sourceOf(input, "chunkAsync: input");
     if (options === null || typeof options !== "object") throw typeError("chunkAsync: options must be an object");
@@ -731,18 +689,25 @@ class Xetkit {
       batcher.skip(piece, lens.reduce((a, b) => a + b, 0));
       jobs.push({ lens, hex });
     };
-    const pacer = this.#pacer;
+    // The module's pacer (upload.Pacer) picks the pool or this thread for
+    // each piece, whichever is the faster: the pool pays for copies and
+    // messages, and on a machine whose other cores are busy its workers
+    // take the CPU from this thread. A pool piece right after a switch
+    // only fills the pool and is not timed; before a switch to here the
+    // pool's jobs are waited for, so they are not counted against it.
+    let last = null; // the previous piece: {here, bytes (0: not timed), ms}
     try {
       for await (const whole of slices(src, SLICE)) {
         for (let off = 0; off < whole.length; off += PIECE) {
           stop();
           const piece = whole.subarray(off, off + PIECE);
-          const { way, timed, idleFirst } = pacer.next();
-          if (idleFirst) await drain();
+          const onHere = call(go, "pace", last?.here, last?.bytes ?? 0, last?.ms ?? 0);
+          if (onHere && last && !last.here) await drain();
+          const timed = onHere || last?.here === false;
           const t = performance.now();
-          if (way === "pool") await toPool(piece);
-          else here(piece, false);
-          if (timed) pacer.took(piece.length, performance.now() - t);
+          if (onHere) here(piece, false);
+          else await toPool(piece);
+          last = { here: onHere, bytes: timed ? piece.length : 0, ms: performance.now() - t };
         }
       }
       here(new Uint8Array(0), true);
@@ -1019,7 +984,8 @@ function workerHooks(pool, compression) {
     jobBytes: BATCH,
     buffer: (n) => pool.buffer(n),
     encode: (bytes, lens) => pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer], true),
-    shaNew: () => pool.runOn(0, "digestNew", []),
+    shaNew: (state) => pool.runOn(0, "digestNew", state ? [state] : []),
+    shaState: (id) => pool.runOn(0, "digestState", [id]),
     shaWrite: (id, bytes) => pool.runOn(0, "digestWrite", [id, bytes], [bytes.buffer], true),
     shaSum: (id) => pool.runOn(0, "digestSum", [id]),
   };
@@ -1141,8 +1107,8 @@ class Pool {
   // run sends a job to the least busy worker. The promise is marked as
   // handled: callers await jobs in order, and one failure must not surface
   // as an unhandled rejection of the jobs queued behind it.
-  // With recycle, the worker sends back the buffer of args[0] (a job
-  // buffer from buffer()) for reuse.
+  // With recycle, the worker sends back the buffer of the job's first byte
+  // array (a job buffer from buffer()) for reuse.
   run(op, args, transfer = [], recycle = false) {
     let best = null;
     for (const w of this.workers) if (!w.dead && (!best || w.calls.size < best.calls.size)) best = w;

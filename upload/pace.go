@@ -1,0 +1,113 @@
+package upload
+
+import (
+	"sync"
+	"time"
+)
+
+// Pace decides, read by read, where an offloaded session hashes and
+// compresses a file's chunks (and runs its SHA-256): on the Offload's
+// threads, or here, as a session without an Offload does. The results are
+// the same bytes either way.
+type Pace interface {
+	// Here reports where the next read's work goes.
+	Here() bool
+	// Took reports how long a read of n bytes took, all its work included,
+	// the way it went.
+	Took(here bool, n int, d time.Duration)
+}
+
+// Pacer is the Pace of a machine whose load changes. The Offload pays for
+// copies and messages, and its threads compete with this one for the
+// CPU, so when the other cores are busy here can be the faster way. The
+// Pacer times each way over windows of Window bytes (single reads on the
+// Offload vary too much, as its results come back in bursts), keeps each
+// way's pace and takes the faster. Since the machine changes, it tries
+// the other way again after Epoch bytes, twice as many each time a try
+// loses (up to 16 times), so trying costs little where one way keeps
+// winning. The zero Pacer starts on the Offload. It is safe for concurrent
+// use.
+type Pacer struct {
+	// Window is how many bytes make one timing (0: 16 MiB), Epoch how
+	// many bytes go the faster way before the other is tried again (0: 64
+	// MiB).
+	Window, Epoch int64
+
+	mu      sync.Mutex
+	pace    [2]float64 // ns per byte on the Offload and here; 0: not known
+	here    bool
+	bytes   int64         // timed since the way changed
+	window  int64         // bytes of the timing under way
+	spent   time.Duration // its time
+	backoff int64         // how many Epochs the current wait is (1, 2, 4, ...)
+	trying  bool          // the current way is a try, not yet timed
+}
+
+// Here reports where the next read's work goes.
+func (p *Pacer) Here() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.backoff = max(p.backoff, 1)
+	cur, other := way(p.here), way(!p.here)
+	switch {
+	case p.pace[cur] == 0:
+		// Not timed yet (a try included): stay.
+	case p.trying:
+		// A try has been timed: keep the faster way, and wait longer
+		// before the next try if this one lost.
+		p.trying = false
+		if p.pace[other] < p.pace[cur] {
+			p.backoff = min(2*p.backoff, 16)
+			p.switchWay()
+		} else {
+			p.backoff = 1
+		}
+	case p.pace[other] == 0:
+		p.trying = true
+		p.switchWay()
+	case p.pace[other] < p.pace[cur]:
+		p.switchWay()
+	case p.bytes >= p.backoff*orDefault(p.Epoch, 64<<20):
+		p.pace[other] = 0 // the machine may have changed: try it again
+		p.trying = true
+		p.switchWay()
+	}
+	return p.here
+}
+
+// Took records how long a read took; a read that went the other way than
+// the current one (from before a switch) is not counted.
+func (p *Pacer) Took(here bool, n int, d time.Duration) {
+	if n <= 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if here != p.here {
+		return
+	}
+	p.bytes += int64(n)
+	p.window += int64(n)
+	p.spent += d
+	if p.window < orDefault(p.Window, 16<<20) {
+		return
+	}
+	pace := max(float64(p.spent.Nanoseconds())/float64(p.window), 1e-9)
+	if was := p.pace[way(here)]; was > 0 {
+		pace = (was + pace) / 2
+	}
+	p.pace[way(here)] = pace
+	p.window, p.spent = 0, 0
+}
+
+func (p *Pacer) switchWay() {
+	p.here = !p.here
+	p.bytes, p.window, p.spent = 0, 0, 0
+}
+
+func way(here bool) int {
+	if here {
+		return 1
+	}
+	return 0
+}

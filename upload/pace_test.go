@@ -1,0 +1,78 @@
+package upload_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/xetkit/xetkit/upload"
+)
+
+// paceRun drives a Pacer for reads of 4 MiB whose time each way cost
+// gives (by read index); it returns where each read went.
+func paceRun(p *upload.Pacer, reads int, cost func(i int, here bool) time.Duration) []bool {
+	out := make([]bool, reads)
+	for i := range out {
+		out[i] = p.Here()
+		p.Took(out[i], 4<<20, cost(i, out[i]))
+	}
+	return out
+}
+
+func count(ways []bool, here bool) int {
+	n := 0
+	for _, w := range ways {
+		if w == here {
+			n++
+		}
+	}
+	return n
+}
+
+// The Pacer settles on the faster way, whichever it is, and tries the
+// other less and less often while it keeps losing.
+func TestPacerTakesTheFaster(t *testing.T) {
+	for _, hereFaster := range []bool{false, true} {
+		ways := paceRun(&upload.Pacer{}, 400, func(_ int, here bool) time.Duration {
+			if here == hereFaster {
+				return 10 * time.Millisecond
+			}
+			return 17 * time.Millisecond
+		})
+		if slow := count(ways, !hereFaster); slow < 4 || slow > len(ways)/10 {
+			t.Errorf("here faster %v: %d of %d reads went the slower way", hereFaster, slow, len(ways))
+		}
+		if tail := ways[len(ways)-40:]; count(tail, hereFaster) < 38 {
+			t.Errorf("here faster %v: the last 40 reads went %v", hereFaster, tail)
+		}
+	}
+}
+
+// When the machine changes (another program takes a core), the Pacer
+// follows: after the change it ends up on the way now faster.
+func TestPacerFollowsTheMachine(t *testing.T) {
+	const change = 300
+	ways := paceRun(&upload.Pacer{Epoch: 32 << 20}, 900, func(i int, here bool) time.Duration {
+		if (i < change) == here {
+			return 20 * time.Millisecond
+		}
+		return 10 * time.Millisecond
+	})
+	if n := count(ways[:change], true); n > change/10 {
+		t.Errorf("before the change %d of %d reads went here, the slower way", n, change)
+	}
+	if tail := ways[len(ways)-100:]; count(tail, true) < 95 {
+		t.Errorf("long after the change, %d of the last 100 reads went here, the faster way", count(tail, true))
+	}
+}
+
+// Reads reported for the other way than the current one (from before a
+// switch) do not count against it.
+func TestPacerIgnoresStaleReads(t *testing.T) {
+	p := &upload.Pacer{}
+	for i := 0; i < 50; i++ {
+		if p.Here() {
+			t.Fatalf("read %d went here with nothing timed yet", i)
+		}
+		p.Took(true, 4<<20, time.Nanosecond)
+	}
+}
