@@ -3,8 +3,11 @@
 //
 //  1. chunk + hash of the same 64 MiB random buffer: the peer's getChunks,
 //     xetkit's chunk (one instance) and chunkAsync (the worker pool), MB/s
-//     and ratios; then again with one core kept busy by a loop in another
-//     process (the pool must not fall behind one instance);
+//     and ratios, and processFile of it (as bytes and as a Blob) with one
+//     instance and with the pool; then all again with one core kept busy
+//     by a loop in another process, in a session of its own so that the
+//     scheduler gives it a core (the pool must not fall behind one
+//     instance);
 //  2. processFile on a 1 GiB generated Blob: time, peak memory (JS heap of
 //     the page plus the WebAssembly memory of every instance, sampled as it
 //     runs, and the renderer process's resident size), and the file hash
@@ -94,9 +97,12 @@ function newPage() {
   return chrome.open(origin + "/", log, { console: true });
 }
 
-// whileBusy runs fn with a busy loop in another process.
+// whileBusy runs fn with a busy loop in another process. Detached, the
+// loop is in a session of its own: where the kernel groups the scheduling
+// by session (autogroup), it then gets a core's share against the whole
+// browser, not one thread's among the browser's threads.
 async function whileBusy(fn) {
-  const loop = spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" });
+  const loop = spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore", detached: true });
   try {
     return await fn();
   } finally {
@@ -116,6 +122,8 @@ async function chunkBench(busy = "") {
     console.log(`${navigator.userAgent.match(/Chrome\/[\d.]+/)[0]}, ${workers} workers, 64 MiB of random bytes, ${rounds} rounds${busy ? ", " + busy : ""}`);
     const { best, counts, ratios } = await lib.runChunkBench({ xk, getChunks, buf, rounds, log: console.log });
     lib.report({ where: busy ? `Chromium ${busy}` : "Chromium", best, counts, ratios, workers, log: console.log });
+    await lib.runProcessFileBench({ xk, input: buf, rounds, log: console.log });
+    await lib.runProcessFileBench({ xk, input: new Blob([buf]), rounds, log: console.log });
     const mem = await xk.memory();
     console.log(`  wasm memory: main ${(mem.wasm / 2 ** 20).toFixed(0)} MiB, workers ${mem.workers.map((n) => (n / 2 ** 20).toFixed(0)).join(" + ")} MiB`);
     xk.close();

@@ -48,6 +48,35 @@ export async function runChunkBench({ xk, getChunks, buf, rounds, log }) {
   return { best, counts, ratios };
 }
 
+// runProcessFileBench times processFile on input (bytes or a Blob) with
+// one instance (workers: false) and with the pool, interleaved: the best
+// MB/s of each and, for each round, the pool's speed over one instance's.
+// The two must give the same file hash.
+export async function runProcessFileBench({ xk, input, rounds, log }) {
+  const what = input instanceof Uint8Array ? "bytes" : "a Blob";
+  const mb = (input.length ?? input.size) / 1e6;
+  const best = { single: 0, pool: 0 };
+  const ratios = [];
+  const time = async (name, workers) => {
+    const t0 = performance.now();
+    const r = await xk.processFile(input, { workers });
+    const speed = mb / ((performance.now() - t0) / 1000);
+    best[name] = Math.max(best[name], speed);
+    return { speed, hash: r.hash };
+  };
+  await time("single", false);
+  await time("pool", true);
+  for (let r = 0; r < rounds; r++) {
+    const s = await time("single", false);
+    const q = await time("pool", true);
+    if (s.hash !== q.hash) throw new Error(`processFile: the pool gave file hash ${q.hash}, one instance ${s.hash}`);
+    ratios.push(q.speed / s.speed);
+    log(`  processFile of ${what}, round ${r + 1}: one instance ${s.speed.toFixed(0)} MB/s, pool ${q.speed.toFixed(0)} MB/s (${(q.speed / s.speed).toFixed(2)}x)`);
+  }
+  log(`  processFile of ${what}: one instance ${best.single.toFixed(0)} MB/s, pool ${best.pool.toFixed(0)} MB/s; the pool against one instance ${(best.pool / best.single).toFixed(2)}x best to best, ${median(ratios).toFixed(2)}x the median round (target >= 1.00x)`);
+  return { best, ratios };
+}
+
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
