@@ -187,12 +187,7 @@ func TestOffloadFailures(t *testing.T) {
 			c := newClient(srv)
 			c.Offload = off
 			_, err := c.UploadFiles(context.Background(), []upload.Source{source("f", data)})
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %v, want one containing %q", err, tc.want)
-			}
-			if st := h.Stats(); st.ShardsStored != 0 {
-				t.Errorf("%d shards stored after a failed upload", st.ShardsStored)
-			}
+			failedCleanly(t, h, err, tc.want)
 		})
 	}
 }
@@ -224,12 +219,7 @@ func TestOffloadLostState(t *testing.T) {
 			c := newClient(srv)
 			c.Offload = off
 			_, err := c.UploadFiles(context.Background(), []upload.Source{source("f", data)})
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %v, want one containing %q", err, tc.want)
-			}
-			if st := h.Stats(); st.ShardsStored != 0 {
-				t.Errorf("%d shards stored after a failed upload", st.ShardsStored)
-			}
+			failedCleanly(t, h, err, tc.want)
 		})
 	}
 }
@@ -241,3 +231,15 @@ type brokenState struct {
 }
 
 func (b brokenState) State() ([]byte, error) { return b.state() }
+
+// failedCleanly checks that an upload failed with an error that says want,
+// and stored no shard.
+func failedCleanly(t *testing.T, h *hub.Hub, err error, want string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want one containing %q", err, want)
+	}
+	if st := h.Stats(); st.ShardsStored != 0 {
+		t.Errorf("%d shards stored after a failed upload", st.ShardsStored)
+	}
+}
