@@ -2,32 +2,29 @@
 
 package sha256x
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
+import "math/bits"
 
 // block runs the compression function over every whole 64-byte block of p.
 func block(h *[8]uint32, p []byte) {
 	s0, s1, s2, s3, s4, s5, s6, s7 := h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]
 	for ; len(p) >= 64; p = p[64:] {
 		q := (*[64]byte)(p)
-		w0 := binary.BigEndian.Uint32(q[0:])
-		w1 := binary.BigEndian.Uint32(q[4:])
-		w2 := binary.BigEndian.Uint32(q[8:])
-		w3 := binary.BigEndian.Uint32(q[12:])
-		w4 := binary.BigEndian.Uint32(q[16:])
-		w5 := binary.BigEndian.Uint32(q[20:])
-		w6 := binary.BigEndian.Uint32(q[24:])
-		w7 := binary.BigEndian.Uint32(q[28:])
-		w8 := binary.BigEndian.Uint32(q[32:])
-		w9 := binary.BigEndian.Uint32(q[36:])
-		w10 := binary.BigEndian.Uint32(q[40:])
-		w11 := binary.BigEndian.Uint32(q[44:])
-		w12 := binary.BigEndian.Uint32(q[48:])
-		w13 := binary.BigEndian.Uint32(q[52:])
-		w14 := binary.BigEndian.Uint32(q[56:])
-		w15 := binary.BigEndian.Uint32(q[60:])
+		w0 := uint32(q[0])<<24 | uint32(q[1])<<16 | uint32(q[2])<<8 | uint32(q[3])
+		w1 := uint32(q[4])<<24 | uint32(q[5])<<16 | uint32(q[6])<<8 | uint32(q[7])
+		w2 := uint32(q[8])<<24 | uint32(q[9])<<16 | uint32(q[10])<<8 | uint32(q[11])
+		w3 := uint32(q[12])<<24 | uint32(q[13])<<16 | uint32(q[14])<<8 | uint32(q[15])
+		w4 := uint32(q[16])<<24 | uint32(q[17])<<16 | uint32(q[18])<<8 | uint32(q[19])
+		w5 := uint32(q[20])<<24 | uint32(q[21])<<16 | uint32(q[22])<<8 | uint32(q[23])
+		w6 := uint32(q[24])<<24 | uint32(q[25])<<16 | uint32(q[26])<<8 | uint32(q[27])
+		w7 := uint32(q[28])<<24 | uint32(q[29])<<16 | uint32(q[30])<<8 | uint32(q[31])
+		w8 := uint32(q[32])<<24 | uint32(q[33])<<16 | uint32(q[34])<<8 | uint32(q[35])
+		w9 := uint32(q[36])<<24 | uint32(q[37])<<16 | uint32(q[38])<<8 | uint32(q[39])
+		w10 := uint32(q[40])<<24 | uint32(q[41])<<16 | uint32(q[42])<<8 | uint32(q[43])
+		w11 := uint32(q[44])<<24 | uint32(q[45])<<16 | uint32(q[46])<<8 | uint32(q[47])
+		w12 := uint32(q[48])<<24 | uint32(q[49])<<16 | uint32(q[50])<<8 | uint32(q[51])
+		w13 := uint32(q[52])<<24 | uint32(q[53])<<16 | uint32(q[54])<<8 | uint32(q[55])
+		w14 := uint32(q[56])<<24 | uint32(q[57])<<16 | uint32(q[58])<<8 | uint32(q[59])
+		w15 := uint32(q[60])<<24 | uint32(q[61])<<16 | uint32(q[62])<<8 | uint32(q[63])
 		a0, a1, a2, a3, a4, a5, a6, a7 := s0, s1, s2, s3, s4, s5, s6, s7
 		a7 += (bits.RotateLeft32(a4, -6) ^ bits.RotateLeft32(a4, -11) ^ bits.RotateLeft32(a4, -25)) + (a6 ^ (a4 & (a5 ^ a6))) + 0x428a2f98 + w0
 		a3 += a7
