@@ -24,13 +24,13 @@ type Pace interface {
 // Offload vary too much, as its results come back in bursts), keeps each
 // way's pace and takes the faster. Since the machine changes, it tries
 // the other way again after Epoch bytes, twice as many each time a try
-// loses (up to 16 times), so trying costs little where one way keeps
+// loses (up to 8 times), so trying costs little where one way keeps
 // winning. The zero Pacer starts on the Offload. It is safe for concurrent
 // use.
 type Pacer struct {
 	// Window is how many bytes make one timing (0: 16 MiB), Epoch how
-	// many bytes go the faster way before the other is tried again (0: 64
-	// MiB).
+	// many bytes go the faster way before the other is tried again (0:
+	// 128 MiB).
 	Window, Epoch int64
 
 	mu      sync.Mutex
@@ -57,7 +57,7 @@ func (p *Pacer) Here() bool {
 		// before the next try if this one lost.
 		p.trying = false
 		if p.pace[other] < p.pace[cur] {
-			p.backoff = min(2*p.backoff, 16)
+			p.backoff = min(2*p.backoff, 8)
 			p.switchWay()
 		} else {
 			p.backoff = 1
@@ -67,7 +67,7 @@ func (p *Pacer) Here() bool {
 		p.switchWay()
 	case p.pace[other] < p.pace[cur]:
 		p.switchWay()
-	case p.bytes >= p.backoff*orDefault(p.Epoch, 64<<20):
+	case p.bytes >= p.backoff*orDefault(p.Epoch, 128<<20):
 		p.pace[other] = 0 // the machine may have changed: try it again
 		p.trying = true
 		p.switchWay()

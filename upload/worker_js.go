@@ -24,7 +24,8 @@ var workerPace = &Pacer{}
 // bytes) → Promise, shaSum(id) → Promise<hex digest>, shaState(id) →
 // Promise<state bytes> (the workers' digestNew, digestWrite, digestSum,
 // digestState, on one worker), and, if given, buffer(n) → a job buffer
-// that the worker hands back for reuse, jobBytes its size. reading
+// that the worker hands back for reuse, jobBytes its size, inFlight how
+// many encode jobs may be out at once. reading
 // returns the file being read, whose Blob slices the SHA-256 worker may
 // take as they are. The module's Pacer moves the work to this thread
 // while that is the faster.
@@ -35,6 +36,9 @@ func WorkerOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Read
 	o := &Offload{Pace: workerPace}
 	if v := hooks.Get("jobBytes"); v.Type() == js.TypeNumber {
 		o.BatchBytes = v.Int() // jobs the size of the pool's reusable buffers
+	}
+	if v := hooks.Get("inFlight"); v.Type() == js.TypeNumber {
+		o.InFlight = v.Int()
 	}
 	o.Encode = func(data []byte, lens []int) func() (*Encoded, error) {
 		p := hooks.Call("encode", jobBytes(hooks, data), jsx.Bytes(jsx.U32Bytes(lens)))

@@ -57,7 +57,7 @@ var result chunkResult
 // chunkPace judges where chunkAsync hashes, the pool or the page's thread.
 // Its pieces of 8 MiB are timed as they are sent, evenly enough to be
 // judged one by one.
-var chunkPace = &upload.Pacer{Window: 8 << 20, Epoch: 128 << 20}
+var chunkPace = &upload.Pacer{Window: 8 << 20}
 
 func exportChunking(api js.Value) {
 	// pace(here, bytes, ms) → here: how long chunkAsync's last timed piece

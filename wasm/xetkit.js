@@ -978,10 +978,14 @@ async function uploadFiles(go, pool, files, options) {
 // and compression on whichever worker is least busy, a file's SHA-256 on
 // worker 0, whose jobs run in order. Go copies the bytes of each job (at
 // most jobBytes) into a buffer(n) and the worker sends it back for the
-// next (a fresh buffer costs page faults on every use).
+// next (a fresh buffer costs page faults on every use). Two encode jobs
+// per worker out at once keep every worker busy; more would only make
+// the pacer's tries of the pool longer (their jobs must all come back
+// before the work moves).
 function workerHooks(pool, compression) {
   return {
     jobBytes: BATCH,
+    inFlight: 2 * pool.size,
     buffer: (n) => pool.buffer(n),
     encode: (bytes, lens) => pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer], true),
     shaNew: (state) => pool.runOn(0, "digestNew", state ? [state] : []),
