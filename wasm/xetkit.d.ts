@@ -284,7 +284,7 @@ export interface ProcessOptions {
   compression?: "auto" | "lz4" | "bg4-lz4" | "none";
   /** Serialized size at which a xorb is sealed (default 8 MiB under WebAssembly, at most 64 MiB). */
   xorbSize?: number;
-  /** false: do all the work on this thread's instance, without the worker pool. */
+  /** false: do all the work on this thread's instance, without the worker pool. With the pool (the default), the work stays on this thread while that is faster, on a busy machine; the bytes are the same either way. */
   workers?: boolean;
   signal?: AbortSignal;
 }
@@ -493,7 +493,8 @@ export interface Xetkit {
   /**
    * Uploads files into a repository and commits them at their paths: chunks, dedupe (within
    * the upload and against the hub), xorbs and the shard, with retries, then one commit. Chunk
-   * hashing, compression and the SHA-256 run on the worker pool.
+   * hashing, compression and the SHA-256 run on the worker pool (or on this thread while that is
+   * faster, on a busy machine).
    */
   upload(files: readonly UploadInput[], options: UploadOptions): Promise<UploadResult>;
   /**

@@ -774,7 +774,7 @@ class Xetkit {
    * Uploads files into a repository and commits them (commit: false: to
    * CAS only): {commit: {oid, url} | null, files: [{path, size, hash,
    * sha256, dedupedBytes, uploadedBytes}]}. Chunk hashing, compression
-   * and the SHA-256 run on the worker pool.
+   * and the SHA-256 run on the worker pool (or here while that is faster).
    */
   async upload(files, options = {}) {
     return held(async () => uploadFiles(this.#go, await this.#getPool(), files, options), options?.signal);
