@@ -23,24 +23,28 @@ type Pace interface {
 // Pacer times each way over windows of Window bytes (single reads on the
 // Offload vary too much, as its results come back in bursts), keeps each
 // way's pace and takes the faster. Since the machine changes, it tries
-// the other way again after Epoch bytes, twice as many each time a try
-// loses (up to 8 times), so trying costs little where one way keeps
-// winning. The zero Pacer starts on the Offload. It is safe for concurrent
-// use.
+// the other way again after Epoch of work the faster way, twice as long
+// each time a try loses (up to 8 times), so trying costs little where one
+// way keeps winning. (Time, not bytes: a try costs about the same time
+// whatever the work's speed.) The zero Pacer starts on the Offload. It is
+// safe for concurrent use.
 type Pacer struct {
-	// Window is how many bytes make one timing (0: 16 MiB), Epoch how
-	// many bytes go the faster way before the other is tried again (0:
-	// 128 MiB).
-	Window, Epoch int64
+	// Window is how many bytes make one timing (0: 16 MiB).
+	Window int64
+	// Epoch is how long the faster way works before the other is tried
+	// again (0: 2 s). A try costs about a window and the Offload's jobs
+	// out each way; the Epoch should be many times that.
+	Epoch time.Duration
 
 	mu      sync.Mutex
 	pace    [2]float64 // ns per byte on the Offload and here; 0: not known
 	here    bool
-	bytes   int64         // timed since the way changed
+	worked  time.Duration // timed since the way changed
 	window  int64         // bytes of the timing under way
 	spent   time.Duration // its time
-	backoff int64         // how many Epochs the current wait is (1, 2, 4, ...)
+	backoff time.Duration // how many Epochs the current wait is (1, 2, 4, ...)
 	trying  bool          // the current way is a try, not yet timed
+	warm    bool          // the Offload's first window is over
 }
 
 // Here reports where the next read's work goes.
@@ -67,7 +71,7 @@ func (p *Pacer) Here() bool {
 		p.switchWay()
 	case p.pace[other] < p.pace[cur]:
 		p.switchWay()
-	case p.bytes >= p.backoff*orDefault(p.Epoch, 128<<20):
+	case p.worked >= p.backoff*orDefault(p.Epoch, 2*time.Second):
 		p.pace[other] = 0 // the machine may have changed: try it again
 		p.trying = true
 		p.switchWay()
@@ -86,13 +90,20 @@ func (p *Pacer) Took(here bool, n int, d time.Duration) {
 	if here != p.here {
 		return
 	}
-	p.bytes += int64(n)
+	p.worked += d
 	p.window += int64(n)
 	p.spent += d
 	if p.window < orDefault(p.Window, 16<<20) {
 		return
 	}
 	pace := max(float64(p.spent.Nanoseconds())/float64(p.window), 1e-9)
+	if !here && !p.warm {
+		// The Offload's first window is slow for reasons that pass (its
+		// workers compile, its job buffers are new): not a fair timing.
+		p.warm = true
+		p.window, p.spent = 0, 0
+		return
+	}
 	if was := p.pace[way(here)]; was > 0 {
 		pace = (was + pace) / 2
 	}
@@ -102,7 +113,7 @@ func (p *Pacer) Took(here bool, n int, d time.Duration) {
 
 func (p *Pacer) switchWay() {
 	p.here = !p.here
-	p.bytes, p.window, p.spent = 0, 0, 0
+	p.worked, p.window, p.spent = 0, 0, 0
 }
 
 func way(here bool) int {

@@ -56,8 +56,8 @@ var result chunkResult
 
 // chunkPace judges where chunkAsync hashes, the pool or the page's thread.
 // Its pieces of 8 MiB are timed as they are sent, evenly enough to be
-// judged one by one.
-var chunkPace = &upload.Pacer{Window: 8 << 20}
+// judged one by one; a try takes a few tens of milliseconds.
+var chunkPace = &upload.Pacer{Window: 8 << 20, Epoch: time.Second / 2}
 
 func exportChunking(api js.Value) {
 	// pace(here, bytes, ms) → here: how long chunkAsync's last timed piece
