@@ -42,7 +42,7 @@ type Pacer struct {
 	worked  time.Duration // timed since the way changed
 	window  int64         // bytes of the timing under way
 	spent   time.Duration // its time
-	backoff time.Duration // how many Epochs the current wait is (1, 2, 4, ...)
+	backoff int           // how many Epochs the current wait is (1, 2, 4, 8)
 	trying  bool          // the current way is a try, not yet timed
 	warm    bool          // the Offload's first window is over
 }
@@ -71,7 +71,7 @@ func (p *Pacer) Here() bool {
 		p.switchWay()
 	case p.pace[other] < p.pace[cur]:
 		p.switchWay()
-	case p.worked >= p.backoff*orDefault(p.Epoch, 2*time.Second):
+	case p.worked >= time.Duration(p.backoff)*orDefault(p.Epoch, 2*time.Second):
 		p.pace[other] = 0 // the machine may have changed: try it again
 		p.trying = true
 		p.switchWay()
@@ -96,7 +96,6 @@ func (p *Pacer) Took(here bool, n int, d time.Duration) {
 	if p.window < orDefault(p.Window, 16<<20) {
 		return
 	}
-	pace := max(float64(p.spent.Nanoseconds())/float64(p.window), 1e-9)
 	if !here && !p.warm {
 		// The Offload's first window is slow for reasons that pass (its
 		// workers compile, its job buffers are new): not a fair timing.
@@ -104,6 +103,7 @@ func (p *Pacer) Took(here bool, n int, d time.Duration) {
 		p.window, p.spent = 0, 0
 		return
 	}
+	pace := max(float64(p.spent.Nanoseconds())/float64(p.window), 1e-9)
 	if was := p.pace[way(here)]; was > 0 {
 		pace = (was + pace) / 2
 	}

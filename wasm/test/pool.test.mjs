@@ -25,11 +25,11 @@ test("chunkAsync equals chunk, for any pool size, on bytes and Blobs", async () 
   assert.deepEqual(await single.chunkAsync(big), single.chunk(big), "no pool: same thread");
 });
 
-// chunkAsync's pacer tries this thread after the pool's first timed
-// piece, keeps the faster, and tries the other way again after an epoch
-// of 16 pieces (which spans calls): whichever it picks, and across the
-// switches, the chunks are chunk's. Six calls of six pieces and a bit
-// cross an epoch.
+// chunkAsync's pacer (upload.Pacer) times the pool on its pieces (the
+// first timed one only warms it up), then tries this thread, keeps the
+// faster, and tries the other way again after half a second of work,
+// across calls: whichever it picks, and across the switches, the chunks
+// are chunk's. Six calls of six pieces and a bit switch within the first.
 test("chunkAsync equals chunk across its switches between the pool and this thread", async () => {
   const xk = await load({ workers: 2 });
   const bytes = randomBytes((47 << 20) + 12345, 13);
@@ -65,9 +65,10 @@ test("processFile through the pool equals one instance", async () => {
   for (const compression of ["lz4", "bg4-lz4", "none"]) await compare(xk, items[14].bytes, { compression });
   // More than one xorb, read from a Blob: xorbs of the protocol's 64 MiB,
   // and of the default size under WebAssembly (8 MiB). The module's pacer
-  // tries this thread after its first 16 MiB timed on the pool, so within
-  // the first of these files the work and the SHA-256 (its state) move
-  // from the workers to this thread at least once.
+  // tries this thread once the pool has been timed over 16 MiB (after a
+  // first window that only warms it up), so within the first of these
+  // files the work and the SHA-256 (its state) move from the workers to
+  // this thread, and back where the pool is the faster.
   const big = randomBytes(66 << 20, 12);
   const res = await compare(xk, new Blob([big]), { compression: "lz4", xorbSize: 64 << 20 });
   assert.equal(res.xorbs.length, 2);
