@@ -187,27 +187,38 @@ func (d *localDigest) State() ([]byte, error) {
 	return sha256x.State(d.end())
 }
 
-// EncodeChunks hashes and encodes chunks for an Offload (the workers' encodeChunks op): data holds the
-// chunks back to back, lens their lengths. It appends each chunk hash to
-// hashes and each chunk record to records (its length to recLens), and
-// keeps no state, so any number of callers may run it at once, each with
-// its own Encoder.
+// EncodeChunks hashes and encodes chunks for an Offload (the workers'
+// encodeChunks op): data holds the chunks back to back, lens their
+// lengths (see EachChunk). It appends each chunk hash to hashes and each
+// chunk record to records (its length to recLens), and keeps no state,
+// so any number of callers may run it at once, each with its own Encoder.
 func EncodeChunks(e *xorb.Encoder, data []byte, lens []int, hashes []xethash.Hash, records []byte, recLens []int) ([]xethash.Hash, []byte, []int, error) {
-	for i, n := range lens {
-		if n < 0 || n > len(data) {
-			return hashes, records, recLens, fmt.Errorf("upload: chunk %d of %d bytes runs past the %d bytes left", i, n, len(data))
-		}
-		hashes = append(hashes, xethash.Chunk(data[:n]))
+	err := EachChunk(data, lens, func(chunk []byte) error {
+		hashes = append(hashes, xethash.Chunk(chunk))
 		start := len(records)
 		var err error
-		if records, err = e.AppendRecord(records, data[:n]); err != nil {
-			return hashes, records, recLens, err
-		}
+		records, err = e.AppendRecord(records, chunk)
 		recLens = append(recLens, len(records)-start)
+		return err
+	})
+	return hashes, records, recLens, err
+}
+
+// EachChunk calls fn with each of the chunks that data holds back to
+// back, lens their lengths; it fails if the lengths do not cover data
+// exactly.
+func EachChunk(data []byte, lens []int, fn func(chunk []byte) error) error {
+	for i, n := range lens {
+		if n < 0 || n > len(data) {
+			return fmt.Errorf("upload: chunk %d of %d bytes runs past the %d bytes left", i, n, len(data))
+		}
+		if err := fn(data[:n]); err != nil {
+			return err
+		}
 		data = data[n:]
 	}
 	if len(data) != 0 {
-		return hashes, records, recLens, fmt.Errorf("upload: %d bytes left over after the chunks", len(data))
+		return fmt.Errorf("upload: %d bytes left over after the chunks", len(data))
 	}
-	return hashes, records, recLens, nil
+	return nil
 }

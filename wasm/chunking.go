@@ -107,15 +107,8 @@ func exportChunking(api js.Value) {
 			return nil, err
 		}
 		result.reset()
-		for i, n := range lens {
-			if n > len(data) {
-				return nil, errorf(codeRange, "lengths: chunk %d (%d bytes) runs past the end of bytes", i, n)
-			}
-			result.add(data[:n], true)
-			data = data[n:]
-		}
-		if len(data) != 0 {
-			return nil, errorf(codeRange, "lengths cover %d bytes fewer than bytes holds", len(data))
+		if err := upload.EachChunk(data, lens, func(c []byte) error { result.add(c, true); return nil }); err != nil {
+			return nil, errorf(codeRange, "lengths: %v", err)
 		}
 		return string(result.hex), nil
 	})

@@ -173,15 +173,8 @@ func progressHook(c *upload.Client, on js.Value) {
 		return
 	}
 	c.OnProgress = func(p upload.Progress) {
-		o := jsx.Object.New()
-		o.Set("index", p.Index)
-		o.Set("name", p.Name)
-		o.Set("size", float64(p.Size))
-		o.Set("read", float64(p.Read))
-		o.Set("hashed", float64(p.Hashed))
-		o.Set("deduped", float64(p.Deduped))
-		o.Set("uploaded", float64(p.Uploaded))
-		o.Set("done", p.Done)
+		o := js.ValueOf(map[string]any{"index": p.Index, "name": p.Name, "size": p.Size, "read": p.Read,
+			"hashed": p.Hashed, "deduped": p.Deduped, "uploaded": p.Uploaded, "done": p.Done})
 		// Called from the pipeline's goroutines: a callback that throws
 		// must not take the instance down, nor stop the work.
 		defer func() { _ = recover() }()
@@ -292,12 +285,8 @@ func exportUpload(api js.Value) {
 				if onXorb.Type() != js.TypeFunction {
 					return nil
 				}
-				x := jsx.Object.New()
-				x.Set("index", index)
-				x.Set("hash", b.Hash.String())
-				x.Set("bytes", jsx.Bytes(b.Bytes))
-				x.Set("chunks", len(b.Chunks))
-				x.Set("unpackedBytes", float64(b.UncompressedSize))
+				x := map[string]any{"index": index, "hash": b.Hash.String(), "bytes": jsx.Bytes(b.Bytes),
+					"chunks": len(b.Chunks), "unpackedBytes": b.UncompressedSize}
 				if v := onXorb.Invoke(x); v.Type() == js.TypeObject && v.Get("then").Type() == js.TypeFunction {
 					_, err := jsx.Await(ctx, v)
 					return err
