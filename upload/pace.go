@@ -93,7 +93,13 @@ func (p *Pacer) Took(here bool, n int, d time.Duration) {
 	p.worked += d
 	p.window += int64(n)
 	p.spent += d
-	if p.window < orDefault(p.Window, 16<<20) {
+	window := orDefault(p.Window, 16<<20)
+	// A try that has already spent more than the other way takes for a
+	// whole window has lost, whatever the rest of its window does: stop
+	// it there (trying the slower way is the Pacer's only cost).
+	other := p.pace[way(!here)]
+	lost := p.trying && other > 0 && float64(p.spent.Nanoseconds()) > other*float64(window)
+	if p.window < window && !lost {
 		return
 	}
 	if !here && !p.warm {

@@ -29,7 +29,8 @@ func count(ways []bool, here bool) int {
 }
 
 // The Pacer settles on the faster way, whichever it is, and tries the
-// other less and less often while it keeps losing.
+// other less and less often while it keeps losing; a try that has lost
+// stops before its window of 4 reads is over.
 func TestPacerTakesTheFaster(t *testing.T) {
 	for _, hereFaster := range []bool{false, true} {
 		ways := paceRun(&upload.Pacer{}, 400, func(_ int, here bool) time.Duration {
@@ -38,8 +39,18 @@ func TestPacerTakesTheFaster(t *testing.T) {
 			}
 			return 17 * time.Millisecond
 		})
-		if slow := count(ways, !hereFaster); slow < 4 || slow > len(ways)/10 {
+		if slow := count(ways, !hereFaster); slow < 3 || slow > len(ways)/10 {
 			t.Errorf("here faster %v: %d of %d reads went the slower way", hereFaster, slow, len(ways))
+		}
+		run := 0
+		for i, w := range ways[10:] {
+			if w == hereFaster {
+				run = 0
+				continue
+			}
+			if run++; run > 3 {
+				t.Fatalf("here faster %v: a try of the slower way went on for %d reads, to read %d", hereFaster, run, 10+i)
+			}
 		}
 		if tail := ways[len(ways)-100:]; count(tail, hereFaster) < 90 {
 			t.Errorf("here faster %v: the last 100 reads went %v", hereFaster, tail)
