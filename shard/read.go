@@ -7,6 +7,7 @@ import (
 
 	"github.com/xetkit/xetkit/formaterr"
 	"github.com/xetkit/xetkit/xethash"
+	"github.com/xetkit/xetkit/xorb"
 )
 
 func errAt(off int64, msg string, args ...any) error {
@@ -430,12 +431,12 @@ func readTable[T any](b []byte, base int64, t lookupTable, lo, hi int64, decode 
 	return out
 }
 
-// LooksLikeShard reports whether head, the first bytes of some input,
+// looksLikeShard reports whether head, the first bytes of some input,
 // begins like a shard, damaged or not: at least 12 of the 17 bytes of the
 // magic sequence in place, or the default application ID. A viewer tells a
 // damaged shard (whose error it reports) from a file that is not a shard at
 // all by it.
-func LooksLikeShard(head []byte) bool {
+func looksLikeShard(head []byte) bool {
 	if len(head) < len(DefaultAppID) {
 		return false
 	}
@@ -446,4 +447,20 @@ func LooksLikeShard(head []byte) bool {
 		}
 	}
 	return same >= 12 || string(head[:len(DefaultAppID)]) == DefaultAppID
+}
+
+// Kind tells what a viewer should read the size bytes of r as: "shard" if
+// they begin like one (looksLikeShard: a damaged shard too, so that its
+// error is shown), "xorb" if they are no bigger than a xorb can be (worth
+// parsing as one), and "file" otherwise.
+func Kind(r io.ReaderAt, size int64) string {
+	head := make([]byte, HeaderSize)
+	n, _ := r.ReadAt(head, 0)
+	switch {
+	case looksLikeShard(head[:n]):
+		return "shard"
+	case size <= xorb.MaxSize:
+		return "xorb"
+	}
+	return "file"
 }

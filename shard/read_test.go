@@ -15,6 +15,7 @@ import (
 	"github.com/xetkit/xetkit/internal/testref"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
+	"github.com/xetkit/xetkit/xorb"
 )
 
 func TestReferenceShards(t *testing.T) {
@@ -444,6 +445,48 @@ func TestSections(t *testing.T) {
 		}
 		if at != int64(len(b)) || !slices.Equal(names, want) {
 			t.Errorf("%s: sections %v end at %d of %d", name, secs, at, len(b))
+		}
+	}
+}
+
+// TestKind checks what a viewer is told to read: a shard, also a damaged
+// one, as a shard; anything else up to a xorb's largest size as a xorb;
+// the rest as a file.
+func TestKind(t *testing.T) {
+	b := mustBuild(t, randomSpec(newRand(7), 2, 2, 3, true))
+	// damaged(k) has its application ID and k of the magic sequence's 17
+	// bytes (from offset 15) wrong.
+	damaged := func(k int) []byte {
+		d := bytes.Clone(b)
+		d[0] ^= 0xff
+		for i := 15; i < 15+k; i++ {
+			d[i] ^= 0xff
+		}
+		return d
+	}
+	ruined := bytes.Clone(b)
+	for i := 0; i < 32; i++ { // application ID and magic both gone
+		ruined[i] ^= 0xff
+	}
+	for _, c := range []struct {
+		name string
+		b    []byte
+		size int64
+		want string
+	}{
+		{"a shard", b, int64(len(b)), "shard"},
+		{"a shard with 5 magic bytes wrong", damaged(5), int64(len(b)), "shard"},
+		{"a shard with 6 magic bytes wrong", damaged(6), int64(len(b)), "xorb"},
+		{"a shard with only its magic right", damaged(0), int64(len(b)), "shard"},
+		{"a shard with its header gone", ruined, int64(len(ruined)), "xorb"},
+		{"a few bytes", []byte("hello"), 5, "xorb"},
+		{"nothing", nil, 0, "xorb"},
+		{"a xorb's largest size", ruined, xorb.MaxSize, "xorb"},
+		{"bigger than a xorb", ruined, xorb.MaxSize + 1, "file"},
+		{"a shard bigger than a xorb", b, xorb.MaxSize + 1, "shard"},
+	} {
+		if got := shard.Kind(bytes.NewReader(c.b), c.size); got != c.want {
+			t.Errorf("%s: Kind = %q, want %q", c.name, got, c.want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"syscall/js"
+	"time"
 
 	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/xethash"
@@ -16,6 +17,11 @@ import (
 // workerPace judges, for every session of this module, whether the
 // worker pool or this thread is the faster (see Pacer).
 var workerPace = &Pacer{}
+
+// ChunkPace judges where xetkit.js's chunkAsync hashes, the pool or the
+// page's thread. Its pieces of 8 MiB are timed as they are sent, evenly
+// enough to be judged one by one; a try takes a few tens of milliseconds.
+var ChunkPace = &Pacer{Window: 8 << 20, Epoch: time.Second / 2}
 
 // WorkerOffload runs chunk hashing and compression, and the SHA-256, on
 // xetkit.js's worker pool through the hooks it passes: encode(bytes,

@@ -54,19 +54,14 @@ func (r *chunkResult) value() js.Value {
 
 var result chunkResult
 
-// chunkPace judges where chunkAsync hashes, the pool or the page's thread.
-// Its pieces of 8 MiB are timed as they are sent, evenly enough to be
-// judged one by one; a try takes a few tens of milliseconds.
-var chunkPace = &upload.Pacer{Window: 8 << 20, Epoch: time.Second / 2}
-
 func exportChunking(api js.Value) {
 	// pace(here, bytes, ms) → here: how long chunkAsync's last timed piece
-	// took (bytes 0: none), and where the next one goes.
+	// took (bytes 0: none), and where the next one goes (upload.ChunkPace).
 	export(api, "pace", func(args []js.Value) (any, error) {
 		if n := arg(args, 1); n.Type() == js.TypeNumber && n.Int() > 0 {
-			chunkPace.Took(boolArg(args, 0), n.Int(), time.Duration(arg(args, 2).Float()*float64(time.Millisecond)))
+			upload.ChunkPace.Took(boolArg(args, 0), n.Int(), time.Duration(arg(args, 2).Float()*float64(time.Millisecond)))
 		}
-		return chunkPace.Here(), nil
+		return upload.ChunkPace.Here(), nil
 	})
 	// chunkerNew() → handle
 	export(api, "chunkerNew", func(args []js.Value) (any, error) {

@@ -79,10 +79,7 @@ func exportFormats(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		at := arg(args, 1).Int()
-		head := make([]byte, xorb.HeaderSize)
-		n, _ := r.ReadAt(head, int64(at))
-		return jsonOf(xorb.RecordFields(head[:n], int64(at)))
+		return jsonOf(xorb.RecordFields(r, int64(arg(args, 1).Int())))
 	})
 	// shardFlags(record, flags) → shard.FlagsText
 	export(api, "shardFlags", func(args []js.Value) (any, error) {
@@ -96,22 +93,13 @@ func exportFormats(api js.Value) {
 	export(api, "shardEntryAt", func(args []js.Value) (any, error) {
 		return shard.EntryAt(int64(arg(args, 0).Int()), int64(arg(args, 1).Int())), nil
 	})
-	// kindOf(bytes) → "shard" (begins like one, damaged or not), "xorb"
-	// (small enough to be one: try parseXorb) or "file".
+	// kindOf(bytes) → shard.Kind: "shard", "xorb" or "file".
 	export(api, "kindOf", func(args []js.Value) (any, error) {
 		r, err := readerArg(args, 0)
 		if err != nil {
 			return nil, err
 		}
-		head := make([]byte, shard.HeaderSize)
-		n, _ := r.ReadAt(head, 0)
-		switch {
-		case shard.LooksLikeShard(head[:n]):
-			return "shard", nil
-		case r.Size() <= xorb.MaxSize:
-			return "xorb", nil
-		}
-		return "file", nil
+		return shard.Kind(r, r.Size()), nil
 	})
 	// parseXorb(bytes, verify) → xorb summary JSON
 	export(api, "parseXorb", func(args []js.Value) (any, error) {

@@ -3,9 +3,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
@@ -45,22 +45,26 @@ func optString(o js.Value, key string, required bool) (string, error) {
 	return "", nil
 }
 
-func optInt(o js.Value, key string, lo, hi int) (int, error) {
+// optInt passes options[key] to set if it is there: an integer from lo
+// to hi.
+func optInt(o js.Value, key string, lo, hi int, set func(int)) error {
 	v := o.Get(key)
 	if v.IsUndefined() || v.IsNull() {
-		return 0, nil
+		return nil
 	}
 	if v.Type() != js.TypeNumber || v.Float() != float64(int(v.Float())) {
-		return 0, errorf(codeType, "options.%s must be an integer", key)
+		return errorf(codeType, "options.%s must be an integer", key)
 	}
 	if n := v.Int(); n < lo || n > hi {
-		return 0, errorf(codeRange, "options.%s must be from %d to %d, got %d", key, lo, hi, n)
+		return errorf(codeRange, "options.%s must be from %d to %d, got %d", key, lo, hi, n)
 	}
-	return v.Int(), nil
+	set(v.Int())
+	return nil
 }
 
 // clientArg builds the upload client from options {hub, repo, repoType,
-// revision, token, concurrency, xorbSize}.
+// revision, token, concurrency, retries, retryDelayMs, xorbSize,
+// compression}.
 func clientArg(o js.Value) (*upload.Client, error) {
 	if o.Type() != js.TypeObject {
 		return nil, errorf(codeType, "options must be an object")
@@ -76,25 +80,20 @@ func clientArg(o js.Value) (*upload.Client, error) {
 			return nil, err
 		}
 	}
-	if c.Concurrency, err = optInt(o, "concurrency", 1, 16); err != nil {
-		return nil, err
+	for _, f := range []struct {
+		key    string
+		lo, hi int
+		set    func(int)
+	}{
+		{"concurrency", 1, 16, func(n int) { c.Concurrency = n }},
+		{"retries", 0, 100, func(n int) { c.Retries = cmp.Or(n, upload.NoRetries) }}, // 0: none
+		{"retryDelayMs", 0, 60_000, func(n int) { c.RetryDelay = time.Duration(n) * time.Millisecond }},
+	} {
+		if err := optInt(o, f.key, f.lo, f.hi, f.set); err != nil {
+			return nil, err
+		}
 	}
-	if err := pipelineOptions(c, o); err != nil {
-		return nil, err
-	}
-	if n, err := optInt(o, "retries", 0, 100); err != nil {
-		return nil, err
-	} else if n > 0 {
-		c.Retries = n
-	} else if v := o.Get("retries"); !v.IsUndefined() && !v.IsNull() {
-		c.Retries = upload.NoRetries // retries: 0 means none
-	}
-	if n, err := optInt(o, "retryDelayMs", 0, 60_000); err != nil {
-		return nil, err
-	} else if n > 0 {
-		c.RetryDelay = time.Duration(n) * time.Millisecond
-	}
-	return c, nil
+	return c, pipelineOptions(c, o)
 }
 
 // pipelineOptions reads the options that decide the bytes an upload makes,
@@ -107,11 +106,8 @@ func pipelineOptions(c *upload.Client, o js.Value) error {
 	default:
 		return errorf(codeType, "options must be an object")
 	}
-	var err error
-	if c.XorbSize, err = optInt(o, "xorbSize", 64<<10, xorb.MaxSize); err != nil {
-		return err
-	}
-	if v := o.Get("compression"); !v.IsUndefined() {
+	err := optInt(o, "xorbSize", 64<<10, xorb.MaxSize, func(n int) { c.XorbSize = n })
+	if v := o.Get("compression"); !v.IsUndefined() && err == nil {
 		c.Compression, err = modeArg(v)
 	}
 	return err
@@ -218,12 +214,7 @@ func exportUpload(api js.Value) {
 			for i, s := range sources {
 				files[i] = upload.RepoFile{Path: s.Name, Source: s}
 			}
-			rep, err := c.Put(ctx, files, opts)
-			if err != nil {
-				return nil, err
-			}
-			j, err := json.Marshal(rep)
-			return string(j), err
+			return jsonOf(c.Put(ctx, files, opts))
 		}), nil
 	})
 
@@ -296,16 +287,13 @@ func exportUpload(api js.Value) {
 			if err != nil {
 				return nil, err
 			}
-			j, err := json.Marshal(res)
-			if err != nil {
-				return nil, err
-			}
+			j, err := jsonOf(res, nil)
 			var packed chunkResult
 			for _, e := range res.Chunks {
 				packed.lens = binary.LittleEndian.AppendUint32(packed.lens, uint32(e.Size))
 				packed.hex = e.Hash.AppendString(packed.hex)
 			}
-			return []any{string(j), packed.value(), jsx.Bytes(res.Shard)}, nil
+			return []any{j, packed.value(), jsx.Bytes(res.Shard)}, err
 		}), nil
 	})
 
@@ -371,11 +359,6 @@ func hubCall(o js.Value, run func(context.Context, *upload.Client) (any, error))
 	ctx, stop := jsx.AbortContext(o.Get("signal"))
 	return promise(func() (any, error) {
 		defer stop()
-		v, err := run(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		j, err := json.Marshal(v)
-		return string(j), err
+		return jsonOf(run(ctx, c))
 	}), nil
 }

@@ -2,6 +2,7 @@ package xorb
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 )
 
@@ -14,12 +15,13 @@ var headerFields = []struct {
 }{{"version", 1}, {"compressedSize", 3}, {"compressionType", 1}, {"uncompressedSize", 3}}
 
 // RecordFields lists the fields of the chunk record whose header starts at
-// b[0], which is offset at in the xorb, for a viewer's hex view: the
-// header's fields with their values as text (the compression type with its
-// name), then the payload. b need hold only the header.
-func RecordFields(b []byte, at int64) ([]Field, error) {
-	if len(b) < HeaderSize {
-		return nil, fmt.Errorf("xorb: chunk header at %d cut short: %d bytes, a header needs %d", at, len(b), HeaderSize)
+// offset at of the xorb r, for a viewer's hex view: the header's fields
+// with their values as text (the compression type with its name), then the
+// payload. Only the header is read.
+func RecordFields(r io.ReaderAt, at int64) ([]Field, error) {
+	b := make([]byte, HeaderSize)
+	if n, _ := r.ReadAt(b, at); n < HeaderSize {
+		return nil, fmt.Errorf("xorb: chunk header at %d cut short: %d bytes, a header needs %d", at, n, HeaderSize)
 	}
 	h := decodeHeader(b)
 	values := []string{

@@ -1,6 +1,7 @@
 package xorb
 
 import (
+	"bytes"
 	"strconv"
 	"testing"
 )
@@ -9,8 +10,8 @@ import (
 // appendHeader: each field lies where the encoding puts its value.
 func TestRecordFieldsMatchHeader(t *testing.T) {
 	h := Header{Version: 0, CompressedSize: 0x01f203, Compression: ByteGrouping4LZ4, UncompressedSize: 0x020001}
-	b := appendHeader(nil, h)
-	fs, err := RecordFields(b, 100)
+	b := append(make([]byte, 100), appendHeader(nil, h)...)
+	fs, err := RecordFields(bytes.NewReader(b), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,10 @@ func TestRecordFieldsMatchHeader(t *testing.T) {
 	if fs[4].Offset != 100+HeaderSize || fs[4].Size != int64(h.CompressedSize) {
 		t.Errorf("payload span %+v", fs[4])
 	}
-	if _, err := RecordFields(b[:7], 0); err == nil {
+	if _, err := RecordFields(bytes.NewReader(b[:107]), 100); err == nil {
 		t.Error("a 7-byte header: no error")
+	}
+	if _, err := RecordFields(bytes.NewReader(b), 200); err == nil {
+		t.Error("a header past the end: no error")
 	}
 }
