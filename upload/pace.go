@@ -95,10 +95,12 @@ func (p *Pacer) Took(here bool, n int, d time.Duration) {
 	p.spent += d
 	window := orDefault(p.Window, 16<<20)
 	// A try that has already spent more than the other way takes for a
-	// whole window has lost, whatever the rest of its window does: stop
-	// it there (trying the slower way is the Pacer's only cost).
+	// whole window has lost, whatever the rest of its window does; so has
+	// one that, half way through, is half as slow again as the other way:
+	// stop it there (trying the slower way is the Pacer's only cost).
 	other := p.pace[way(!here)]
-	lost := p.trying && other > 0 && float64(p.spent.Nanoseconds()) > other*float64(window)
+	spent := float64(p.spent.Nanoseconds())
+	lost := p.trying && other > 0 && (spent > other*float64(window) || 2*p.window >= window && spent > 1.5*other*float64(p.window))
 	if p.window < window && !lost {
 		return
 	}

@@ -29,31 +29,45 @@ func count(ways []bool, here bool) int {
 }
 
 // The Pacer settles on the faster way, whichever it is, and tries the
-// other less and less often while it keeps losing; a try that has lost
-// stops before its window of 4 reads is over.
+// other less and less often while it keeps losing. A try of a way 1.7
+// times slower stops half way through its window of 4 reads; one only
+// 1.2 times slower takes its whole window.
 func TestPacerTakesTheFaster(t *testing.T) {
-	for _, hereFaster := range []bool{false, true} {
-		ways := paceRun(&upload.Pacer{}, 400, func(_ int, here bool) time.Duration {
-			if here == hereFaster {
+	for _, c := range []struct {
+		hereFaster bool
+		slow       time.Duration
+		tryReads   int
+	}{{false, 17, 2}, {true, 17, 2}, {false, 12, 4}, {true, 12, 4}} {
+		ways := paceRun(&upload.Pacer{}, 1000, func(_ int, here bool) time.Duration {
+			if here == c.hereFaster {
 				return 10 * time.Millisecond
 			}
-			return 17 * time.Millisecond
+			return c.slow * time.Millisecond
 		})
-		if slow := count(ways, !hereFaster); slow < 3 || slow > len(ways)/10 {
-			t.Errorf("here faster %v: %d of %d reads went the slower way", hereFaster, slow, len(ways))
+		if slow := count(ways, !c.hereFaster); slow > len(ways)/10 {
+			t.Errorf("%+v: %d of %d reads went the slower way", c, slow, len(ways))
 		}
-		run := 0
-		for i, w := range ways[10:] {
-			if w == hereFaster {
+		// The first 8 reads go to the Offload (a window to warm up, one
+		// timed), and here is tried after them: tries from then on.
+		tries, run := 0, 0
+		for i, w := range ways[8:] {
+			if w == c.hereFaster {
+				if run > 0 && run != c.tryReads {
+					t.Errorf("%+v: a try of the slower way took %d reads, to read %d", c, run, 8+i)
+				}
 				run = 0
 				continue
 			}
-			if run++; run > 3 {
-				t.Fatalf("here faster %v: a try of the slower way went on for %d reads, to read %d", hereFaster, run, 10+i)
+			if run == 0 {
+				tries++
 			}
+			run++
 		}
-		if tail := ways[len(ways)-100:]; count(tail, hereFaster) < 90 {
-			t.Errorf("here faster %v: the last 100 reads went %v", hereFaster, tail)
+		if tries == 0 {
+			t.Errorf("%+v: the slower way was never tried again: %v", c, ways)
+		}
+		if tail := ways[len(ways)-100:]; count(tail, c.hereFaster) < 90 {
+			t.Errorf("%+v: the last 100 reads went %v", c, tail)
 		}
 	}
 }
