@@ -483,7 +483,8 @@ type RepoEntry struct {
 }
 
 // ListFiles lists the repository at the client's revision under dir ("" the
-// root), recursively or one level, following the hub's pages.
+// root), recursively or one level, following the hub's pages. An empty
+// listing is an empty slice, so that it is [] in JSON, not null.
 func (c *Client) ListFiles(ctx context.Context, dir string, recursive bool) ([]RepoEntry, error) {
 	u, err := c.apiURL("tree")
 	if err != nil {
@@ -498,7 +499,7 @@ func (c *Client) ListFiles(ctx context.Context, dir string, recursive bool) ([]R
 		}
 	}
 	u += "?recursive=" + strconv.FormatBool(recursive)
-	var all []RepoEntry
+	all := []RepoEntry{}
 	for pages := 0; u != ""; pages++ {
 		if pages > 100_000 {
 			return nil, errors.New("list files: the hub keeps sending pages")

@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -227,5 +229,22 @@ func TestLargeRangesAreFetchedInPieces(t *testing.T) {
 	}
 	if b := downloadPath(t, d, "big.bin", &upload.Range{Start: 9 << 20, End: 21 << 20}); !bytes.Equal(b, data[9<<20:21<<20]) {
 		t.Fatal("a range of it differs")
+	}
+}
+
+// An empty listing (a hub page of no entries) is an empty slice: [] in
+// JSON, as `xetkit ls --json` and listFiles print it, not null.
+func TestListFilesEmpty(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, "[]")
+	}))
+	defer srv.Close()
+	entries, err := newClient(srv).ListFiles(context.Background(), "empty", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := json.Marshal(entries); string(j) != "[]" {
+		t.Errorf("an empty listing is %s in JSON, want []", j)
 	}
 }

@@ -106,8 +106,11 @@ func pipelineOptions(c *upload.Client, o js.Value) error {
 	default:
 		return errorf(codeType, "options must be an object")
 	}
-	err := optInt(o, "xorbSize", 64<<10, xorb.MaxSize, func(n int) { c.XorbSize = n })
-	if v := o.Get("compression"); !v.IsUndefined() && err == nil {
+	if err := optInt(o, "xorbSize", 64<<10, xorb.MaxSize, func(n int) { c.XorbSize = n }); err != nil {
+		return err
+	}
+	var err error
+	if v := o.Get("compression"); !v.IsUndefined() {
 		c.Compression, err = modeArg(v)
 	}
 	return err
@@ -238,11 +241,7 @@ func exportUpload(api js.Value) {
 			return nil, err
 		}
 		return hubCall(o, func(ctx context.Context, c *upload.Client) (any, error) {
-			entries, err := c.ListFiles(ctx, dir, o.Get("recursive").Truthy())
-			if entries == nil && err == nil {
-				entries = []upload.RepoEntry{}
-			}
-			return entries, err
+			return c.ListFiles(ctx, dir, o.Get("recursive").Truthy())
 		})
 	})
 
@@ -288,12 +287,15 @@ func exportUpload(api js.Value) {
 				return nil, err
 			}
 			j, err := jsonOf(res, nil)
+			if err != nil {
+				return nil, err
+			}
 			var packed chunkResult
 			for _, e := range res.Chunks {
 				packed.lens = binary.LittleEndian.AppendUint32(packed.lens, uint32(e.Size))
 				packed.hex = e.Hash.AppendString(packed.hex)
 			}
-			return []any{j, packed.value(), jsx.Bytes(res.Shard)}, err
+			return []any{j, packed.value(), jsx.Bytes(res.Shard)}, nil
 		}), nil
 	})
 
