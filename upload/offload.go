@@ -37,8 +37,9 @@ type Offload struct {
 	InFlight int
 	// ReadBytes is how much of a source is read at a time (default 4 MiB).
 	ReadBytes int
-	// Pace, if set, decides read by read whether the work runs here
-	// instead (without it, all of it goes to the Offload).
+	// Pace, if set, decides read by read whether the work runs here, on
+	// the Offload, or split between them (without it, all of it goes to
+	// the Offload).
 	Pace Pace
 }
 

@@ -66,8 +66,9 @@ func TestOffloadMatchesLocal(t *testing.T) {
 		{"all offloaded", nil},
 		// The work and the SHA-256 move at every read, or as a random
 		// pattern has it: the batches out must come back first, in order.
-		{"alternating", &scriptedPace{pick: func(i int) bool { return i%2 == 1 }}},
-		{"random", &scriptedPace{pick: func(i int) bool { return (i*2654435761)>>7&1 == 1 }}},
+		{"alternating", &scriptedPace{pick: func(i int) upload.Way { return upload.Way(i % 2) }}},
+		{"random", &scriptedPace{pick: func(i int) upload.Way { return upload.Way((i * 2654435761) >> 7 % 3) }}},
+		{"split", &scriptedPace{pick: func(i int) upload.Way { return upload.Split }}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pace, _ := tc.pace.(*scriptedPace)
@@ -88,39 +89,38 @@ func TestOffloadMatchesLocal(t *testing.T) {
 			if sl.XorbBytesStored != so.XorbBytesStored || sl.XorbsStored != so.XorbsStored || sl.ShardBytesReceived != so.ShardBytesReceived {
 				t.Errorf("stored differently: in-process %+v, offloaded %+v", sl, so)
 			}
-			if pace != nil && (pace.moves < 4 || pace.timed[0] == 0 || pace.timed[1] == 0) {
-				t.Errorf("the pace moved the work %d times and timed %v reads (offloaded, here): the test tries too little", pace.moves, pace.timed)
+			if pace != nil && tc.name != "split" && (pace.moves < 4 || pace.timed[upload.There] == 0 || pace.timed[upload.Here] == 0) {
+				t.Errorf("the pace moved the work %d times and timed %v reads (there, here, split): the test tries too little", pace.moves, pace.timed)
+			}
+			if pace != nil && tc.name != "alternating" && pace.timed[upload.Split] == 0 {
+				t.Errorf("no read was split: %v", pace.timed)
 			}
 		})
 	}
 }
 
-// scriptedPace sends read i here when pick(i) says so, counting the moves
-// and the reads it is told about.
+// scriptedPace sends read i the way pick(i) says, counting the moves and
+// the reads it is told about.
 type scriptedPace struct {
-	pick  func(i int) bool
+	pick  func(i int) upload.Way
 	i     int
-	last  bool
+	last  upload.Way
 	moves int
-	timed [2]int
+	timed [3]int
 }
 
-func (p *scriptedPace) Here() bool {
-	here := p.pick(p.i)
+func (p *scriptedPace) Way() upload.Way {
+	w := p.pick(p.i)
 	p.i++
-	if here != p.last {
+	if w != p.last {
 		p.moves++
 	}
-	p.last = here
-	return here
+	p.last = w
+	return w
 }
 
-func (p *scriptedPace) Took(here bool, n int, d time.Duration) {
-	if here {
-		p.timed[1]++
-	} else {
-		p.timed[0]++
-	}
+func (p *scriptedPace) Took(w upload.Way, n int, d time.Duration) {
+	p.timed[w]++
 }
 
 // Dedupe works the same when the chunks come back as records: the same
@@ -210,7 +210,12 @@ func TestOffloadLostState(t *testing.T) {
 			h, srv := startHub(t, hub.Config{})
 			off := upload.LocalOffload(2, xorb.Smallest)
 			off.ReadBytes = 1 << 20
-			off.Pace = &scriptedPace{pick: func(i int) bool { return i == 1 }}
+			off.Pace = &scriptedPace{pick: func(i int) upload.Way {
+				if i == 1 {
+					return upload.Here // the SHA-256 moves here, its state handed over
+				}
+				return upload.There
+			}}
 			sha := off.SHA256
 			off.SHA256 = func(state []byte) (upload.Digest, error) {
 				d, err := sha(state)

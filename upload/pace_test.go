@@ -9,112 +9,216 @@ import (
 
 // paceRun drives a Pacer for reads of 4 MiB whose time each way cost
 // gives (by read index); it returns where each read went.
-func paceRun(p *upload.Pacer, reads int, cost func(i int, here bool) time.Duration) []bool {
-	out := make([]bool, reads)
+func paceRun(p *upload.Pacer, reads int, cost func(i int, w upload.Way) time.Duration) []upload.Way {
+	out := make([]upload.Way, reads)
 	for i := range out {
-		out[i] = p.Here()
+		out[i] = p.Way()
 		p.Took(out[i], 4<<20, cost(i, out[i]))
 	}
 	return out
 }
 
-func count(ways []bool, here bool) int {
+// machine gives a read's time each way, in milliseconds.
+type machine [3]int
+
+func (m machine) cost(_ int, w upload.Way) time.Duration {
+	return time.Duration(m[w]) * time.Millisecond
+}
+
+// Reads of 10 ms here; the Offload 1.7 or 1.2 times faster or slower. A
+// split read on an Offload with a core of its own takes 0.65 of here's
+// time, on one without, a little longer than here.
+var (
+	idleFast = machine{upload.There: 6, upload.Here: 10, upload.Split: 7}
+	idleNear = machine{upload.There: 8, upload.Here: 10, upload.Split: 7}
+	busySlow = machine{upload.There: 17, upload.Here: 10, upload.Split: 11}
+	busyNear = machine{upload.There: 12, upload.Here: 10, upload.Split: 10}
+)
+
+func count(ways []upload.Way, w upload.Way) int {
 	n := 0
-	for _, w := range ways {
-		if w == here {
+	for _, x := range ways {
+		if x == w {
 			n++
 		}
 	}
 	return n
 }
 
-// The Pacer settles on the faster way, whichever it is, and tries the
-// other less and less often while it keeps losing. A try of a way 1.7
-// times slower stops half way through its window of 4 reads; one only
-// 1.2 times slower takes its whole window.
-func TestPacerTakesTheFaster(t *testing.T) {
+// runs lists the lengths of the runs of reads that went way w.
+func runs(ways []upload.Way, w upload.Way) []int {
+	var out []int
+	for i, x := range ways {
+		switch {
+		case x != w:
+		case i > 0 && ways[i-1] == w:
+			out[len(out)-1]++
+		default:
+			out = append(out, 1)
+		}
+	}
+	return out
+}
+
+// Where the Offload is the faster, the Pacer stays there and tries here
+// less and less often: a try 1.7 times slower stops half way through its
+// window of 4 reads, one 1.25 times slower takes its whole window.
+func TestPacerTakesTheOffloadWhenFaster(t *testing.T) {
 	for _, c := range []struct {
-		hereFaster bool
-		slow       time.Duration
-		tryReads   int
-	}{{false, 17, 2}, {true, 17, 2}, {false, 12, 4}, {true, 12, 4}} {
-		ways := paceRun(&upload.Pacer{}, 1000, func(_ int, here bool) time.Duration {
-			if here == c.hereFaster {
-				return 10 * time.Millisecond
+		m        machine
+		tryReads int
+		split    bool
+	}{{idleFast, 2, false}, {idleNear, 4, false}, {idleFast, 2, true}, {idleNear, 4, true}} {
+		ways := paceRun(&upload.Pacer{Split: c.split}, 1000, c.m.cost)
+		// The first 8 reads go to the Offload (a window to warm up, one
+		// timed), and here is tried after them: tries from then on.
+		tries := runs(ways[8:], upload.Here)
+		if len(tries) < 2 {
+			t.Errorf("%v: here was tried %d times: %v", c.m, len(tries), ways)
+		}
+		for _, n := range tries {
+			if n != c.tryReads {
+				t.Errorf("%v: tries of here took %v reads, want %d each", c.m, tries, c.tryReads)
+				break
 			}
-			return c.slow * time.Millisecond
-		})
-		if slow := count(ways, !c.hereFaster); slow > len(ways)/10 {
-			t.Errorf("%+v: %d of %d reads went the slower way", c, slow, len(ways))
+		}
+		if n := count(ways, upload.Split); n != 0 {
+			t.Errorf("%v: %d reads were split, although the Offload was in use", c.m, n)
+		}
+		if tail := ways[len(ways)-100:]; count(tail, upload.There) < 90 {
+			t.Errorf("%v: the last 100 reads went %v", c.m, tail)
+		}
+	}
+}
+
+// Where the Offload has no core of its own, a Pacer with Split stays
+// here and tries the Offload only by split reads, which cost little: once it has
+// settled here no read goes wholly to the Offload again, not even when a
+// pause here makes the Offload's pace from long ago look the faster. A
+// split read no faster than here stops the try half way through its
+// window (a pause can make here look slower, and the try whole).
+func TestPacerStaysHereWhenTheOffloadIsSlower(t *testing.T) {
+	paused := func(i int, w upload.Way) time.Duration {
+		if w == upload.Here && i%37 == 0 {
+			return 40 * time.Millisecond
+		}
+		return busyNear.cost(i, w)
+	}
+	for _, c := range []struct {
+		name     string
+		cost     func(int, upload.Way) time.Duration
+		tryReads int
+	}{{"1.7 times slower", busySlow.cost, 2}, {"1.2 times slower", busyNear.cost, 2}, {"with pauses here", paused, 4}} {
+		ways := paceRun(&upload.Pacer{Split: true}, 1000, c.cost)
+		first := 0
+		for first < len(ways) && ways[first] != upload.Here {
+			first++
+		}
+		if first > 12 {
+			t.Errorf("%s: here was first tried at read %d", c.name, first)
+		}
+		if n := count(ways[first:], upload.There); n != 0 {
+			t.Errorf("%s: %d reads went to the Offload after here was timed: %v", c.name, n, ways)
+		}
+		tries := runs(ways, upload.Split)
+		if len(tries) < 2 {
+			t.Errorf("%s: the Offload was tried %d times by split reads", c.name, len(tries))
+		}
+		for _, n := range tries {
+			if n > c.tryReads {
+				t.Errorf("%s: split tries took %v reads, want at most %d each", c.name, tries, c.tryReads)
+				break
+			}
+		}
+		if split := count(ways, upload.Split); split > len(ways)/20 {
+			t.Errorf("%s: %d of %d reads were split", c.name, split, len(ways))
+		}
+	}
+}
+
+// Without Split, the Pacer tries the Offload from here by whole windows:
+// one 1.7 times slower stops half way through, one 1.2 times slower takes
+// its whole window; it tries less and less often while they lose.
+func TestPacerWithoutSplitTriesWholeWindows(t *testing.T) {
+	for _, c := range []struct {
+		m        machine
+		tryReads int
+	}{{busySlow, 2}, {busyNear, 4}} {
+		ways := paceRun(&upload.Pacer{}, 1000, c.m.cost)
+		if n := count(ways, upload.Split); n != 0 {
+			t.Errorf("%v: %d reads were split", c.m, n)
 		}
 		// The first 8 reads go to the Offload (a window to warm up, one
 		// timed), and here is tried after them: tries from then on.
-		tries, run := 0, 0
-		for i, w := range ways[8:] {
-			if w == c.hereFaster {
-				if run > 0 && run != c.tryReads {
-					t.Errorf("%+v: a try of the slower way took %d reads, to read %d", c, run, 8+i)
-				}
-				run = 0
-				continue
-			}
-			if run == 0 {
-				tries++
-			}
-			run++
+		tries := runs(ways[8:], upload.There)
+		if len(tries) < 2 {
+			t.Errorf("%v: the Offload was tried %d times: %v", c.m, len(tries), ways)
 		}
-		if tries == 0 {
-			t.Errorf("%+v: the slower way was never tried again: %v", c, ways)
+		for _, n := range tries {
+			if n != c.tryReads {
+				t.Errorf("%v: tries of the Offload took %v reads, want %d each", c.m, tries, c.tryReads)
+				break
+			}
 		}
-		if tail := ways[len(ways)-100:]; count(tail, c.hereFaster) < 90 {
-			t.Errorf("%+v: the last 100 reads went %v", c, tail)
+		if slow := count(ways, upload.There); slow > len(ways)/10 {
+			t.Errorf("%v: %d of %d reads went to the Offload, the slower way", c.m, slow, len(ways))
 		}
 	}
 }
 
-// When the machine changes (another program takes a core), the Pacer
-// follows: after the change it ends up on the way now faster.
+// When the machine changes (another program takes a core, or lets it
+// go), the Pacer follows: after the change it ends up on the way now
+// faster.
 func TestPacerFollowsTheMachine(t *testing.T) {
 	const change = 300
-	ways := paceRun(&upload.Pacer{Epoch: 200 * time.Millisecond}, 900, func(i int, here bool) time.Duration {
-		if (i < change) == here {
-			return 20 * time.Millisecond
+	for _, c := range []struct {
+		name         string
+		before, then machine
+		want         upload.Way
+	}{
+		{"a core taken", idleFast, busySlow, upload.Here},
+		{"a core freed", busySlow, idleFast, upload.There},
+	} {
+		for _, split := range []bool{false, true} {
+			ways := paceRun(&upload.Pacer{Epoch: 200 * time.Millisecond, Split: split}, 900, func(i int, w upload.Way) time.Duration {
+				if i < change {
+					return c.before.cost(i, w)
+				}
+				return c.then.cost(i, w)
+			})
+			if n := count(ways[20:change], c.want); n > change/10 {
+				t.Errorf("%s, split %v: before the change %d of %d reads went %d, then the slower way", c.name, split, n, change, c.want)
+			}
+			if tail := ways[len(ways)-300:]; count(tail, c.want) < 270 {
+				t.Errorf("%s, split %v: long after the change, %d of the last 300 reads went %d, the faster way", c.name, split, count(tail, c.want), c.want)
+			}
 		}
-		return 10 * time.Millisecond
-	})
-	if n := count(ways[:change], true); n > change/10 {
-		t.Errorf("before the change %d of %d reads went here, the slower way", n, change)
-	}
-	if tail := ways[len(ways)-300:]; count(tail, true) < 270 {
-		t.Errorf("long after the change, %d of the last 300 reads went here, the faster way", count(tail, true))
 	}
 }
 
-// Reads reported for the other way than the current one (from before a
+// Reads reported for another way than the current one (from before a
 // switch) do not count against it.
 func TestPacerIgnoresStaleReads(t *testing.T) {
 	p := &upload.Pacer{}
 	for i := 0; i < 50; i++ {
-		if p.Here() {
-			t.Fatalf("read %d went here with nothing timed yet", i)
+		if w := p.Way(); w != upload.There {
+			t.Fatalf("read %d went %d with nothing timed yet", i, w)
 		}
-		p.Took(true, 4<<20, time.Nanosecond)
+		p.Took(upload.Here, 4<<20, time.Nanosecond)
+		p.Took(upload.Split, 4<<20, time.Nanosecond)
 	}
 }
 
 // The Offload's first window (its workers compiling, its job buffers new)
 // is not held against it.
 func TestPacerWarmsUp(t *testing.T) {
-	ways := paceRun(&upload.Pacer{}, 200, func(i int, here bool) time.Duration {
-		switch {
-		case here:
-			return 12 * time.Millisecond
-		case i < 4: // the first window
+	ways := paceRun(&upload.Pacer{}, 200, func(i int, w upload.Way) time.Duration {
+		if w == upload.There && i < 4 { // the first window
 			return 100 * time.Millisecond
 		}
-		return 10 * time.Millisecond
+		return idleNear.cost(i, w)
 	})
-	if n := count(ways[:60], true); n > 8 {
+	if n := count(ways[:60], upload.Here); n > 8 {
 		t.Errorf("%d of the first 60 reads went here, the slower way: %v", n, ways[:60])
 	}
 }

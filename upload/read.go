@@ -18,10 +18,11 @@ import (
 const readSize = 1 << 20
 
 // readAll reads rd to its end, finds its chunk boundaries here and hands
-// its chunks to f.chunks in order, each read's hashed and compressed here
-// or on the client's Offload, as its Pace decides (always here without an
-// Offload, always there without a Pace). The file's SHA-256 goes with
-// them. It returns the bytes read and their SHA-256.
+// its chunks to f.chunks in order, each read's hashed and compressed here,
+// on the client's Offload or split between them, as its Pace decides
+// (always here without an Offload, always there without a Pace). The
+// file's SHA-256 runs on the Offload when the work does, here otherwise.
+// It returns the bytes read and their SHA-256.
 func (f *fileRun) readAll(rd io.Reader) (total int64, digest [32]byte, err error) {
 	r := &reader{f: f, o: f.s.c.Offload}
 	defer r.abandon()
@@ -95,12 +96,14 @@ func (f *fileRun) read(rd io.Reader, buf []byte, total *int64) (n int, eof bool,
 type reader struct {
 	f     *fileRun
 	o     *Offload // nil: all work here
-	here  bool
+	way   Way
+	here  bool   // the SHA-256 runs here (the way is Here or Split)
 	sum   Digest // nil before the first read and after the last
 	queue []batchJob
 	batch []byte // chunks for the next Encode, back to back
 	lens  []int
 	ins   []chunkIn
+	local []chunkIn // a Split read's chunks hashed here
 }
 
 // batchJob is one Encode call on the Offload.
@@ -113,7 +116,14 @@ type batchJob struct {
 // Offload's batches are all taken back first (the chunks must reach the
 // session in order) and the SHA-256 moves, its state handed over.
 func (r *reader) choose() error {
-	here := r.o == nil || (r.o.Pace != nil && r.o.Pace.Here())
+	r.way = Here
+	if r.o != nil {
+		r.way = There
+		if r.o.Pace != nil {
+			r.way = r.o.Pace.Way()
+		}
+	}
+	here := r.way != There
 	if r.sum != nil && here == r.here {
 		return nil
 	}
@@ -148,6 +158,9 @@ func (r *reader) choose() error {
 // more than InFlight are out. waited reports whether it waited for one
 // (a read that did not wait only filled the Offload's queue).
 func (r *reader) add(chunks []chunking.Chunk) (waited bool, err error) {
+	if r.way == Split {
+		return true, r.split(chunks)
+	}
 	if r.here {
 		r.ins = r.ins[:0]
 		for _, c := range chunks {
@@ -170,6 +183,38 @@ func (r *reader) add(chunks []chunking.Chunk) (waited bool, err error) {
 		}
 	}
 	return waited, nil
+}
+
+// split sends the first half of a read's chunks (by bytes) to the Offload
+// and hashes the rest here while it works; then passes them all on, in
+// order.
+func (r *reader) split(chunks []chunking.Chunk) error {
+	total := 0
+	for _, c := range chunks {
+		total += len(c.Data)
+	}
+	limit := r.o.batchBytes()
+	i, sent := 0, 0
+	for ; i < len(chunks) && 2*sent < total; i++ {
+		c := chunks[i]
+		if len(r.batch)+len(c.Data) > limit {
+			r.send()
+		}
+		r.batch = append(r.batch, c.Data...)
+		r.lens = append(r.lens, len(c.Data))
+		sent += len(c.Data)
+	}
+	r.send()
+	r.local = r.local[:0]
+	for _, c := range chunks[i:] {
+		r.local = append(r.local, chunkIn{hash: xethash.Chunk(c.Data), size: len(c.Data), data: c.Data})
+	}
+	for len(r.queue) > 0 {
+		if err := r.takeOne(); err != nil {
+			return err
+		}
+	}
+	return r.f.chunks(r.local)
 }
 
 // send starts the Encode of the batch.
@@ -214,10 +259,10 @@ func (r *reader) drain() error {
 // took tells the Pace how long a read took; a read on the Offload that
 // did not wait for it is not timed (it only filled the queue).
 func (r *reader) took(n int, d time.Duration, waited bool) {
-	if r.o == nil || r.o.Pace == nil || (!r.here && !waited) {
+	if r.o == nil || r.o.Pace == nil || (r.way == There && !waited) {
 		return
 	}
-	r.o.Pace.Took(r.here, n, d)
+	r.o.Pace.Took(r.way, n, d)
 }
 
 // abandon lets an unfinished SHA-256 end and free what it holds.

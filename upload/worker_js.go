@@ -14,14 +14,43 @@ import (
 	"github.com/xetkit/xetkit/xethash"
 )
 
-// workerPace judges, for every session of this module, whether the
-// worker pool or this thread is the faster (see Pacer).
-var workerPace = &Pacer{}
+// The Pacers of this module: for every upload session, whether the
+// worker pool or this thread is the faster; for xetkit.js's chunkAsync,
+// the same for its pieces of 8 MiB, which are timed as they are sent,
+// evenly enough to be judged one by one (a try takes a few tens of
+// milliseconds). chunkAsync's pieces are all hashing, which a Split
+// shares out; a session's reads also have a SHA-256 and xorbs to build,
+// which stay here, so a Split of them is hardly faster even where the
+// pool has a core of its own.
+var (
+	sessionPacer = &Pacer{}
+	chunkPacer   = &Pacer{Window: 8 << 20, Epoch: time.Second / 2, Split: true}
+)
 
-// ChunkPace judges where xetkit.js's chunkAsync hashes, the pool or the
-// page's thread. Its pieces of 8 MiB are timed as they are sent, evenly
-// enough to be judged one by one; a try takes a few tens of milliseconds.
-var ChunkPace = &Pacer{Window: 8 << 20, Epoch: time.Second / 2}
+// workerPace and ChunkPace are the Paces in use: the Pacers, or the ways
+// of PaceInTurn.
+var (
+	workerPace Pace = sessionPacer
+	ChunkPace  Pace = chunkPacer
+)
+
+// PaceInTurn makes chunkAsync and every new session go the given ways in
+// turn, round and round, in place of the Pacers' choice: a test can then
+// see every way taken and every switch between them. No ways puts the
+// Pacers back.
+func PaceInTurn(ways ...Way) error {
+	for i, w := range ways {
+		if w < There || w > Split {
+			return fmt.Errorf("upload: way %d is %d, not one of There (0), Here (1) or Split (2)", i, w)
+		}
+	}
+	if len(ways) == 0 {
+		workerPace, ChunkPace = sessionPacer, chunkPacer
+	} else {
+		workerPace, ChunkPace = &InTurn{Ways: ways}, &InTurn{Ways: ways}
+	}
+	return nil
+}
 
 // WorkerOffload runs chunk hashing and compression, and the SHA-256, on
 // xetkit.js's worker pool through the hooks it passes: encode(bytes,

@@ -27,6 +27,10 @@ const PIECE = 8 * MiB;
 const SLICE = 8 * MiB;
 // Target bytes of whole chunks per job sent to a worker.
 const BATCH = 2 * MiB;
+// The ways of upload.Way, as the pacer names them: a piece's chunks are
+// hashed on the pool, on this thread, or split between them.
+const POOL = 0;
+const HERE = 1;
 
 const isNode =
   typeof process !== "undefined" && process.versions != null && process.versions.node != null &&
@@ -636,6 +640,13 @@ class Xetkit {
     return out;
   }
 
+  // A test seam, not API: chunkAsync and processFile go these ways
+  // (POOL, HERE, or 2: split) in turn instead of as the pacer picks; an
+  // empty array gives the choice back to the pacer.
+  [Symbol.for("xetkit.paceInTurn")](ways) {
+    call(this.#go, "paceInTurn", Uint8Array.from(ways));
+  }
+
   /** Like chunk, with chunk hashing spread over the worker pool (kept on this thread while that is faster). Accepts a Blob too. */
   async chunkAsync(input, options = {}) {
     const src = sourceOf(input, "chunkAsync: input");
@@ -689,25 +700,35 @@ class Xetkit {
       batcher.skip(piece, lens.reduce((a, b) => a + b, 0));
       jobs.push({ lens, hex });
     };
-    // The module's pacer (upload.Pacer) picks the pool or this thread for
-    // each piece, whichever is the faster: the pool pays for copies and
+    // The module's pacer (upload.Pacer) picks the pool, this thread, or
+    // a split of the piece between them (its try of the pool) for each
+    // piece, whichever is the faster: the pool pays for copies and
     // messages, and on a machine whose other cores are busy its workers
     // take the CPU from this thread. A pool piece right after a switch
-    // only fills the pool and is not timed; before a switch to here the
-    // pool's jobs are waited for, so they are not counted against it.
-    let last = null; // the previous piece: {here, bytes (0: not timed), ms}
+    // only fills the pool and is not timed; before a switch from the pool
+    // its jobs are waited for, so they are not counted against the new
+    // way. A split piece is timed with its pool jobs done.
+    let last = null; // the previous piece: {way, bytes (0: not timed), ms}
     try {
       for await (const whole of slices(src, SLICE)) {
         for (let off = 0; off < whole.length; off += PIECE) {
           stop();
           const piece = whole.subarray(off, off + PIECE);
-          const onHere = call(go, "pace", last?.here, last?.bytes ?? 0, last?.ms ?? 0);
-          if (onHere && last && !last.here) await drain();
-          const timed = onHere || last?.here === false;
+          const way = call(go, "pace", last?.way, last?.bytes ?? 0, last?.ms ?? 0);
+          if (way !== POOL && last?.way === POOL) await drain();
+          const timed = way !== POOL || last?.way === POOL;
           const t = performance.now();
-          if (onHere) here(piece, false);
-          else await toPool(piece);
-          last = { here: onHere, bytes: timed ? piece.length : 0, ms: performance.now() - t };
+          if (way === HERE) here(piece, false);
+          else if (way === POOL) await toPool(piece);
+          else {
+            // Split: the pool takes the first half while this thread
+            // chunks and hashes the second.
+            const half = piece.length >>> 1;
+            await toPool(piece.subarray(0, half));
+            here(piece.subarray(half), false);
+            await drain();
+          }
+          last = { way, bytes: timed ? piece.length : 0, ms: performance.now() - t };
         }
       }
       here(new Uint8Array(0), true);

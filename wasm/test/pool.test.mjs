@@ -77,3 +77,26 @@ test("processFile through the pool equals one instance", async () => {
   assert.equal(small.xorbs.length, 3);
   xk.close();
 });
+
+// Whichever way each piece or read goes (the pool, this thread, or split
+// between them, as the pacer's tries do) and however the ways follow one
+// another, chunkAsync gives chunk's chunks and processFile one instance's
+// bytes. 0, 1 and 2 are upload.Way's There, Here and Split.
+test("chunkAsync and processFile give the same bytes whichever way the work goes", async () => {
+  const xk = await load({ workers: 2 });
+  const inTurn = (ways) => xk[Symbol.for("xetkit.paceInTurn")](ways);
+  const bytes = randomBytes((29 << 20) + 4321, 14);
+  const want = single.chunk(bytes);
+  try {
+    for (const ways of [[2], [0, 2, 1], [1, 2, 2, 0], [2, 0]]) {
+      inTurn(ways);
+      assert.deepEqual(await xk.chunkAsync(bytes), want, `chunkAsync, ways ${ways}`);
+      assert.deepEqual(await xk.chunkAsync(new Blob([bytes])), want, `chunkAsync of a Blob, ways ${ways}`);
+      await compare(xk, new Blob([bytes]), { xorbSize: 8 << 20 });
+    }
+    assert.throws(() => inTurn([3]), /way 0 is 3/);
+  } finally {
+    inTurn([]);
+    xk.close();
+  }
+});
