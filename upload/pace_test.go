@@ -1,6 +1,7 @@
 package upload_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -60,6 +61,21 @@ func runs(ways []upload.Way, w upload.Way) []int {
 	return out
 }
 
+// checkTries checks that there were at least two tries and that each took
+// from lo to hi reads.
+func checkTries(t *testing.T, what string, tries []int, lo, hi int) {
+	t.Helper()
+	if len(tries) < 2 {
+		t.Errorf("%s: %d tries", what, len(tries))
+	}
+	for _, n := range tries {
+		if n < lo || n > hi {
+			t.Errorf("%s: tries took %v reads, want %d to %d each", what, tries, lo, hi)
+			return
+		}
+	}
+}
+
 // Where the Offload is the faster, the Pacer stays there and tries here
 // less and less often: a try 1.7 times slower stops half way through its
 // window of 4 reads, one 1.25 times slower takes its whole window.
@@ -72,16 +88,7 @@ func TestPacerTakesTheOffloadWhenFaster(t *testing.T) {
 		ways := paceRun(&upload.Pacer{Split: c.split}, 1000, c.m.cost)
 		// The first 8 reads go to the Offload (a window to warm up, one
 		// timed), and here is tried after them: tries from then on.
-		tries := runs(ways[8:], upload.Here)
-		if len(tries) < 2 {
-			t.Errorf("%v: here was tried %d times: %v", c.m, len(tries), ways)
-		}
-		for _, n := range tries {
-			if n != c.tryReads {
-				t.Errorf("%v: tries of here took %v reads, want %d each", c.m, tries, c.tryReads)
-				break
-			}
-		}
+		checkTries(t, fmt.Sprintf("%v, split %v, tries of here", c.m, c.split), runs(ways[8:], upload.Here), c.tryReads, c.tryReads)
 		if n := count(ways, upload.Split); n != 0 {
 			t.Errorf("%v: %d reads were split, although the Offload was in use", c.m, n)
 		}
@@ -92,11 +99,12 @@ func TestPacerTakesTheOffloadWhenFaster(t *testing.T) {
 }
 
 // Where the Offload has no core of its own, a Pacer with Split stays
-// here and tries the Offload only by split reads, which cost little: once it has
-// settled here no read goes wholly to the Offload again, not even when a
-// pause here makes the Offload's pace from long ago look the faster. A
-// split read no faster than here stops the try half way through its
-// window (a pause can make here look slower, and the try whole).
+// here and tries the Offload only by split reads, which cost little: once
+// it has settled here no read goes wholly to the Offload again, not even
+// when a pause here makes the Offload's pace from long ago look the
+// faster. A split read no faster than here stops the try half way
+// through its window (a pause can make here look slower, and the try
+// whole).
 func TestPacerStaysHereWhenTheOffloadIsSlower(t *testing.T) {
 	paused := func(i int, w upload.Way) time.Duration {
 		if w == upload.Here && i%37 == 0 {
@@ -120,16 +128,7 @@ func TestPacerStaysHereWhenTheOffloadIsSlower(t *testing.T) {
 		if n := count(ways[first:], upload.There); n != 0 {
 			t.Errorf("%s: %d reads went to the Offload after here was timed: %v", c.name, n, ways)
 		}
-		tries := runs(ways, upload.Split)
-		if len(tries) < 2 {
-			t.Errorf("%s: the Offload was tried %d times by split reads", c.name, len(tries))
-		}
-		for _, n := range tries {
-			if n > c.tryReads {
-				t.Errorf("%s: split tries took %v reads, want at most %d each", c.name, tries, c.tryReads)
-				break
-			}
-		}
+		checkTries(t, c.name+", split tries", runs(ways, upload.Split), 2, c.tryReads)
 		if split := count(ways, upload.Split); split > len(ways)/20 {
 			t.Errorf("%s: %d of %d reads were split", c.name, split, len(ways))
 		}
@@ -150,16 +149,7 @@ func TestPacerWithoutSplitTriesWholeWindows(t *testing.T) {
 		}
 		// The first 8 reads go to the Offload (a window to warm up, one
 		// timed), and here is tried after them: tries from then on.
-		tries := runs(ways[8:], upload.There)
-		if len(tries) < 2 {
-			t.Errorf("%v: the Offload was tried %d times: %v", c.m, len(tries), ways)
-		}
-		for _, n := range tries {
-			if n != c.tryReads {
-				t.Errorf("%v: tries of the Offload took %v reads, want %d each", c.m, tries, c.tryReads)
-				break
-			}
-		}
+		checkTries(t, fmt.Sprintf("%v, tries of the Offload", c.m), runs(ways[8:], upload.There), c.tryReads, c.tryReads)
 		if slow := count(ways, upload.There); slow > len(ways)/10 {
 			t.Errorf("%v: %d of %d reads went to the Offload, the slower way", c.m, slow, len(ways))
 		}
