@@ -130,7 +130,10 @@ func (p *Pacer) Way() Way {
 			p.window, p.spent = 0, 0
 			return Split
 		}
-	case 0 < p.pace[other] && p.pace[other] < p.pace[cur]:
+	case p.here && 0 < p.pace[other] && p.pace[other] < p.bestHere(),
+		!p.here && 0 < p.pace[other] && p.pace[other] < p.pace[cur]:
+		// The other way was the faster: go back to it (from here, only
+		// if it beat here at its best, so that a pause is no reason).
 		p.switchWay()
 	case p.worked >= p.wait():
 		p.pace[other] = 0 // the machine may have changed: try it again
