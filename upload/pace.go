@@ -72,6 +72,7 @@ type Pacer struct {
 	trying    bool          // the current way is a try, not yet timed
 	warm      bool          // the Offload's first window is over
 	splitting bool          // here, trying Split reads
+	woke      bool          // the try's first Split read is done
 	split     float64       // their pace once timed; 0: not yet
 	recent    [8]float64    // here's last windows' paces, for its best
 	timedHere int           // here's windows timed so far
@@ -126,7 +127,7 @@ func (p *Pacer) Way() Way {
 		// may be stale, and a Split that loses costs little. (Against
 		// here at its best: a pause here must not bring one on.)
 		if 0 < p.pace[other] && p.pace[other] < p.bestHere() || p.worked >= p.wait() {
-			p.splitting = true
+			p.splitting, p.woke = true, false
 			p.window, p.spent = 0, 0
 			return Split
 		}
@@ -192,22 +193,24 @@ func (p *Pacer) Took(w Way, n int, d time.Duration) {
 	p.window, p.spent = 0, 0
 }
 
-// tookSplit times the Split reads of a try, over a window, or half of one
-// where they are already no faster than here at its best.
+// tookSplit times the Split reads of a try over a window, from the
+// second: the first wakes the Offload's threads from idle and is slow
+// for that alone.
 func (p *Pacer) tookSplit(n int, d time.Duration) {
 	if !p.splitting || p.split > 0 {
 		return
 	}
 	p.worked += d
-	p.window += int64(n)
-	p.spent += d
-	window := orDefault(p.Window, 16<<20)
-	spent := float64(p.spent.Nanoseconds())
-	lost := 2*p.window >= window && spent >= p.bestHere()*float64(p.window)
-	if p.window < window && !lost {
+	if !p.woke {
+		p.woke = true
 		return
 	}
-	p.split = max(spent/float64(p.window), 1e-9)
+	p.window += int64(n)
+	p.spent += d
+	if p.window < orDefault(p.Window, 16<<20) {
+		return
+	}
+	p.split = max(float64(p.spent.Nanoseconds())/float64(p.window), 1e-9)
 	p.window, p.spent = 0, 0
 }
 
