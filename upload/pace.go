@@ -72,7 +72,7 @@ type Pacer struct {
 	trying    bool          // the current way is a try, not yet timed
 	warm      bool          // the Offload's first window is over
 	splitting bool          // here, trying Split reads
-	woke      bool          // the try's first Split read is done
+	woke      bool          // the Offload has had a read since it sat idle
 	split     float64       // their pace once timed; 0: not yet
 	recent    [8]float64    // here's last windows' paces, for its best
 	timedHere int           // here's windows timed so far
@@ -161,6 +161,12 @@ func (p *Pacer) Took(w Way, n int, d time.Duration) {
 		return
 	}
 	p.worked += d
+	if !here && !p.woke {
+		// The first read on the Offload after a time here wakes its
+		// threads and is slow for that alone: not a fair timing.
+		p.woke = true
+		return
+	}
 	p.window += int64(n)
 	p.spent += d
 	window := orDefault(p.Window, 16<<20)
@@ -241,6 +247,7 @@ func (p *Pacer) bestHere() float64 {
 
 func (p *Pacer) switchWay() {
 	p.here = !p.here
+	p.woke = false
 	p.worked, p.window, p.spent = 0, 0, 0
 }
 

@@ -94,9 +94,10 @@ func TestPacerTakesTheOffloadWhenFaster(t *testing.T) {
 		split    bool
 	}{{idleFast, 2, false}, {idleNear, 4, false}, {idleFast, 2, true}, {idleNear, 4, true}} {
 		ways := paceRun(&upload.Pacer{Split: c.split}, 1000, c.m.cost)
-		// The first 8 reads go to the Offload (a window to warm up, one
-		// timed), and here is tried after them: tries from then on.
-		checkTries(t, fmt.Sprintf("%v, split %v, tries of here", c.m, c.split), runs(ways[8:], upload.Here), c.tryReads, c.tryReads)
+		// The first 9 reads go to the Offload (one to wake it, a window to
+		// warm up, one timed), and here is tried after them: tries from
+		// then on.
+		checkTries(t, fmt.Sprintf("%v, split %v, tries of here", c.m, c.split), runs(ways[9:], upload.Here), c.tryReads, c.tryReads)
 		if n := count(ways, upload.Split); n != 0 {
 			t.Errorf("%v: %d reads were split, although the Offload was in use", c.m, n)
 		}
@@ -134,9 +135,10 @@ func TestPacerStaysHereWhenTheOffloadIsSlower(t *testing.T) {
 	}
 }
 
-// Without Split, the Pacer tries the Offload from here by whole windows:
-// one 1.7 times slower stops half way through, one 1.2 times slower takes
-// its whole window; it tries less and less often while they lose. A
+// Without Split, the Pacer tries the Offload from here by whole windows
+// (after a read that wakes it): one 1.7 times slower stops half way
+// through, one 1.2 times slower takes its whole window; it tries less and
+// less often while they lose. A
 // pause here that makes the Offload's pace from long ago look the faster
 // does not send the work there.
 func TestPacerWithoutSplitTriesWholeWindows(t *testing.T) {
@@ -144,14 +146,15 @@ func TestPacerWithoutSplitTriesWholeWindows(t *testing.T) {
 		name     string
 		cost     func(int, upload.Way) time.Duration
 		tryReads int
-	}{{"1.7 times slower", busySlow.cost, 2}, {"1.2 times slower", busyNear.cost, 4}, {"with pauses here", pausedHere, 4}} {
+	}{{"1.7 times slower", busySlow.cost, 3}, {"1.2 times slower", busyNear.cost, 5}, {"with pauses here", pausedHere, 5}} {
 		ways := paceRun(&upload.Pacer{}, 1000, c.cost)
 		if n := count(ways, upload.Split); n != 0 {
 			t.Errorf("%s: %d reads were split", c.name, n)
 		}
-		// The first 8 reads go to the Offload (a window to warm up, one
-		// timed), and here is tried after them: tries from then on.
-		checkTries(t, c.name+", tries of the Offload", runs(ways[8:], upload.There), 2, c.tryReads)
+		// The first 9 reads go to the Offload (one to wake it, a window to
+		// warm up, one timed), and here is tried after them: tries from
+		// then on.
+		checkTries(t, c.name+", tries of the Offload", runs(ways[9:], upload.There), 3, c.tryReads)
 		if slow := count(ways, upload.There); slow > len(ways)/20 {
 			t.Errorf("%s: %d of %d reads went to the Offload, the slower way", c.name, slow, len(ways))
 		}
@@ -188,23 +191,26 @@ func TestPacerFollowsTheMachine(t *testing.T) {
 	}
 }
 
-// A split try's first read wakes the Offload's threads and is slow for
-// that alone: where a core has come free, the try still finds it.
-func TestPacerSplitDiscountsWakingTheOffload(t *testing.T) {
+// The first read on the Offload after a time here (whole or split) wakes
+// its threads and is slow for that alone: where a core has come free,
+// a try still finds it.
+func TestPacerDiscountsWakingTheOffload(t *testing.T) {
 	const change = 300
-	prev := upload.Here
-	ways := paceRun(&upload.Pacer{Epoch: 200 * time.Millisecond, Split: true}, 900, func(i int, w upload.Way) time.Duration {
-		defer func() { prev = w }()
-		switch {
-		case i < change:
-			return busySlow.cost(i, w)
-		case w == upload.Split && prev != upload.Split:
-			return 40 * time.Millisecond
+	for _, split := range []bool{false, true} {
+		prev := upload.Here
+		ways := paceRun(&upload.Pacer{Epoch: 200 * time.Millisecond, Split: split}, 900, func(i int, w upload.Way) time.Duration {
+			defer func() { prev = w }()
+			switch {
+			case i < change:
+				return busySlow.cost(i, w)
+			case w != upload.Here && prev == upload.Here:
+				return 60 * time.Millisecond
+			}
+			return idleFast.cost(i, w)
+		})
+		if tail := ways[len(ways)-300:]; count(tail, upload.There) < 270 {
+			t.Errorf("split %v: long after a core came free, %d of the last 300 reads went to the Offload", split, count(tail, upload.There))
 		}
-		return idleFast.cost(i, w)
-	})
-	if tail := ways[len(ways)-300:]; count(tail, upload.There) < 270 {
-		t.Errorf("long after a core came free, %d of the last 300 reads went to the Offload", count(tail, upload.There))
 	}
 }
 

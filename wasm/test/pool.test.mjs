@@ -25,11 +25,13 @@ test("chunkAsync equals chunk, for any pool size, on bytes and Blobs", async () 
   assert.deepEqual(await single.chunkAsync(big), single.chunk(big), "no pool: same thread");
 });
 
-// chunkAsync's pacer (upload.Pacer) times the pool on its pieces (the
-// first timed one only warms it up), then tries this thread, keeps the
-// faster, and tries the other way again after half a second of work,
-// across calls: whichever it picks, and across the switches, the chunks
-// are chunk's. Six calls of six pieces and a bit switch within the first.
+// chunkAsync's pacer (upload.Pacer) times the pool over two pieces at a
+// time (the first two only warm it up), then tries this thread, keeps the
+// faster, and tries the other way again (from this thread, by split
+// pieces) after half a second of work, across calls: whichever it picks,
+// and across the switches, the chunks are chunk's. Six calls of six
+// pieces and a bit switch within the first. (The test below sends pieces
+// every way in a set order.)
 test("chunkAsync equals chunk across its switches between the pool and this thread", async () => {
   const xk = await load({ workers: 2 });
   const bytes = randomBytes((47 << 20) + 12345, 13);
