@@ -44,7 +44,9 @@ const splitWins = 0.85
 // way's pace and takes the faster. Since the machine changes, it tries
 // the other way again after Epoch of work the faster way, twice as long
 // each time a try loses (up to 8 times). (Time, not bytes: a try costs
-// about the same time whatever the work's speed.) With Split, a try from
+// about the same time whatever the work's speed.) The first read on the
+// Offload after a time here is not timed: it wakes the Offload's threads
+// and is slow for that alone. With Split, a try from
 // here is a window of Split reads, and only a Split that wins leads to a
 // whole window on the Offload: so where the Offload has no spare core,
 // staying here costs next to nothing. The zero Pacer starts on the
@@ -72,8 +74,8 @@ type Pacer struct {
 	trying    bool          // the current way is a try, not yet timed
 	warm      bool          // the Offload's first window is over
 	splitting bool          // here, trying Split reads
-	woke      bool          // the Offload has had a read since it sat idle
 	split     float64       // their pace once timed; 0: not yet
+	woke      bool          // the Offload has had a read since it sat idle
 	recent    [8]float64    // here's last windows' paces, for its best
 	timedHere int           // here's windows timed so far
 }
