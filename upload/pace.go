@@ -14,8 +14,8 @@ const (
 	// Here is on this thread, as in a session without an Offload.
 	Here
 	// Split is a try of the Offload from here: about half of a read's
-	// chunks go to the Offload while this thread hashes the rest (and runs
-	// the SHA-256). Where the Offload has a core of its own the read takes
+	// chunks (and the SHA-256) go to the Offload while this thread hashes
+	// the rest. Where the Offload has a core of its own the read takes
 	// little more than half as long; where it has none, hardly longer than
 	// here, so trying costs little.
 	Split
@@ -58,10 +58,9 @@ type Pacer struct {
 	// again (0: 2 s). A try costs about a window and the Offload's jobs
 	// out each way; the Epoch should be many times that.
 	Epoch time.Duration
-	// Split makes the tries of the Offload from here Split reads. That
-	// pays where a Split shows the Offload's gain clearly (where most of
-	// the work can be split); where the Offload gains only a little over
-	// here, a Split cannot tell, and whole tries serve better.
+	// Split makes the tries of the Offload from here Split reads, which
+	// cost little where the Offload has no core of its own (without it a
+	// try is a whole window on the Offload).
 	Split bool
 
 	mu        sync.Mutex

@@ -21,7 +21,8 @@ const readSize = 1 << 20
 // its chunks to f.chunks in order, each read's hashed and compressed here,
 // on the client's Offload or split between them, as its Pace decides
 // (always here without an Offload, always there without a Pace). The
-// file's SHA-256 runs on the Offload when the work does, here otherwise.
+// file's SHA-256 runs here when all the work does, on the Offload
+// otherwise.
 // It returns the bytes read and their SHA-256.
 func (f *fileRun) readAll(rd io.Reader) (total int64, digest [32]byte, err error) {
 	r := &reader{f: f, o: f.s.c.Offload}
@@ -97,7 +98,7 @@ type reader struct {
 	f     *fileRun
 	o     *Offload // nil: all work here
 	way   Way
-	here  bool   // the SHA-256 runs here (the way is Here or Split)
+	here  bool   // the SHA-256 runs here (the way is Here)
 	sum   Digest // nil before the first read and after the last
 	queue []batchJob
 	batch []byte // chunks for the next Encode, back to back
@@ -123,7 +124,7 @@ func (r *reader) choose() error {
 			r.way = r.o.Pace.Way()
 		}
 	}
-	here := r.way != There
+	here := r.way == Here
 	if r.sum != nil && here == r.here {
 		return nil
 	}

@@ -18,12 +18,9 @@ import (
 // worker pool or this thread is the faster; for xetkit.js's chunkAsync,
 // the same for its pieces of 8 MiB, timed two at a time (the pool's come
 // back unevenly) and tried again often, as a try costs a few tens of
-// milliseconds. chunkAsync's pieces are all hashing, which a Split
-// shares out; a session's reads also have a SHA-256 and xorbs to build,
-// which stay here, so a Split of them is hardly faster even where the
-// pool has a core of its own.
+// milliseconds. Both try the pool from here by Split reads.
 var (
-	sessionPacer = &Pacer{}
+	sessionPacer = &Pacer{Split: true}
 	chunkPacer   = &Pacer{Window: 16 << 20, Epoch: time.Second / 2, Split: true}
 )
 
