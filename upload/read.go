@@ -163,19 +163,11 @@ func (r *reader) add(chunks []chunking.Chunk) (waited bool, err error) {
 		return true, r.split(chunks)
 	}
 	if r.here {
-		r.ins = r.ins[:0]
-		for _, c := range chunks {
-			r.ins = append(r.ins, chunkIn{hash: xethash.Chunk(c.Data), size: len(c.Data), data: c.Data})
-		}
+		r.ins = hashHere(r.ins[:0], chunks)
 		return false, r.f.chunks(r.ins)
 	}
-	limit := r.o.batchBytes()
 	for _, c := range chunks {
-		if len(r.batch)+len(c.Data) > limit {
-			r.send()
-		}
-		r.batch = append(r.batch, c.Data...)
-		r.lens = append(r.lens, len(c.Data))
+		r.batchUp(c.Data)
 	}
 	for len(r.queue) > r.o.inFlight() {
 		waited = true
@@ -194,28 +186,35 @@ func (r *reader) split(chunks []chunking.Chunk) error {
 	for _, c := range chunks {
 		total += len(c.Data)
 	}
-	limit := r.o.batchBytes()
 	i, sent := 0, 0
 	for ; i < len(chunks) && 2*sent < total; i++ {
-		c := chunks[i]
-		if len(r.batch)+len(c.Data) > limit {
-			r.send()
-		}
-		r.batch = append(r.batch, c.Data...)
-		r.lens = append(r.lens, len(c.Data))
-		sent += len(c.Data)
+		r.batchUp(chunks[i].Data)
+		sent += len(chunks[i].Data)
 	}
 	r.send()
-	r.local = r.local[:0]
-	for _, c := range chunks[i:] {
-		r.local = append(r.local, chunkIn{hash: xethash.Chunk(c.Data), size: len(c.Data), data: c.Data})
-	}
-	for len(r.queue) > 0 {
-		if err := r.takeOne(); err != nil {
-			return err
-		}
+	r.local = hashHere(r.local[:0], chunks[i:])
+	if err := r.drain(); err != nil {
+		return err
 	}
 	return r.f.chunks(r.local)
+}
+
+// hashHere appends chunks, hashed on this thread, to dst.
+func hashHere(dst []chunkIn, chunks []chunking.Chunk) []chunkIn {
+	for _, c := range chunks {
+		dst = append(dst, chunkIn{hash: xethash.Chunk(c.Data), size: len(c.Data), data: c.Data})
+	}
+	return dst
+}
+
+// batchUp adds a chunk to the batch for the Offload, sending the batch
+// first if the chunk would take it past BatchBytes.
+func (r *reader) batchUp(data []byte) {
+	if len(r.batch)+len(data) > r.o.batchBytes() {
+		r.send()
+	}
+	r.batch = append(r.batch, data...)
+	r.lens = append(r.lens, len(data))
 }
 
 // send starts the Encode of the batch.
