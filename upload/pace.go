@@ -16,8 +16,8 @@ const (
 	// Split is a try of the Offload from here: about half of a read's
 	// chunks (and the SHA-256) go to the Offload while this thread hashes
 	// the rest. Where the Offload has a core of its own the read takes
-	// little more than half as long; where it has none, hardly longer than
-	// here, so trying costs little.
+	// 0.7 to 0.9 of here's time; where it has none, 1.1 to 1.3 times as
+	// long, so trying costs little.
 	Split
 )
 
@@ -32,9 +32,15 @@ type Pace interface {
 }
 
 // splitWins is how much faster than here a Split must be to show that the
-// Offload has a core of its own (with a spare core it runs at about 0.6
-// to 0.75 of here's time; without one, at 1.0 to 1.1).
-const splitWins = 0.85
+// Offload has a core of its own (with a spare core it runs at about 0.7
+// to 0.9 of here's time; without one, at 1.1 to 1.3). A Split that wins
+// leads to a whole window on the Offload, which decides.
+const splitWins = 0.95
+
+// splitFarBehind is how much slower than here a Split must be to show
+// that the other cores are all taken (it then waits four times as long
+// before the next try, not twice).
+const splitFarBehind = 1.25
 
 // Pacer is the Pace of a machine whose load changes. The Offload pays for
 // copies and messages, and its threads compete with this one for the
@@ -42,15 +48,27 @@ const splitWins = 0.85
 // Pacer times each way over windows of Window bytes (single reads on the
 // Offload vary too much, as its results come back in bursts), keeps each
 // way's pace and takes the faster. Since the machine changes, it tries
-// the other way again after Epoch of work the faster way, twice as long
-// each time a try loses (up to 8 times). (Time, not bytes: a try costs
-// about the same time whatever the work's speed.) The first read on the
-// Offload after a time here is not timed: it wakes the Offload's threads
-// and is slow for that alone. With Split, a try from
-// here is a window of Split reads, and only a Split that wins leads to a
-// whole window on the Offload: so where the Offload has no spare core,
-// staying here costs next to nothing. The zero Pacer starts on the
-// Offload. It is safe for concurrent use.
+// the other way again after Epoch of work the faster way. (Time, not
+// bytes: a try costs about the same time whatever the work's speed.)
+//
+// From the Offload a try is a window here. From here a try is a window
+// of Split reads, which costs little where the Offload has no core of its
+// own (and stops half way if no faster than here); only a Split faster
+// than here leads to a whole window on the Offload, which decides.
+//
+// The wait before the next try doubles (up to 8 Epochs) each time a try
+// loses clearly: a whole window that loses, or a Split no faster than
+// here (a Split far slower quadruples it). A Split a little faster than
+// here, or a whole window on the Offload that loses after a Split won, is
+// no verdict: the next try comes after one Epoch, as staying here when
+// the Offload is the faster costs a third of the time. The first try
+// after the first timings comes after a quarter Epoch: those timings are
+// taken while the Offload's threads still compile.
+//
+// The first read after a switch is not timed: it pays for the switch
+// alone (on the Offload it wakes the threads; here, in a browser, it has
+// taken twice a read's time). The zero Pacer starts on the Offload. It is
+// safe for concurrent use.
 type Pacer struct {
 	// Window is how many bytes make one timing (0: 16 MiB).
 	Window int64
@@ -58,25 +76,23 @@ type Pacer struct {
 	// again (0: 2 s). A try costs about a window and the Offload's jobs
 	// out each way; the Epoch should be many times that.
 	Epoch time.Duration
-	// Split makes the tries of the Offload from here Split reads, which
-	// cost little where the Offload has no core of its own (without it a
-	// try is a whole window on the Offload).
-	Split bool
 
-	mu        sync.Mutex
-	pace      [2]float64 // ns per byte on the Offload and here; 0: not known
-	here      bool
-	worked    time.Duration // timed since the way changed
-	window    int64         // bytes of the timing under way
-	spent     time.Duration // its time
-	backoff   int           // how many Epochs the current wait is (1, 2, 4, 8)
-	trying    bool          // the current way is a try, not yet timed
-	warm      bool          // the Offload's first window is over
-	splitting bool          // here, trying Split reads
-	split     float64       // their pace once timed; 0: not yet
-	woke      bool          // the Offload has had a read since it sat idle
-	recent    [8]float64    // here's last windows' paces, for its best
-	timedHere int           // here's windows timed so far
+	mu         sync.Mutex
+	pace       [2]float64 // ns per byte on the Offload and here; 0: not known
+	here       bool
+	worked     time.Duration // timed since the way changed
+	window     int64         // bytes of the timing under way
+	spent      time.Duration // its time
+	backoff    int           // how many Epochs the current wait is (1, 2, 4, 8)
+	trying     bool          // the current way is a try, not yet timed
+	afterSplit bool          // that try follows a Split that won
+	warm       bool          // the Offload's first window is over
+	retried    bool          // a way has been tried again after the first timings
+	splitting  bool          // here, trying Split reads
+	split      float64       // their pace once timed; 0: not yet
+	settled    bool          // a read has gone the current way (or Split) since the switch
+	recent     [8]float64    // here's last windows' paces, for its best
+	timedHere  int           // here's windows timed so far
 }
 
 // Way reports where the next read's work goes.
@@ -88,21 +104,7 @@ func (p *Pacer) Way() Way {
 		if p.split == 0 {
 			return Split
 		}
-		// The Offload has a core of its own when a Split is clearly
-		// faster than here at its best (a pause here must not make a
-		// Split look fast): then time the Offload on its own.
-		p.splitting = false
-		if p.split < splitWins*p.bestHere() {
-			p.pace[way(false)] = 0
-			p.trying = true
-			p.switchWay()
-		} else {
-			// The Offload's pace from before says no more.
-			p.pace[way(false)] = 0
-			p.backoff = min(2*p.backoff, 8)
-			p.worked = 0
-		}
-		p.split = 0
+		p.endSplit()
 		return p.current()
 	}
 	cur, other := way(p.here), way(!p.here)
@@ -115,34 +117,63 @@ func (p *Pacer) Way() Way {
 		p.switchWay()
 	case p.trying:
 		// A try has been timed: keep the faster way, and wait longer
-		// before the next try if this one lost.
+		// before the next try if this one lost (unless a Split had just
+		// shown the Offload a core of its own).
 		p.trying = false
 		if p.pace[other] < p.pace[cur] {
-			p.backoff = min(2*p.backoff, 8)
+			if !p.afterSplit {
+				p.backoff = min(2*p.backoff, 8)
+			}
 			p.switchWay()
 		} else {
 			p.backoff = 1
 		}
-	case p.here && p.Split:
+		p.afterSplit = false
+	case p.here:
 		// Here only a Split leads back to the Offload: the Offload's pace
 		// may be stale, and a Split that loses costs little. (Against
 		// here at its best: a pause here must not bring one on.)
 		if 0 < p.pace[other] && p.pace[other] < p.bestHere() || p.worked >= p.wait() {
-			p.splitting, p.woke = true, false
+			p.splitting, p.settled, p.retried = true, false, true
 			p.window, p.spent = 0, 0
 			return Split
 		}
-	case p.here && 0 < p.pace[other] && p.pace[other] < p.bestHere(),
-		!p.here && 0 < p.pace[other] && p.pace[other] < p.pace[cur]:
-		// The other way was the faster: go back to it (from here, only
-		// if it beat here at its best, so that a pause is no reason).
+	case 0 < p.pace[other] && p.pace[other] < p.pace[cur]:
+		// Here was the faster: go back to it.
 		p.switchWay()
 	case p.worked >= p.wait():
 		p.pace[other] = 0 // the machine may have changed: try it again
-		p.trying = true
+		p.trying, p.retried = true, true
 		p.switchWay()
 	}
 	return p.current()
+}
+
+// endSplit acts on a timed Split try from here, against here at its best
+// (a pause here must not make a Split look fast). A Split faster than
+// that shows the Offload a core of its own: then it is timed on its own.
+func (p *Pacer) endSplit() {
+	best := p.bestHere()
+	switch {
+	case p.split < splitWins*best:
+		p.trying, p.afterSplit = true, true
+		p.switchWay()
+	case p.split >= splitFarBehind*best:
+		// Far slower than here: the other cores are taken, and likely to
+		// stay so for a while.
+		p.backoff = min(4*p.backoff, 8)
+		p.worked = 0
+	case p.split >= best:
+		// No faster than here: the Offload has no core to spare.
+		p.backoff = min(2*p.backoff, 8)
+		p.worked = 0
+	default:
+		// A little faster: too close to call, so try again as soon.
+		p.worked = 0
+	}
+	// The Offload's pace from before says no more.
+	p.pace[way(false)] = 0
+	p.splitting, p.split = false, 0
 }
 
 // Took records how long a read took; a read that went another way than
@@ -162,10 +193,11 @@ func (p *Pacer) Took(w Way, n int, d time.Duration) {
 		return
 	}
 	p.worked += d
-	if !here && !p.woke {
-		// The first read on the Offload after a time here wakes its
-		// threads and is slow for that alone: not a fair timing.
-		p.woke = true
+	if !p.settled {
+		// The first read after a switch pays for the switch: on the
+		// Offload it wakes the threads, here it meets the garbage and cold
+		// caches the Offload's way left. Not a fair timing either way.
+		p.settled = true
 		return
 	}
 	p.window += int64(n)
@@ -202,19 +234,23 @@ func (p *Pacer) Took(w Way, n int, d time.Duration) {
 
 // tookSplit times the Split reads of a try over a window, from the
 // second: the first wakes the Offload's threads from idle and is slow
-// for that alone.
+// for that alone. A try no faster than here at its best half way through
+// its window has lost: it stops there (where the Offload has no core of
+// its own, that halves what a try costs).
 func (p *Pacer) tookSplit(n int, d time.Duration) {
 	if !p.splitting || p.split > 0 {
 		return
 	}
 	p.worked += d
-	if !p.woke {
-		p.woke = true
+	if !p.settled {
+		p.settled = true
 		return
 	}
 	p.window += int64(n)
 	p.spent += d
-	if p.window < orDefault(p.Window, 16<<20) {
+	window := orDefault(p.Window, 16<<20)
+	lost := 2*p.window >= window && float64(p.spent.Nanoseconds()) >= p.bestHere()*float64(p.window)
+	if p.window < window && !lost {
 		return
 	}
 	p.split = max(float64(p.spent.Nanoseconds())/float64(p.window), 1e-9)
@@ -231,7 +267,13 @@ func (p *Pacer) current() Way {
 
 // wait is how long the current way works before the other is tried.
 func (p *Pacer) wait() time.Duration {
-	return time.Duration(p.backoff) * orDefault(p.Epoch, 2*time.Second)
+	w := time.Duration(p.backoff) * orDefault(p.Epoch, 2*time.Second)
+	if !p.retried {
+		// The first timings, taken while the Offload's threads still
+		// compiled, can send the work the wrong way: check them soon.
+		w /= 4
+	}
+	return w
 }
 
 // bestHere is here's fastest pace of its last windows (a pause makes
@@ -248,7 +290,7 @@ func (p *Pacer) bestHere() float64 {
 
 func (p *Pacer) switchWay() {
 	p.here = !p.here
-	p.woke = false
+	p.settled = false
 	p.worked, p.window, p.spent = 0, 0, 0
 }
 

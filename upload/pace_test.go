@@ -20,10 +20,10 @@ func paceRun(p *upload.Pacer, reads int, cost func(i int, w upload.Way) time.Dur
 }
 
 // machine gives a read's time each way, in milliseconds.
-type machine [3]int
+type machine [3]float64
 
 func (m machine) cost(_ int, w upload.Way) time.Duration {
-	return time.Duration(m[w]) * time.Millisecond
+	return time.Duration(m[w] * float64(time.Millisecond))
 }
 
 // Reads of 10 ms here; the Offload 1.7 or 1.2 times faster or slower. A
@@ -85,19 +85,19 @@ func checkTries(t *testing.T, what string, tries []int, lo, hi int) {
 }
 
 // Where the Offload is the faster, the Pacer stays there and tries here
-// less and less often: a try 1.7 times slower stops half way through its
-// window of 4 reads, one 1.25 times slower takes its whole window.
+// less and less often: after a read not timed, a try 1.7 times slower
+// stops half way through its window of 4 reads, one 1.25 times slower
+// takes its whole window.
 func TestPacerTakesTheOffloadWhenFaster(t *testing.T) {
 	for _, c := range []struct {
 		m        machine
 		tryReads int
-		split    bool
-	}{{idleFast, 2, false}, {idleNear, 4, false}, {idleFast, 2, true}, {idleNear, 4, true}} {
-		ways := paceRun(&upload.Pacer{Split: c.split}, 1000, c.m.cost)
+	}{{idleFast, 3}, {idleNear, 5}} {
+		ways := paceRun(&upload.Pacer{}, 1000, c.m.cost)
 		// The first 9 reads go to the Offload (one to wake it, a window to
 		// warm up, one timed), and here is tried after them: tries from
 		// then on.
-		checkTries(t, fmt.Sprintf("%v, split %v, tries of here", c.m, c.split), runs(ways[9:], upload.Here), c.tryReads, c.tryReads)
+		checkTries(t, fmt.Sprintf("%v, tries of here", c.m), runs(ways[9:], upload.Here), c.tryReads, c.tryReads)
 		if n := count(ways, upload.Split); n != 0 {
 			t.Errorf("%v: %d reads were split, although the Offload was in use", c.m, n)
 		}
@@ -107,17 +107,18 @@ func TestPacerTakesTheOffloadWhenFaster(t *testing.T) {
 	}
 }
 
-// Where the Offload has no core of its own, a Pacer with Split stays
+// Where the Offload has no core of its own, the Pacer stays
 // here and tries the Offload only by split reads, which cost little: once
 // it has settled here no read goes wholly to the Offload again, not even
 // when a pause here makes the Offload's pace from long ago look the
-// faster. A split try takes a read and a window of 4 reads.
+// faster. A split try takes a read and, no faster than here, stops half
+// way through its window of 4 reads.
 func TestPacerStaysHereWhenTheOffloadIsSlower(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		cost func(int, upload.Way) time.Duration
 	}{{"1.7 times slower", busySlow.cost}, {"1.2 times slower", busyNear.cost}, {"with pauses here", pausedHere}} {
-		ways := paceRun(&upload.Pacer{Split: true}, 1000, c.cost)
+		ways := paceRun(&upload.Pacer{}, 1000, c.cost)
 		first := 0
 		for first < len(ways) && ways[first] != upload.Here {
 			first++
@@ -128,35 +129,51 @@ func TestPacerStaysHereWhenTheOffloadIsSlower(t *testing.T) {
 		if n := count(ways[first:], upload.There); n != 0 {
 			t.Errorf("%s: %d reads went to the Offload after here was timed: %v", c.name, n, ways)
 		}
-		checkTries(t, c.name+", split tries", runs(ways, upload.Split), 5, 5)
+		checkTries(t, c.name+", split tries", runs(ways, upload.Split), 3, 3)
 		if split := count(ways, upload.Split); split > len(ways)/20 {
 			t.Errorf("%s: %d of %d reads were split", c.name, split, len(ways))
 		}
 	}
 }
 
-// Without Split, the Pacer tries the Offload from here by whole windows
-// (after a read that wakes it): one 1.7 times slower stops half way
-// through, one 1.2 times slower takes its whole window; it tries less and
-// less often while they lose. A
-// pause here that makes the Offload's pace from long ago look the faster
-// does not send the work there.
-func TestPacerWithoutSplitTriesWholeWindows(t *testing.T) {
+// The wait before the next try doubles only when a try loses clearly: a
+// Split no faster than here (and quadruples for a Split 1.4 times slower).
+// After a Split a little faster than here, or
+// a whole window on the Offload that loses after a Split won, the next try
+// comes after one Epoch (20 reads of 10 ms here) again.
+func TestPacerTriesAgainSoonAfterACloseCall(t *testing.T) {
 	for _, c := range []struct {
-		name     string
-		cost     func(int, upload.Way) time.Duration
-		tryReads int
-	}{{"1.7 times slower", busySlow.cost, 3}, {"1.2 times slower", busyNear.cost, 5}, {"with pauses here", pausedHere, 5}} {
-		ways := paceRun(&upload.Pacer{}, 1000, c.cost)
-		if n := count(ways, upload.Split); n != 0 {
-			t.Errorf("%s: %d reads were split", c.name, n)
+		name  string
+		m     machine
+		first int // reads here between the first two tries: 20 (one Epoch) for every wait, or 40 or 80 growing to 160
+	}{
+		{"a Split no faster than here", busyNear, 40},
+		{"a Split far slower than here", machine{upload.There: 17, upload.Here: 10, upload.Split: 14}, 80},
+		{"a Split a little faster than here", machine{upload.There: 12, upload.Here: 10, upload.Split: 9.7}, 20},
+		{"a whole window that loses after a Split won", machine{upload.There: 11, upload.Here: 10, upload.Split: 7}, 20},
+	} {
+		ways := paceRun(&upload.Pacer{Epoch: 200 * time.Millisecond}, 2000, c.m.cost)
+		first := 0
+		for first < len(ways) && ways[first] != upload.Split {
+			first++
 		}
-		// The first 9 reads go to the Offload (one to wake it, a window to
-		// warm up, one timed), and here is tried after them: tries from
-		// then on.
-		checkTries(t, c.name+", tries of the Offload", runs(ways[9:], upload.There), 3, c.tryReads)
-		if slow := count(ways, upload.There); slow > len(ways)/20 {
-			t.Errorf("%s: %d of %d reads went to the Offload, the slower way", c.name, slow, len(ways))
+		// The runs here between tries, the last one cut short aside.
+		gaps := runs(ways[first:], upload.Here)
+		if len(gaps) < 4 {
+			t.Errorf("%s: %d tries: %v", c.name, len(gaps), ways)
+			continue
+		}
+		gaps = gaps[:len(gaps)-1]
+		if c.first > 20 && (gaps[0] != c.first || gaps[len(gaps)-1] != 160) {
+			t.Errorf("%s: here worked %v reads between tries, want %d growing up to 160", c.name, gaps, c.first)
+		}
+		if c.first == 20 {
+			for _, g := range gaps {
+				if g != 20 {
+					t.Errorf("%s: here worked %v reads between tries, want 20 each", c.name, gaps)
+					break
+				}
+			}
 		}
 	}
 }
@@ -174,42 +191,48 @@ func TestPacerFollowsTheMachine(t *testing.T) {
 		{"a core taken", idleFast, busySlow, upload.Here},
 		{"a core freed", busySlow, idleFast, upload.There},
 	} {
-		for _, split := range []bool{false, true} {
-			ways := paceRun(&upload.Pacer{Epoch: 200 * time.Millisecond, Split: split}, 900, func(i int, w upload.Way) time.Duration {
-				if i < change {
-					return c.before.cost(i, w)
-				}
-				return c.then.cost(i, w)
-			})
-			if n := count(ways[20:change], c.want); n > change/10 {
-				t.Errorf("%s, split %v: before the change %d of %d reads went %d, then the slower way", c.name, split, n, change, c.want)
+		ways := paceRun(&upload.Pacer{Epoch: 200 * time.Millisecond}, 900, func(i int, w upload.Way) time.Duration {
+			if i < change {
+				return c.before.cost(i, w)
 			}
-			if tail := ways[len(ways)-300:]; count(tail, c.want) < 270 {
-				t.Errorf("%s, split %v: long after the change, %d of the last 300 reads went %d, the faster way", c.name, split, count(tail, c.want), c.want)
-			}
+			return c.then.cost(i, w)
+		})
+		if n := count(ways[20:change], c.want); n > change/10 {
+			t.Errorf("%s: before the change %d of %d reads went %d, then the slower way", c.name, n, change, c.want)
+		}
+		if tail := ways[len(ways)-300:]; count(tail, c.want) < 270 {
+			t.Errorf("%s: long after the change, %d of the last 300 reads went %d, the faster way", c.name, count(tail, c.want), c.want)
 		}
 	}
 }
 
-// The first read on the Offload after a time here (whole or split) wakes
-// its threads and is slow for that alone: where a core has come free,
-// a try still finds it.
-func TestPacerDiscountsWakingTheOffload(t *testing.T) {
+// The first read after a switch pays for the switch alone: on the
+// Offload (whole or split) it wakes the threads; here it can meet the
+// Offload's garbage. Where a core has come free, a try still finds it;
+// where none is free, here's first try still wins.
+func TestPacerDiscountsTheFirstReadAfterASwitch(t *testing.T) {
 	const change = 300
-	for _, split := range []bool{false, true} {
+	for _, c := range []struct {
+		name         string
+		before, then machine
+		want         upload.Way
+	}{
+		{"a core freed", busySlow, idleFast, upload.There},
+		{"no core free", busySlow, busySlow, upload.Here},
+	} {
 		prev := upload.Here
-		ways := paceRun(&upload.Pacer{Epoch: 200 * time.Millisecond, Split: split}, 900, func(i int, w upload.Way) time.Duration {
+		ways := paceRun(&upload.Pacer{Epoch: 200 * time.Millisecond}, 900, func(i int, w upload.Way) time.Duration {
 			defer func() { prev = w }()
 			switch {
-			case i < change:
-				return busySlow.cost(i, w)
-			case w != upload.Here && prev == upload.Here:
+			case w != prev:
 				return 60 * time.Millisecond
+			case i < change:
+				return c.before.cost(i, w)
 			}
-			return idleFast.cost(i, w)
+			return c.then.cost(i, w)
 		})
-		if tail := ways[len(ways)-300:]; count(tail, upload.There) < 270 {
-			t.Errorf("split %v: long after a core came free, %d of the last 300 reads went to the Offload", split, count(tail, upload.There))
+		if tail := ways[len(ways)-300:]; count(tail, c.want) < 270 {
+			t.Errorf("%s: long after, %d of the last 300 reads went %d, the faster way", c.name, count(tail, c.want), c.want)
 		}
 	}
 }
@@ -238,5 +261,29 @@ func TestPacerWarmsUp(t *testing.T) {
 	})
 	if n := count(ways[:60], upload.Here); n > 8 {
 		t.Errorf("%d of the first 60 reads went here, the slower way: %v", n, ways[:60])
+	}
+}
+
+// Where the Offload is still slow after its first window (its threads
+// compiling), here wins the first comparison; the Pacer checks it after a
+// quarter Epoch and finds the Offload.
+func TestPacerChecksTheFirstTimingsSoon(t *testing.T) {
+	ways := paceRun(&upload.Pacer{Epoch: 200 * time.Millisecond}, 300, func(i int, w upload.Way) time.Duration {
+		if w != upload.Here && i < 12 {
+			return 30 * time.Millisecond
+		}
+		return idleFast.cost(i, w)
+	})
+	first := 0
+	for first < len(ways) && ways[first] != upload.Split {
+		first++
+	}
+	// Reads 0 to 8 on the Offload, 9 to 13 the try of here; a full Epoch
+	// here would put the first Split at read 29.
+	if first > 20 {
+		t.Errorf("the first Split came at read %d: %v", first, ways[:40])
+	}
+	if tail := ways[len(ways)-100:]; count(tail, upload.There) < 90 {
+		t.Errorf("the last 100 reads went %v", tail)
 	}
 }

@@ -18,10 +18,10 @@ import (
 // worker pool or this thread is the faster; for xetkit.js's chunkAsync,
 // the same for its pieces of 8 MiB, timed two at a time (the pool's come
 // back unevenly) and tried again often, as a try costs a few tens of
-// milliseconds. Both try the pool from here by Split reads.
+// milliseconds.
 var (
-	sessionPacer = &Pacer{Split: true}
-	chunkPacer   = &Pacer{Window: 16 << 20, Epoch: time.Second / 2, Split: true}
+	sessionPacer = &Pacer{}
+	chunkPacer   = &Pacer{Window: 16 << 20, Epoch: time.Second / 2}
 )
 
 // workerPace and ChunkPace are the Paces in use: the Pacers, or the ways
