@@ -398,18 +398,19 @@ class Batcher {
   }
 
   // skip is take for a piece hashed elsewhere: done bytes (of the carry,
-  // then the piece) are dropped, and the rest kept as the chunk still open.
+  // then the piece) are dropped, and the rest kept as the chunk still open
+  // (where the carry is all done, as a view of the piece: no copy).
   skip(piece, done) {
-    const left = this.carry.length + piece.length - done;
-    if (left < 0) throw new XetkitError("chunk lengths run past the data", "INTERNAL");
-    const rest = new Uint8Array(left);
     const all = this.carry.length;
-    if (done < all) {
-      rest.set(this.carry.subarray(done), 0);
-      rest.set(piece, all - done);
-    } else {
-      rest.set(piece.subarray(done - all), 0);
+    const left = all + piece.length - done;
+    if (left < 0) throw new XetkitError("chunk lengths run past the data", "INTERNAL");
+    if (done >= all) {
+      this.carry = piece.subarray(done - all);
+      return;
     }
+    const rest = new Uint8Array(left);
+    rest.set(this.carry.subarray(done), 0);
+    rest.set(piece, all - done);
     this.carry = rest;
   }
 }
