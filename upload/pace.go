@@ -40,16 +40,19 @@ const splitWins = 0.95
 // splitFarBehind is how much slower than here a Split must be to show
 // that the other cores are all taken (it then waits four times as long
 // before the next try, not twice).
-const splitFarBehind = 1.25
+const splitFarBehind = 1.15
 
 // Pacer is the Pace of a machine whose load changes. The Offload pays for
 // copies and messages, and its threads compete with this one for the
 // CPU, so when the other cores are busy here can be the faster way. The
 // Pacer times each way over windows of Window bytes (single reads on the
 // Offload vary too much, as its results come back in bursts), keeps each
-// way's pace and takes the faster. Since the machine changes, it tries
-// the other way again after Epoch of work the faster way. (Time, not
-// bytes: a try costs about the same time whatever the work's speed.)
+// way's last eight windows and compares the ways at their best (a pause
+// makes one window slow, not all of them): a try wins when its window
+// beats the other way at its best. Since the machine changes, it tries
+// the other way again after Epoch of work the faster way, or at once when
+// the Offload at its best falls behind here. (Time, not bytes: a try
+// costs about the same time whatever the work's speed.)
 //
 // From the Offload a try is a window here. From here a try is a window
 // of Split reads, which costs little where the Offload has no core of its
@@ -78,7 +81,8 @@ type Pacer struct {
 	Epoch time.Duration
 
 	mu         sync.Mutex
-	pace       [2]float64 // ns per byte on the Offload and here; 0: not known
+	paces      [2][8]float64 // each way's last windows, in ns per byte (the Offload's, then here's)
+	timed      [2]int        // how many windows each way has had since last forgotten
 	here       bool
 	worked     time.Duration // timed since the way changed
 	window     int64         // bytes of the timing under way
@@ -91,8 +95,6 @@ type Pacer struct {
 	splitting  bool          // here, trying Split reads
 	split      float64       // their pace once timed; 0: not yet
 	settled    bool          // a read has gone the current way (or Split) since the switch
-	recent     [8]float64    // here's last windows' paces, for its best
-	timedHere  int           // here's windows timed so far
 }
 
 // Way reports where the next read's work goes.
@@ -109,18 +111,19 @@ func (p *Pacer) Way() Way {
 	}
 	cur, other := way(p.here), way(!p.here)
 	switch {
-	case p.pace[cur] == 0:
+	case p.timed[cur] == 0:
 		// Not timed yet (a try included): stay.
-	case !p.here && p.pace[other] == 0:
+	case !p.here && p.timed[other] == 0:
 		// Here has never been timed: try it.
 		p.trying = true
 		p.switchWay()
 	case p.trying:
-		// A try has been timed: keep the faster way, and wait longer
-		// before the next try if this one lost (unless a Split had just
-		// shown the Offload a core of its own).
+		// A try has been timed: it wins if its window beats the other way
+		// at its best (one slow window there is no reason to switch).
+		// Wait longer before the next try if this one lost (unless a
+		// Split had just shown the Offload a core of its own).
 		p.trying = false
-		if p.pace[other] < p.pace[cur] {
+		if p.best(other) < p.last(cur) {
 			if !p.afterSplit {
 				p.backoff = min(2*p.backoff, 8)
 			}
@@ -131,18 +134,16 @@ func (p *Pacer) Way() Way {
 		p.afterSplit = false
 	case p.here:
 		// Here only a Split leads back to the Offload: the Offload's pace
-		// may be stale, and a Split that loses costs little. (Against
-		// here at its best: a pause here must not bring one on.)
-		if 0 < p.pace[other] && p.pace[other] < p.bestHere() || p.worked >= p.wait() {
+		// may be stale, and a Split that loses costs little.
+		if 0 < p.best(other) && p.best(other) < p.best(cur) || p.worked >= p.wait() {
 			p.splitting, p.settled, p.retried = true, false, true
 			p.window, p.spent = 0, 0
 			return Split
 		}
-	case 0 < p.pace[other] && p.pace[other] < p.pace[cur]:
-		// Here was the faster: go back to it.
-		p.switchWay()
-	case p.worked >= p.wait():
-		p.pace[other] = 0 // the machine may have changed: try it again
+	case 0 < p.best(other) && p.best(other) < p.best(cur), p.worked >= p.wait():
+		// The Offload at its best is slower than here (a core taken?),
+		// or the machine may have changed: try here again, timed afresh.
+		p.timed[other] = 0
 		p.trying, p.retried = true, true
 		p.switchWay()
 	}
@@ -153,7 +154,7 @@ func (p *Pacer) Way() Way {
 // (a pause here must not make a Split look fast). A Split faster than
 // that shows the Offload a core of its own: then it is timed on its own.
 func (p *Pacer) endSplit() {
-	best := p.bestHere()
+	best := p.best(way(true))
 	switch {
 	case p.split < splitWins*best:
 		p.trying, p.afterSplit = true, true
@@ -171,8 +172,8 @@ func (p *Pacer) endSplit() {
 		// A little faster: too close to call, so try again as soon.
 		p.worked = 0
 	}
-	// The Offload's pace from before says no more.
-	p.pace[way(false)] = 0
+	// The Offload's windows from before say no more.
+	p.timed[way(false)] = 0
 	p.splitting, p.split = false, 0
 }
 
@@ -207,7 +208,7 @@ func (p *Pacer) Took(w Way, n int, d time.Duration) {
 	// whole window has lost, whatever the rest of its window does; so has
 	// one that, half way through, is half as slow again as the other way:
 	// stop it there (trying the slower way is the Pacer's only cost).
-	other := p.pace[way(!here)]
+	other := p.best(way(!here))
 	spent := float64(p.spent.Nanoseconds())
 	lost := p.trying && other > 0 && (spent > other*float64(window) || 2*p.window >= window && spent > 1.5*other*float64(p.window))
 	if p.window < window && !lost {
@@ -220,15 +221,9 @@ func (p *Pacer) Took(w Way, n int, d time.Duration) {
 		p.window, p.spent = 0, 0
 		return
 	}
-	pace := max(float64(p.spent.Nanoseconds())/float64(p.window), 1e-9)
-	if here {
-		p.recent[p.timedHere%len(p.recent)] = pace
-		p.timedHere++
-	}
-	if was := p.pace[way(here)]; was > 0 {
-		pace = (was + pace) / 2
-	}
-	p.pace[way(here)] = pace
+	i := way(here)
+	p.paces[i][p.timed[i]%len(p.paces[i])] = max(float64(p.spent.Nanoseconds())/float64(p.window), 1e-9)
+	p.timed[i]++
 	p.window, p.spent = 0, 0
 }
 
@@ -249,7 +244,7 @@ func (p *Pacer) tookSplit(n int, d time.Duration) {
 	p.window += int64(n)
 	p.spent += d
 	window := orDefault(p.Window, 16<<20)
-	lost := 2*p.window >= window && float64(p.spent.Nanoseconds()) >= p.bestHere()*float64(p.window)
+	lost := 2*p.window >= window && float64(p.spent.Nanoseconds()) >= p.best(way(true))*float64(p.window)
 	if p.window < window && !lost {
 		return
 	}
@@ -276,16 +271,24 @@ func (p *Pacer) wait() time.Duration {
 	return w
 }
 
-// bestHere is here's fastest pace of its last windows (a pause makes
-// one window slow, not all of them).
-func (p *Pacer) bestHere() float64 {
+// best is way w's fastest pace of its last windows (0: none): a pause
+// makes one window slow, not all of them.
+func (p *Pacer) best(w int) float64 {
 	best := 0.0
-	for _, x := range p.recent[:min(p.timedHere, len(p.recent))] {
+	for _, x := range p.paces[w][:min(p.timed[w], len(p.paces[w]))] {
 		if best == 0 || x < best {
 			best = x
 		}
 	}
 	return best
+}
+
+// last is way w's pace over its last window (0: none).
+func (p *Pacer) last(w int) float64 {
+	if p.timed[w] == 0 {
+		return 0
+	}
+	return p.paces[w][(p.timed[w]-1)%len(p.paces[w])]
 }
 
 func (p *Pacer) switchWay() {

@@ -287,3 +287,18 @@ func TestPacerChecksTheFirstTimingsSoon(t *testing.T) {
 		t.Errorf("the last 100 reads went %v", tail)
 	}
 }
+
+// A slow window on the Offload (a pause, results coming back in a burst)
+// neither sends the work here for an Epoch nor brings on a try of here:
+// the Offload's pace is its best of its last windows.
+func TestPacerRidesOutASlowWindowOnTheOffload(t *testing.T) {
+	ways := paceRun(&upload.Pacer{}, 2000, func(i int, w upload.Way) time.Duration {
+		if w == upload.There && i%40 == 0 {
+			return 40 * time.Millisecond
+		}
+		return idleNear.cost(i, w)
+	})
+	if n := count(ways[200:], upload.Here); n > 30 {
+		t.Errorf("%d of the last 1800 reads went here, the slower way: %v", n, ways[200:])
+	}
+}
