@@ -193,63 +193,60 @@ func (p *Pacer) Took(w Way, n int, d time.Duration) {
 	if here != p.here || p.splitting {
 		return
 	}
-	p.worked += d
-	if !p.settled {
-		// The first read after a switch pays for the switch: on the
-		// Offload it wakes the threads, here it meets the garbage and cold
-		// caches the Offload's way left. Not a fair timing either way.
-		p.settled = true
-		return
+	other := 0.0 // a try is timed against the other way at its best
+	if p.trying {
+		other = p.best(way(!here))
 	}
-	p.window += int64(n)
-	p.spent += d
-	window := orDefault(p.Window, 16<<20)
-	// A try that has already spent more than the other way takes for a
-	// whole window has lost, whatever the rest of its window does; so has
-	// one that, half way through, is half as slow again as the other way:
-	// stop it there (trying the slower way is the Pacer's only cost).
-	other := p.best(way(!here))
-	spent := float64(p.spent.Nanoseconds())
-	lost := p.trying && other > 0 && (spent > other*float64(window) || 2*p.window >= window && spent > 1.5*other*float64(p.window))
-	if p.window < window && !lost {
+	pace := p.add(n, d, other, 1.5)
+	if pace == 0 {
 		return
 	}
 	if !here && !p.warm {
 		// The Offload's first window is slow for reasons that pass (its
 		// workers compile, its job buffers are new): not a fair timing.
 		p.warm = true
-		p.window, p.spent = 0, 0
 		return
 	}
 	i := way(here)
-	p.paces[i][p.timed[i]%len(p.paces[i])] = max(float64(p.spent.Nanoseconds())/float64(p.window), 1e-9)
+	p.paces[i][p.timed[i]%len(p.paces[i])] = pace
 	p.timed[i]++
-	p.window, p.spent = 0, 0
 }
 
-// tookSplit times the Split reads of a try over a window, from the
-// second: the first wakes the Offload's threads from idle and is slow
-// for that alone. A try no faster than here at its best half way through
-// its window has lost: it stops there (where the Offload has no core of
-// its own, that halves what a try costs).
+// tookSplit times the Split reads of a try; one no faster than here at
+// its best stops half way (where the Offload has no core of its own,
+// that halves what a try costs).
 func (p *Pacer) tookSplit(n int, d time.Duration) {
-	if !p.splitting || p.split > 0 {
-		return
+	if p.splitting && p.split == 0 {
+		p.split = p.add(n, d, p.best(way(true)), 1)
 	}
+}
+
+// add counts a read into the window under way and returns the window's
+// pace once it is full, 0 until then. The first read after a switch is
+// not counted: it pays for the switch alone (on the Offload it wakes the
+// threads; here it meets the garbage and cold caches the Offload's way
+// left). A try against a pace of other (0: none) ends early once it has
+// lost whatever the rest of its window does, spending more than other
+// takes for a whole window, or when, half way through or later, it is
+// slower than other by the factor behind: trying the slower way is the
+// Pacer's only cost.
+func (p *Pacer) add(n int, d time.Duration, other, behind float64) float64 {
 	p.worked += d
 	if !p.settled {
 		p.settled = true
-		return
+		return 0
 	}
 	p.window += int64(n)
 	p.spent += d
 	window := orDefault(p.Window, 16<<20)
-	lost := 2*p.window >= window && float64(p.spent.Nanoseconds()) >= p.best(way(true))*float64(p.window)
+	spent := float64(p.spent.Nanoseconds())
+	lost := other > 0 && (spent > other*float64(window) || 2*p.window >= window && spent >= behind*other*float64(p.window))
 	if p.window < window && !lost {
-		return
+		return 0
 	}
-	p.split = max(float64(p.spent.Nanoseconds())/float64(p.window), 1e-9)
+	pace := max(spent/float64(p.window), 1e-9)
 	p.window, p.spent = 0, 0
+	return pace
 }
 
 // current is the way of the current timing: Here or There.
