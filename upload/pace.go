@@ -110,6 +110,9 @@ func (p *Pacer) Way() Way {
 		return p.current()
 	}
 	cur, other := way(p.here), way(!p.here)
+	// A try is due when the other way at its best is the faster, or after
+	// the wait: the machine may have changed.
+	due := 0 < p.best(other) && p.best(other) < p.best(cur) || p.worked >= p.wait()
 	switch {
 	case p.timed[cur] == 0:
 		// Not timed yet (a try included): stay.
@@ -125,24 +128,22 @@ func (p *Pacer) Way() Way {
 		p.trying = false
 		if p.best(other) < p.last(cur) {
 			if !p.afterSplit {
-				p.backoff = min(2*p.backoff, 8)
+				p.waitLonger(2)
 			}
 			p.switchWay()
 		} else {
 			p.backoff = 1
 		}
 		p.afterSplit = false
+	case !due:
 	case p.here:
 		// Here only a Split leads back to the Offload: the Offload's pace
 		// may be stale, and a Split that loses costs little.
-		if 0 < p.best(other) && p.best(other) < p.best(cur) || p.worked >= p.wait() {
-			p.splitting, p.settled, p.retried = true, false, true
-			p.window, p.spent = 0, 0
-			return Split
-		}
-	case 0 < p.best(other) && p.best(other) < p.best(cur), p.worked >= p.wait():
-		// The Offload at its best is slower than here (a core taken?),
-		// or the machine may have changed: try here again, timed afresh.
+		p.splitting, p.settled, p.retried = true, false, true
+		p.window, p.spent = 0, 0
+		return Split
+	default:
+		// From the Offload, try here again, timed afresh.
 		p.timed[other] = 0
 		p.trying, p.retried = true, true
 		p.switchWay()
@@ -162,11 +163,11 @@ func (p *Pacer) endSplit() {
 	case p.split >= splitFarBehind*best:
 		// Far slower than here: the other cores are taken, and likely to
 		// stay so for a while.
-		p.backoff = min(4*p.backoff, 8)
+		p.waitLonger(4)
 		p.worked = 0
 	case p.split >= best:
 		// No faster than here: the Offload has no core to spare.
-		p.backoff = min(2*p.backoff, 8)
+		p.waitLonger(2)
 		p.worked = 0
 	default:
 		// A little faster: too close to call, so try again as soon.
@@ -255,6 +256,12 @@ func (p *Pacer) current() Way {
 		return Here
 	}
 	return There
+}
+
+// waitLonger multiplies the wait before the next try by factor, up to
+// 8 Epochs.
+func (p *Pacer) waitLonger(factor int) {
+	p.backoff = min(factor*p.backoff, 8)
 }
 
 // wait is how long the current way works before the other is tried.
