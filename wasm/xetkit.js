@@ -375,8 +375,8 @@ class Batcher {
   *take(piece, lens) {
     const carry = this.carry;
     const total = carry.length + piece.length;
-    const copy = (a, b, alloc = (n) => new Uint8Array(n)) => {
-      const out = alloc(b - a);
+    const copy = (a, b) => {
+      const out = this.alloc(b - a);
       if (a < carry.length) out.set(carry.subarray(a, Math.min(b, carry.length)), 0);
       if (b > carry.length) {
         const from = Math.max(a, carry.length);
@@ -390,27 +390,32 @@ class Batcher {
       let size = 0;
       while (j < lens.length && (j === i || size + lens[j] <= this.target)) size += lens[j++];
       if (pos + size > total) throw new XetkitError("chunk lengths run past the data", "INTERNAL");
-      yield { bytes: copy(pos, pos + size, this.alloc), lens: Uint32Array.from(lens.slice(i, j)) };
+      yield { bytes: copy(pos, pos + size), lens: Uint32Array.from(lens.slice(i, j)) };
       pos += size;
       i = j;
     }
-    this.carry = copy(pos, total);
+    this.#keep(piece, pos);
   }
 
   // skip is take for a piece hashed elsewhere: done bytes (of the carry,
-  // then the piece) are dropped, and the rest kept as the chunk still open
-  // (where the carry is all done, as a view of the piece: no copy).
+  // then the piece) are dropped, and the rest kept as the chunk still open.
   skip(piece, done) {
+    if (done > this.carry.length + piece.length) throw new XetkitError("chunk lengths run past the data", "INTERNAL");
+    this.#keep(piece, done);
+  }
+
+  // #keep makes the carry the bytes of carry and piece from offset from
+  // on: the chunk still open. Where they lie all in the piece, a view of
+  // it (no copy).
+  #keep(piece, from) {
     const all = this.carry.length;
-    const left = all + piece.length - done;
-    if (left < 0) throw new XetkitError("chunk lengths run past the data", "INTERNAL");
-    if (done >= all) {
-      this.carry = piece.subarray(done - all);
+    if (from >= all) {
+      this.carry = piece.subarray(from - all);
       return;
     }
-    const rest = new Uint8Array(left);
-    rest.set(this.carry.subarray(done), 0);
-    rest.set(piece, all - done);
+    const rest = new Uint8Array(all + piece.length - from);
+    rest.set(this.carry.subarray(from), 0);
+    rest.set(piece, all - from);
     this.carry = rest;
   }
 }
