@@ -43,7 +43,7 @@ const specs = [
 let made, results;
 
 test("uploads complete while the hub fails its first requests, and store only whole objects", { timeout: 120_000 }, async (t) => {
-  const server = await startServer({ token, data, faults: `${kinds}@/api/|/v1/chunks/|/v1/xorbs/|/v1/shards` });
+  const server = await startServer({ token, data, faults: `${kinds}@/api/|/v1/chunks/|/v1/xorbs/|/v2/shards` });
   env.url = server.url;
   try {
     await pageTest(env, async (page) => {

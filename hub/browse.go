@@ -53,7 +53,7 @@ func (h *Hub) handleResolve(w http.ResponseWriter, r *http.Request, wr webRoute)
 		return
 	}
 	base := h.baseURL(r)
-	recon := h.casURL(r) + "/v1/reconstructions/" + e.Xet
+	recon := h.baseURL(r) + "/v1/reconstructions/" + e.Xet
 	hd.Set("ETag", `"`+e.SHA256+`"`)
 	hd.Set("X-Linked-ETag", `"`+e.SHA256+`"`)
 	hd.Set("X-Linked-Size", fmt.Sprint(e.Size))
@@ -173,9 +173,16 @@ type apiEntry struct {
 	LFS        *apiLFS        `json:"lfs,omitempty"`
 	XetHash    string         `json:"xetHash,omitempty"`
 	LastCommit *apiCommitInfo `json:"lastCommit,omitempty"`
-	Security   *struct {
-		Status string `json:"status"`
-	} `json:"securityFileStatus,omitempty"`
+	Security   *apiSecurity   `json:"securityFileStatus,omitempty"`
+}
+
+// apiSecurity is a file's scan status. The local hub scans nothing: the
+// status says so and the scans are null, but present, since
+// huggingface_hub reads both keys of every expanded entry.
+type apiSecurity struct {
+	Status           string `json:"status"`
+	AvScan           any    `json:"avScan"`
+	PickleImportScan any    `json:"pickleImportScan"`
 }
 
 type apiLFS struct {
@@ -277,9 +284,7 @@ func (h *Hub) handleTree(w http.ResponseWriter, r *http.Request) {
 func (h *Hub) expand(c *commitObj, cid string, entries []apiEntry) {
 	for i := range entries {
 		e := &entries[i]
-		e.Security = &struct {
-			Status string `json:"status"`
-		}{"unscanned"}
+		e.Security = &apiSecurity{Status: "unscanned"}
 		if e.Type != "file" {
 			continue
 		}

@@ -3,6 +3,7 @@ package hub
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,10 +15,10 @@ import (
 	"github.com/xetkit/xetkit/xorb"
 )
 
-// readBody reads a whole upload body of at most MaxBodySize bytes, adding
-// what it read to counter. It answers 413 (and returns false) for a larger
+// readBody reads a whole upload body of at most limit bytes, adding what
+// it read to counter. It answers 413 (and returns false) for a larger
 // body, before reading it when Content-Length already says so.
-func (h *Hub) readBody(w http.ResponseWriter, r *http.Request, what string, counter interface{ Add(int64) int64 }) ([]byte, bool) {
+func (h *Hub) readBody(w http.ResponseWriter, r *http.Request, what string, counter interface{ Add(int64) int64 }, limit int64) ([]byte, bool) {
 	select {
 	case h.uploads <- struct{}{}:
 		defer func() { <-h.uploads }()
@@ -26,11 +27,11 @@ func (h *Hub) readBody(w http.ResponseWriter, r *http.Request, what string, coun
 		h.fail(w, http.StatusServiceUnavailable, "the hub is reading %d uploads already; try again shortly", cap(h.uploads))
 		return nil, false
 	}
-	if r.ContentLength > MaxBodySize {
-		h.fail(w, http.StatusRequestEntityTooLarge, "%s of %d bytes is larger than the %d-byte limit", what, r.ContentLength, MaxBodySize)
+	if r.ContentLength > limit {
+		h.fail(w, http.StatusRequestEntityTooLarge, "%s of %d bytes is larger than the %d-byte limit", what, r.ContentLength, limit)
 		return nil, false
 	}
-	body := http.MaxBytesReader(w, r.Body, MaxBodySize)
+	body := http.MaxBytesReader(w, r.Body, limit)
 	// Memory grows with the bytes that arrive, not with what the client
 	// announces: a stalled upload that claims 64 MiB holds almost nothing.
 	buf := make([]byte, 0, min(max(r.ContentLength, 0), 1<<20))
@@ -47,7 +48,7 @@ func (h *Hub) readBody(w http.ResponseWriter, r *http.Request, what string, coun
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				h.fail(w, http.StatusRequestEntityTooLarge, "%s is larger than the %d-byte limit", what, MaxBodySize)
+				h.fail(w, http.StatusRequestEntityTooLarge, "%s is larger than the %d-byte limit", what, limit)
 			} else {
 				h.fail(w, http.StatusBadRequest, "reading %s: %v", what, err)
 			}
@@ -80,37 +81,58 @@ func (h *Hub) handleXorbUpload(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	body, ok := h.readBody(w, r, "xorb", &h.stats.xorbBytesReceived)
+	body, ok := h.readBody(w, r, "xorb", &h.stats.xorbBytesReceived, MaxXorbSize)
 	if !ok {
 		return
 	}
+	inserted, err := h.acceptXorb(want, body)
+	if err != nil {
+		h.failUpload(w, "storing xorb "+want.String(), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		WasInserted bool `json:"was_inserted"`
+	}{inserted})
+}
+
+// refusal is an upload the hub refuses (a 400), as opposed to a failure to
+// store it.
+type refusal struct{ msg string }
+
+func (e *refusal) Error() string { return e.msg }
+
+// acceptXorb checks a xorb body (chunk records, with or without footer)
+// against its hash and stores it, reporting whether it is new.
+func (h *Hub) acceptXorb(want xethash.Hash, body []byte) (bool, error) {
 	x, err := xorb.ParsePartial(body)
 	if err == nil && len(x.Records) > xorb.MaxChunks {
 		err = fmt.Errorf("xorb holds %d chunks, more than the %d allowed", len(x.Records), xorb.MaxChunks)
+	}
+	if err == nil && len(x.Records) > 0 {
+		last := x.Records[len(x.Records)-1]
+		if n := last.UnpackedOffset + int64(last.UncompressedSize); n > xorb.MaxBytes {
+			err = fmt.Errorf("xorb holds %d bytes of chunk data, more than the %d allowed", n, xorb.MaxBytes)
+		}
 	}
 	if err == nil {
 		err = x.Verify()
 	}
 	if err != nil {
-		h.fail(w, http.StatusBadRequest, "bad xorb: %v", err)
-		return
+		return false, &refusal{fmt.Sprintf("bad xorb: %v", err)}
 	}
 	entries := x.Entries()
 	if got := xethash.Xorb(entries); got != want {
-		h.fail(w, http.StatusBadRequest, "xorb hash mismatch: the body's chunks hash to %s, not %s", got, want)
-		return
+		return false, &refusal{fmt.Sprintf("xorb hash mismatch: the body's chunks hash to %s, not %s", got, want)}
 	}
 	// Stored with its footer, so that a reader of a few chunk records can
 	// check them against the footer's hashes (a suffix range).
 	complete, err := x.Complete()
 	if err != nil {
-		h.fail(w, http.StatusBadRequest, "bad xorb: %v", err)
-		return
+		return false, &refusal{fmt.Sprintf("bad xorb: %v", err)}
 	}
 	inserted, err := h.store.put(kindXorb, want.String(), complete)
 	if err != nil {
-		h.failStore(w, "storing xorb "+want.String(), err)
-		return
+		return false, err
 	}
 	meta := &xorbMeta{chunks: entries, size: int64(len(complete)), ends: make([]int64, len(x.Records))}
 	for i, rec := range x.Records {
@@ -127,28 +149,102 @@ func (h *Hub) handleXorbUpload(w http.ResponseWriter, r *http.Request) {
 	} else {
 		h.stats.xorbsExisting.Add(1)
 	}
-	writeJSON(w, http.StatusOK, struct {
-		WasInserted bool `json:"was_inserted"`
-	}{inserted})
+	return inserted, nil
 }
 
-// handleShardUpload answers POST /v1/shards. Besides being well formed, the
-// shard must only name stored xorbs, describe them as they are, and carry
-// for every file correct verification hashes and a file hash that matches
-// its chunks: a client cannot register content it does not hold.
+// handleShardUpload answers POST /v1/shards with {"result": 1} for a new
+// shard and 0 for one already stored.
 func (h *Hub) handleShardUpload(w http.ResponseWriter, r *http.Request) {
 	claims, ok := h.authorize(w, r, scopeWrite)
 	if !ok {
 		return
 	}
-	body, ok := h.readBody(w, r, "shard", &h.stats.shardBytesReceived)
+	body, ok := h.readBody(w, r, "shard", &h.stats.shardBytesReceived, MaxShardSize)
 	if !ok {
 		return
 	}
+	inserted, err := h.acceptShard(claims.repo, body, nil)
+	if err != nil {
+		h.failUpload(w, "storing shard", err)
+		return
+	}
+	result := 0
+	if inserted {
+		result = 1
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Result int `json:"result"`
+	}{result})
+}
+
+// handleShardUploadV2 answers POST /v2/shards: the same upload as v1, its
+// progress streamed as NDJSON events ({"type": "validating", "verified",
+// "total"}, {"type": "committing", "stage"}) that end in {"type":
+// "result"} or, once the stream has begun, {"type": "error", "message",
+// "retryable"}: the status is 200 by then, so the last frame is the answer.
+func (h *Hub) handleShardUploadV2(w http.ResponseWriter, r *http.Request) {
+	claims, ok := h.authorize(w, r, scopeWrite)
+	if !ok {
+		return
+	}
+	body, ok := h.readBody(w, r, "shard", &h.stats.shardBytesReceived, MaxShardSize)
+	if !ok {
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	event := func(v map[string]any) {
+		b, _ := json.Marshal(v)
+		_, _ = w.Write(append(b, '\n'))
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	_, err := h.acceptShard(claims.repo, body, func(stage string, verified, total int) {
+		if stage == "validating" {
+			event(map[string]any{"type": stage, "verified": verified, "total": total})
+		} else {
+			event(map[string]any{"type": "committing", "stage": stage})
+		}
+	})
+	if err != nil {
+		var re *refusal
+		retryable := !errors.As(err, &re) && !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT)
+		if !retryable {
+			h.stats.rejected.Add(1)
+		}
+		event(map[string]any{"type": "error", "message": err.Error(), "retryable": retryable})
+		return
+	}
+	event(map[string]any{"type": "result"})
+}
+
+// failUpload answers a failed upload: 400 for a refusal, else as a
+// failure to store (what).
+func (h *Hub) failUpload(w http.ResponseWriter, what string, err error) {
+	var re *refusal
+	if errors.As(err, &re) {
+		h.fail(w, http.StatusBadRequest, "%s", re.msg)
+		return
+	}
+	h.failStore(w, what, err)
+}
+
+// acceptShard checks an uploaded shard and stores it for repo (the CAS
+// token's "models/ns/name"), reporting whether it is new. Besides being
+// well formed, the shard must only name stored xorbs, describe them as
+// they are, and carry for every file correct verification hashes and a
+// file hash that matches its chunks: a client cannot register content it
+// does not hold. progress, if set, hears of each file checked
+// ("validating") and of the writes ("uploading", "syncing").
+func (h *Hub) acceptShard(repo string, body []byte, progress func(stage string, verified, total int)) (bool, error) {
+	if progress == nil {
+		progress = func(string, int, int) {}
+	}
 	s, err := shard.Parse(body)
 	if err != nil {
-		h.fail(w, http.StatusBadRequest, "bad shard: %v", err)
-		return
+		return false, &refusal{fmt.Sprintf("bad shard: %v", err)}
 	}
 	for _, f := range shard.ValidateUpload(s, h.now()) {
 		// Let through what does not change what the shard registers: a
@@ -156,47 +252,42 @@ func (h *Hub) handleShardUpload(w http.ResponseWriter, r *http.Request) {
 		// the footer and lookup tables an upload needs not carry (a popular
 		// client sends a footer whose empty tables sit at offset 0).
 		if f.Severity == shard.Error && f.Rule != shard.RuleUploadSHA256 && f.Section != "footer" && f.Section != "lookups" {
-			h.fail(w, http.StatusBadRequest, "shard rejected: %s (byte offset %d)", f.Message, f.Offset)
-			return
+			return false, &refusal{fmt.Sprintf("shard rejected: %s (byte offset %d)", f.Message, f.Offset)}
 		}
 	}
-	if msg := h.checkShard(s); msg != "" {
-		h.fail(w, http.StatusBadRequest, "shard rejected: %s", msg)
-		return
+	if msg := h.checkShard(s, progress); msg != "" {
+		return false, &refusal{"shard rejected: " + msg}
 	}
+	progress("uploading", 0, 0)
 	sum := sha256.Sum256(body)
 	name := hex.EncodeToString(sum[:])
 	inserted, err := h.store.put(kindShard, name, body)
 	if err != nil {
-		h.failStore(w, "storing shard", err)
-		return
+		return false, err
 	}
+	progress("syncing", 0, 0)
 	// The files are the token's repository's from now on, even when the
 	// same shard came earlier through another repository.
-	if _, err := h.store.put(kindGrant, grantName(claims.repo, name), []byte(claims.repo+"\n"+name)); err != nil {
-		h.failStore(w, "recording the shard's repository", err)
-		return
+	if _, err := h.store.put(kindGrant, grantName(repo, name), []byte(repo+"\n"+name)); err != nil {
+		return false, fmt.Errorf("recording the shard's repository: %w", err)
 	}
-	result := 0
 	h.mu.Lock()
 	if inserted {
-		result = 1
 		h.idx.register(s)
 	}
-	h.idx.grant(claims.repo, s)
+	h.idx.grant(repo, s)
 	h.mu.Unlock()
 	if inserted {
 		h.stats.shardsStored.Add(1)
 	} else {
 		h.stats.shardsExisting.Add(1)
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Result int `json:"result"`
-	}{result})
+	return inserted, nil
 }
 
-// checkShard returns what is wrong with an uploaded shard, or "".
-func (h *Hub) checkShard(s *shard.Shard) string {
+// checkShard returns what is wrong with an uploaded shard, or "". It
+// tells progress of each file checked.
+func (h *Hub) checkShard(s *shard.Shard, progress func(stage string, verified, total int)) string {
 	var key xethash.KeyedChunker
 	if s.Footer != nil && !s.Footer.ChunkHashKey.IsZero() {
 		key = xethash.NewKeyedChunker(s.Footer.ChunkHashKey)
@@ -231,10 +322,12 @@ func (h *Hub) checkShard(s *shard.Shard) string {
 			return fmt.Sprintf("CAS info at byte %d gives xorb %s %d bytes on disk; it has %d (%d without its footer)", sx.Offset, sx.Hash, sx.BytesOnDisk, m.size, m.recordsEnd())
 		}
 	}
+	progress("validating", 0, len(s.Files))
 	for i := range s.Files {
 		if msg := h.checkFile(&s.Files[i]); msg != "" {
 			return msg
 		}
+		progress("validating", i+1, len(s.Files))
 	}
 	return ""
 }

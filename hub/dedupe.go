@@ -44,14 +44,34 @@ func (h *Hub) handleDedupe(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s, ok := h.dedupeAnswer(c)
+	if !ok {
+		h.fail(w, http.StatusNotFound, "chunk %s is not tracked by global deduplication", c)
+		return
+	}
+	body, err := s.Marshal(shard.WriteOptions{LookupTables: true})
+	if err != nil {
+		h.fail(w, http.StatusInternalServerError, "building the dedupe shard: %v", err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// dedupeAnswer is the global dedupe answer for chunk c (false when the
+// index does not hold it): a stored-form shard describing the xorb that
+// holds it and the xorbs registered after it by the same shard, its chunk
+// hashes keyed with the current key.
+func (h *Hub) dedupeAnswer(c xethash.Hash) (*shard.Shard, bool) {
 	h.stats.dedupeQueries.Add(1)
 	h.mu.RLock()
 	x, found := h.idx.dedupe[c]
 	group := h.idx.group[x]
 	h.mu.RUnlock()
 	if !found {
-		h.fail(w, http.StatusNotFound, "chunk %s is not tracked by global deduplication", c)
-		return
+		return nil, false
 	}
 	at := 0
 	for i, g := range group {
@@ -95,14 +115,6 @@ func (h *Hub) handleDedupe(w http.ResponseWriter, r *http.Request) {
 	// Raw chunk hashes never leave the hub: a client matches its own
 	// chunks by keying them the same way (§10.3.3).
 	s.Xorbs = shard.KeyChunks(s.Xorbs, key)
-	body, err := s.Marshal(shard.WriteOptions{LookupTables: true})
-	if err != nil {
-		h.fail(w, http.StatusInternalServerError, "building the dedupe shard: %v", err)
-		return
-	}
 	h.stats.dedupeHits.Add(1)
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
+	return s, true
 }

@@ -120,7 +120,7 @@ func stalledUpload(t *testing.T, addr, tok string) net.Conn {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(c, "POST /v1/xorbs/default/%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n",
-		bytes.Repeat([]byte("ab"), 32), tok, hub.MaxBodySize)
+		bytes.Repeat([]byte("ab"), 32), tok, hub.MaxXorbSize)
 	c.Write(make([]byte, 1024))
 	return c
 }

@@ -18,17 +18,28 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/xetkit/xetkit/xethash"
+	"github.com/xetkit/xetkit/xorb"
 )
 
-// MaxBodySize is the largest xorb or shard the hub accepts (64 MiB, the
-// protocol's MAX_XORB_SIZE); a larger body gets 413.
-const MaxBodySize = 64 << 20
+// DefaultLFSPartSize is the LFS multipart transfer's part size unless
+// Config.LFSPartSize says otherwise.
+const DefaultLFSPartSize = 64 << 20
+
+// Upload bodies larger than these get 413. A xorb is bounded by its chunk
+// data (xorb.MaxBytes, where the reference client cuts), so its body may
+// be xorb.MaxSize: a little over 64 MiB. Shards are cut at 64 MiB by
+// clients (§14.5).
+const (
+	MaxXorbSize  = xorb.MaxSize
+	MaxShardSize = 64 << 20
+)
 
 // Config configures a Hub. Only Dir is required.
 type Config struct {
@@ -47,10 +58,13 @@ type Config struct {
 	// KeyRotation is how long one chunk hash key of the dedupe responses
 	// lives before the next replaces it (default 1 hour).
 	KeyRotation time.Duration
-	// CASURL is the absolute base URL announced as casUrl and used in
-	// signed xorb URLs. Empty: "http://" + the local address the request
+	// PublicURL is the hub's absolute base URL as clients reach it
+	// ("http://localhost:8080"): every URL the hub returns (casUrl, signed
+	// xorb URLs, commit and repo URLs, links) is built from it, and clients
+	// such as huggingface_hub refuse URLs on another host than the one they
+	// were pointed at. Empty: "http://" + the local address the request
 	// arrived on (never the client's Host header, which anyone can set).
-	CASURL string
+	PublicURL string
 	// MaxUploads bounds the xorb and shard uploads read at once (default
 	// 32); one more is answered 503 with Retry-After, so a crowd of slow
 	// or stalled uploads cannot hold the hub's memory.
@@ -58,6 +72,9 @@ type Config struct {
 	// TreePageSize is how many entries one tree listing page holds
 	// (default 1000); the next page is linked with rel="next".
 	TreePageSize int
+	// LFSPartSize is the part size of the LFS multipart transfer (default
+	// 64 MiB): larger objects are uploaded in parts of this size.
+	LFSPartSize int64
 	// Faults injects failures into the first requests (see Faults).
 	Faults Faults
 	// Now is the clock (default time.Now); tests move it.
@@ -73,6 +90,7 @@ type Stats struct {
 	ShardBytesReceived int64 `json:"shardBytesReceived"` // body bytes of every shard upload
 	ShardsStored       int64 `json:"shardsStored"`       // shards newly stored
 	ShardsExisting     int64 `json:"shardsExisting"`     // valid shard uploads that were already stored
+	LFSBytesReceived   int64 `json:"lfsBytesReceived"`   // bytes of LFS transfer uploads (basic and multipart)
 	DedupeQueries      int64 `json:"dedupeQueries"`      // global dedupe queries
 	DedupeHits         int64 `json:"dedupeHits"`         // of which answered with a shard
 	Reconstructions    int64 `json:"reconstructions"`    // reconstruction queries answered
@@ -86,6 +104,7 @@ type Stats struct {
 type counters struct {
 	xorbBytesReceived, xorbBytesStored, xorbsStored, xorbsExisting atomic.Int64
 	shardBytesReceived, shardsStored, shardsExisting               atomic.Int64
+	lfsBytesReceived                                               atomic.Int64
 	dedupeQueries, dedupeHits, reconstructions, xorbBytesServed    atomic.Int64
 	tokensIssued, rejected, faultsInjected                         atomic.Int64
 }
@@ -100,6 +119,7 @@ type Hub struct {
 	stats  counters
 
 	uploads chan struct{} // one token per upload being read (Config.MaxUploads)
+	ingests chan struct{} // one token per LFS object being stored as Xet
 
 	mu  sync.RWMutex
 	idx *index
@@ -136,11 +156,21 @@ func New(cfg Config) (*Hub, error) {
 	if cfg.TreePageSize <= 0 {
 		cfg.TreePageSize = 1000
 	}
+	if cfg.LFSPartSize <= 0 {
+		cfg.LFSPartSize = DefaultLFSPartSize
+	}
+	if cfg.PublicURL != "" {
+		u, err := url.Parse(cfg.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("hub: public URL %q must be an origin such as http://localhost:8080 (scheme, host and port; no path)", cfg.PublicURL)
+		}
+		cfg.PublicURL = u.Scheme + "://" + u.Host
+	}
 	st, err := openStore(cfg.Dir)
 	if err != nil {
 		return nil, err
 	}
-	h := &Hub{cfg: cfg, store: st, uploads: make(chan struct{}, cfg.MaxUploads), commits: map[string]*commitObj{}, started: cfg.Now()}
+	h := &Hub{cfg: cfg, store: st, uploads: make(chan struct{}, cfg.MaxUploads), ingests: make(chan struct{}, 2), commits: map[string]*commitObj{}, started: cfg.Now()}
 	h.faults = newFaultInjector(cfg.Faults, &h.stats.faultsInjected)
 	if _, err := rand.Read(h.secret[:]); err != nil {
 		return nil, err
@@ -169,11 +199,13 @@ func (h *Hub) routes() {
 	m.HandleFunc("GET "+repo+"/tree/{rev}/{path...}", h.handleTree)
 	m.HandleFunc("POST /v1/xorbs/{prefix}/{hash}", h.handleXorbUpload)
 	m.HandleFunc("POST /v1/shards", h.handleShardUpload)
+	m.HandleFunc("POST /v2/shards", h.handleShardUploadV2)
 	m.HandleFunc("GET /v1/chunks/{prefix}/{hash}", h.handleDedupe)
 	m.HandleFunc("GET /v1/reconstructions/{file}", h.handleReconstructionV1)
 	m.HandleFunc("GET /v2/reconstructions/{file}", h.handleReconstructionV2)
 	m.HandleFunc("POST /v1/telemetry", h.handleTelemetry)
 	m.HandleFunc("GET "+xorbURLPath+"{hash}", h.handleXorbFetch)
+	m.HandleFunc(lfsURLPath+"{op}", h.handleLFS)
 	m.HandleFunc("GET /_xetkit/stats", h.handleStats)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		for _, method := range []string{http.MethodGet, http.MethodPost} {
@@ -242,6 +274,7 @@ func (h *Hub) Stats() Stats {
 		ShardBytesReceived: c.shardBytesReceived.Load(),
 		ShardsStored:       c.shardsStored.Load(),
 		ShardsExisting:     c.shardsExisting.Load(),
+		LFSBytesReceived:   c.lfsBytesReceived.Load(),
 		DedupeQueries:      c.dedupeQueries.Load(),
 		DedupeHits:         c.dedupeHits.Load(),
 		Reconstructions:    c.reconstructions.Load(),
@@ -265,10 +298,11 @@ func (h *Hub) handleTelemetry(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// casURL is the base URL of the CAS API as the client should see it.
-func (h *Hub) casURL(r *http.Request) string {
-	if h.cfg.CASURL != "" {
-		return h.cfg.CASURL
+// baseURL is the hub's own base URL as the client should see it: the
+// Hub API, the CAS API and signed URLs all live under it.
+func (h *Hub) baseURL(r *http.Request) string {
+	if h.cfg.PublicURL != "" {
+		return h.cfg.PublicURL
 	}
 	scheme := "http"
 	if r.TLS != nil {
@@ -280,20 +314,24 @@ func (h *Hub) casURL(r *http.Request) string {
 	return scheme + "://127.0.0.1" // no server address: a test calling ServeHTTP directly
 }
 
-// errorBody is the JSON of every error answer.
-type errorBody struct {
-	Error string `json:"error"`
-}
-
 // fail answers with status and a JSON {"error": message}.
 func (h *Hub) fail(w http.ResponseWriter, status int, format string, args ...any) {
+	h.failWith(w, status, nil, format, args...)
+}
+
+// failWith answers like fail, with more fields in the JSON body.
+func (h *Hub) failWith(w http.ResponseWriter, status int, fields map[string]string, format string, args ...any) {
 	if status >= 400 && status < 500 {
 		h.stats.rejected.Add(1)
 	}
 	msg := fmt.Sprintf(format, args...)
 	// huggingface_hub shows X-Error-Message; a header holds one line.
 	w.Header().Set("X-Error-Message", strings.NewReplacer("\r", " ", "\n", " ").Replace(msg))
-	writeJSON(w, status, errorBody{Error: msg})
+	body := map[string]string{"error": msg}
+	for k, v := range fields {
+		body[k] = v
+	}
+	writeJSON(w, status, body)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -306,7 +306,7 @@ func TestRejections(t *testing.T) {
 	}
 
 	// Oversize bodies: declared, and streamed without a length.
-	big := make([]byte, hub.MaxBodySize+1)
+	big := make([]byte, hub.MaxXorbSize+1)
 	status, body, _ = th.do("POST", "/v1/xorbs/default/"+f.xorb.Hash.String(), tok, big)
 	wantStatus(t, "oversize xorb", status, body, 413, "limit")
 	req, _ := http.NewRequest("POST", th.srv.URL+"/v1/shards", io.MultiReader(bytes.NewReader(big)))

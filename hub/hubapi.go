@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -203,8 +204,9 @@ func (h *Hub) commit(id string) (*commitObj, error) {
 	return c, nil
 }
 
-// baseURL is the hub's own origin as the client reached it.
-func (h *Hub) baseURL(r *http.Request) string { return h.casURL(r) }
+// userName is the name of the hub's one user: the namespace of a repo
+// created without one.
+const userName = "local"
 
 // handleWhoAmI answers GET /api/whoami-v2 for the hub's one user.
 func (h *Hub) handleWhoAmI(w http.ResponseWriter, r *http.Request) {
@@ -217,7 +219,7 @@ func (h *Hub) handleWhoAmI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"type": "user", "id": "local", "name": "local", "fullname": "xetkit local hub user",
+		"type": "user", "id": userName, "name": userName, "fullname": "xetkit local hub user",
 		"isPro": false, "canPay": false, "emailVerified": false, "orgs": []any{},
 		"auth": map[string]any{"type": "access_token", "accessToken": map[string]any{
 			"displayName": "xetkit serve --token", "role": s.String(), "createdAt": h.started.Format(time.RFC3339),
@@ -252,7 +254,11 @@ func (h *Hub) readRepoRequest(w http.ResponseWriter, r *http.Request) (repoReque
 	}
 	ns, name := req.Organization, req.Name
 	if ns == "" {
-		ns, name, _ = strings.Cut(req.Name, "/")
+		var found bool
+		if ns, name, found = strings.Cut(req.Name, "/"); !found {
+			// An id without a namespace is the user's own, as on the Hub.
+			ns, name = userName, req.Name
+		}
 	}
 	if req.Type == "" {
 		req.Type = "model"
@@ -284,7 +290,10 @@ func (h *Hub) handleCreateRepo(w http.ResponseWriter, r *http.Request) {
 	h.repoMu.Lock()
 	defer h.repoMu.Unlock()
 	if _, err := h.store.loadRepo(id); err == nil {
-		h.fail(w, http.StatusConflict, "You already created this %s repo: %s", id.typ, id.id())
+		// huggingface_hub's create_repo(exist_ok=True) reads the url of
+		// the existing repo from this answer.
+		h.failWith(w, http.StatusConflict, map[string]string{"url": h.baseURL(r) + "/" + id.webPrefix(), "name": id.id()},
+			"You already created this %s repo: %s", id.typ, id.id())
 		return
 	} else if !errors.Is(err, errNoRepo) {
 		h.failStore(w, "repository", err)
@@ -391,7 +400,7 @@ func (h *Hub) token(w http.ResponseWriter, r *http.Request, want scope) {
 		AccessToken string `json:"accessToken"`
 		Exp         int64  `json:"exp"`
 		CasURL      string `json:"casUrl"`
-	}{tok, exp, h.casURL(r)})
+	}{tok, exp, h.baseURL(r)})
 }
 
 // casToken issues a CAS token of scope s for repo id.
@@ -405,7 +414,7 @@ func (h *Hub) casToken(s scope, id repoID) (exp int64, tok string) {
 func (h *Hub) xetHeaders(w http.ResponseWriter, r *http.Request, tok string, exp int64) {
 	hd := w.Header()
 	hd.Set("X-Xet-Access-Token", tok)
-	hd.Set("X-Xet-Cas-Url", h.casURL(r))
+	hd.Set("X-Xet-Cas-Url", h.baseURL(r))
 	hd.Set("X-Xet-Token-Expiration", fmt.Sprint(exp))
 }
 
@@ -435,8 +444,18 @@ type preuploadFile struct {
 // handlePreupload answers POST /api/{type}s/{ns}/{name}/preupload/{rev}:
 // which files go inline ("regular") and which through Xet ("lfs").
 func (h *Hub) handlePreupload(w http.ResponseWriter, r *http.Request) {
-	if _, ok := h.apiRepo(w, r); !ok || !h.writer(w, r) {
+	id, ok := h.apiRepo(w, r)
+	if !ok || !h.writer(w, r) {
 		return
+	}
+	// The files already at the revision: a client skips those whose oid
+	// equals its own (the SHA-256 of an LFS file, the git blob id of a
+	// regular one), so an unchanged file is not committed again.
+	var head *commitObj
+	if st, err := h.store.loadRepo(id); err == nil {
+		if _, c, err := h.resolveRev(st, id, r.PathValue("rev")); err == nil {
+			head = c
+		}
 	}
 	var req struct {
 		Files []preuploadFile `json:"files"`
@@ -453,6 +472,7 @@ func (h *Hub) handlePreupload(w http.ResponseWriter, r *http.Request) {
 		Path         string `json:"path"`
 		UploadMode   string `json:"uploadMode"`
 		ShouldIgnore bool   `json:"shouldIgnore"`
+		OID          string `json:"oid,omitempty"`
 	}
 	out := make([]answer, 0, len(req.Files))
 	for _, f := range req.Files {
@@ -469,7 +489,16 @@ func (h *Hub) handlePreupload(w http.ResponseWriter, r *http.Request) {
 		if f.Size >= regularLimit || binary(sample) {
 			mode = "lfs"
 		}
-		out = append(out, answer{Path: f.Path, UploadMode: mode})
+		a := answer{Path: f.Path, UploadMode: mode}
+		if head != nil {
+			if e, ok := head.entry(f.Path); ok {
+				a.OID = e.GitOID
+				if e.Xet != "" {
+					a.OID = e.SHA256
+				}
+			}
+		}
+		out = append(out, a)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"files": out, "commitOid": nil})
 }
@@ -491,8 +520,10 @@ func binary(sample []byte) bool {
 }
 
 // handleLFSBatch answers the git LFS batch call of an upload: objects
-// already stored need no action; the others get the xet transfer, whose
-// href is the write-token route.
+// already stored need no action. A client that offers the xet transfer
+// gets it (its href is the write-token route); one that offers only basic
+// or multipart gets signed URLs to PUT the bytes to, and the hub turns
+// them into Xet itself (see lfs.go).
 func (h *Hub) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repoID) {
 	if !h.writer(w, r) || !h.ensureRepo(w, id) {
 		return
@@ -513,47 +544,75 @@ func (h *Hub) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repoID) 
 		h.fail(w, http.StatusBadRequest, "LFS batch operation %q: this hub takes uploads only (download files through /resolve/)", req.Operation)
 		return
 	}
-	xet := false
+	offered := map[string]bool{}
 	for _, t := range req.Transfers {
-		xet = xet || t == "xet"
+		offered[t] = true
 	}
-	if !xet {
-		h.fail(w, http.StatusUnprocessableEntity, "this hub stores files with the xet transfer only; the request offers %q", req.Transfers)
+	if len(req.Transfers) == 0 {
+		offered["basic"] = true // git LFS: no list means basic
+	}
+	transfer := "xet"
+	switch {
+	case offered["xet"]:
+	case offered["multipart"]:
+		transfer = "multipart"
+	case offered["basic"]:
+		transfer = "basic"
+	default:
+		h.fail(w, http.StatusUnprocessableEntity, "this hub offers the xet, basic and multipart transfers; the request offers %q", req.Transfers)
 		return
 	}
+	base := h.baseURL(r)
 	exp, tok := h.casToken(scopeWrite, id)
-	href := fmt.Sprintf("%s/api/%ss/%s/xet-write-token/main", h.baseURL(r), id.typ, id.id())
-	type action struct {
-		Href   string            `json:"href"`
-		Header map[string]string `json:"header"`
+	href := fmt.Sprintf("%s/api/%ss/%s/xet-write-token/main", base, id.typ, id.id())
+	type lfsError struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
 	}
 	type object struct {
-		OID     string            `json:"oid"`
-		Size    int64             `json:"size"`
-		Actions map[string]action `json:"actions,omitempty"`
+		OID     string               `json:"oid"`
+		Size    int64                `json:"size"`
+		Actions map[string]lfsAction `json:"actions,omitempty"`
+		Error   *lfsError            `json:"error,omitempty"`
 	}
 	out := make([]object, 0, len(req.Objects))
 	for _, o := range req.Objects {
 		ob := object{OID: o.OID, Size: o.Size}
-		if _, err := h.fileBySHA(o.OID, o.Size); err != nil {
-			ob.Actions = map[string]action{"upload": {Href: href, Header: map[string]string{
-				"X-Xet-Cas-Url": h.casURL(r), "X-Xet-Access-Token": tok, "X-Xet-Token-Expiration": fmt.Sprint(exp),
-			}}}
+		sha, err := xethash.Parse(o.OID)
+		switch {
+		case err != nil || sha.String() != o.OID:
+			ob.Error = &lfsError{http.StatusUnprocessableEntity, fmt.Sprintf("oid %q is not a SHA-256 in lowercase hex", o.OID)}
+		case o.Size < 0:
+			ob.Error = &lfsError{http.StatusUnprocessableEntity, fmt.Sprintf("negative size %d", o.Size)}
+		default:
+			if _, _, err := h.fileBySHA(o.OID, o.Size); err == nil {
+				break // stored already: no action
+			}
+			if transfer == "xet" {
+				ob.Actions = map[string]lfsAction{"upload": {Href: href, Header: map[string]string{
+					"X-Xet-Cas-Url": base, "X-Xet-Access-Token": tok, "X-Xet-Token-Expiration": fmt.Sprint(exp),
+				}}}
+				break
+			}
+			if ob.Actions, err = h.lfsUploadActions(base, id.key(), o.OID, o.Size, transfer == "multipart"); err != nil {
+				ob.Error = &lfsError{http.StatusUnprocessableEntity, err.Error()}
+			}
 		}
 		out = append(out, ob)
 	}
 	w.Header().Set("Content-Type", "application/vnd.git-lfs+json")
-	b, _ := json.Marshal(map[string]any{"transfer": "xet", "objects": out})
+	b, _ := json.Marshal(map[string]any{"transfer": transfer, "objects": out, "hash_algo": "sha256"})
 	w.WriteHeader(http.StatusOK)
 	w.Write(append(b, '\n'))
 }
 
 // fileBySHA finds the uploaded xet file whose content has SHA-256 oid (hex)
-// and the given size.
-func (h *Hub) fileBySHA(oid string, size int64) (xethash.Hash, error) {
+// and returns it with its size, which must be size unless size is
+// negative (a copy names the content by its SHA-256 alone).
+func (h *Hub) fileBySHA(oid string, size int64) (xethash.Hash, int64, error) {
 	sha, err := xethash.Parse(oid)
 	if err != nil || sha.String() != oid {
-		return xethash.Hash{}, fmt.Errorf("oid %q is not a SHA-256 in lowercase hex", oid)
+		return xethash.Hash{}, 0, fmt.Errorf("oid %q is not a SHA-256 in lowercase hex", oid)
 	}
 	h.mu.RLock()
 	f, ok := h.idx.bySHA[sha]
@@ -563,12 +622,12 @@ func (h *Hub) fileBySHA(oid string, size int64) (xethash.Hash, error) {
 	}
 	h.mu.RUnlock()
 	if !ok || meta == nil {
-		return xethash.Hash{}, fmt.Errorf("no file with SHA-256 %s was uploaded (upload it through Xet first)", oid)
+		return xethash.Hash{}, 0, fmt.Errorf("no file with SHA-256 %s was uploaded (upload it through Xet first)", oid)
 	}
-	if int64(meta.size) != size {
-		return xethash.Hash{}, fmt.Errorf("the file with SHA-256 %s has %d bytes, not %d", oid, meta.size, size)
+	if size >= 0 && int64(meta.size) != size {
+		return xethash.Hash{}, 0, fmt.Errorf("the file with SHA-256 %s has %d bytes, not %d", oid, meta.size, size)
 	}
-	return f, nil
+	return f, int64(meta.size), nil
 }
 
 // commitOp is one operation of a commit, checked.
@@ -576,7 +635,7 @@ type commitOp struct {
 	kind    string // "lfsFile", "file", "deletedFile", "deletedFolder"
 	path    string
 	sha     string // lfsFile
-	size    int64  // lfsFile
+	size    int64  // lfsFile; -1 when the line gave none (a copy)
 	content []byte // file
 }
 
@@ -631,7 +690,7 @@ func readCommit(body io.Reader) (commitHeader, []commitOp, error) {
 			Path     string `json:"path"`
 			Algo     string `json:"algo"`
 			OID      string `json:"oid"`
-			Size     int64  `json:"size"`
+			Size     *int64 `json:"size"` // absent for a copy
 			Content  string `json:"content"`
 			Encoding string `json:"encoding"`
 		}
@@ -668,7 +727,14 @@ func readCommit(body io.Reader) (commitHeader, []commitOp, error) {
 			if v.Algo != "" && v.Algo != "sha256" {
 				return hdr, nil, fmt.Errorf("line %d: %s: algo %q (want sha256)", line, p, v.Algo)
 			}
-			ops = append(ops, commitOp{kind: rec.Key, path: p, sha: v.OID, size: v.Size})
+			size := int64(-1)
+			if v.Size != nil {
+				if *v.Size < 0 {
+					return hdr, nil, fmt.Errorf("line %d: %s: negative size %d", line, p, *v.Size)
+				}
+				size = *v.Size
+			}
+			ops = append(ops, commitOp{kind: rec.Key, path: p, sha: v.OID, size: size})
 		case "deletedFile", "deletedFolder":
 			ops = append(ops, commitOp{kind: rec.Key, path: p})
 		default:
@@ -689,11 +755,11 @@ func readCommit(body io.Reader) (commitHeader, []commitOp, error) {
 func (h *Hub) apply(t tree, op commitOp) error {
 	switch op.kind {
 	case "lfsFile":
-		f, err := h.fileBySHA(op.sha, op.size)
+		f, size, err := h.fileBySHA(op.sha, op.size)
 		if err != nil {
 			return &opError{op.path, err}
 		}
-		t[op.path] = xetEntry(op.path, op.size, op.sha, f)
+		t[op.path] = xetEntry(op.path, size, op.sha, f)
 	case "file":
 		t[op.path] = regularEntry(op.path, op.content)
 	case "deletedFile":
@@ -744,16 +810,23 @@ func (e *opError) Unwrap() error { return e.err }
 // branch moves from the head the commit was built on to the new commit
 // under repoMu, so of two commits naming the same parentCommit one wins
 // and the other gets 412; commits without one apply to the newest head.
+// With create_pr=1 the commit opens a pull request instead: a new ref
+// refs/pr/N from the branch (answered as pullRequestUrl .../discussions/N).
 func (h *Hub) handleCommit(w http.ResponseWriter, r *http.Request) {
 	id, ok := h.apiRepo(w, r)
 	if !ok || !h.writer(w, r) {
 		return
 	}
-	if r.URL.Query().Get("create_pr") != "" {
-		h.fail(w, http.StatusBadRequest, "this hub has no pull requests: commit to a branch")
+	branch := r.PathValue("rev")
+	createPR := false
+	switch v := r.URL.Query().Get("create_pr"); v {
+	case "", "0", "false":
+	case "1", "true":
+		createPR = true
+	default:
+		h.fail(w, http.StatusBadRequest, "create_pr=%q: want 1 or 0", v)
 		return
 	}
-	branch := r.PathValue("rev")
 	hdr, ops, err := readCommit(http.MaxBytesReader(w, r.Body, MaxCommitSize))
 	if err != nil {
 		h.fail(w, http.StatusBadRequest, "malformed commit: %v", err)
@@ -805,6 +878,13 @@ func (h *Hub) handleCommit(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, http.StatusBadRequest, "commit: %v", err)
 		return
 	}
+	// A pull request is a new ref, refs/pr/N, whose first commit is this
+	// one on top of the branch; the branch itself does not move.
+	target, pr := branch, 0
+	if createPR {
+		pr = nextPR(st)
+		target = fmt.Sprintf("refs/pr/%d", pr)
+	}
 	c := &commitObj{Repo: id.key(), Parent: head, Title: hdr.Summary, Message: hdr.Description, Date: h.now().UTC(), Files: t.sorted()}
 	err = h.storeBlobs(ops)
 	var cid string
@@ -812,7 +892,7 @@ func (h *Hub) handleCommit(w http.ResponseWriter, r *http.Request) {
 		cid, err = h.store.putCommit(c)
 	}
 	if err == nil {
-		st.Branches[branch] = cid
+		st.Branches[target] = cid
 		err = h.store.saveRepo(id, st)
 	}
 	if err == nil {
@@ -822,10 +902,28 @@ func (h *Hub) handleCommit(w http.ResponseWriter, r *http.Request) {
 		h.failStore(w, "commit", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	answer := map[string]any{
 		"success": true, "commitOid": cid, "commitUrl": h.baseURL(r) + "/" + id.webPrefix() + "/commit/" + cid,
 		"hookOutput": "",
-	})
+	}
+	if createPR {
+		answer["pullRequestUrl"] = fmt.Sprintf("%s/%s/discussions/%d", h.baseURL(r), id.webPrefix(), pr)
+	}
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// nextPR is the number of a repo's next pull request: one more than the
+// highest refs/pr/N.
+func nextPR(st *repoState) int {
+	n := 0
+	for b := range st.Branches {
+		if v, ok := strings.CutPrefix(b, "refs/pr/"); ok {
+			if k, err := strconv.Atoi(v); err == nil && k > n {
+				n = k
+			}
+		}
+	}
+	return n + 1
 }
 
 // grantCommitted lets the repo's CAS tokens read every xet file of its tree,

@@ -183,7 +183,7 @@ func (h *Hub) handleReconstructionV1(w http.ResponseWriter, r *http.Request) {
 		URL      string     `json:"url"`
 		URLRange byteRange  `json:"url_range"`
 	}
-	base := h.casURL(r)
+	base := h.baseURL(r)
 	exp := h.now().Add(h.cfg.URLTTL).Unix()
 	fetch := map[string][]fetchInfo{}
 	for x, ranges := range p.mergedRanges() {
@@ -217,7 +217,7 @@ func (h *Hub) handleReconstructionV2(w http.ResponseWriter, r *http.Request) {
 		URL    string      `json:"url"`
 		Ranges []rangeDesc `json:"ranges"`
 	}
-	base := h.casURL(r)
+	base := h.baseURL(r)
 	exp := h.now().Add(h.cfg.URLTTL).Unix()
 	xorbs := map[string][]multiFetch{}
 	for x, ranges := range p.mergedRanges() {

@@ -269,15 +269,22 @@ func TestKillDuringCommits(t *testing.T) {
 	}
 }
 
+// parents caches commit parents read from stores (commits never change).
+var parents sync.Map // dir + "/" + id → parent id
+
 // parentOf reads a commit's parent from the store.
 func parentOf(t *testing.T, dir, id string) string {
 	t.Helper()
+	if p, ok := parents.Load(dir + "/" + id); ok {
+		return p.(string)
+	}
 	b, err := os.ReadFile(filepath.Join(dir, "commits", id))
 	if err != nil {
 		t.Fatalf("commit %s: %v", id, err)
 	}
 	var c struct{ Parent string }
 	json.Unmarshal(b, &c)
+	parents.Store(dir+"/"+id, c.Parent)
 	return c.Parent
 }
 

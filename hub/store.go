@@ -3,6 +3,7 @@ package hub
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -133,3 +134,51 @@ func (s *store) list(kind string) ([]string, error) {
 	sort.Strings(names)
 	return names, nil
 }
+
+// sizeError is a temporary object that did not get the size it must have.
+type sizeError struct{ got, want int64 }
+
+func (e *sizeError) Error() string {
+	if e.got > e.want {
+		return fmt.Sprintf("more than the %d bytes expected", e.want)
+	}
+	return fmt.Sprintf("%d bytes, not the %d expected", e.got, e.want)
+}
+
+// putTemp stores exactly size bytes of r as the temporary object name
+// (replacing one of that name): whole or not at all. Temporary objects
+// are removed when the store opens.
+func (s *store) putTemp(name string, r io.Reader, size int64) (int64, error) {
+	if s.beforeWrite != nil {
+		if err := s.beforeWrite(tmpDir, name); err != nil {
+			return 0, err
+		}
+	}
+	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), "part-*")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(f.Name()) // a no-op once renamed
+	n, err := io.Copy(f, r)
+	if err == nil && n != size {
+		err = &sizeError{n, size}
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(s.dir, tmpDir, name))
+	}
+	return n, err
+}
+
+// openTemp opens the temporary object name.
+func (s *store) openTemp(name string) (*os.File, error) {
+	return os.Open(filepath.Join(s.dir, tmpDir, name))
+}
+
+// removeTemp removes the temporary object name, if it exists.
+func (s *store) removeTemp(name string) { _ = os.Remove(filepath.Join(s.dir, tmpDir, name)) }

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xetkit/xetkit/xorb"
@@ -44,8 +45,9 @@ type Client struct {
 	// Concurrency bounds the xorb uploads in flight (default
 	// DefaultConcurrency). Memory use is about Concurrency+2 xorbs.
 	Concurrency int
-	// XorbSize is the serialized size at which a xorb is sealed (default
-	// DefaultXorbSize, at most 64 MiB). Smaller xorbs hold less memory and
+	// XorbSize is how much chunk data (uncompressed) a xorb holds before
+	// it is sealed (default DefaultXorbSize, at most xorb.MaxBytes, where
+	// the reference client cuts). Smaller xorbs hold less memory and
 	// spread an upload over more requests; the same size gives the same
 	// xorbs and shards on every platform.
 	XorbSize int
@@ -84,6 +86,8 @@ type Client struct {
 	cacheOnce sync.Once
 	cache     *knownChunks
 	now       func() time.Time
+	// shardV1 is set once the hub answered /v2/shards with 404 or 501.
+	shardV1 atomic.Bool
 }
 
 // The retry budget. With the defaults the waits add up to between one and

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/xetkit/xetkit/hub"
 	"github.com/xetkit/xetkit/upload"
@@ -144,23 +146,30 @@ func TestRangeDownloads(t *testing.T) {
 	}
 }
 
-// A hub without v2 (501, or 404 as the contract also allows) is read
-// through v1.
-func TestDownloadFallsBackToV1(t *testing.T) {
+// A hub without v2 (501, or 404 as the contract also allows) is written
+// and read through v1: shards go to /v1/shards after one try of
+// /v2/shards, reconstructions come from /v1/reconstructions.
+func TestFallsBackToV1(t *testing.T) {
 	for _, status := range []int{501, 404} {
 		h, err := hub.New(hub.Config{Dir: t.TempDir(), UserToken: userToken})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var v2, v1 atomic.Int64
+		var v2, v1, shardsV2, shardsV1 atomic.Int64
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if strings.HasPrefix(r.URL.Path, "/v2/") {
+			switch {
+			case r.URL.Path == "/v2/shards":
+				shardsV2.Add(1)
+			case r.URL.Path == "/v1/shards":
+				shardsV1.Add(1)
+			case strings.HasPrefix(r.URL.Path, "/v2/"):
 				v2.Add(1)
+			case strings.HasPrefix(r.URL.Path, "/v1/reconstructions/"):
+				v1.Add(1)
+			}
+			if strings.HasPrefix(r.URL.Path, "/v2/") {
 				http.Error(w, "no v2 here", status)
 				return
-			}
-			if strings.HasPrefix(r.URL.Path, "/v1/reconstructions/") {
-				v1.Add(1)
 			}
 			h.ServeHTTP(w, r)
 		}))
@@ -175,8 +184,65 @@ func TestDownloadFallsBackToV1(t *testing.T) {
 			t.Errorf("v2 %d: download through v1 differs", status)
 		}
 		if v2.Load() != 1 || v1.Load() != 1 {
-			t.Errorf("v2 %d: %d v2 and %d v1 requests", status, v2.Load(), v1.Load())
+			t.Errorf("v2 %d: %d v2 and %d v1 reconstructions", status, v2.Load(), v1.Load())
 		}
+		// A second upload goes straight to v1.
+		if _, err := c.UploadFiles(context.Background(), []upload.Source{source("g", randomBytes(32, 200<<10))}); err != nil {
+			t.Fatal(err)
+		}
+		if shardsV2.Load() != 1 || shardsV1.Load() != 2 {
+			t.Errorf("v2 %d: %d shards to v2 and %d to v1, want 1 and 2", status, shardsV2.Load(), shardsV1.Load())
+		}
+	}
+}
+
+// /v2/shards answers with NDJSON events: its last one decides. An error
+// event the hub marks retryable is retried; any other is final and its
+// message reaches the caller; a stream cut before its last event is
+// retried.
+func TestShardEvents(t *testing.T) {
+	cases := []struct {
+		name    string
+		answers []string // one per request, in turn
+		want    string   // "" for success, else a part of the error
+		tries   int
+	}{
+		{"result", []string{`{"type":"validating","verified":0,"total":1}` + "\n" + `{"type":"committing","stage":"syncing"}` + "\n" + `{"type":"result"}` + "\n"}, "", 1},
+		{"fatal error", []string{`{"type":"validating","verified":0,"total":1}` + "\n" + `{"type":"error","message":"file hash does not match","retryable":false}` + "\n"}, "file hash does not match", 1},
+		{"retryable error", []string{`{"type":"error","message":"busy","retryable":true}` + "\n", `{"type":"result"}`}, "", 2},
+		{"cut short", []string{`{"type":"validating","verified":0,"total":1}` + "\n", `{"type":"future_kind"}` + "\n" + `{"type":"result"}` + "\n"}, "", 2},
+		{"not JSON", []string{"<html>\n"}, "not JSON", 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, err := hub.New(hub.Config{Dir: t.TempDir(), UserToken: userToken})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tries atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/v2/shards" {
+					n := tries.Add(1)
+					w.Header().Set("Content-Type", "application/x-ndjson")
+					io.WriteString(w, c.answers[min(int(n), len(c.answers))-1])
+					return
+				}
+				h.ServeHTTP(w, r)
+			}))
+			defer srv.Close()
+			cl := newClient(srv)
+			cl.RetryDelay = time.Millisecond
+			_, err = cl.UploadFiles(context.Background(), []upload.Source{source("f", randomBytes(33, 100<<10))})
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("%v, want success", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("%v, want an error saying %q", err, c.want)
+			}
+			if int(tries.Load()) != c.tries {
+				t.Errorf("%d requests to /v2/shards, want %d", tries.Load(), c.tries)
+			}
+		})
 	}
 }
 

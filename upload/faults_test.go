@@ -20,7 +20,7 @@ import (
 func TestUploadDownloadWithFaults(t *testing.T) {
 	dir := t.TempDir()
 	// Each kind once for the first requests of every endpoint an upload uses.
-	faults, err := hub.ParseFaults("5xx:1,429:1,drop:1,lost:1@/api/|/v1/chunks/|/v1/xorbs/|/v1/shards")
+	faults, err := hub.ParseFaults("5xx:1,429:1,drop:1,lost:1@/api/|/v1/chunks/|/v1/xorbs/|/v2/shards")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func (b *bodies) RoundTrip(r *http.Request) (*http.Response, error) {
 		switch {
 		case strings.Contains(r.URL.Path, "/v1/xorbs/"):
 			b.xorbs = append(b.xorbs, body)
-		case strings.HasSuffix(r.URL.Path, "/v1/shards"):
+		case strings.HasSuffix(r.URL.Path, "/v1/shards"), strings.HasSuffix(r.URL.Path, "/v2/shards"):
 			b.shards = append(b.shards, body)
 		}
 		b.mu.Unlock()
@@ -64,7 +64,7 @@ func TestProcessIsWhatUploadSends(t *testing.T) {
 			var collected [][]byte
 			settings := &upload.Client{XorbSize: c.xorbSize}
 			p, err := settings.Process(context.Background(), source("f", c.data), func(x *xorb.Built) error {
-				collected = append(collected, bytes.Clone(x.Bytes))
+				collected = append(collected, bytes.Clone(x.Records()))
 				return nil
 			})
 			if err != nil {

@@ -1,7 +1,12 @@
 package upload
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/xetkit/xetkit/shard"
@@ -90,8 +95,21 @@ func (s *session) uploadShards() error {
 	return send()
 }
 
-// PutShard POSTs one upload-form shard.
+// PutShard registers one upload-form shard: POST /v2/shards, which streams
+// its progress as NDJSON and ends in a result or an error event, as the
+// reference client prefers; a hub without it (404 or 501) gets
+// POST /v1/shards, then and from then on.
 func (c *Client) PutShard(ctx context.Context, b []byte) error {
+	if !c.shardV1.Load() {
+		err := c.call(ctx, "upload shard", scopeWrite, nil, func(base string) (*http.Request, error) {
+			return postBytes(ctx, base+"/v2/shards", b)
+		}, readShardEvents)
+		var he *HTTPError
+		if !errors.As(err, &he) || (he.Status != http.StatusNotFound && he.Status != http.StatusNotImplemented) {
+			return err
+		}
+		c.shardV1.Store(true)
+	}
 	return c.call(ctx, "upload shard", scopeWrite, nil, func(base string) (*http.Request, error) {
 		return postBytes(ctx, base+"/v1/shards", b)
 	}, func(resp *http.Response) error {
@@ -100,4 +118,46 @@ func (c *Client) PutShard(ctx context.Context, b []byte) error {
 		}
 		return decodeJSON(resp, &r)
 	})
+}
+
+// maxEventLine bounds one NDJSON event of a shard upload's answer.
+const maxEventLine = 1 << 20
+
+// readShardEvents reads a /v2/shards answer to its last event: "result" is
+// success, "error" a refusal (retried when the hub says it may pass), and
+// a stream that ends without either was cut short (retried).
+func readShardEvents(resp *http.Response) error {
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 4096), maxEventLine)
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var ev struct {
+			Type      string `json:"type"`
+			Message   string `json:"message"`
+			Retryable bool   `json:"retryable"`
+		}
+		if err := json.Unmarshal(line, &ev); err != nil {
+			return fmt.Errorf("shard upload: an event that is not JSON: %q", line)
+		}
+		switch ev.Type {
+		case "result":
+			return nil
+		case "error":
+			herr := &HTTPError{Op: "upload shard", Method: resp.Request.Method, URL: redact(resp.Request),
+				Status: resp.StatusCode, Message: ev.Message, Attempts: 1}
+			if ev.Retryable {
+				return transient(herr)
+			}
+			return herr
+		}
+		// "validating" and "committing" report progress; unknown types are
+		// skipped, as the reference client does.
+	}
+	if err := sc.Err(); err != nil {
+		return transient(fmt.Errorf("shard upload: reading the events: %w", err))
+	}
+	return transient(errors.New("shard upload: the answer ended without a result or error event"))
 }

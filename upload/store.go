@@ -14,10 +14,10 @@ import (
 // The platform defaults of the pipeline, decided here and nowhere else.
 // Under WebAssembly memory only grows, so fewer and smaller xorbs in
 // flight keep the peak of a large upload low; natively a xorb is as large
-// as the protocol allows (64 MiB). Set Client.XorbSize to get the same
+// as the protocol allows (64 MiB of chunk data). Set Client.XorbSize to get the same
 // bytes on every platform.
 var (
-	DefaultXorbSize    = platformDefault(8<<20, xorb.MaxSize)
+	DefaultXorbSize    = platformDefault(8<<20, xorb.MaxBytes)
 	DefaultConcurrency = platformDefault(3, 4)
 )
 
@@ -34,7 +34,8 @@ type Store interface {
 	// Query returns a global dedupe answer for a chunk (§10.3), or nil
 	// when the store knows nothing of it.
 	Query(ctx context.Context, chunk xethash.Hash) (*shard.Shard, error)
-	// PutXorb stores a sealed xorb; x.Bytes are only valid during the call.
+	// PutXorb stores a sealed xorb (x.Records() is what a CAS is sent);
+	// x.Bytes are only valid during the call.
 	PutXorb(ctx context.Context, x *xorb.Built) error
 	// PutShard registers files and xorbs with an upload-form shard.
 	PutShard(ctx context.Context, shard []byte) error
@@ -58,7 +59,7 @@ type CollectedXorb struct {
 	Hash          xethash.Hash `json:"hash"`
 	Chunks        int          `json:"chunks"`        // how many
 	UnpackedBytes uint64       `json:"unpackedBytes"` // total of the chunks' sizes
-	Size          int          `json:"size"`          // serialized bytes, footer included
+	Size          int          `json:"size"`          // bytes an upload sends: the chunk records, no footer
 }
 
 // Query knows nothing: a collected session deduplicates only within itself.
@@ -68,7 +69,7 @@ func (c *Collector) Query(context.Context, xethash.Hash) (*shard.Shard, error) {
 func (c *Collector) PutXorb(_ context.Context, x *xorb.Built) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.xorbs = append(c.xorbs, CollectedXorb{Hash: x.Hash, Chunks: len(x.Chunks), UnpackedBytes: uint64(x.UncompressedSize), Size: len(x.Bytes)})
+	c.xorbs = append(c.xorbs, CollectedXorb{Hash: x.Hash, Chunks: len(x.Chunks), UnpackedBytes: uint64(x.UncompressedSize), Size: len(x.Records())})
 	if c.OnXorb != nil {
 		return c.OnXorb(x)
 	}

@@ -389,7 +389,7 @@ func (c *Client) Query(ctx context.Context, h xethash.Hash) (*shard.Shard, error
 	var out *shard.Shard
 	err := c.call(ctx, "dedupe query "+h.String(), scopeWrite, []int{http.StatusNotFound, http.StatusTooManyRequests},
 		func(base string) (*http.Request, error) {
-			return http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/chunks/default-merkledb/"+h.String(), nil)
+			return http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/chunks/default/"+h.String(), nil)
 		}, func(resp *http.Response) error {
 			if resp.StatusCode != http.StatusOK {
 				return nil
@@ -413,7 +413,7 @@ func (s *session) addNew(c chunkIn, f *fileRun) (ref, error) {
 	if limit <= 0 {
 		limit = DefaultXorbSize
 	}
-	limit = min(limit, xorb.MaxSize)
+	limit = min(limit, xorb.MaxBytes)
 	if s.cur < 0 {
 		s.cur = int32(len(s.slots))
 		s.slots = append(s.slots, &slot{})
@@ -422,7 +422,9 @@ func (s *session) addNew(c chunkIn, f *fileRun) (ref, error) {
 		// rather than growing it by doubling: under WebAssembly memory
 		// never shrinks, so the garbage of growth would stay.
 		// (A re-placed short dedupe run lies before pos: minRunBytes.)
-		want := int64(limit)
+		// Room for the chunk data stored uncompressed at worst, a header
+		// per chunk and the footer (Finish appends it).
+		want := int64(limit + xorb.MaxSize - xorb.MaxBytes)
 		if f.size >= 0 {
 			left := f.size - f.pos + minRunBytes
 			want = min(want, left+left/128+64<<10)
@@ -430,10 +432,11 @@ func (s *session) addNew(c chunkIn, f *fileRun) (ref, error) {
 		s.builder.Reset(s.buffer(int(want)))
 	}
 	s.builder.Encoder.Mode = s.c.Compression
-	// Room for the record (stored uncompressed at worst, whether it is
-	// encoded yet or not, so xorbs end at the same chunks either way) and
-	// its footer entries; the builder itself enforces the format's limits.
-	full := s.builder.NumChunks() > 0 && s.builder.Size()+xorb.HeaderSize+c.size+64 > limit
+	// A xorb ends where its chunk data would pass the limit, as the
+	// reference client cuts them (its data, not its serialized size, so
+	// xorbs end at the same chunks however they compress); the builder
+	// itself enforces the format's limits.
+	full := s.builder.NumChunks() > 0 && s.builder.Unpacked()+uint64(c.size) > uint64(limit)
 	err := xorb.ErrFull
 	if !full {
 		if c.record != nil {
@@ -530,10 +533,13 @@ func (s *session) uploader() {
 	}
 }
 
-// PutXorb POSTs one serialized xorb.
+// PutXorb POSTs one xorb's chunk records. Like the reference client it
+// sends no footer: the reference CAS rebuilds the footer from the records
+// (and stops reading at one it is sent), so the footer would only cost
+// bytes on the wire.
 func (c *Client) PutXorb(ctx context.Context, b *xorb.Built) error {
 	return c.call(ctx, "upload xorb "+b.Hash.String(), scopeWrite, nil, func(base string) (*http.Request, error) {
-		return postBytes(ctx, base+"/v1/xorbs/default/"+b.Hash.String(), b.Bytes)
+		return postBytes(ctx, base+"/v1/xorbs/default/"+b.Hash.String(), b.Records())
 	}, func(resp *http.Response) error {
 		var r struct {
 			WasInserted *bool `json:"was_inserted"`

@@ -106,7 +106,7 @@ func pipelineOptions(c *upload.Client, o js.Value) error {
 	default:
 		return errorf(codeType, "options must be an object")
 	}
-	if err := optInt(o, "xorbSize", 64<<10, xorb.MaxSize, func(n int) { c.XorbSize = n }); err != nil {
+	if err := optInt(o, "xorbSize", 64<<10, xorb.MaxBytes, func(n int) { c.XorbSize = n }); err != nil {
 		return err
 	}
 	var err error
@@ -275,7 +275,7 @@ func exportUpload(api js.Value) {
 				if onXorb.Type() != js.TypeFunction {
 					return nil
 				}
-				x := map[string]any{"index": index, "hash": b.Hash.String(), "bytes": jsx.Bytes(b.Bytes),
+				x := map[string]any{"index": index, "hash": b.Hash.String(), "bytes": jsx.Bytes(b.Records()),
 					"chunks": len(b.Chunks), "unpackedBytes": b.UncompressedSize}
 				if v := onXorb.Invoke(x); v.Type() == js.TypeObject && v.Get("then").Type() == js.TypeFunction {
 					_, err := jsx.Await(ctx, v)

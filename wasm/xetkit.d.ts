@@ -263,7 +263,7 @@ export interface SealedXorb {
   /** 0, 1, ... in the order sealed. */
   index: number;
   hash: string;
-  /** The serialized xorb, footer included: the body of its upload. */
+  /** The xorb's chunk records without the footer: the body of its upload, as the reference client sends it. */
   bytes: OutBytes;
   chunks: number;
   unpackedBytes: number;
@@ -282,7 +282,7 @@ export interface ProcessOptions {
   onXorb?: (x: SealedXorb) => void | Promise<void>;
   /** Chunk record compression (default "auto": the smaller of LZ4 and byte-grouped LZ4). */
   compression?: "auto" | "lz4" | "bg4-lz4" | "none";
-  /** Serialized size at which a xorb is sealed (default 8 MiB under WebAssembly, at most 64 MiB). */
+  /** Chunk data (uncompressed bytes) at which a xorb is sealed (default 8 MiB under WebAssembly, at most 64 MiB, where the reference client cuts). */
   xorbSize?: number;
   /** false: do all the work on this thread's instance, without the worker pool. With the pool (the default), the work stays on this thread while that is faster, on a busy machine; the bytes are the same either way. */
   workers?: boolean;
@@ -365,7 +365,7 @@ export interface UploadOptions extends HubOptions {
   compression?: "auto" | "lz4" | "bg4-lz4" | "none";
   /** Xorb uploads in flight (default 3). */
   concurrency?: number;
-  /** Serialized size at which a xorb is sealed (default 8 MiB under WebAssembly, at most 64 MiB); the same size gives processFile's bytes. */
+  /** Chunk data (uncompressed bytes) at which a xorb is sealed (default 8 MiB under WebAssembly, at most 64 MiB, where the reference client cuts); the same size gives processFile's bytes. */
   xorbSize?: number;
 }
 

@@ -8,8 +8,8 @@ import (
 )
 
 // ErrFull is returned by the Builder's Add methods when the chunk would take
-// the xorb past MaxChunks or MaxSize: finish this xorb and add the chunk to
-// a new one.
+// the xorb past MaxChunks chunks or MaxBytes of chunk data: finish this
+// xorb and add the chunk to a new one.
 var ErrFull = errors.New("xorb: full")
 
 // ChunkInfo is what the shard writer and uploader need to know of a chunk
@@ -29,6 +29,17 @@ type Built struct {
 	Hash             xethash.Hash
 	Chunks           []ChunkInfo
 	UncompressedSize uint64 // total of the chunks' uncompressed sizes
+}
+
+// Records returns the xorb's chunk records without the footer: what an
+// upload sends, as the reference client does (a CAS rebuilds the footer
+// from the records, so sending it would only cost bytes).
+func (b *Built) Records() []byte {
+	if len(b.Chunks) == 0 {
+		return b.Bytes[:0]
+	}
+	last := b.Chunks[len(b.Chunks)-1]
+	return b.Bytes[:last.RecordOffset+last.RecordSize]
 }
 
 // Entries returns each chunk's hash and uncompressed size.
@@ -56,9 +67,14 @@ func (b *Builder) NumChunks() int { return len(b.chunks) }
 // Size returns the serialized size the xorb would have if finished now.
 func (b *Builder) Size() int { return len(b.buf) + footerLen(len(b.chunks)) + infoLengthSize }
 
-// fits reports whether a record of n bytes can join the xorb.
-func (b *Builder) fits(n int) bool {
-	return len(b.chunks) < MaxChunks && len(b.buf)+n+footerLen(len(b.chunks)+1)+infoLengthSize <= MaxSize
+// Unpacked returns the uncompressed size of the chunks added so far.
+func (b *Builder) Unpacked() uint64 { return b.unpacked }
+
+// fits reports whether a chunk of size uncompressed bytes can join the
+// xorb: the limits are on chunks and their data, as the reference client
+// cuts its xorbs, not on the serialized size.
+func (b *Builder) fits(size int) bool {
+	return len(b.chunks) < MaxChunks && b.unpacked+uint64(size) <= MaxBytes
 }
 
 // Add compresses data, hashes it, and appends it as the next chunk.
@@ -68,12 +84,12 @@ func (b *Builder) Add(data []byte) error {
 
 // AddHashed compresses data and appends it as the next chunk; h must be its
 // chunk hash. It returns ErrFull, before doing any work, when the chunk
-// might not fit: space for the chunk stored uncompressed is required.
+// does not fit.
 func (b *Builder) AddHashed(data []byte, h xethash.Hash) error {
 	if len(data) == 0 || len(data) > MaxChunkSize {
 		return fmt.Errorf("%w (got %d)", ErrChunkSize, len(data))
 	}
-	if !b.fits(HeaderSize + len(data)) {
+	if !b.fits(len(data)) {
 		return ErrFull
 	}
 	start := len(b.buf)
@@ -97,7 +113,7 @@ func (b *Builder) AddRecord(record []byte, h xethash.Hash) error {
 	if n := HeaderSize + int(hdr.CompressedSize); n != len(record) {
 		return fmt.Errorf("xorb: record is %d bytes, its header says %d", len(record), n)
 	}
-	if !b.fits(len(record)) {
+	if !b.fits(int(hdr.UncompressedSize)) {
 		return ErrFull
 	}
 	start := len(b.buf)

@@ -200,7 +200,10 @@ func TestFullByChunkCount(t *testing.T) {
 	}
 }
 
-func TestFullBySize(t *testing.T) {
+// A xorb is full at MaxBytes of chunk data, as the reference client cuts
+// them: incompressible chunks then serialize to a little more than 64 MiB,
+// which MaxSize (what a reader accepts) still covers.
+func TestFullByData(t *testing.T) {
 	var b Builder
 	b.Encoder.Mode = OnlyNone
 	chunk := randomData(MaxChunkSize, 9)
@@ -215,32 +218,48 @@ func TestFullBySize(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Each record is 8+131072 bytes, the footer 92+40n, the info length 4.
-	if want := (MaxSize - footerFixed - infoLengthSize) / (HeaderSize + MaxChunkSize + footerPerChunk); n != want {
+	if want := MaxBytes / MaxChunkSize; n != want {
 		t.Errorf("%d full-size chunks fit, want %d", n, want)
 	}
-	if b.Size() > MaxSize || b.Size()+HeaderSize+MaxChunkSize+footerPerChunk <= MaxSize {
-		t.Errorf("size %d when full", b.Size())
+	if b.Unpacked() != MaxBytes {
+		t.Errorf("%d bytes of chunk data when full, want %d", b.Unpacked(), MaxBytes)
 	}
-	// A record that still fits exactly is taken.
-	room := MaxSize - b.Size() - footerPerChunk - HeaderSize
-	small := randomData(room, 10)
-	if err := b.Add(small); err != nil {
-		t.Fatalf("a %d-byte chunk should still fit: %v", room, err)
-	}
-	if b.Size() != MaxSize {
-		t.Errorf("size %d, want exactly %d", b.Size(), MaxSize)
+	// Not even one more byte is taken.
+	if err := b.Add([]byte{1}); !errors.Is(err, ErrFull) {
+		t.Fatalf("a 1-byte chunk past MaxBytes: %v, want ErrFull", err)
 	}
 	built, err := b.Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(built.Bytes) != MaxSize {
-		t.Fatalf("%d bytes", len(built.Bytes))
+	if len(built.Bytes) <= 64<<20 || len(built.Bytes) > MaxSize {
+		t.Fatalf("%d bytes: want more than 64 MiB and at most MaxSize %d", len(built.Bytes), MaxSize)
 	}
 	x, err := Parse(built.Bytes)
-	if err != nil || len(x.Records) != n+1 {
+	if err != nil || len(x.Records) != n {
 		t.Fatal(err)
+	}
+	// The records alone (what an upload sends) read back too.
+	rec := built.Records()
+	if want := n * (HeaderSize + MaxChunkSize); len(rec) != want {
+		t.Fatalf("records are %d bytes, want %d", len(rec), want)
+	}
+	p, err := ParsePartial(rec)
+	if err != nil || p.Footer != nil || len(p.Records) != n {
+		t.Fatalf("records alone: %v", err)
+	}
+}
+
+// A xorb is also full at MaxChunks chunks, however small.
+func TestFullByChunks(t *testing.T) {
+	var b Builder
+	for i := range MaxChunks {
+		if err := b.Add([]byte{byte(i), byte(i >> 8)}); err != nil {
+			t.Fatalf("chunk %d: %v", i, err)
+		}
+	}
+	if err := b.Add([]byte{1}); !errors.Is(err, ErrFull) {
+		t.Fatalf("chunk %d: %v, want ErrFull", MaxChunks, err)
 	}
 }
 

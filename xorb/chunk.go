@@ -14,10 +14,18 @@ const format = "xorb"
 
 // Limits of the format (§7.1, §7.3.2).
 const (
-	// MaxSize is the largest serialized xorb, footer included.
-	MaxSize = 64 << 20
+	// MaxBytes is the most uncompressed chunk data one xorb holds. The
+	// draft (§7.1) bounds the serialized xorb by 64 MiB, but the reference
+	// client cuts its xorbs at 64 MiB of chunk data (and sends them
+	// without footer), so a CAS must take slightly more than 64 MiB on the
+	// wire: see MaxSize.
+	MaxBytes = 64 << 20
 	// MaxChunks is the most chunks one xorb may hold.
 	MaxChunks = 8192
+	// MaxSize is the largest serialized xorb, footer included: MaxBytes
+	// stored uncompressed (an encoder never stores a chunk larger than it
+	// is) in MaxChunks records, and their footer.
+	MaxSize = MaxBytes + MaxChunks*HeaderSize + footerFixed + footerPerChunk*MaxChunks + infoLengthSize
 	// MaxChunkSize bounds both size fields of a chunk header.
 	MaxChunkSize = 128 << 10
 	// HeaderSize is the length of a chunk record's header.

@@ -29,7 +29,7 @@ import (
 func init() {
 	register(&command{
 		name:    "serve",
-		usage:   "[--addr 127.0.0.1:8080] [--data DIR] [--token T] [--root DIR]",
+		usage:   "[--addr 127.0.0.1:8080] [--url URL] [--data DIR] [--token T] [--root DIR]",
 		summary: "serve the viewer page, the WebAssembly module and a local hub on one loopback port",
 		details: `The local hub answers the Hub API that @huggingface/hub and huggingface_hub call
 (repositories, commits, trees, resolve, the LFS batch and the xet token routes)
@@ -40,8 +40,15 @@ and the CAS API, so those clients work against it unmodified:
 It has one user: the --token (default: a random hf_… token, printed at start;
 pass your own with --token hf_…). That user owns every namespace. As a
 development convenience, a commit or a write-token request for a repository
-that does not exist creates it (public); createRepo creates one explicitly.
-Without a token, public repositories can be read; writes always need it.`,
+that does not exist creates it (public); createRepo creates one explicitly,
+and an id without a namespace lands in the user's own ("local"). Without a
+token, public repositories can be read; writes always need it.
+
+huggingface_hub with hf_xet works the same way (HF_ENDPOINT=<the URL>,
+HF_TOKEN=<the token>). Clients without Xet use the LFS basic and multipart
+transfers; the hub stores those files as Xet itself. Pass --url when
+clients reach the hub by another name than the listening address (say
+localhost, or through a proxy): the URLs the hub returns are built on it.`,
 		run: runServe,
 	})
 }
@@ -54,6 +61,8 @@ type serveOptions struct {
 	token       string // hub user token
 	allowRemote bool   // listen on a non-loopback address
 	faults      string // hub fault plan, for tests (hub.ParseFaults)
+	publicURL   string // base URL clients reach the hub at; "": the listening address
+	lfsPartSize int64  // part size of the LFS multipart transfer; 0: the hub's default
 	// Connection limits: a request must arrive whole within readTimeout
 	// (its headers within 10 s), and an idle keep-alive connection is
 	// closed after idleTimeout, so slow or silent clients cannot hold the
@@ -72,6 +81,8 @@ func runServe(e *env, args []string) error {
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow listening on a non-loopback address (the hub has no other protection)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 5*time.Minute, "longest time to receive one whole request, body included")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", time.Minute, "close a keep-alive connection idle this long")
+	fs.StringVar(&o.publicURL, "url", "", "the base URL clients reach the hub at, e.g. http://localhost:8080 (default: http:// and the listening address); every URL the hub returns is built on it, and clients refuse URLs on another host than the one they were pointed at")
+	fs.Int64Var(&o.lfsPartSize, "lfs-part-size", hub.DefaultLFSPartSize, "part size in bytes of the LFS multipart transfer, for clients without Xet: larger objects are sent in parts of this size")
 	fs.StringVar(&o.faults, "faults", "", "make the hub fail requests, for tests: N (the first N), KIND:N,... (kinds 5xx, 429, drop, lost, flip, cut, ok), or loop:KIND,... (every request, in turn); optionally @/path|/path")
 	args, err := parseFlags(e, c, fs, args)
 	if err != nil {
@@ -79,6 +90,9 @@ func runServe(e *env, args []string) error {
 	}
 	if len(args) != 0 {
 		return usagef("serve takes no arguments, only flags (got %q)", args[0])
+	}
+	if o.lfsPartSize <= 0 {
+		return usagef("--lfs-part-size %d: want a positive number of bytes", o.lfsPartSize)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -126,6 +140,9 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 		IdleTimeout:       o.idleTimeout,
 	}
 	url := "http://" + ln.Addr().String() + "/"
+	if o.publicURL != "" {
+		url = strings.TrimSuffix(o.publicURL, "/") + "/"
+	}
 	fmt.Fprintf(e.stdout, "xetkit serve: %s\n", url)
 	fmt.Fprintf(e.stdout, "  page and module from %s\n", from)
 	if h != nil {
@@ -161,7 +178,7 @@ func hubHandler(o serveOptions) (*hub.Hub, error) {
 	if err != nil {
 		return nil, usagef("--faults: %v", err)
 	}
-	return hub.New(hub.Config{Dir: o.data, UserToken: o.token, Faults: faults})
+	return hub.New(hub.Config{Dir: o.data, UserToken: o.token, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize})
 }
 
 // newServeMux serves web/ at /, wasm/ at /wasm/ and, when hub is not nil,

@@ -1,4 +1,4 @@
-package upload
+package upload_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/upload"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -25,12 +26,12 @@ func TestTokenRefresh(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	clientNow := hubNow
-	c := &Client{Hub: srv.URL, Repo: "a/b", Token: "u", HTTP: srv.Client(), RetryDelay: time.Millisecond,
-		now: func() time.Time { return clientNow }}
+	c := &upload.Client{Hub: srv.URL, Repo: "a/b", Token: "u", HTTP: srv.Client(), RetryDelay: time.Millisecond}
+	upload.SetClock(c, func() time.Time { return clientNow })
 	data := []byte("some file content")
 	up := func() {
 		t.Helper()
-		if _, err := c.UploadFiles(context.Background(), []Source{{Name: "f", Size: int64(len(data)),
+		if _, err := c.UploadFiles(context.Background(), []upload.Source{{Name: "f", Size: int64(len(data)),
 			Open: func() (io.Reader, error) { return bytes.NewReader(data), nil }}}); err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +63,7 @@ func TestTokenRefresh(t *testing.T) {
 	}
 }
 
-func mustHash(t *testing.T, c *Client, data []byte) xethash.Hash {
+func mustHash(t *testing.T, c *upload.Client, data []byte) xethash.Hash {
 	var entries []xethash.Entry
 	for _, ch := range chunking.Split(data) {
 		entries = append(entries, xethash.Entry{Hash: xethash.Chunk(ch), Size: uint64(len(ch))})
