@@ -1,7 +1,8 @@
 // One pipeline in Chromium: processFile's xorbs and shard are byte for
 // byte what upload() sends to the hub, for random, float32 and tiny files
 // and a file larger than one xorb. The hub keeps what it receives under
-// its hash, so the test compares with its store.
+// its hash (a xorb's chunk records followed by the footer it builds for
+// them), so the test compares with its store.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -36,7 +37,7 @@ test("processFile in the page gives byte for byte what upload sends", { timeout:
     const out = [];
     for (const [i, [name, bytes, options]] of cases.entries()) {
       const xorbs = [];
-      const p = await xk.processFile(new Blob([bytes]), { ...options, onXorb: async (x) => { xorbs.push({ hash: x.hash, sha: await hex(x.bytes) }); } });
+      const p = await xk.processFile(new Blob([bytes]), { ...options, onXorb: async (x) => { xorbs.push({ hash: x.hash, size: x.bytes.length, sha: await hex(x.bytes) }); } });
       const { files: [r] } = await xk.upload([{ path: name, content: new Blob([bytes]) }], { ...options, commit: false, repo: `alice/e2e-pipeline-${i}`, token });
       out.push({ name, xorbs, shardSha: await hex(p.shard), same: r.hash === p.fileHash && r.sha256 === p.sha256 });
     }
@@ -49,7 +50,8 @@ test("processFile in the page gives byte for byte what upload sends", { timeout:
     made += c.xorbs.length;
     for (const x of c.xorbs) {
       const stored = readFileSync(join(env.data, "xorbs", x.hash));
-      assert.equal(createHash("sha256").update(stored).digest("hex"), x.sha, `${c.name}: xorb ${x.hash} as the hub received it`);
+      assert.equal(createHash("sha256").update(stored.subarray(0, x.size)).digest("hex"), x.sha, `${c.name}: xorb ${x.hash} as the hub received it`);
+      assert.equal(stored.subarray(x.size, x.size + 7).toString("latin1"), "XETBLOB", `${c.name}: the hub added the footer after what it received`);
     }
     assert.ok(existsSync(join(env.data, "shards", c.shardSha)), `${c.name}: the hub received processFile's shard`);
   }

@@ -1,6 +1,7 @@
 // One pipeline: processFile's xorbs and shard are byte for byte what
 // upload() sends to a hub for the same file and options (the hub keeps
-// every xorb and shard it receives under its hash, so the test reads what
+// every xorb and shard it receives under its hash, a xorb's chunk records
+// followed by the footer it builds for them, so the test reads what
 // arrived straight from its store).
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -46,8 +47,9 @@ test("processFile gives byte for byte what upload sends", { timeout: 300_000 }, 
     assert.ok(xorbs.length >= 1, name);
     made += xorbs.length;
     for (const x of xorbs) {
-      const stored = readFileSync(join(data, "xorbs", x.hash));
-      assert.deepEqual(new Uint8Array(stored), x.bytes, `${name}: xorb ${x.index} as received`);
+      const stored = new Uint8Array(readFileSync(join(data, "xorbs", x.hash)));
+      assert.deepEqual(stored.subarray(0, x.bytes.length), x.bytes, `${name}: xorb ${x.index} as received`);
+      assert.equal(xk.parseXorb(stored).chunks.length, x.chunks, `${name}: xorb ${x.index}: the hub added its footer`);
     }
     const shardName = createHash("sha256").update(p.shard).digest("hex");
     assert.ok(existsSync(join(data, "shards", shardName)), `${name}: the hub received processFile's shard`);
