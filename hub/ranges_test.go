@@ -13,12 +13,12 @@ func TestParseRanges(t *testing.T) {
 		want []byteRange
 		bad  bool
 	}{
-		{"bytes=0-9", 100, []byteRange{{0, 9}}, false},
-		{"bytes=90-200", 100, []byteRange{{90, 99}}, false},
-		{"bytes=90-", 100, []byteRange{{90, 99}}, false},
-		{"bytes=-10", 100, []byteRange{{90, 99}}, false},
-		{"bytes=-1000", 100, []byteRange{{0, 99}}, false},
-		{"bytes=0-1, 5-6", 100, []byteRange{{0, 1}, {5, 6}}, false},
+		{"bytes=0-9", 100, []byteRange{{Start: 0, End: 9}}, false},
+		{"bytes=90-200", 100, []byteRange{{Start: 90, End: 99}}, false},
+		{"bytes=90-", 100, []byteRange{{Start: 90, End: 99}}, false},
+		{"bytes=-10", 100, []byteRange{{Start: 90, End: 99}}, false},
+		{"bytes=-1000", 100, []byteRange{{Start: 0, End: 99}}, false},
+		{"bytes=0-1, 5-6", 100, []byteRange{{Start: 0, End: 1}, {Start: 5, End: 6}}, false},
 		{"bytes=100-", 100, nil, true},
 		{"bytes=5-4", 100, nil, true},
 		{"bytes=a-4", 100, nil, true},

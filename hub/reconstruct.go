@@ -6,21 +6,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/xethash"
 )
 
-// chunkRange is a half-open range of chunk indices.
-type chunkRange struct {
-	Start uint32 `json:"start"`
-	End   uint32 `json:"end"`
-}
-
-// reconTerm is a term of a reconstruction answer.
-type reconTerm struct {
-	Hash           xethash.Hash `json:"hash"`
-	UnpackedLength uint64       `json:"unpacked_length"`
-	Range          chunkRange   `json:"range"`
-}
+// The reconstruction wire types, shared with the client.
+type (
+	chunkRange = cas.ChunkRange
+	reconTerm  = cas.Term
+)
 
 // planned is a reconstruction worked out for a byte range of a file.
 type planned struct {
@@ -99,7 +93,7 @@ func (h *Hub) plan(w http.ResponseWriter, r *http.Request) *planned {
 			epos -= m.chunks[end-1].Size
 			end--
 		}
-		p.terms = append(p.terms, reconTerm{Hash: t.Xorb, UnpackedLength: epos - cpos, Range: chunkRange{start, end}})
+		p.terms = append(p.terms, reconTerm{Hash: t.Xorb, UnpackedLength: epos - cpos, Range: chunkRange{Start: start, End: end}})
 		pos = tEnd
 	}
 	h.stats.reconstructions.Add(1)
@@ -168,7 +162,7 @@ func (p *planned) mergedRanges() map[xethash.Hash][]chunkRange {
 // bytesOf returns the serialized byte range (inclusive) of chunk records
 // [r.Start, r.End) of a xorb.
 func bytesOf(m *xorbMeta, r chunkRange) byteRange {
-	return byteRange{m.recordStart(r.Start), m.ends[r.End-1] - 1}
+	return byteRange{Start: m.recordStart(r.Start), End: m.ends[r.End-1] - 1}
 }
 
 // handleReconstructionV1 answers GET /v1/reconstructions/{file}: one signed
@@ -178,28 +172,22 @@ func (h *Hub) handleReconstructionV1(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		return
 	}
-	type fetchInfo struct {
-		Range    chunkRange `json:"range"`
-		URL      string     `json:"url"`
-		URLRange byteRange  `json:"url_range"`
-	}
 	base := h.baseURL(r)
 	exp := h.now().Add(h.cfg.URLTTL).Unix()
-	fetch := map[string][]fetchInfo{}
+	out := &cas.Plan{Offset: p.offset, Terms: p.terms, Fetch: map[xethash.Hash][]cas.FetchV2{}}
 	for x, ranges := range p.mergedRanges() {
 		m := p.metas[x]
 		for _, cr := range ranges {
 			br := bytesOf(m, cr)
-			fetch[x.String()] = append(fetch[x.String()], fetchInfo{
-				Range: cr, URL: h.signXorbURL(base, x, []byteRange{br}, exp), URLRange: br,
-			})
+			out.Fetch[x] = append(out.Fetch[x], cas.FetchV2{URL: h.signXorbURL(base, x, []byteRange{br}, exp), Ranges: []cas.RangeV2{{Chunks: cr, Bytes: br}}})
 		}
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Offset    uint64                 `json:"offset_into_first_range"`
-		Terms     []reconTerm            `json:"terms"`
-		FetchInfo map[string][]fetchInfo `json:"fetch_info"`
-	}{p.offset, nonNil(p.terms), fetch})
+	v1, err := out.V1()
+	if err != nil {
+		h.fail(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v1)
 }
 
 // handleReconstructionV2 answers GET /v2/reconstructions/{file}: one signed
@@ -209,39 +197,20 @@ func (h *Hub) handleReconstructionV2(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		return
 	}
-	type rangeDesc struct {
-		Chunks chunkRange `json:"chunks"`
-		Bytes  byteRange  `json:"bytes"`
-	}
-	type multiFetch struct {
-		URL    string      `json:"url"`
-		Ranges []rangeDesc `json:"ranges"`
-	}
 	base := h.baseURL(r)
 	exp := h.now().Add(h.cfg.URLTTL).Unix()
-	xorbs := map[string][]multiFetch{}
+	out := &cas.Plan{Offset: p.offset, Terms: p.terms, Fetch: map[xethash.Hash][]cas.FetchV2{}}
 	for x, ranges := range p.mergedRanges() {
 		m := p.metas[x]
-		mf := multiFetch{}
+		f := cas.FetchV2{}
 		var brs []byteRange
 		for _, cr := range ranges {
 			br := bytesOf(m, cr)
 			brs = append(brs, br)
-			mf.Ranges = append(mf.Ranges, rangeDesc{cr, br})
+			f.Ranges = append(f.Ranges, cas.RangeV2{Chunks: cr, Bytes: br})
 		}
-		mf.URL = h.signXorbURL(base, x, brs, exp)
-		xorbs[x.String()] = []multiFetch{mf}
+		f.URL = h.signXorbURL(base, x, brs, exp)
+		out.Fetch[x] = []cas.FetchV2{f}
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Offset uint64                  `json:"offset_into_first_range"`
-		Terms  []reconTerm             `json:"terms"`
-		Xorbs  map[string][]multiFetch `json:"xorbs"`
-	}{p.offset, nonNil(p.terms), xorbs})
-}
-
-func nonNil(t []reconTerm) []reconTerm {
-	if t == nil {
-		return []reconTerm{}
-	}
-	return t
+	writeJSON(w, http.StatusOK, out.V2())
 }

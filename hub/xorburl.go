@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -28,10 +29,7 @@ const (
 )
 
 // byteRange is an HTTP byte range, both ends inclusive.
-type byteRange struct {
-	Start int64 `json:"start"`
-	End   int64 `json:"end"`
-}
+type byteRange = cas.ByteRange
 
 func formatRanges(rs []byteRange) string {
 	var b strings.Builder
@@ -98,7 +96,7 @@ func (h *Hub) handleXorbFetch(w http.ResponseWriter, r *http.Request) {
 	// fetched.
 	allowed := signed
 	if n := len(meta.ends); n > 0 && meta.ends[n-1] < size {
-		allowed = append(allowed[:len(allowed):len(allowed)], byteRange{meta.ends[n-1], size - 1})
+		allowed = append(allowed[:len(allowed):len(allowed)], byteRange{Start: meta.ends[n-1], End: size - 1})
 	}
 	want := r.Header.Get("Range")
 	if want == "" {
@@ -199,7 +197,7 @@ func parseRanges(s string, size int64) ([]byteRange, error) {
 			if err != nil || n <= 0 {
 				return nil, fmt.Errorf("malformed range %q", part)
 			}
-			r = byteRange{max(size-n, 0), size - 1}
+			r = byteRange{Start: max(size-n, 0), End: size - 1}
 		default:
 			start, err := strconv.ParseInt(a, 10, 64)
 			if err != nil || start < 0 {
@@ -211,7 +209,7 @@ func parseRanges(s string, size int64) ([]byteRange, error) {
 					return nil, fmt.Errorf("malformed range %q", part)
 				}
 			}
-			r = byteRange{start, min(end, size-1)}
+			r = byteRange{Start: start, End: min(end, size-1)}
 		}
 		if r.Start >= size {
 			return nil, fmt.Errorf("range %q starts past the end", part)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
@@ -27,41 +28,11 @@ var ErrNotFound = errors.New("file not found")
 // match what was asked for.
 var ErrVerify = errors.New("download verification failed")
 
-// Reconstruction answers (draft §8, Appendix A.3; both versions).
+// The reconstruction wire types, shared with the hub.
 type (
-	indexRange struct {
-		Start uint32 `json:"start"`
-		End   uint32 `json:"end"`
-	}
-	httpRange struct {
-		Start int64 `json:"start"`
-		End   int64 `json:"end"` // inclusive
-	}
-	reconTerm struct {
-		Hash           xethash.Hash `json:"hash"`
-		UnpackedLength uint64       `json:"unpacked_length"`
-		Range          indexRange   `json:"range"`
-	}
-	reconV1 struct {
-		Offset    uint64      `json:"offset_into_first_range"`
-		Terms     []reconTerm `json:"terms"`
-		FetchInfo map[string][]struct {
-			Range    indexRange `json:"range"`
-			URL      string     `json:"url"`
-			URLRange httpRange  `json:"url_range"`
-		} `json:"fetch_info"`
-	}
-	reconV2 struct {
-		Offset uint64      `json:"offset_into_first_range"`
-		Terms  []reconTerm `json:"terms"`
-		Xorbs  map[string][]struct {
-			URL    string `json:"url"`
-			Ranges []struct {
-				Chunks indexRange `json:"chunks"`
-				Bytes  httpRange  `json:"bytes"`
-			} `json:"ranges"`
-		} `json:"xorbs"`
-	}
+	indexRange = cas.ChunkRange
+	httpRange  = cas.ByteRange
+	reconTerm  = cas.Term
 )
 
 // fetchEntry is one signed URL and the chunk ranges of one xorb it serves.
@@ -316,52 +287,44 @@ func (c *Client) reconstruction(ctx context.Context, file xethash.Hash, rng *Ran
 			})
 		return status, err
 	}
-	var v2 reconV2
+	var v2 cas.ReconstructionV2
 	status, err := get("v2", &v2)
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{entries: map[xethash.Hash][]*fetchEntry{}}
-	if status == http.StatusRequestedRangeNotSatisfiable && rng != nil {
-		p.pastEnd = true
-		return p, nil
-	}
-	if status == http.StatusOK {
-		p.offset, p.terms = v2.Offset, v2.Terms
-		for xs, list := range v2.Xorbs {
-			x, err := xethash.Parse(xs)
-			if err != nil {
-				return nil, fmt.Errorf("reconstruct %s: bad xorb hash %q in the answer", file, xs)
-			}
-			for _, e := range list {
-				fe := &fetchEntry{xorb: x, url: e.URL}
-				for _, r := range e.Ranges {
-					fe.ranges = append(fe.ranges, fetchRange{r.Chunks, r.Bytes})
-				}
-				p.entries[x] = append(p.entries[x], fe)
-			}
+	var cp *cas.Plan
+	switch status {
+	case http.StatusOK:
+		cp, err = v2.Plan()
+	case http.StatusRequestedRangeNotSatisfiable:
+	default:
+		var v1 cas.ReconstructionV1
+		if status, err = get("v1", &v1); err != nil {
+			return nil, err
 		}
-		return p, nil
+		if status == http.StatusOK {
+			cp, err = v1.Plan()
+		}
 	}
-	var v1 reconV1
-	if status, err = get("v1", &v1); err != nil {
-		return nil, err
+	if err != nil {
+		return nil, fmt.Errorf("reconstruct %s: %w", file, err)
 	}
-	if status == http.StatusRequestedRangeNotSatisfiable && rng != nil {
+	p := &plan{entries: map[xethash.Hash][]*fetchEntry{}}
+	switch {
+	case status == http.StatusRequestedRangeNotSatisfiable && rng != nil:
 		p.pastEnd = true
 		return p, nil
-	}
-	if status != http.StatusOK {
+	case cp == nil:
 		return nil, fmt.Errorf("download %s: %w", file, ErrNotFound)
 	}
-	p.offset, p.terms = v1.Offset, v1.Terms
-	for xs, list := range v1.FetchInfo {
-		x, err := xethash.Parse(xs)
-		if err != nil {
-			return nil, fmt.Errorf("reconstruct %s: bad xorb hash %q in the answer", file, xs)
-		}
-		for _, e := range list {
-			p.entries[x] = append(p.entries[x], &fetchEntry{xorb: x, url: e.URL, ranges: []fetchRange{{e.Range, e.URLRange}}})
+	p.offset, p.terms = cp.Offset, cp.Terms
+	for x, list := range cp.Fetch {
+		for _, f := range list {
+			fe := &fetchEntry{xorb: x, url: f.URL}
+			for _, r := range f.Ranges {
+				fe.ranges = append(fe.ranges, fetchRange{r.Chunks, r.Bytes})
+			}
+			p.entries[x] = append(p.entries[x], fe)
 		}
 	}
 	return p, nil
@@ -556,7 +519,7 @@ func (d *downloader) pieces(t reconTerm, r fetchRange) []fetchRange {
 		for end < t.Range.End && int64(ends[end])-start(c) <= pieceSize {
 			end++
 		}
-		out = append(out, fetchRange{chunks: indexRange{c, end}, bytes: httpRange{start(c), int64(ends[end-1]) - 1}})
+		out = append(out, fetchRange{chunks: indexRange{Start: c, End: end}, bytes: httpRange{Start: start(c), End: int64(ends[end-1]) - 1}})
 		c = end
 	}
 	return out
