@@ -125,6 +125,12 @@ export async function openFiles(page, paths) {
 
 /** Text of the visible rows of the table labelled name: [[cell, ...], ...]. */
 export async function rows(page, label) {
+  // A table draws its rows in an animation frame after it appears: wait for
+  // them (or for an empty table) before reading.
+  await page.waitForFunction((l) => {
+    const t = [...document.querySelectorAll(".vt")].find((e) => e.getAttribute("aria-label") === l);
+    return t && (t.dataset.rows === "0" || t.querySelector(".vt-row"));
+  }, label);
   return page.locator(`.vt[aria-label="${label}"] .vt-row`).evaluateAll((rs) =>
     rs.map((r) => [...r.querySelectorAll(".vt-cell")].map((c) => c.textContent.trim())));
 }

@@ -135,7 +135,10 @@ test("findings link to their place in the bytes", pageTest(env, async (page) => 
   assert.ok(items[0].includes(f.message));
   await page.locator("ol.findings li a.offset").first().click();
   await page.waitForFunction(() => location.hash.includes("off="));
-  assert.match(await page.locator(".hex-title").innerText(), new RegExp(`Finding at byte ${f.offset.toLocaleString("en-US")}`));
+  // The section and the hex view follow the new fragment a frame later.
+  const want = `Finding at byte ${f.offset.toLocaleString("en-US")}`;
+  await page.waitForFunction((w) => document.querySelector(".hex-title")?.textContent.includes(w), want, { timeout: 5000 }).catch(() => {});
+  assert.match(await page.locator(".hex-title").innerText(), new RegExp(want));
   assert.equal(await page.locator(".sec.current").getAttribute("data-sec"), "footer");
 }));
 
