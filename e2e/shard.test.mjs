@@ -252,7 +252,7 @@ test("lookup tables, and a dedupe response whose key has not expired", pageTest(
   await tab(page, "lookups");
   const chunkRows = await rows(page, "chunks lookup");
   const first = cli.lookups.chunks[0];
-  assert.deepEqual(chunkRows[0], ["0", first.truncatedHash, String(first.xorb), String(first.chunk)]);
+  assert.deepEqual(chunkRows[0], ["0", first.truncatedHash, String(first.entry), String(first.xorb), String(first.chunk)]);
   await page.locator('.vt[aria-label="chunks lookup"] .vt-row').first().click();
   await page.waitForFunction(() => location.hash.includes("sec=xorb&sel=0"));
   assert.equal(await page.locator(".vt-row.active .vt-cell").first().innerText(), String(first.chunk));
@@ -261,7 +261,7 @@ test("lookup tables, and a dedupe response whose key has not expired", pageTest(
   await fl.focus();
   await page.keyboard.press("Home");
   const names = await page.locator(".hex-legend .hex-field").evaluateAll((fs) => fs.map((f) => f.dataset.field));
-  assert.deepEqual(names, ["truncatedHash", "fileIndex"]);
+  assert.deepEqual(names, ["truncatedHash", "fileEntry"]);
   assert.match(await page.locator(".hex-title").innerText(), new RegExp(`^File lookup entry 0 bytes ${cli.footer.fileLookupOffset.toLocaleString("en-US")}–`));
 
   await page.locator('.itab[data-item="dedupe.shard"] .itab-link').click();

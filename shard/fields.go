@@ -70,9 +70,9 @@ var (
 		{"reserved", 48, kindRaw}, {"storedBytesOnDisk", 8, kindU64}, {"materializedBytes", 8, kindU64},
 		{"storedBytes", 8, kindU64}, {"footerOffset", 8, kindU64},
 	}
-	fileLookupFields  = []fieldDecl{{"truncatedHash", 8, kindU64}, {"fileIndex", 4, kindU32}}
-	xorbLookupFields  = []fieldDecl{{"truncatedHash", 8, kindU64}, {"xorbIndex", 4, kindU32}}
-	chunkLookupFields = []fieldDecl{{"truncatedHash", 8, kindU64}, {"xorbIndex", 4, kindU32}, {"chunkIndex", 4, kindU32}}
+	fileLookupFields  = []fieldDecl{{"truncatedHash", 8, kindU64}, {"fileEntry", 4, kindU32}}
+	xorbLookupFields  = []fieldDecl{{"truncatedHash", 8, kindU64}, {"xorbEntry", 4, kindU32}}
+	chunkLookupFields = []fieldDecl{{"truncatedHash", 8, kindU64}, {"xorbEntry", 4, kindU32}, {"chunkIndex", 4, kindU32}}
 )
 
 // Selection names a part of a shard for Fields. Part is one of "header",

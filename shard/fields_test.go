@@ -106,19 +106,19 @@ func TestFieldsMatchWriter(t *testing.T) {
 	}
 	for i, e := range s.Lookups.Files {
 		lf := fieldsOf(t, b, shard.Selection{Part: "fileLookup", Index: i}, 0)
-		if lf["truncatedHash"] != u(e.Truncated) || lf["fileIndex"] != u(uint64(e.File)) {
+		if lf["truncatedHash"] != u(e.Truncated) || lf["fileEntry"] != u(uint64(e.Entry)) {
 			t.Errorf("file lookup %d fields %v", i, lf)
 		}
 	}
 	for i, e := range s.Lookups.Xorbs {
 		lf := fieldsOf(t, b, shard.Selection{Part: "casLookup", Index: i}, 0)
-		if lf["truncatedHash"] != u(e.Truncated) || lf["xorbIndex"] != u(uint64(e.Xorb)) {
+		if lf["truncatedHash"] != u(e.Truncated) || lf["xorbEntry"] != u(uint64(e.Entry)) {
 			t.Errorf("CAS lookup %d fields %v", i, lf)
 		}
 	}
 	for i, e := range s.Lookups.Chunks {
 		lf := fieldsOf(t, b, shard.Selection{Part: "chunkLookup", Index: i}, 0)
-		if lf["truncatedHash"] != u(e.Truncated) || lf["xorbIndex"] != u(uint64(e.Xorb)) || lf["chunkIndex"] != u(uint64(e.Chunk)) {
+		if lf["truncatedHash"] != u(e.Truncated) || lf["xorbEntry"] != u(uint64(e.XorbEntry)) || lf["chunkIndex"] != u(uint64(e.Chunk)) {
 			t.Errorf("chunk lookup %d fields %v", i, lf)
 		}
 	}

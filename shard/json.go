@@ -80,22 +80,29 @@ type ParsedLookups struct {
 	Chunks []ParsedChunkLookup `json:"chunks"`
 }
 
-// ParsedFileLookup is a file lookup entry in Parsed.
+// ParsedFileLookup is a file lookup entry in Parsed: the stored record
+// index (Entry) and the file it starts (File, -1 when it starts none).
 type ParsedFileLookup struct {
 	TruncatedHash string `json:"truncatedHash"`
-	File          uint32 `json:"file"`
+	Entry         uint32 `json:"entry"`
+	File          int    `json:"file"`
 }
 
-// ParsedXorbLookup is a CAS lookup entry in Parsed.
+// ParsedXorbLookup is a CAS lookup entry in Parsed: the stored record index
+// (Entry) and the xorb it starts (Xorb, -1 when it starts none).
 type ParsedXorbLookup struct {
 	TruncatedHash string `json:"truncatedHash"`
-	Xorb          uint32 `json:"xorb"`
+	Entry         uint32 `json:"entry"`
+	Xorb          int    `json:"xorb"`
 }
 
-// ParsedChunkLookup is a chunk lookup entry in Parsed.
+// ParsedChunkLookup is a chunk lookup entry in Parsed: the stored record
+// index of the chunk's xorb (Entry), that xorb (Xorb, -1 when the record
+// starts none) and the chunk's index in it.
 type ParsedChunkLookup struct {
 	TruncatedHash string `json:"truncatedHash"`
-	Xorb          uint32 `json:"xorb"`
+	Entry         uint32 `json:"entry"`
+	Xorb          int    `json:"xorb"`
 	Chunk         uint32 `json:"chunk"`
 }
 
@@ -203,14 +210,15 @@ func ParsedOf(s *Shard, findings []Finding) *Parsed {
 		Xorbs:  make([]ParsedXorbLookup, len(s.Lookups.Xorbs)),
 		Chunks: make([]ParsedChunkLookup, len(s.Lookups.Chunks)),
 	}
+	fileAt, xorbAt := s.FileEntries(), s.XorbEntries()
 	for i, e := range s.Lookups.Files {
-		p.Lookups.Files[i] = ParsedFileLookup{truncHex(e.Truncated), e.File}
+		p.Lookups.Files[i] = ParsedFileLookup{truncHex(e.Truncated), e.Entry, entryOwner(fileAt, e.Entry)}
 	}
 	for i, e := range s.Lookups.Xorbs {
-		p.Lookups.Xorbs[i] = ParsedXorbLookup{truncHex(e.Truncated), e.Xorb}
+		p.Lookups.Xorbs[i] = ParsedXorbLookup{truncHex(e.Truncated), e.Entry, entryOwner(xorbAt, e.Entry)}
 	}
 	for i, e := range s.Lookups.Chunks {
-		p.Lookups.Chunks[i] = ParsedChunkLookup{truncHex(e.Truncated), e.Xorb, e.Chunk}
+		p.Lookups.Chunks[i] = ParsedChunkLookup{truncHex(e.Truncated), e.XorbEntry, entryOwner(xorbAt, e.XorbEntry), e.Chunk}
 	}
 	if f := s.Footer; f != nil {
 		p.Footer = &ParsedFooter{
@@ -379,12 +387,17 @@ func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks bool) []b
 	}
 	l := &s.Lookups
 	w.s(`],"lookups":{"files":[`)
-	w.lookups(len(l.Files), "file", "", func(i int) (uint64, uint32, uint32) { return l.Files[i].Truncated, l.Files[i].File, 0 })
+	fileAt, xorbAt := s.FileEntries(), s.XorbEntries()
+	w.lookups(len(l.Files), "file", false, func(i int) (uint64, uint32, int, uint32) {
+		return l.Files[i].Truncated, l.Files[i].Entry, entryOwner(fileAt, l.Files[i].Entry), 0
+	})
 	w.s(`],"xorbs":[`)
-	w.lookups(len(l.Xorbs), "xorb", "", func(i int) (uint64, uint32, uint32) { return l.Xorbs[i].Truncated, l.Xorbs[i].Xorb, 0 })
+	w.lookups(len(l.Xorbs), "xorb", false, func(i int) (uint64, uint32, int, uint32) {
+		return l.Xorbs[i].Truncated, l.Xorbs[i].Entry, entryOwner(xorbAt, l.Xorbs[i].Entry), 0
+	})
 	w.s(`],"chunks":[`)
-	w.lookups(len(l.Chunks), "xorb", "chunk", func(i int) (uint64, uint32, uint32) {
-		return l.Chunks[i].Truncated, l.Chunks[i].Xorb, l.Chunks[i].Chunk
+	w.lookups(len(l.Chunks), "xorb", true, func(i int) (uint64, uint32, int, uint32) {
+		return l.Chunks[i].Truncated, l.Chunks[i].XorbEntry, entryOwner(xorbAt, l.Chunks[i].XorbEntry), l.Chunks[i].Chunk
 	})
 	w.s(`]},"footer":`)
 	if f := s.Footer; f == nil {
@@ -438,20 +451,23 @@ func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks bool) []b
 	return w.b
 }
 
-// lookups appends n lookup entries: {"truncatedHash", keyA, and keyB
-// unless it is ""}, with the values row gives.
-func (w *jw) lookups(n int, keyA, keyB string, row func(i int) (truncated uint64, a, b uint32)) {
-	sepA, sepB := `","`+keyA+`":`, `,"`+keyB+`":`
+// lookups writes n lookup entries: truncated hash, the stored record index,
+// the block it starts (named owner, -1 for none) and, for chunk entries,
+// the chunk index.
+func (w *jw) lookups(n int, owner string, withChunk bool, row func(i int) (truncated uint64, entry uint32, block int, chunk uint32)) {
+	sepOwner := `,"` + owner + `":`
 	for i := range n {
-		t, a, b := row(i)
+		t, e, b, c := row(i)
 		w.comma(i)
 		w.s(`{"truncatedHash":"`)
 		w.b = appendTrunc(w.b, t)
-		w.s(sepA)
-		w.u(uint64(a))
-		if keyB != "" {
-			w.s(sepB)
-			w.u(uint64(b))
+		w.s(`","entry":`)
+		w.u(uint64(e))
+		w.s(sepOwner)
+		w.i(int64(b))
+		if withChunk {
+			w.s(`,"chunk":`)
+			w.u(uint64(c))
 		}
 		w.s(`}`)
 	}

@@ -1,6 +1,10 @@
 package shard
 
-import "github.com/xetkit/xetkit/xethash"
+import (
+	"slices"
+
+	"github.com/xetkit/xetkit/xethash"
+)
 
 // Sizes of the fixed records (draft §9).
 const (
@@ -154,22 +158,26 @@ type Lookups struct {
 	Chunks []ChunkLookup
 }
 
-// FileLookup is a file lookup table entry.
+// FileLookup is a file lookup table entry. Its index counts 48-byte
+// records, as the reference writes and reads it (a reader seeks to
+// file_info_offset + 48·Entry), not files: see Shard.FileAtEntry.
 type FileLookup struct {
 	Truncated uint64
-	File      uint32 // index into Files
+	Entry     uint32 // the file's header record, counted in records from the file info section's start
 }
 
-// XorbLookup is a CAS lookup table entry.
+// XorbLookup is a CAS lookup table entry; like FileLookup's, its index
+// counts 48-byte records of the CAS info section (see Shard.XorbAtEntry).
 type XorbLookup struct {
 	Truncated uint64
-	Xorb      uint32 // index into Xorbs
+	Entry     uint32 // the xorb's header record, counted in records from the CAS info section's start
 }
 
-// ChunkLookup is a chunk lookup table entry.
+// ChunkLookup is a chunk lookup table entry: the record of the chunk's
+// xorb header, as in XorbLookup, and the chunk's index within that xorb.
 type ChunkLookup struct {
 	Truncated uint64
-	Xorb      uint32 // index into Xorbs
+	XorbEntry uint32
 	Chunk     uint32 // index into that xorb's Chunks
 }
 
@@ -220,6 +228,40 @@ func (x *Xorb) ChunkOffset(i int) int64 { return x.Offset + RecordSize*int64(1+i
 
 // Size returns the length of the CAS block in bytes.
 func (x *Xorb) Size() int64 { return RecordSize * int64(1+len(x.Chunks)) }
+
+// FileEntries returns where each file's header record lies in the file
+// info section, counted in 48-byte records: the values the file lookup
+// table stores.
+func (s *Shard) FileEntries() []int64 {
+	at, out := int64(0), make([]int64, len(s.Files))
+	for i := range s.Files {
+		out[i] = at
+		at += s.Files[i].Size() / RecordSize
+	}
+	return out
+}
+
+// XorbEntries returns where each xorb's header record lies in the CAS info
+// section, counted in 48-byte records: the values the CAS and chunk lookup
+// tables store.
+func (s *Shard) XorbEntries() []int64 {
+	at, out := int64(0), make([]int64, len(s.Xorbs))
+	for i := range s.Xorbs {
+		out[i] = at
+		at += s.Xorbs[i].Size() / RecordSize
+	}
+	return out
+}
+
+// entryOwner returns the index i with starts[i] == entry, or -1 when the
+// entry starts no block (it points inside one, or past the section).
+func entryOwner(starts []int64, entry uint32) int {
+	i, ok := slices.BinarySearch(starts, int64(entry))
+	if !ok {
+		return -1
+	}
+	return i
+}
 
 // ComputeTotals returns the footer byte totals that the sections imply.
 func (s *Shard) ComputeTotals() Totals {

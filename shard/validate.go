@@ -461,6 +461,7 @@ func (v *validator) lookups() {
 	}
 
 	l := &s.Lookups
+	fileAt, xorbAt := s.FileEntries(), s.XorbEntries()
 	checkCount := func(field int64, name string, got, want int) {
 		if got > 0 && got != want {
 			v.c.add(Warning, "footer", f.Offset+field, RuleLookupCount, "%s lookup table has %d entries for %d %ss", name, got, want, name)
@@ -479,10 +480,10 @@ func (v *validator) lookups() {
 		if i > 0 && e.Truncated < l.Files[i-1].Truncated {
 			v.c.add(Error, "lookups", off, RuleLookupUnsorted, "file lookup entry %d is out of order (truncated hash %016x after %016x)", i, e.Truncated, l.Files[i-1].Truncated)
 		}
-		if int(e.File) >= len(s.Files) {
-			v.c.add(Error, "lookups", off+8, RuleLookupIndex, "file lookup entry %d points at file %d of %d", i, e.File, len(s.Files))
-		} else if h := s.Files[e.File].Hash.Truncated(); h != e.Truncated {
-			v.c.add(Error, "lookups", off, RuleLookupHash, "file lookup entry %d: truncated hash %016x, but file %d's is %016x", i, e.Truncated, e.File, h)
+		if fi := entryOwner(fileAt, e.Entry); fi < 0 {
+			v.c.add(Error, "lookups", off+8, RuleLookupIndex, "file lookup entry %d points at record %d of the file info section, which starts no file", i, e.Entry)
+		} else if h := s.Files[fi].Hash.Truncated(); h != e.Truncated {
+			v.c.add(Error, "lookups", off, RuleLookupHash, "file lookup entry %d: truncated hash %016x, but file %d's is %016x", i, e.Truncated, fi, h)
 		}
 	}
 	for i, e := range l.Xorbs {
@@ -490,10 +491,10 @@ func (v *validator) lookups() {
 		if i > 0 && e.Truncated < l.Xorbs[i-1].Truncated {
 			v.c.add(Error, "lookups", off, RuleLookupUnsorted, "CAS lookup entry %d is out of order (truncated hash %016x after %016x)", i, e.Truncated, l.Xorbs[i-1].Truncated)
 		}
-		if int(e.Xorb) >= len(s.Xorbs) {
-			v.c.add(Error, "lookups", off+8, RuleLookupIndex, "CAS lookup entry %d points at xorb %d of %d", i, e.Xorb, len(s.Xorbs))
-		} else if h := s.Xorbs[e.Xorb].Hash.Truncated(); h != e.Truncated {
-			v.c.add(Error, "lookups", off, RuleLookupHash, "CAS lookup entry %d: truncated hash %016x, but xorb %d's is %016x", i, e.Truncated, e.Xorb, h)
+		if xi := entryOwner(xorbAt, e.Entry); xi < 0 {
+			v.c.add(Error, "lookups", off+8, RuleLookupIndex, "CAS lookup entry %d points at record %d of the CAS info section, which starts no xorb", i, e.Entry)
+		} else if h := s.Xorbs[xi].Hash.Truncated(); h != e.Truncated {
+			v.c.add(Error, "lookups", off, RuleLookupHash, "CAS lookup entry %d: truncated hash %016x, but xorb %d's is %016x", i, e.Truncated, xi, h)
 		}
 	}
 	for i, e := range l.Chunks {
@@ -501,14 +502,15 @@ func (v *validator) lookups() {
 		if i > 0 && e.Truncated < l.Chunks[i-1].Truncated {
 			v.c.add(Error, "lookups", off, RuleLookupUnsorted, "chunk lookup entry %d is out of order (truncated hash %016x after %016x)", i, e.Truncated, l.Chunks[i-1].Truncated)
 		}
+		xi := entryOwner(xorbAt, e.XorbEntry)
 		switch {
-		case int(e.Xorb) >= len(s.Xorbs):
-			v.c.add(Error, "lookups", off+8, RuleLookupIndex, "chunk lookup entry %d points at xorb %d of %d", i, e.Xorb, len(s.Xorbs))
-		case int(e.Chunk) >= len(s.Xorbs[e.Xorb].Chunks):
-			v.c.add(Error, "lookups", off+12, RuleLookupIndex, "chunk lookup entry %d points at chunk %d of the %d of xorb %d", i, e.Chunk, len(s.Xorbs[e.Xorb].Chunks), e.Xorb)
+		case xi < 0:
+			v.c.add(Error, "lookups", off+8, RuleLookupIndex, "chunk lookup entry %d points at record %d of the CAS info section, which starts no xorb", i, e.XorbEntry)
+		case int(e.Chunk) >= len(s.Xorbs[xi].Chunks):
+			v.c.add(Error, "lookups", off+12, RuleLookupIndex, "chunk lookup entry %d points at chunk %d of the %d of xorb %d", i, e.Chunk, len(s.Xorbs[xi].Chunks), xi)
 		default:
-			if h := s.Xorbs[e.Xorb].Chunks[e.Chunk].Hash.Truncated(); h != e.Truncated {
-				v.c.add(Error, "lookups", off, RuleLookupHash, "chunk lookup entry %d: truncated hash %016x, but chunk %d of xorb %d has %016x", i, e.Truncated, e.Chunk, e.Xorb, h)
+			if h := s.Xorbs[xi].Chunks[e.Chunk].Hash.Truncated(); h != e.Truncated {
+				v.c.add(Error, "lookups", off, RuleLookupHash, "chunk lookup entry %d: truncated hash %016x, but chunk %d of xorb %d has %016x", i, e.Truncated, e.Chunk, xi, h)
 			}
 		}
 	}

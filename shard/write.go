@@ -55,7 +55,9 @@ func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 		}
 		size += f.Size()
 	}
+	fileRecords := (size - HeaderSize) / RecordSize
 	size += RecordSize
+	casStart := size
 	for i := range s.Xorbs {
 		x := &s.Xorbs[i]
 		if x.Hash == bookendHash {
@@ -70,8 +72,10 @@ func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 	size += RecordSize
 	afterCAS := size
 	if opts.LookupTables {
-		if len(s.Files) > math.MaxUint32 || len(s.Xorbs) > math.MaxUint32 {
-			return nil, fmt.Errorf("shard: too many files or xorbs for lookup table indexes")
+		// The tables index 48-byte records, so every record must be
+		// countable in a u32.
+		if fileRecords > math.MaxUint32 || (afterCAS-casStart)/RecordSize > math.MaxUint32 {
+			return nil, fmt.Errorf("shard: too many records for lookup table indexes")
 		}
 		size += int64(len(s.Files))*fileLookupSize + int64(len(s.Xorbs))*xorbLookupSize + int64(nChunks)*chunkLookupSize
 	}
@@ -194,15 +198,15 @@ type lookupRow struct {
 // then by index, so that equal inputs give equal bytes.
 func (w *writer) lookupTables(s *Shard, nChunks int) {
 	files := make([]lookupRow, len(s.Files))
-	for i := range s.Files {
-		files[i] = lookupRow{s.Files[i].Hash.Truncated(), uint32(i), 0}
+	for i, e := range s.FileEntries() {
+		files[i] = lookupRow{s.Files[i].Hash.Truncated(), uint32(e), 0}
 	}
 	xorbs := make([]lookupRow, len(s.Xorbs))
 	chunks := make([]lookupRow, 0, nChunks)
-	for i := range s.Xorbs {
-		xorbs[i] = lookupRow{s.Xorbs[i].Hash.Truncated(), uint32(i), 0}
+	for i, e := range s.XorbEntries() {
+		xorbs[i] = lookupRow{s.Xorbs[i].Hash.Truncated(), uint32(e), 0}
 		for j := range s.Xorbs[i].Chunks {
-			chunks = append(chunks, lookupRow{s.Xorbs[i].Chunks[j].Hash.Truncated(), uint32(i), uint32(j)})
+			chunks = append(chunks, lookupRow{s.Xorbs[i].Chunks[j].Hash.Truncated(), uint32(e), uint32(j)})
 		}
 	}
 	for _, rows := range [][]lookupRow{files, xorbs, chunks} {

@@ -70,11 +70,28 @@ func TestLookupTables(t *testing.T) {
 	if !slices.IsSortedFunc(l.Chunks, func(a, b shard.ChunkLookup) int { return cmp.Compare(a.Truncated, b.Truncated) }) {
 		t.Error("chunk table not sorted")
 	}
-	for _, e := range l.Chunks {
-		if s.Xorbs[e.Xorb].Chunks[e.Chunk].Hash.Truncated() != e.Truncated {
-			t.Fatalf("entry %+v points at the wrong chunk", e)
+	// Each index counts 48-byte records from its section's start, as the
+	// reference seeks them: the record it names holds the hash.
+	recordHash := func(section uint64, records int64) uint64 {
+		at := int64(section) + shard.RecordSize*records
+		return binary.LittleEndian.Uint64(b[at:])
+	}
+	for _, e := range l.Files {
+		if recordHash(f.FileInfoOffset, int64(e.Entry)) != e.Truncated {
+			t.Fatalf("file entry %+v names a record without its hash", e)
 		}
 	}
+	for _, e := range l.Xorbs {
+		if recordHash(f.CASInfoOffset, int64(e.Entry)) != e.Truncated {
+			t.Fatalf("CAS entry %+v names a record without its hash", e)
+		}
+	}
+	for _, e := range l.Chunks {
+		if recordHash(f.CASInfoOffset, int64(e.XorbEntry)+1+int64(e.Chunk)) != e.Truncated {
+			t.Fatalf("chunk entry %+v names a record without its hash", e)
+		}
+	}
+
 	// Keyed chunk hashes: the table holds the keyed hashes' prefixes.
 	key := randHash(r)
 	ks := &shard.Shard{Xorbs: shard.KeyChunks(s.Xorbs, key), Footer: &shard.Footer{ChunkHashKey: key}}
@@ -86,8 +103,10 @@ func TestLookupTables(t *testing.T) {
 	if fs := shard.Validate(keyed, time.Time{}); len(fs) != 1 || fs[0].Rule != shard.RuleKeyed {
 		t.Fatalf("keyed shard findings: %+v", fs)
 	}
+	xorbAt := keyed.XorbEntries()
 	for _, e := range keyed.Lookups.Chunks {
-		plain := s.Xorbs[e.Xorb].Chunks[e.Chunk].Hash
+		xi := slices.Index(xorbAt, int64(e.XorbEntry))
+		plain := s.Xorbs[xi].Chunks[e.Chunk].Hash
 		if xethash.KeyedChunk(key, plain).Truncated() != e.Truncated {
 			t.Fatalf("keyed table entry %+v is not the keyed hash of chunk %s", e, plain)
 		}
@@ -122,8 +141,14 @@ func TestLookupTablesCorrupt(t *testing.T) {
 			binary.LittleEndian.PutUint32(b[chunkAt+16*2+12:], 20)
 		}, shard.RuleLookupIndex, chunkAt + 16*2 + 12},
 		{"CAS entry past the xorbs", func(b []byte) {
-			binary.LittleEndian.PutUint32(b[xorbAt+12+8:], 3)
+			binary.LittleEndian.PutUint32(b[xorbAt+12+8:], 1<<30)
 		}, shard.RuleLookupIndex, xorbAt + 12 + 8},
+		{"CAS entry on a chunk record", func(b []byte) {
+			binary.LittleEndian.PutUint32(b[xorbAt+8:], binary.LittleEndian.Uint32(b[xorbAt+8:])+1)
+		}, shard.RuleLookupIndex, xorbAt + 8},
+		{"file entry on a term record", func(b []byte) {
+			binary.LittleEndian.PutUint32(b[fileAt+8:], binary.LittleEndian.Uint32(b[fileAt+8:])+1)
+		}, shard.RuleLookupIndex, fileAt + 8},
 		{"file entry at the wrong hash", func(b []byte) { b[fileAt+12*4] ^= 0x80 }, shard.RuleLookupHash, fileAt + 12*4},
 		{"chunk table count one too many", func(b []byte) {
 			binary.LittleEndian.PutUint64(b[footer+64:], 61)

@@ -125,9 +125,12 @@ export interface ParsedShard {
   files: ParsedShardFile[];
   xorbs: ParsedShardXorb[];
   lookups: {
-    files: { truncatedHash: string; file: number }[];
-    xorbs: { truncatedHash: string; xorb: number }[];
-    chunks: { truncatedHash: string; xorb: number; chunk: number }[];
+    /** entry: the stored index, in 48-byte records from the start of the
+     *  file info (CAS info) section, as the reference seeks it; file / xorb:
+     *  the block that record starts, -1 when it starts none. */
+    files: { truncatedHash: string; entry: number; file: number }[];
+    xorbs: { truncatedHash: string; entry: number; xorb: number }[];
+    chunks: { truncatedHash: string; entry: number; xorb: number; chunk: number }[];
   };
   /** null in the upload form. */
   footer: ParsedShardFooter | null;

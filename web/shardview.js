@@ -399,10 +399,10 @@ const renderers = {
         onSelect: (i) => hexLookup(item, ctx, kind, i),
         onActivate: (i) => {
           const r = rows[i];
-          const idx = Object.values(r).slice(1).map(Number);
-          if (kind === "files") ctx.go({ item: item.id, sec: "file", sel: idx[0] });
-          else if (kind === "xorbs") ctx.go({ item: item.id, sec: "xorb", sel: idx[0] });
-          else ctx.go({ item: item.id, sec: "xorb", sel: idx[0], row: idx[1] });
+          if (kind === "files" ? r.file < 0 : r.xorb < 0) return; // the entry starts no block: nothing to open
+          if (kind === "files") ctx.go({ item: item.id, sec: "file", sel: r.file });
+          else if (kind === "xorbs") ctx.go({ item: item.id, sec: "xorb", sel: r.xorb });
+          else ctx.go({ item: item.id, sec: "xorb", sel: r.xorb, row: r.chunk });
         },
       });
       t.root.classList.add("short");
