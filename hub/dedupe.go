@@ -9,10 +9,13 @@ import (
 	"github.com/xetkit/xetkit/xethash"
 )
 
-// dedupeWindow is how many xorbs of the registering shard, starting at the
-// one holding the queried chunk, a dedupe answer describes: the content
-// that follows a match is likely to match too.
-const dedupeWindow = 8
+// dedupeMaxXorbs bounds how many xorbs of the registering shard a dedupe
+// answer describes. The answer is that shard's whole CAS section, as the
+// reference answers: a client lists its xorbs in the order their uploads
+// finished, not in file order, so the content near a match can sit in any
+// of them. Past the bound, the answer is the window of xorbs around the
+// match.
+const dedupeMaxXorbs = 64
 
 // chunkKey returns the chunk hash key of the rotation period holding t and
 // when that key expires. Keys derive from the hub secret, so they need no
@@ -30,8 +33,8 @@ func (h *Hub) chunkKey(t time.Time) (xethash.Hash, time.Time) {
 
 // handleDedupe answers GET /v1/chunks/{default-merkledb|default}/{hash}:
 // 404 when the chunk is not in the global dedupe index, else a stored-form
-// shard describing the xorb that holds it (and the xorbs uploaded after it
-// in the same shard), its chunk hashes keyed with the current key.
+// shard describing the xorbs registered with it (see dedupeMaxXorbs), its
+// chunk hashes keyed with the current key.
 func (h *Hub) handleDedupe(w http.ResponseWriter, r *http.Request) {
 	if _, ok := h.authorize(w, r, scopeRead); !ok {
 		return
@@ -61,9 +64,9 @@ func (h *Hub) handleDedupe(w http.ResponseWriter, r *http.Request) {
 }
 
 // dedupeAnswer is the global dedupe answer for chunk c (false when the
-// index does not hold it): a stored-form shard describing the xorb that
-// holds it and the xorbs registered after it by the same shard, its chunk
-// hashes keyed with the current key.
+// index does not hold it): a stored-form shard describing the xorbs of the
+// shard that registered it (at most dedupeMaxXorbs, around the one holding
+// it), its chunk hashes keyed with the current key.
 func (h *Hub) dedupeAnswer(c xethash.Hash) (*shard.Shard, bool) {
 	h.stats.dedupeQueries.Add(1)
 	h.mu.RLock()
@@ -94,7 +97,8 @@ func (h *Hub) dedupeAnswer(c xethash.Hash) (*shard.Shard, bool) {
 			KeyExpiry:    uint64(expiry.Unix()),
 		},
 	}
-	for _, gx := range group[at:min(at+dedupeWindow, len(group))] {
+	from := max(0, min(at-dedupeMaxXorbs/2, len(group)-dedupeMaxXorbs))
+	for _, gx := range group[from:min(from+dedupeMaxXorbs, len(group))] {
 		m, err := h.xorbMetaOf(gx)
 		if err != nil || m == nil {
 			continue

@@ -29,6 +29,60 @@ func stored(t *testing.T, cfg hub.Config, files ...*file) *testHub {
 	return th
 }
 
+// The answer describes every xorb of the registering shard, whichever of
+// them holds the queried chunk (clients list xorbs in the order their
+// uploads finished), and its lookup tables index 48-byte records as the
+// reference's reader seeks them.
+func TestDedupeAnswerWholeShard(t *testing.T) {
+	fs := []*file{makeFile(t, 21, 300<<10), makeFile(t, 22, 300<<10), makeFile(t, 23, 300<<10)}
+	th := newHub(t, hub.Config{KeyRotation: time.Hour})
+	tok := th.token("write")
+	one := &shard.Shard{}
+	for _, f := range fs {
+		th.putXorb(tok, f)
+		s, err := shard.Parse(f.shard(t, true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		one.Files = append(one.Files, s.Files...)
+		one.Xorbs = append(one.Xorbs, s.Xorbs...)
+	}
+	body, err := one.Marshal(shard.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th.putShard(tok, body)
+	status, answer, _ := th.do("GET", "/v1/chunks/default/"+fs[2].chunks[0].Hash.String(), tok, nil)
+	if status != 200 {
+		t.Fatalf("dedupe query: %d %s", status, answer)
+	}
+	s, err := shard.Parse(answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Xorbs) != 3 {
+		t.Fatalf("answer describes %d xorbs, want the shard's 3", len(s.Xorbs))
+	}
+	for i, x := range s.Xorbs {
+		if x.Hash != fs[i].xorb.Hash {
+			t.Errorf("xorb %d is %s, want %s", i, x.Hash, fs[i].xorb.Hash)
+		}
+	}
+	if f := shard.Validate(s, th.now); shard.HasErrors(f) {
+		t.Fatalf("answer findings: %+v", f)
+	}
+	// A reader that seeks CAS info offset + 48·entry finds the xorb's
+	// header there, for every xorb, as hf_xet reads it.
+	for _, e := range s.Lookups.Xorbs {
+		at := int64(s.Footer.CASInfoOffset) + shard.RecordSize*int64(e.Entry)
+		var h xethash.Hash
+		copy(h[:], answer[at:])
+		if h.Truncated() != e.Truncated {
+			t.Fatalf("CAS entry %+v: the record there holds %s", e, h)
+		}
+	}
+}
+
 func TestDedupeAnswer(t *testing.T) {
 	f := makeFile(t, 5, 600<<10)
 	th := stored(t, hub.Config{KeyRotation: time.Hour}, f)
