@@ -186,6 +186,7 @@ func (h *Hub) routes() {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /api/whoami-v2", h.handleWhoAmI)
 	m.HandleFunc("POST /api/repos/create", h.handleCreateRepo)
+	m.HandleFunc("POST /api/validate-yaml", h.handleValidateYAML)
 	m.HandleFunc("DELETE /api/repos/delete", h.handleDeleteRepo)
 	repo := "/api/{type}/{ns}/{name}"
 	m.HandleFunc("GET "+repo, h.handleRepoInfo)
@@ -194,6 +195,7 @@ func (h *Hub) routes() {
 	m.HandleFunc("GET "+repo+"/xet-write-token/{rev}", h.handleToken(scopeWrite))
 	m.HandleFunc("POST "+repo+"/preupload/{rev}", h.handlePreupload)
 	m.HandleFunc("POST "+repo+"/commit/{rev}", h.handleCommit)
+	m.HandleFunc("POST "+repo+"/lfs-files/duplicate", h.handleLFSDuplicate)
 	m.HandleFunc("POST "+repo+"/paths-info/{rev}", h.handlePathsInfo)
 	m.HandleFunc("GET "+repo+"/tree/{rev}", h.handleTree)
 	m.HandleFunc("GET "+repo+"/tree/{rev}/{path...}", h.handleTree)

@@ -1023,3 +1023,115 @@ func (h *Hub) serveWeb(w http.ResponseWriter, r *http.Request, wr webRoute) {
 		h.fail(w, http.StatusMethodNotAllowed, "%s %s: not allowed here", r.Method, r.URL.Path)
 	}
 }
+
+// yamlProblem is one entry of a validate-yaml answer's errors or warnings.
+type yamlProblem struct {
+	Message string `json:"message"`
+}
+
+// handleValidateYAML answers POST /api/validate-yaml, which huggingface_hub
+// calls before committing a README.md. The local hub holds no metadata
+// schema, so it checks only that a front matter block which is opened is
+// also closed; the answer always carries "errors" and "warnings" lists,
+// which the client reads before it looks at the status.
+func (h *Hub) handleValidateYAML(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Content  string `json:"content"`
+		RepoType string `json:"repoType"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, MaxCommitSize)).Decode(&req); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "malformed validate-yaml body: " + err.Error(),
+			"errors": []yamlProblem{{"malformed request body: " + err.Error()}}, "warnings": []yamlProblem{}})
+		return
+	}
+	errs := []yamlProblem{}
+	if t := req.RepoType; t != "" && t != "model" && t != "dataset" && t != "space" {
+		errs = append(errs, yamlProblem{fmt.Sprintf("unknown repoType %q: model, dataset or space", t)})
+	}
+	if msg := frontMatterProblem(req.Content); msg != "" {
+		errs = append(errs, yamlProblem{msg})
+	}
+	status := http.StatusOK
+	if len(errs) > 0 {
+		status = http.StatusBadRequest
+	}
+	writeJSON(w, status, map[string]any{"errors": errs, "warnings": []yamlProblem{}})
+}
+
+// frontMatterProblem says what is wrong with a README's front matter block
+// (a first line "---" up to the next line "---"), or "" when nothing is.
+func frontMatterProblem(content string) string {
+	content = strings.ReplaceAll(content, "\r\n", "\n")
+	if !strings.HasPrefix(content, "---\n") {
+		return ""
+	}
+	for _, line := range strings.Split(content[4:], "\n") {
+		if line == "---" {
+			return ""
+		}
+	}
+	return "the metadata block opened by --- on the first line is never closed by a line ---"
+}
+
+// handleLFSDuplicate answers POST /api/{type}s/{ns}/{name}/lfs-files/duplicate,
+// which huggingface_hub calls on the source repo before a commit that
+// copies files from it into another repo: {"target": {"type", "name"},
+// "files": [{"xetHash", "sha256", "filename"}]}. Files live in the hub's one
+// content-addressed store, so nothing needs copying; the hub checks that
+// both repos are there and that each file is one it holds, and lists in
+// "failed" those it does not.
+func (h *Hub) handleLFSDuplicate(w http.ResponseWriter, r *http.Request) {
+	src, ok := h.apiRepo(w, r)
+	if !ok || !h.writer(w, r) {
+		return
+	}
+	if _, ok := h.reader(w, r, src); !ok {
+		return
+	}
+	var req struct {
+		Target struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		} `json:"target"`
+		Files []struct {
+			XetHash  string `json:"xetHash"`
+			SHA256   string `json:"sha256"`
+			Filename string `json:"filename"`
+		} `json:"files"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 16<<20)).Decode(&req); err != nil {
+		h.fail(w, http.StatusBadRequest, "malformed lfs-files/duplicate body: %v", err)
+		return
+	}
+	if len(req.Files) > 1000 {
+		h.fail(w, http.StatusBadRequest, "%d files in one duplicate call; at most 1000", len(req.Files))
+		return
+	}
+	ns, name, found := strings.Cut(req.Target.Name, "/")
+	if !found {
+		ns, name = userName, req.Target.Name
+	}
+	dst, err := parseRepoID(req.Target.Type, ns, name)
+	if err != nil {
+		h.fail(w, http.StatusBadRequest, "target: %v", err)
+		return
+	}
+	if _, ok := h.reader(w, r, dst); !ok {
+		return
+	}
+	type failure struct {
+		SHA256 string `json:"sha256"`
+		Error  string `json:"error"`
+	}
+	failed := []failure{}
+	for _, f := range req.Files {
+		xet, _, err := h.fileBySHA(f.SHA256, -1)
+		switch {
+		case err != nil:
+			failed = append(failed, failure{f.SHA256, err.Error()})
+		case xet.String() != f.XetHash:
+			failed = append(failed, failure{f.SHA256, fmt.Sprintf("the file with this SHA-256 has xet hash %s, not %s", xet, f.XetHash)})
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"failed": failed})
+}

@@ -226,6 +226,30 @@ func TestCopyAndPullRequest(t *testing.T) {
 	if status != 200 || hdr.Get("X-Linked-Size") != fmt.Sprint(len(data)) || hdr.Get("X-Xet-Hash") != res.Files[0].Hash.String() {
 		t.Fatalf("the copy: %d %v", status, hdr)
 	}
+	// A copy into another repo: the client first asks the source repo to
+	// duplicate the file into the target, then commits it there.
+	status, b, _ = th.do("POST", "/api/repos/create", userToken, []byte(`{"type":"dataset","name":"other","organization":"alice"}`))
+	wantStatus(t, "create the target", status, b, 200)
+	dup := func(target, xet string) (int, []byte) {
+		body, _ := json.Marshal(map[string]any{"target": map[string]string{"type": "dataset", "name": target},
+			"files": []map[string]string{{"xetHash": xet, "sha256": sha, "filename": "w.bin"}}})
+		status, b, _ := th.do("POST", "/api/models/alice/m/lfs-files/duplicate", userToken, body)
+		return status, b
+	}
+	status, b = dup("alice/other", res.Files[0].Hash.String())
+	if status != 200 || string(b) != "{\"failed\":[]}\n" {
+		t.Fatalf("duplicate: %d %s", status, b)
+	}
+	status, b = dup("alice/other", strings.Repeat("0", 64))
+	if status != 200 || !strings.Contains(string(b), `"failed":[{"sha256":"`+sha) {
+		t.Fatalf("duplicate with the wrong xet hash: %d %s", status, b)
+	}
+	status, b = dup("alice/missing", res.Files[0].Hash.String())
+	wantStatus(t, "duplicate into a missing repo", status, b, 404)
+	status, b, _ = th.do("POST", "/api/datasets/alice/other/commit/main", userToken, commitBody(map[string]any{"summary": "copy in"},
+		map[string]any{"key": "lfsFile", "value": map[string]any{"path": "w.bin", "algo": "sha256", "oid": sha}}))
+	wantStatus(t, "cross-repo copy", status, b, 200)
+
 	main = th.head("alice/m")
 	for n := 1; n <= 2; n++ {
 		status, b, _ = th.do("POST", "/api/models/alice/m/commit/main?create_pr=1", userToken,
@@ -392,4 +416,32 @@ func lfsSend(t *testing.T, th *testHub, method, url string, body []byte, want in
 		t.Fatalf("%s %s: %d %s, want %d", method, url, status, b, want)
 	}
 	return hdr
+}
+
+// huggingface_hub checks a README.md with POST /api/validate-yaml before it
+// commits one, and reads "errors" and "warnings" from any answer.
+func TestValidateYAML(t *testing.T) {
+	th := newHub(t, hub.Config{})
+	for _, c := range []struct {
+		content string
+		status  int
+		errs    int
+	}{
+		{"---\nlicense: mit\n---\n# Model\n", 200, 0},
+		{"# No metadata at all\n", 200, 0},
+		{"---\r\nlicense: mit\r\n---\r\n", 200, 0},
+		{"---\nlicense: mit\n# never closed\n", 400, 1},
+	} {
+		body, _ := json.Marshal(map[string]string{"content": c.content, "repoType": "model"})
+		status, got, _ := th.do("POST", "/api/validate-yaml", "", body)
+		var ans struct {
+			Errors   []struct{ Message string } `json:"errors"`
+			Warnings []struct{ Message string } `json:"warnings"`
+		}
+		if err := json.Unmarshal(got, &ans); err != nil || status != c.status || len(ans.Errors) != c.errs || ans.Warnings == nil {
+			t.Errorf("%q: %d %s (%v)", c.content, status, got, err)
+		}
+	}
+	status, got, _ := th.do("POST", "/api/validate-yaml", "", []byte("{"))
+	wantStatus(t, "malformed body", status, got, 400)
 }
