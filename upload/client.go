@@ -70,7 +70,8 @@ type Client struct {
 	// to live (default 60 s).
 	TokenMargin time.Duration
 	// Compression chooses how new chunks are compressed (default
-	// xorb.Smallest: LZ4 or byte grouping + LZ4, whichever is smaller).
+	// xorb.Auto: byte grouping + LZ4 where the reference's predictor says
+	// it pays, LZ4 elsewhere).
 	Compression xorb.Mode
 	// NoGlobalDedupe skips the global dedupe queries (§10.3); chunks are
 	// still deduplicated within the session and against earlier uploads

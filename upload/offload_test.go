@@ -51,7 +51,7 @@ func TestOffloadMatchesLocal(t *testing.T) {
 		return h, res, newClient(srv)
 	}
 	offload := func(pace upload.Pace) *upload.Offload {
-		off := upload.LocalOffload(3, xorb.Smallest)
+		off := upload.LocalOffload(3, xorb.Auto)
 		off.BatchBytes = 300 << 10 // batches that split reads and xorbs
 		off.ReadBytes = 1<<20 + 3
 		off.InFlight = 2
@@ -130,7 +130,7 @@ func TestOffloadDedupe(t *testing.T) {
 	data := randomBytes(7, 6<<20)
 	client := func() *upload.Client {
 		c := newClient(srv)
-		c.Offload = upload.LocalOffload(2, xorb.Smallest)
+		c.Offload = upload.LocalOffload(2, xorb.Auto)
 		return c
 	}
 	if _, first := uploadCounting(t, h, client(), source("a", data)); first < int64(len(data)) {
@@ -172,7 +172,7 @@ func TestOffloadFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, srv := startHub(t, hub.Config{})
-			off := upload.LocalOffload(2, xorb.Smallest)
+			off := upload.LocalOffload(2, xorb.Auto)
 			enc := off.Encode
 			off.Encode = func(data []byte, lens []int) func() (*upload.Encoded, error) {
 				wait := enc(data, lens)
@@ -208,7 +208,7 @@ func TestOffloadLostState(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, srv := startHub(t, hub.Config{})
-			off := upload.LocalOffload(2, xorb.Smallest)
+			off := upload.LocalOffload(2, xorb.Auto)
 			off.ReadBytes = 1 << 20
 			off.Pace = &scriptedPace{pick: func(i int) upload.Way {
 				if i == 1 {

@@ -283,7 +283,7 @@ export interface ProcessOptions {
   onProgress?: (p: ProcessProgress) => void;
   /** Called in order for each xorb; a returned promise is awaited before more is read. */
   onXorb?: (x: SealedXorb) => void | Promise<void>;
-  /** Chunk record compression (default "auto": the smaller of LZ4 and byte-grouped LZ4). */
+  /** Chunk record compression (default "auto": byte-grouped LZ4 where the reference client's predictor says it pays, LZ4 elsewhere; none when compression does not shrink a chunk). */
   compression?: "auto" | "lz4" | "bg4-lz4" | "none";
   /** Chunk data (uncompressed bytes) at which a xorb is sealed (default 8 MiB under WebAssembly, at most 64 MiB, where the reference client cuts). */
   xorbSize?: number;

@@ -68,9 +68,9 @@ func BenchmarkByteGroupBytewise(b *testing.B) {
 	}
 }
 
-// BenchmarkEncodeSmallest is the builder's per-chunk cost: LZ4 and
-// BG4-LZ4 both tried.
-func BenchmarkEncodeSmallest(b *testing.B) {
+// BenchmarkEncodeAuto is the builder's per-chunk cost: the predictor
+// and one compression.
+func BenchmarkEncodeAuto(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		data []byte

@@ -52,7 +52,7 @@ func (b *Built) Entries() []xethash.Entry {
 }
 
 // Builder collects chunks into one xorb. The zero value is ready and
-// compresses in mode Smallest; set Encoder.Mode to change that. A Builder
+// compresses in mode Auto; set Encoder.Mode to change that. A Builder
 // is not safe for concurrent use.
 type Builder struct {
 	Encoder  Encoder

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math/bits"
 	"sync"
 	"testing"
 
@@ -96,7 +97,7 @@ func TestBuildGeneratedData(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			chunks := chunking.Split(c.data)
-			x := readBack(t, build(t, Smallest, chunks), chunks)
+			x := readBack(t, build(t, Auto, chunks), chunks)
 			types := countTypes(x)
 			if types[c.want] < len(chunks)*9/10 {
 				t.Errorf("compression types %v over %d chunks; want mostly %v", types, len(chunks), c.want)
@@ -105,7 +106,7 @@ func TestBuildGeneratedData(t *testing.T) {
 	}
 	t.Run("zeros", func(t *testing.T) {
 		chunks := chunking.Split(make([]byte, n))
-		x := readBack(t, build(t, Smallest, chunks), chunks)
+		x := readBack(t, build(t, Auto, chunks), chunks)
 		for i, r := range x.Records {
 			if r.Compression == None || r.CompressedSize > r.UncompressedSize/100 {
 				t.Errorf("zeros chunk %d: %v, %d → %d bytes", i, r.Compression, r.UncompressedSize, r.CompressedSize)
@@ -114,21 +115,65 @@ func TestBuildGeneratedData(t *testing.T) {
 	})
 }
 
-// Smallest keeps whichever of LZ4 and BG4-LZ4 is smaller, and none when
-// neither shrinks the chunk.
-func TestSmallestPicksSmallest(t *testing.T) {
-	for _, data := range [][]byte{randomData(5000, 1), textData(60000, 2), floatData(MaxChunkSize, 3), {7}, make([]byte, 100)} {
-		sizes := map[Mode]int{}
-		for _, m := range []Mode{Smallest, OnlyNone, OnlyLZ4, OnlyByteGrouping4LZ4} {
+// Auto compresses once, with the scheme the predictor names, and stores the
+// chunk as it is when that does not shrink it.
+func TestAutoFollowsThePredictor(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		data []byte
+		want Compression
+	}{
+		{"random", randomData(5000, 1), None},
+		{"text", textData(60000, 2), LZ4},
+		{"float32", floatData(MaxChunkSize, 3), ByteGrouping4LZ4},
+		{"one byte", []byte{7}, None},
+		{"zeros", make([]byte, 100), LZ4},
+	} {
+		recs := map[Mode][]byte{}
+		for _, m := range []Mode{Auto, OnlyNone, OnlyLZ4, OnlyByteGrouping4LZ4} {
 			e := Encoder{Mode: m}
-			rec, err := e.AppendRecord(nil, data)
+			rec, err := e.AppendRecord(nil, c.data)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sizes[m] = len(rec)
+			recs[m] = rec
 		}
-		if want := min(sizes[OnlyNone], sizes[OnlyLZ4], sizes[OnlyByteGrouping4LZ4]); sizes[Smallest] != want {
-			t.Errorf("%d bytes: Smallest gives %d, the smallest is %d (%v)", len(data), sizes[Smallest], want, sizes)
+		got := decodeHeader(recs[Auto]).Compression
+		if got != c.want {
+			t.Errorf("%s: Auto chose %v, want %v", c.name, got, c.want)
+		}
+		same := map[Compression]Mode{None: OnlyNone, LZ4: OnlyLZ4, ByteGrouping4LZ4: OnlyByteGrouping4LZ4}[got]
+		if !bytes.Equal(recs[Auto], recs[same]) {
+			t.Errorf("%s: Auto's record differs from mode %v's", c.name, same)
+		}
+	}
+}
+
+// The predictor on data whose answer is known by construction: four
+// positions alike (random, text) say no; 4-byte values whose high byte is
+// nearly constant say yes; an empty popcount bin keeps a position out, so
+// constant bytes everywhere say no.
+func TestByteGroupingPays(t *testing.T) {
+	ints := make([]byte, 64<<10)
+	r := randomData(len(ints), 9)
+	for i := 0; i < len(ints); i += 4 {
+		copy(ints[i:i+3], r[i:i+3])
+		ints[i+3] = r[i+3] & 1 // the high byte: 0 or 1 bits set
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want bool
+	}{
+		{"random", randomData(64<<10, 5), false},
+		{"text", textData(64<<10, 6), false},
+		{"float32", floatData(64<<10, 7), true},
+		{"int32 with a small high byte", ints, true},
+		{"zeros", make([]byte, 64<<10), false},
+		{"empty", nil, false},
+	} {
+		if got := byteGroupingPays(c.data); got != c.want {
+			t.Errorf("%s: byteGroupingPays = %v, want %v", c.name, got, c.want)
 		}
 	}
 }
@@ -149,7 +194,7 @@ func TestRoundTripEachType(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 5, 4097, 65535, 65537, MaxChunkSize - 1, MaxChunkSize} {
 		odd = append(odd, floatData(n, uint64(n)))
 	}
-	for _, mode := range []Mode{Smallest, OnlyLZ4, OnlyByteGrouping4LZ4} {
+	for _, mode := range []Mode{Auto, OnlyLZ4, OnlyByteGrouping4LZ4} {
 		readBack(t, build(t, mode, odd), odd)
 	}
 }
@@ -267,7 +312,7 @@ func TestFullByChunks(t *testing.T) {
 // xorb as adding the chunks in order.
 func TestParallelEncodeAddRecord(t *testing.T) {
 	chunks := chunking.Split(append(textData(400000, 1), floatData(400000, 2)...))
-	want := build(t, Smallest, chunks)
+	want := build(t, Auto, chunks)
 	recs := make([][]byte, len(chunks))
 	var wg sync.WaitGroup
 	for i := range chunks {
@@ -312,7 +357,7 @@ func TestFooterLayout(t *testing.T) {
 		for i := range n {
 			chunks = append(chunks, textData(1000+i, uint64(i)))
 		}
-		xb := build(t, Smallest, chunks).Bytes
+		xb := build(t, Auto, chunks).Bytes
 		end := len(xb) - 4
 		info := int(binary.LittleEndian.Uint32(xb[end:]))
 		if info != 92+40*n {
@@ -347,7 +392,7 @@ func TestFooterLayout(t *testing.T) {
 
 func TestSummaryJSON(t *testing.T) {
 	chunks := [][]byte{textData(5000, 1), floatData(8000, 2), randomData(300, 3)}
-	built := build(t, Smallest, chunks)
+	built := build(t, Auto, chunks)
 	x, err := Parse(built.Bytes)
 	if err != nil {
 		t.Fatal(err)
@@ -476,5 +521,19 @@ func TestCompleteAddsTheFooter(t *testing.T) {
 	whole, _ := Parse(built.Bytes)
 	if same, err := whole.Complete(); err != nil || !bytes.Equal(same, built.Bytes) {
 		t.Fatal("Complete of a complete xorb changed it")
+	}
+}
+
+// The eight-bytes-at-a-time histogram equals a count one byte at a time.
+func TestPopcountHistogram(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 1000, 64 << 10, 64<<10 + 3} {
+		data := randomData(n, uint64(n))
+		var want [4][9]uint32
+		for i, b := range data {
+			want[i%4][bits.OnesCount8(b)]++
+		}
+		if got := popcountHistogram(data); got != want {
+			t.Errorf("%d bytes: %v, want %v", n, got, want)
+		}
 	}
 }

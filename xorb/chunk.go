@@ -116,8 +116,10 @@ type Mode uint8
 
 // The compression modes.
 const (
-	// Smallest tries LZ4 and ByteGrouping4LZ4 and keeps the smaller.
-	Smallest Mode = iota
+	// Auto compresses each chunk once, with ByteGrouping4LZ4 when the
+	// reference's predictor (byteGroupingPays) says byte grouping pays
+	// for the chunk's first predictSample bytes, and with LZ4 otherwise.
+	Auto Mode = iota
 	// OnlyNone stores every chunk uncompressed.
 	OnlyNone
 	// OnlyLZ4 never uses byte grouping.
@@ -128,7 +130,7 @@ const (
 
 // modeNames are the text names of the modes, as the CLI and JavaScript
 // spell them.
-var modeNames = [...]string{Smallest: "auto", OnlyNone: "none", OnlyLZ4: "lz4", OnlyByteGrouping4LZ4: "bg4-lz4"}
+var modeNames = [...]string{Auto: "auto", OnlyNone: "none", OnlyLZ4: "lz4", OnlyByteGrouping4LZ4: "bg4-lz4"}
 
 // String returns the mode's text name: "auto", "none", "lz4" or "bg4-lz4".
 func (m Mode) String() string {
@@ -153,13 +155,12 @@ func ParseMode(name string) (Mode, error) {
 var ErrChunkSize = errors.New("xorb: chunk size must be 1 to 131072 bytes")
 
 // Encoder encodes chunk records, reusing its compressor and buffers from one
-// chunk to the next. The zero value uses mode Smallest. An Encoder is not
-// safe for concurrent use; use one per goroutine.
+// chunk to the next. The zero value uses mode Auto. An Encoder is not safe
+// for concurrent use; use one per goroutine.
 type Encoder struct {
 	Mode    Mode
 	c       lz4.Compressor
 	grouped []byte // byte-grouped chunk
-	alt     []byte // second candidate frame
 }
 
 // AppendRecord appends the chunk record (header and payload) of data to dst.
@@ -167,47 +168,53 @@ func (e *Encoder) AppendRecord(dst, data []byte) ([]byte, error) {
 	if len(data) == 0 || len(data) > MaxChunkSize {
 		return dst, fmt.Errorf("%w (got %d)", ErrChunkSize, len(data))
 	}
+	typ := LZ4
+	switch e.Mode {
+	case OnlyNone:
+		typ = None
+	case OnlyByteGrouping4LZ4:
+		typ = ByteGrouping4LZ4
+	case Auto:
+		if byteGroupingPays(data[:min(len(data), predictSample)]) {
+			typ = ByteGrouping4LZ4
+		}
+	}
 	start := len(dst)
 	dst = appendHeader(dst, Header{}) // filled in below
 	payload := start + HeaderSize
-	// Each candidate must beat the best so far: none at first, which a
-	// compressed payload must be smaller than (§7.4.4).
-	typ, best := None, len(data)
-	if e.Mode == OnlyLZ4 || e.Mode == Smallest {
-		var ok bool
-		if dst, ok = appendFrame(dst, data, &e.c, best-1); ok {
-			typ, best = LZ4, len(dst)-payload
-		}
-	}
-	if e.Mode == OnlyByteGrouping4LZ4 || e.Mode == Smallest {
+	src := data
+	if typ == ByteGrouping4LZ4 {
 		if cap(e.grouped) < len(data) {
 			e.grouped = make([]byte, MaxChunkSize)
 		}
-		g := e.grouped[:len(data)]
-		byteGroup4(g, data)
+		src = e.grouped[:len(data)]
+		byteGroup4(src, data)
+	}
+	// A compressed payload must be smaller than the chunk; one that is not
+	// is stored as it is (§7.4.4).
+	if typ != None {
 		var ok bool
-		if e.alt, ok = appendFrame(e.alt[:0], g, &e.c, best-1); ok {
-			dst = append(dst[:payload], e.alt...)
-			typ, best = ByteGrouping4LZ4, len(e.alt)
+		if dst, ok = appendFrame(dst, src, &e.c, len(data)-1); !ok {
+			typ = None
 		}
 	}
 	if typ == None {
 		dst = append(dst[:payload], data...)
 	}
-	h := Header{CompressedSize: uint32(best), Compression: typ, UncompressedSize: uint32(len(data))}
+	h := Header{CompressedSize: uint32(len(dst) - payload), Compression: typ, UncompressedSize: uint32(len(data))}
 	appendHeader(dst[start:start], h)
 	return dst, nil
 }
 
 var encoders = sync.Pool{New: func() any { return new(Encoder) }}
 
-// EncodeChunk returns the chunk record of data in mode Smallest. It is safe
+// EncodeChunk returns the chunk record of data in mode Auto. It is safe
 // for concurrent use (pooled encoders), so a worker pool can compress chunks
 // in parallel and hand the records to Builder.AddRecord.
 func EncodeChunk(data []byte) ([]byte, error) {
 	e := encoders.Get().(*Encoder)
 	defer encoders.Put(e)
-	e.Mode = Smallest
+	e.Mode = Auto
 	return e.AppendRecord(make([]byte, 0, HeaderSize+frameOverhead+lz4.CompressBlockBound(len(data))), data)
 }
 

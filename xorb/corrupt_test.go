@@ -13,7 +13,7 @@ import (
 func smallXorb(t testing.TB) ([]byte, [][]byte) {
 	chunks := [][]byte{textData(3000, 1), floatData(4000, 2), randomData(500, 3)}
 	var b Builder
-	for i, m := range []Mode{OnlyLZ4, OnlyByteGrouping4LZ4, Smallest} {
+	for i, m := range []Mode{OnlyLZ4, OnlyByteGrouping4LZ4, Auto} {
 		e := Encoder{Mode: m}
 		rec, err := e.AppendRecord(nil, chunks[i])
 		if err != nil {
