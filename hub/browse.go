@@ -225,7 +225,7 @@ func (h *Hub) handleTree(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, cid, c := rv.id, rv.cid, rv.c
-	rev, dir := r.PathValue("rev"), strings.Trim(r.PathValue("path"), "/")
+	rev, dir := r.PathValue("rev"), storedForm(strings.Trim(r.PathValue("path"), "/"))
 	q := r.URL.Query()
 	recursive := q.Get("recursive") == "true" || q.Get("recursive") == "1"
 	t := c.tree()
@@ -333,7 +333,7 @@ func (h *Hub) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
 	dirs := t.dirs()
 	out := []apiEntry{}
 	for _, p := range req.Paths {
-		p = strings.Trim(p, "/")
+		p = storedForm(strings.Trim(p, "/"))
 		if e, ok := t[p]; ok {
 			out = append(out, fileEntry(e))
 		} else if dirs[p] {

@@ -476,7 +476,7 @@ func (h *Hub) handlePreupload(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]answer, 0, len(req.Files))
 	for _, f := range req.Files {
-		if err := checkRepoPath(f.Path); err != nil {
+		if _, err := normalizePath(f.Path); err != nil {
 			h.fail(w, http.StatusBadRequest, "%v", err)
 			return
 		}
@@ -641,7 +641,8 @@ type commitOp struct {
 
 // inlineOp checks a regular file given inline.
 func inlineOp(p, content, encoding string) (commitOp, error) {
-	if err := checkRepoPath(p); err != nil {
+	p, err := normalizePath(p)
+	if err != nil {
 		return commitOp{}, err
 	}
 	var b []byte
@@ -710,7 +711,6 @@ func readCommit(body io.Reader) (commitHeader, []commitOp, error) {
 		if err := json.Unmarshal(rec.Value, &v); err != nil {
 			return hdr, nil, fmt.Errorf("line %d: %s: %v", line, rec.Key, err)
 		}
-		p := strings.TrimSuffix(v.Path, "/")
 		if rec.Key == "file" {
 			op, err := inlineOp(v.Path, v.Content, v.Encoding)
 			if err != nil {
@@ -719,8 +719,15 @@ func readCommit(body io.Reader) (commitHeader, []commitOp, error) {
 			ops = append(ops, op)
 			continue
 		}
-		if err := checkRepoPath(p); err != nil {
-			return hdr, nil, fmt.Errorf("line %d: %v", line, err)
+		// Only a folder may be named with a trailing '/'; a file path
+		// with one is refused, not taken as the file without it.
+		p := v.Path
+		if rec.Key == "deletedFolder" {
+			p = strings.TrimSuffix(p, "/")
+		}
+		p, err := normalizePath(p)
+		if err != nil {
+			return hdr, nil, fmt.Errorf("line %d: %s: %v", line, rec.Key, err)
 		}
 		switch rec.Key {
 		case "lfsFile":

@@ -15,6 +15,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/xetkit/xetkit/internal/repopath"
 	"github.com/xetkit/xetkit/xethash"
@@ -83,8 +86,17 @@ func parseRepoID(typ, ns, name string) (repoID, error) {
 			return repoID{}, fmt.Errorf("repository name %q is not namespace/name (each part: letters, digits, '-', '_', '.'; no '--' or '..'; at most 96 characters)", ns+"/"+name)
 		}
 	}
+	if reservedNamespaces[strings.ToLower(ns)] {
+		return repoID{}, fmt.Errorf("namespace %q is reserved: URLs under /%s/ lead elsewhere, so the repository's files could not be reached", ns, ns)
+	}
 	return repoID{typ: t, ns: ns, name: name}, nil
 }
+
+// reservedNamespaces are the namespaces whose URLs the server routes
+// elsewhere: a model named datasets/x would have its resolve URLs taken by
+// the dataset routes (and /wasm/ is the page's, beside the hub under
+// xetkit serve).
+var reservedNamespaces = map[string]bool{"api": true, "models": true, "datasets": true, "spaces": true, "v1": true, "v2": true, "wasm": true}
 
 // repoState is the repo file: everything about a repo that changes.
 type repoState struct {
@@ -245,14 +257,30 @@ func (s *store) replace(kind, rel string, data []byte) error {
 	return nil
 }
 
-// checkRepoPath is the client's rule: what a Hub refuses as a path.
-var checkRepoPath = repopath.Check
+// normalizePath returns p in Unicode normal form C, the one form a
+// repository stores (so "café" typed with a combining accent and with a
+// precomposed é is one path), after checking it as repopath.Check does.
+func normalizePath(p string) (string, error) {
+	if !utf8.ValidString(p) {
+		return "", fmt.Errorf("path %q is not valid UTF-8", p)
+	}
+	n := norm.NFC.String(p)
+	if err := repopath.Check(n); err != nil {
+		return "", err
+	}
+	return n, nil
+}
+
+// storedForm is the form a path is stored in (see normalizePath), for
+// looking up a path a request names: an NFD "café" finds the file.
+func storedForm(p string) string { return norm.NFC.String(p) }
 
 // tree is a commit's files by path.
 type tree map[string]treeEntry
 
 // entry finds a file by path (Files is sorted by path).
 func (c *commitObj) entry(p string) (treeEntry, bool) {
+	p = storedForm(p)
 	i := sort.Search(len(c.Files), func(i int) bool { return c.Files[i].Path >= p })
 	if i < len(c.Files) && c.Files[i].Path == p {
 		return c.Files[i], true
