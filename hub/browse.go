@@ -303,6 +303,10 @@ func (h *Hub) expand(c *commitObj, cid string, entries []apiEntry) {
 	}
 }
 
+// MaxPathsInfo is the most paths one paths-info request may name, as on
+// the Hugging Face Hub (huggingface_hub sends at most that many).
+const MaxPathsInfo = 1000
+
 // handlePathsInfo answers POST /api/{type}s/{ns}/{name}/paths-info/{rev}:
 // the entries of the named paths that exist (JSON or form body).
 func (h *Hub) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
@@ -328,12 +332,21 @@ func (h *Hub) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
 		}
 		req.Paths, req.Expand = r.PostForm["paths"], r.PostForm.Get("expand")
 	}
+	if len(req.Paths) > MaxPathsInfo {
+		h.fail(w, http.StatusBadRequest, "%d paths in one paths-info call; at most %d", len(req.Paths), MaxPathsInfo)
+		return
+	}
 	cid, c := rv.cid, rv.c
 	t := c.tree()
 	dirs := t.dirs()
 	out := []apiEntry{}
+	seen := make(map[string]bool, len(req.Paths))
 	for _, p := range req.Paths {
 		p = storedForm(strings.Trim(p, "/"))
+		if seen[p] {
+			continue // each entry once, however often it is asked for
+		}
+		seen[p] = true
 		if e, ok := t[p]; ok {
 			out = append(out, fileEntry(e))
 		} else if dirs[p] {

@@ -1,6 +1,7 @@
 package hub_test
 
 import (
+	"encoding/json"
 	"net/url"
 	"strings"
 	"testing"
@@ -74,4 +75,27 @@ func TestReservedNamespaces(t *testing.T) {
 		status, b, _ := th.do("POST", "/api/repos/create", userToken, []byte(`{"type":"model","name":"x","organization":"`+ns+`"}`))
 		wantStatus(t, "namespace "+ns, status, b, 400, "reserved")
 	}
+}
+
+// paths-info answers each entry once, and refuses more paths than the Hub
+// takes in one call.
+func TestPathsInfoBounds(t *testing.T) {
+	th := newHub(t, hub.Config{})
+	status, b, _ := th.do("POST", "/api/models/alice/pi/commit/main", userToken, commitBody(map[string]any{"summary": "x"}, inlineFile("d/a.txt", "a")))
+	wantStatus(t, "commit", status, b, 200)
+	ask := func(paths []string) (int, []byte) {
+		body, _ := json.Marshal(map[string]any{"paths": paths})
+		status, b, _ := th.do("POST", "/api/models/alice/pi/paths-info/main", userToken, body, "Content-Type", "application/json")
+		return status, b
+	}
+	many := make([]string, hub.MaxPathsInfo)
+	for i := range many {
+		many[i] = []string{"d", "d/a.txt", "d/"}[i%3]
+	}
+	status, b = ask(many)
+	if status != 200 || strings.Count(string(b), `"path"`) != 2 {
+		t.Fatalf("%d repeated paths: %d %s", len(many), status, b)
+	}
+	status, b = ask(append(many, "d"))
+	wantStatus(t, "one path too many", status, b, 400, "at most 1000")
 }
