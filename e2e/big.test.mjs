@@ -5,7 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { setup, pageTest, card, generated, rows } from "./helpers.mjs";
+import { setup, pageTest, card, generated, rows, showSection } from "./helpers.mjs";
 
 const env = {};
 before(async () => { Object.assign(env, await setup()); });
@@ -26,7 +26,7 @@ test("64 MiB shard: first screen, then scrolling to the last chunk row", { timeo
   assert.equal((await card(page, "Xorbs")).value, n(big.xorbs));
   assert.match((await card(page, "Shard size")).sub, new RegExp(`^${n(big.size)} bytes`));
 
-  await page.locator('.sec[data-sec="chunks"]').click();
+  await showSection(page, "chunks");
   const table = page.locator('.vt[aria-label="all chunks"]');
   assert.equal(await table.getAttribute("data-rows"), String(big.chunks));
   // drag the scrollbar to the very end

@@ -6,7 +6,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { setup, pageTest, openFiles, ref, tempFile, bin, card } from "./helpers.mjs";
+import { setup, pageTest, openFiles, ref, tempFile, bin, card, showItem } from "./helpers.mjs";
 
 const env = {};
 before(async () => { Object.assign(env, await setup()); });
@@ -69,7 +69,7 @@ test("each damaged shard shows its problem and byte offset; the page stays usabl
   await openFiles(page, [ref("ev-population.csv.shard.verification")]);
   assert.equal((await card(page, "Chunks")).value, "796");
   // and a damaged one can still be looked at as a plain file
-  await page.locator('.itab[data-item="bad-magic.shard"] .itab-link').click();
+  await showItem(page, "bad-magic.shard");
   await page.locator("button", { hasText: "Open as a plain file instead" }).click();
   await page.waitForFunction(() => document.querySelector('.itab[data-item="bad-magic.shard_as_file_"]')?.dataset.kind === "file");
   await page.locator(".card").first().waitFor();

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { setup, pageTest, openFiles, rows, allRows, kvValue, card, bin, plainFiles, cliChunks, cliHash, tempFile, randomBytes } from "./helpers.mjs";
+import { setup, pageTest, openFiles, rows, allRows, kvValue, card, bin, plainFiles, cliChunks, cliHash, tempFile, randomBytes, showSection } from "./helpers.mjs";
 
 const env = {};
 before(async () => { Object.assign(env, await setup()); });
@@ -43,7 +43,7 @@ test("a generated file: chunks, repeats, file hash, SHA-256", pageTest(env, asyn
   assert.equal(bins.length, 17);
   assert.equal(counted, chunks.length, "every chunk is in one bin of the histogram");
 
-  await page.locator('.sec[data-sec="chunks"]').click();
+  await showSection(page, "chunks");
   const got = await allRows(page, "chunks");
   let off = 0;
   assert.deepEqual(got, chunks.map((c, i) => {
@@ -62,7 +62,7 @@ test("a generated file: chunks, repeats, file hash, SHA-256", pageTest(env, asyn
   assert.equal(exported.fileHash, cliHash(repeats));
   assert.deepEqual(exported.chunks.map((c) => [c.hash, c.length]), chunks.map((c) => [c.hash, c.length]));
 
-  await page.locator('.sec[data-sec="repeats"]').click();
+  await showSection(page, "repeats");
   const rep = await rows(page, "repeated chunks");
   const firstRepeat = chunks.find((c, i) => seen.get(c.hash) !== i);
   assert.ok(rep.some((r) => r[0] === firstRepeat.hash && r[2] === n(firstRepeat.length)), JSON.stringify(rep));
@@ -96,7 +96,7 @@ test("the upload-form shard opens in the shard view and downloads", pageTest(env
   assert.match(await page.locator(".form-line").innerText(), /upload form/);
   assert.equal((await card(page, "Files")).value, "1");
   assert.equal((await card(page, "Chunks")).value, String(parsed.xorbs.reduce((s, x) => s + x.chunks.length, 0)));
-  await page.locator('.sec[data-sec="files"]').click();
+  await showSection(page, "files");
   const fr = await rows(page, "files");
   assert.equal(fr[0][1], hash);
   assert.equal(fr[0][4], "yes");

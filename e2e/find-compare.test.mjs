@@ -4,7 +4,7 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { setup, pageTest, openFiles, ref, refChunks, FACTS, card, plainFiles, cliChunks, allRows } from "./helpers.mjs";
+import { setup, pageTest, openFiles, ref, refChunks, FACTS, card, plainFiles, cliChunks, allRows, showItem, showSection } from "./helpers.mjs";
 
 const env = {};
 before(async () => { Object.assign(env, await setup()); });
@@ -27,7 +27,7 @@ test("find a prefix across a shard, a xorb and a file; jump to the hit", pageTes
   const chunks = refChunks();
   const { repeats } = plainFiles();
   await openFiles(page, [ref(STORED), ref(PREFIX), repeats]);
-  await page.locator('.itab[data-item="ev-population.xorb.first-10-chunks"] .itab-link').click();
+  await showItem(page, "ev-population.xorb.first-10-chunks");
   await page.locator("#verify-btn").click();
   await page.locator("[data-verified]").waitFor();
 
@@ -112,7 +112,7 @@ test("compare a file with an edited copy: the bytes a second upload saves", page
   const strips = await page.locator(".cmp-strips figcaption").allInnerTexts();
   assert.equal(strips.length, 2);
   assert.match(strips[1], /^edited\.bin .+ in chunks that repeats\.bin has too\.$/);
-  await page.locator('.sec[data-sec="onlyB"]').click();
+  await showSection(page, "onlyB");
   const rows = await allRows(page, "onlyB");
   assert.deepEqual(rows.map((r) => r[1]).sort(), onlyB.map(([h]) => h).sort());
 }));

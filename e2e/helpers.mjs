@@ -123,6 +123,19 @@ export async function openFiles(page, paths) {
   }, before + paths.length, { timeout: 30_000 });
 }
 
+/** Shows the open item id by its tab, and waits until the page has drawn it
+ *  (links change the URL fragment; the page draws on the hashchange). */
+export async function showItem(page, id) {
+  await page.locator(`.itab[data-item="${id}"] .itab-link`).click();
+  await page.locator(`.itab.current[data-item="${id}"]`).waitFor();
+}
+
+/** Opens section sec of the item shown, and waits until it is drawn. */
+export async function showSection(page, sec) {
+  await page.locator(`.sec[data-sec="${sec}"]`).click();
+  await page.locator(`.sec.current[data-sec="${sec}"]`).waitFor();
+}
+
 /** Text of the visible rows of the table labelled name: [[cell, ...], ...]. */
 export async function rows(page, label) {
   // A table draws its rows in an animation frame after it appears: wait for
@@ -356,8 +369,11 @@ export async function downloadThroughPanel(page, target, { timeout = 60_000 } = 
 export async function tourViewer(page, { repeats, edited }, stop) {
   await stop("welcome");
   await openFiles(page, [ref("ev-population.csv.shard.verification"), ref("ev-population.xorb.first-10-chunks"), repeats, edited]);
-  const tab = (name) => page.locator(`.itab[data-item^="${name}"] .itab-link`).click();
-  const sec = (name) => page.locator(`.sec[data-sec="${name}"]`).click();
+  const tab = async (name) => {
+    const id = await page.locator(`.itab[data-item^="${name}"]`).first().getAttribute("data-item");
+    await showItem(page, id);
+  };
+  const sec = (name) => showSection(page, name);
   await tab("ev-population.csv.shard.verification");
   for (const name of ["summary", "header", "footer", "files", "xorbs", "chunks", "lookups", "findings"]) {
     await sec(name);

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import {
-  setup, pageTest, openFiles, ref, refChunks, FACTS, rows, kvValue, card, bin, tempFile,
+  setup, pageTest, openFiles, ref, refChunks, FACTS, rows, kvValue, card, bin, tempFile, showItem, showSection,
 } from "./helpers.mjs";
 
 const env = {};
@@ -23,7 +23,7 @@ function cliParse(path) {
   return JSON.parse(execFileSync(bin, ["shard", "parse", path], { encoding: "utf8" }));
 }
 
-const tab = (page, sec) => page.locator(`.sec[data-sec="${sec}"]`).click();
+const tab = showSection;
 const legend = (page) => page.locator(".hex-legend .hex-field").evaluateAll((fs) =>
   fs.map((f) => ({ name: f.dataset.field, value: f.querySelector(".fval")?.textContent ?? null })));
 
@@ -109,13 +109,13 @@ test("all chunks: keyboard to the last row, hex of the selected chunk", pageTest
 
 test("upload form and a shard without verification entries", pageTest(env, async (page) => {
   await openFiles(page, [ref(UPLOAD), ref(PLAIN)]);
-  await page.locator(`.itab[data-item="${UPLOAD}"] .itab-link`).click();
+  await showItem(page, UPLOAD);
   assert.match(await page.locator(".form-line").innerText(), /upload form \(no footer\)/);
   await tab(page, "footer");
   assert.match(await page.locator(".content").innerText(), /No footer: this shard is in upload form/);
   await tab(page, "header");
   assert.equal(await kvValue(page, "Footer size"), "0 (no footer: upload form)");
-  await page.locator(`.itab[data-item="${PLAIN}"] .itab-link`).click();
+  await showItem(page, PLAIN);
   await tab(page, "files");
   const fr = await rows(page, "files");
   assert.equal(fr[0][4], "no");
@@ -205,7 +205,7 @@ test("recognised by content, whatever the name; several at once by dropping", pa
 
 test("keyboard: everything reachable with Tab, rows open with Enter, / focuses Find", pageTest(env, async (page) => {
   await openFiles(page, [ref(STORED)]);
-  await page.locator('.sec[data-sec="files"]').click();
+  await showSection(page, "files");
   await page.locator("body").click({ position: { x: 5, y: 5 } });
   const seen = [];
   for (let i = 0; i < 40; i++) {
@@ -244,7 +244,7 @@ test("lookup tables, and a dedupe response whose key has not expired", pageTest(
   const dedupe = variant("dedupe.shard", (s) => { s.files = []; s.footer.chunkHashKey = "ab".repeat(32); s.footer.keyExpiry = 4102444800; });
   const cli = cliParse(withTables);
   await openFiles(page, [withTables, dedupe]);
-  await page.locator('.itab[data-item="tables.shard"] .itab-link').click();
+  await showItem(page, "tables.shard");
   assert.equal(await page.locator('.sec[data-sec="lookups"] .count').innerText(), "798");
   await tab(page, "footer");
   assert.equal(await kvValue(page, "Created"), "2023-11-14 22:13:20 UTC");
@@ -264,7 +264,7 @@ test("lookup tables, and a dedupe response whose key has not expired", pageTest(
   assert.deepEqual(names, ["truncatedHash", "fileEntry"]);
   assert.match(await page.locator(".hex-title").innerText(), new RegExp(`^File lookup entry 0 bytes ${cli.footer.fileLookupOffset.toLocaleString("en-US")}–`));
 
-  await page.locator('.itab[data-item="dedupe.shard"] .itab-link').click();
+  await showItem(page, "dedupe.shard");
   assert.match(await page.locator(".form-line").innerText(), /dedupe response .* chunk hashes are keyed/);
   await tab(page, "footer");
   assert.match(await kvValue(page, "Key expiry"), /^2100-01-01 00:00:00 UTC — valid for \d+ days$/);

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { setup, pageTest, openFiles, ref, refChunks, rows, allRows, kvValue, card, bin, generated, tempFile } from "./helpers.mjs";
+import { setup, pageTest, openFiles, ref, refChunks, rows, allRows, kvValue, card, bin, generated, tempFile, showSection } from "./helpers.mjs";
 
 const env = {};
 before(async () => { Object.assign(env, await setup()); });
@@ -58,7 +58,7 @@ test("reference xorb prefix: ten LZ4 records, verified against the .chunks list"
   // Export JSON gives the verified xorb, as "xetkit xorb parse" prints it
   const [dl] = await Promise.all([page.waitForEvent("download"), page.locator("button", { hasText: "Export JSON" }).click()]);
   assert.deepEqual(JSON.parse(readFileSync(await dl.path(), "utf8")), cli);
-  await page.locator('.sec[data-sec="footer"]').click();
+  await showSection(page, "footer");
   assert.match(await page.locator(".content").innerText(), /No footer: these are chunk records only/);
 }));
 
@@ -83,7 +83,7 @@ test("complete xorb: footer, and every hash checked against it", pageTest(env, a
   assert.equal(last[6], lines.at(-1));
   assert.equal(last[7], "✓ match");
 
-  await page.locator('.sec[data-sec="footer"]').click();
+  await showSection(page, "footer");
   assert.equal(await kvValue(page, "Xorb hash"), facts.fullXorb.hash);
   assert.match(await kvValue(page, "Hash section"), new RegExp(`^XBLBHSH v0, ${facts.fullXorb.chunks} hashes`));
   const fr = await rows(page, "footer chunks");
