@@ -606,8 +606,13 @@ func decodePage(id ID, b []byte) (*page, error) {
 	r := reader{b: b}
 	kind := r.byte()
 	n := r.uvarint()
-	if r.err == nil && n > uint64(len(b)) {
-		r.err = errors.New("count larger than the page")
+	// Every item takes more than two bytes, so a count above that is a lie
+	// that must not size an allocation.
+	if r.err == nil && n > uint64(len(b)/2) {
+		r.fail("count larger than the page holds")
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("tree page %s: %v at byte %d", id, r.err, r.off)
 	}
 	p := &page{}
 	switch kind {
