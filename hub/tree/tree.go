@@ -53,11 +53,12 @@ func ParseID(s string) (ID, error) {
 // CommitID is the id of a commit, as an entry records it.
 type CommitID [20]byte
 
-// Store holds pages. Put is called only for pages the tree does not hold
-// yet, and must be idempotent: two writers may put the same page.
+// Store holds pages. PutAll gets all the pages one Apply adds, at once, so
+// a store can make them durable together; it must be idempotent (two
+// writers may put the same page).
 type Store interface {
 	Get(id ID) ([]byte, error)
-	Put(id ID, page []byte) error
+	PutAll(pages map[ID][]byte) error
 }
 
 // File is what a tree records of a file.
@@ -225,8 +226,8 @@ func (t *Trees) Apply(root ID, changes []Change, commit CommitID) (ID, error) {
 	if err != nil {
 		return ID{}, err
 	}
-	for id, b := range w.fresh {
-		if err := t.store.Put(id, b); err != nil {
+	if len(w.fresh) > 0 {
+		if err := t.store.PutAll(w.fresh); err != nil {
 			return ID{}, err
 		}
 	}

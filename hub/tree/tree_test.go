@@ -32,12 +32,14 @@ func (s *memStore) Get(id ID) ([]byte, error) {
 	return b, nil
 }
 
-func (s *memStore) Put(id ID, b []byte) error {
+func (s *memStore) PutAll(pages map[ID][]byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.pages[id]; !ok {
-		s.pages[id] = b
-		s.bytes += int64(len(b))
+	for id, b := range pages {
+		if _, ok := s.pages[id]; !ok {
+			s.pages[id] = b
+			s.bytes += int64(len(b))
+		}
 	}
 	return nil
 }
