@@ -136,6 +136,7 @@ type Hub struct {
 	legacyRoots map[string]tree.ID
 	commitsMu   sync.Mutex
 	commits     map[string]*commitObj // cache of immutable commits
+	commitBytes int64                 // their estimated size
 	started     time.Time
 }
 

@@ -197,14 +197,22 @@ func (h *Hub) commit(id string) (*commitObj, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The cache is bounded in bytes: emptied when it would pass its
+	// budget (commits from before trees were paged carry their file list).
+	size := int64(256 + len(c.Title) + len(c.Message) + 200*len(c.Files))
 	h.commitsMu.Lock()
-	if len(h.commits) > 4096 {
+	if h.commitBytes+size > commitCacheBytes {
 		clear(h.commits)
+		h.commitBytes = 0
 	}
 	h.commits[id] = c
+	h.commitBytes += size
 	h.commitsMu.Unlock()
 	return c, nil
 }
+
+// commitCacheBytes bounds the memory of the commit cache.
+const commitCacheBytes = 16 << 20
 
 // userName is the name of the hub's one user: the namespace of a repo
 // created without one.
