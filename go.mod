@@ -9,4 +9,7 @@ require (
 	golang.org/x/text v0.44.0
 )
 
-require github.com/klauspost/cpuid/v2 v2.0.12 // indirect
+require (
+	github.com/klauspost/cpuid/v2 v2.0.12 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)

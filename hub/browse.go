@@ -3,18 +3,20 @@ package hub
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/xetkit/xetkit/hub/tree"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -33,7 +35,11 @@ func (h *Hub) handleResolve(w http.ResponseWriter, r *http.Request, wr webRoute)
 		return
 	}
 	id, cid := rv.id, rv.cid
-	e, ok := rv.c.entry(wr.path)
+	e, ok, err := h.entry(cid, rv.c, wr.path)
+	if err != nil {
+		h.failStore(w, "tree", err)
+		return
+	}
 	if !ok {
 		h.failCode(w, http.StatusNotFound, codeEntryNotFound, "%s not found in %s %s at %s", wr.path, id.typ, id.id(), wr.rev)
 		return
@@ -207,18 +213,25 @@ func fileEntry(e treeEntry) apiEntry {
 	return a
 }
 
-// dirEntry shows a folder of c; its oid stands for its content.
-func dirEntry(c *commitObj, dir string) apiEntry {
-	var list bytes.Buffer
-	for _, e := range c.under(dir) {
-		fmt.Fprintf(&list, "%s %s\n", e.GitOID, e.Path)
+// listed is an entry of a listing and the commit that last changed it.
+type listed struct {
+	apiEntry
+	changed tree.CommitID
+}
+
+// listedOf shows the tree entry e at path p. A folder's oid is (the first
+// 20 bytes of) its tree root, which stands for its content.
+func listedOf(p string, e tree.Entry) listed {
+	if e.Dir {
+		return listed{apiEntry{Type: "directory", OID: hex.EncodeToString(e.Root[:20]), Path: p}, e.Changed}
 	}
-	return apiEntry{Type: "directory", OID: gitBlobID(list.Bytes()), Path: dir}
+	return listed{fileEntry(entryOf(p, e.File)), e.Changed}
 }
 
 // handleTree answers GET /api/{type}s/{ns}/{name}/tree/{rev}[/{path}]
 // ?recursive=&expand=&cursor=, a page at a time (Config.TreePageSize) with
-// a Link rel="next" to the following page.
+// a Link rel="next" to the following page. It reads only the tree pages
+// the page of entries comes from.
 func (h *Hub) handleTree(w http.ResponseWriter, r *http.Request) {
 	rv, ok := h.apiRevision(w, r)
 	if !ok {
@@ -228,44 +241,36 @@ func (h *Hub) handleTree(w http.ResponseWriter, r *http.Request) {
 	rev, dir := r.PathValue("rev"), storedForm(strings.Trim(r.PathValue("path"), "/"))
 	q := r.URL.Query()
 	recursive := q.Get("recursive") == "true" || q.Get("recursive") == "1"
-	t := c.tree()
-	dirs := t.dirs()
-	if _, isFile := t[dir]; dir != "" && !dirs[dir] && !isFile {
-		h.failCode(w, http.StatusNotFound, codeEntryNotFound, "%s not found in %s %s at %s", dir, id.typ, id.id(), rev)
-		return
-	}
-	// Every entry under dir (children only unless recursive), in path order.
-	var entries []apiEntry
-	in := func(p string) bool {
-		if dir != "" && !strings.HasPrefix(p, dir+"/") {
-			return false
-		}
-		return recursive || path.Dir(p) == dir || (dir == "" && path.Dir(p) == ".")
-	}
-	for d := range dirs {
-		if in(d) {
-			entries = append(entries, dirEntry(c, d))
-		}
-	}
-	for p, e := range t {
-		if in(p) {
-			entries = append(entries, fileEntry(e))
-		}
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
+	var after string
 	if cur := q.Get("cursor"); cur != "" {
-		after, err := base64.RawURLEncoding.DecodeString(cur)
+		b, err := base64.RawURLEncoding.DecodeString(cur)
 		if err != nil {
 			h.fail(w, http.StatusBadRequest, "malformed cursor %q", cur)
 			return
 		}
-		k := sort.Search(len(entries), func(i int) bool { return entries[i].Path > string(after) })
-		entries = entries[k:]
+		after = string(b)
 	}
-	if q.Get("expand") == "true" {
-		h.expand(c, cid, entries)
+	root, err := h.rootOf(cid, c)
+	if err != nil {
+		h.failStore(w, "tree", err)
+		return
 	}
-	if size := h.cfg.TreePageSize; len(entries) > size {
+	size := h.cfg.TreePageSize
+	var entries []listed
+	err = h.trees.Walk(root, dir, recursive, after, func(p string, e tree.Entry) bool {
+		entries = append(entries, listedOf(p, e))
+		return len(entries) <= size // one more than a page says whether there is a next
+	})
+	switch {
+	case errors.Is(err, tree.ErrNotFound):
+		h.failCode(w, http.StatusNotFound, codeEntryNotFound, "%s not found in %s %s at %s", dir, id.typ, id.id(), rev)
+		return
+	case errors.Is(err, tree.ErrNotFolder): // a file lists nothing
+	case err != nil:
+		h.failStore(w, "tree", err)
+		return
+	}
+	if len(entries) > size {
 		entries = entries[:size]
 		next := *r.URL
 		nq := next.Query()
@@ -273,34 +278,33 @@ func (h *Hub) handleTree(w http.ResponseWriter, r *http.Request) {
 		next.RawQuery = nq.Encode()
 		w.Header().Set("Link", fmt.Sprintf(`<%s%s>; rel="next"`, h.baseURL(r), next.RequestURI()))
 	}
-	if entries == nil {
-		entries = []apiEntry{}
-	}
-	writeJSON(w, http.StatusOK, entries)
+	writeJSON(w, http.StatusOK, h.shown(entries, q.Get("expand") == "true"))
 }
 
-// expand adds the last commit that changed each file (walking the
-// history from c) and a security status.
-func (h *Hub) expand(c *commitObj, cid string, entries []apiEntry) {
-	for i := range entries {
-		e := &entries[i]
-		e.Security = &apiSecurity{Status: "unscanned"}
-		if e.Type != "file" {
+// shown is what a listing answers: its entries, and with expand the
+// commit that last changed each and a security status. The tree records
+// that commit, so expanding costs one commit read per distinct commit of
+// the page, not a walk of the history.
+func (h *Hub) shown(entries []listed, expand bool) []apiEntry {
+	out := make([]apiEntry, len(entries))
+	infos := map[tree.CommitID]*apiCommitInfo{}
+	for i, e := range entries {
+		out[i] = e.apiEntry
+		if !expand {
 			continue
 		}
-		last, lastID := c, cid
-		for last.Parent != "" {
-			p, err := h.commit(last.Parent)
-			if err != nil {
-				break
+		out[i].Security = &apiSecurity{Status: "unscanned"}
+		info, ok := infos[e.changed]
+		if !ok {
+			cid := hex.EncodeToString(e.changed[:])
+			if c, err := h.commit(cid); err == nil {
+				info = &apiCommitInfo{ID: cid, Title: c.Title, Date: c.Date.Format(time.RFC3339)}
 			}
-			if pe, _ := p.entry(e.Path); pe.GitOID != e.OID {
-				break
-			}
-			last, lastID = p, last.Parent
+			infos[e.changed] = info
 		}
-		e.LastCommit = &apiCommitInfo{ID: lastID, Title: last.Title, Date: last.Date.Format(time.RFC3339)}
+		out[i].LastCommit = info
 	}
+	return out
 }
 
 // MaxPathsInfo is the most paths one paths-info request may name, as on
@@ -336,27 +340,29 @@ func (h *Hub) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, http.StatusBadRequest, "%d paths in one paths-info call; at most %d", len(req.Paths), MaxPathsInfo)
 		return
 	}
-	cid, c := rv.cid, rv.c
-	t := c.tree()
-	dirs := t.dirs()
-	out := []apiEntry{}
+	root, err := h.rootOf(rv.cid, rv.c)
+	if err != nil {
+		h.failStore(w, "tree", err)
+		return
+	}
+	var out []listed
 	seen := make(map[string]bool, len(req.Paths))
 	for _, p := range req.Paths {
 		p = storedForm(strings.Trim(p, "/"))
-		if seen[p] {
+		if seen[p] || p == "" {
 			continue // each entry once, however often it is asked for
 		}
 		seen[p] = true
-		if e, ok := t[p]; ok {
-			out = append(out, fileEntry(e))
-		} else if dirs[p] {
-			out = append(out, dirEntry(c, p))
+		e, ok, err := h.trees.Lookup(root, p)
+		if err != nil {
+			h.failStore(w, "tree", err)
+			return
+		}
+		if ok {
+			out = append(out, listedOf(p, e))
 		}
 	}
-	if req.Expand == true || req.Expand == "true" || req.Expand == "1" {
-		h.expand(c, cid, out)
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, h.shown(out, req.Expand == true || req.Expand == "true" || req.Expand == "1"))
 }
 
 // removeRepo deletes a repo's state; its commits stay, unreachable.

@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/xetkit/xetkit/hub/tree"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
@@ -124,12 +125,19 @@ type Hub struct {
 	mu  sync.RWMutex
 	idx *index
 
-	// repoMu serializes the changes of repo files: a branch moves from the
-	// head a commit was built on, which nobody else can move meanwhile.
-	repoMu    sync.Mutex
-	commitsMu sync.Mutex
-	commits   map[string]*commitObj // cache of immutable commits
-	started   time.Time
+	// repoLocks serialize the changes of each repo file: a branch moves
+	// from the head a commit was built on, which nobody else can move
+	// meanwhile. Commits are written before, without a lock.
+	repoLocks repoLocks
+	trees     *tree.Trees
+	// legacyRoots are the trees built for commits stored before trees
+	// were paged (Hub.rootOf).
+	legacyMu    sync.Mutex
+	legacyRoots map[string]tree.ID
+	commitsMu   sync.Mutex
+	commits     map[string]*commitObj // cache of immutable commits
+	commitBytes int64                 // their estimated size
+	started     time.Time
 }
 
 // New opens (or creates) the store in cfg.Dir, rebuilds the indexes from
@@ -170,7 +178,8 @@ func New(cfg Config) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Hub{cfg: cfg, store: st, uploads: make(chan struct{}, cfg.MaxUploads), ingests: make(chan struct{}, 2), commits: map[string]*commitObj{}, started: cfg.Now()}
+	h := &Hub{cfg: cfg, store: st, uploads: make(chan struct{}, cfg.MaxUploads), ingests: make(chan struct{}, 2), commits: map[string]*commitObj{}, started: cfg.Now(),
+		trees: tree.New(pageStore{st}, treeCacheBytes), legacyRoots: map[string]tree.ID{}}
 	h.faults = newFaultInjector(cfg.Faults, &h.stats.faultsInjected)
 	if _, err := rand.Read(h.secret[:]); err != nil {
 		return nil, err

@@ -12,9 +12,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/xetkit/xetkit/hub/tree"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -177,7 +179,7 @@ func (h *Hub) resolveRev(st *repoState, id repoID, rev string) (string, *commitO
 		cid = rev
 	}
 	c, err := h.commit(cid)
-	if err == nil && c.Repo != id.key() {
+	if err == nil && !strings.EqualFold(c.Repo, id.key()) {
 		err = errNoRevision
 	}
 	return cid, c, err
@@ -195,14 +197,22 @@ func (h *Hub) commit(id string) (*commitObj, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The cache is bounded in bytes: emptied when it would pass its
+	// budget (commits from before trees were paged carry their file list).
+	size := int64(256 + len(c.Title) + len(c.Message) + 200*len(c.Files))
 	h.commitsMu.Lock()
-	if len(h.commits) > 4096 {
+	if h.commitBytes+size > commitCacheBytes {
 		clear(h.commits)
+		h.commitBytes = 0
 	}
 	h.commits[id] = c
+	h.commitBytes += size
 	h.commitsMu.Unlock()
 	return c, nil
 }
+
+// commitCacheBytes bounds the memory of the commit cache.
+const commitCacheBytes = 16 << 20
 
 // userName is the name of the hub's one user: the namespace of a repo
 // created without one.
@@ -287,8 +297,9 @@ func (h *Hub) handleCreateRepo(w http.ResponseWriter, r *http.Request) {
 		ops = append(ops, op)
 	}
 	private := req.Visibility == "private" || (req.Private != nil && *req.Private)
-	h.repoMu.Lock()
-	defer h.repoMu.Unlock()
+	lock := h.repoLocks.of(id.key())
+	lock.Lock()
+	defer lock.Unlock()
 	if _, err := h.store.loadRepo(id); err == nil {
 		// huggingface_hub's create_repo(exist_ok=True) reads the url of
 		// the existing repo from this answer.
@@ -312,22 +323,14 @@ func (h *Hub) handleCreateRepo(w http.ResponseWriter, r *http.Request) {
 }
 
 // createRepo writes a new repo whose main branch holds one commit with
-// ops applied to an empty tree. The caller holds repoMu.
+// ops applied to an empty tree. The caller holds the repo's lock.
 func (h *Hub) createRepo(id repoID, private bool, ops []commitOp) (*repoState, error) {
 	st := &repoState{Type: id.typ, ID: id.id(), Private: private, Created: h.now().UTC(), Branches: map[string]string{}}
-	t := tree{}
-	for _, op := range ops {
-		if err := h.apply(t, op); err != nil {
-			return nil, err
-		}
-	}
-	if err := t.conflict(); err != nil {
-		return nil, &opError{"files", err}
-	}
-	if err := h.storeBlobs(ops); err != nil {
+	files, err := h.resolveOps(ops)
+	if err != nil {
 		return nil, err
 	}
-	cid, err := h.store.putCommit(&commitObj{Repo: id.key(), Title: "initial commit", Date: h.now().UTC(), Files: t.sorted()})
+	cid, err := h.writeCommit(id, "", tree.ID{}, "initial commit", "", ops, files)
 	if err != nil {
 		return nil, err
 	}
@@ -341,8 +344,9 @@ func (h *Hub) handleDeleteRepo(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	h.repoMu.Lock()
-	defer h.repoMu.Unlock()
+	lock := h.repoLocks.of(id.key())
+	lock.Lock()
+	defer lock.Unlock()
 	if _, err := h.store.loadRepo(id); err != nil {
 		h.failMiss(w, id, "repository", err)
 		return
@@ -361,9 +365,19 @@ func (h *Hub) handleRepoInfo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, st, cid, c := rv.id, rv.st, rv.cid, rv.c
-	siblings := make([]map[string]any, 0, len(c.Files))
-	for _, f := range c.Files {
-		siblings = append(siblings, map[string]any{"rfilename": f.Path, "size": f.Size})
+	root, err := h.rootOf(cid, c)
+	siblings := []map[string]any{}
+	if err == nil {
+		err = h.trees.Walk(root, "", true, "", func(p string, e tree.Entry) bool {
+			if !e.Dir {
+				siblings = append(siblings, map[string]any{"rfilename": p, "size": e.File.Size})
+			}
+			return true
+		})
+	}
+	if err != nil {
+		h.failStore(w, "tree", err)
+		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"_id": id.key(), "id": id.id(), "author": id.ns, "sha": cid, "private": st.Private,
@@ -421,8 +435,9 @@ func (h *Hub) xetHeaders(w http.ResponseWriter, r *http.Request, tok string, exp
 // ensureRepo creates repo id if it does not exist (public, with an empty
 // main branch); it answers the error itself.
 func (h *Hub) ensureRepo(w http.ResponseWriter, id repoID) bool {
-	h.repoMu.Lock()
-	defer h.repoMu.Unlock()
+	lock := h.repoLocks.of(id.key())
+	lock.Lock()
+	defer lock.Unlock()
 	_, err := h.store.loadRepo(id)
 	if errors.Is(err, errNoRepo) {
 		_, err = h.createRepo(id, false, nil)
@@ -452,9 +467,10 @@ func (h *Hub) handlePreupload(w http.ResponseWriter, r *http.Request) {
 	// equals its own (the SHA-256 of an LFS file, the git blob id of a
 	// regular one), so an unchanged file is not committed again.
 	var head *commitObj
+	var headID string
 	if st, err := h.store.loadRepo(id); err == nil {
-		if _, c, err := h.resolveRev(st, id, r.PathValue("rev")); err == nil {
-			head = c
+		if cid, c, err := h.resolveRev(st, id, r.PathValue("rev")); err == nil {
+			head, headID = c, cid
 		}
 	}
 	var req struct {
@@ -491,7 +507,7 @@ func (h *Hub) handlePreupload(w http.ResponseWriter, r *http.Request) {
 		}
 		a := answer{Path: f.Path, UploadMode: mode}
 		if head != nil {
-			if e, ok := head.entry(f.Path); ok {
+			if e, ok, _ := h.entry(headID, head, f.Path); ok {
 				a.OID = e.GitOID
 				if e.Xet != "" {
 					a.OID = e.SHA256
@@ -757,51 +773,65 @@ func readCommit(body io.Reader) (commitHeader, []commitOp, error) {
 	return hdr, ops, nil
 }
 
-// apply applies one operation to t. An lfsFile must name an uploaded file.
-// A regular file's bytes are not stored here: see storeBlobs.
-func (h *Hub) apply(t tree, op commitOp) error {
-	switch op.kind {
-	case "lfsFile":
-		f, size, err := h.fileBySHA(op.sha, op.size)
-		if err != nil {
-			return &opError{op.path, err}
-		}
-		t[op.path] = xetEntry(op.path, size, op.sha, f)
-	case "file":
-		t[op.path] = regularEntry(op.path, op.content)
-	case "deletedFile":
-		if _, ok := t[op.path]; !ok {
-			return &opError{op.path, errNoEntry}
-		}
-		delete(t, op.path)
-	case "deletedFolder":
-		n := 0
-		for p := range t {
-			if strings.HasPrefix(p, op.path+"/") {
-				delete(t, p)
-				n++
+// resolveOps finds the file each operation puts (files[i] is op i's): an
+// lfsFile by the SHA-256 its upload recorded, a regular file from its
+// bytes.
+func (h *Hub) resolveOps(ops []commitOp) ([]treeEntry, error) {
+	files := make([]treeEntry, len(ops))
+	for i, op := range ops {
+		switch op.kind {
+		case "lfsFile":
+			f, size, err := h.fileBySHA(op.sha, op.size)
+			if err != nil {
+				return nil, &opError{op.path, err}
 			}
-		}
-		if n == 0 {
-			return &opError{op.path, errNoEntry}
+			files[i] = xetEntry(op.path, size, op.sha, f)
+		case "file":
+			files[i] = regularEntry(op.path, op.content)
 		}
 	}
-	return nil
+	return files, nil
+}
+
+// writeCommit writes a commit of repo id on parent (whose tree is
+// parentRoot) making the changes ops (files from resolveOps): its blobs,
+// its tree's new pages and the commit, each synced, and returns its id. No
+// branch points at it yet, so nothing needs a lock: a commit refused here
+// writes nothing a reader can reach.
+func (h *Hub) writeCommit(id repoID, parent string, parentRoot tree.ID, title, message string, ops []commitOp, files []treeEntry) (string, error) {
+	c, cid, err := newCommit(id.key(), parent, title, message, h.now())
+	if err != nil {
+		return "", err
+	}
+	ch, err := changesOf(ops, files)
+	if err != nil {
+		return "", err
+	}
+	root, err := h.trees.Apply(parentRoot, ch, commitIDOf(cid))
+	if err != nil {
+		return "", treeError(err)
+	}
+	c.Root = root.String()
+	if err := h.storeBlobs(ops, files); err != nil {
+		return "", err
+	}
+	if err := h.store.putCommit(cid, c); err != nil {
+		return "", err
+	}
+	return cid, h.grantCommitted(id, files)
 }
 
 // storeBlobs stores the bytes of the regular files among ops, once the
 // commit is known to be whole and before it is written: a refused commit
 // writes nothing, and a written commit never lacks a blob.
-func (h *Hub) storeBlobs(ops []commitOp) error {
-	for _, op := range ops {
+func (h *Hub) storeBlobs(ops []commitOp, files []treeEntry) error {
+	var objs []object
+	for i, op := range ops {
 		if op.kind == "file" {
-			e := regularEntry(op.path, op.content)
-			if _, err := h.store.put(kindBlob, e.SHA256, op.content); err != nil {
-				return err
-			}
+			objs = append(objs, object{kindBlob, files[i].SHA256, op.content})
 		}
 	}
-	return nil
+	return h.store.putAll(objs)
 }
 
 // opError is a commit operation the hub refuses.
@@ -842,72 +872,46 @@ func (h *Hub) handleCommit(w http.ResponseWriter, r *http.Request) {
 	if hdr.Summary == "" {
 		hdr.Summary = "Upload with xetkit"
 	}
-	h.repoMu.Lock()
-	defer h.repoMu.Unlock()
-	st, err := h.store.loadRepo(id)
-	if errors.Is(err, errNoRepo) {
-		st, err = h.createRepo(id, false, nil) // the local hub's convenience: see serve --help
-	}
+	files, err := h.resolveOps(ops)
 	if err != nil {
-		h.failStore(w, "repository", err)
-		return
-	}
-	head, ok := st.Branches[branch]
-	if !ok {
-		h.failCode(w, http.StatusNotFound, codeRevisionNotFound, "branch %q not found in %s %s (commits go to an existing branch)", branch, id.typ, id.id())
-		return
-	}
-	if hdr.ParentCommit != "" && hdr.ParentCommit != head {
-		h.fail(w, http.StatusPreconditionFailed, "parentCommit %s is not the head of %s (%s): someone committed since; fetch the new head and retry", hdr.ParentCommit, branch, head)
-		return
-	}
-	parent, err := h.commit(head)
-	if err != nil {
-		h.failStore(w, "head commit", err)
-		return
-	}
-	t := parent.tree()
-	for _, op := range ops {
-		if err := h.apply(t, op); err != nil {
-			var oe *opError
-			switch {
-			case errors.Is(err, errNoEntry):
-				h.failCode(w, http.StatusNotFound, codeEntryNotFound, "commit: %v", err)
-			case errors.As(err, &oe):
-				h.fail(w, http.StatusBadRequest, "commit: %v", err)
-			default:
-				h.failStore(w, "commit", err)
-			}
-			return
-		}
-	}
-	if err := t.conflict(); err != nil {
 		h.fail(w, http.StatusBadRequest, "commit: %v", err)
 		return
 	}
-	// A pull request is a new ref, refs/pr/N, whose first commit is this
-	// one on top of the branch; the branch itself does not move.
-	target, pr := branch, 0
-	if createPR {
-		pr = nextPR(st)
-		target = fmt.Sprintf("refs/pr/%d", pr)
-	}
-	c := &commitObj{Repo: id.key(), Parent: head, Title: hdr.Summary, Message: hdr.Description, Date: h.now().UTC(), Files: t.sorted()}
-	err = h.storeBlobs(ops)
-	var cid string
-	if err == nil {
-		cid, err = h.store.putCommit(c)
-	}
-	if err == nil {
-		st.Branches[target] = cid
-		err = h.store.saveRepo(id, st)
-	}
-	if err == nil {
-		err = h.grantCommitted(id, t)
-	}
-	if err != nil {
-		h.failStore(w, "commit", err)
+	if !h.ensureRepo(w, id) { // the local hub's convenience: see serve --help
 		return
+	}
+	// The commit is built and written on the branch's head without a lock;
+	// then, under the repo's lock, the branch moves if its head is still
+	// the one built on. A commit without parentCommit whose branch moved
+	// meanwhile is built once more, on the new head, under the lock, so it
+	// cannot lose twice: other writers wait only behind a commit that lost.
+	lock := h.repoLocks.of(id.key())
+	var cid string
+	target, pr := branch, 0
+	for try := 0; ; try++ {
+		if try > 0 {
+			lock.Lock()
+		}
+		var err error
+		cid, err = h.commitOnce(w, id, branch, hdr, ops, files, try == 0, func(st *repoState) string {
+			// A pull request is a new ref, refs/pr/N, whose first commit is
+			// this one on top of the branch; the branch itself does not move.
+			if createPR {
+				pr = nextPR(st)
+				target = fmt.Sprintf("refs/pr/%d", pr)
+			}
+			return target
+		}, lock)
+		if try > 0 {
+			lock.Unlock()
+		}
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errBranchMoved) || hdr.ParentCommit != "" {
+			h.failCommit(w, id, branch, hdr.ParentCommit, err)
+			return
+		}
 	}
 	answer := map[string]any{
 		"success": true, "commitOid": cid, "commitUrl": h.baseURL(r) + "/" + id.webPrefix() + "/commit/" + cid,
@@ -933,10 +937,77 @@ func nextPR(st *repoState) int {
 	return n + 1
 }
 
-// grantCommitted lets the repo's CAS tokens read every xet file of its tree,
-// and records that (so it survives a restart) for files it did not upload.
-func (h *Hub) grantCommitted(id repoID, t tree) error {
-	for _, e := range t {
+// errBranchMoved is a commit written on a head that is no longer the
+// branch's.
+var errBranchMoved = errors.New("the branch moved while the commit was written")
+
+// commitOnce writes the commit on the branch's head and moves the branch
+// to it, unless the head moved meanwhile (errBranchMoved). With lockSwap,
+// only the swap takes lock; otherwise the caller holds it throughout.
+// target names the ref that moves (the branch, or a new pull request's).
+func (h *Hub) commitOnce(w http.ResponseWriter, id repoID, branch string, hdr commitHeader, ops []commitOp, files []treeEntry, lockSwap bool, target func(*repoState) string, lock *sync.Mutex) (string, error) {
+	st, err := h.store.loadRepo(id)
+	if err != nil {
+		return "", err
+	}
+	head, ok := st.Branches[branch]
+	if !ok {
+		return "", errNoBranch
+	}
+	if hdr.ParentCommit != "" && hdr.ParentCommit != head {
+		return "", fmt.Errorf("%w: its head is %s", errBranchMoved, head)
+	}
+	parent, err := h.commit(head)
+	var root tree.ID
+	if err == nil {
+		root, err = h.rootOf(head, parent)
+	}
+	if err != nil {
+		return "", fmt.Errorf("head commit: %w", err)
+	}
+	cid, err := h.writeCommit(id, head, root, hdr.Summary, hdr.Description, ops, files)
+	if err != nil {
+		return "", err
+	}
+	if lockSwap {
+		lock.Lock()
+		defer lock.Unlock()
+	}
+	if st, err = h.store.loadRepo(id); err != nil {
+		return "", err
+	}
+	if now := st.Branches[branch]; now != head {
+		return "", fmt.Errorf("%w: its head is %s", errBranchMoved, now)
+	}
+	st.Branches[target(st)] = cid
+	return cid, h.store.saveRepo(id, st)
+}
+
+// errNoBranch is a commit to a branch the repo lacks.
+var errNoBranch = errors.New("no such branch")
+
+// failCommit answers a commit that failed with err.
+func (h *Hub) failCommit(w http.ResponseWriter, id repoID, branch, parent string, err error) {
+	var oe *opError
+	switch {
+	case errors.Is(err, errNoBranch):
+		h.failCode(w, http.StatusNotFound, codeRevisionNotFound, "branch %q not found in %s %s (commits go to an existing branch)", branch, id.typ, id.id())
+	case errors.Is(err, errBranchMoved):
+		h.fail(w, http.StatusPreconditionFailed, "parentCommit %s is not the head of %s (%v): someone committed since; fetch the new head and retry", parent, branch, err)
+	case errors.Is(err, errNoEntry):
+		h.failCode(w, http.StatusNotFound, codeEntryNotFound, "commit: %v", err)
+	case errors.As(err, &oe):
+		h.fail(w, http.StatusBadRequest, "commit: %v", err)
+	default:
+		h.failStore(w, "commit", err)
+	}
+}
+
+// grantCommitted lets the repo's CAS tokens read the xet files a commit
+// adds, and records that (so it survives a restart) for files it did not
+// upload. Files already in the tree were granted when they were committed.
+func (h *Hub) grantCommitted(id repoID, files []treeEntry) error {
+	for _, e := range files {
 		if e.Xet == "" {
 			continue
 		}

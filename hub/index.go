@@ -84,16 +84,19 @@ func (idx *index) grant(repo string, s *shard.Shard) {
 	}
 }
 
-// grantFile lets repo's tokens read file f.
+// grantFile lets repo's tokens read file f. Repository keys compare
+// without case (records written before keys were lower case keep theirs).
 func (idx *index) grantFile(repo string, f xethash.Hash) {
 	if idx.readers[f] == nil {
 		idx.readers[f] = map[string]bool{}
 	}
-	idx.readers[f][repo] = true
+	idx.readers[f][strings.ToLower(repo)] = true
 }
 
 // readable reports whether repo's tokens may read file f.
-func (idx *index) readable(repo string, f xethash.Hash) bool { return idx.readers[f][repo] }
+func (idx *index) readable(repo string, f xethash.Hash) bool {
+	return idx.readers[f][strings.ToLower(repo)]
+}
 
 func newIndex() *index {
 	return &index{

@@ -99,3 +99,20 @@ func TestPathsInfoBounds(t *testing.T) {
 	status, b = ask(append(many, "d"))
 	wantStatus(t, "one path too many", status, b, 400, "at most 1000")
 }
+
+// Repository ids compare without case: me/A and me/a are one repository.
+func TestRepoIDsIgnoreCase(t *testing.T) {
+	th := newHub(t, hub.Config{})
+	status, b, _ := th.do("POST", "/api/repos/create", userToken, []byte(`{"type":"model","name":"Model","organization":"Me"}`))
+	wantStatus(t, "create Me/Model", status, b, 200)
+	status, b, _ = th.do("POST", "/api/repos/create", userToken, []byte(`{"type":"model","name":"model","organization":"me"}`))
+	wantStatus(t, "create me/model", status, b, 409)
+	status, b, _ = th.do("POST", "/api/models/me/model/commit/main", userToken, commitBody(map[string]any{"summary": "x"}, inlineFile("a.txt", "a")))
+	wantStatus(t, "commit to me/model", status, b, 200)
+	for _, id := range []string{"Me/Model", "me/model", "ME/MODEL"} {
+		status, b, _ := th.do("GET", "/"+id+"/resolve/main/a.txt", userToken, nil)
+		if status != 200 || string(b) != "a" {
+			t.Errorf("a.txt through %s: %d %q", id, status, b)
+		}
+	}
+}

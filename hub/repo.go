@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -48,7 +46,9 @@ type repoID struct {
 }
 
 // key is how CAS tokens and the store name the repo: "models/ns/name".
-func (r repoID) key() string { return r.typ + "s/" + r.ns + "/" + r.name }
+// Repository ids compare without case, as on the Hugging Face Hub: me/A
+// and me/a are one repository.
+func (r repoID) key() string { return strings.ToLower(r.typ + "s/" + r.ns + "/" + r.name) }
 
 // id is "ns/name".
 func (r repoID) id() string { return r.ns + "/" + r.name }
@@ -107,14 +107,33 @@ type repoState struct {
 	Branches map[string]string `json:"branches"` // branch → head commit id
 }
 
-// commitObj is one commit: its parent, message and the whole tree after it.
+// commitObj is one commit: its parent, message and the root of the tree
+// after it (package tree). Its id is the hash of everything but the root
+// (see headerID), since the tree's entries name the commit that changed
+// them; the root's pages are named by their own hashes.
 type commitObj struct {
-	Repo    string      `json:"repo"` // repoID.key(): commit ids never collide across repos
-	Parent  string      `json:"parent,omitempty"`
-	Title   string      `json:"title"`
-	Message string      `json:"message,omitempty"`
-	Date    time.Time   `json:"date"`
-	Files   []treeEntry `json:"files"` // sorted by path
+	Repo    string    `json:"repo"` // repoID.key(): commit ids never collide across repos
+	Parent  string    `json:"parent,omitempty"`
+	Title   string    `json:"title"`
+	Message string    `json:"message,omitempty"`
+	Date    time.Time `json:"date"`
+	Nonce   string    `json:"nonce,omitempty"`
+	Root    string    `json:"root,omitempty"`
+	// Files is the whole tree, sorted by path, in commits stored before
+	// trees were paged (they have no Root); see Hub.rootOf.
+	Files []treeEntry `json:"files,omitempty"`
+}
+
+// headerID is the id of a commit with a Root: the hash of the commit
+// without it.
+func (c *commitObj) headerID() (string, error) {
+	h := *c
+	h.Root, h.Files = "", nil
+	b, err := json.Marshal(&h)
+	if err != nil {
+		return "", err
+	}
+	return commitID(b), nil
 }
 
 // treeEntry is one file of a tree. A xet file names its file hash; a small
@@ -156,12 +175,26 @@ var (
 	errNoEntry    = errors.New("entry not found")
 )
 
-// repoPath is the repo file's name under kindRepo.
-func repoPath(r repoID) string { return filepath.Join(r.typ+"s", r.ns, r.name) }
+// repoPath is the repo file's name under kindRepo: lower case, since
+// repository ids compare without case.
+func repoPath(r repoID) string { return filepath.FromSlash(r.key()) }
 
-// loadRepo reads a repo's state; errNoRepo when it does not exist.
+// loadRepo reads a repo's state; errNoRepo when it does not exist. A repo
+// file that a store from before ids compared without case holds under
+// its id's own case is moved to the lower-case name on first read.
 func (s *store) loadRepo(r repoID) (*repoState, error) {
 	b, err := s.read(kindRepo, repoPath(r))
+	if errors.Is(err, fs.ErrNotExist) {
+		cased := filepath.Join(r.typ+"s", r.ns, r.name)
+		if b, err = s.read(kindRepo, cased); err == nil {
+			if err := os.MkdirAll(filepath.Dir(s.path(kindRepo, repoPath(r))), 0o755); err != nil {
+				return nil, err
+			}
+			if err := os.Rename(s.path(kindRepo, cased), s.path(kindRepo, repoPath(r))); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errNoRepo
 	}
@@ -187,15 +220,14 @@ func (s *store) saveRepo(r repoID, st *repoState) error {
 	return s.replace(kindRepo, repoPath(r), b)
 }
 
-// putCommit stores a commit and returns its id.
-func (s *store) putCommit(c *commitObj) (string, error) {
+// putCommit stores commit c, whose id is id (headerID).
+func (s *store) putCommit(id string, c *commitObj) error {
 	b, err := json.Marshal(c)
 	if err != nil {
-		return "", err
+		return err
 	}
-	id := commitID(b)
 	_, err = s.put(kindCommit, id, b)
-	return id, err
+	return err
 }
 
 // loadCommit reads a commit by id.
@@ -210,12 +242,18 @@ func (s *store) loadCommit(id string) (*commitObj, error) {
 	if err != nil {
 		return nil, err
 	}
-	if commitID(b) != id {
-		return nil, fmt.Errorf("commit %s is damaged: its content does not hash to its name", id)
-	}
 	var c commitObj
 	if err := json.Unmarshal(b, &c); err != nil {
 		return nil, fmt.Errorf("commit %s: %w", id, err)
+	}
+	want := commitID(b) // a commit stored before trees were paged
+	if c.Root != "" {
+		if want, err = c.headerID(); err != nil {
+			return nil, err
+		}
+	}
+	if want != id {
+		return nil, fmt.Errorf("commit %s is damaged: its content does not hash to its name", id)
 	}
 	return &c, nil
 }
@@ -274,72 +312,6 @@ func normalizePath(p string) (string, error) {
 // storedForm is the form a path is stored in (see normalizePath), for
 // looking up a path a request names: an NFD "café" finds the file.
 func storedForm(p string) string { return norm.NFC.String(p) }
-
-// tree is a commit's files by path.
-type tree map[string]treeEntry
-
-// entry finds a file by path (Files is sorted by path).
-func (c *commitObj) entry(p string) (treeEntry, bool) {
-	p = storedForm(p)
-	i := sort.Search(len(c.Files), func(i int) bool { return c.Files[i].Path >= p })
-	if i < len(c.Files) && c.Files[i].Path == p {
-		return c.Files[i], true
-	}
-	return treeEntry{}, false
-}
-
-// under returns the files inside folder dir: a run of the sorted Files.
-func (c *commitObj) under(dir string) []treeEntry {
-	prefix := dir + "/"
-	lo := sort.Search(len(c.Files), func(i int) bool { return c.Files[i].Path >= prefix })
-	hi := lo
-	for hi < len(c.Files) && strings.HasPrefix(c.Files[hi].Path, prefix) {
-		hi++
-	}
-	return c.Files[lo:hi]
-}
-
-func (c *commitObj) tree() tree {
-	t := make(tree, len(c.Files))
-	for _, e := range c.Files {
-		t[e.Path] = e
-	}
-	return t
-}
-
-// sorted returns the entries in path order.
-func (t tree) sorted() []treeEntry {
-	out := make([]treeEntry, 0, len(t))
-	for _, e := range t {
-		out = append(out, e)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out
-}
-
-// conflict finds a file that is also a folder of another file ("a" and
-// "a/b"), which no git tree can hold.
-func (t tree) conflict() error {
-	for p := range t {
-		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
-			if _, ok := t[dir]; ok {
-				return fmt.Errorf("%q is a file, so %q cannot be inside it", dir, p)
-			}
-		}
-	}
-	return nil
-}
-
-// dirs returns the folders of t: path → true.
-func (t tree) dirs() map[string]bool {
-	d := map[string]bool{}
-	for p := range t {
-		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
-			d[dir] = true
-		}
-	}
-	return d
-}
 
 // xetEntry builds the tree entry of a xet file.
 func xetEntry(p string, size int64, sha string, file xethash.Hash) treeEntry {

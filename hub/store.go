@@ -30,7 +30,7 @@ type store struct {
 }
 
 func openStore(dir string) (*store, error) {
-	for _, d := range []string{kindXorb, kindShard, kindGrant, kindRepo, kindCommit, kindBlob, tmpDir} {
+	for _, d := range []string{kindXorb, kindShard, kindGrant, kindRepo, kindCommit, kindBlob, kindTree, tmpDir} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, fmt.Errorf("hub store: %w", err)
 		}
@@ -101,6 +101,94 @@ func (s *store) put(kind, name string, data []byte) (bool, error) {
 	}
 	syncDir(filepath.Dir(final))
 	return true, nil
+}
+
+// object is one content-addressed object for putAll.
+type object struct {
+	kind, name string
+	data       []byte
+}
+
+// putAll stores the objects as put stores each, but makes them durable
+// together: each is written to a temporary file, the files are synced (one
+// sync of the file system where the system has one), then each is linked
+// into place and the folders are synced. An object still appears under its
+// final name only once complete and synced; a commit of 100,000 files
+// costs two syncs, not 200,000.
+func (s *store) putAll(objs []object) error {
+	type pending struct{ tmp, final string }
+	var todo []pending
+	defer func() {
+		for _, p := range todo {
+			os.Remove(p.tmp)
+		}
+	}()
+	for _, o := range objs {
+		if s.beforeWrite != nil {
+			if err := s.beforeWrite(o.kind, o.name); err != nil {
+				return err
+			}
+		}
+		final := s.path(o.kind, o.name)
+		if _, err := os.Stat(final); err == nil {
+			continue
+		}
+		f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), o.kind+"-*")
+		if err != nil {
+			return err
+		}
+		todo = append(todo, pending{f.Name(), final})
+		_, err = f.Write(o.data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	temps := make([]string, len(todo))
+	for i, p := range todo {
+		temps[i] = p.tmp
+	}
+	if err := s.syncFiles(temps); err != nil {
+		return err
+	}
+	dirs := map[string]bool{}
+	for _, p := range todo {
+		if err := os.Link(p.tmp, p.final); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		dirs[filepath.Dir(p.final)] = true
+	}
+	if syncFS(s.dir) != nil {
+		for d := range dirs {
+			syncDir(d)
+		}
+	}
+	return nil
+}
+
+// syncFiles makes the named files durable: one sync of the file system
+// where there is one, else one fsync each.
+func (s *store) syncFiles(names []string) error {
+	if syncFS(s.dir) == nil {
+		return nil
+	}
+	for _, n := range names {
+		f, err := os.Open(n)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // syncDir makes a rename durable; not every system can sync a folder, and
