@@ -152,18 +152,25 @@ func (h *Hub) acceptXorb(want xethash.Hash, body []byte) (bool, error) {
 	return inserted, nil
 }
 
+// readShard authorizes a shard upload and reads its body (bounded by
+// MaxShardSize), or answers the request itself.
+func (h *Hub) readShard(w http.ResponseWriter, r *http.Request) (repo string, body []byte, ok bool) {
+	claims, ok := h.authorize(w, r, scopeWrite)
+	if !ok {
+		return "", nil, false
+	}
+	body, ok = h.readBody(w, r, "shard", &h.stats.shardBytesReceived, MaxShardSize)
+	return claims.repo, body, ok
+}
+
 // handleShardUpload answers POST /v1/shards with {"result": 1} for a new
 // shard and 0 for one already stored.
 func (h *Hub) handleShardUpload(w http.ResponseWriter, r *http.Request) {
-	claims, ok := h.authorize(w, r, scopeWrite)
+	repo, body, ok := h.readShard(w, r)
 	if !ok {
 		return
 	}
-	body, ok := h.readBody(w, r, "shard", &h.stats.shardBytesReceived, MaxShardSize)
-	if !ok {
-		return
-	}
-	inserted, err := h.acceptShard(claims.repo, body, nil)
+	inserted, err := h.acceptShard(repo, body, nil)
 	if err != nil {
 		h.failUpload(w, "storing shard", err)
 		return
@@ -183,11 +190,7 @@ func (h *Hub) handleShardUpload(w http.ResponseWriter, r *http.Request) {
 // "result"} or, once the stream has begun, {"type": "error", "message",
 // "retryable"}: the status is 200 by then, so the last frame is the answer.
 func (h *Hub) handleShardUploadV2(w http.ResponseWriter, r *http.Request) {
-	claims, ok := h.authorize(w, r, scopeWrite)
-	if !ok {
-		return
-	}
-	body, ok := h.readBody(w, r, "shard", &h.stats.shardBytesReceived, MaxShardSize)
+	repo, body, ok := h.readShard(w, r)
 	if !ok {
 		return
 	}
@@ -201,7 +204,7 @@ func (h *Hub) handleShardUploadV2(w http.ResponseWriter, r *http.Request) {
 			flusher.Flush()
 		}
 	}
-	_, err := h.acceptShard(claims.repo, body, func(stage string, verified, total int) {
+	_, err := h.acceptShard(repo, body, func(stage string, verified, total int) {
 		if stage == "validating" {
 			event(map[string]any{"type": stage, "verified": verified, "total": total})
 		} else {

@@ -168,19 +168,9 @@ func bytesOf(m *xorbMeta, r chunkRange) byteRange {
 // handleReconstructionV1 answers GET /v1/reconstructions/{file}: one signed
 // URL per chunk range per xorb.
 func (h *Hub) handleReconstructionV1(w http.ResponseWriter, r *http.Request) {
-	p := h.plan(w, r)
-	if p == nil {
+	out := h.signedPlan(w, r, true)
+	if out == nil {
 		return
-	}
-	base := h.baseURL(r)
-	exp := h.now().Add(h.cfg.URLTTL).Unix()
-	out := &cas.Plan{Offset: p.offset, Terms: p.terms, Fetch: map[xethash.Hash][]cas.FetchV2{}}
-	for x, ranges := range p.mergedRanges() {
-		m := p.metas[x]
-		for _, cr := range ranges {
-			br := bytesOf(m, cr)
-			out.Fetch[x] = append(out.Fetch[x], cas.FetchV2{URL: h.signXorbURL(base, x, []byteRange{br}, exp), Ranges: []cas.RangeV2{{Chunks: cr, Bytes: br}}})
-		}
 	}
 	v1, err := out.V1()
 	if err != nil {
@@ -193,24 +183,41 @@ func (h *Hub) handleReconstructionV1(w http.ResponseWriter, r *http.Request) {
 // handleReconstructionV2 answers GET /v2/reconstructions/{file}: one signed
 // URL per xorb covering all the byte ranges needed from it.
 func (h *Hub) handleReconstructionV2(w http.ResponseWriter, r *http.Request) {
+	if out := h.signedPlan(w, r, false); out != nil {
+		writeJSON(w, http.StatusOK, out.V2())
+	}
+}
+
+// signedPlan is the reconstruction of the request's file with signed,
+// expiring xorb URLs: one per chunk range (urlPerRange, as v1 answers) or
+// one per xorb for all its ranges. It answers the request itself and
+// returns nil when the file cannot be planned.
+func (h *Hub) signedPlan(w http.ResponseWriter, r *http.Request, urlPerRange bool) *cas.Plan {
 	p := h.plan(w, r)
 	if p == nil {
-		return
+		return nil
 	}
 	base := h.baseURL(r)
 	exp := h.now().Add(h.cfg.URLTTL).Unix()
 	out := &cas.Plan{Offset: p.offset, Terms: p.terms, Fetch: map[xethash.Hash][]cas.FetchV2{}}
 	for x, ranges := range p.mergedRanges() {
 		m := p.metas[x]
-		f := cas.FetchV2{}
+		var all cas.FetchV2
 		var brs []byteRange
 		for _, cr := range ranges {
 			br := bytesOf(m, cr)
+			rg := cas.RangeV2{Chunks: cr, Bytes: br}
+			if urlPerRange {
+				out.Fetch[x] = append(out.Fetch[x], cas.FetchV2{URL: h.signXorbURL(base, x, []byteRange{br}, exp), Ranges: []cas.RangeV2{rg}})
+				continue
+			}
 			brs = append(brs, br)
-			f.Ranges = append(f.Ranges, cas.RangeV2{Chunks: cr, Bytes: br})
+			all.Ranges = append(all.Ranges, rg)
 		}
-		f.URL = h.signXorbURL(base, x, brs, exp)
-		out.Fetch[x] = []cas.FetchV2{f}
+		if !urlPerRange {
+			all.URL = h.signXorbURL(base, x, brs, exp)
+			out.Fetch[x] = []cas.FetchV2{all}
+		}
 	}
-	writeJSON(w, http.StatusOK, out.V2())
+	return out
 }

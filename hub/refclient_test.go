@@ -173,13 +173,8 @@ func TestXorbLimits(t *testing.T) {
 // the client compares with its own to skip unchanged files.
 func TestPreuploadOIDs(t *testing.T) {
 	th := newHub(t, hub.Config{})
-	c := &upload.Client{Hub: th.srv.URL, Repo: "alice/m", Token: userToken, HTTP: th.srv.Client()}
 	data := randomData(73, 200<<10)
-	if _, err := c.Commit(context.Background(), []upload.RepoFile{
-		{Path: "w.bin", Source: upload.Source{Name: "w.bin", Size: int64(len(data)), Open: bytesOpener(data)}},
-	}, upload.CommitOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	th.commitFile("alice/m", "w.bin", data)
 	th.do("POST", "/api/models/alice/m/commit/main", userToken, commitBody(map[string]any{"summary": "x"}, inlineFile("a.txt", "hello")))
 	status, b, _ := th.do("POST", "/api/models/alice/m/preupload/main", userToken,
 		[]byte(`{"files":[{"path":"w.bin","size":204800,"sample":""},{"path":"a.txt","size":5,"sample":"aGVsbG8="},{"path":"new.txt","size":1,"sample":"eA=="}]}`))
@@ -201,6 +196,20 @@ func TestPreuploadOIDs(t *testing.T) {
 	}
 }
 
+// commitFile commits data at path in repo through xetkit's client (so
+// through Xet when it is binary) and returns what the client reports.
+func (th *testHub) commitFile(repo, path string, data []byte) *upload.Committed {
+	th.t.Helper()
+	c := &upload.Client{Hub: th.srv.URL, Repo: repo, Token: userToken, HTTP: th.srv.Client()}
+	res, err := c.Commit(context.Background(), []upload.RepoFile{
+		{Path: path, Source: upload.Source{Name: path, Size: int64(len(data)), Open: bytesOpener(data)}},
+	}, upload.CommitOptions{})
+	if err != nil {
+		th.t.Fatal(err)
+	}
+	return res
+}
+
 func bytesOpener(b []byte) func() (io.Reader, error) {
 	return func() (io.Reader, error) { return bytes.NewReader(b), nil }
 }
@@ -209,14 +218,8 @@ func bytesOpener(b []byte) func() (io.Reader, error) {
 // create_pr opens refs/pr/N and leaves the branch alone.
 func TestCopyAndPullRequest(t *testing.T) {
 	th := newHub(t, hub.Config{})
-	c := &upload.Client{Hub: th.srv.URL, Repo: "alice/m", Token: userToken, HTTP: th.srv.Client()}
 	data := randomData(74, 200<<10)
-	res, err := c.Commit(context.Background(), []upload.RepoFile{
-		{Path: "w.bin", Source: upload.Source{Name: "w.bin", Size: int64(len(data)), Open: bytesOpener(data)}},
-	}, upload.CommitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := th.commitFile("alice/m", "w.bin", data)
 	sha := res.Files[0].SHA256
 	main := th.head("alice/m")
 	status, b, _ := th.do("POST", "/api/models/alice/m/commit/main", userToken, commitBody(map[string]any{"summary": "copy"},

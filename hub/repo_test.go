@@ -48,6 +48,27 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// hubProcess starts this test binary as a hub on the store in dir (see
+// TestMain) and returns it and its base URL. It stops when the test ends,
+// or when killed.
+func hubProcess(t *testing.T, dir string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "XETKIT_TEST_HUB_DIR="+dir)
+	stdin, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("the hub process did not start: %v", err)
+	}
+	return cmd, "http://" + strings.TrimSpace(line)
+}
+
 // commitLine builds an NDJSON commit body.
 func commitBody(header map[string]any, ops ...map[string]any) []byte {
 	var b bytes.Buffer
@@ -180,19 +201,7 @@ func TestKillDuringCommits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	lastAcked := ""
 	for round := range 4 {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "XETKIT_TEST_HUB_DIR="+dir)
-		stdin, _ := cmd.StdinPipe()
-		out, _ := cmd.StdoutPipe()
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, err := bufio.NewReader(out).ReadString('\n')
-		if err != nil {
-			t.Fatalf("round %d: the hub process did not start: %v", round, err)
-		}
-		base := "http://" + strings.TrimSpace(line)
+		cmd, base := hubProcess(t, dir)
 		if round == 0 {
 			req, _ := http.NewRequest("POST", base+"/api/repos/create", strings.NewReader(`{"name":"crash","organization":"k","type":"model"}`))
 			req.Header.Set("Authorization", "Bearer "+userToken)
@@ -237,7 +246,6 @@ func TestKillDuringCommits(t *testing.T) {
 		cmd.Process.Kill()
 		close(stop)
 		cmd.Wait()
-		stdin.Close()
 		wg.Wait()
 		// Acknowledgements came in commit order (commits are serialized),
 		// but the goroutines appended them in any order: take the one

@@ -1,15 +1,12 @@
 package hub_test
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,7 +14,6 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub"
-	"github.com/xetkit/xetkit/upload"
 )
 
 // dirBytes sums the sizes of the files under dir.
@@ -62,15 +58,7 @@ func TestManyFiles(t *testing.T) {
 	}
 	dir := t.TempDir()
 	th := newHub(t, hub.Config{Dir: dir})
-	c := &upload.Client{Hub: th.srv.URL, Repo: "alice/big", Token: userToken, HTTP: th.srv.Client()}
-	data := randomData(75, 200<<10) // binary: it goes through Xet
-	res, err := c.Commit(context.Background(), []upload.RepoFile{
-		{Path: "seed.bin", Source: upload.Source{Name: "seed.bin", Size: int64(len(data)), Open: bytesOpener(data)}},
-	}, upload.CommitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sha := res.Files[0].SHA256
+	sha := th.commitFile("alice/big", "seed.bin", randomData(75, 200<<10)).Files[0].SHA256
 	const n = 100_000
 	path := func(i int) string { return fmt.Sprintf("data/part-%02d/file-%06d.bin", i%50, i) }
 	ops := make([]map[string]any, n)
@@ -100,20 +88,7 @@ func TestManyFiles(t *testing.T) {
 
 	// After a restart, in a process of its own so its memory is its own.
 	th.srv.Close()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "XETKIT_TEST_HUB_DIR="+dir)
-	stdin, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { stdin.Close(); cmd.Wait() }()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + strings.TrimSpace(line)
+	cmd, base := hubProcess(t, dir)
 	anon := func(method, url string, body []byte) (int, []byte, time.Duration) {
 		req, _ := http.NewRequest(method, base+url, bytes.NewReader(body))
 		if body != nil {

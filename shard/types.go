@@ -232,23 +232,20 @@ func (x *Xorb) Size() int64 { return RecordSize * int64(1+len(x.Chunks)) }
 // FileEntries returns where each file's header record lies in the file
 // info section, counted in 48-byte records: the values the file lookup
 // table stores.
-func (s *Shard) FileEntries() []int64 {
-	at, out := int64(0), make([]int64, len(s.Files))
-	for i := range s.Files {
-		out[i] = at
-		at += s.Files[i].Size() / RecordSize
-	}
-	return out
-}
+func (s *Shard) FileEntries() []int64 { return recordStarts(s.Files, (*File).Size) }
 
 // XorbEntries returns where each xorb's header record lies in the CAS info
 // section, counted in 48-byte records: the values the CAS and chunk lookup
 // tables store.
-func (s *Shard) XorbEntries() []int64 {
-	at, out := int64(0), make([]int64, len(s.Xorbs))
-	for i := range s.Xorbs {
+func (s *Shard) XorbEntries() []int64 { return recordStarts(s.Xorbs, (*Xorb).Size) }
+
+// recordStarts returns the record index at which each block begins when
+// the blocks follow one another, size giving each block's bytes.
+func recordStarts[T any](blocks []T, size func(*T) int64) []int64 {
+	at, out := int64(0), make([]int64, len(blocks))
+	for i := range blocks {
 		out[i] = at
-		at += s.Xorbs[i].Size() / RecordSize
+		at += size(&blocks[i]) / RecordSize
 	}
 	return out
 }
