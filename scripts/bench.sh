@@ -5,6 +5,7 @@
 #   bash scripts/bench.sh            # everything
 #   bash scripts/bench.sh go         # only the Go benchmarks
 #   bash scripts/bench.sh node       # only the JavaScript/WebAssembly ones
+#   bash scripts/bench.sh ref        # only xetkit's CLI beside the reference client (1 GiB files)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -26,4 +27,11 @@ if [ "$what" = all ] || [ "$what" = node ]; then
     echo "==> node $b"
     node "$b"
   done
+fi
+
+if [ "$what" = all ] || [ "$what" = ref ]; then
+  echo "==> xetkit upload/download beside huggingface_hub + hf_xet (bench/refclient.py)"
+  go build -o bin/xetkit ./cmd/xetkit
+  bash scripts/python-env.sh
+  .venv/bin/python bench/refclient.py
 fi

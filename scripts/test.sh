@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The README's test command: installs what the tests need (npm packages from
-# the lock file, Debian's Chromium), then runs every test: Go unit tests and
+# the lock file, Debian's Chromium, the Python packages of
+# test/python/requirements.txt in .venv), then runs every test: Go unit tests and
 # vet (native and GOOS=js), each fuzz target for a short time, the Node
-# cross-checks and module tests, the TypeScript check, and the Playwright
-# end-to-end tests in Chromium.
+# cross-checks and module tests, the TypeScript check, the reference client
+# (huggingface_hub with hf_xet, in .venv) against xetkit serve, and the
+# Playwright end-to-end tests in Chromium.
 #
 #   FUZZTIME=30s bash scripts/test.sh   # longer fuzzing
 #   SKIP_E2E=1 bash scripts/test.sh     # quicker local loop (never in CI)
@@ -76,6 +78,10 @@ if [ -f wasm/test/tsconfig.json ]; then
   step "TypeScript: xetkit.d.ts against a usage file"
   npx tsc --noEmit -p wasm/test
 fi
+
+step "the reference client against xetkit serve: huggingface_hub + hf_xet (pytest)"
+bash scripts/python-env.sh
+.venv/bin/python -m pytest test/python -q -p no:cacheprovider
 
 if [ -z "${SKIP_E2E:-}" ] && [ -d e2e ]; then
   step "end-to-end tests in Chromium"

@@ -1,0 +1,179 @@
+"""The reference client (huggingface_hub with hf_xet) against `xetkit serve`.
+
+Each hub is a `bin/xetkit serve` on a free loopback port with a fresh store;
+the client's caches (HF_HOME, HF_XET_CACHE) are fresh too. A hub dies with
+the test process (PR_SET_PDEATHSIG), so none outlives a killed run.
+"""
+
+import ctypes
+import hashlib
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import tempfile
+import urllib.request
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+XETKIT = ROOT / "bin" / "xetkit"
+TOKEN = "hf_pytest_token"
+
+# The client reads these when it is imported: set them first, for every test.
+_SCRATCH = pathlib.Path(tempfile.mkdtemp(prefix="xetkit-pytest-"))
+for key in ("HF_TOKEN", "HF_ENDPOINT", "HF_HUB_OFFLINE", "HF_HUB_DISABLE_XET"):
+    os.environ.pop(key, None)
+os.environ.update(
+    HF_HOME=str(_SCRATCH / "hf-home"),
+    HF_XET_CACHE=str(_SCRATCH / "xet-cache"),
+    HF_HUB_DISABLE_TELEMETRY="1",
+    HF_HUB_DISABLE_PROGRESS_BARS="1",
+    HF_HUB_DISABLE_IMPLICIT_TOKEN="1",
+)
+
+from huggingface_hub import HfApi  # noqa: E402  (after the environment above)
+
+
+def _die_with_parent():
+    # PR_SET_PDEATHSIG: the hub gets SIGKILL when the test process ends.
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
+
+
+class Hub:
+    """One running `xetkit serve`: its URL, token, store and counters."""
+
+    def __init__(self, *args):
+        if not XETKIT.exists():
+            raise RuntimeError(f"{XETKIT} is missing: go build -o bin/xetkit ./cmd/xetkit")
+        self.data = pathlib.Path(tempfile.mkdtemp(prefix="hub-", dir=_SCRATCH))
+        self.proc = subprocess.Popen(
+            [str(XETKIT), "serve", "--addr", "127.0.0.1:0", "--data", str(self.data), "--token", TOKEN, *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_die_with_parent,
+        )
+        printed = ""
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"xetkit serve printed no URL: {printed} {self.proc.stderr.read()}")
+            printed += line
+            m = re.search(r"http://127\.0\.0\.1:\d+", line)
+            if m:
+                self.url = m.group(0)
+                break
+        self.token = TOKEN
+        self.api = HfApi(endpoint=self.url, token=TOKEN)
+
+    def stats(self):
+        with urllib.request.urlopen(self.url + "/_xetkit/stats") as r:
+            return json.load(r)
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+        shutil.rmtree(self.data, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def hub():
+    h = Hub()
+    yield h
+    h.stop()
+
+
+@pytest.fixture
+def make_hub():
+    """Starts hubs with extra serve flags; each stops when the test ends."""
+    hubs = []
+
+    def start(*args):
+        hubs.append(Hub(*args))
+        return hubs[-1]
+
+    yield start
+    for h in hubs:
+        h.stop()
+
+
+@pytest.fixture
+def api(hub):
+    return hub.api
+
+
+@pytest.fixture
+def tmp(tmp_path):
+    return tmp_path
+
+
+def random_bytes(n, seed):
+    """n pseudo-random (incompressible) bytes, the same for the same seed."""
+    out = bytearray()
+    counter = 0
+    while len(out) < n:
+        out += hashlib.shake_256(f"{seed}:{counter}".encode()).digest(1 << 20)
+        counter += 1
+    return bytes(out[:n])
+
+
+BIG = 210 << 20  # over 200 MiB: three full 64 MiB xorbs and a part
+
+
+@pytest.fixture(scope="session")
+def big_file():
+    """A file of BIG incompressible bytes, written once: (path, sha256)."""
+    path = _SCRATCH / "big-random.bin"
+    h = hashlib.sha256()
+    with open(path, "wb") as f:
+        for i in range(BIG >> 20):
+            block = hashlib.shake_256(f"big:{i}".encode()).digest(1 << 20)
+            f.write(block)
+            h.update(block)
+    return path, h.hexdigest()
+
+
+def float32_bytes(n_values, seed):
+    """A float32 array's bytes: a smooth signal plus noise, as weights look."""
+    import math
+    import random
+
+    r = random.Random(seed)
+    return struct.pack(f"<{n_values}f", *(math.sin(i / 4000) + r.gauss(0, 0.01) for i in range(n_values)))
+
+
+def write(path, data):
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def run_xetkit(*args, **kw):
+    """Runs bin/xetkit and returns its stdout; a failure shows its stderr."""
+    p = subprocess.run([str(XETKIT), *args], capture_output=True, text=True, **kw)
+    if p.returncode != 0:
+        raise AssertionError(f"xetkit {' '.join(args)}: exit {p.returncode}: {p.stderr}")
+    return p.stdout
+
+
+def run_node(*args):
+    """Runs test/python/xk-node.mjs (xetkit's JS API in Node) and returns its stdout."""
+    p = subprocess.run(["node", str(ROOT / "test" / "python" / "xk-node.mjs"), *args], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise AssertionError(f"xk-node.mjs {' '.join(args)}: exit {p.returncode}: {p.stderr}")
+    return p.stdout
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_SCRATCH, ignore_errors=True)
