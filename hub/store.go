@@ -54,12 +54,12 @@ func (s *store) has(kind, name string) bool {
 	return err == nil
 }
 
-// put stores data under kind/name unless an object of that name exists; it
-// reports whether it wrote. The write goes to a temporary file that is
+// put stores the parts, one after the other, under kind/name unless an
+// object of that name exists; it reports whether it wrote. The write goes to a temporary file that is
 // synced and then linked into place, which fails if another writer got
 // there first: of many concurrent puts of one object exactly one reports
 // that it wrote. The folder is synced after.
-func (s *store) put(kind, name string, data []byte) (bool, error) {
+func (s *store) put(kind, name string, parts ...[]byte) (bool, error) {
 	if s.beforeWrite != nil {
 		if err := s.beforeWrite(kind, name); err != nil {
 			return false, err
@@ -81,8 +81,10 @@ func (s *store) put(kind, name string, data []byte) (bool, error) {
 			os.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
-		return false, err
+	for _, data := range parts {
+		if _, err := f.Write(data); err != nil {
+			return false, err
+		}
 	}
 	if err := f.Sync(); err != nil {
 		return false, err

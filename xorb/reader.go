@@ -166,10 +166,15 @@ func (x *Xorb) Verify() error {
 		largest = max(largest, int(r.UncompressedSize))
 	}
 	buf := make([]byte, 0, largest)
-	for i := range x.Records {
-		data, err := x.chunk(&d, buf[:0], i)
-		if err != nil {
-			return err
+	for i, r := range x.Records {
+		// A stored chunk (validated by ParseRecords: its sizes agree) is
+		// hashed where it lies; only compressed ones are decoded.
+		data := x.data[r.Offset+HeaderSize : r.End()]
+		if r.Compression != None {
+			var err error
+			if data, err = x.chunk(&d, buf[:0], i); err != nil {
+				return err
+			}
 		}
 		hashes[i] = xethash.Chunk(data)
 		if x.Footer != nil && hashes[i] != x.Footer.HashSection.Hashes[i] {
@@ -215,11 +220,23 @@ func (x *Xorb) entries(hashes []xethash.Hash) []xethash.Entry {
 // complete xorb lets a reader of a few chunk records check them against
 // the footer's hashes.
 func (x *Xorb) Complete() ([]byte, error) {
+	footer, err := x.MissingFooter()
+	if err != nil || footer == nil {
+		return x.data, err
+	}
+	out := make([]byte, 0, len(x.data)+len(footer))
+	return append(append(out, x.data...), footer...), nil
+}
+
+// MissingFooter returns the footer (§6.3) that x's chunk records lack,
+// for writing after them without copying them, or nil when x has its
+// own. It needs Verify to have succeeded.
+func (x *Xorb) MissingFooter() ([]byte, error) {
 	if x.Footer != nil {
-		return x.data, nil
+		return nil, nil
 	}
 	if x.hashes == nil {
-		return nil, errors.New("xorb: Complete needs Verify to have succeeded")
+		return nil, errors.New("xorb: the footer needs Verify to have succeeded")
 	}
 	bounds := make([]uint32, len(x.Records))
 	unpacked := make([]uint32, len(x.Records))
@@ -230,7 +247,5 @@ func (x *Xorb) Complete() ([]byte, error) {
 		unpacked[i] = pos
 	}
 	h := xethash.Xorb(x.entries(x.hashes))
-	out := make([]byte, len(x.data), len(x.data)+footerLen(len(x.Records))+infoLengthSize)
-	copy(out, x.data)
-	return appendFooter(out, h, x.hashes, bounds, unpacked), nil
+	return appendFooter(make([]byte, 0, FooterSize(len(x.Records))), h, x.hashes, bounds, unpacked), nil
 }
