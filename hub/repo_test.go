@@ -247,7 +247,7 @@ func TestKillDuringCommits(t *testing.T) {
 		close(stop)
 		cmd.Wait()
 		wg.Wait()
-		// Acknowledgements came in commit order (commits are serialized),
+		// Acknowledgements came in commit order (branch moves are serialized),
 		// but the goroutines appended them in any order: take the one
 		// that is a descendant of all the others.
 		th := newHub(t, hub.Config{Dir: dir})
