@@ -31,6 +31,19 @@ export async function startGo(module, defineGo, tune) {
   own.xetkitReady = (a) => {
     api = a;
   };
+  // Go reads a Blob through a BYOB reader (jsx.Reader): this fills want
+  // bytes of buffer in as many reads as the stream takes (each gives what
+  // it has at hand), so Go awaits one promise per buffer, not per piece.
+  own.xetkitFillView = (reader, buffer, want) => {
+    let got = 0;
+    const more = (r) => {
+      if (r.value) buffer = r.value.buffer; // each read hands the buffer back
+      if (!r.done) got += r.value.length;
+      if (r.done || got >= want) return got === 0 ? null : new Uint8Array(buffer, 0, got);
+      return reader.read(new Uint8Array(buffer, got, want - got)).then(more);
+    };
+    return reader.read(new Uint8Array(buffer, 0, want)).then(more);
+  };
   go.argv = ["xetkit", "xetkitReady"];
   if (tune) tune(go);
   const instance = await WebAssembly.instantiate(module, go.importObject);

@@ -10,14 +10,17 @@ import (
 	"syscall/js"
 )
 
-// Reader reads a Blob (awaiting blob.slice(a, b).arrayBuffer(), so never
-// the whole Blob), a Uint8Array, or a stream of unknown length: {prefix,
-// pull}, its first bytes (a Uint8Array) and a function whose promise gives
-// the next Uint8Array, or null at the end. For a Blob it asks for the next
-// slice as soon as it hands one out, so the browser reads while Go works.
-// Every Reader of one stream starts with its prefix again, then goes on
-// where the stream is: a reader that read no further than the prefix (a
-// sample) leaves the stream for the next.
+// Reader reads a Blob (through its stream, never the whole Blob at once),
+// a Uint8Array, or a stream of unknown length: {prefix, pull}, its first
+// bytes (a Uint8Array) and a function whose promise gives the next
+// Uint8Array, or null at the end. A Blob's stream is read with a BYOB
+// reader where the engine has one, into a few buffers that go round (the
+// fastest way browsers read a File: several times slice().arrayBuffer()),
+// with the next read asked for as soon as one is handed out, so the
+// browser reads while Go works; elsewhere with its default reader. Every
+// Reader of one stream starts with its prefix again, then goes on where
+// the stream is: a reader that read no further than the prefix (a sample)
+// leaves the stream for the next.
 type Reader struct {
 	ctx   context.Context
 	src   js.Value
@@ -26,17 +29,24 @@ type Reader struct {
 	rest  []byte   // pulled and not yet read
 	size  int64    // -1 for a stream
 	off   int64    // bytes handed out
-	ahead js.Value // promise of the slice at off, or undefined
-	aEnd  int64    // its end
-	// last is the Uint8Array of the last slice read from a Blob, which Go
-	// has copied and no longer needs (see TakeLast).
+	// A Blob's stream reader: BYOB (byob set) or default.
+	stream js.Value
+	byob   bool
+	ahead  js.Value // promise of the filled view of the next read, or undefined
+	spare  js.Value // an ArrayBuffer to read into next, or undefined
+	// last is the Uint8Array of the last read from a Blob, which Go has
+	// copied and no longer needs (see TakeLast).
 	last js.Value
 }
+
+// blobReadSize is how much one read of a Blob's stream fills.
+const blobReadSize = 4 << 20
 
 // NewReader returns a Reader of src, a Blob or a Uint8Array, whose reads
 // of a Blob end with ctx; nil when src is neither.
 func NewReader(ctx context.Context, src js.Value) *Reader {
-	r := &Reader{ctx: ctx, src: src, ahead: js.Undefined(), last: js.Undefined(), pull: js.Undefined()}
+	r := &Reader{ctx: ctx, src: src, ahead: js.Undefined(), last: js.Undefined(), pull: js.Undefined(),
+		stream: js.Undefined(), spare: js.Undefined()}
 	blob := js.Global().Get("Blob")
 	switch {
 	case src.Type() != js.TypeObject:
@@ -56,10 +66,11 @@ func NewReader(ctx context.Context, src js.Value) *Reader {
 // Size returns the length of the source in bytes.
 func (r *Reader) Size() int64 { return r.size }
 
-// TakeLast returns the Uint8Array of the last slice read from a Blob when
-// it holds n bytes, and forgets it: Go has copied it, so a consumer of the
+// TakeLast returns the Uint8Array of the last read from a Blob when it
+// holds n bytes, and forgets it: Go has copied it, so a consumer of the
 // same bytes on the JavaScript side (a SHA-256 worker) can take it as it is
-// instead of a copy. Otherwise it returns undefined.
+// instead of a copy (its buffer then leaves the round). Otherwise it
+// returns undefined.
 func (r *Reader) TakeLast(n int) js.Value {
 	u := r.last
 	if u.IsUndefined() || u.Get("length").Int() != n {
@@ -69,48 +80,118 @@ func (r *Reader) TakeLast(n int) js.Value {
 	return u
 }
 
-func (r *Reader) slice(from, to int64) js.Value {
-	return r.src.Call("slice", float64(from), float64(to)).Call("arrayBuffer")
-}
-
 // Read implements io.Reader.
 func (r *Reader) Read(p []byte) (int, error) {
 	if !r.pull.IsUndefined() {
 		return r.readStream(p)
 	}
-	if r.off >= r.size {
+	if r.off >= r.size && len(r.rest) == 0 {
 		return 0, io.EOF
 	}
-	n := int(min(int64(len(p)), r.size-r.off))
 	if !r.blob {
+		n := int(min(int64(len(p)), r.size-r.off))
 		js.CopyBytesToGo(p[:n], r.src.Call("subarray", float64(r.off), float64(r.off+int64(n))))
 		r.off += int64(n)
 		return n, nil
 	}
-	end := r.off + int64(n)
-	if r.ahead.IsUndefined() || r.aEnd != end {
-		// No read ahead yet, or one of another size: ask for this slice.
-		r.ahead, r.aEnd = r.slice(r.off, end), end
+	if len(r.rest) > 0 {
+		k := copy(p, r.rest)
+		r.rest = r.rest[k:]
+		return k, nil
 	}
-	ab, err := Await(r.ctx, r.ahead)
+	if r.stream.IsUndefined() {
+		if err := r.open(); err != nil {
+			return 0, err
+		}
+	}
+	if r.ahead.IsUndefined() {
+		r.ahead = r.next()
+	}
+	v, err := Await(r.ctx, r.ahead)
 	r.ahead = js.Undefined()
 	if err != nil {
-		return 0, fmt.Errorf("reading bytes %d to %d: %w", r.off, end, err)
+		r.stream.Call("cancel")
+		return 0, fmt.Errorf("reading the Blob at byte %d: %w", r.off, err)
 	}
-	u := Uint8Array.New(ab)
-	if got := u.Get("length").Int(); got != n {
-		return 0, fmt.Errorf("reading bytes %d to %d: the Blob gave %d bytes (did the file change?)", r.off, end, got)
+	n := 0
+	if !v.IsNull() && !v.IsUndefined() {
+		n = v.Get("length").Int()
 	}
-	r.off = end
-	r.last = u
+	if n == 0 || r.off+int64(n) > r.size {
+		return 0, fmt.Errorf("reading the Blob at byte %d: it gave %d bytes of the %d it holds (did the file change?)", r.off, r.off+int64(n), r.size)
+	}
+	r.off += int64(n)
 	Held(n)
 	Collect()
-	if next := min(r.size, end+int64(n)); next > end {
-		r.ahead, r.aEnd = r.slice(end, next), next
+	// The buffer of the read before this one goes round again, unless a
+	// consumer took it; then ask for the next read at once.
+	if r.byob && !r.last.IsUndefined() {
+		r.spare = r.last.Get("buffer")
 	}
-	js.CopyBytesToGo(p[:n], u)
-	return n, nil
+	r.last = v
+	if r.off < r.size {
+		r.ahead = r.next()
+	}
+	k := min(n, len(p))
+	js.CopyBytesToGo(p[:k], v.Call("subarray", 0, k))
+	if k < n {
+		r.rest = CopyInto(r.rest[:0], v.Call("subarray", k))
+	}
+	return k, nil
 }
+
+// open starts reading the Blob's stream: BYOB where the engine has it.
+func (r *Reader) open() error {
+	st := r.src.Call("stream")
+	rd, err := tryCall(func() js.Value { return st.Call("getReader", map[string]any{"mode": "byob"}) })
+	if err == nil {
+		r.stream, r.byob = rd, true
+		return nil
+	}
+	r.stream = st.Call("getReader")
+	return nil
+}
+
+// tryCall runs f, turning a JavaScript exception into an error.
+func tryCall(f func() js.Value) (v js.Value, err error) {
+	defer func() {
+		if e := recover(); e != nil {
+			err = fmt.Errorf("%v", e)
+		}
+	}()
+	return f(), nil
+}
+
+// next starts the next read of the Blob's stream and returns a promise of
+// a Uint8Array of what it read: a whole buffer (or the rest of the Blob)
+// from a BYOB reader, whatever the stream gives from a default one; null
+// at the end.
+func (r *Reader) next() js.Value {
+	if !r.byob {
+		return r.stream.Call("read").Call("then", readValue)
+	}
+	want := int(min(blobReadSize, r.size-r.off))
+	buf := r.spare
+	r.spare = js.Undefined()
+	if buf.IsUndefined() || buf.Get("byteLength").Int() < want {
+		buf = js.Global().Get("ArrayBuffer").New(max(want, blobReadSize))
+	}
+	// The loader's filler (wasm/runtime.js) reads until the buffer is full;
+	// without it (Go's own wasm_exec.js), one read gives what it gives.
+	if fill := js.Global().Get("xetkitFillView"); fill.Type() == js.TypeFunction {
+		return fill.Invoke(r.stream, buf, want)
+	}
+	return r.stream.Call("read", Uint8Array.New(buf, 0, want)).Call("then", readValue)
+}
+
+// readValue turns a reader's {value, done} into value, or null when done.
+var readValue = js.FuncOf(func(_ js.Value, args []js.Value) any {
+	if args[0].Get("done").Bool() {
+		return js.Null()
+	}
+	return args[0].Get("value")
+})
+
 
 // readStream reads the prefix, then what pull gives.
 func (r *Reader) readStream(p []byte) (int, error) {
