@@ -339,13 +339,44 @@ function lengthsOf(packed) {
 // bytes, or successive reads of a Blob (never the whole Blob at once).
 async function* slices(input, size) {
   if (isBlob(input)) {
-    for (let off = 0; off < input.size; off += size) {
-      const end = Math.min(input.size, off + size);
-      yield new Uint8Array(await input.slice(off, end).arrayBuffer());
-    }
+    yield* blobPieces(input, size);
     return;
   }
   for (let off = 0; off < input.length; off += size) yield input.subarray(off, off + size);
+}
+
+// blobPieces reads a Blob in pieces of size bytes (the last one shorter),
+// each in a buffer of its own that the consumer may keep or move: through
+// the Blob's stream with a BYOB reader where the engine has one (several
+// times faster than slice().arrayBuffer() in Chromium), slice by slice
+// elsewhere.
+async function* blobPieces(blob, size) {
+  let reader = null;
+  try {
+    reader = blob.stream().getReader({ mode: "byob" });
+  } catch {
+    for (let off = 0; off < blob.size; off += size) {
+      yield new Uint8Array(await blob.slice(off, Math.min(blob.size, off + size)).arrayBuffer());
+    }
+    return;
+  }
+  try {
+    for (let off = 0; off < blob.size;) {
+      const want = Math.min(size, blob.size - off);
+      let buffer = new ArrayBuffer(want);
+      let got = 0;
+      while (got < want) { // a read gives what the stream has at hand
+        const { value, done } = await reader.read(new Uint8Array(buffer, got, want - got));
+        if (done) throw new XetkitError(`the Blob ended at byte ${off + got} of its ${blob.size} (did the file change?)`, "STATE");
+        buffer = value.buffer;
+        got += value.length;
+      }
+      off += want;
+      yield new Uint8Array(buffer);
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
 }
 
 function sourceOf(input, what) {
