@@ -362,4 +362,3 @@ func (h *Hub) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, h.shown(out, req.Expand == true || req.Expand == "true" || req.Expand == "1"))
 }
-

@@ -49,7 +49,9 @@ func OpenFSStore(dir string) (Store, error) {
 	return &fsStore{dir: dir}, nil
 }
 
-func (s *fsStore) path(kind, name string) string { return filepath.Join(s.dir, kind, filepath.FromSlash(name)) }
+func (s *fsStore) path(kind, name string) string {
+	return filepath.Join(s.dir, kind, filepath.FromSlash(name))
+}
 
 // Where names the file of object kind/name.
 func (s *fsStore) Where(kind, name string) string { return s.path(kind, name) }
