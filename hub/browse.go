@@ -10,8 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -363,19 +361,4 @@ func (h *Hub) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, h.shown(out, req.Expand == true || req.Expand == "true" || req.Expand == "1"))
-}
-
-// removeRepo deletes a repo's state; its commits stay, unreachable.
-func (s *store) removeRepo(r repoID) error {
-	if s.beforeWrite != nil {
-		if err := s.beforeWrite(kindRepo, repoPath(r)); err != nil {
-			return err
-		}
-	}
-	p := s.path(kindRepo, repoPath(r))
-	if err := os.Remove(p); err != nil {
-		return err
-	}
-	syncDir(filepath.Dir(p))
-	return nil
 }

@@ -28,7 +28,7 @@ func CheckStore(dir string) ([]Problem, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, err
 	}
-	st := &store{dir: dir}
+	st := &store{s: &fsStore{dir: dir}}
 	idx, err := rebuildIndex(st)
 	if err != nil {
 		return nil, err

@@ -42,10 +42,14 @@ const (
 	MaxShardSize = 64 << 20
 )
 
-// Config configures a Hub. Only Dir is required.
+// Config configures a Hub. Dir or Store is required.
 type Config struct {
-	// Dir is the store's folder; it is created if missing.
+	// Dir is the folder of the filesystem store; it is created if
+	// missing. Ignored when Store is set.
 	Dir string
+	// Store, if set, is where the hub keeps everything instead (see
+	// NewMemStore).
+	Store Store
 	// UserToken is the bearer token the token endpoints require to hand out
 	// read or write CAS tokens. Empty: the token endpoints accept any caller.
 	UserToken string
@@ -143,8 +147,8 @@ type Hub struct {
 // New opens (or creates) the store in cfg.Dir, rebuilds the indexes from
 // it, and returns a Hub ready to serve.
 func New(cfg Config) (*Hub, error) {
-	if cfg.Dir == "" {
-		return nil, errors.New("hub: Config.Dir is required")
+	if cfg.Dir == "" && cfg.Store == nil {
+		return nil, errors.New("hub: Config.Dir or Config.Store is required")
 	}
 	if cfg.TokenTTL <= 0 {
 		cfg.TokenTTL = time.Hour
@@ -174,16 +178,21 @@ func New(cfg Config) (*Hub, error) {
 		}
 		cfg.PublicURL = u.Scheme + "://" + u.Host
 	}
-	st, err := openStore(cfg.Dir)
-	if err != nil {
-		return nil, err
+	backing := cfg.Store
+	if backing == nil {
+		var err error
+		if backing, err = OpenFSStore(cfg.Dir); err != nil {
+			return nil, err
+		}
 	}
+	st := &store{s: backing}
 	h := &Hub{cfg: cfg, store: st, uploads: make(chan struct{}, cfg.MaxUploads), ingests: make(chan struct{}, 2), commits: map[string]*commitObj{}, started: cfg.Now(),
 		trees: tree.New(pageStore{st}, treeCacheBytes), legacyRoots: map[string]tree.ID{}}
 	h.faults = newFaultInjector(cfg.Faults, &h.stats.faultsInjected)
 	if _, err := rand.Read(h.secret[:]); err != nil {
 		return nil, err
 	}
+	var err error
 	if h.idx, err = rebuildIndex(st); err != nil {
 		return nil, err
 	}

@@ -32,8 +32,12 @@ type testHub struct {
 func newHub(t *testing.T, cfg hub.Config) *testHub {
 	t.Helper()
 	th := &testHub{t: t, now: time.Unix(1_800_000_000, 0)}
-	if cfg.Dir == "" {
-		cfg.Dir = t.TempDir()
+	if cfg.Dir == "" && cfg.Store == nil {
+		if memStores {
+			cfg.Store = hub.NewMemStore()
+		} else {
+			cfg.Dir = t.TempDir()
+		}
 	}
 	if cfg.UserToken == "" {
 		cfg.UserToken = userToken

@@ -347,11 +347,12 @@ func (h *Hub) handleDeleteRepo(w http.ResponseWriter, r *http.Request) {
 	lock := h.repoLocks.of(id.key())
 	lock.Lock()
 	defer lock.Unlock()
-	if _, err := h.store.loadRepo(id); err != nil {
+	st, err := h.store.loadRepo(id)
+	if err != nil {
 		h.failMiss(w, id, "repository", err)
 		return
 	}
-	if err := h.store.removeRepo(id); err != nil {
+	if err := h.store.removeRepo(id, st); err != nil {
 		h.failStore(w, "delete repository", err)
 		return
 	}
@@ -825,10 +826,10 @@ func (h *Hub) writeCommit(id repoID, parent string, parentRoot tree.ID, title, m
 // commit is known to be whole and before it is written: a refused commit
 // writes nothing, and a written commit never lacks a blob.
 func (h *Hub) storeBlobs(ops []commitOp, files []treeEntry) error {
-	var objs []object
+	var objs []Object
 	for i, op := range ops {
 		if op.kind == "file" {
-			objs = append(objs, object{kindBlob, files[i].SHA256, op.content})
+			objs = append(objs, Object{kindBlob, files[i].SHA256, op.content})
 		}
 	}
 	return h.store.putAll(objs)

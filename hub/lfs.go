@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 
 	"github.com/xetkit/xetkit/shard"
@@ -240,7 +239,7 @@ func (h *Hub) completeLFS(w http.ResponseWriter, r *http.Request, o lfsObject) {
 			if err != nil {
 				return nil, fmt.Errorf("part %d of %d has not been uploaded", i, parts)
 			}
-			readers = append(readers, &closingReader{f})
+			readers = append(readers, &closingReader{o: f})
 		}
 		return io.MultiReader(readers...), nil
 	}
@@ -262,13 +261,21 @@ func (h *Hub) completeLFS(w http.ResponseWriter, r *http.Request, o lfsObject) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// closingReader closes its file at the end of its bytes.
-type closingReader struct{ f *os.File }
+// closingReader reads a stored object from its start and closes it at
+// the end of its bytes.
+type closingReader struct {
+	o   ObjectReader
+	off int64
+}
 
 func (c *closingReader) Read(p []byte) (int, error) {
-	n, err := c.f.Read(p)
+	n, err := c.o.ReadAt(p[:min(int64(len(p)), max(0, c.o.Size()-c.off))], c.off)
+	c.off += int64(n)
+	if err == nil && c.off >= c.o.Size() {
+		err = io.EOF
+	}
 	if err == io.EOF {
-		c.f.Close()
+		c.o.Close()
 	}
 	return n, err
 }

@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -105,6 +103,8 @@ type repoState struct {
 	Private  bool              `json:"private"`
 	Created  time.Time         `json:"created"`
 	Branches map[string]string `json:"branches"` // branch → head commit id
+
+	read []byte // the record it was loaded from (nil for a new repo), for saveRepo's swap
 }
 
 // commitObj is one commit: its parent, message and the root of the tree
@@ -175,23 +175,20 @@ var (
 	errNoEntry    = errors.New("entry not found")
 )
 
-// repoPath is the repo file's name under kindRepo: lower case, since
-// repository ids compare without case.
-func repoPath(r repoID) string { return filepath.FromSlash(r.key()) }
+// repoPath is the name of a repo's record under kindRepo: lower case,
+// since repository ids compare without case.
+func repoPath(r repoID) string { return r.key() }
 
 // loadRepo reads a repo's state; errNoRepo when it does not exist. A repo
-// file that a store from before ids compared without case holds under
-// its id's own case is moved to the lower-case name on first read.
+// record that a store from before ids compared without case holds under
+// its id's own case moves to the lower-case name on first read.
 func (s *store) loadRepo(r repoID) (*repoState, error) {
 	b, err := s.read(kindRepo, repoPath(r))
 	if errors.Is(err, fs.ErrNotExist) {
-		cased := filepath.Join(r.typ+"s", r.ns, r.name)
-		if b, err = s.read(kindRepo, cased); err == nil {
-			if err := os.MkdirAll(filepath.Dir(s.path(kindRepo, repoPath(r))), 0o755); err != nil {
-				return nil, err
-			}
-			if err := os.Rename(s.path(kindRepo, cased), s.path(kindRepo, repoPath(r))); err != nil {
-				return nil, err
+		cased := r.typ + "s/" + r.ns + "/" + r.name
+		if b, err = s.read(kindRepo, cased); err == nil && cased != repoPath(r) {
+			if err = s.swap(kindRepo, repoPath(r), nil, b); err == nil {
+				err = s.swap(kindRepo, cased, b, nil)
 			}
 		}
 	}
@@ -203,21 +200,34 @@ func (s *store) loadRepo(r repoID) (*repoState, error) {
 	}
 	var st repoState
 	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("repo file %s: %w", s.path(kindRepo, repoPath(r)), err)
+		return nil, fmt.Errorf("repo record %s: %w", s.path(kindRepo, repoPath(r)), err)
 	}
 	if st.Branches == nil {
 		st.Branches = map[string]string{}
 	}
+	st.read = b
 	return &st, nil
 }
 
-// saveRepo replaces a repo's state atomically.
+// saveRepo replaces the repo's state it was loaded as (nil: a new repo)
+// with st, by compare-and-swap: ErrSwapped when another writer got there
+// first.
 func (s *store) saveRepo(r repoID, st *repoState) error {
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	return s.replace(kindRepo, repoPath(r), b)
+	if err := s.swap(kindRepo, repoPath(r), st.read, b); err != nil {
+		return err
+	}
+	st.read = b
+	return nil
+}
+
+// removeRepo deletes a repo's state as it was loaded; its commits stay,
+// unreachable.
+func (s *store) removeRepo(r repoID, st *repoState) error {
+	return s.swap(kindRepo, repoPath(r), st.read, nil)
 }
 
 // putCommit stores commit c, whose id is id (headerID).
@@ -256,43 +266,6 @@ func (s *store) loadCommit(id string) (*commitObj, error) {
 		return nil, fmt.Errorf("commit %s is damaged: its content does not hash to its name", id)
 	}
 	return &c, nil
-}
-
-// replace writes data as rel under kind whether or not it exists: to a
-// synced temporary file first, renamed over the old one, so a reader (or a
-// restart after a crash) sees the old content or the new, never a mix.
-func (s *store) replace(kind, rel string, data []byte) error {
-	if s.beforeWrite != nil {
-		if err := s.beforeWrite(kind, rel); err != nil {
-			return err
-		}
-	}
-	final := s.path(kind, rel)
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), kind+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op once renamed
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return err
-	}
-	syncDir(filepath.Dir(final))
-	return nil
 }
 
 // normalizePath returns p in Unicode normal form C, the one form a

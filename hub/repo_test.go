@@ -22,9 +22,18 @@ import (
 	"github.com/xetkit/xetkit/upload"
 )
 
-// TestMain doubles as a hub process for the crash test: with
-// XETKIT_TEST_HUB_DIR set, the test binary serves a hub on that store and
-// prints its address.
+// memStoreEnv set runs the tests with their hubs on the store in memory
+// (newHub): TestMain runs every test on both stores, the filesystem's
+// first, then the same binary again with it set.
+const memStoreEnv = "XETKIT_TEST_HUB_MEMSTORE"
+
+// memStores is whether this run puts newHub's hubs in memory.
+var memStores = os.Getenv(memStoreEnv) != ""
+
+// TestMain runs the tests on the filesystem store, then on the store in
+// memory (tests that name a Dir keep the filesystem). It doubles as a hub
+// process for the crash test: with XETKIT_TEST_HUB_DIR set, the test
+// binary serves a hub on that store and prints its address.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("XETKIT_TEST_HUB_DIR"); dir != "" {
 		h, err := hub.New(hub.Config{Dir: dir, UserToken: userToken})
@@ -45,7 +54,28 @@ func TestMain(m *testing.M) {
 		http.Serve(ln, h)
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if code == 0 && !memStores && !fuzzingOrBenching() {
+		cmd := exec.Command(os.Args[0], os.Args[1:]...)
+		cmd.Env = append(os.Environ(), memStoreEnv+"=1")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "the hub tests on the store in memory failed: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// fuzzingOrBenching reports whether this run fuzzes or benchmarks, which
+// the store in memory does not repeat.
+func fuzzingOrBenching() bool {
+	for _, a := range os.Args[1:] {
+		if strings.HasPrefix(a, "-test.fuzz=") || strings.HasPrefix(a, "-test.bench=") {
+			return true
+		}
+	}
+	return false
 }
 
 // hubProcess starts this test binary as a hub on the store in dir (see

@@ -4,271 +4,141 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 )
 
-// The store's folders under Config.Dir.
-const (
-	kindXorb  = "xorbs"  // one file per xorb, named by its XET hash string
-	kindShard = "shards" // one file per shard as uploaded, named by its SHA-256
-	kindGrant = "grants" // one file per (repository, shard) upload: "repo\nshard name"
-	tmpDir    = "tmp"    // temporary files; emptied at start
-)
+// Store is where a hub keeps what it serves. Objects (xorbs, shards,
+// blobs, commits, tree pages, upload records) are named within a kind and
+// never change once written. Records (a repository's branch heads) change,
+// each replaced whole by compare-and-swap. Temporary objects hold the
+// parts of LFS uploads until they are stored as Xet. A write that fails
+// leaves nothing under the name. OpenFSStore is the store in a folder,
+// NewMemStore one in memory; an object store (S3 and the like) offers the
+// same operations. No handler touches anything but this interface.
+type Store interface {
+	// Put stores the parts, one after another, as object kind/name unless
+	// it exists, durable before it returns, and reports whether it wrote.
+	Put(kind, name string, parts ...[]byte) (bool, error)
+	// PutAll stores those of objs it lacks, made durable together.
+	PutAll(objs []Object) error
+	// Open opens object or record kind/name for reading
+	// (fs.ErrNotExist when there is none).
+	Open(kind, name string) (ObjectReader, error)
+	// List returns the names of kind, sorted.
+	List(kind string) ([]string, error)
+	// Swap replaces record kind/name with data if it still holds old,
+	// atomically: old nil means it must not exist, data nil removes it.
+	// ErrSwapped when the record holds something else.
+	Swap(kind, name string, old, data []byte) error
+	// PutTemp stores exactly size bytes of r as temporary object name
+	// (replacing one of that name), whole or not at all.
+	PutTemp(name string, r io.Reader, size int64) (int64, error)
+	// OpenTemp opens temporary object name.
+	OpenTemp(name string) (ObjectReader, error)
+	// RemoveTemp removes temporary object name, if there is one.
+	RemoveTemp(name string)
+	// Where names object kind/name for messages: a path, a URL.
+	Where(kind, name string) string
+}
 
-// store keeps content-addressed objects on disk. An object appears under
-// its final name only once fully written and synced, so a crash or a
-// dropped upload never leaves a partial object where readers look.
+// Object is one object for Store.PutAll.
+type Object struct {
+	Kind, Name string
+	Data       []byte
+}
+
+// ObjectReader reads a stored object at offsets.
+type ObjectReader interface {
+	io.ReaderAt
+	io.Closer
+	Size() int64
+}
+
+// ErrSwapped is a Store.Swap whose record no longer held what the caller
+// read.
+var ErrSwapped = errors.New("hub store: the record changed meanwhile")
+
+// store is the hub's side of its Store: reads of whole objects and the
+// failure a test may inject before writes.
 type store struct {
-	dir string
-	// beforeWrite, if set, runs before each put and may fail it (tests use
-	// it to stand for a full disk).
+	s Store
+	// beforeWrite, if set, runs before each write and may fail it (tests
+	// use it to stand for a full disk).
 	beforeWrite func(kind, name string) error
 }
 
-func openStore(dir string) (*store, error) {
-	for _, d := range []string{kindXorb, kindShard, kindGrant, kindRepo, kindCommit, kindBlob, kindTree, tmpDir} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return nil, fmt.Errorf("hub store: %w", err)
-		}
+func (st *store) check(kind, name string) error {
+	if st.beforeWrite != nil {
+		return st.beforeWrite(kind, name)
 	}
-	// Leftovers of writes interrupted by a crash.
-	tmp := filepath.Join(dir, tmpDir)
-	entries, err := os.ReadDir(tmp)
-	if err != nil {
-		return nil, fmt.Errorf("hub store: %w", err)
-	}
-	for _, e := range entries {
-		_ = os.Remove(filepath.Join(tmp, e.Name()))
-	}
-	return &store{dir: dir}, nil
+	return nil
 }
 
-func (s *store) path(kind, name string) string { return filepath.Join(s.dir, kind, name) }
-
-func (s *store) has(kind, name string) bool {
-	_, err := os.Stat(s.path(kind, name))
-	return err == nil
+func (st *store) put(kind, name string, parts ...[]byte) (bool, error) {
+	if err := st.check(kind, name); err != nil {
+		return false, err
+	}
+	return st.s.Put(kind, name, parts...)
 }
 
-// put stores the parts, one after the other, under kind/name unless an
-// object of that name exists; it reports whether it wrote. The write goes to a temporary file that is
-// synced and then linked into place, which fails if another writer got
-// there first: of many concurrent puts of one object exactly one reports
-// that it wrote. The folder is synced after.
-func (s *store) put(kind, name string, parts ...[]byte) (bool, error) {
-	if s.beforeWrite != nil {
-		if err := s.beforeWrite(kind, name); err != nil {
-			return false, err
-		}
-	}
-	final := s.path(kind, name)
-	if _, err := os.Stat(final); err == nil {
-		return false, nil
-	}
-	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), kind+"-*")
-	if err != nil {
-		return false, err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	for _, data := range parts {
-		if _, err := f.Write(data); err != nil {
-			return false, err
-		}
-	}
-	if err := f.Sync(); err != nil {
-		return false, err
-	}
-	if err := f.Close(); err != nil {
-		return false, err
-	}
-	err = os.Link(tmp, final)
-	os.Remove(tmp)
-	ok = true
-	if errors.Is(err, fs.ErrExist) {
-		return false, nil // a concurrent put of the same object won
-	}
-	if err != nil {
-		return false, err
-	}
-	syncDir(filepath.Dir(final))
-	return true, nil
-}
-
-// object is one content-addressed object for putAll.
-type object struct {
-	kind, name string
-	data       []byte
-}
-
-// putAll stores the objects as put stores each, but makes them durable
-// together: each is written to a temporary file, the files are synced (one
-// sync of the file system where the system has one), then each is linked
-// into place and the folders are synced. An object still appears under its
-// final name only once complete and synced; a commit of 100,000 files
-// costs two syncs, not 200,000.
-func (s *store) putAll(objs []object) error {
-	type pending struct{ tmp, final string }
-	var todo []pending
-	defer func() {
-		for _, p := range todo {
-			os.Remove(p.tmp)
-		}
-	}()
+func (st *store) putAll(objs []Object) error {
 	for _, o := range objs {
-		if s.beforeWrite != nil {
-			if err := s.beforeWrite(o.kind, o.name); err != nil {
-				return err
-			}
-		}
-		final := s.path(o.kind, o.name)
-		if _, err := os.Stat(final); err == nil {
-			continue
-		}
-		f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), o.kind+"-*")
-		if err != nil {
-			return err
-		}
-		todo = append(todo, pending{f.Name(), final})
-		_, err = f.Write(o.data)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := st.check(o.Kind, o.Name); err != nil {
 			return err
 		}
 	}
-	if len(todo) == 0 {
-		return nil
-	}
-	temps := make([]string, len(todo))
-	for i, p := range todo {
-		temps[i] = p.tmp
-	}
-	if err := s.syncFiles(temps); err != nil {
+	return st.s.PutAll(objs)
+}
+
+func (st *store) swap(kind, name string, old, data []byte) error {
+	if err := st.check(kind, name); err != nil {
 		return err
 	}
-	dirs := map[string]bool{}
-	for _, p := range todo {
-		if err := os.Link(p.tmp, p.final); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
-		}
-		dirs[filepath.Dir(p.final)] = true
-	}
-	if syncFS(s.dir) != nil {
-		for d := range dirs {
-			syncDir(d)
-		}
-	}
-	return nil
+	return st.s.Swap(kind, name, old, data)
 }
 
-// syncFiles makes the named files durable: one sync of the file system
-// where there is one, else one fsync each.
-func (s *store) syncFiles(names []string) error {
-	if syncFS(s.dir) == nil {
-		return nil
-	}
-	for _, n := range names {
-		f, err := os.Open(n)
-		if err != nil {
-			return err
-		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (st *store) open(kind, name string) (ObjectReader, error) { return st.s.Open(kind, name) }
 
-// syncDir makes a rename durable; not every system can sync a folder, and
-// the object is complete either way, so failure is ignored.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-}
-
-func (s *store) read(kind, name string) ([]byte, error) { return os.ReadFile(s.path(kind, name)) }
-
-func (s *store) open(kind, name string) (*os.File, error) { return os.Open(s.path(kind, name)) }
-
-// list returns the names stored under kind, sorted.
-func (s *store) list(kind string) ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(s.dir, kind))
+// read returns object (or record) kind/name whole.
+func (st *store) read(kind, name string) ([]byte, error) {
+	o, err := st.s.Open(kind, name)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+		return nil, err
+	}
+	defer o.Close()
+	return readAll(o)
+}
+
+// readAll reads an object whole.
+func readAll(o ObjectReader) ([]byte, error) {
+	b := make([]byte, o.Size())
+	if n, err := o.ReadAt(b, 0); n < len(b) {
+		if err == nil || err == io.EOF {
+			err = fmt.Errorf("the object ended after %d of its %d bytes", n, len(b))
 		}
 		return nil, err
 	}
-	var names []string
-	for _, e := range entries {
-		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	return names, nil
+	return b, nil
 }
 
-// sizeError is a temporary object that did not get the size it must have.
-type sizeError struct{ got, want int64 }
-
-func (e *sizeError) Error() string {
-	if e.got > e.want {
-		return fmt.Sprintf("more than the %d bytes expected", e.want)
+func (st *store) has(kind, name string) bool {
+	o, err := st.s.Open(kind, name)
+	if err == nil {
+		o.Close()
 	}
-	return fmt.Sprintf("%d bytes, not the %d expected", e.got, e.want)
+	return err == nil
 }
 
-// putTemp stores exactly size bytes of r as the temporary object name
-// (replacing one of that name): whole or not at all. Temporary objects
-// are removed when the store opens.
-func (s *store) putTemp(name string, r io.Reader, size int64) (int64, error) {
-	if s.beforeWrite != nil {
-		if err := s.beforeWrite(tmpDir, name); err != nil {
-			return 0, err
-		}
-	}
-	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), "part-*")
-	if err != nil {
+func (st *store) list(kind string) ([]string, error) { return st.s.List(kind) }
+
+func (st *store) path(kind, name string) string { return st.s.Where(kind, name) }
+
+func (st *store) putTemp(name string, r io.Reader, size int64) (int64, error) {
+	if err := st.check(tmpDir, name); err != nil {
 		return 0, err
 	}
-	defer os.Remove(f.Name()) // a no-op once renamed
-	n, err := io.Copy(f, r)
-	if err == nil && n != size {
-		err = &sizeError{n, size}
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(s.dir, tmpDir, name))
-	}
-	return n, err
+	return st.s.PutTemp(name, r, size)
 }
 
-// openTemp opens the temporary object name.
-func (s *store) openTemp(name string) (*os.File, error) {
-	return os.Open(filepath.Join(s.dir, tmpDir, name))
-}
+func (st *store) openTemp(name string) (ObjectReader, error) { return st.s.OpenTemp(name) }
 
-// removeTemp removes the temporary object name, if it exists.
-func (s *store) removeTemp(name string) { _ = os.Remove(filepath.Join(s.dir, tmpDir, name)) }
+func (st *store) removeTemp(name string) { st.s.RemoveTemp(name) }

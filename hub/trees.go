@@ -24,9 +24,9 @@ type pageStore struct{ s *store }
 func (p pageStore) Get(id tree.ID) ([]byte, error) { return p.s.read(kindTree, id.String()) }
 
 func (p pageStore) PutAll(pages map[tree.ID][]byte) error {
-	objs := make([]object, 0, len(pages))
+	objs := make([]Object, 0, len(pages))
 	for id, b := range pages {
-		objs = append(objs, object{kindTree, id.String(), b})
+		objs = append(objs, Object{kindTree, id.String(), b})
 	}
 	return p.s.putAll(objs)
 }
