@@ -275,7 +275,7 @@ func (v *validator) xorbs() {
 			for j := range x.Chunks {
 				v.entries = append(v.entries, xethash.Entry{Hash: x.Chunks[j].Hash, Size: uint64(x.Chunks[j].UnpackedBytes)})
 			}
-			if got := xethash.Xorb(v.entries); got != x.Hash {
+			if got := xethash.MerkleRootInPlace(v.entries); got != x.Hash { // the xorb hash
 				v.c.add(Error, "cas", x.Offset, RuleXorbHash, "xorb hash %s, but its chunks hash to %s", x.Hash, got)
 			}
 		}
@@ -362,7 +362,7 @@ func (v *validator) files() {
 				v.entries = append(v.entries, xethash.Entry{Hash: ch.Hash, Size: uint64(ch.UnpackedBytes)})
 			}
 		}
-		if got := xethash.File(v.entries); got != f.Hash {
+		if got := xethash.FileOfRoot(xethash.MerkleRootInPlace(v.entries)); got != f.Hash {
 			v.c.add(Error, "files", f.Offset, RuleFileHash, "file hash %s, but its terms' chunks hash to %s", f.Hash, got)
 		}
 	}

@@ -50,14 +50,24 @@ func mergeNode(children []Entry, buf []byte) (Entry, []byte) {
 // MerkleRoot returns the root of the aggregated hash tree over entries
 // (§6.2.2.4); Zero when there are none. entries is not modified.
 func MerkleRoot(entries []Entry) Hash {
+	if len(entries) < 2 {
+		return MerkleRootInPlace(entries)
+	}
+	return MerkleRootInPlace(append([]Entry(nil), entries...))
+}
+
+// MerkleRootInPlace is MerkleRoot for a caller that is done with entries:
+// the tree's levels are built over them, so nothing is allocated for them.
+func MerkleRootInPlace(entries []Entry) Hash {
 	switch len(entries) {
 	case 0:
 		return Zero
 	case 1:
 		return entries[0].Hash
 	}
-	level := append([]Entry(nil), entries...)
-	buf := make([]byte, 0, maxChildren*(64+3+20+1))
+	level := entries
+	var scratch [maxChildren * (64 + 3 + 20 + 1)]byte
+	buf := scratch[:0]
 	for len(level) > 1 {
 		out := 0
 		for read := 0; read < len(level); {
@@ -81,6 +91,9 @@ func File(chunks []Entry) Hash {
 	if len(chunks) == 0 {
 		return Zero
 	}
-	root := MerkleRoot(chunks)
-	return zeroKeyPool.sum(root[:])
+	return FileOfRoot(MerkleRoot(chunks))
 }
+
+// FileOfRoot returns the file hash of a file whose chunks' tree has root
+// root (see MerkleRootInPlace); the empty file's is Zero, not this.
+func FileOfRoot(root Hash) Hash { return zeroKeyPool.sum(root[:]) }
