@@ -53,9 +53,6 @@ func vmHWM(pid int) int64 {
 // expanded recursive listing cost what their answers hold, in time and
 // memory. Prints the figures.
 func TestManyFiles(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a 100,000-file repository")
-	}
 	dir := t.TempDir()
 	th := newHub(t, hub.Config{Dir: dir})
 	sha := th.commitFile("alice/big", "seed.bin", randomData(75, 200<<10)).Files[0].SHA256
@@ -139,9 +136,6 @@ func TestManyFiles(t *testing.T) {
 // A big commit is written outside any lock: while 100 MB of 100,000 small
 // files are being stored, a one-file commit to another repository lands.
 func TestBigCommitDoesNotStall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes a 100 MB commit")
-	}
 	th := newHub(t, hub.Config{})
 	const n = 100_000
 	content := strings.Repeat("x", 1000)
