@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds wasm/xetkit.wasm (trimmed paths, no symbol table or DWARF) and puts
+# Builds wasm/kernels.js and wasm/kernels.wasm from wasm/kernels/kernels.wat
+# (wabt's wat2wasm, the npm package pinned in package.json: run npm ci
+# first), then wasm/xetkit.wasm (trimmed paths, no symbol table or DWARF) and puts
 # the wasm_exec.js of the same Go toolchain beside it: the two must match.
 # From wasm_exec.js it also writes wasm/go-runtime.js, the ES module that
 # xetkit.js and its workers run the Go runtime from without touching the
@@ -8,6 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v go >/dev/null || { echo "build-wasm: Go is not installed; it is needed to build wasm/xetkit.wasm" >&2; exit 1; }
+
+[ -d node_modules/wabt ] || { echo "build-wasm: node_modules/wabt is missing; run npm ci (it turns the kernels' WebAssembly text into bytes)" >&2; exit 1; }
+node scripts/wat2wasm.mjs
 
 out=wasm/xetkit.wasm
 GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o "$out.tmp" ./wasm

@@ -8,13 +8,16 @@
  * startGo runs one instance of a compiled xetkit.wasm and resolves to
  * {api, memory, go}: the functions main() exported, the instance's memory
  * and the Go object. defineGo is go-runtime.js's; tune(go), if given, may
- * adjust go.importObject before the instance starts.
+ * adjust go.importObject before the instance starts. kernels, the compiled
+ * kernels.wasm or null, is instantiated on the instance's memory and
+ * supplies Go's "xetkit_kernels" imports; without it Go is told they are
+ * not there and runs its portable code.
  *
  * wasm_exec.js and Go's js.Global() see a globalThis of this instance's own:
  * reads fall through to the real one, writes (wasm_exec's fs, process, path
  * and Go, and the start callback) stay on it. Nothing leaks onto the page.
  */
-export async function startGo(module, defineGo, tune) {
+export async function startGo(module, defineGo, tune, kernels) {
   const own = Object.create(null);
   const scope = new Proxy(Object.create(null), {
     get: (_, key) => (key in own ? own[key] : globalThis[key]),
@@ -46,9 +49,19 @@ export async function startGo(module, defineGo, tune) {
   };
   go.argv = ["xetkit", "xetkitReady"];
   if (tune) tune(go);
+  // The kernels need the instance's memory, which exists only once the
+  // instance does: Go's imports call through k, filled in before Go runs.
+  let k = null;
+  go.importObject.xetkit_kernels = {
+    available: () => (k ? 1 : 0),
+    blake3_x4: (key, inp, stride, nblocks, counter, step, flags, start, end, out, groups) =>
+      k.blake3_x4(key, inp, stride, nblocks, counter, step, flags, start, end, out, groups),
+    sha256_blocks: (state, inp, n) => k.sha256_blocks(state, inp, n),
+  };
   const instance = await WebAssembly.instantiate(module, go.importObject);
+  if (kernels) k = new WebAssembly.Instance(kernels, { env: { memory: instance.exports.mem } }).exports;
   go.run(instance); // runs main until it blocks, which is after it called back
   delete own.xetkitReady;
   if (!api) throw new Error("xetkit.wasm did not start");
-  return { api, memory: instance.exports.mem, go };
+  return { api, memory: instance.exports.mem, go, kernels: k !== null };
 }

@@ -30,7 +30,7 @@ export function serveJobs(port, startGo, defineGo) {
   port.listen(async (msg) => {
     if (msg.init) {
       try {
-        go = await startGo(msg.init, defineGo);
+        go = await startGo(msg.init, defineGo, undefined, msg.kernels);
         port.post({ ready: true }, []);
       } catch (e) {
         port.post({ error: { message: String(e && e.message ? e.message : e), code: "INTERNAL" } }, []);

@@ -61,6 +61,12 @@ export interface Chunker {
 export interface Hashes {
   /** The chunk hash of bytes. */
   chunk(bytes: Bytes): string;
+  /**
+   * The chunk hashes of bytes cut into consecutive chunks of the given
+   * lengths (which must add up to bytes.length): one call for many chunks
+   * whose boundaries you already have.
+   */
+  chunks(bytes: Bytes, lengths: readonly number[] | Uint32Array): string[];
   /** The file hash of chunks in order (an empty file hashes to 64 zeros, as in the reference). */
   file(chunks: readonly HashedChunk[]): string;
   /** The xorb hash (merkle root) of chunks in order. */
@@ -515,6 +521,11 @@ export interface Xetkit {
   memory(): Promise<MemoryUse>;
   /** The worker pool's size (0: everything runs on this thread). */
   readonly workers: number;
+  /**
+   * Whether BLAKE3 and SHA-256 run in the SIMD WebAssembly kernels (false
+   * when load was given `kernels: false` or the engine lacks SIMD).
+   */
+  readonly kernels: boolean;
   /** Stops the worker pool; the synchronous functions keep working. */
   close(): void;
 }
@@ -532,6 +543,12 @@ export interface LoadOptions {
   wasmModule?: WebAssembly.Module;
   /** Worker pool size (default: navigator.hardwareConcurrency or os.availableParallelism()); 0: no pool. */
   workers?: number;
+  /**
+   * Use the SIMD WebAssembly kernels for BLAKE3 and SHA-256 where the engine
+   * supports them (default true). false runs the portable Go code: the same
+   * results, slower.
+   */
+  kernels?: boolean;
 }
 
 /**

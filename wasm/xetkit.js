@@ -15,6 +15,7 @@
 // from "#node", which package.json maps to an empty module elsewhere.
 
 import { defineGo } from "./go-runtime.js";
+import { kernelsBase64 } from "./kernels.js";
 import { startGo as runGo } from "./runtime.js";
 import { serveJobs } from "./worker.js";
 
@@ -155,11 +156,23 @@ function unrefGoTimers(go) {
   }
 }
 
-// startGo runs this thread's instance of the compiled module:
-// {api, memory, go}.
-async function startGo(module) {
+// kernelsModule compiles kernels.wasm (SIMD BLAKE3, SHA-256) once; it is
+// null where the engine cannot run it (no SIMD: WebAssembly.validate fails),
+// and then Go runs its portable code.
+let kernelsCompiled = null;
+function kernelsModule() {
+  kernelsCompiled ??= (async () => {
+    const bytes = Uint8Array.from(atob(kernelsBase64), (c) => c.charCodeAt(0));
+    return WebAssembly.validate(bytes) ? WebAssembly.compile(bytes) : null;
+  })();
+  return kernelsCompiled;
+}
+
+// startGo runs this thread's instance of the compiled modules ({go, kernels}):
+// {api, memory, go, kernels}.
+async function startGo(compiled) {
   try {
-    return await runGo(module, defineGo, unrefGoTimers);
+    return await runGo(compiled.go, defineGo, unrefGoTimers, compiled.kernels);
   } catch (e) {
     throw new XetkitError(`load: xetkit.wasm did not start: ${e && e.message ? e.message : e}`, "INTERNAL");
   }
@@ -189,13 +202,16 @@ const loaded = new Map();
 /**
  * Loads xetkit.wasm and returns the API. Repeated calls with the same
  * options share one instance.
- * @param {{wasmURL?: string | URL, wasmModule?: WebAssembly.Module, workers?: number}} [options]
+ * @param {{wasmURL?: string | URL, wasmModule?: WebAssembly.Module, workers?: number, kernels?: boolean}} [options]
  */
 export function load(options = {}) {
   if (options === null || typeof options !== "object") {
     return Promise.reject(typeError("load: options must be an object"));
   }
-  const { wasmURL, wasmModule, workers } = options;
+  const { wasmURL, wasmModule, workers, kernels = true } = options;
+  if (typeof kernels !== "boolean") {
+    return Promise.reject(typeError(`load: kernels must be a boolean, got ${describe(kernels)}`));
+  }
   if (wasmModule !== undefined && !(wasmModule instanceof WebAssembly.Module)) {
     return Promise.reject(typeError(`load: wasmModule must be a WebAssembly.Module, got ${describe(wasmModule)}`));
   }
@@ -220,12 +236,12 @@ export function load(options = {}) {
   }
   let byWorkers = loaded.get(wasmModule ?? source.href);
   if (!byWorkers) loaded.set(wasmModule ?? source.href, byWorkers = new Map());
-  const key = workers ?? "default";
+  const key = `${workers ?? "default"} ${kernels}`;
   let p = byWorkers.get(key);
   if (!p) {
     p = (async () => {
-      const module = wasmModule ?? await compile(source);
-      return new Xetkit(module, await startGo(module), workers ?? await defaultWorkers());
+      const compiled = { go: wasmModule ?? await compile(source), kernels: kernels ? await kernelsModule() : null };
+      return new Xetkit(compiled, await startGo(compiled), workers ?? await defaultWorkers());
     })();
     byWorkers.set(key, p);
     p.catch(() => byWorkers.delete(key));
@@ -520,19 +536,38 @@ class Chunker {
 }
 
 class Xetkit {
-  #module;
+  #compiled;
   #go;
   #workers;
   #pool = null;
 
-  constructor(module, go, workers) {
-    this.#module = module;
+  constructor(compiled, go, workers) {
+    this.#compiled = compiled;
     this.#go = go;
     this.#workers = workers;
+    this.kernels = go.kernels;
     const g = go;
     this.hash = Object.freeze({
       chunk(bytes) {
         return call(g, "hashChunk", toBytes(bytes, "hash.chunk: bytes"));
+      },
+      chunks(bytes, lengths) {
+        const b = toBytes(bytes, "hash.chunks: bytes");
+        if (!Array.isArray(lengths) && !(lengths instanceof Uint32Array)) {
+          throw typeError(`hash.chunks: lengths must be an array of byte counts, got ${describe(lengths)}`);
+        }
+        const lens = new Uint32Array(lengths.length);
+        for (let i = 0; i < lengths.length; i++) {
+          const n = lengths[i];
+          if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) {
+            throw new XetkitError(`hash.chunks: lengths[${i}] must be a byte count, got ${describe(n)}`, "RANGE");
+          }
+          lens[i] = n;
+        }
+        const all = call(g, "hashChunks", b, new Uint8Array(lens.buffer));
+        const out = new Array(all.length / 64);
+        for (let i = 0; i < out.length; i++) out[i] = all.slice(64 * i, 64 * i + 64);
+        return out;
       },
       file(chunks) {
         return call(g, "hashFile", ...packEntries(chunks, "hash.file: chunks"));
@@ -898,7 +933,7 @@ class Xetkit {
 
   async #getPool() {
     if (this.#workers === 0) return null;
-    if (!this.#pool) this.#pool = new Pool(this.#module, this.#workers);
+    if (!this.#pool) this.#pool = new Pool(this.#compiled, this.#workers);
     await this.#pool.ready;
     return this.#pool;
   }
@@ -1147,14 +1182,14 @@ async function downloadFile(go, target, options) {
 // ---- worker pool ----
 
 class Pool {
-  constructor(module, size) {
+  constructor(compiled, size) {
     this.size = size;
     this.workers = [];
     this.free = []; // job buffers sent back by the workers
     this.seq = 0;
     this.ready = (async () => {
       const tasks = [];
-      for (let i = 0; i < size; i++) tasks.push(spawn(module));
+      for (let i = 0; i < size; i++) tasks.push(spawn(compiled));
       this.workers = await Promise.all(tasks);
       for (const w of this.workers) w.onReply = (msg) => this.#reply(w, msg);
     })();
@@ -1245,8 +1280,8 @@ const port = { post: (m, t) => parentPort.postMessage(m, t), listen: (fn) => par
 // whatever origin xetkit.js came from.
 let workerURL = null;
 
-// spawn starts one worker on the compiled module and waits for it to be up.
-async function spawn(module) {
+// spawn starts one worker on the compiled modules and waits for it to be up.
+async function spawn(compiled) {
   const w = { calls: new Map(), onReply: null };
   let raw;
   if (isNode) {
@@ -1272,7 +1307,7 @@ async function spawn(module) {
       else if (m && m.error) reject(new XetkitError(`worker failed to start: ${m.error.message}`, "INTERNAL"));
     };
     w.fail = (e) => reject(new XetkitError(`worker failed to start: ${e && e.message ? e.message : e}`, "INTERNAL"));
-    w.post({ init: module }, []);
+    w.post({ init: compiled.go, kernels: compiled.kernels }, []);
   });
   w.handle = (m) => w.onReply && w.onReply(m);
   w.fail = (e) => {

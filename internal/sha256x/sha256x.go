@@ -15,6 +15,8 @@ import (
 	"errors"
 	"hash"
 	"runtime"
+
+	"github.com/xetkit/xetkit/internal/wasmkernels"
 )
 
 // Size and BlockSize of SHA-256 in bytes.
@@ -72,11 +74,11 @@ func (d *Digest) Write(p []byte) (int, error) {
 		if d.nb < BlockSize {
 			return n, nil
 		}
-		block(&d.h, d.buf[:])
+		blocks(&d.h, d.buf[:])
 		d.nb = 0
 	}
 	if whole := len(p) &^ (BlockSize - 1); whole > 0 {
-		block(&d.h, p[:whole])
+		blocks(&d.h, p[:whole])
 		p = p[whole:]
 	}
 	d.nb = copy(d.buf[:], p)
@@ -158,4 +160,15 @@ func NewFrom(state []byte) (hash.Hash, error) {
 		return nil, errors.New("sha256x: the hash cannot take a state")
 	}
 	return h, u.UnmarshalBinary(state)
+}
+
+// blocks compresses every whole block of p: with the WebAssembly kernel
+// when the loader supplied it (faster than Go's code can be without SIMD
+// and rotate instructions), else with the unrolled Go.
+func blocks(h *[8]uint32, p []byte) {
+	if wasmkernels.Available {
+		wasmkernels.SHA256Blocks(h, p)
+		return
+	}
+	block(h, p)
 }

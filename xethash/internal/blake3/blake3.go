@@ -11,6 +11,8 @@ package blake3
 
 //go:generate go run gen.go
 
+import "github.com/xetkit/xetkit/internal/wasmkernels"
+
 // Sizes of the BLAKE3 tree (BLAKE3 spec §2.1).
 const (
 	BlockLen = 64   // bytes compressed per call
@@ -55,6 +57,9 @@ func NewKey(k [32]byte) Key {
 // Sum returns the keyed BLAKE3 hash of data (32 bytes, the default output
 // length), exactly as blake3.NewKeyed(key).Write(data).Sum(nil) does.
 func (k *Key) Sum(data []byte) [Size]byte {
+	if wasmkernels.Available && len(data) > ChunkLen && len(data) <= LanesMaxLen {
+		return SumLanes((*[8]uint32)(k), true, data, wasmkernels.BLAKE3x4)
+	}
 	var stack [maxDepth][8]uint32
 	depth := 0
 	var counter uint64

@@ -1,0 +1,34 @@
+//go:build js && wasm
+
+package wasmkernels
+
+import "unsafe"
+
+//go:wasmimport xetkit_kernels available
+func available() uint32
+
+//go:wasmimport xetkit_kernels blake3_x4
+//go:noescape
+func blake3X4(key, in unsafe.Pointer, stride, nblocks, counter, step, flags, start, end uint32, out unsafe.Pointer, groups uint32)
+
+//go:wasmimport xetkit_kernels sha256_blocks
+//go:noescape
+func sha256Blocks(state, in unsafe.Pointer, n uint32)
+
+// Available reports whether the kernels are there to call.
+var Available = available() != 0
+
+// BLAKE3x4 runs the kernel blake3_x4 (its contract is blake3.Lanes4's).
+func BLAKE3x4(key *[8]uint32, in []byte, stride, nblocks int, counter, step, flags, start, end uint32, out []byte, groups int) {
+	checkX4(in, stride, nblocks, out, groups)
+	blake3X4(unsafe.Pointer(key), unsafe.Pointer(unsafe.SliceData(in)), uint32(stride), uint32(nblocks),
+		counter, step, flags, start, end, unsafe.Pointer(unsafe.SliceData(out)), uint32(groups))
+}
+
+// SHA256Blocks runs SHA-256's compression over every whole 64-byte block
+// of p, updating state.
+func SHA256Blocks(state *[8]uint32, p []byte) {
+	if n := len(p) / 64; n > 0 {
+		sha256Blocks(unsafe.Pointer(state), unsafe.Pointer(unsafe.SliceData(p)), uint32(n))
+	}
+}

@@ -1,0 +1,295 @@
+// Package kernels writes xetkit's WebAssembly kernels as WebAssembly text:
+// BLAKE3 over four inputs at once with SIMD128, and SHA-256's block
+// function. Go's wasm backend emits no SIMD, so these run beside
+// xetkit.wasm, on its memory: the loader (runtime.js) instantiates
+// kernels.wasm with xetkit.wasm's exported memory and hands its exports to
+// Go's //go:wasmimport functions (xethash/internal/blake3,
+// internal/sha256x).
+//
+// kernels.wat is WAT() written out by gen.go; scripts/build-wasm.sh turns it
+// into bytes with wabt's wat2wasm (the npm package pinned in package.json).
+// The tests run those bytes in wazero against zeebo/blake3 and crypto/sha256.
+package kernels
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ImportModule is the module name of the kernels' functions in
+// xetkit.wasm's imports, as Go's //go:wasmimport lines spell it.
+const ImportModule = "xetkit_kernels"
+
+// The BLAKE3 message permutation (applied between rounds) and the state
+// words each G call of a round mixes: four columns, then four diagonals.
+var (
+	blake3Perm = [16]int{2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8}
+	blake3G    = [8][4]int{
+		{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15},
+		{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14},
+	}
+	blake3IV = [4]uint32{0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A}
+)
+
+// sha256K are SHA-256's round constants (FIPS 180-4 §4.2.2).
+var sha256K = [64]uint32{
+	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+}
+
+// Byte shuffles on v128 values holding four little-endian u32 lanes.
+const (
+	rotr16 = "2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13" // each lane rotated right by 16 bits
+	rotr8  = "1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12" // by 8 bits
+	bswap  = "3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12" // each lane's bytes reversed
+	// A 4x4 transpose of u32 lanes in two steps: interleave lanes of two
+	// rows, then take 64-bit halves of two interleaved rows.
+	lo32 = "0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23"       // a0 b0 a1 b1
+	hi32 = "8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31" // a2 b2 a3 b3
+	lo64 = "0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23"       // a0 a1 b0 b1
+	hi64 = "8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31" // a2 a3 b2 b3
+)
+
+// w collects the instructions of a function body, one per line.
+type w struct{ b strings.Builder }
+
+func (w *w) f(format string, args ...any) {
+	w.b.WriteString("    ")
+	fmt.Fprintf(&w.b, format, args...)
+	w.b.WriteByte('\n')
+}
+
+// transpose writes rows a..d (v128 locals of four u32 lanes) transposed
+// into out[0..3]: out[i] holds lane i of a, b, c, d.
+func (w *w) transpose(a, b, c, d string, out [4]string) {
+	w.f("local.get %s local.get %s i8x16.shuffle %s local.set $t0", a, b, lo32)
+	w.f("local.get %s local.get %s i8x16.shuffle %s local.set $t1", a, b, hi32)
+	w.f("local.get %s local.get %s i8x16.shuffle %s local.set $t2", c, d, lo32)
+	w.f("local.get %s local.get %s i8x16.shuffle %s local.set $t3", c, d, hi32)
+	w.f("local.get $t0 local.get $t2 i8x16.shuffle %s local.set %s", lo64, out[0])
+	w.f("local.get $t0 local.get $t2 i8x16.shuffle %s local.set %s", hi64, out[1])
+	w.f("local.get $t1 local.get $t3 i8x16.shuffle %s local.set %s", lo64, out[2])
+	w.f("local.get $t1 local.get $t3 i8x16.shuffle %s local.set %s", hi64, out[3])
+}
+
+// rotr writes x = x >>> n on each lane of the v128 local x.
+func (w *w) rotr(x string, n int) {
+	switch n {
+	case 16:
+		w.f("local.get %s local.get %s i8x16.shuffle %s local.set %s", x, x, rotr16, x)
+	case 8:
+		w.f("local.get %s local.get %s i8x16.shuffle %s local.set %s", x, x, rotr8, x)
+	default:
+		w.f("local.get %s i32.const %d i32x4.shr_u local.get %s i32.const %d i32x4.shl v128.or local.set %s", x, n, x, 32-n, x)
+	}
+}
+
+// blake3G writes one G call on state locals $va..$vd with message locals
+// $mx and $my.
+func (w *w) blake3G(a, b, c, d, x, y int) {
+	va, vb, vc, vd := fmt.Sprintf("$v%d", a), fmt.Sprintf("$v%d", b), fmt.Sprintf("$v%d", c), fmt.Sprintf("$v%d", d)
+	w.f("local.get %s local.get %s i32x4.add local.get $m%d i32x4.add local.set %s", va, vb, x, va)
+	w.f("local.get %s local.get %s v128.xor local.set %s", vd, va, vd)
+	w.rotr(vd, 16)
+	w.f("local.get %s local.get %s i32x4.add local.set %s", vc, vd, vc)
+	w.f("local.get %s local.get %s v128.xor local.set %s", vb, vc, vb)
+	w.rotr(vb, 12)
+	w.f("local.get %s local.get %s i32x4.add local.get $m%d i32x4.add local.set %s", va, vb, y, va)
+	w.f("local.get %s local.get %s v128.xor local.set %s", vd, va, vd)
+	w.rotr(vd, 8)
+	w.f("local.get %s local.get %s i32x4.add local.set %s", vc, vd, vc)
+	w.f("local.get %s local.get %s v128.xor local.set %s", vb, vc, vb)
+	w.rotr(vb, 7)
+}
+
+// blake3x4 writes the function blake3_x4, whose doc is the comment it
+// emits.
+func blake3x4() string {
+	var w w
+	// Locals: the state v0..v15, the message m0..m15, the chaining values
+	// h0..h7, transpose scratch t0..t3, the four inputs' pointers p0..p3.
+	var locals strings.Builder
+	for _, set := range []struct {
+		name string
+		n    int
+	}{{"v", 16}, {"m", 16}, {"h", 8}, {"t", 4}} {
+		for i := 0; i < set.n; i++ {
+			fmt.Fprintf(&locals, " (local $%s%d v128)", set.name, i)
+		}
+	}
+	w.f("(local $ctr v128) (local $p0 i32) (local $p1 i32) (local $p2 i32) (local $p3 i32) (local $b i32) (local $fl i32)")
+	w.f("block $done")
+	w.f("local.get $groups i32.eqz br_if $done")
+	w.f("loop $group")
+	// Lane i reads input i of the group and counts from counter + i*step.
+	w.f("local.get $in local.set $p0")
+	w.f("local.get $p0 local.get $stride i32.add local.set $p1")
+	w.f("local.get $p1 local.get $stride i32.add local.set $p2")
+	w.f("local.get $p2 local.get $stride i32.add local.set $p3")
+	w.f("local.get $counter i32x4.splat v128.const i32x4 0 1 2 3 local.get $step i32x4.splat i32x4.mul i32x4.add local.set $ctr")
+	for i := 0; i < 8; i++ {
+		w.f("local.get $key i32.load offset=%d i32x4.splat local.set $h%d", 4*i, i)
+	}
+	w.f("i32.const 0 local.set $b")
+	w.f("loop $block")
+	// Flags: base, plus start on the first block and end on the last.
+	w.f("local.get $flags")
+	w.f("local.get $start i32.const 0 local.get $b i32.eqz select i32.or")
+	w.f("local.get $end i32.const 0 local.get $b i32.const 1 i32.add local.get $nblocks i32.eq select i32.or")
+	w.f("local.set $fl")
+	// The message: 16 words of each lane's block, transposed so that m_i
+	// holds word i of all four.
+	for q := 0; q < 4; q++ {
+		for l := 0; l < 4; l++ {
+			w.f("local.get $p%d v128.load offset=%d align=1 local.set $v%d", l, 16*q, l)
+		}
+		w.transpose("$v0", "$v1", "$v2", "$v3", [4]string{
+			fmt.Sprintf("$m%d", 4*q), fmt.Sprintf("$m%d", 4*q+1), fmt.Sprintf("$m%d", 4*q+2), fmt.Sprintf("$m%d", 4*q+3)})
+	}
+	for i := 0; i < 8; i++ {
+		w.f("local.get $h%d local.set $v%d", i, i)
+	}
+	for i := 0; i < 4; i++ {
+		w.f("v128.const i32x4 0x%08x 0x%08x 0x%08x 0x%08x local.set $v%d", blake3IV[i], blake3IV[i], blake3IV[i], blake3IV[i], 8+i)
+	}
+	w.f("local.get $ctr local.set $v12")
+	w.f("v128.const i32x4 0 0 0 0 local.set $v13")
+	w.f("i32.const 64 i32x4.splat local.set $v14")
+	w.f("local.get $fl i32x4.splat local.set $v15")
+	sched := [16]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	for r := 0; r < 7; r++ {
+		w.f(";; round %d", r+1)
+		for g, s := range blake3G {
+			w.blake3G(s[0], s[1], s[2], s[3], sched[2*g], sched[2*g+1])
+		}
+		var next [16]int
+		for i := range next {
+			next[i] = sched[blake3Perm[i]]
+		}
+		sched = next
+	}
+	for i := 0; i < 8; i++ {
+		w.f("local.get $v%d local.get $v%d v128.xor local.set $h%d", i, i+8, i)
+	}
+	for l := 0; l < 4; l++ {
+		w.f("local.get $p%d i32.const 64 i32.add local.set $p%d", l, l)
+	}
+	w.f("local.get $b i32.const 1 i32.add local.tee $b local.get $nblocks i32.lt_u br_if $block")
+	w.f("end")
+	// Out: each lane's chaining value, 32 bytes, lanes one after another.
+	w.transpose("$h0", "$h1", "$h2", "$h3", [4]string{"$v0", "$v1", "$v2", "$v3"})
+	w.transpose("$h4", "$h5", "$h6", "$h7", [4]string{"$v4", "$v5", "$v6", "$v7"})
+	for l := 0; l < 4; l++ {
+		w.f("local.get $out local.get $v%d v128.store offset=%d align=1", l, 32*l)
+		w.f("local.get $out local.get $v%d v128.store offset=%d align=1", l+4, 32*l+16)
+	}
+	w.f("local.get $out i32.const 128 i32.add local.set $out")
+	w.f("local.get $in local.get $stride i32.const 4 i32.mul i32.add local.set $in")
+	w.f("local.get $counter local.get $step i32.const 4 i32.mul i32.add local.set $counter")
+	w.f("local.get $groups i32.const 1 i32.sub local.tee $groups br_if $group")
+	w.f("end")
+	w.f("end")
+	return `
+  ;; blake3_x4 runs BLAKE3's compression over 4*groups inputs, four at a
+  ;; time (one per v128 lane), and writes each input's 32-byte chaining value
+  ;; to out, in input order. Input i starts at in + i*stride and is nblocks
+  ;; 64-byte blocks; its counter is counter + i*step (high word 0); every
+  ;; block is compressed with block length 64 and flags, plus start on its
+  ;; first block and end on its last. key points at the 8 key words.
+  ;;   leaves:  stride 1024, nblocks 16, step 1, start CHUNK_START, end CHUNK_END
+  ;;   parents: stride 64, nblocks 1, counter 0, step 0, flags with PARENT
+  ;; out may equal in when stride >= 32: each group reads all its blocks
+  ;; before it writes.
+  (func (export "blake3_x4")
+    (param $key i32) (param $in i32) (param $stride i32) (param $nblocks i32)
+    (param $counter i32) (param $step i32) (param $flags i32) (param $start i32)
+    (param $end i32) (param $out i32) (param $groups i32)
+   ` + locals.String() + "\n" + w.b.String() + "  )\n"
+}
+
+// sha256Blocks writes the function sha256_blocks.
+func sha256Blocks() string {
+	var w w
+	var locals strings.Builder
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&locals, " (local $s%d i32) (local $a%d i32)", i, i)
+	}
+	for i := 0; i < 16; i++ {
+		fmt.Fprintf(&locals, " (local $w%d i32)", i)
+	}
+	locals.WriteString(" (local $x0 i32) (local $x1 i32) (local $q v128)")
+	w.f("local.get $n i32.eqz if return end")
+	for i := 0; i < 8; i++ {
+		w.f("local.get $state i32.load offset=%d local.set $s%d", 4*i, i)
+	}
+	w.f("loop $block")
+	// The 16 big-endian words of the block: four loads, bytes reversed
+	// lane by lane.
+	for q := 0; q < 4; q++ {
+		w.f("local.get $in v128.load offset=%d align=1 local.get $q i8x16.shuffle %s local.set $q", 16*q, bswap)
+		for l := 0; l < 4; l++ {
+			w.f("local.get $q i32x4.extract_lane %d local.set $w%d", l, 4*q+l)
+		}
+	}
+	for i := 0; i < 8; i++ {
+		w.f("local.get $s%d local.set $a%d", i, i)
+	}
+	w.f("local.get $a1 local.get $a2 i32.xor local.set $x1") // b^c of round 0
+	// The working variables a..h rotate by renaming: in round t, a is
+	// $a[(8-t)%8], b the next, and so on.
+	for t := 0; t < 64; t++ {
+		v := func(k int) string { return fmt.Sprintf("$a%d", ((k-t)%8+8)%8) }
+		a, b, d, e, f, g, h := v(0), v(1), v(3), v(4), v(5), v(6), v(7) // c enters Maj as last round's a^b
+		wt := fmt.Sprintf("$w%d", t%16)
+		if t >= 16 {
+			// W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16], in place.
+			w2, w7, w15 := fmt.Sprintf("$w%d", (t-2)%16), fmt.Sprintf("$w%d", (t-7)%16), fmt.Sprintf("$w%d", (t-15)%16)
+			w.f("local.get %s local.get %s i32.const 17 i32.rotr local.get %s i32.const 19 i32.rotr i32.xor local.get %s i32.const 10 i32.shr_u i32.xor i32.add", wt, w2, w2, w2)
+			w.f("local.get %s i32.add", w7)
+			w.f("local.get %s i32.const 7 i32.rotr local.get %s i32.const 18 i32.rotr i32.xor local.get %s i32.const 3 i32.shr_u i32.xor i32.add local.set %s", w15, w15, w15, wt)
+		}
+		// h += Σ1(e) + Ch(e,f,g) + K[t] + W[t]; d += h; h += Σ0(a) + Maj(a,b,c).
+		w.f("local.get %s local.get %s i32.const 6 i32.rotr local.get %s i32.const 11 i32.rotr i32.xor local.get %s i32.const 25 i32.rotr i32.xor i32.add", h, e, e, e)
+		w.f("local.get %s local.get %s local.get %s i32.xor i32.and local.get %s i32.xor i32.add", e, f, g, g)
+		w.f("i32.const 0x%08x i32.add local.get %s i32.add local.tee %s", sha256K[t], wt, h)
+		w.f("local.get %s i32.add local.set %s", d, d)
+		// Maj(a,b,c) = b ^ ((a^b) & (b^c)), and this round's b^c is the
+		// last round's a^b: one operation fewer per round.
+		ab, bc := fmt.Sprintf("$x%d", t%2), fmt.Sprintf("$x%d", (t+1)%2)
+		w.f("local.get %s local.get %s i32.const 2 i32.rotr local.get %s i32.const 13 i32.rotr i32.xor local.get %s i32.const 22 i32.rotr i32.xor i32.add", h, a, a, a)
+		w.f("local.get %s local.get %s local.get %s i32.xor local.tee %s local.get %s i32.and i32.xor i32.add local.set %s", b, a, b, ab, bc, h)
+	}
+	for i := 0; i < 8; i++ {
+		w.f("local.get $s%d local.get $a%d i32.add local.set $s%d", i, i, i)
+	}
+	w.f("local.get $in i32.const 64 i32.add local.set $in")
+	w.f("local.get $n i32.const 1 i32.sub local.tee $n br_if $block")
+	w.f("end")
+	for i := 0; i < 8; i++ {
+		w.f("local.get $state local.get $s%d i32.store offset=%d", i, 4*i)
+	}
+	return `
+  ;; sha256_blocks runs SHA-256's compression over n 64-byte blocks at in,
+  ;; updating the 8 state words at state (native u32s, H0 first).
+  (func (export "sha256_blocks") (param $state i32) (param $in i32) (param $n i32)
+   ` + locals.String() + "\n" + w.b.String() + "  )\n"
+}
+
+// WAT returns the text of kernels.wasm.
+func WAT() string {
+	return `;; Generated by gen.go (package kernels); do not edit.
+;; xetkit's WebAssembly kernels. They import the memory of the xetkit.wasm
+;; instance they serve and work on it in place; every pointer is an address
+;; in it, and Go guarantees the ranges.
+(module
+  (import "env" "memory" (memory 0))
+` + blake3x4() + sha256Blocks() + ")\n"
+}
+
+//go:generate go run gen.go
