@@ -2,9 +2,9 @@
 // headless Chromium page (Debian's /usr/bin/chromium):
 //
 //  1. chunk + hash of the same 64 MiB random buffer: the peer's getChunks,
-//     xetkit's chunk (one instance) and chunkAsync (the worker pool), MB/s
-//     and ratios, and processFile of it (as bytes and as a Blob) with one
-//     instance and with the pool; then all again with one core kept busy
+//     xetkit's chunk (one instance, and one without the SIMD kernels) and
+//     chunkAsync (the worker pool), MB/s and ratios, and processFile of it
+//     (as bytes and as a Blob) with one instance and with the pool; then all again with one core kept busy
 //     by a loop in another process, in a session of its own so that the
 //     scheduler gives it a core (the pool must not fall behind one
 //     instance);
@@ -118,9 +118,10 @@ async function chunkBench(busy = "") {
     const lib = await import("/bench/wasm.lib.mjs");
     const workers = navigator.hardwareConcurrency;
     const xk = await load({ workers });
+    const portable = await load({ workers: 0, kernels: false });
     const buf = lib.fillRandom(new Uint8Array(64 << 20), 1);
     console.log(`${navigator.userAgent.match(/Chrome\/[\d.]+/)[0]}, ${workers} workers, 64 MiB of random bytes, ${rounds} rounds${busy ? ", " + busy : ""}`);
-    const { best, counts, ratios } = await lib.runChunkBench({ xk, getChunks, buf, rounds, log: console.log });
+    const { best, counts, ratios } = await lib.runChunkBench({ xk, portable, getChunks, buf, rounds, log: console.log });
     lib.report({ where: busy ? `Chromium ${busy}` : "Chromium", best, counts, ratios, workers, log: console.log });
     await lib.runProcessFileBench({ xk, input: buf, rounds, log: console.log });
     await lib.runProcessFileBench({ xk, input: new Blob([buf]), rounds, log: console.log });

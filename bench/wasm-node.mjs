@@ -12,10 +12,11 @@ import { fillRandom, report, runChunkBench, runProcessFileBench } from "./wasm.l
 const rounds = Number(process.argv[2] || 5);
 const workers = availableParallelism();
 const xk = await load({ workers });
+const portable = await load({ workers: 0, kernels: false });
 const buf = fillRandom(new Uint8Array(64 << 20), 1);
 const log = (s) => console.log(s);
 log(`Node ${process.version}, ${workers} workers, 64 MiB of random bytes, ${rounds} rounds`);
-const { best, counts, ratios } = await runChunkBench({ xk, getChunks, buf, rounds, log });
+const { best, counts, ratios } = await runChunkBench({ xk, portable, getChunks, buf, rounds, log });
 report({ where: "Node", best, counts, ratios, workers, log });
 await runProcessFileBench({ xk, input: buf, rounds, log });
 const mem = await xk.memory();

@@ -238,7 +238,7 @@ func ParsedOf(s *Shard, findings []Finding) *Parsed {
 // dst: the JSON that json.Marshal(ParsedOf(s, findings)) gives, written
 // directly, because a 64 MiB shard has over a million chunks to print.
 func AppendParsedJSON(dst []byte, s *Shard, findings []Finding) []byte {
-	return appendParsedJSON(dst, s, findings, true)
+	return appendParsedJSON(dst, s, findings, true, true)
 }
 
 // AppendParsedJSONWithoutChunks is AppendParsedJSON with every xorb's
@@ -246,7 +246,56 @@ func AppendParsedJSON(dst []byte, s *Shard, findings []Finding) []byte {
 // another form (the viewer's packed columns): they are most of a big
 // shard's JSON. "numChunks" still counts them.
 func AppendParsedJSONWithoutChunks(dst []byte, s *Shard, findings []Finding) []byte {
-	return appendParsedJSON(dst, s, findings, false)
+	return appendParsedJSON(dst, s, findings, false, true)
+}
+
+// AppendParsedJSONWithoutChunkRows is AppendParsedJSONWithoutChunks with
+// "lookups"."chunks" left empty too: the caller takes both from
+// ChunkColumns and ChunkLookupColumns.
+func AppendParsedJSONWithoutChunkRows(dst []byte, s *Shard, findings []Finding) []byte {
+	return appendParsedJSON(dst, s, findings, false, false)
+}
+
+// ChunkLookupColumns are the chunk lookup entries of a shard as columns, a
+// row each: Truncated the 16 hex digits of the truncated hash (the JSON
+// form), Entry the stored index, Xorb the CAS block it starts (-1: none)
+// and Chunk the chunk index, little-endian 32-bit each.
+type ChunkLookupColumns struct {
+	Count              int
+	Truncated          []byte
+	Entry, Xorb, Chunk []byte
+}
+
+// ChunkLookupColumns returns the chunk lookup entries of s as columns.
+func (s *Shard) ChunkLookupColumns() ChunkLookupColumns {
+	l := s.Lookups.Chunks
+	n := len(l)
+	c := ChunkLookupColumns{Count: n, Truncated: make([]byte, 0, 16*n),
+		Entry: make([]byte, 0, 4*n), Xorb: make([]byte, 0, 4*n), Chunk: make([]byte, 0, 4*n)}
+	xorbAt := s.XorbEntries()
+	for i := range l {
+		c.Truncated = appendTrunc(c.Truncated, l[i].Truncated)
+		c.Entry = binary.LittleEndian.AppendUint32(c.Entry, l[i].XorbEntry)
+		c.Xorb = binary.LittleEndian.AppendUint32(c.Xorb, uint32(int32(entryOwner(xorbAt, l[i].XorbEntry))))
+		c.Chunk = binary.LittleEndian.AppendUint32(c.Chunk, l[i].Chunk)
+	}
+	return c
+}
+
+// AppendChunkHashStrings appends the XET strings of every chunk row's hash,
+// in row order, back to back (64 characters a row).
+func (s *Shard) AppendChunkHashStrings(dst []byte) []byte {
+	n := 0
+	for i := range s.Xorbs {
+		n += len(s.Xorbs[i].Chunks)
+	}
+	dst = slices.Grow(dst, 64*n)
+	for i := range s.Xorbs {
+		for j := range s.Xorbs[i].Chunks {
+			dst = s.Xorbs[i].Chunks[j].Hash.AppendString(dst)
+		}
+	}
+	return dst
 }
 
 // ChunkColumns are the chunk rows of all of a shard's xorbs, in order, as
@@ -285,10 +334,13 @@ func (s *Shard) ChunkColumns() ChunkColumns {
 	return c
 }
 
-func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks bool) []byte {
+func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks, chunkLookups bool) []byte {
 	// One allocation of about the final size, rather than doubling
 	// through a few hundred megabytes.
-	est := 1024 + 400*len(s.Files) + 300*len(s.Xorbs) + 64*len(s.Lookups.Files) + 64*len(s.Lookups.Xorbs) + 64*len(s.Lookups.Chunks)
+	est := 1024 + 400*len(s.Files) + 300*len(s.Xorbs) + 64*len(s.Lookups.Files) + 64*len(s.Lookups.Xorbs)
+	if chunkLookups {
+		est += 64 * len(s.Lookups.Chunks)
+	}
 	for i := range s.Files {
 		est += 190 * len(s.Files[i].Terms)
 	}
@@ -396,7 +448,11 @@ func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks bool) []b
 		return l.Xorbs[i].Truncated, l.Xorbs[i].Entry, entryOwner(xorbAt, l.Xorbs[i].Entry), 0
 	})
 	w.s(`],"chunks":[`)
-	w.lookups(len(l.Chunks), "xorb", true, func(i int) (uint64, uint32, int, uint32) {
+	nChunks := len(l.Chunks)
+	if !chunkLookups {
+		nChunks = 0
+	}
+	w.lookups(nChunks, "xorb", true, func(i int) (uint64, uint32, int, uint32) {
 		return l.Chunks[i].Truncated, l.Chunks[i].XorbEntry, entryOwner(xorbAt, l.Chunks[i].XorbEntry), l.Chunks[i].Chunk
 	})
 	w.s(`]},"footer":`)

@@ -41,12 +41,27 @@ func exportFormats(api js.Value) {
 		if v := arg(args, 2); v.IsUndefined() || v.Truthy() {
 			findings = validateShard(s, boolArg(args, 1))
 		}
-		if !boolArg(args, 3) {
-			return string(shard.AppendParsedJSON(nil, s, findings)), nil
-		}
 		out := jsx.Object.New()
-		out.Set("json", string(shard.AppendParsedJSONWithoutChunks(nil, s, findings)))
-		out.Set("chunkRows", packChunkRows(s))
+		if boolArg(args, 3) {
+			out.Set("json", string(shard.AppendParsedJSONWithoutChunks(nil, s, findings)))
+			out.Set("chunkRows", packChunkRows(s))
+			return out, nil
+		}
+		// Full objects: JSON for the few, columns for the millions of chunk
+		// rows and chunk lookups, which xetkit.js turns into objects
+		// directly (a JSON round trip of them costs more than the parse).
+		out.Set("json", string(shard.AppendParsedJSONWithoutChunkRows(nil, s, findings)))
+		rows := packChunkRows(s)
+		rows.Set("hashStrings", string(s.AppendChunkHashStrings(nil)))
+		out.Set("chunkRows", rows)
+		l := s.ChunkLookupColumns()
+		lookups := jsx.Object.New()
+		lookups.Set("count", l.Count)
+		lookups.Set("truncated", string(l.Truncated))
+		for k, v := range map[string][]byte{"entry": l.Entry, "xorb": l.Xorb, "chunk": l.Chunk} {
+			lookups.Set(k, jsx.Bytes(v))
+		}
+		out.Set("chunkLookups", lookups)
 		return out, nil
 	})
 	// validateShard(bytes, upload) → findings JSON: the findings parseShard

@@ -138,32 +138,6 @@ func exportHashes(api js.Value) {
 		}
 		return xethash.Chunk(inbuf).String(), nil
 	})
-	// hashChunks(bytes, lengths) → the XET strings of the chunk hashes of
-	// bytes cut at lengths (little-endian u32s), back to back.
-	export(api, "hashChunks", func(args []js.Value) (any, error) {
-		var err error
-		if inbuf, err = bytesArg(args, 0, "bytes", inbuf); err != nil {
-			return nil, err
-		}
-		lens, err := bytesArg(args, 1, "lengths", nil)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]byte, 0, 16*len(lens))
-		rest := inbuf
-		for i := 0; i+4 <= len(lens); i += 4 {
-			n := int(binary.LittleEndian.Uint32(lens[i:]))
-			if n > len(rest) {
-				return nil, errorf(codeRange, "hash.chunks: lengths add up to more than the %d bytes given (chunk %d)", len(inbuf), i/4)
-			}
-			out = xethash.Chunk(rest[:n]).AppendString(out)
-			rest = rest[n:]
-		}
-		if len(rest) > 0 {
-			return nil, errorf(codeRange, "hash.chunks: lengths add up to %d of the %d bytes given", len(inbuf)-len(rest), len(inbuf))
-		}
-		return string(out), nil
-	})
 	// hashFile(hashes, sizes) → hash; hashXorb(hashes, sizes) → hash
 	for name, fn := range map[string]func([]xethash.Entry) xethash.Hash{"hashFile": xethash.File, "hashXorb": xethash.Xorb} {
 		export(api, name, func(args []js.Value) (any, error) {

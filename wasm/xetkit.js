@@ -564,7 +564,12 @@ class Xetkit {
           }
           lens[i] = n;
         }
-        const all = call(g, "hashChunks", b, new Uint8Array(lens.buffer));
+        let all;
+        try {
+          all = call(g, "hashChunks", b, new Uint8Array(lens.buffer));
+        } catch (e) {
+          throw new XetkitError(`hash.chunks: ${e.message}`, e.code);
+        }
         const out = new Array(all.length / 64);
         for (let i = 0; i < out.length; i++) out[i] = all.slice(64 * i, 64 * i + 64);
         return out;
@@ -622,11 +627,32 @@ class Xetkit {
     const packed = options.packedChunks ?? false;
     if (typeof packed !== "boolean") throw typeError("parseShard: options.packedChunks must be a boolean");
     const r = call(this.#go, "parseShard", toBytes(bytes, "parseShard: bytes"), upload, validate, packed);
-    if (!packed) return JSON.parse(r);
-    // Every xorb's chunks stay []; the rows of all of them come as columns.
     const parsed = JSON.parse(r.json);
     const c = r.chunkRows;
     const u32 = (b) => new Uint32Array(b.buffer, b.byteOffset, b.length >>> 2);
+    if (!packed) {
+      // The chunk rows and chunk lookups come as columns; the objects are
+      // built here, once. A hash is a slice of one string of them all.
+      const hs = c.hashStrings;
+      const brs = u32(c.byteRangeStart), ub = u32(c.unpackedBytes), fl = u32(c.flags), xs = u32(c.xorbStart);
+      parsed.xorbs.forEach((x, i) => {
+        const chunks = new Array(xs[i + 1] - xs[i]);
+        for (let j = 0, row = xs[i]; j < chunks.length; j++, row++) {
+          chunks[j] = { hash: hs.slice(64 * row, 64 * row + 64), byteRangeStart: brs[row], unpackedBytes: ub[row], flags: fl[row] };
+        }
+        x.chunks = chunks;
+      });
+      const l = r.chunkLookups, ts = l.truncated;
+      const entry = u32(l.entry), chunk = u32(l.chunk);
+      const xorb = new Int32Array(l.xorb.buffer, l.xorb.byteOffset, l.count);
+      const lookups = new Array(l.count);
+      for (let i = 0; i < lookups.length; i++) {
+        lookups[i] = { truncatedHash: ts.slice(16 * i, 16 * i + 16), entry: entry[i], xorb: xorb[i], chunk: chunk[i] };
+      }
+      parsed.lookups.chunks = lookups;
+      return parsed;
+    }
+    // Every xorb's chunks stay []; the rows of all of them come as columns.
     parsed.chunkRows = {
       count: c.count,
       hashes: c.hashes,

@@ -9,6 +9,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/bits"
+	"slices"
 )
 
 // Size is the length of every Xet hash in bytes.
@@ -31,18 +33,33 @@ func (h Hash) String() string {
 }
 
 // appendString appends the XET string form of h to dst without allocating
-// beyond dst's growth.
+// beyond dst's growth. Every merkle node prints its children this way, so
+// it works a word at a time (hex4) rather than a digit at a time, which
+// matters most under WebAssembly.
 func (h Hash) appendString(dst []byte) []byte {
-	const digits = "0123456789abcdef"
+	n := len(dst)
+	dst = slices.Grow(dst, 64)[:n+64]
+	out := dst[n : n+64]
 	for seg := 0; seg < 4; seg++ {
-		// Reversing each 8-byte group turns a little-endian u64 into the
-		// big-endian byte order that plain hex printing needs.
-		for i := 7; i >= 0; i-- {
-			b := h[seg*8+i]
-			dst = append(dst, digits[b>>4], digits[b&15])
-		}
+		// Each 8-byte group is a little-endian u64 printed big-endian:
+		// reversed, its first byte is the group's last.
+		v := bits.ReverseBytes64(binary.LittleEndian.Uint64(h[seg*8:]))
+		binary.LittleEndian.PutUint64(out[seg*16:], hex4(uint32(v)))
+		binary.LittleEndian.PutUint64(out[seg*16+8:], hex4(uint32(v>>32)))
 	}
 	return dst
+}
+
+// hex4 returns the 8 lowercase hex digits of the 4 bytes of v, low byte
+// first, as the bytes of a little-endian u64: each byte's nibbles are moved
+// to bytes of their own, then turned into '0'-'9' or 'a'-'f' all at once.
+func hex4(v uint32) uint64 {
+	x := uint64(v)
+	x = (x | x<<16) & 0x0000ffff0000ffff
+	x = (x | x<<8) & 0x00ff00ff00ff00ff // byte i of v now at byte 2i
+	x = (x>>4)&0x000f000f000f000f | (x&0x000f000f000f000f)<<8
+	letters := (x + 0x0606060606060606) >> 4 & 0x0101010101010101 // 1 where the digit is 10 or more
+	return x + 0x3030303030303030 + letters*('a'-'0'-10)
 }
 
 // AppendString appends the XET string form of h to dst.

@@ -2,6 +2,7 @@ package xethash_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -136,5 +137,29 @@ func TestKeyedChunk(t *testing.T) {
 	want := xethash.Keyed(key, h[:])
 	if xethash.KeyedChunk(key, h) != want || xethash.NewKeyedChunker(key).Hash(h) != want {
 		t.Fatal("keyed chunk hash mismatch")
+	}
+}
+
+// TestStringEveryByte checks the word-at-a-time XET string against plain
+// hex printing of each 8-byte group reversed, with every byte value in
+// every position.
+func TestStringEveryByte(t *testing.T) {
+	for b := 0; b < 256; b++ {
+		for pos := 0; pos < xethash.Size; pos++ {
+			var h xethash.Hash
+			for i := range h {
+				h[i] = byte(i*29 + b)
+			}
+			h[pos] = byte(b)
+			var want []byte
+			for seg := 0; seg < 4; seg++ {
+				for i := 7; i >= 0; i-- {
+					want = fmt.Appendf(want, "%02x", h[seg*8+i])
+				}
+			}
+			if got := h.String(); got != string(want) {
+				t.Fatalf("byte %#x at %d: got %s, want %s", b, pos, got, want)
+			}
+		}
 	}
 }

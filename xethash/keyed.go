@@ -76,6 +76,9 @@ func (p *keyedPool) sum(parts ...[]byte) Hash {
 	return out
 }
 
+// verificationBuf holds the concatenated hashes Verification hashes.
+var verificationBuf = sync.Pool{New: func() any { return new([]byte) }}
+
 var (
 	dataPool         = newKeyedPool(DataKey)
 	internalNodePool = newKeyedPool(InternalNodeKey)
@@ -135,6 +138,19 @@ func (k KeyedChunker) Hash(h Hash) Hash {
 // Verification returns the term verification hash (§6.4) of a run of chunk
 // hashes: the keyed hash of their raw bytes concatenated.
 func Verification(hashes []Hash) Hash {
+	if useFast {
+		// One buffer, hashed in one go: the one-part path (and under
+		// WebAssembly the SIMD kernel) instead of zeebo's streaming.
+		buf := verificationBuf.Get().(*[]byte)
+		b := (*buf)[:0]
+		for i := range hashes {
+			b = append(b, hashes[i][:]...)
+		}
+		out := verificationPool.fast.Sum(b)
+		*buf = b
+		verificationBuf.Put(buf)
+		return out
+	}
 	h := verificationPool.pool.Get().(*blake3.Hasher)
 	h.Reset()
 	for i := range hashes {

@@ -1,6 +1,12 @@
 package xethash
 
-import "strconv"
+import (
+	"strconv"
+	"sync"
+
+	"github.com/xetkit/xetkit/internal/wasmkernels"
+	fast "github.com/xetkit/xetkit/xethash/internal/blake3"
+)
 
 // Entry is a leaf or node of the aggregated hash tree: a hash and the number
 // of bytes it covers.
@@ -65,6 +71,9 @@ func MerkleRootInPlace(entries []Entry) Hash {
 	case 1:
 		return entries[0].Hash
 	}
+	if wasmkernels.Available && len(entries) >= 4*meanBranching {
+		return merkleLanes(entries, wasmkernels.BLAKE3Roots4)
+	}
 	level := entries
 	var scratch [maxChildren * (64 + 3 + 20 + 1)]byte
 	buf := scratch[:0]
@@ -97,3 +106,76 @@ func File(chunks []Entry) Hash {
 // FileOfRoot returns the file hash of a file whose chunks' tree has root
 // root (see MerkleRootInPlace); the empty file's is Zero, not this.
 func FileOfRoot(root Hash) Hash { return zeroKeyPool.sum(root[:]) }
+
+// A node's message is at most maxChildren lines of 64 + 3 + 20 + 1 bytes:
+// 792, padded to whole blocks, 832.
+const (
+	nodeStride = 832
+	nodeBatch  = 64
+)
+
+// nodes is a batch of one level's internal nodes for merkleLanes.
+type nodes struct {
+	msgs  [nodeBatch * nodeStride]byte
+	lens  [nodeBatch]uint32
+	sizes [nodeBatch]uint64
+	out   [nodeBatch * Size]byte
+	n     int
+}
+
+var nodesPool = sync.Pool{New: func() any { return new(nodes) }}
+
+// merkleLanes is MerkleRootInPlace with the nodes of each level hashed four
+// at a time by roots (the SIMD kernel under WebAssembly): every node of a
+// level depends only on the level below, so a level's nodes are
+// independent messages.
+func merkleLanes(level []Entry, roots fast.Roots4) Hash {
+	b := nodesPool.Get().(*nodes)
+	defer nodesPool.Put(b)
+	key := [8]uint32(internalNodePool.fast)
+	for len(level) > 1 {
+		out := 0
+		// flush hashes the batch and writes its nodes to level[out:]: below
+		// every entry the next batch reads, as each node has a child.
+		flush := func() {
+			g := b.n / 4
+			if g > 0 {
+				roots(&key, fast.KeyedFlags, b.msgs[:], nodeStride, b.lens[:], b.out[:], g)
+			}
+			for i := 0; i < b.n; i++ {
+				e := Entry{Size: b.sizes[i]}
+				if i < 4*g {
+					e.Hash = Hash(b.out[i*Size : (i+1)*Size])
+				} else {
+					e.Hash = internalNodePool.sum(b.msgs[i*nodeStride : i*nodeStride+int(b.lens[i])])
+				}
+				level[out] = e
+				out++
+			}
+			b.n = 0
+		}
+		for read := 0; read < len(level); {
+			cut := read + nextCut(level[read:])
+			msg := b.msgs[b.n*nodeStride : (b.n+1)*nodeStride : (b.n+1)*nodeStride]
+			var total uint64
+			m := msg[:0]
+			for _, c := range level[read:cut] {
+				m = c.Hash.appendString(m)
+				m = append(m, " : "...)
+				m = strconv.AppendUint(m, c.Size, 10)
+				m = append(m, '\n')
+				total += c.Size
+			}
+			clear(msg[len(m) : (len(m)+63)&^63]) // the last block's padding
+			b.lens[b.n], b.sizes[b.n] = uint32(len(m)), total
+			b.n++
+			if b.n == nodeBatch {
+				flush()
+			}
+			read = cut
+		}
+		flush()
+		level = level[:out]
+	}
+	return level[0].Hash
+}

@@ -22,13 +22,13 @@ import (
 // the stream is: a reader that read no further than the prefix (a sample)
 // leaves the stream for the next.
 type Reader struct {
-	ctx   context.Context
-	src   js.Value
-	blob  bool
-	pull  js.Value // the stream's pull function, or undefined
-	rest  []byte   // pulled and not yet read
-	size  int64    // -1 for a stream
-	off   int64    // bytes handed out
+	ctx  context.Context
+	src  js.Value
+	blob bool
+	pull js.Value // the stream's pull function, or undefined
+	rest []byte   // pulled and not yet read
+	size int64    // -1 for a stream
+	off  int64    // bytes handed out
 	// A Blob's stream reader: BYOB (byob set) or default.
 	stream js.Value
 	byob   bool
@@ -191,7 +191,6 @@ var readValue = js.FuncOf(func(_ js.Value, args []js.Value) any {
 	}
 	return args[0].Get("value")
 })
-
 
 // readStream reads the prefix, then what pull gives.
 func (r *Reader) readStream(p []byte) (int, error) {

@@ -36,6 +36,7 @@ type Kernels struct {
 	mu      sync.Mutex
 	mem     api.Memory
 	x4      api.Function
+	roots   api.Function
 	sha256  api.Function
 	scratch uint32 // where inputs go: the memory above 1 MiB
 }
@@ -75,9 +76,10 @@ func load() (*Kernels, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kerneltest: %s: %v", path, err)
 	}
-	k := &Kernels{mem: env.Memory(), x4: mod.ExportedFunction("blake3_x4"), sha256: mod.ExportedFunction("sha256_blocks"), scratch: 1 << 20}
-	if k.x4 == nil || k.sha256 == nil {
-		return nil, fmt.Errorf("kerneltest: %s lacks blake3_x4 or sha256_blocks", path)
+	k := &Kernels{mem: env.Memory(), x4: mod.ExportedFunction("blake3_x4"), roots: mod.ExportedFunction("blake3_roots_x4"),
+		sha256: mod.ExportedFunction("sha256_blocks"), scratch: 1 << 20}
+	if k.x4 == nil || k.roots == nil || k.sha256 == nil {
+		return nil, fmt.Errorf("kerneltest: %s lacks blake3_x4, blake3_roots_x4 or sha256_blocks", path)
 	}
 	return k, nil
 }
@@ -134,6 +136,34 @@ func (k *Kernels) BLAKE3x4(key *[8]uint32, in []byte, stride, nblocks int, count
 		uint64(counter), uint64(step), uint64(flags), uint64(start), uint64(end), uint64(outAt), uint64(groups))
 	if err != nil {
 		panic(fmt.Sprintf("kerneltest: blake3_x4: %v", err))
+	}
+	got, _ := k.mem.Read(outAt, uint32(len(out)))
+	copy(out, got)
+}
+
+// BLAKE3Roots4 runs blake3_roots_x4 (the contract of xethash's
+// blake3.Roots4) on copies of its arguments.
+func (k *Kernels) BLAKE3Roots4(key *[8]uint32, flags uint32, in []byte, stride int, lens []uint32, out []byte, groups int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	keyAt := k.scratch
+	lensAt := keyAt + 64
+	inAt := lensAt + 4*uint32(len(lens)) + 64
+	outAt := inAt + uint32(len(in)) + 64
+	if int(outAt)+len(out) > memPages<<16 {
+		panic("kerneltest: input too large for the kernels' memory")
+	}
+	k.putWords(keyAt, key)
+	lb := make([]byte, 4*len(lens))
+	for i, n := range lens {
+		binary.LittleEndian.PutUint32(lb[4*i:], n)
+	}
+	k.mem.Write(lensAt, lb)
+	k.mem.Write(inAt, in)
+	_, err := k.roots.Call(context.Background(), uint64(keyAt), uint64(flags), uint64(inAt), uint64(stride),
+		uint64(lensAt), uint64(outAt), uint64(groups))
+	if err != nil {
+		panic(fmt.Sprintf("kerneltest: blake3_roots_x4: %v", err))
 	}
 	got, _ := k.mem.Read(outAt, uint32(len(out)))
 	copy(out, got)

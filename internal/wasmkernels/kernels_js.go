@@ -11,6 +11,10 @@ func available() uint32
 //go:noescape
 func blake3X4(key, in unsafe.Pointer, stride, nblocks, counter, step, flags, start, end uint32, out unsafe.Pointer, groups uint32)
 
+//go:wasmimport xetkit_kernels blake3_roots_x4
+//go:noescape
+func blake3RootsX4(key unsafe.Pointer, flags uint32, in unsafe.Pointer, stride uint32, lens, out unsafe.Pointer, groups uint32)
+
 //go:wasmimport xetkit_kernels sha256_blocks
 //go:noescape
 func sha256Blocks(state, in unsafe.Pointer, n uint32)
@@ -23,6 +27,14 @@ func BLAKE3x4(key *[8]uint32, in []byte, stride, nblocks int, counter, step, fla
 	checkX4(in, stride, nblocks, out, groups)
 	blake3X4(unsafe.Pointer(key), unsafe.Pointer(unsafe.SliceData(in)), uint32(stride), uint32(nblocks),
 		counter, step, flags, start, end, unsafe.Pointer(unsafe.SliceData(out)), uint32(groups))
+}
+
+// BLAKE3Roots4 runs the kernel blake3_roots_x4 (its contract is
+// blake3.Roots4's).
+func BLAKE3Roots4(key *[8]uint32, flags uint32, in []byte, stride int, lens []uint32, out []byte, groups int) {
+	checkRoots(in, stride, lens, out, groups)
+	blake3RootsX4(unsafe.Pointer(key), flags, unsafe.Pointer(unsafe.SliceData(in)), uint32(stride),
+		unsafe.Pointer(unsafe.SliceData(lens)), unsafe.Pointer(unsafe.SliceData(out)), uint32(groups))
 }
 
 // SHA256Blocks runs SHA-256's compression over every whole 64-byte block

@@ -18,3 +18,17 @@ func checkX4(in []byte, stride, nblocks int, out []byte, groups int) {
 			len(in), stride, nblocks, len(out), groups))
 	}
 }
+
+// checkRoots panics unless every message BLAKE3Roots4 reads (whole 64-byte
+// blocks, at least one) lies inside in, and lens and out are long enough.
+func checkRoots(in []byte, stride int, lens []uint32, out []byte, groups int) {
+	if groups <= 0 || stride < 64 || len(lens) < 4*groups || 4*groups*32 > len(out) {
+		panic(fmt.Sprintf("wasmkernels: BLAKE3Roots4 arguments out of bounds (stride %d, lens %d, out %d, groups %d)", stride, len(lens), len(out), groups))
+	}
+	for i, n := range lens[:4*groups] {
+		blocks := max(1, (int(n)+63)/64)
+		if n > 1024 || i*stride+64*blocks > len(in) {
+			panic(fmt.Sprintf("wasmkernels: BLAKE3Roots4 message %d of %d bytes out of bounds (in %d, stride %d)", i, n, len(in), stride))
+		}
+	}
+}

@@ -91,6 +91,10 @@
     local.get $t0 local.get $t2 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $m13
     local.get $t1 local.get $t3 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $m14
     local.get $t1 local.get $t3 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $m15
+    local.get $ctr local.set $v12
+    v128.const i32x4 0 0 0 0 local.set $v13
+    i32.const 64 i32x4.splat local.set $v14
+    local.get $fl i32x4.splat local.set $v15
     local.get $h0 local.set $v0
     local.get $h1 local.set $v1
     local.get $h2 local.set $v2
@@ -103,10 +107,6 @@
     v128.const i32x4 0xbb67ae85 0xbb67ae85 0xbb67ae85 0xbb67ae85 local.set $v9
     v128.const i32x4 0x3c6ef372 0x3c6ef372 0x3c6ef372 0x3c6ef372 local.set $v10
     v128.const i32x4 0xa54ff53a 0xa54ff53a 0xa54ff53a 0xa54ff53a local.set $v11
-    local.get $ctr local.set $v12
-    v128.const i32x4 0 0 0 0 local.set $v13
-    i32.const 64 i32x4.splat local.set $v14
-    local.get $fl i32x4.splat local.set $v15
     ;; round 1
     local.get $v0 local.get $v4 i32x4.add local.get $m0 i32x4.add local.set $v0
     local.get $v12 local.get $v0 v128.xor local.set $v12
@@ -786,14 +786,22 @@
     local.get $v9 local.get $v14 i32x4.add local.set $v9
     local.get $v4 local.get $v9 v128.xor local.set $v4
     local.get $v4 i32.const 7 i32x4.shr_u local.get $v4 i32.const 25 i32x4.shl v128.or local.set $v4
-    local.get $v0 local.get $v8 v128.xor local.set $h0
-    local.get $v1 local.get $v9 v128.xor local.set $h1
-    local.get $v2 local.get $v10 v128.xor local.set $h2
-    local.get $v3 local.get $v11 v128.xor local.set $h3
-    local.get $v4 local.get $v12 v128.xor local.set $h4
-    local.get $v5 local.get $v13 v128.xor local.set $h5
-    local.get $v6 local.get $v14 v128.xor local.set $h6
-    local.get $v7 local.get $v15 v128.xor local.set $h7
+    local.get $v0 local.get $v8 v128.xor local.set $v0
+    local.get $v1 local.get $v9 v128.xor local.set $v1
+    local.get $v2 local.get $v10 v128.xor local.set $v2
+    local.get $v3 local.get $v11 v128.xor local.set $v3
+    local.get $v4 local.get $v12 v128.xor local.set $v4
+    local.get $v5 local.get $v13 v128.xor local.set $v5
+    local.get $v6 local.get $v14 v128.xor local.set $v6
+    local.get $v7 local.get $v15 v128.xor local.set $v7
+    local.get $v0 local.set $h0
+    local.get $v1 local.set $h1
+    local.get $v2 local.set $h2
+    local.get $v3 local.set $h3
+    local.get $v4 local.set $h4
+    local.get $v5 local.set $h5
+    local.get $v6 local.set $h6
+    local.get $v7 local.set $h7
     local.get $p0 i32.const 64 i32.add local.set $p0
     local.get $p1 i32.const 64 i32.add local.set $p1
     local.get $p2 i32.const 64 i32.add local.set $p2
@@ -827,6 +835,841 @@
     local.get $out i32.const 128 i32.add local.set $out
     local.get $in local.get $stride i32.const 4 i32.mul i32.add local.set $in
     local.get $counter local.get $step i32.const 4 i32.mul i32.add local.set $counter
+    local.get $groups i32.const 1 i32.sub local.tee $groups br_if $group
+    end
+    end
+  )
+
+  ;; blake3_roots_x4 hashes 4*groups messages of one BLAKE3 chunk each (0 to
+  ;; 1024 bytes), four at a time, and writes each 32-byte hash to out, in
+  ;; order. Message i is lens[i] (u32) bytes at in + i*stride, zero-padded
+  ;; to whole 64-byte blocks (at least one); key points at the 8 key words
+  ;; and flags is the base flags (KEYED_HASH for a keyed hash; CHUNK_START,
+  ;; CHUNK_END and ROOT are added here). Merkle nodes are such messages.
+  (func (export "blake3_roots_x4")
+    (param $key i32) (param $flags i32) (param $in i32) (param $stride i32)
+    (param $lens i32) (param $out i32) (param $groups i32)
+    (local $v0 v128) (local $v1 v128) (local $v2 v128) (local $v3 v128) (local $v4 v128) (local $v5 v128) (local $v6 v128) (local $v7 v128) (local $v8 v128) (local $v9 v128) (local $v10 v128) (local $v11 v128) (local $v12 v128) (local $v13 v128) (local $v14 v128) (local $v15 v128) (local $m0 v128) (local $m1 v128) (local $m2 v128) (local $m3 v128) (local $m4 v128) (local $m5 v128) (local $m6 v128) (local $m7 v128) (local $m8 v128) (local $m9 v128) (local $m10 v128) (local $m11 v128) (local $m12 v128) (local $m13 v128) (local $m14 v128) (local $m15 v128) (local $h0 v128) (local $h1 v128) (local $h2 v128) (local $h3 v128) (local $h4 v128) (local $h5 v128) (local $h6 v128) (local $h7 v128) (local $t0 v128) (local $t1 v128) (local $t2 v128) (local $t3 v128)
+    (local $q0 i32) (local $q1 i32) (local $q2 i32) (local $q3 i32)
+    (local $n0 i32) (local $n1 i32) (local $n2 i32) (local $n3 i32)
+    (local $len v128) (local $nb v128) (local $last v128) (local $live v128) (local $b i32) (local $maxb i32)
+    block $done
+    local.get $groups i32.eqz br_if $done
+    loop $group
+    local.get $lens i32.load offset=0 i32.const 63 i32.add i32.const 6 i32.shr_u local.tee $n0 i32.const 1 local.get $n0 i32.const 1 i32.gt_u select local.set $n0
+    local.get $lens i32.load offset=4 i32.const 63 i32.add i32.const 6 i32.shr_u local.tee $n1 i32.const 1 local.get $n1 i32.const 1 i32.gt_u select local.set $n1
+    local.get $lens i32.load offset=8 i32.const 63 i32.add i32.const 6 i32.shr_u local.tee $n2 i32.const 1 local.get $n2 i32.const 1 i32.gt_u select local.set $n2
+    local.get $lens i32.load offset=12 i32.const 63 i32.add i32.const 6 i32.shr_u local.tee $n3 i32.const 1 local.get $n3 i32.const 1 i32.gt_u select local.set $n3
+    local.get $lens v128.load align=4 local.set $len
+    local.get $n0 i32x4.splat local.get $n1 i32x4.replace_lane 1 local.get $n2 i32x4.replace_lane 2 local.get $n3 i32x4.replace_lane 3 local.set $nb
+    local.get $n0 local.get $n1 local.get $n0 local.get $n1 i32.gt_u select local.tee $maxb
+    local.get $n2 local.get $maxb local.get $n2 i32.gt_u select local.tee $maxb
+    local.get $n3 local.get $maxb local.get $n3 i32.gt_u select local.set $maxb
+    local.get $key i32.load offset=0 i32x4.splat local.set $h0
+    local.get $key i32.load offset=4 i32x4.splat local.set $h1
+    local.get $key i32.load offset=8 i32x4.splat local.set $h2
+    local.get $key i32.load offset=12 i32x4.splat local.set $h3
+    local.get $key i32.load offset=16 i32x4.splat local.set $h4
+    local.get $key i32.load offset=20 i32x4.splat local.set $h5
+    local.get $key i32.load offset=24 i32x4.splat local.set $h6
+    local.get $key i32.load offset=28 i32x4.splat local.set $h7
+    i32.const 0 local.set $b
+    loop $block
+    local.get $in local.get $stride i32.const 0 i32.mul i32.add local.get $b local.get $n0 i32.const 1 i32.sub local.get $b local.get $n0 i32.lt_u select i32.const 6 i32.shl i32.add local.set $q0
+    local.get $in local.get $stride i32.const 1 i32.mul i32.add local.get $b local.get $n1 i32.const 1 i32.sub local.get $b local.get $n1 i32.lt_u select i32.const 6 i32.shl i32.add local.set $q1
+    local.get $in local.get $stride i32.const 2 i32.mul i32.add local.get $b local.get $n2 i32.const 1 i32.sub local.get $b local.get $n2 i32.lt_u select i32.const 6 i32.shl i32.add local.set $q2
+    local.get $in local.get $stride i32.const 3 i32.mul i32.add local.get $b local.get $n3 i32.const 1 i32.sub local.get $b local.get $n3 i32.lt_u select i32.const 6 i32.shl i32.add local.set $q3
+    local.get $q0 v128.load offset=0 align=1 local.set $v0
+    local.get $q1 v128.load offset=0 align=1 local.set $v1
+    local.get $q2 v128.load offset=0 align=1 local.set $v2
+    local.get $q3 v128.load offset=0 align=1 local.set $v3
+    local.get $v0 local.get $v1 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t0
+    local.get $v0 local.get $v1 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t1
+    local.get $v2 local.get $v3 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t2
+    local.get $v2 local.get $v3 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t3
+    local.get $t0 local.get $t2 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $m0
+    local.get $t0 local.get $t2 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $m1
+    local.get $t1 local.get $t3 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $m2
+    local.get $t1 local.get $t3 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $m3
+    local.get $q0 v128.load offset=16 align=1 local.set $v0
+    local.get $q1 v128.load offset=16 align=1 local.set $v1
+    local.get $q2 v128.load offset=16 align=1 local.set $v2
+    local.get $q3 v128.load offset=16 align=1 local.set $v3
+    local.get $v0 local.get $v1 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t0
+    local.get $v0 local.get $v1 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t1
+    local.get $v2 local.get $v3 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t2
+    local.get $v2 local.get $v3 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t3
+    local.get $t0 local.get $t2 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $m4
+    local.get $t0 local.get $t2 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $m5
+    local.get $t1 local.get $t3 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $m6
+    local.get $t1 local.get $t3 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $m7
+    local.get $q0 v128.load offset=32 align=1 local.set $v0
+    local.get $q1 v128.load offset=32 align=1 local.set $v1
+    local.get $q2 v128.load offset=32 align=1 local.set $v2
+    local.get $q3 v128.load offset=32 align=1 local.set $v3
+    local.get $v0 local.get $v1 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t0
+    local.get $v0 local.get $v1 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t1
+    local.get $v2 local.get $v3 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t2
+    local.get $v2 local.get $v3 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t3
+    local.get $t0 local.get $t2 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $m8
+    local.get $t0 local.get $t2 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $m9
+    local.get $t1 local.get $t3 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $m10
+    local.get $t1 local.get $t3 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $m11
+    local.get $q0 v128.load offset=48 align=1 local.set $v0
+    local.get $q1 v128.load offset=48 align=1 local.set $v1
+    local.get $q2 v128.load offset=48 align=1 local.set $v2
+    local.get $q3 v128.load offset=48 align=1 local.set $v3
+    local.get $v0 local.get $v1 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t0
+    local.get $v0 local.get $v1 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t1
+    local.get $v2 local.get $v3 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t2
+    local.get $v2 local.get $v3 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t3
+    local.get $t0 local.get $t2 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $m12
+    local.get $t0 local.get $t2 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $m13
+    local.get $t1 local.get $t3 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $m14
+    local.get $t1 local.get $t3 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $m15
+    local.get $nb local.get $b i32x4.splat i32x4.gt_u local.set $live
+    local.get $nb local.get $b i32.const 1 i32.add i32x4.splat i32x4.eq local.set $last
+    v128.const i32x4 0 0 0 0 local.set $v12
+    v128.const i32x4 0 0 0 0 local.set $v13
+    local.get $len local.get $b i32.const 6 i32.shl i32x4.splat i32x4.sub i32.const 64 i32x4.splat local.get $last v128.bitselect local.set $v14
+    local.get $flags i32.const 1 i32.const 0 local.get $b i32.eqz select i32.or i32x4.splat
+    local.get $last i32.const 10 i32x4.splat v128.and v128.or local.set $v15
+    local.get $h0 local.set $v0
+    local.get $h1 local.set $v1
+    local.get $h2 local.set $v2
+    local.get $h3 local.set $v3
+    local.get $h4 local.set $v4
+    local.get $h5 local.set $v5
+    local.get $h6 local.set $v6
+    local.get $h7 local.set $v7
+    v128.const i32x4 0x6a09e667 0x6a09e667 0x6a09e667 0x6a09e667 local.set $v8
+    v128.const i32x4 0xbb67ae85 0xbb67ae85 0xbb67ae85 0xbb67ae85 local.set $v9
+    v128.const i32x4 0x3c6ef372 0x3c6ef372 0x3c6ef372 0x3c6ef372 local.set $v10
+    v128.const i32x4 0xa54ff53a 0xa54ff53a 0xa54ff53a 0xa54ff53a local.set $v11
+    ;; round 1
+    local.get $v0 local.get $v4 i32x4.add local.get $m0 i32x4.add local.set $v0
+    local.get $v12 local.get $v0 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v12
+    local.get $v8 local.get $v12 i32x4.add local.set $v8
+    local.get $v4 local.get $v8 v128.xor local.set $v4
+    local.get $v4 i32.const 12 i32x4.shr_u local.get $v4 i32.const 20 i32x4.shl v128.or local.set $v4
+    local.get $v0 local.get $v4 i32x4.add local.get $m1 i32x4.add local.set $v0
+    local.get $v12 local.get $v0 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v12
+    local.get $v8 local.get $v12 i32x4.add local.set $v8
+    local.get $v4 local.get $v8 v128.xor local.set $v4
+    local.get $v4 i32.const 7 i32x4.shr_u local.get $v4 i32.const 25 i32x4.shl v128.or local.set $v4
+    local.get $v1 local.get $v5 i32x4.add local.get $m2 i32x4.add local.set $v1
+    local.get $v13 local.get $v1 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v13
+    local.get $v9 local.get $v13 i32x4.add local.set $v9
+    local.get $v5 local.get $v9 v128.xor local.set $v5
+    local.get $v5 i32.const 12 i32x4.shr_u local.get $v5 i32.const 20 i32x4.shl v128.or local.set $v5
+    local.get $v1 local.get $v5 i32x4.add local.get $m3 i32x4.add local.set $v1
+    local.get $v13 local.get $v1 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v13
+    local.get $v9 local.get $v13 i32x4.add local.set $v9
+    local.get $v5 local.get $v9 v128.xor local.set $v5
+    local.get $v5 i32.const 7 i32x4.shr_u local.get $v5 i32.const 25 i32x4.shl v128.or local.set $v5
+    local.get $v2 local.get $v6 i32x4.add local.get $m4 i32x4.add local.set $v2
+    local.get $v14 local.get $v2 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v14
+    local.get $v10 local.get $v14 i32x4.add local.set $v10
+    local.get $v6 local.get $v10 v128.xor local.set $v6
+    local.get $v6 i32.const 12 i32x4.shr_u local.get $v6 i32.const 20 i32x4.shl v128.or local.set $v6
+    local.get $v2 local.get $v6 i32x4.add local.get $m5 i32x4.add local.set $v2
+    local.get $v14 local.get $v2 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v14
+    local.get $v10 local.get $v14 i32x4.add local.set $v10
+    local.get $v6 local.get $v10 v128.xor local.set $v6
+    local.get $v6 i32.const 7 i32x4.shr_u local.get $v6 i32.const 25 i32x4.shl v128.or local.set $v6
+    local.get $v3 local.get $v7 i32x4.add local.get $m6 i32x4.add local.set $v3
+    local.get $v15 local.get $v3 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v15
+    local.get $v11 local.get $v15 i32x4.add local.set $v11
+    local.get $v7 local.get $v11 v128.xor local.set $v7
+    local.get $v7 i32.const 12 i32x4.shr_u local.get $v7 i32.const 20 i32x4.shl v128.or local.set $v7
+    local.get $v3 local.get $v7 i32x4.add local.get $m7 i32x4.add local.set $v3
+    local.get $v15 local.get $v3 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v15
+    local.get $v11 local.get $v15 i32x4.add local.set $v11
+    local.get $v7 local.get $v11 v128.xor local.set $v7
+    local.get $v7 i32.const 7 i32x4.shr_u local.get $v7 i32.const 25 i32x4.shl v128.or local.set $v7
+    local.get $v0 local.get $v5 i32x4.add local.get $m8 i32x4.add local.set $v0
+    local.get $v15 local.get $v0 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v15
+    local.get $v10 local.get $v15 i32x4.add local.set $v10
+    local.get $v5 local.get $v10 v128.xor local.set $v5
+    local.get $v5 i32.const 12 i32x4.shr_u local.get $v5 i32.const 20 i32x4.shl v128.or local.set $v5
+    local.get $v0 local.get $v5 i32x4.add local.get $m9 i32x4.add local.set $v0
+    local.get $v15 local.get $v0 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v15
+    local.get $v10 local.get $v15 i32x4.add local.set $v10
+    local.get $v5 local.get $v10 v128.xor local.set $v5
+    local.get $v5 i32.const 7 i32x4.shr_u local.get $v5 i32.const 25 i32x4.shl v128.or local.set $v5
+    local.get $v1 local.get $v6 i32x4.add local.get $m10 i32x4.add local.set $v1
+    local.get $v12 local.get $v1 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v12
+    local.get $v11 local.get $v12 i32x4.add local.set $v11
+    local.get $v6 local.get $v11 v128.xor local.set $v6
+    local.get $v6 i32.const 12 i32x4.shr_u local.get $v6 i32.const 20 i32x4.shl v128.or local.set $v6
+    local.get $v1 local.get $v6 i32x4.add local.get $m11 i32x4.add local.set $v1
+    local.get $v12 local.get $v1 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v12
+    local.get $v11 local.get $v12 i32x4.add local.set $v11
+    local.get $v6 local.get $v11 v128.xor local.set $v6
+    local.get $v6 i32.const 7 i32x4.shr_u local.get $v6 i32.const 25 i32x4.shl v128.or local.set $v6
+    local.get $v2 local.get $v7 i32x4.add local.get $m12 i32x4.add local.set $v2
+    local.get $v13 local.get $v2 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v13
+    local.get $v8 local.get $v13 i32x4.add local.set $v8
+    local.get $v7 local.get $v8 v128.xor local.set $v7
+    local.get $v7 i32.const 12 i32x4.shr_u local.get $v7 i32.const 20 i32x4.shl v128.or local.set $v7
+    local.get $v2 local.get $v7 i32x4.add local.get $m13 i32x4.add local.set $v2
+    local.get $v13 local.get $v2 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v13
+    local.get $v8 local.get $v13 i32x4.add local.set $v8
+    local.get $v7 local.get $v8 v128.xor local.set $v7
+    local.get $v7 i32.const 7 i32x4.shr_u local.get $v7 i32.const 25 i32x4.shl v128.or local.set $v7
+    local.get $v3 local.get $v4 i32x4.add local.get $m14 i32x4.add local.set $v3
+    local.get $v14 local.get $v3 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v14
+    local.get $v9 local.get $v14 i32x4.add local.set $v9
+    local.get $v4 local.get $v9 v128.xor local.set $v4
+    local.get $v4 i32.const 12 i32x4.shr_u local.get $v4 i32.const 20 i32x4.shl v128.or local.set $v4
+    local.get $v3 local.get $v4 i32x4.add local.get $m15 i32x4.add local.set $v3
+    local.get $v14 local.get $v3 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v14
+    local.get $v9 local.get $v14 i32x4.add local.set $v9
+    local.get $v4 local.get $v9 v128.xor local.set $v4
+    local.get $v4 i32.const 7 i32x4.shr_u local.get $v4 i32.const 25 i32x4.shl v128.or local.set $v4
+    ;; round 2
+    local.get $v0 local.get $v4 i32x4.add local.get $m2 i32x4.add local.set $v0
+    local.get $v12 local.get $v0 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v12
+    local.get $v8 local.get $v12 i32x4.add local.set $v8
+    local.get $v4 local.get $v8 v128.xor local.set $v4
+    local.get $v4 i32.const 12 i32x4.shr_u local.get $v4 i32.const 20 i32x4.shl v128.or local.set $v4
+    local.get $v0 local.get $v4 i32x4.add local.get $m6 i32x4.add local.set $v0
+    local.get $v12 local.get $v0 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v12
+    local.get $v8 local.get $v12 i32x4.add local.set $v8
+    local.get $v4 local.get $v8 v128.xor local.set $v4
+    local.get $v4 i32.const 7 i32x4.shr_u local.get $v4 i32.const 25 i32x4.shl v128.or local.set $v4
+    local.get $v1 local.get $v5 i32x4.add local.get $m3 i32x4.add local.set $v1
+    local.get $v13 local.get $v1 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v13
+    local.get $v9 local.get $v13 i32x4.add local.set $v9
+    local.get $v5 local.get $v9 v128.xor local.set $v5
+    local.get $v5 i32.const 12 i32x4.shr_u local.get $v5 i32.const 20 i32x4.shl v128.or local.set $v5
+    local.get $v1 local.get $v5 i32x4.add local.get $m10 i32x4.add local.set $v1
+    local.get $v13 local.get $v1 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v13
+    local.get $v9 local.get $v13 i32x4.add local.set $v9
+    local.get $v5 local.get $v9 v128.xor local.set $v5
+    local.get $v5 i32.const 7 i32x4.shr_u local.get $v5 i32.const 25 i32x4.shl v128.or local.set $v5
+    local.get $v2 local.get $v6 i32x4.add local.get $m7 i32x4.add local.set $v2
+    local.get $v14 local.get $v2 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v14
+    local.get $v10 local.get $v14 i32x4.add local.set $v10
+    local.get $v6 local.get $v10 v128.xor local.set $v6
+    local.get $v6 i32.const 12 i32x4.shr_u local.get $v6 i32.const 20 i32x4.shl v128.or local.set $v6
+    local.get $v2 local.get $v6 i32x4.add local.get $m0 i32x4.add local.set $v2
+    local.get $v14 local.get $v2 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v14
+    local.get $v10 local.get $v14 i32x4.add local.set $v10
+    local.get $v6 local.get $v10 v128.xor local.set $v6
+    local.get $v6 i32.const 7 i32x4.shr_u local.get $v6 i32.const 25 i32x4.shl v128.or local.set $v6
+    local.get $v3 local.get $v7 i32x4.add local.get $m4 i32x4.add local.set $v3
+    local.get $v15 local.get $v3 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v15
+    local.get $v11 local.get $v15 i32x4.add local.set $v11
+    local.get $v7 local.get $v11 v128.xor local.set $v7
+    local.get $v7 i32.const 12 i32x4.shr_u local.get $v7 i32.const 20 i32x4.shl v128.or local.set $v7
+    local.get $v3 local.get $v7 i32x4.add local.get $m13 i32x4.add local.set $v3
+    local.get $v15 local.get $v3 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v15
+    local.get $v11 local.get $v15 i32x4.add local.set $v11
+    local.get $v7 local.get $v11 v128.xor local.set $v7
+    local.get $v7 i32.const 7 i32x4.shr_u local.get $v7 i32.const 25 i32x4.shl v128.or local.set $v7
+    local.get $v0 local.get $v5 i32x4.add local.get $m1 i32x4.add local.set $v0
+    local.get $v15 local.get $v0 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v15
+    local.get $v10 local.get $v15 i32x4.add local.set $v10
+    local.get $v5 local.get $v10 v128.xor local.set $v5
+    local.get $v5 i32.const 12 i32x4.shr_u local.get $v5 i32.const 20 i32x4.shl v128.or local.set $v5
+    local.get $v0 local.get $v5 i32x4.add local.get $m11 i32x4.add local.set $v0
+    local.get $v15 local.get $v0 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v15
+    local.get $v10 local.get $v15 i32x4.add local.set $v10
+    local.get $v5 local.get $v10 v128.xor local.set $v5
+    local.get $v5 i32.const 7 i32x4.shr_u local.get $v5 i32.const 25 i32x4.shl v128.or local.set $v5
+    local.get $v1 local.get $v6 i32x4.add local.get $m12 i32x4.add local.set $v1
+    local.get $v12 local.get $v1 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v12
+    local.get $v11 local.get $v12 i32x4.add local.set $v11
+    local.get $v6 local.get $v11 v128.xor local.set $v6
+    local.get $v6 i32.const 12 i32x4.shr_u local.get $v6 i32.const 20 i32x4.shl v128.or local.set $v6
+    local.get $v1 local.get $v6 i32x4.add local.get $m5 i32x4.add local.set $v1
+    local.get $v12 local.get $v1 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v12
+    local.get $v11 local.get $v12 i32x4.add local.set $v11
+    local.get $v6 local.get $v11 v128.xor local.set $v6
+    local.get $v6 i32.const 7 i32x4.shr_u local.get $v6 i32.const 25 i32x4.shl v128.or local.set $v6
+    local.get $v2 local.get $v7 i32x4.add local.get $m9 i32x4.add local.set $v2
+    local.get $v13 local.get $v2 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v13
+    local.get $v8 local.get $v13 i32x4.add local.set $v8
+    local.get $v7 local.get $v8 v128.xor local.set $v7
+    local.get $v7 i32.const 12 i32x4.shr_u local.get $v7 i32.const 20 i32x4.shl v128.or local.set $v7
+    local.get $v2 local.get $v7 i32x4.add local.get $m14 i32x4.add local.set $v2
+    local.get $v13 local.get $v2 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v13
+    local.get $v8 local.get $v13 i32x4.add local.set $v8
+    local.get $v7 local.get $v8 v128.xor local.set $v7
+    local.get $v7 i32.const 7 i32x4.shr_u local.get $v7 i32.const 25 i32x4.shl v128.or local.set $v7
+    local.get $v3 local.get $v4 i32x4.add local.get $m15 i32x4.add local.set $v3
+    local.get $v14 local.get $v3 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v14
+    local.get $v9 local.get $v14 i32x4.add local.set $v9
+    local.get $v4 local.get $v9 v128.xor local.set $v4
+    local.get $v4 i32.const 12 i32x4.shr_u local.get $v4 i32.const 20 i32x4.shl v128.or local.set $v4
+    local.get $v3 local.get $v4 i32x4.add local.get $m8 i32x4.add local.set $v3
+    local.get $v14 local.get $v3 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v14
+    local.get $v9 local.get $v14 i32x4.add local.set $v9
+    local.get $v4 local.get $v9 v128.xor local.set $v4
+    local.get $v4 i32.const 7 i32x4.shr_u local.get $v4 i32.const 25 i32x4.shl v128.or local.set $v4
+    ;; round 3
+    local.get $v0 local.get $v4 i32x4.add local.get $m3 i32x4.add local.set $v0
+    local.get $v12 local.get $v0 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v12
+    local.get $v8 local.get $v12 i32x4.add local.set $v8
+    local.get $v4 local.get $v8 v128.xor local.set $v4
+    local.get $v4 i32.const 12 i32x4.shr_u local.get $v4 i32.const 20 i32x4.shl v128.or local.set $v4
+    local.get $v0 local.get $v4 i32x4.add local.get $m4 i32x4.add local.set $v0
+    local.get $v12 local.get $v0 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v12
+    local.get $v8 local.get $v12 i32x4.add local.set $v8
+    local.get $v4 local.get $v8 v128.xor local.set $v4
+    local.get $v4 i32.const 7 i32x4.shr_u local.get $v4 i32.const 25 i32x4.shl v128.or local.set $v4
+    local.get $v1 local.get $v5 i32x4.add local.get $m10 i32x4.add local.set $v1
+    local.get $v13 local.get $v1 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v13
+    local.get $v9 local.get $v13 i32x4.add local.set $v9
+    local.get $v5 local.get $v9 v128.xor local.set $v5
+    local.get $v5 i32.const 12 i32x4.shr_u local.get $v5 i32.const 20 i32x4.shl v128.or local.set $v5
+    local.get $v1 local.get $v5 i32x4.add local.get $m12 i32x4.add local.set $v1
+    local.get $v13 local.get $v1 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v13
+    local.get $v9 local.get $v13 i32x4.add local.set $v9
+    local.get $v5 local.get $v9 v128.xor local.set $v5
+    local.get $v5 i32.const 7 i32x4.shr_u local.get $v5 i32.const 25 i32x4.shl v128.or local.set $v5
+    local.get $v2 local.get $v6 i32x4.add local.get $m13 i32x4.add local.set $v2
+    local.get $v14 local.get $v2 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v14
+    local.get $v10 local.get $v14 i32x4.add local.set $v10
+    local.get $v6 local.get $v10 v128.xor local.set $v6
+    local.get $v6 i32.const 12 i32x4.shr_u local.get $v6 i32.const 20 i32x4.shl v128.or local.set $v6
+    local.get $v2 local.get $v6 i32x4.add local.get $m2 i32x4.add local.set $v2
+    local.get $v14 local.get $v2 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v14
+    local.get $v10 local.get $v14 i32x4.add local.set $v10
+    local.get $v6 local.get $v10 v128.xor local.set $v6
+    local.get $v6 i32.const 7 i32x4.shr_u local.get $v6 i32.const 25 i32x4.shl v128.or local.set $v6
+    local.get $v3 local.get $v7 i32x4.add local.get $m7 i32x4.add local.set $v3
+    local.get $v15 local.get $v3 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v15
+    local.get $v11 local.get $v15 i32x4.add local.set $v11
+    local.get $v7 local.get $v11 v128.xor local.set $v7
+    local.get $v7 i32.const 12 i32x4.shr_u local.get $v7 i32.const 20 i32x4.shl v128.or local.set $v7
+    local.get $v3 local.get $v7 i32x4.add local.get $m14 i32x4.add local.set $v3
+    local.get $v15 local.get $v3 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v15
+    local.get $v11 local.get $v15 i32x4.add local.set $v11
+    local.get $v7 local.get $v11 v128.xor local.set $v7
+    local.get $v7 i32.const 7 i32x4.shr_u local.get $v7 i32.const 25 i32x4.shl v128.or local.set $v7
+    local.get $v0 local.get $v5 i32x4.add local.get $m6 i32x4.add local.set $v0
+    local.get $v15 local.get $v0 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v15
+    local.get $v10 local.get $v15 i32x4.add local.set $v10
+    local.get $v5 local.get $v10 v128.xor local.set $v5
+    local.get $v5 i32.const 12 i32x4.shr_u local.get $v5 i32.const 20 i32x4.shl v128.or local.set $v5
+    local.get $v0 local.get $v5 i32x4.add local.get $m5 i32x4.add local.set $v0
+    local.get $v15 local.get $v0 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v15
+    local.get $v10 local.get $v15 i32x4.add local.set $v10
+    local.get $v5 local.get $v10 v128.xor local.set $v5
+    local.get $v5 i32.const 7 i32x4.shr_u local.get $v5 i32.const 25 i32x4.shl v128.or local.set $v5
+    local.get $v1 local.get $v6 i32x4.add local.get $m9 i32x4.add local.set $v1
+    local.get $v12 local.get $v1 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v12
+    local.get $v11 local.get $v12 i32x4.add local.set $v11
+    local.get $v6 local.get $v11 v128.xor local.set $v6
+    local.get $v6 i32.const 12 i32x4.shr_u local.get $v6 i32.const 20 i32x4.shl v128.or local.set $v6
+    local.get $v1 local.get $v6 i32x4.add local.get $m0 i32x4.add local.set $v1
+    local.get $v12 local.get $v1 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v12
+    local.get $v11 local.get $v12 i32x4.add local.set $v11
+    local.get $v6 local.get $v11 v128.xor local.set $v6
+    local.get $v6 i32.const 7 i32x4.shr_u local.get $v6 i32.const 25 i32x4.shl v128.or local.set $v6
+    local.get $v2 local.get $v7 i32x4.add local.get $m11 i32x4.add local.set $v2
+    local.get $v13 local.get $v2 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v13
+    local.get $v8 local.get $v13 i32x4.add local.set $v8
+    local.get $v7 local.get $v8 v128.xor local.set $v7
+    local.get $v7 i32.const 12 i32x4.shr_u local.get $v7 i32.const 20 i32x4.shl v128.or local.set $v7
+    local.get $v2 local.get $v7 i32x4.add local.get $m15 i32x4.add local.set $v2
+    local.get $v13 local.get $v2 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v13
+    local.get $v8 local.get $v13 i32x4.add local.set $v8
+    local.get $v7 local.get $v8 v128.xor local.set $v7
+    local.get $v7 i32.const 7 i32x4.shr_u local.get $v7 i32.const 25 i32x4.shl v128.or local.set $v7
+    local.get $v3 local.get $v4 i32x4.add local.get $m8 i32x4.add local.set $v3
+    local.get $v14 local.get $v3 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v14
+    local.get $v9 local.get $v14 i32x4.add local.set $v9
+    local.get $v4 local.get $v9 v128.xor local.set $v4
+    local.get $v4 i32.const 12 i32x4.shr_u local.get $v4 i32.const 20 i32x4.shl v128.or local.set $v4
+    local.get $v3 local.get $v4 i32x4.add local.get $m1 i32x4.add local.set $v3
+    local.get $v14 local.get $v3 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v14
+    local.get $v9 local.get $v14 i32x4.add local.set $v9
+    local.get $v4 local.get $v9 v128.xor local.set $v4
+    local.get $v4 i32.const 7 i32x4.shr_u local.get $v4 i32.const 25 i32x4.shl v128.or local.set $v4
+    ;; round 4
+    local.get $v0 local.get $v4 i32x4.add local.get $m10 i32x4.add local.set $v0
+    local.get $v12 local.get $v0 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v12
+    local.get $v8 local.get $v12 i32x4.add local.set $v8
+    local.get $v4 local.get $v8 v128.xor local.set $v4
+    local.get $v4 i32.const 12 i32x4.shr_u local.get $v4 i32.const 20 i32x4.shl v128.or local.set $v4
+    local.get $v0 local.get $v4 i32x4.add local.get $m7 i32x4.add local.set $v0
+    local.get $v12 local.get $v0 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v12
+    local.get $v8 local.get $v12 i32x4.add local.set $v8
+    local.get $v4 local.get $v8 v128.xor local.set $v4
+    local.get $v4 i32.const 7 i32x4.shr_u local.get $v4 i32.const 25 i32x4.shl v128.or local.set $v4
+    local.get $v1 local.get $v5 i32x4.add local.get $m12 i32x4.add local.set $v1
+    local.get $v13 local.get $v1 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v13
+    local.get $v9 local.get $v13 i32x4.add local.set $v9
+    local.get $v5 local.get $v9 v128.xor local.set $v5
+    local.get $v5 i32.const 12 i32x4.shr_u local.get $v5 i32.const 20 i32x4.shl v128.or local.set $v5
+    local.get $v1 local.get $v5 i32x4.add local.get $m9 i32x4.add local.set $v1
+    local.get $v13 local.get $v1 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v13
+    local.get $v9 local.get $v13 i32x4.add local.set $v9
+    local.get $v5 local.get $v9 v128.xor local.set $v5
+    local.get $v5 i32.const 7 i32x4.shr_u local.get $v5 i32.const 25 i32x4.shl v128.or local.set $v5
+    local.get $v2 local.get $v6 i32x4.add local.get $m14 i32x4.add local.set $v2
+    local.get $v14 local.get $v2 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v14
+    local.get $v10 local.get $v14 i32x4.add local.set $v10
+    local.get $v6 local.get $v10 v128.xor local.set $v6
+    local.get $v6 i32.const 12 i32x4.shr_u local.get $v6 i32.const 20 i32x4.shl v128.or local.set $v6
+    local.get $v2 local.get $v6 i32x4.add local.get $m3 i32x4.add local.set $v2
+    local.get $v14 local.get $v2 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v14
+    local.get $v10 local.get $v14 i32x4.add local.set $v10
+    local.get $v6 local.get $v10 v128.xor local.set $v6
+    local.get $v6 i32.const 7 i32x4.shr_u local.get $v6 i32.const 25 i32x4.shl v128.or local.set $v6
+    local.get $v3 local.get $v7 i32x4.add local.get $m13 i32x4.add local.set $v3
+    local.get $v15 local.get $v3 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v15
+    local.get $v11 local.get $v15 i32x4.add local.set $v11
+    local.get $v7 local.get $v11 v128.xor local.set $v7
+    local.get $v7 i32.const 12 i32x4.shr_u local.get $v7 i32.const 20 i32x4.shl v128.or local.set $v7
+    local.get $v3 local.get $v7 i32x4.add local.get $m15 i32x4.add local.set $v3
+    local.get $v15 local.get $v3 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v15
+    local.get $v11 local.get $v15 i32x4.add local.set $v11
+    local.get $v7 local.get $v11 v128.xor local.set $v7
+    local.get $v7 i32.const 7 i32x4.shr_u local.get $v7 i32.const 25 i32x4.shl v128.or local.set $v7
+    local.get $v0 local.get $v5 i32x4.add local.get $m4 i32x4.add local.set $v0
+    local.get $v15 local.get $v0 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v15
+    local.get $v10 local.get $v15 i32x4.add local.set $v10
+    local.get $v5 local.get $v10 v128.xor local.set $v5
+    local.get $v5 i32.const 12 i32x4.shr_u local.get $v5 i32.const 20 i32x4.shl v128.or local.set $v5
+    local.get $v0 local.get $v5 i32x4.add local.get $m0 i32x4.add local.set $v0
+    local.get $v15 local.get $v0 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v15
+    local.get $v10 local.get $v15 i32x4.add local.set $v10
+    local.get $v5 local.get $v10 v128.xor local.set $v5
+    local.get $v5 i32.const 7 i32x4.shr_u local.get $v5 i32.const 25 i32x4.shl v128.or local.set $v5
+    local.get $v1 local.get $v6 i32x4.add local.get $m11 i32x4.add local.set $v1
+    local.get $v12 local.get $v1 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v12
+    local.get $v11 local.get $v12 i32x4.add local.set $v11
+    local.get $v6 local.get $v11 v128.xor local.set $v6
+    local.get $v6 i32.const 12 i32x4.shr_u local.get $v6 i32.const 20 i32x4.shl v128.or local.set $v6
+    local.get $v1 local.get $v6 i32x4.add local.get $m2 i32x4.add local.set $v1
+    local.get $v12 local.get $v1 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v12
+    local.get $v11 local.get $v12 i32x4.add local.set $v11
+    local.get $v6 local.get $v11 v128.xor local.set $v6
+    local.get $v6 i32.const 7 i32x4.shr_u local.get $v6 i32.const 25 i32x4.shl v128.or local.set $v6
+    local.get $v2 local.get $v7 i32x4.add local.get $m5 i32x4.add local.set $v2
+    local.get $v13 local.get $v2 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v13
+    local.get $v8 local.get $v13 i32x4.add local.set $v8
+    local.get $v7 local.get $v8 v128.xor local.set $v7
+    local.get $v7 i32.const 12 i32x4.shr_u local.get $v7 i32.const 20 i32x4.shl v128.or local.set $v7
+    local.get $v2 local.get $v7 i32x4.add local.get $m8 i32x4.add local.set $v2
+    local.get $v13 local.get $v2 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v13
+    local.get $v8 local.get $v13 i32x4.add local.set $v8
+    local.get $v7 local.get $v8 v128.xor local.set $v7
+    local.get $v7 i32.const 7 i32x4.shr_u local.get $v7 i32.const 25 i32x4.shl v128.or local.set $v7
+    local.get $v3 local.get $v4 i32x4.add local.get $m1 i32x4.add local.set $v3
+    local.get $v14 local.get $v3 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v14
+    local.get $v9 local.get $v14 i32x4.add local.set $v9
+    local.get $v4 local.get $v9 v128.xor local.set $v4
+    local.get $v4 i32.const 12 i32x4.shr_u local.get $v4 i32.const 20 i32x4.shl v128.or local.set $v4
+    local.get $v3 local.get $v4 i32x4.add local.get $m6 i32x4.add local.set $v3
+    local.get $v14 local.get $v3 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v14
+    local.get $v9 local.get $v14 i32x4.add local.set $v9
+    local.get $v4 local.get $v9 v128.xor local.set $v4
+    local.get $v4 i32.const 7 i32x4.shr_u local.get $v4 i32.const 25 i32x4.shl v128.or local.set $v4
+    ;; round 5
+    local.get $v0 local.get $v4 i32x4.add local.get $m12 i32x4.add local.set $v0
+    local.get $v12 local.get $v0 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v12
+    local.get $v8 local.get $v12 i32x4.add local.set $v8
+    local.get $v4 local.get $v8 v128.xor local.set $v4
+    local.get $v4 i32.const 12 i32x4.shr_u local.get $v4 i32.const 20 i32x4.shl v128.or local.set $v4
+    local.get $v0 local.get $v4 i32x4.add local.get $m13 i32x4.add local.set $v0
+    local.get $v12 local.get $v0 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v12
+    local.get $v8 local.get $v12 i32x4.add local.set $v8
+    local.get $v4 local.get $v8 v128.xor local.set $v4
+    local.get $v4 i32.const 7 i32x4.shr_u local.get $v4 i32.const 25 i32x4.shl v128.or local.set $v4
+    local.get $v1 local.get $v5 i32x4.add local.get $m9 i32x4.add local.set $v1
+    local.get $v13 local.get $v1 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v13
+    local.get $v9 local.get $v13 i32x4.add local.set $v9
+    local.get $v5 local.get $v9 v128.xor local.set $v5
+    local.get $v5 i32.const 12 i32x4.shr_u local.get $v5 i32.const 20 i32x4.shl v128.or local.set $v5
+    local.get $v1 local.get $v5 i32x4.add local.get $m11 i32x4.add local.set $v1
+    local.get $v13 local.get $v1 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v13
+    local.get $v9 local.get $v13 i32x4.add local.set $v9
+    local.get $v5 local.get $v9 v128.xor local.set $v5
+    local.get $v5 i32.const 7 i32x4.shr_u local.get $v5 i32.const 25 i32x4.shl v128.or local.set $v5
+    local.get $v2 local.get $v6 i32x4.add local.get $m15 i32x4.add local.set $v2
+    local.get $v14 local.get $v2 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v14
+    local.get $v10 local.get $v14 i32x4.add local.set $v10
+    local.get $v6 local.get $v10 v128.xor local.set $v6
+    local.get $v6 i32.const 12 i32x4.shr_u local.get $v6 i32.const 20 i32x4.shl v128.or local.set $v6
+    local.get $v2 local.get $v6 i32x4.add local.get $m10 i32x4.add local.set $v2
+    local.get $v14 local.get $v2 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v14
+    local.get $v10 local.get $v14 i32x4.add local.set $v10
+    local.get $v6 local.get $v10 v128.xor local.set $v6
+    local.get $v6 i32.const 7 i32x4.shr_u local.get $v6 i32.const 25 i32x4.shl v128.or local.set $v6
+    local.get $v3 local.get $v7 i32x4.add local.get $m14 i32x4.add local.set $v3
+    local.get $v15 local.get $v3 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v15
+    local.get $v11 local.get $v15 i32x4.add local.set $v11
+    local.get $v7 local.get $v11 v128.xor local.set $v7
+    local.get $v7 i32.const 12 i32x4.shr_u local.get $v7 i32.const 20 i32x4.shl v128.or local.set $v7
+    local.get $v3 local.get $v7 i32x4.add local.get $m8 i32x4.add local.set $v3
+    local.get $v15 local.get $v3 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v15
+    local.get $v11 local.get $v15 i32x4.add local.set $v11
+    local.get $v7 local.get $v11 v128.xor local.set $v7
+    local.get $v7 i32.const 7 i32x4.shr_u local.get $v7 i32.const 25 i32x4.shl v128.or local.set $v7
+    local.get $v0 local.get $v5 i32x4.add local.get $m7 i32x4.add local.set $v0
+    local.get $v15 local.get $v0 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v15
+    local.get $v10 local.get $v15 i32x4.add local.set $v10
+    local.get $v5 local.get $v10 v128.xor local.set $v5
+    local.get $v5 i32.const 12 i32x4.shr_u local.get $v5 i32.const 20 i32x4.shl v128.or local.set $v5
+    local.get $v0 local.get $v5 i32x4.add local.get $m2 i32x4.add local.set $v0
+    local.get $v15 local.get $v0 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v15
+    local.get $v10 local.get $v15 i32x4.add local.set $v10
+    local.get $v5 local.get $v10 v128.xor local.set $v5
+    local.get $v5 i32.const 7 i32x4.shr_u local.get $v5 i32.const 25 i32x4.shl v128.or local.set $v5
+    local.get $v1 local.get $v6 i32x4.add local.get $m5 i32x4.add local.set $v1
+    local.get $v12 local.get $v1 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v12
+    local.get $v11 local.get $v12 i32x4.add local.set $v11
+    local.get $v6 local.get $v11 v128.xor local.set $v6
+    local.get $v6 i32.const 12 i32x4.shr_u local.get $v6 i32.const 20 i32x4.shl v128.or local.set $v6
+    local.get $v1 local.get $v6 i32x4.add local.get $m3 i32x4.add local.set $v1
+    local.get $v12 local.get $v1 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v12
+    local.get $v11 local.get $v12 i32x4.add local.set $v11
+    local.get $v6 local.get $v11 v128.xor local.set $v6
+    local.get $v6 i32.const 7 i32x4.shr_u local.get $v6 i32.const 25 i32x4.shl v128.or local.set $v6
+    local.get $v2 local.get $v7 i32x4.add local.get $m0 i32x4.add local.set $v2
+    local.get $v13 local.get $v2 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v13
+    local.get $v8 local.get $v13 i32x4.add local.set $v8
+    local.get $v7 local.get $v8 v128.xor local.set $v7
+    local.get $v7 i32.const 12 i32x4.shr_u local.get $v7 i32.const 20 i32x4.shl v128.or local.set $v7
+    local.get $v2 local.get $v7 i32x4.add local.get $m1 i32x4.add local.set $v2
+    local.get $v13 local.get $v2 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v13
+    local.get $v8 local.get $v13 i32x4.add local.set $v8
+    local.get $v7 local.get $v8 v128.xor local.set $v7
+    local.get $v7 i32.const 7 i32x4.shr_u local.get $v7 i32.const 25 i32x4.shl v128.or local.set $v7
+    local.get $v3 local.get $v4 i32x4.add local.get $m6 i32x4.add local.set $v3
+    local.get $v14 local.get $v3 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v14
+    local.get $v9 local.get $v14 i32x4.add local.set $v9
+    local.get $v4 local.get $v9 v128.xor local.set $v4
+    local.get $v4 i32.const 12 i32x4.shr_u local.get $v4 i32.const 20 i32x4.shl v128.or local.set $v4
+    local.get $v3 local.get $v4 i32x4.add local.get $m4 i32x4.add local.set $v3
+    local.get $v14 local.get $v3 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v14
+    local.get $v9 local.get $v14 i32x4.add local.set $v9
+    local.get $v4 local.get $v9 v128.xor local.set $v4
+    local.get $v4 i32.const 7 i32x4.shr_u local.get $v4 i32.const 25 i32x4.shl v128.or local.set $v4
+    ;; round 6
+    local.get $v0 local.get $v4 i32x4.add local.get $m9 i32x4.add local.set $v0
+    local.get $v12 local.get $v0 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v12
+    local.get $v8 local.get $v12 i32x4.add local.set $v8
+    local.get $v4 local.get $v8 v128.xor local.set $v4
+    local.get $v4 i32.const 12 i32x4.shr_u local.get $v4 i32.const 20 i32x4.shl v128.or local.set $v4
+    local.get $v0 local.get $v4 i32x4.add local.get $m14 i32x4.add local.set $v0
+    local.get $v12 local.get $v0 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v12
+    local.get $v8 local.get $v12 i32x4.add local.set $v8
+    local.get $v4 local.get $v8 v128.xor local.set $v4
+    local.get $v4 i32.const 7 i32x4.shr_u local.get $v4 i32.const 25 i32x4.shl v128.or local.set $v4
+    local.get $v1 local.get $v5 i32x4.add local.get $m11 i32x4.add local.set $v1
+    local.get $v13 local.get $v1 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v13
+    local.get $v9 local.get $v13 i32x4.add local.set $v9
+    local.get $v5 local.get $v9 v128.xor local.set $v5
+    local.get $v5 i32.const 12 i32x4.shr_u local.get $v5 i32.const 20 i32x4.shl v128.or local.set $v5
+    local.get $v1 local.get $v5 i32x4.add local.get $m5 i32x4.add local.set $v1
+    local.get $v13 local.get $v1 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v13
+    local.get $v9 local.get $v13 i32x4.add local.set $v9
+    local.get $v5 local.get $v9 v128.xor local.set $v5
+    local.get $v5 i32.const 7 i32x4.shr_u local.get $v5 i32.const 25 i32x4.shl v128.or local.set $v5
+    local.get $v2 local.get $v6 i32x4.add local.get $m8 i32x4.add local.set $v2
+    local.get $v14 local.get $v2 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v14
+    local.get $v10 local.get $v14 i32x4.add local.set $v10
+    local.get $v6 local.get $v10 v128.xor local.set $v6
+    local.get $v6 i32.const 12 i32x4.shr_u local.get $v6 i32.const 20 i32x4.shl v128.or local.set $v6
+    local.get $v2 local.get $v6 i32x4.add local.get $m12 i32x4.add local.set $v2
+    local.get $v14 local.get $v2 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v14
+    local.get $v10 local.get $v14 i32x4.add local.set $v10
+    local.get $v6 local.get $v10 v128.xor local.set $v6
+    local.get $v6 i32.const 7 i32x4.shr_u local.get $v6 i32.const 25 i32x4.shl v128.or local.set $v6
+    local.get $v3 local.get $v7 i32x4.add local.get $m15 i32x4.add local.set $v3
+    local.get $v15 local.get $v3 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v15
+    local.get $v11 local.get $v15 i32x4.add local.set $v11
+    local.get $v7 local.get $v11 v128.xor local.set $v7
+    local.get $v7 i32.const 12 i32x4.shr_u local.get $v7 i32.const 20 i32x4.shl v128.or local.set $v7
+    local.get $v3 local.get $v7 i32x4.add local.get $m1 i32x4.add local.set $v3
+    local.get $v15 local.get $v3 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v15
+    local.get $v11 local.get $v15 i32x4.add local.set $v11
+    local.get $v7 local.get $v11 v128.xor local.set $v7
+    local.get $v7 i32.const 7 i32x4.shr_u local.get $v7 i32.const 25 i32x4.shl v128.or local.set $v7
+    local.get $v0 local.get $v5 i32x4.add local.get $m13 i32x4.add local.set $v0
+    local.get $v15 local.get $v0 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v15
+    local.get $v10 local.get $v15 i32x4.add local.set $v10
+    local.get $v5 local.get $v10 v128.xor local.set $v5
+    local.get $v5 i32.const 12 i32x4.shr_u local.get $v5 i32.const 20 i32x4.shl v128.or local.set $v5
+    local.get $v0 local.get $v5 i32x4.add local.get $m3 i32x4.add local.set $v0
+    local.get $v15 local.get $v0 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v15
+    local.get $v10 local.get $v15 i32x4.add local.set $v10
+    local.get $v5 local.get $v10 v128.xor local.set $v5
+    local.get $v5 i32.const 7 i32x4.shr_u local.get $v5 i32.const 25 i32x4.shl v128.or local.set $v5
+    local.get $v1 local.get $v6 i32x4.add local.get $m0 i32x4.add local.set $v1
+    local.get $v12 local.get $v1 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v12
+    local.get $v11 local.get $v12 i32x4.add local.set $v11
+    local.get $v6 local.get $v11 v128.xor local.set $v6
+    local.get $v6 i32.const 12 i32x4.shr_u local.get $v6 i32.const 20 i32x4.shl v128.or local.set $v6
+    local.get $v1 local.get $v6 i32x4.add local.get $m10 i32x4.add local.set $v1
+    local.get $v12 local.get $v1 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v12
+    local.get $v11 local.get $v12 i32x4.add local.set $v11
+    local.get $v6 local.get $v11 v128.xor local.set $v6
+    local.get $v6 i32.const 7 i32x4.shr_u local.get $v6 i32.const 25 i32x4.shl v128.or local.set $v6
+    local.get $v2 local.get $v7 i32x4.add local.get $m2 i32x4.add local.set $v2
+    local.get $v13 local.get $v2 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v13
+    local.get $v8 local.get $v13 i32x4.add local.set $v8
+    local.get $v7 local.get $v8 v128.xor local.set $v7
+    local.get $v7 i32.const 12 i32x4.shr_u local.get $v7 i32.const 20 i32x4.shl v128.or local.set $v7
+    local.get $v2 local.get $v7 i32x4.add local.get $m6 i32x4.add local.set $v2
+    local.get $v13 local.get $v2 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v13
+    local.get $v8 local.get $v13 i32x4.add local.set $v8
+    local.get $v7 local.get $v8 v128.xor local.set $v7
+    local.get $v7 i32.const 7 i32x4.shr_u local.get $v7 i32.const 25 i32x4.shl v128.or local.set $v7
+    local.get $v3 local.get $v4 i32x4.add local.get $m4 i32x4.add local.set $v3
+    local.get $v14 local.get $v3 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v14
+    local.get $v9 local.get $v14 i32x4.add local.set $v9
+    local.get $v4 local.get $v9 v128.xor local.set $v4
+    local.get $v4 i32.const 12 i32x4.shr_u local.get $v4 i32.const 20 i32x4.shl v128.or local.set $v4
+    local.get $v3 local.get $v4 i32x4.add local.get $m7 i32x4.add local.set $v3
+    local.get $v14 local.get $v3 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v14
+    local.get $v9 local.get $v14 i32x4.add local.set $v9
+    local.get $v4 local.get $v9 v128.xor local.set $v4
+    local.get $v4 i32.const 7 i32x4.shr_u local.get $v4 i32.const 25 i32x4.shl v128.or local.set $v4
+    ;; round 7
+    local.get $v0 local.get $v4 i32x4.add local.get $m11 i32x4.add local.set $v0
+    local.get $v12 local.get $v0 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v12
+    local.get $v8 local.get $v12 i32x4.add local.set $v8
+    local.get $v4 local.get $v8 v128.xor local.set $v4
+    local.get $v4 i32.const 12 i32x4.shr_u local.get $v4 i32.const 20 i32x4.shl v128.or local.set $v4
+    local.get $v0 local.get $v4 i32x4.add local.get $m15 i32x4.add local.set $v0
+    local.get $v12 local.get $v0 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v12
+    local.get $v8 local.get $v12 i32x4.add local.set $v8
+    local.get $v4 local.get $v8 v128.xor local.set $v4
+    local.get $v4 i32.const 7 i32x4.shr_u local.get $v4 i32.const 25 i32x4.shl v128.or local.set $v4
+    local.get $v1 local.get $v5 i32x4.add local.get $m5 i32x4.add local.set $v1
+    local.get $v13 local.get $v1 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v13
+    local.get $v9 local.get $v13 i32x4.add local.set $v9
+    local.get $v5 local.get $v9 v128.xor local.set $v5
+    local.get $v5 i32.const 12 i32x4.shr_u local.get $v5 i32.const 20 i32x4.shl v128.or local.set $v5
+    local.get $v1 local.get $v5 i32x4.add local.get $m0 i32x4.add local.set $v1
+    local.get $v13 local.get $v1 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v13
+    local.get $v9 local.get $v13 i32x4.add local.set $v9
+    local.get $v5 local.get $v9 v128.xor local.set $v5
+    local.get $v5 i32.const 7 i32x4.shr_u local.get $v5 i32.const 25 i32x4.shl v128.or local.set $v5
+    local.get $v2 local.get $v6 i32x4.add local.get $m1 i32x4.add local.set $v2
+    local.get $v14 local.get $v2 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v14
+    local.get $v10 local.get $v14 i32x4.add local.set $v10
+    local.get $v6 local.get $v10 v128.xor local.set $v6
+    local.get $v6 i32.const 12 i32x4.shr_u local.get $v6 i32.const 20 i32x4.shl v128.or local.set $v6
+    local.get $v2 local.get $v6 i32x4.add local.get $m9 i32x4.add local.set $v2
+    local.get $v14 local.get $v2 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v14
+    local.get $v10 local.get $v14 i32x4.add local.set $v10
+    local.get $v6 local.get $v10 v128.xor local.set $v6
+    local.get $v6 i32.const 7 i32x4.shr_u local.get $v6 i32.const 25 i32x4.shl v128.or local.set $v6
+    local.get $v3 local.get $v7 i32x4.add local.get $m8 i32x4.add local.set $v3
+    local.get $v15 local.get $v3 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v15
+    local.get $v11 local.get $v15 i32x4.add local.set $v11
+    local.get $v7 local.get $v11 v128.xor local.set $v7
+    local.get $v7 i32.const 12 i32x4.shr_u local.get $v7 i32.const 20 i32x4.shl v128.or local.set $v7
+    local.get $v3 local.get $v7 i32x4.add local.get $m6 i32x4.add local.set $v3
+    local.get $v15 local.get $v3 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v15
+    local.get $v11 local.get $v15 i32x4.add local.set $v11
+    local.get $v7 local.get $v11 v128.xor local.set $v7
+    local.get $v7 i32.const 7 i32x4.shr_u local.get $v7 i32.const 25 i32x4.shl v128.or local.set $v7
+    local.get $v0 local.get $v5 i32x4.add local.get $m14 i32x4.add local.set $v0
+    local.get $v15 local.get $v0 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v15
+    local.get $v10 local.get $v15 i32x4.add local.set $v10
+    local.get $v5 local.get $v10 v128.xor local.set $v5
+    local.get $v5 i32.const 12 i32x4.shr_u local.get $v5 i32.const 20 i32x4.shl v128.or local.set $v5
+    local.get $v0 local.get $v5 i32x4.add local.get $m10 i32x4.add local.set $v0
+    local.get $v15 local.get $v0 v128.xor local.set $v15
+    local.get $v15 local.get $v15 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v15
+    local.get $v10 local.get $v15 i32x4.add local.set $v10
+    local.get $v5 local.get $v10 v128.xor local.set $v5
+    local.get $v5 i32.const 7 i32x4.shr_u local.get $v5 i32.const 25 i32x4.shl v128.or local.set $v5
+    local.get $v1 local.get $v6 i32x4.add local.get $m2 i32x4.add local.set $v1
+    local.get $v12 local.get $v1 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v12
+    local.get $v11 local.get $v12 i32x4.add local.set $v11
+    local.get $v6 local.get $v11 v128.xor local.set $v6
+    local.get $v6 i32.const 12 i32x4.shr_u local.get $v6 i32.const 20 i32x4.shl v128.or local.set $v6
+    local.get $v1 local.get $v6 i32x4.add local.get $m12 i32x4.add local.set $v1
+    local.get $v12 local.get $v1 v128.xor local.set $v12
+    local.get $v12 local.get $v12 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v12
+    local.get $v11 local.get $v12 i32x4.add local.set $v11
+    local.get $v6 local.get $v11 v128.xor local.set $v6
+    local.get $v6 i32.const 7 i32x4.shr_u local.get $v6 i32.const 25 i32x4.shl v128.or local.set $v6
+    local.get $v2 local.get $v7 i32x4.add local.get $m3 i32x4.add local.set $v2
+    local.get $v13 local.get $v2 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v13
+    local.get $v8 local.get $v13 i32x4.add local.set $v8
+    local.get $v7 local.get $v8 v128.xor local.set $v7
+    local.get $v7 i32.const 12 i32x4.shr_u local.get $v7 i32.const 20 i32x4.shl v128.or local.set $v7
+    local.get $v2 local.get $v7 i32x4.add local.get $m4 i32x4.add local.set $v2
+    local.get $v13 local.get $v2 v128.xor local.set $v13
+    local.get $v13 local.get $v13 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v13
+    local.get $v8 local.get $v13 i32x4.add local.set $v8
+    local.get $v7 local.get $v8 v128.xor local.set $v7
+    local.get $v7 i32.const 7 i32x4.shr_u local.get $v7 i32.const 25 i32x4.shl v128.or local.set $v7
+    local.get $v3 local.get $v4 i32x4.add local.get $m7 i32x4.add local.set $v3
+    local.get $v14 local.get $v3 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 2 3 0 1 6 7 4 5 10 11 8 9 14 15 12 13 local.set $v14
+    local.get $v9 local.get $v14 i32x4.add local.set $v9
+    local.get $v4 local.get $v9 v128.xor local.set $v4
+    local.get $v4 i32.const 12 i32x4.shr_u local.get $v4 i32.const 20 i32x4.shl v128.or local.set $v4
+    local.get $v3 local.get $v4 i32x4.add local.get $m13 i32x4.add local.set $v3
+    local.get $v14 local.get $v3 v128.xor local.set $v14
+    local.get $v14 local.get $v14 i8x16.shuffle 1 2 3 0 5 6 7 4 9 10 11 8 13 14 15 12 local.set $v14
+    local.get $v9 local.get $v14 i32x4.add local.set $v9
+    local.get $v4 local.get $v9 v128.xor local.set $v4
+    local.get $v4 i32.const 7 i32x4.shr_u local.get $v4 i32.const 25 i32x4.shl v128.or local.set $v4
+    local.get $v0 local.get $v8 v128.xor local.set $v0
+    local.get $v1 local.get $v9 v128.xor local.set $v1
+    local.get $v2 local.get $v10 v128.xor local.set $v2
+    local.get $v3 local.get $v11 v128.xor local.set $v3
+    local.get $v4 local.get $v12 v128.xor local.set $v4
+    local.get $v5 local.get $v13 v128.xor local.set $v5
+    local.get $v6 local.get $v14 v128.xor local.set $v6
+    local.get $v7 local.get $v15 v128.xor local.set $v7
+    local.get $v0 local.get $h0 local.get $live v128.bitselect local.set $h0
+    local.get $v1 local.get $h1 local.get $live v128.bitselect local.set $h1
+    local.get $v2 local.get $h2 local.get $live v128.bitselect local.set $h2
+    local.get $v3 local.get $h3 local.get $live v128.bitselect local.set $h3
+    local.get $v4 local.get $h4 local.get $live v128.bitselect local.set $h4
+    local.get $v5 local.get $h5 local.get $live v128.bitselect local.set $h5
+    local.get $v6 local.get $h6 local.get $live v128.bitselect local.set $h6
+    local.get $v7 local.get $h7 local.get $live v128.bitselect local.set $h7
+    local.get $b i32.const 1 i32.add local.tee $b local.get $maxb i32.lt_u br_if $block
+    end
+    local.get $h0 local.get $h1 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t0
+    local.get $h0 local.get $h1 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t1
+    local.get $h2 local.get $h3 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t2
+    local.get $h2 local.get $h3 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t3
+    local.get $t0 local.get $t2 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $v0
+    local.get $t0 local.get $t2 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $v1
+    local.get $t1 local.get $t3 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $v2
+    local.get $t1 local.get $t3 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $v3
+    local.get $h4 local.get $h5 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t0
+    local.get $h4 local.get $h5 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t1
+    local.get $h6 local.get $h7 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t2
+    local.get $h6 local.get $h7 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t3
+    local.get $t0 local.get $t2 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $v4
+    local.get $t0 local.get $t2 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $v5
+    local.get $t1 local.get $t3 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $v6
+    local.get $t1 local.get $t3 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $v7
+    local.get $out local.get $v0 v128.store offset=0 align=1
+    local.get $out local.get $v4 v128.store offset=16 align=1
+    local.get $out local.get $v1 v128.store offset=32 align=1
+    local.get $out local.get $v5 v128.store offset=48 align=1
+    local.get $out local.get $v2 v128.store offset=64 align=1
+    local.get $out local.get $v6 v128.store offset=80 align=1
+    local.get $out local.get $v3 v128.store offset=96 align=1
+    local.get $out local.get $v7 v128.store offset=112 align=1
+    local.get $out i32.const 128 i32.add local.set $out
+    local.get $in local.get $stride i32.const 4 i32.mul i32.add local.set $in
+    local.get $lens i32.const 16 i32.add local.set $lens
     local.get $groups i32.const 1 i32.sub local.tee $groups br_if $group
     end
     end

@@ -108,12 +108,10 @@ func (w *w) blake3G(a, b, c, d, x, y int) {
 	w.rotr(vb, 7)
 }
 
-// blake3x4 writes the function blake3_x4, whose doc is the comment it
-// emits.
-func blake3x4() string {
-	var w w
-	// Locals: the state v0..v15, the message m0..m15, the chaining values
-	// h0..h7, transpose scratch t0..t3, the four inputs' pointers p0..p3.
+// blake3Locals declares the v128 locals of a four-lane BLAKE3 function: the
+// state v0..v15, the message m0..m15, the chaining values h0..h7 and
+// transpose scratch t0..t3.
+func blake3Locals() string {
 	var locals strings.Builder
 	for _, set := range []struct {
 		name string
@@ -123,6 +121,64 @@ func blake3x4() string {
 			fmt.Fprintf(&locals, " (local $%s%d v128)", set.name, i)
 		}
 	}
+	return locals.String()
+}
+
+// blake3Message loads the 64-byte blocks at the lane pointers ptr[0..3]
+// into m0..m15, transposed so that m_i holds word i of all four.
+func (w *w) blake3Message(ptr [4]string) {
+	for q := 0; q < 4; q++ {
+		for l := 0; l < 4; l++ {
+			w.f("local.get %s v128.load offset=%d align=1 local.set $v%d", ptr[l], 16*q, l)
+		}
+		w.transpose("$v0", "$v1", "$v2", "$v3", [4]string{
+			fmt.Sprintf("$m%d", 4*q), fmt.Sprintf("$m%d", 4*q+1), fmt.Sprintf("$m%d", 4*q+2), fmt.Sprintf("$m%d", 4*q+3)})
+	}
+}
+
+// blake3Compress runs the compression on every lane: the state from h0..h7,
+// the IV and v12..v15 (counter low and high, block length, flags, which
+// the caller sets), then seven rounds; it leaves the new chaining values
+// in v0..v7 (each v_i xor v_{i+8}).
+func (w *w) blake3Compress() {
+	for i := 0; i < 8; i++ {
+		w.f("local.get $h%d local.set $v%d", i, i)
+	}
+	for i := 0; i < 4; i++ {
+		w.f("v128.const i32x4 0x%08x 0x%08x 0x%08x 0x%08x local.set $v%d", blake3IV[i], blake3IV[i], blake3IV[i], blake3IV[i], 8+i)
+	}
+	sched := [16]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	for r := 0; r < 7; r++ {
+		w.f(";; round %d", r+1)
+		for g, s := range blake3G {
+			w.blake3G(s[0], s[1], s[2], s[3], sched[2*g], sched[2*g+1])
+		}
+		var next [16]int
+		for i := range next {
+			next[i] = sched[blake3Perm[i]]
+		}
+		sched = next
+	}
+	for i := 0; i < 8; i++ {
+		w.f("local.get $v%d local.get $v%d v128.xor local.set $v%d", i, i+8, i)
+	}
+}
+
+// blake3Store writes h0..h7 of the four lanes to out: each lane's 32
+// bytes, lanes one after another.
+func (w *w) blake3Store() {
+	w.transpose("$h0", "$h1", "$h2", "$h3", [4]string{"$v0", "$v1", "$v2", "$v3"})
+	w.transpose("$h4", "$h5", "$h6", "$h7", [4]string{"$v4", "$v5", "$v6", "$v7"})
+	for l := 0; l < 4; l++ {
+		w.f("local.get $out local.get $v%d v128.store offset=%d align=1", l, 32*l)
+		w.f("local.get $out local.get $v%d v128.store offset=%d align=1", l+4, 32*l+16)
+	}
+}
+
+// blake3x4 writes the function blake3_x4, whose doc is the comment it
+// emits.
+func blake3x4() string {
+	var w w
 	w.f("(local $ctr v128) (local $p0 i32) (local $p1 i32) (local $p2 i32) (local $p3 i32) (local $b i32) (local $fl i32)")
 	w.f("block $done")
 	w.f("local.get $groups i32.eqz br_if $done")
@@ -143,52 +199,21 @@ func blake3x4() string {
 	w.f("local.get $start i32.const 0 local.get $b i32.eqz select i32.or")
 	w.f("local.get $end i32.const 0 local.get $b i32.const 1 i32.add local.get $nblocks i32.eq select i32.or")
 	w.f("local.set $fl")
-	// The message: 16 words of each lane's block, transposed so that m_i
-	// holds word i of all four.
-	for q := 0; q < 4; q++ {
-		for l := 0; l < 4; l++ {
-			w.f("local.get $p%d v128.load offset=%d align=1 local.set $v%d", l, 16*q, l)
-		}
-		w.transpose("$v0", "$v1", "$v2", "$v3", [4]string{
-			fmt.Sprintf("$m%d", 4*q), fmt.Sprintf("$m%d", 4*q+1), fmt.Sprintf("$m%d", 4*q+2), fmt.Sprintf("$m%d", 4*q+3)})
-	}
-	for i := 0; i < 8; i++ {
-		w.f("local.get $h%d local.set $v%d", i, i)
-	}
-	for i := 0; i < 4; i++ {
-		w.f("v128.const i32x4 0x%08x 0x%08x 0x%08x 0x%08x local.set $v%d", blake3IV[i], blake3IV[i], blake3IV[i], blake3IV[i], 8+i)
-	}
+	w.blake3Message([4]string{"$p0", "$p1", "$p2", "$p3"})
 	w.f("local.get $ctr local.set $v12")
 	w.f("v128.const i32x4 0 0 0 0 local.set $v13")
 	w.f("i32.const 64 i32x4.splat local.set $v14")
 	w.f("local.get $fl i32x4.splat local.set $v15")
-	sched := [16]int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
-	for r := 0; r < 7; r++ {
-		w.f(";; round %d", r+1)
-		for g, s := range blake3G {
-			w.blake3G(s[0], s[1], s[2], s[3], sched[2*g], sched[2*g+1])
-		}
-		var next [16]int
-		for i := range next {
-			next[i] = sched[blake3Perm[i]]
-		}
-		sched = next
-	}
+	w.blake3Compress()
 	for i := 0; i < 8; i++ {
-		w.f("local.get $v%d local.get $v%d v128.xor local.set $h%d", i, i+8, i)
+		w.f("local.get $v%d local.set $h%d", i, i)
 	}
 	for l := 0; l < 4; l++ {
 		w.f("local.get $p%d i32.const 64 i32.add local.set $p%d", l, l)
 	}
 	w.f("local.get $b i32.const 1 i32.add local.tee $b local.get $nblocks i32.lt_u br_if $block")
 	w.f("end")
-	// Out: each lane's chaining value, 32 bytes, lanes one after another.
-	w.transpose("$h0", "$h1", "$h2", "$h3", [4]string{"$v0", "$v1", "$v2", "$v3"})
-	w.transpose("$h4", "$h5", "$h6", "$h7", [4]string{"$v4", "$v5", "$v6", "$v7"})
-	for l := 0; l < 4; l++ {
-		w.f("local.get $out local.get $v%d v128.store offset=%d align=1", l, 32*l)
-		w.f("local.get $out local.get $v%d v128.store offset=%d align=1", l+4, 32*l+16)
-	}
+	w.blake3Store()
 	w.f("local.get $out i32.const 128 i32.add local.set $out")
 	w.f("local.get $in local.get $stride i32.const 4 i32.mul i32.add local.set $in")
 	w.f("local.get $counter local.get $step i32.const 4 i32.mul i32.add local.set $counter")
@@ -210,7 +235,72 @@ func blake3x4() string {
     (param $key i32) (param $in i32) (param $stride i32) (param $nblocks i32)
     (param $counter i32) (param $step i32) (param $flags i32) (param $start i32)
     (param $end i32) (param $out i32) (param $groups i32)
-   ` + locals.String() + "\n" + w.b.String() + "  )\n"
+   ` + blake3Locals() + "\n" + w.b.String() + "  )\n"
+}
+
+// blake3Roots writes the function blake3_roots_x4.
+func blake3Roots() string {
+	var w w
+	w.f("(local $q0 i32) (local $q1 i32) (local $q2 i32) (local $q3 i32)")
+	w.f("(local $n0 i32) (local $n1 i32) (local $n2 i32) (local $n3 i32)")
+	w.f("(local $len v128) (local $nb v128) (local $last v128) (local $live v128) (local $b i32) (local $maxb i32)")
+	w.f("block $done")
+	w.f("local.get $groups i32.eqz br_if $done")
+	w.f("loop $group")
+	// Lane l: message 4g+l at in + l*stride, its length, its block count
+	// (at least one: the empty message is one empty block).
+	for l := 0; l < 4; l++ {
+		w.f("local.get $lens i32.load offset=%d i32.const 63 i32.add i32.const 6 i32.shr_u local.tee $n%d i32.const 1 local.get $n%d i32.const 1 i32.gt_u select local.set $n%d", 4*l, l, l, l)
+	}
+	w.f("local.get $lens v128.load align=4 local.set $len")
+	w.f("local.get $n0 i32x4.splat local.get $n1 i32x4.replace_lane 1 local.get $n2 i32x4.replace_lane 2 local.get $n3 i32x4.replace_lane 3 local.set $nb")
+	w.f("local.get $n0 local.get $n1 local.get $n0 local.get $n1 i32.gt_u select local.tee $maxb")
+	w.f("local.get $n2 local.get $maxb local.get $n2 i32.gt_u select local.tee $maxb")
+	w.f("local.get $n3 local.get $maxb local.get $n3 i32.gt_u select local.set $maxb")
+	for i := 0; i < 8; i++ {
+		w.f("local.get $key i32.load offset=%d i32x4.splat local.set $h%d", 4*i, i)
+	}
+	w.f("i32.const 0 local.set $b")
+	w.f("loop $block")
+	// A lane past its last block reads its last block again (always inside
+	// its message) and keeps its chaining value.
+	for l := 0; l < 4; l++ {
+		w.f("local.get $in local.get $stride i32.const %d i32.mul i32.add local.get $b local.get $n%d i32.const 1 i32.sub local.get $b local.get $n%d i32.lt_u select i32.const 6 i32.shl i32.add local.set $q%d", l, l, l, l)
+	}
+	w.blake3Message([4]string{"$q0", "$q1", "$q2", "$q3"})
+	w.f("local.get $nb local.get $b i32x4.splat i32x4.gt_u local.set $live")
+	w.f("local.get $nb local.get $b i32.const 1 i32.add i32x4.splat i32x4.eq local.set $last")
+	w.f("v128.const i32x4 0 0 0 0 local.set $v12")
+	w.f("v128.const i32x4 0 0 0 0 local.set $v13")
+	// Block length: 64, or on a lane's last block what is left of it.
+	w.f("local.get $len local.get $b i32.const 6 i32.shl i32x4.splat i32x4.sub i32.const 64 i32x4.splat local.get $last v128.bitselect local.set $v14")
+	// Flags: base, start on block 0, end and root on a lane's last block.
+	w.f("local.get $flags i32.const 1 i32.const 0 local.get $b i32.eqz select i32.or i32x4.splat")
+	w.f("local.get $last i32.const 10 i32x4.splat v128.and v128.or local.set $v15")
+	w.blake3Compress()
+	for i := 0; i < 8; i++ {
+		w.f("local.get $v%d local.get $h%d local.get $live v128.bitselect local.set $h%d", i, i, i)
+	}
+	w.f("local.get $b i32.const 1 i32.add local.tee $b local.get $maxb i32.lt_u br_if $block")
+	w.f("end")
+	w.blake3Store()
+	w.f("local.get $out i32.const 128 i32.add local.set $out")
+	w.f("local.get $in local.get $stride i32.const 4 i32.mul i32.add local.set $in")
+	w.f("local.get $lens i32.const 16 i32.add local.set $lens")
+	w.f("local.get $groups i32.const 1 i32.sub local.tee $groups br_if $group")
+	w.f("end")
+	w.f("end")
+	return `
+  ;; blake3_roots_x4 hashes 4*groups messages of one BLAKE3 chunk each (0 to
+  ;; 1024 bytes), four at a time, and writes each 32-byte hash to out, in
+  ;; order. Message i is lens[i] (u32) bytes at in + i*stride, zero-padded
+  ;; to whole 64-byte blocks (at least one); key points at the 8 key words
+  ;; and flags is the base flags (KEYED_HASH for a keyed hash; CHUNK_START,
+  ;; CHUNK_END and ROOT are added here). Merkle nodes are such messages.
+  (func (export "blake3_roots_x4")
+    (param $key i32) (param $flags i32) (param $in i32) (param $stride i32)
+    (param $lens i32) (param $out i32) (param $groups i32)
+   ` + blake3Locals() + "\n" + w.b.String() + "  )\n"
 }
 
 // sha256Blocks writes the function sha256_blocks.
@@ -289,7 +379,7 @@ func WAT() string {
 ;; in it, and Go guarantees the ranges.
 (module
   (import "env" "memory" (memory 0))
-` + blake3x4() + sha256Blocks() + ")\n"
+` + blake3x4() + blake3Roots() + sha256Blocks() + ")\n"
 }
 
 //go:generate go run gen.go

@@ -93,3 +93,14 @@ func putWords(b []byte, w *[8]uint32) {
 		putWord(b[4*i:], w[i])
 	}
 }
+
+// Roots4 hashes 4*groups messages of at most one chunk (1024 bytes) each,
+// four at a time (the SIMD kernel blake3_roots_x4 of wasm/kernels):
+// message i is in[i*stride:][:lens[i]], zero-padded in in to whole 64-byte
+// blocks (at least one), hashed from key with flags (flagKeyedHash for a
+// keyed hash; chunk start, end and root are added); its 32-byte hash goes to
+// out[32*i:].
+type Roots4 func(key *[8]uint32, flags uint32, in []byte, stride int, lens []uint32, out []byte, groups int)
+
+// KeyedFlags are the base flags of a keyed hash, for Roots4.
+const KeyedFlags = flagKeyedHash

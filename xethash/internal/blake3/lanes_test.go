@@ -119,3 +119,40 @@ func FuzzLanesKernel(f *testing.F) {
 		}
 	})
 }
+
+// TestRootsKernel hashes one-chunk messages of every length from 0 to 1024
+// four at a time with the kernel, keyed and unkeyed, against zeebo/blake3:
+// lanes of different lengths share each group.
+func TestRootsKernel(t *testing.T) {
+	k := kerneltest.Load(t)
+	rnd := rand.New(rand.NewSource(21))
+	const stride = ChunkLen
+	lens := make([]uint32, 0, 1028)
+	for n := 0; n <= ChunkLen; n++ {
+		lens = append(lens, uint32(n))
+	}
+	for len(lens)%4 != 0 {
+		lens = append(lens, uint32(rnd.Intn(ChunkLen+1)))
+	}
+	rnd.Shuffle(len(lens), func(i, j int) { lens[i], lens[j] = lens[j], lens[i] })
+	in := make([]byte, stride*len(lens))
+	for i, n := range lens {
+		rnd.Read(in[i*stride : i*stride+int(n)]) // the rest stays zero: the padding
+	}
+	out := make([]byte, Size*len(lens))
+	for _, key := range testKeys() {
+		kw := [8]uint32(NewKey(key))
+		k.BLAKE3Roots4(&kw, KeyedFlags, in, stride, lens, out, len(lens)/4)
+		for i, n := range lens {
+			if want := reference(t, key, in[i*stride:i*stride+int(n)]); string(out[i*Size:(i+1)*Size]) != string(want[:]) {
+				t.Fatalf("key %x message %d (%d bytes): got %x, want %x", key[:4], i, n, out[i*Size:(i+1)*Size], want)
+			}
+		}
+	}
+	k.BLAKE3Roots4(&ivKey, 0, in, stride, lens, out, len(lens)/4)
+	for i, n := range lens {
+		if want := zeebo.Sum256(in[i*stride : i*stride+int(n)]); string(out[i*Size:(i+1)*Size]) != string(want[:]) {
+			t.Fatalf("unkeyed message %d (%d bytes): got %x, want %x", i, n, out[i*Size:(i+1)*Size], want)
+		}
+	}
+}
