@@ -97,13 +97,15 @@ func goLanes(key *[8]uint32, in []byte, stride, nblocks int, counter, step, flag
 	}
 }
 
+// FuzzLanesKernel hashes inputs of fuzzed length (more than one chunk, at
+// most LanesMaxLen) and content seed with the kernel, against zeebo/blake3.
 func FuzzLanesKernel(f *testing.F) {
-	f.Add(make([]byte, 1025), []byte("key"), false)
-	f.Add(make([]byte, 4*1024+7), []byte{1}, true)
-	f.Fuzz(func(t *testing.T, data, keySeed []byte, unkeyed bool) {
-		if len(data) <= ChunkLen || len(data) > LanesMaxLen {
-			return
-		}
+	f.Add(uint32(1025), int64(1), []byte("key"), false)
+	f.Add(uint32(4*1024+7), int64(2), []byte{1}, true)
+	f.Fuzz(func(t *testing.T, n uint32, seed int64, keySeed []byte, unkeyed bool) {
+		size := ChunkLen + 1 + int(n%uint32(LanesMaxLen-ChunkLen))
+		data := make([]byte, size)
+		rand.New(rand.NewSource(seed)).Read(data)
 		k := kerneltest.Load(t)
 		if unkeyed {
 			if got, want := SumLanes(&ivKey, false, data, k.BLAKE3x4), zeebo.Sum256(data); got != want {
