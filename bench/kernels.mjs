@@ -5,9 +5,7 @@
 // nothing but that the results agree.
 //
 //   node bench/kernels.mjs [rounds]
-import { createServer } from "node:http";
-import { readFileSync, statSync } from "node:fs";
-import { extname, join, normalize, resolve, sep } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { createBLAKE3, createSHA256 } from "hash-wasm";
@@ -15,7 +13,7 @@ import { chromium } from "playwright-core";
 import { load } from "../wasm/xetkit.js";
 import { runKernelBench } from "./kernels.lib.mjs";
 import { fillRandom } from "./wasm.lib.mjs";
-import { launchChromium, tempDir } from "./proc.lib.mjs";
+import { launchChromium, serveRepo, tempDir } from "./proc.lib.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const rounds = Number(process.argv[2] || 5);
@@ -39,38 +37,13 @@ await esbuild.build({
   stdin: { contents: 'export { createBLAKE3, createSHA256 } from "hash-wasm";', resolveDir: root, loader: "js" },
   bundle: true, format: "esm", platform: "browser", outfile: join(tmp, "hash-wasm.js"), logLevel: "error",
 });
-const types = { ".js": "text/javascript", ".mjs": "text/javascript", ".html": "text/html" };
-const server = createServer((req, res) => {
-  const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-  let file = null;
-  if (path === "/favicon.ico") {
-    res.writeHead(204);
-    res.end();
-    return;
-  }
-  if (path === "/") {
-    res.writeHead(200, { "content-type": "text/html" });
-    res.end(`<!doctype html><meta charset="utf-8"><title>xetkit kernels bench</title>`);
-    return;
-  }
-  if (path === "/__peer/hash-wasm.js") file = join(tmp, "hash-wasm.js");
-  else if (path.startsWith("/wasm/") || path.startsWith("/bench/")) {
-    file = normalize(join(root, path));
-    if (!file.startsWith(root + sep)) file = null;
-  }
-  try {
-    if (!file || !statSync(file).isFile()) throw new Error("not found");
-    res.writeHead(200, { "content-type": types[extname(file)] || "application/wasm", "cache-control": "no-store" });
-    res.end(readFileSync(file));
-  } catch {
-    res.writeHead(404);
-    res.end();
-  }
+const { server, origin } = await serveRepo(root, {
+  page: `<!doctype html><meta charset="utf-8"><title>xetkit kernels bench</title>`,
+  files: { "/__peer/hash-wasm.js": join(tmp, "hash-wasm.js") },
 });
-await new Promise((r) => server.listen(0, "127.0.0.1", r));
 const chrome = await launchChromium(chromium);
 await chrome.run(async () => {
-  const p = await chrome.open(`http://127.0.0.1:${server.address().port}/`, log, { console: true });
+  const p = await chrome.open(`${origin}/`, log, { console: true });
   await p.evaluate(async ({ rounds, dataKey }) => {
     const { load } = await import("/wasm/xetkit.js");
     const { createBLAKE3, createSHA256 } = await import("/__peer/hash-wasm.js");

@@ -1,8 +1,9 @@
 // Node-only helpers for the browser benchmarks.
 import { createHash, randomFillSync } from "node:crypto";
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { extname, join, normalize, sep } from "node:path";
 
 // browserRSS sums the resident memory of the processes descended from a
 // browser's process, read from /proc: {renderer, all} in bytes (the page
@@ -99,3 +100,45 @@ export function tempDir(what) {
 
 // MiB formats a byte count in whole MiB.
 export const MiB = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+
+// serveRepo serves the repository's wasm/ and bench/ folders, page at "/"
+// and files (URL path → file) on a 127.0.0.1 port of its own, cross-origin
+// isolated (which gives the page precise timers and memory figures):
+// {server, origin}.
+export async function serveRepo(root, { page, files = {} }) {
+  const types = { ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm", ".html": "text/html" };
+  const headers = (ext) => ({
+    "content-type": types[ext] || "application/octet-stream",
+    "cross-origin-opener-policy": "same-origin",
+    "cross-origin-embedder-policy": "require-corp",
+    "cache-control": "no-store",
+  });
+  const server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    if (path === "/favicon.ico") {
+      res.writeHead(204);
+      res.end();
+      return;
+    }
+    if (path === "/") {
+      res.writeHead(200, headers(".html"));
+      res.end(page);
+      return;
+    }
+    let file = files[path] ?? null;
+    if (!file && (path.startsWith("/wasm/") || path.startsWith("/bench/"))) {
+      file = normalize(join(root, path));
+      if (!file.startsWith(root + sep)) file = null;
+    }
+    try {
+      if (!file || !statSync(file).isFile()) throw new Error("not found");
+      res.writeHead(200, headers(extname(file)));
+      res.end(readFileSync(file));
+    } catch {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, origin: `http://127.0.0.1:${server.address().port}` };
+}

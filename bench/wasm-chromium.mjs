@@ -19,14 +19,13 @@
 //
 //   node bench/wasm-chromium.mjs [rounds] [GiB for processFile, 0 to skip]
 import { spawn } from "node:child_process";
-import { createServer } from "node:http";
-import { closeSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
-import { extname, join, normalize, resolve, sep } from "node:path";
+import { closeSync, openSync, writeSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
 import { fillRandom } from "./wasm.lib.mjs";
-import { browserRSS, launchChromium, MiB, tempDir } from "./proc.lib.mjs";
+import { browserRSS, launchChromium, MiB, serveRepo, tempDir } from "./proc.lib.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const rounds = Number(process.argv[2] || 5);
@@ -45,46 +44,10 @@ await esbuild.build({
 });
 
 // ---- a static server for the repository ----
-const types = { ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm", ".html": "text/html" };
-const page = `<!doctype html><meta charset="utf-8"><title>xetkit bench</title><body><input type="file" id="file"></body>`;
-const server = createServer((req, res) => {
-  const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-  let file = null;
-  if (path === "/favicon.ico") {
-    res.writeHead(204);
-    res.end();
-    return;
-  }
-  if (path === "/") {
-    res.writeHead(200, headers(".html"));
-    res.end(page);
-    return;
-  }
-  if (path === "/__peer/peer.js") file = join(tmp, "peer.js");
-  else if (path.startsWith("/wasm/") || path.startsWith("/bench/")) {
-    file = normalize(join(root, path));
-    if (!file.startsWith(root + sep) && file !== root) file = null;
-  }
-  try {
-    if (!file || !statSync(file).isFile()) throw new Error("not found");
-    res.writeHead(200, headers(extname(file)));
-    res.end(readFileSync(file));
-  } catch {
-    res.writeHead(404);
-    res.end();
-  }
+const { server, origin } = await serveRepo(root, {
+  page: `<!doctype html><meta charset="utf-8"><title>xetkit bench</title><body><input type="file" id="file"></body>`,
+  files: { "/__peer/peer.js": join(tmp, "peer.js") },
 });
-function headers(ext) {
-  // Cross-origin isolation gives the page precise timers and memory figures.
-  return {
-    "content-type": types[ext] || "application/octet-stream",
-    "cross-origin-opener-policy": "same-origin",
-    "cross-origin-embedder-policy": "require-corp",
-    "cache-control": "no-store",
-  };
-}
-await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-const origin = `http://127.0.0.1:${server.address().port}`;
 
 const chrome = await launchChromium(chromium, ["--js-flags=--expose-gc"]);
 await chrome.run(async () => {

@@ -14,6 +14,8 @@ package kernels
 import (
 	"fmt"
 	"strings"
+
+	"github.com/xetkit/xetkit/internal/sha256x"
 )
 
 // ImportModule is the module name of the kernels' functions in
@@ -30,18 +32,6 @@ var (
 	}
 	blake3IV = [4]uint32{0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A}
 )
-
-// sha256K are SHA-256's round constants (FIPS 180-4 §4.2.2).
-var sha256K = [64]uint32{
-	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-}
 
 // Byte shuffles on v128 values holding four little-endian u32 lanes.
 const (
@@ -91,21 +81,18 @@ func (w *w) rotr(x string, n int) {
 }
 
 // blake3G writes one G call on state locals $va..$vd with message locals
-// $mx and $my.
+// $mx and $my: two halves, each adding a message word and rotating by its
+// own pair of distances.
 func (w *w) blake3G(a, b, c, d, x, y int) {
 	va, vb, vc, vd := fmt.Sprintf("$v%d", a), fmt.Sprintf("$v%d", b), fmt.Sprintf("$v%d", c), fmt.Sprintf("$v%d", d)
-	w.f("local.get %s local.get %s i32x4.add local.get $m%d i32x4.add local.set %s", va, vb, x, va)
-	w.f("local.get %s local.get %s v128.xor local.set %s", vd, va, vd)
-	w.rotr(vd, 16)
-	w.f("local.get %s local.get %s i32x4.add local.set %s", vc, vd, vc)
-	w.f("local.get %s local.get %s v128.xor local.set %s", vb, vc, vb)
-	w.rotr(vb, 12)
-	w.f("local.get %s local.get %s i32x4.add local.get $m%d i32x4.add local.set %s", va, vb, y, va)
-	w.f("local.get %s local.get %s v128.xor local.set %s", vd, va, vd)
-	w.rotr(vd, 8)
-	w.f("local.get %s local.get %s i32x4.add local.set %s", vc, vd, vc)
-	w.f("local.get %s local.get %s v128.xor local.set %s", vb, vc, vb)
-	w.rotr(vb, 7)
+	for _, h := range []struct{ m, r1, r2 int }{{x, 16, 12}, {y, 8, 7}} {
+		w.f("local.get %s local.get %s i32x4.add local.get $m%d i32x4.add local.set %s", va, vb, h.m, va)
+		w.f("local.get %s local.get %s v128.xor local.set %s", vd, va, vd)
+		w.rotr(vd, h.r1)
+		w.f("local.get %s local.get %s i32x4.add local.set %s", vc, vd, vc)
+		w.f("local.get %s local.get %s v128.xor local.set %s", vb, vc, vb)
+		w.rotr(vb, h.r2)
+	}
 }
 
 // blake3Locals declares the v128 locals of a four-lane BLAKE3 function: the
@@ -122,6 +109,16 @@ func blake3Locals() string {
 		}
 	}
 	return locals.String()
+}
+
+// blake3Start sets every lane's chaining value to the key and opens the
+// loop over blocks ($b from 0).
+func (w *w) blake3Start() {
+	for i := 0; i < 8; i++ {
+		w.f("local.get $key i32.load offset=%d i32x4.splat local.set $h%d", 4*i, i)
+	}
+	w.f("i32.const 0 local.set $b")
+	w.f("loop $block")
 }
 
 // blake3Message loads the 64-byte blocks at the lane pointers ptr[0..3]
@@ -189,11 +186,7 @@ func blake3x4() string {
 	w.f("local.get $p1 local.get $stride i32.add local.set $p2")
 	w.f("local.get $p2 local.get $stride i32.add local.set $p3")
 	w.f("local.get $counter i32x4.splat v128.const i32x4 0 1 2 3 local.get $step i32x4.splat i32x4.mul i32x4.add local.set $ctr")
-	for i := 0; i < 8; i++ {
-		w.f("local.get $key i32.load offset=%d i32x4.splat local.set $h%d", 4*i, i)
-	}
-	w.f("i32.const 0 local.set $b")
-	w.f("loop $block")
+	w.blake3Start()
 	// Flags: base, plus start on the first block and end on the last.
 	w.f("local.get $flags")
 	w.f("local.get $start i32.const 0 local.get $b i32.eqz select i32.or")
@@ -257,11 +250,7 @@ func blake3Roots() string {
 	w.f("local.get $n0 local.get $n1 local.get $n0 local.get $n1 i32.gt_u select local.tee $maxb")
 	w.f("local.get $n2 local.get $maxb local.get $n2 i32.gt_u select local.tee $maxb")
 	w.f("local.get $n3 local.get $maxb local.get $n3 i32.gt_u select local.set $maxb")
-	for i := 0; i < 8; i++ {
-		w.f("local.get $key i32.load offset=%d i32x4.splat local.set $h%d", 4*i, i)
-	}
-	w.f("i32.const 0 local.set $b")
-	w.f("loop $block")
+	w.blake3Start()
 	// A lane past its last block reads its last block again (always inside
 	// its message) and keeps its chaining value.
 	for l := 0; l < 4; l++ {
@@ -347,7 +336,7 @@ func sha256Blocks() string {
 		// h += Σ1(e) + Ch(e,f,g) + K[t] + W[t]; d += h; h += Σ0(a) + Maj(a,b,c).
 		w.f("local.get %s local.get %s i32.const 6 i32.rotr local.get %s i32.const 11 i32.rotr i32.xor local.get %s i32.const 25 i32.rotr i32.xor i32.add", h, e, e, e)
 		w.f("local.get %s local.get %s local.get %s i32.xor i32.and local.get %s i32.xor i32.add", e, f, g, g)
-		w.f("i32.const 0x%08x i32.add local.get %s i32.add local.tee %s", sha256K[t], wt, h)
+		w.f("i32.const 0x%08x i32.add local.get %s i32.add local.tee %s", sha256x.K[t], wt, h)
 		w.f("local.get %s i32.add local.set %s", d, d)
 		// Maj(a,b,c) = b ^ ((a^b) & (b^c)), and this round's b^c is the
 		// last round's a^b: one operation fewer per round.

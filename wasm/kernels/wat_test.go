@@ -8,11 +8,7 @@ import (
 // TestWATCurrent keeps kernels.wat, the file the build turns into bytes, in
 // step with the generator: run "go generate ./wasm/kernels" after a change.
 func TestWATCurrent(t *testing.T) {
-	b, err := os.ReadFile("kernels.wat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(b) != WAT() {
-		t.Fatal("kernels.wat is not what WAT() writes: run go generate ./wasm/kernels")
+	if b, err := os.ReadFile("kernels.wat"); err != nil || string(b) != WAT() {
+		t.Fatalf("kernels.wat is not what WAT() writes (%v): run go generate ./wasm/kernels", err)
 	}
 }

@@ -106,18 +106,25 @@ func (k *Key) fullChunk(p *[ChunkLen]byte, counter uint64) [8]uint32 {
 // lastChunk returns the chaining value (or, with flagRoot in root, the
 // output) of the final chunk, 0 to 1024 bytes long.
 func (k *Key) lastChunk(p []byte, counter uint64, root uint32) [8]uint32 {
-	cv := [8]uint32(*k)
-	flags := uint32(flagKeyedHash | flagChunkStart)
+	return chunkCV((*[8]uint32)(k), p, counter, flagKeyedHash, root)
+}
+
+// chunkCV returns the chaining value of a chunk of 0 to 1024 bytes hashed
+// from key with the base flags, last added on its final block (flagRoot
+// for the output of a one-chunk input).
+func chunkCV(key *[8]uint32, p []byte, counter uint64, base, last uint32) [8]uint32 {
+	cv := *key
+	flags := base | flagChunkStart
 	for len(p) > BlockLen {
 		compress(&cv, (*[BlockLen]byte)(p), counter, BlockLen, flags)
-		flags = flagKeyedHash
+		flags = base
 		p = p[BlockLen:]
 	}
 	// The last block (possibly empty) is zero-padded; its true length goes
 	// into the compression.
 	var block [BlockLen]byte
 	copy(block[:], p)
-	compress(&cv, &block, counter, uint32(len(p)), flags|flagChunkEnd|root)
+	compress(&cv, &block, counter, uint32(len(p)), flags|flagChunkEnd|last)
 	return cv
 }
 

@@ -41,7 +41,7 @@ func SumLanes(key *[8]uint32, keyed bool, data []byte, x4 Lanes4) [Size]byte {
 	}
 	for i := 4 * g; i < n; i++ {
 		end := min((i+1)*ChunkLen, len(data))
-		cv := lastChunkFlags(key, data[i*ChunkLen:end], uint64(i), base)
+		cv := chunkCV(key, data[i*ChunkLen:end], uint64(i), base, 0)
 		putWords(cvs[i*Size:], &cv)
 	}
 	// Each level pairs neighbours in place: parent i reads cvs[64i:64i+64]
@@ -63,21 +63,6 @@ func SumLanes(key *[8]uint32, keyed bool, data []byte, x4 Lanes4) [Size]byte {
 	}
 	root := parentFlags(key, cvs[:], base|flagRoot)
 	return wordsToBytes(&root)
-}
-
-// lastChunkFlags is lastChunk for any key and base flags, never the root.
-func lastChunkFlags(key *[8]uint32, p []byte, counter uint64, base uint32) [8]uint32 {
-	cv := *key
-	flags := base | flagChunkStart
-	for len(p) > BlockLen {
-		compress(&cv, (*[BlockLen]byte)(p), counter, BlockLen, flags)
-		flags = base
-		p = p[BlockLen:]
-	}
-	var block [BlockLen]byte
-	copy(block[:], p)
-	compress(&cv, &block, counter, uint32(len(p)), flags|flagChunkEnd)
-	return cv
 }
 
 // parentFlags compresses the two chaining values at p[0:64] into their
