@@ -272,13 +272,14 @@ test("lookup tables, and a dedupe response whose key has not expired", pageTest(
 }));
 
 // Opening a shard starts no second module: the findings come from the
-// module's worker pool, which got the page's compiled module.
+// module's worker pool, which got the page's compiled modules (xetkit.wasm
+// and its kernels, each compiled once).
 test("opening a shard starts no second wasm instance", pageTest(env, async (page) => {
   await openFiles(page, [ref(STORED)]);
   await page.locator('.sec[data-sec="findings"] .count').waitFor(); // the findings are in
   const counts = await page.evaluate(() => window.__xk);
   assert.equal(counts.compiles + counts.instances > 0, true, "the page's own module was counted");
-  assert.ok(counts.compiles <= 1 && counts.instances <= 1, `modules on the page's thread: ${JSON.stringify(counts)}`);
+  assert.ok(counts.compiles <= 1 && counts.instances <= 1 && counts.kernelCompiles <= 1, `modules on the page's thread: ${JSON.stringify(counts)}`);
   const others = counts.workers.filter((u) => u !== "xetkit-pool");
   assert.deepEqual(others, [], "workers other than the module's pool");
 }));

@@ -41,6 +41,12 @@ func FuzzParse(f *testing.F) {
 	now := time.Unix(1750000000, 0)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := shard.Parse(b)
+		// The summary reads the same bytes the same way, rows aside.
+		if sum, serr := shard.SummaryJSON(nil, b); (err == nil) != (serr == nil) || (err != nil && err.Error() != serr.Error()) {
+			t.Fatalf("Parse says %v, SummaryJSON %v", err, serr)
+		} else if err == nil && !bytes.Equal(sum, shard.AppendParsedJSONWithoutChunks(nil, s, nil)) {
+			t.Fatal("SummaryJSON differs from the full parse's JSON without chunks")
+		}
 		if err != nil {
 			formatOffset(t, err, len(b))
 			if _, err := shard.ReadAt(bytes.NewReader(b), int64(len(b))); err == nil && len(b) >= 48 && b[40] == 0 {

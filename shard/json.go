@@ -413,7 +413,11 @@ func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks, chunkLoo
 		w.s(`,"flags":`)
 		w.u(uint64(x.Flags))
 		w.s(`,"numChunks":`)
-		w.u(uint64(len(x.Chunks)))
+		if s.unread != nil {
+			w.u(uint64(s.unread[i]))
+		} else {
+			w.u(uint64(len(x.Chunks)))
+		}
 		w.s(`,"bytesInXorb":`)
 		w.u(uint64(x.BytesInXorb))
 		w.s(`,"bytesOnDisk":`)

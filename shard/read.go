@@ -37,8 +37,28 @@ func allZero(b []byte) bool {
 // Counts are believed only as far as the bytes that remain, so no
 // allocation is larger than a small multiple of len(b). The Shard does not
 // keep b.
-func Parse(b []byte) (*Shard, error) {
+func Parse(b []byte) (*Shard, error) { return parse(b, false) }
+
+// SummaryJSON appends to dst the ParsedShard JSON of shard bytes b, without
+// findings and with every xorb's "chunks" empty, as
+// AppendParsedJSONWithoutChunks gives it after Parse, but without decoding
+// the chunk records at all: for a viewer that reads them from b itself
+// (chunk records follow each xorb's header record at "offset", RecordSize
+// bytes each, their fields at the Chunk...At offsets). It returns Parse's
+// error for bytes Parse rejects.
+func SummaryJSON(dst, b []byte) ([]byte, error) {
+	s, err := parse(b, true)
+	if err != nil {
+		return dst, err
+	}
+	return appendParsedJSON(dst, s, nil, false, true), nil
+}
+
+func parse(b []byte, skipRows bool) (*Shard, error) {
 	s := &Shard{}
+	if skipRows {
+		s.unread = []int{}
+	}
 	if err := s.readHeader(b); err != nil {
 		return nil, err
 	}
@@ -333,7 +353,10 @@ func (s *Shard) readXorbs(b []byte, base int64, p int) (int, error) {
 	}
 
 	xorbs := make([]Xorb, nXorbs)
-	chunks := make([]Chunk, nChunks)
+	var chunks []Chunk
+	if s.unread == nil {
+		chunks = make([]Chunk, nChunks)
+	}
 	p = start
 	for i := range xorbs {
 		x := &xorbs[i]
@@ -345,15 +368,20 @@ func (s *Shard) readXorbs(b []byte, base int64, p int) (int, error) {
 		x.BytesInXorb = le32(r[40:])
 		x.BytesOnDisk = le32(r[44:])
 		p += RecordSize
+		if s.unread != nil {
+			s.unread = append(s.unread, n)
+			p += RecordSize * n
+			continue
+		}
 		x.Chunks, chunks = chunks[:n:n], chunks[n:]
 		for j := range x.Chunks {
 			r := b[p : p+RecordSize]
 			x.Chunks[j] = Chunk{
-				Hash:           xethash.Hash(r[:32]),
-				ByteRangeStart: le32(r[32:]),
-				UnpackedBytes:  le32(r[36:]),
-				Flags:          le32(r[40:]),
-				Reserved:       le32(r[44:]),
+				Hash:           xethash.Hash(r[ChunkHashAt : ChunkHashAt+32]),
+				ByteRangeStart: le32(r[ChunkByteRangeStartAt:]),
+				UnpackedBytes:  le32(r[ChunkUnpackedBytesAt:]),
+				Flags:          le32(r[ChunkFlagsAt:]),
+				Reserved:       le32(r[ChunkReservedAt:]),
 			}
 			p += RecordSize
 		}

@@ -67,7 +67,21 @@ type Shard struct {
 	// notes are rule breaks only visible while reading (reserved bytes that
 	// the types do not keep); Validate reports them.
 	notes findings
+	// unread, when set, counts each xorb's chunk records that were read
+	// past, not decoded (SummaryJSON); such a Shard never leaves the
+	// package.
+	unread []int
 }
+
+// Where a chunk record's fields lie (a CASChunkSequenceEntry, RecordSize
+// bytes): for readers that take the rows from the bytes themselves.
+const (
+	ChunkHashAt           = 0
+	ChunkByteRangeStartAt = 32
+	ChunkUnpackedBytesAt  = 36
+	ChunkFlagsAt          = 40
+	ChunkReservedAt       = 44
+)
 
 // Header is the 48-byte MDBShardFileHeader.
 type Header struct {
@@ -237,7 +251,17 @@ func (s *Shard) FileEntries() []int64 { return recordStarts(s.Files, (*File).Siz
 // XorbEntries returns where each xorb's header record lies in the CAS info
 // section, counted in 48-byte records: the values the CAS and chunk lookup
 // tables store.
-func (s *Shard) XorbEntries() []int64 { return recordStarts(s.Xorbs, (*Xorb).Size) }
+func (s *Shard) XorbEntries() []int64 {
+	if s.unread != nil {
+		at, out := int64(0), make([]int64, len(s.Xorbs))
+		for i, n := range s.unread {
+			out[i] = at
+			at += int64(1 + n)
+		}
+		return out
+	}
+	return recordStarts(s.Xorbs, (*Xorb).Size)
+}
 
 // recordStarts returns the record index at which each block begins when
 // the blocks follow one another, size giving each block's bytes.

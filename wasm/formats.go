@@ -33,15 +33,37 @@ func exportFormats(api js.Value) {
 	// instead: the JSON without the xorbs' chunk rows, and those rows as
 	// columns (see packChunkRows).
 	export(api, "parseShard", func(args []js.Value) (any, error) {
+		validate := arg(args, 2).IsUndefined() || arg(args, 2).Truthy()
+		out := jsx.Object.New()
+		if !validate && boolArg(args, 3) {
+			// Packed rows, no findings: the chunk records are not decoded
+			// here at all; xetkit.js reads them from its own bytes, where
+			// rowLayout says they lie.
+			b, err := bytesArg(args, 0, "bytes", nil)
+			if err != nil {
+				return nil, err
+			}
+			j, err := shard.SummaryJSON(nil, b)
+			if err != nil {
+				return nil, err
+			}
+			out.Set("json", string(j))
+			layout := jsx.Object.New()
+			for k, v := range map[string]int{"recordSize": shard.RecordSize, "hash": shard.ChunkHashAt, "byteRangeStart": shard.ChunkByteRangeStartAt,
+				"unpackedBytes": shard.ChunkUnpackedBytesAt, "flags": shard.ChunkFlagsAt} {
+				layout.Set(k, v)
+			}
+			out.Set("rowLayout", layout)
+			return out, nil
+		}
 		s, err := shardArg(args)
 		if err != nil {
 			return nil, err
 		}
 		var findings []shard.Finding
-		if v := arg(args, 2); v.IsUndefined() || v.Truthy() {
+		if validate {
 			findings = validateShard(s, boolArg(args, 1))
 		}
-		out := jsx.Object.New()
 		if boolArg(args, 3) {
 			out.Set("json", string(shard.AppendParsedJSONWithoutChunks(nil, s, findings)))
 			out.Set("chunkRows", packChunkRows(s))

@@ -196,6 +196,44 @@ function call(go, name, ...args) {
   return r;
 }
 
+// rowsOf reads the chunk rows of a shard's xorbs from its bytes into
+// PackedChunkRows columns; layout (from the module) says where a chunk
+// record's fields lie: the records follow each xorb's header record.
+function rowsOf(bytes, xorbs, layout) {
+  const xorbStart = new Uint32Array(xorbs.length + 1);
+  for (let i = 0; i < xorbs.length; i++) xorbStart[i + 1] = xorbStart[i] + xorbs[i].numChunks;
+  const count = xorbStart[xorbs.length];
+  const hashes = new Uint8Array(32 * count);
+  const byteRangeStart = new Uint32Array(count), unpackedBytes = new Uint32Array(count), flags = new Uint32Array(count);
+  // Every field is a little-endian u32 (a hash eight of them, bytes kept in
+  // order) at a multiple of 4 from the shard's start: the bytes are read as
+  // u32s in place (the platforms JavaScript runs on are little-endian),
+  // from a 4-aligned copy when they are not aligned themselves.
+  const out = new Uint32Array(hashes.buffer);
+  const src = bytes.byteOffset % 4 === 0
+    ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2)
+    : new Uint32Array(bytes.slice().buffer, 0, bytes.byteLength >>> 2);
+  const step = layout.recordSize >>> 2, h = layout.hash >>> 2;
+  const brs = layout.byteRangeStart >>> 2, ub = layout.unpackedBytes >>> 2, fl = layout.flags >>> 2;
+  for (let x = 0, r = 0; x < xorbs.length; x++) {
+    for (let i = (xorbs[x].offset >>> 2) + step, end = r + xorbs[x].numChunks; r < end; r++, i += step) {
+      const o = 8 * r;
+      out[o] = src[i + h];
+      out[o + 1] = src[i + h + 1];
+      out[o + 2] = src[i + h + 2];
+      out[o + 3] = src[i + h + 3];
+      out[o + 4] = src[i + h + 4];
+      out[o + 5] = src[i + h + 5];
+      out[o + 6] = src[i + h + 6];
+      out[o + 7] = src[i + h + 7];
+      byteRangeStart[r] = src[i + brs];
+      unpackedBytes[r] = src[i + ub];
+      flags[r] = src[i + fl];
+    }
+  }
+  return { count, hashes, byteRangeStart, unpackedBytes, flags, xorbStart };
+}
+
 // Instances by wasm URL or module and pool size.
 const loaded = new Map();
 
@@ -626,8 +664,13 @@ class Xetkit {
     const { upload, validate } = shardOptions(options, "parseShard");
     const packed = options.packedChunks ?? false;
     if (typeof packed !== "boolean") throw typeError("parseShard: options.packedChunks must be a boolean");
-    const r = call(this.#go, "parseShard", toBytes(bytes, "parseShard: bytes"), upload, validate, packed);
+    const b = toBytes(bytes, "parseShard: bytes");
+    const r = call(this.#go, "parseShard", b, upload, validate, packed);
     const parsed = JSON.parse(r.json);
+    if (r.rowLayout) {
+      parsed.chunkRows = rowsOf(b, parsed.xorbs, r.rowLayout);
+      return parsed;
+    }
     const c = r.chunkRows;
     const u32 = (b) => new Uint32Array(b.buffer, b.byteOffset, b.length >>> 2);
     if (!packed) {

@@ -1,0 +1,85 @@
+package shard_test
+
+import (
+	"bytes"
+	"math/rand"
+	"testing"
+
+	"github.com/xetkit/xetkit/internal/testref"
+	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// TestSummaryJSON: the summary of a shard is the JSON of its full parse
+// without chunk rows, and the rows it leaves out lie where it says.
+func TestSummaryJSON(t *testing.T) {
+	for name, b := range testShards(t) {
+		s, err := shard.Parse(b)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want := shard.AppendParsedJSONWithoutChunks(nil, s, nil)
+		got, err := shard.SummaryJSON(nil, b)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s: SummaryJSON (err %v):\n%.400s\nwant\n%.400s", name, err, got, want)
+		}
+		for _, x := range s.Xorbs {
+			for j, c := range x.Chunks {
+				at := x.Offset + shard.RecordSize*int64(1+j)
+				r := b[at : at+shard.RecordSize]
+				if !bytes.Equal(r[shard.ChunkHashAt:shard.ChunkHashAt+32], c.Hash[:]) ||
+					le32(r[shard.ChunkByteRangeStartAt:]) != c.ByteRangeStart || le32(r[shard.ChunkUnpackedBytesAt:]) != c.UnpackedBytes ||
+					le32(r[shard.ChunkFlagsAt:]) != c.Flags || le32(r[shard.ChunkReservedAt:]) != c.Reserved {
+					t.Fatalf("%s: xorb %s chunk %d is not at %d as the layout says", name, x.Hash, j, at)
+				}
+			}
+		}
+	}
+}
+
+// TestSummaryErrors: bytes Parse rejects, SummaryJSON rejects with the same
+// error (truncations and byte flips of every test shard).
+func TestSummaryErrors(t *testing.T) {
+	rnd := rand.New(rand.NewSource(3))
+	for name, b := range testShards(t) {
+		for i := 0; i < 200; i++ {
+			c := append([]byte(nil), b...)
+			if i%2 == 0 {
+				c = c[:rnd.Intn(len(c))]
+			} else {
+				c[rnd.Intn(len(c))] ^= byte(1 + rnd.Intn(255))
+			}
+			_, perr := shard.Parse(c)
+			_, serr := shard.SummaryJSON(nil, c)
+			if (perr == nil) != (serr == nil) || (perr != nil && perr.Error() != serr.Error()) {
+				t.Fatalf("%s, case %d: Parse says %v, SummaryJSON %v", name, i, perr, serr)
+			}
+		}
+	}
+}
+
+func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+
+// testShards are the reference shards and built ones with lookup tables,
+// keyed chunk hashes and no footer.
+func testShards(t *testing.T) map[string][]byte {
+	out := map[string][]byte{}
+	for _, name := range refShards {
+		out[name] = testref.Read(t, name)
+	}
+	r := newRand(12)
+	sp := randomSpec(r, 4, 3, 5, true)
+	sp.Footer = &shard.SpecFooter{CreatedAt: 5, KeyExpiry: 6, LookupTables: true}
+	out["built, lookup tables"] = mustBuild(t, sp)
+	s := mustParse(t, out["built, lookup tables"])
+	key := xethash.Hash{9}
+	keyed := &shard.Shard{Xorbs: shard.KeyChunks(s.Xorbs, key), Footer: &shard.Footer{ChunkHashKey: key}}
+	b, err := keyed.Marshal(shard.WriteOptions{LookupTables: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out["keyed dedupe form"] = b
+	sp.Footer = nil
+	out["upload form"] = mustBuild(t, sp)
+	return out
+}
