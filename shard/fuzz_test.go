@@ -46,6 +46,8 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse says %v, SummaryJSON %v", err, serr)
 		} else if err == nil && !bytes.Equal(sum, shard.AppendParsedJSONWithoutChunks(nil, s, nil)) {
 			t.Fatal("SummaryJSON differs from the full parse's JSON without chunks")
+		} else if at, aerr := shard.SummaryJSONAt(nil, bytes.NewReader(b), int64(len(b))); (err == nil) != (aerr == nil) || !bytes.Equal(at, sum) {
+			t.Fatalf("SummaryJSONAt (%v) differs from SummaryJSON (%v)", aerr, serr)
 		}
 		if err != nil {
 			formatOffset(t, err, len(b))

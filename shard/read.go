@@ -54,6 +54,71 @@ func SummaryJSON(dst, b []byte) ([]byte, error) {
 	return appendParsedJSON(dst, s, nil, false, true), nil
 }
 
+// SummaryJSONAt is SummaryJSON for a shard of size bytes read through r.
+// A stored shard is read sparsely: the header, the file info section, each
+// xorb's header record (not its chunk records), and the lookup tables and
+// footer, into a buffer of the shard's size whose other bytes stay unread;
+// where the footer's offsets do not lead that way, the whole shard is read.
+// Either way it gives SummaryJSON's answer for the whole bytes.
+func SummaryJSONAt(dst []byte, r io.ReaderAt, size int64) ([]byte, error) {
+	if b, casAt, ok := sparseRead(r, size); ok {
+		if s, err := parse(b, true); err == nil && s.Layout.CASInfo == casAt {
+			return appendParsedJSON(dst, s, nil, false, true), nil
+		}
+	}
+	if size < 0 {
+		return dst, errAt(0, "shard size %d is negative", size)
+	}
+	b := make([]byte, size)
+	if n, err := r.ReadAt(b, 0); int64(n) < size {
+		return dst, fmt.Errorf("shard: reading %d bytes: %w", size, err)
+	}
+	return SummaryJSON(dst, b)
+}
+
+// sparseRead reads what SummaryJSON of a stored shard looks at into a
+// buffer of size bytes, walking the CAS info section from where the footer
+// puts it as readXorbs walks it; ok is false wherever that walk does not
+// end in a bookend before the footer (the caller then reads everything, so
+// that the errors are Parse's).
+func sparseRead(r io.ReaderAt, size int64) (b []byte, casAt int64, ok bool) {
+	if size < HeaderSize+FooterSize {
+		return nil, 0, false
+	}
+	b = make([]byte, size)
+	fill := func(off, end int64) bool {
+		n, _ := r.ReadAt(b[off:end], off)
+		return int64(n) == end-off
+	}
+	footerAt := size - FooterSize
+	if !fill(0, HeaderSize) || le64(b[HeaderSize-8:]) != FooterSize || !fill(footerAt, size) {
+		return nil, 0, false
+	}
+	f := (&Shard{}).readFooter(b[footerAt:], footerAt)
+	casAt = int64(f.CASInfoOffset)
+	if f.CASInfoOffset < HeaderSize || f.CASInfoOffset > uint64(footerAt) || !fill(0, casAt) {
+		return nil, 0, false
+	}
+	p := casAt
+	for {
+		if p+RecordSize > footerAt || !fill(p, p+RecordSize) {
+			return nil, 0, false
+		}
+		if isBookend(b[p:]) {
+			break
+		}
+		n := int64(le32(b[p+36:]))
+		if n > (footerAt-p)/RecordSize {
+			return nil, 0, false
+		}
+		p += RecordSize * (1 + n)
+	}
+	if !fill(p+RecordSize, footerAt) {
+		return nil, 0, false
+	}
+	return b, casAt, true
+}
+
 func parse(b []byte, skipRows bool) (*Shard, error) {
 	s := &Shard{}
 	if skipRows {

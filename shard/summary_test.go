@@ -23,6 +23,9 @@ func TestSummaryJSON(t *testing.T) {
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("%s: SummaryJSON (err %v):\n%.400s\nwant\n%.400s", name, err, got, want)
 		}
+		if got, err := shard.SummaryJSONAt(nil, bytes.NewReader(b), int64(len(b))); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s: SummaryJSONAt (err %v):\n%.400s\nwant\n%.400s", name, err, got, want)
+		}
 		for _, x := range s.Xorbs {
 			for j, c := range x.Chunks {
 				at := x.Offset + shard.RecordSize*int64(1+j)
@@ -53,6 +56,11 @@ func TestSummaryErrors(t *testing.T) {
 			_, serr := shard.SummaryJSON(nil, c)
 			if (perr == nil) != (serr == nil) || (perr != nil && perr.Error() != serr.Error()) {
 				t.Fatalf("%s, case %d: Parse says %v, SummaryJSON %v", name, i, perr, serr)
+			}
+			whole, _ := shard.SummaryJSON(nil, c)
+			sparse, aerr := shard.SummaryJSONAt(nil, bytes.NewReader(c), int64(len(c)))
+			if (perr == nil) != (aerr == nil) || (perr != nil && perr.Error() != aerr.Error()) || !bytes.Equal(whole, sparse) {
+				t.Fatalf("%s, case %d: Parse says %v, SummaryJSONAt %v", name, i, perr, aerr)
 			}
 		}
 	}

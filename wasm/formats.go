@@ -36,14 +36,14 @@ func exportFormats(api js.Value) {
 		validate := arg(args, 2).IsUndefined() || arg(args, 2).Truthy()
 		out := jsx.Object.New()
 		if !validate && boolArg(args, 3) {
-			// Packed rows, no findings: the chunk records are not decoded
-			// here at all; xetkit.js reads them from its own bytes, where
-			// rowLayout says they lie.
-			b, err := bytesArg(args, 0, "bytes", nil)
+			// Packed rows, no findings: the chunk records are neither
+			// copied here nor decoded; xetkit.js reads them from its own
+			// bytes, where rowLayout says they lie.
+			r, err := readerArg(args, 0)
 			if err != nil {
 				return nil, err
 			}
-			j, err := shard.SummaryJSON(nil, b)
+			j, err := shard.SummaryJSONAt(nil, r, r.Size())
 			if err != nil {
 				return nil, err
 			}

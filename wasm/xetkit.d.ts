@@ -467,7 +467,10 @@ export interface Xetkit {
   parseShard(bytes: Bytes, options?: { upload?: boolean; validate?: boolean; packedChunks?: false }): ParsedShard;
   /**
    * With packedChunks: every xorb's chunks is [] and the rows of all of
-   * them come as columns in chunkRows (far faster for a big shard).
+   * them come as columns in chunkRows (far faster for a big shard). With
+   * validate: false as well, the columns other than count and xorbStart
+   * are read from bytes when one of them is first used: leave bytes
+   * unchanged until then.
    */
   parseShard(bytes: Bytes, options: { upload?: boolean; validate?: boolean; packedChunks: true }): ParsedShard & { chunkRows: PackedChunkRows };
   /** The findings parseShard would include, alone. */

@@ -196,13 +196,28 @@ function call(go, name, ...args) {
   return r;
 }
 
-// rowsOf reads the chunk rows of a shard's xorbs from its bytes into
-// PackedChunkRows columns; layout (from the module) says where a chunk
-// record's fields lie: the records follow each xorb's header record.
+// rowsOf gives the chunk rows of a shard's xorbs as PackedChunkRows: count
+// and xorbStart at once, the other columns read from bytes when one of them
+// is first used (a huge shard's first screen needs none); layout (from the
+// module) says where a chunk record's fields lie: the records follow each
+// xorb's header record.
 function rowsOf(bytes, xorbs, layout) {
   const xorbStart = new Uint32Array(xorbs.length + 1);
   for (let i = 0; i < xorbs.length; i++) xorbStart[i + 1] = xorbStart[i] + xorbs[i].numChunks;
   const count = xorbStart[xorbs.length];
+  const offsets = xorbs.map((x) => x.offset);
+  const rows = { count, xorbStart };
+  let columns = null;
+  const column = (name) => (columns ??= readRows(bytes, offsets, xorbStart, layout))[name];
+  for (const name of ["hashes", "byteRangeStart", "unpackedBytes", "flags"]) {
+    Object.defineProperty(rows, name, { enumerable: true, get: () => column(name) });
+  }
+  return rows;
+}
+
+// readRows reads the columns of rowsOf.
+function readRows(bytes, offsets, xorbStart, layout) {
+  const count = xorbStart[offsets.length];
   const hashes = new Uint8Array(32 * count);
   const byteRangeStart = new Uint32Array(count), unpackedBytes = new Uint32Array(count), flags = new Uint32Array(count);
   // Every field is a little-endian u32 (a hash eight of them, bytes kept in
@@ -215,8 +230,8 @@ function rowsOf(bytes, xorbs, layout) {
     : new Uint32Array(bytes.slice().buffer, 0, bytes.byteLength >>> 2);
   const step = layout.recordSize >>> 2, h = layout.hash >>> 2;
   const brs = layout.byteRangeStart >>> 2, ub = layout.unpackedBytes >>> 2, fl = layout.flags >>> 2;
-  for (let x = 0, r = 0; x < xorbs.length; x++) {
-    for (let i = (xorbs[x].offset >>> 2) + step, end = r + xorbs[x].numChunks; r < end; r++, i += step) {
+  for (let x = 0, r = 0; x < offsets.length; x++) {
+    for (let i = (offsets[x] >>> 2) + step, end = xorbStart[x + 1]; r < end; r++, i += step) {
       const o = 8 * r;
       out[o] = src[i + h];
       out[o + 1] = src[i + h + 1];
@@ -231,7 +246,7 @@ function rowsOf(bytes, xorbs, layout) {
       flags[r] = src[i + fl];
     }
   }
-  return { count, hashes, byteRangeStart, unpackedBytes, flags, xorbStart };
+  return { hashes, byteRangeStart, unpackedBytes, flags };
 }
 
 // Instances by wasm URL or module and pool size.
