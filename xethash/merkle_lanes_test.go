@@ -4,7 +4,10 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/zeebo/blake3"
+
 	"github.com/xetkit/xetkit/internal/kerneltest"
+	fast "github.com/xetkit/xetkit/xethash/internal/blake3"
 )
 
 func randomEntries(rnd *rand.Rand, n int) []Entry {
@@ -52,4 +55,47 @@ func FuzzMerkleLanes(f *testing.F) {
 			t.Fatalf("seed %d, %d entries: got %v, want %v", seed, n, got, want)
 		}
 	})
+}
+
+// TestKernelsEveryDomain hashes with the WebAssembly kernels (in wazero)
+// under each key Xet uses, at the lengths around the kernels' edges, against
+// zeebo/blake3: whole inputs four leaves at a time (SumLanes) above one
+// chunk, one-chunk messages four at a time (the merkle nodes' kernel) below.
+func TestKernelsEveryDomain(t *testing.T) {
+	k := kerneltest.Load(t)
+	rnd := rand.New(rand.NewSource(41))
+	data := make([]byte, 300<<10)
+	rnd.Read(data)
+	lengths := []int{1025, 2048, 4096, 4097, 64 << 10, 128 << 10, 128<<10 + 1}
+	for i := 0; i < 20; i++ {
+		lengths = append(lengths, 1025+rnd.Intn(fast.LanesMaxLen-1025))
+	}
+	for name, key := range map[string][32]byte{"data": DataKey, "internal node": InternalNodeKey, "verification": VerificationKey, "zero": ZeroKey} {
+		kw := [8]uint32(fast.NewKey(key))
+		want := func(b []byte) Hash {
+			h, err := blake3.NewKeyed(key[:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Write(b)
+			return Hash(h.Sum(nil))
+		}
+		for _, n := range lengths {
+			if got := fast.SumLanes(&kw, true, data[:n], k.BLAKE3x4); Hash(got) != want(data[:n]) {
+				t.Fatalf("%s key, %d bytes: the four-leaf kernel gives %x", name, n, got)
+			}
+		}
+		lens := []uint32{0, 1, 63, 64, 65, 1023, 1024, 500}
+		in := make([]byte, 1024*len(lens))
+		for i, n := range lens {
+			copy(in[1024*i:1024*i+int(n)], data[i:])
+		}
+		out := make([]byte, 32*len(lens))
+		k.BLAKE3Roots4(&kw, fast.KeyedFlags, in, 1024, lens, out, len(lens)/4)
+		for i, n := range lens {
+			if Hash(out[32*i:32*i+32]) != want(in[1024*i:1024*i+int(n)]) {
+				t.Fatalf("%s key, a %d-byte message: the one-chunk kernel gives %x", name, n, out[32*i:32*i+32])
+			}
+		}
+	}
 }
