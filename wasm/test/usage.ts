@@ -7,6 +7,8 @@ import type { Chunk, FieldSpan, ParsedShard, ProcessedFile, SealedXorb, ShardFin
 async function main(): Promise<void> {
   const xk: Xetkit = await load({ workers: 2, wasmURL: new URL("../xetkit.wasm", import.meta.url) });
   const compiled: Xetkit = await load({ wasmModule: await WebAssembly.compile(new Uint8Array(8)), workers: 0 });
+  const portable: Xetkit = await load({ kernels: false });
+  const simd: boolean = portable.kernels;
   compiled.close();
   const bytes = new Uint8Array(1000);
   const chunks: Chunk[] = xk.chunk(bytes);
@@ -18,6 +20,8 @@ async function main(): Promise<void> {
   const pushed: Chunk[] = [...c.push(bytes), ...c.finish()];
 
   const h: string = xk.hash.chunk(bytes);
+  const hs: string[] = xk.hash.chunks(bytes, [1, 2]);
+  const hs32: string[] = xk.hash.chunks(bytes, Uint32Array.of(3));
   const f: string = xk.hash.file(chunks);
   const x: string = xk.hash.xorb([{ hash: h, size: 10 }, { hash: h, length: 3 }]);
   const v: string = xk.hash.verification(chunks.map((ch) => ch.hash));
