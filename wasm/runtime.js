@@ -6,8 +6,8 @@
 
 /**
  * startGo runs one instance of a compiled xetkit.wasm and resolves to
- * {api, memory, go}: the functions main() exported, the instance's memory
- * and the Go object. defineGo is go-runtime.js's; tune(go), if given, may
+ * {api, memory, go, kernels}: the functions main() exported, the
+ * instance's memory, the Go object and whether the kernels run. defineGo is go-runtime.js's; tune(go), if given, may
  * adjust go.importObject before the instance starts. kernels, the compiled
  * kernels.wasm or null, is instantiated on the instance's memory and
  * supplies Go's "xetkit_kernels" imports; without it Go is told they are
