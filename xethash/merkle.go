@@ -41,16 +41,22 @@ func nextCut(entries []Entry) int {
 // mergeNode hashes one internal node: lines "<hash> : <size>\n" under the
 // internal node key (§6.2.2.3). buf is scratch space reused across calls.
 func mergeNode(children []Entry, buf []byte) (Entry, []byte) {
-	buf = buf[:0]
+	buf, total := appendNode(buf[:0], children)
+	return Entry{Hash: internalNodePool.sum(buf), Size: total}, buf
+}
+
+// appendNode appends the message of the node over children to dst and
+// returns it with the bytes the node covers.
+func appendNode(dst []byte, children []Entry) ([]byte, uint64) {
 	var total uint64
 	for _, c := range children {
-		buf = c.Hash.appendString(buf)
-		buf = append(buf, " : "...)
-		buf = strconv.AppendUint(buf, c.Size, 10)
-		buf = append(buf, '\n')
+		dst = c.Hash.appendString(dst)
+		dst = append(dst, " : "...)
+		dst = strconv.AppendUint(dst, c.Size, 10)
+		dst = append(dst, '\n')
 		total += c.Size
 	}
-	return Entry{Hash: internalNodePool.sum(buf), Size: total}, buf
+	return dst, total
 }
 
 // MerkleRoot returns the root of the aggregated hash tree over entries
@@ -157,15 +163,7 @@ func merkleLanes(level []Entry, roots fast.Roots4) Hash {
 		for read := 0; read < len(level); {
 			cut := read + nextCut(level[read:])
 			msg := b.msgs[b.n*nodeStride : (b.n+1)*nodeStride : (b.n+1)*nodeStride]
-			var total uint64
-			m := msg[:0]
-			for _, c := range level[read:cut] {
-				m = c.Hash.appendString(m)
-				m = append(m, " : "...)
-				m = strconv.AppendUint(m, c.Size, 10)
-				m = append(m, '\n')
-				total += c.Size
-			}
+			m, total := appendNode(msg[:0], level[read:cut])
 			clear(msg[len(m) : (len(m)+63)&^63]) // the last block's padding
 			b.lens[b.n], b.sizes[b.n] = uint32(len(m)), total
 			b.n++

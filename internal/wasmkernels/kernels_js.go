@@ -2,7 +2,10 @@
 
 package wasmkernels
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+)
 
 //go:wasmimport xetkit_kernels available
 func available() uint32
@@ -42,5 +45,29 @@ func BLAKE3Roots4(key *[8]uint32, flags uint32, in []byte, stride int, lens []ui
 func SHA256Blocks(state *[8]uint32, p []byte) {
 	if n := len(p) / 64; n > 0 {
 		sha256Blocks(unsafe.Pointer(state), unsafe.Pointer(unsafe.SliceData(p)), uint32(n))
+	}
+}
+
+// checkX4 panics unless the ranges BLAKE3x4 reads and writes lie inside in
+// and out: the kernel trusts its pointers.
+func checkX4(in []byte, stride, nblocks int, out []byte, groups int) {
+	if groups <= 0 || stride < 0 || nblocks <= 0 ||
+		(4*groups-1)*stride+nblocks*64 > len(in) || 4*groups*32 > len(out) {
+		panic(fmt.Sprintf("wasmkernels: BLAKE3x4 ranges out of bounds (in %d, stride %d, blocks %d, out %d, groups %d)",
+			len(in), stride, nblocks, len(out), groups))
+	}
+}
+
+// checkRoots panics unless every message BLAKE3Roots4 reads (whole 64-byte
+// blocks, at least one) lies inside in, and lens and out are long enough.
+func checkRoots(in []byte, stride int, lens []uint32, out []byte, groups int) {
+	if groups <= 0 || stride < 64 || len(lens) < 4*groups || 4*groups*32 > len(out) {
+		panic(fmt.Sprintf("wasmkernels: BLAKE3Roots4 arguments out of bounds (stride %d, lens %d, out %d, groups %d)", stride, len(lens), len(out), groups))
+	}
+	for i, n := range lens[:4*groups] {
+		blocks := max(1, (int(n)+63)/64)
+		if n > 1024 || i*stride+64*blocks > len(in) {
+			panic(fmt.Sprintf("wasmkernels: BLAKE3Roots4 message %d of %d bytes out of bounds (in %d, stride %d)", i, n, len(in), stride))
+		}
 	}
 }
