@@ -42,12 +42,10 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := shard.Parse(b)
 		// The summary reads the same bytes the same way, rows aside.
-		if sum, serr := shard.SummaryJSON(nil, b); (err == nil) != (serr == nil) || (err != nil && err.Error() != serr.Error()) {
-			t.Fatalf("Parse says %v, SummaryJSON %v", err, serr)
+		if sum, serr := shard.SummaryJSONAt(nil, bytes.NewReader(b), int64(len(b))); (err == nil) != (serr == nil) || (err != nil && err.Error() != serr.Error()) {
+			t.Fatalf("Parse says %v, SummaryJSONAt %v", err, serr)
 		} else if err == nil && !bytes.Equal(sum, shard.AppendParsedJSONWithoutChunks(nil, s, nil)) {
-			t.Fatal("SummaryJSON differs from the full parse's JSON without chunks")
-		} else if at, aerr := shard.SummaryJSONAt(nil, bytes.NewReader(b), int64(len(b))); (err == nil) != (aerr == nil) || !bytes.Equal(at, sum) {
-			t.Fatalf("SummaryJSONAt (%v) differs from SummaryJSON (%v)", aerr, serr)
+			t.Fatal("SummaryJSONAt differs from the full parse's JSON without chunks")
 		}
 		if err != nil {
 			formatOffset(t, err, len(b))

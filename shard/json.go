@@ -282,22 +282,6 @@ func (s *Shard) ChunkLookupColumns() ChunkLookupColumns {
 	return c
 }
 
-// AppendChunkHashStrings appends the XET strings of every chunk row's hash,
-// in row order, back to back (64 characters a row).
-func (s *Shard) AppendChunkHashStrings(dst []byte) []byte {
-	n := 0
-	for i := range s.Xorbs {
-		n += len(s.Xorbs[i].Chunks)
-	}
-	dst = slices.Grow(dst, 64*n)
-	for i := range s.Xorbs {
-		for j := range s.Xorbs[i].Chunks {
-			dst = s.Xorbs[i].Chunks[j].Hash.AppendString(dst)
-		}
-	}
-	return dst
-}
-
 // ChunkColumns are the chunk rows of all of a shard's xorbs, in order, as
 // columns: Hashes holds 32 raw bytes a row; ByteRangeStart, UnpackedBytes
 // and Flags little-endian u32 a row; XorbStart the first row of each xorb,
@@ -413,11 +397,7 @@ func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks, chunkLoo
 		w.s(`,"flags":`)
 		w.u(uint64(x.Flags))
 		w.s(`,"numChunks":`)
-		if s.unread != nil {
-			w.u(uint64(s.unread[i]))
-		} else {
-			w.u(uint64(len(x.Chunks)))
-		}
+		w.u(uint64(s.chunkCount(i)))
 		w.s(`,"bytesInXorb":`)
 		w.u(uint64(x.BytesInXorb))
 		w.s(`,"bytesOnDisk":`)

@@ -39,27 +39,18 @@ func allZero(b []byte) bool {
 // keep b.
 func Parse(b []byte) (*Shard, error) { return parse(b, false) }
 
-// SummaryJSON appends to dst the ParsedShard JSON of shard bytes b, without
-// findings and with every xorb's "chunks" empty, as
-// AppendParsedJSONWithoutChunks gives it after Parse, but without decoding
-// the chunk records at all: for a viewer that reads them from b itself
-// (chunk records follow each xorb's header record at "offset", RecordSize
-// bytes each, their fields at the Chunk...At offsets). It returns Parse's
-// error for bytes Parse rejects.
-func SummaryJSON(dst, b []byte) ([]byte, error) {
-	s, err := parse(b, true)
-	if err != nil {
-		return dst, err
-	}
-	return appendParsedJSON(dst, s, nil, false, true), nil
-}
-
-// SummaryJSONAt is SummaryJSON for a shard of size bytes read through r.
+// SummaryJSONAt appends to dst the ParsedShard JSON of the shard of size
+// bytes r reads, without findings and with every xorb's "chunks" empty (as
+// AppendParsedJSONWithoutChunks gives it after Parse), without decoding a
+// chunk record: for a viewer that reads them from the bytes itself (they
+// follow each xorb's header record at "offset", RecordSize bytes each, their
+// fields at the Chunk...At offsets). It returns Parse's error for bytes Parse
+// rejects.
+//
 // A stored shard is read sparsely: the header, the file info section, each
-// xorb's header record (not its chunk records), and the lookup tables and
-// footer, into a buffer of the shard's size whose other bytes stay unread;
-// where the footer's offsets do not lead that way, the whole shard is read.
-// Either way it gives SummaryJSON's answer for the whole bytes.
+// xorb's header record, the lookup tables and the footer, into a buffer of
+// the shard's size whose other bytes stay unread. Where the footer's offsets
+// do not lead that way, the whole shard is read.
 func SummaryJSONAt(dst []byte, r io.ReaderAt, size int64) ([]byte, error) {
 	if b, casAt, ok := sparseRead(r, size); ok {
 		if s, err := parse(b, true); err == nil && s.Layout.CASInfo == casAt {
@@ -73,10 +64,14 @@ func SummaryJSONAt(dst []byte, r io.ReaderAt, size int64) ([]byte, error) {
 	if n, err := r.ReadAt(b, 0); int64(n) < size {
 		return dst, fmt.Errorf("shard: reading %d bytes: %w", size, err)
 	}
-	return SummaryJSON(dst, b)
+	s, err := parse(b, true)
+	if err != nil {
+		return dst, err
+	}
+	return appendParsedJSON(dst, s, nil, false, true), nil
 }
 
-// sparseRead reads what SummaryJSON of a stored shard looks at into a
+// sparseRead reads what SummaryJSONAt of a stored shard looks at into a
 // buffer of size bytes, walking the CAS info section from where the footer
 // puts it as readXorbs walks it; ok is false wherever that walk does not
 // end in a bookend before the footer (the caller then reads everything, so

@@ -68,7 +68,7 @@ type Shard struct {
 	// the types do not keep); Validate reports them.
 	notes findings
 	// unread, when set, counts each xorb's chunk records that were read
-	// past, not decoded (SummaryJSON); such a Shard never leaves the
+	// past, not decoded (SummaryJSONAt); such a Shard never leaves the
 	// package.
 	unread []int
 }
@@ -246,30 +246,33 @@ func (x *Xorb) Size() int64 { return RecordSize * int64(1+len(x.Chunks)) }
 // FileEntries returns where each file's header record lies in the file
 // info section, counted in 48-byte records: the values the file lookup
 // table stores.
-func (s *Shard) FileEntries() []int64 { return recordStarts(s.Files, (*File).Size) }
+func (s *Shard) FileEntries() []int64 {
+	return recordStarts(len(s.Files), func(i int) int64 { return s.Files[i].Size() })
+}
 
 // XorbEntries returns where each xorb's header record lies in the CAS info
 // section, counted in 48-byte records: the values the CAS and chunk lookup
 // tables store.
 func (s *Shard) XorbEntries() []int64 {
-	if s.unread != nil {
-		at, out := int64(0), make([]int64, len(s.Xorbs))
-		for i, n := range s.unread {
-			out[i] = at
-			at += int64(1 + n)
-		}
-		return out
-	}
-	return recordStarts(s.Xorbs, (*Xorb).Size)
+	return recordStarts(len(s.Xorbs), func(i int) int64 { return RecordSize * int64(1+s.chunkCount(i)) })
 }
 
-// recordStarts returns the record index at which each block begins when
-// the blocks follow one another, size giving each block's bytes.
-func recordStarts[T any](blocks []T, size func(*T) int64) []int64 {
-	at, out := int64(0), make([]int64, len(blocks))
-	for i := range blocks {
+// chunkCount is the number of chunk records of xorb i: its Chunks, or the
+// records read past.
+func (s *Shard) chunkCount(i int) int {
+	if s.unread != nil {
+		return s.unread[i]
+	}
+	return len(s.Xorbs[i].Chunks)
+}
+
+// recordStarts returns the record index at which each of n blocks begins
+// when the blocks follow one another, size(i) giving block i's bytes.
+func recordStarts(n int, size func(i int) int64) []int64 {
+	at, out := int64(0), make([]int64, n)
+	for i := range out {
 		out[i] = at
-		at += size(&blocks[i]) / RecordSize
+		at += size(i) / RecordSize
 	}
 	return out
 }

@@ -66,16 +66,14 @@ func exportFormats(api js.Value) {
 		}
 		if boolArg(args, 3) {
 			out.Set("json", string(shard.AppendParsedJSONWithoutChunks(nil, s, findings)))
-			out.Set("chunkRows", packChunkRows(s))
+			out.Set("chunkRows", packChunkRows(s, false))
 			return out, nil
 		}
 		// Full objects: JSON for the few, columns for the millions of chunk
 		// rows and chunk lookups, which xetkit.js turns into objects
 		// directly (a JSON round trip of them costs more than the parse).
 		out.Set("json", string(shard.AppendParsedJSONWithoutChunkRows(nil, s, findings)))
-		rows := packChunkRows(s)
-		rows.Set("hashStrings", string(s.AppendChunkHashStrings(nil)))
-		out.Set("chunkRows", rows)
+		out.Set("chunkRows", packChunkRows(s, true))
 		l := s.ChunkLookupColumns()
 		lookups := jsx.Object.New()
 		lookups.Set("count", l.Count)
@@ -169,12 +167,20 @@ func jsonOf(v any, err error) (any, error) {
 	return string(out), nil
 }
 
-// packChunkRows hands shard.ChunkColumns over as Uint8Arrays.
-func packChunkRows(s *shard.Shard) js.Value {
+// packChunkRows hands shard.ChunkColumns over as Uint8Arrays; the hashes
+// as raw bytes, or as one string of their XET strings back to back
+// ("hashStrings", for full objects).
+func packChunkRows(s *shard.Shard, hashStrings bool) js.Value {
 	c := s.ChunkColumns()
 	out := jsx.Object.New()
 	out.Set("count", c.Count)
-	for k, v := range map[string][]byte{"hashes": c.Hashes, "byteRangeStart": c.ByteRangeStart, "unpackedBytes": c.UnpackedBytes, "flags": c.Flags, "xorbStart": c.XorbStart} {
+	cols := map[string][]byte{"byteRangeStart": c.ByteRangeStart, "unpackedBytes": c.UnpackedBytes, "flags": c.Flags, "xorbStart": c.XorbStart}
+	if hashStrings {
+		out.Set("hashStrings", string(appendHashStrings(make([]byte, 0, 2*len(c.Hashes)), c.Hashes)))
+	} else {
+		cols["hashes"] = c.Hashes
+	}
+	for k, v := range cols {
 		out.Set(k, jsx.Bytes(v))
 	}
 	return out

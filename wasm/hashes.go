@@ -166,11 +166,7 @@ func exportHashes(api js.Value) {
 		if len(raw)%xethash.Size != 0 {
 			return nil, errorf(codeRange, "raw hashes: %d bytes is not a whole number of %d-byte hashes", len(raw), xethash.Size)
 		}
-		out := make([]byte, 0, 2*len(raw))
-		for i := 0; i < len(raw); i += xethash.Size {
-			out = xethash.Hash(raw[i : i+xethash.Size]).AppendString(out)
-		}
-		return string(out), nil
+		return string(appendHashStrings(make([]byte, 0, 2*len(raw)), raw)), nil
 	})
 	// hashKeyed(key, hash) → hash
 	export(api, "hashKeyed", func(args []js.Value) (any, error) {
@@ -184,4 +180,13 @@ func exportHashes(api js.Value) {
 		}
 		return xethash.KeyedChunk(key, h).String(), nil
 	})
+}
+
+// appendHashStrings appends the XET strings of the 32-byte hashes in raw
+// (a whole number of them), back to back.
+func appendHashStrings(dst, raw []byte) []byte {
+	for i := 0; i+xethash.Size <= len(raw); i += xethash.Size {
+		dst = xethash.Hash(raw[i : i+xethash.Size]).AppendString(dst)
+	}
+	return dst
 }

@@ -196,6 +196,13 @@ function call(go, name, ...args) {
   return r;
 }
 
+// splitHashes cuts a string of XET strings back to back into an array.
+function splitHashes(all) {
+  const out = new Array(all.length / 64);
+  for (let i = 0; i < out.length; i++) out[i] = all.slice(64 * i, 64 * i + 64);
+  return out;
+}
+
 // rowsOf gives the chunk rows of a shard's xorbs as PackedChunkRows: count
 // and xorbStart at once, the other columns read from bytes when one of them
 // is first used (a huge shard's first screen needs none); layout (from the
@@ -617,15 +624,11 @@ class Xetkit {
           }
           lens[i] = n;
         }
-        let all;
         try {
-          all = call(g, "hashChunks", b, new Uint8Array(lens.buffer));
+          return splitHashes(call(g, "hashChunks", b, new Uint8Array(lens.buffer)));
         } catch (e) {
           throw new XetkitError(`hash.chunks: ${e.message}`, e.code);
         }
-        const out = new Array(all.length / 64);
-        for (let i = 0; i < out.length; i++) out[i] = all.slice(64 * i, 64 * i + 64);
-        return out;
       },
       file(chunks) {
         return call(g, "hashFile", ...packEntries(chunks, "hash.file: chunks"));
@@ -790,10 +793,7 @@ class Xetkit {
 
   /** The XET strings of the 32-byte raw hashes in bytes (e.g. parseShard's packed chunkRows.hashes). */
   hashStrings(bytes) {
-    const all = call(this.#go, "hashStrings", toBytes(bytes, "hashStrings: bytes"));
-    const out = new Array(all.length / 64);
-    for (let i = 0; i < out.length; i++) out[i] = all.slice(64 * i, 64 * i + 64);
-    return out;
+    return splitHashes(call(this.#go, "hashStrings", toBytes(bytes, "hashStrings: bytes")));
   }
 
   // A test seam, not API: chunkAsync and processFile go these ways

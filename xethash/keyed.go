@@ -3,6 +3,7 @@ package xethash
 import (
 	"runtime"
 	"sync"
+	"unsafe"
 
 	"github.com/zeebo/blake3"
 
@@ -76,9 +77,6 @@ func (p *keyedPool) sum(parts ...[]byte) Hash {
 	return out
 }
 
-// verificationBuf holds the concatenated hashes Verification hashes.
-var verificationBuf = sync.Pool{New: func() any { return new([]byte) }}
-
 var (
 	dataPool         = newKeyedPool(DataKey)
 	internalNodePool = newKeyedPool(InternalNodeKey)
@@ -138,18 +136,11 @@ func (k KeyedChunker) Hash(h Hash) Hash {
 // Verification returns the term verification hash (§6.4) of a run of chunk
 // hashes: the keyed hash of their raw bytes concatenated.
 func Verification(hashes []Hash) Hash {
-	if useFast {
-		// One buffer, hashed in one go: the one-part path (and under
-		// WebAssembly the SIMD kernel) instead of zeebo's streaming.
-		buf := verificationBuf.Get().(*[]byte)
-		b := (*buf)[:0]
-		for i := range hashes {
-			b = append(b, hashes[i][:]...)
-		}
-		out := verificationPool.fast.Sum(b)
-		*buf = b
-		verificationBuf.Put(buf)
-		return out
+	if useFast && len(hashes) > 0 {
+		// The hashes are already one run of bytes: hashed in one go, by the
+		// one-part path (and under WebAssembly the SIMD kernel) rather than
+		// zeebo's streaming.
+		return verificationPool.fast.Sum(unsafe.Slice(&hashes[0][0], Size*len(hashes)))
 	}
 	h := verificationPool.pool.Get().(*blake3.Hasher)
 	h.Reset()

@@ -132,13 +132,9 @@ func chunkCV(key *[8]uint32, p []byte, counter uint64, base, last uint32) [8]uin
 // two chaining values.
 func (k *Key) parent(left, right *[8]uint32, root uint32) [8]uint32 {
 	var block [BlockLen]byte
-	for i := 0; i < 8; i++ {
-		putWord(block[4*i:], left[i])
-		putWord(block[32+4*i:], right[i])
-	}
-	cv := [8]uint32(*k)
-	compress(&cv, &block, 0, BlockLen, flagKeyedHash|flagParent|root)
-	return cv
+	putWords(block[:Size], left)
+	putWords(block[Size:], right)
+	return parentFlags((*[8]uint32)(k), block[:], flagKeyedHash|root)
 }
 
 func putWord(b []byte, w uint32) {

@@ -1,5 +1,7 @@
 package blake3
 
+import "sync"
+
 // Lanes4 compresses 4*groups inputs four at a time (the SIMD kernel
 // blake3_x4 of wasm/kernels): input i is the nblocks 64-byte blocks at
 // in[i*stride:], hashed with counter+i*step, block length 64 and flags,
@@ -15,6 +17,8 @@ const lanesMaxChunks = 256
 
 // LanesMaxLen is the longest input SumLanes hashes.
 const LanesMaxLen = lanesMaxChunks * ChunkLen
+
+var cvsPool = sync.Pool{New: func() any { return new([lanesMaxChunks * Size]byte) }}
 
 // SumLanes returns the BLAKE3 hash of data, keyed with key when keyed (else
 // key must be the IV), computing whole leaves and parents four at a time
@@ -32,7 +36,10 @@ func SumLanes(key *[8]uint32, keyed bool, data []byte, x4 Lanes4) [Size]byte {
 	if n < 2 || n > lanesMaxChunks {
 		panic("blake3: SumLanes takes more than one and at most 256 chunks")
 	}
-	var cvs [lanesMaxChunks * Size]byte
+	// The chaining values go to the kernel by pointer, so they cannot live
+	// on the stack: a pooled buffer, not an allocation per chunk.
+	cvs := cvsPool.Get().(*[lanesMaxChunks * Size]byte)
+	defer cvsPool.Put(cvs)
 	// Whole leaves four at a time; the rest, and a partial last leaf, here.
 	full := len(data) / ChunkLen
 	g := full / 4
