@@ -36,13 +36,9 @@ export async function runKernelBench({ on, off, createBLAKE3, createSHA256, buf,
   };
   // The results must agree before any figure counts.
   if (peerSHA() !== on.hash.sha256(buf) || peerSHA() !== off.hash.sha256(buf)) throw new Error("SHA-256 results differ");
-  const hex = (b) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
-  const xetString = (raw) => { // the XET string form: each 8-byte group reversed
-    let s = "";
-    for (let g = 0; g < 4; g++) s += hex(raw.subarray(8 * g, 8 * g + 8).reverse());
-    return s;
-  };
-  const peer = peerChunks().map(xetString);
+  const raw = new Uint8Array(32 * lens.length);
+  peerChunks().forEach((h, i) => raw.set(h, 32 * i));
+  const peer = on.hashStrings(raw);
   const ours = on.hash.chunks(buf, lens);
   if (peer.join() !== ours.join() || ours.join() !== off.hash.chunks(buf, lens).join()) throw new Error("BLAKE3 results differ");
   const names = Object.keys(runs);
