@@ -1,7 +1,7 @@
 // parseShard in Node beside the shard parser that ships in @huggingface/hub
 // (src/utils/shardParser.ts, bundled here with esbuild from the installed
 // package's sources), on the same stored shard: e2e/gen's, 62 MiB with
-// 1,360,000 chunk rows. xetkit builds the full objects (files, terms,
+// 140 xorbs of 8,192 chunks and 1,000 files of 100 terms. xetkit builds the full objects (files, terms,
 // verification, xorbs, chunks, lookups) and validates; the peer reads the
 // xorbs and their chunks. Best of rounds each, interleaved; prints ms and
 // the ratio. Asserts nothing but that both read every xorb.

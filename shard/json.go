@@ -35,13 +35,15 @@ type ParsedHeader struct {
 
 // ParsedFile is one file block in Parsed.
 type ParsedFile struct {
-	Offset       int64          `json:"offset"`
-	Size         int64          `json:"size"`
-	Hash         xethash.Hash   `json:"hash"`
-	Flags        uint32         `json:"flags"`
-	Entries      []ParsedTerm   `json:"entries"`
-	Verification []xethash.Hash `json:"verification"` // null when absent
-	SHA256       *xethash.Hash  `json:"sha256"`       // null when absent
+	Offset        int64          `json:"offset"`
+	Size          int64          `json:"size"`
+	Hash          xethash.Hash   `json:"hash"`
+	Flags         uint32         `json:"flags"`
+	NumEntries    uint32         `json:"numEntries"`    // len(Entries), also where Entries is left empty
+	UnpackedBytes uint64         `json:"unpackedBytes"` // the sum of the terms' unpacked bytes: the file's size
+	Entries       []ParsedTerm   `json:"entries"`
+	Verification  []xethash.Hash `json:"verification"` // null when absent
+	SHA256        *xethash.Hash  `json:"sha256"`       // null when absent
 }
 
 // ParsedTerm is one FileDataSequenceEntry in Parsed.
@@ -191,7 +193,8 @@ func ParsedOf(s *Shard, findings []Finding) *Parsed {
 	}
 	for i := range s.Files {
 		f := &s.Files[i]
-		pf := ParsedFile{Offset: f.Offset, Size: f.Size(), Hash: f.Hash, Flags: f.Flags, Entries: make([]ParsedTerm, len(f.Terms)), Verification: f.Verification, SHA256: f.SHA256}
+		pf := ParsedFile{Offset: f.Offset, Size: f.Size(), Hash: f.Hash, Flags: f.Flags, NumEntries: uint32(len(f.Terms)), UnpackedBytes: f.UnpackedBytes(),
+			Entries: make([]ParsedTerm, len(f.Terms)), Verification: f.Verification, SHA256: f.SHA256}
 		for j, t := range f.Terms {
 			pf.Entries[j] = ParsedTerm{XorbHash: t.Xorb, Flags: t.Flags, UnpackedBytes: t.UnpackedBytes, ChunkStart: t.ChunkStart, ChunkEnd: t.ChunkEnd}
 		}
@@ -238,22 +241,25 @@ func ParsedOf(s *Shard, findings []Finding) *Parsed {
 // dst: the JSON that json.Marshal(ParsedOf(s, findings)) gives, written
 // directly, because a 64 MiB shard has over a million chunks to print.
 func AppendParsedJSON(dst []byte, s *Shard, findings []Finding) []byte {
-	return appendParsedJSON(dst, s, findings, true, true)
+	return appendParsedJSON(dst, s, findings, jsonParts{chunks: true, terms: true, chunkLookups: true})
 }
 
 // AppendParsedJSONWithoutChunks is AppendParsedJSON with every xorb's
-// "chunks" left empty ([]), for a caller that hands the chunk rows over in
-// another form (the viewer's packed columns): they are most of a big
-// shard's JSON. "numChunks" still counts them.
+// "chunks" and every file's "entries" left empty ([]), and a file's
+// "verification" [] where it has some, for a caller that reads those records
+// from the shard's bytes itself (the viewer's packed rows): they are most of
+// a big shard's JSON. "numChunks" and "numEntries" still count them; they
+// lie RecordSize bytes each after their xorb's or file's header record, a
+// file's verification records after its terms.
 func AppendParsedJSONWithoutChunks(dst []byte, s *Shard, findings []Finding) []byte {
-	return appendParsedJSON(dst, s, findings, false, true)
+	return appendParsedJSON(dst, s, findings, jsonParts{chunkLookups: true})
 }
 
-// AppendParsedJSONWithoutChunkRows is AppendParsedJSONWithoutChunks with
-// "lookups"."chunks" left empty too: the caller takes both from
+// AppendParsedJSONWithoutChunkRows is AppendParsedJSON with every xorb's
+// "chunks" and "lookups"."chunks" left empty: the caller takes both from
 // ChunkColumns and ChunkLookupColumns.
 func AppendParsedJSONWithoutChunkRows(dst []byte, s *Shard, findings []Finding) []byte {
-	return appendParsedJSON(dst, s, findings, false, false)
+	return appendParsedJSON(dst, s, findings, jsonParts{terms: true})
 }
 
 // ChunkLookupColumns are the chunk lookup entries of a shard as columns, a
@@ -318,7 +324,12 @@ func (s *Shard) ChunkColumns() ChunkColumns {
 	return c
 }
 
-func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks, chunkLookups bool) []byte {
+// jsonParts says which of the many-row parts appendParsedJSON writes out
+// (the others it leaves empty).
+type jsonParts struct{ chunks, terms, chunkLookups bool }
+
+func appendParsedJSON(dst []byte, s *Shard, findings []Finding, parts jsonParts) []byte {
+	chunks, chunkLookups := parts.chunks, parts.chunkLookups
 	// One allocation of about the final size, rather than doubling
 	// through a few hundred megabytes.
 	est := 1024 + 400*len(s.Files) + 300*len(s.Xorbs) + 64*len(s.Lookups.Files) + 64*len(s.Lookups.Xorbs)
@@ -326,7 +337,9 @@ func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks, chunkLoo
 		est += 64 * len(s.Lookups.Chunks)
 	}
 	for i := range s.Files {
-		est += 190 * len(s.Files[i].Terms)
+		if parts.terms {
+			est += 190 * len(s.Files[i].Terms)
+		}
 	}
 	for i := range s.Xorbs {
 		if chunks {
@@ -347,13 +360,20 @@ func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks, chunkLoo
 		w.s(`{"offset":`)
 		w.i(f.Offset)
 		w.s(`,"size":`)
-		w.i(f.Size())
+		w.i(f.blockSize(s.termCount(i)))
 		w.s(`,"hash":`)
 		w.hash(f.Hash)
 		w.s(`,"flags":`)
 		w.u(uint64(f.Flags))
+		w.s(`,"numEntries":`)
+		w.u(uint64(s.termCount(i)))
+		w.s(`,"unpackedBytes":`)
+		w.u(s.fileBytes(i))
 		w.s(`,"entries":[`)
 		for j, t := range f.Terms {
+			if !parts.terms {
+				break
+			}
 			w.comma(j)
 			w.s(`{"xorbHash":`)
 			w.hash(t.Xorb)
@@ -373,6 +393,9 @@ func appendParsedJSON(dst []byte, s *Shard, findings []Finding, chunks, chunkLoo
 		} else {
 			w.s(`[`)
 			for j, h := range f.Verification {
+				if !parts.terms {
+					break
+				}
 				w.comma(j)
 				w.hash(h)
 			}

@@ -40,22 +40,20 @@ func allZero(b []byte) bool {
 func Parse(b []byte) (*Shard, error) { return parse(b, false) }
 
 // SummaryJSONAt appends to dst the ParsedShard JSON of the shard of size
-// bytes r reads, without findings and with every xorb's "chunks" empty (as
-// AppendParsedJSONWithoutChunks gives it after Parse), without decoding a
-// chunk record: for a viewer that reads them from the bytes itself (they
-// follow each xorb's header record at "offset", RecordSize bytes each, their
-// fields at the Chunk...At offsets). It returns Parse's error for bytes Parse
-// rejects.
+// bytes r reads, without findings and with every xorb's "chunks" and every
+// file's "entries" and "verification" empty (as AppendParsedJSONWithoutChunks
+// gives it after Parse), without decoding a chunk record: for a viewer that
+// reads those rows from the bytes itself (see AppendParsedJSONWithoutChunks;
+// a chunk's fields lie at the Chunk...At offsets of its record, a term's at
+// the Term...At offsets). It returns Parse's error for bytes Parse rejects.
 //
-// A stored shard is read sparsely: the header, the file info section, each
-// xorb's header record, the lookup tables and the footer, into a buffer of
-// the shard's size whose other bytes stay unread. Where the footer's offsets
-// do not lead that way, the whole shard is read.
+// A stored shard is read sparsely: the footer, the header and file info
+// section, each xorb's header record, and the lookup tables; the chunk
+// records in between are neither read nor given memory. Where the footer's
+// offsets do not lead that way, the whole shard is read and parsed.
 func SummaryJSONAt(dst []byte, r io.ReaderAt, size int64) ([]byte, error) {
-	if b, casAt, ok := sparseRead(r, size); ok {
-		if s, err := parse(b, true); err == nil && s.Layout.CASInfo == casAt {
-			return appendParsedJSON(dst, s, nil, false, true), nil
-		}
+	if s, ok := summaryAt(r, size); ok {
+		return AppendParsedJSONWithoutChunks(dst, s, nil), nil
 	}
 	if size < 0 {
 		return dst, errAt(0, "shard size %d is negative", size)
@@ -68,50 +66,76 @@ func SummaryJSONAt(dst []byte, r io.ReaderAt, size int64) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	return appendParsedJSON(dst, s, nil, false, true), nil
+	return AppendParsedJSONWithoutChunks(dst, s, nil), nil
 }
 
-// sparseRead reads what SummaryJSONAt of a stored shard looks at into a
-// buffer of size bytes, walking the CAS info section from where the footer
-// puts it as readXorbs walks it; ok is false wherever that walk does not
-// end in a bookend before the footer (the caller then reads everything, so
-// that the errors are Parse's).
-func sparseRead(r io.ReaderAt, size int64) (b []byte, casAt int64, ok bool) {
+// summaryAt reads a stored shard as parse(b, true) would, section by section
+// from where its footer puts the CAS info section, walking the xorb header
+// records one at a time. ok is false wherever that differs from a linear
+// parse (a read falls short, the file info section does not end where the
+// CAS info section begins, a count overruns, no bookend before the footer):
+// the caller then parses everything, so that the errors are Parse's.
+func summaryAt(r io.ReaderAt, size int64) (s *Shard, ok bool) {
 	if size < HeaderSize+FooterSize {
-		return nil, 0, false
+		return nil, false
 	}
-	b = make([]byte, size)
-	fill := func(off, end int64) bool {
-		n, _ := r.ReadAt(b[off:end], off)
-		return int64(n) == end-off
+	read := func(off, end int64) []byte {
+		b := make([]byte, end-off)
+		if n, _ := r.ReadAt(b, off); int64(n) != end-off {
+			return nil
+		}
+		return b
 	}
 	footerAt := size - FooterSize
-	if !fill(0, HeaderSize) || le64(b[HeaderSize-8:]) != FooterSize || !fill(footerAt, size) {
-		return nil, 0, false
+	fb := read(footerAt, size)
+	if fb == nil {
+		return nil, false
 	}
-	f := (&Shard{}).readFooter(b[footerAt:], footerAt)
-	casAt = int64(f.CASInfoOffset)
-	if f.CASInfoOffset < HeaderSize || f.CASInfoOffset > uint64(footerAt) || !fill(0, casAt) {
-		return nil, 0, false
+	casAt := int64((&Shard{}).readFooter(fb, footerAt).CASInfoOffset)
+	if casAt < HeaderSize || casAt > footerAt {
+		return nil, false
 	}
+	front := read(0, casAt) // the header and the file info section
+	if front == nil || le64(front[HeaderSize-8:]) != FooterSize {
+		return nil, false
+	}
+	s = &Shard{unread: []int{}}
+	if s.readHeader(front) != nil {
+		return nil, false
+	}
+	s.Layout = Layout{Size: size, FileInfo: HeaderSize, CASInfo: casAt, Footer: footerAt}
+	if p, err := s.readFiles(front, 0, HeaderSize); err != nil || int64(p) != casAt {
+		return nil, false
+	}
+	rec := make([]byte, RecordSize)
 	p := casAt
 	for {
-		if p+RecordSize > footerAt || !fill(p, p+RecordSize) {
-			return nil, 0, false
+		if p+RecordSize > footerAt {
+			return nil, false
 		}
-		if isBookend(b[p:]) {
+		if n, _ := r.ReadAt(rec, p); n != RecordSize {
+			return nil, false
+		}
+		if isBookend(rec) {
 			break
 		}
-		n := int64(le32(b[p+36:]))
-		if n > (footerAt-p)/RecordSize {
-			return nil, 0, false
+		n := int64(le32(rec[36:]))
+		if n > (footerAt-p-RecordSize)/RecordSize {
+			return nil, false
 		}
+		s.Xorbs = append(s.Xorbs, xorbHeader(rec, p))
+		s.unread = append(s.unread, int(n))
 		p += RecordSize * (1 + n)
 	}
-	if !fill(p+RecordSize, footerAt) {
-		return nil, 0, false
+	s.noteCASBookend(rec, p)
+	s.Layout.AfterCAS = p + RecordSize
+	tables := read(s.Layout.AfterCAS, footerAt)
+	if tables == nil {
+		return nil, false
 	}
-	return b, casAt, true
+	s.Footer = s.readFooter(fb, footerAt)
+	s.Lookups = s.readLookups(tables, s.Layout.AfterCAS)
+	return s, true
 }
 
 func parse(b []byte, skipRows bool) (*Shard, error) {
@@ -336,30 +360,53 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 	}
 
 	files := make([]File, c.files)
+	shas := make([]xethash.Hash, c.sha256s)
+	if s.unread != nil {
+		// A summary: the terms and verification records are counted and
+		// summed, not decoded.
+		s.unreadTerms = make([]termsRead, c.files)
+		p = start
+		for i := range files {
+			f := &files[i]
+			p = f.readHeader(b, base, p)
+			n := int(le32(b[p-RecordSize+36:]))
+			t := &s.unreadTerms[i]
+			t.n = n
+			for j := 0; j < n; j, p = j+1, p+RecordSize {
+				t.bytes += uint64(le32(b[p+TermUnpackedBytesAt:]))
+			}
+			if f.Flags&FileFlagVerification != 0 {
+				f.Verification = []xethash.Hash{}
+				p += RecordSize * n
+			}
+			if f.Flags&FileFlagMetadataExt != 0 {
+				shas[0] = xethash.Hash(b[p : p+32])
+				f.SHA256, shas = &shas[0], shas[1:]
+				p += RecordSize
+			}
+		}
+		s.Files = files
+		return p + RecordSize, nil
+	}
 	terms := make([]Term, c.terms)
 	vers := make([]xethash.Hash, c.verifications)
-	shas := make([]xethash.Hash, c.sha256s)
 	p = start
 	for i := range files {
 		f := &files[i]
-		r := b[p : p+RecordSize]
-		f.Offset = base + int64(p)
-		f.Hash = xethash.Hash(r[:32])
-		f.Flags = le32(r[32:])
-		n := int(le32(r[36:]))
-		if !allZero(r[40:48]) {
+		p = f.readHeader(b, base, p)
+		if !allZero(b[p-8 : p]) {
 			s.note(Warning, "files", f.Offset+40, RuleReserved, "file block reserved bytes 40–47 are not zero")
 		}
-		p += RecordSize
+		n := int(le32(b[p-RecordSize+36:]))
 		f.Terms, terms = terms[:n:n], terms[n:]
 		for j := range f.Terms {
 			r := b[p : p+RecordSize]
 			f.Terms[j] = Term{
-				Xorb:          xethash.Hash(r[:32]),
-				Flags:         le32(r[32:]),
-				UnpackedBytes: le32(r[36:]),
-				ChunkStart:    le32(r[40:]),
-				ChunkEnd:      le32(r[44:]),
+				Xorb:          xethash.Hash(r[TermXorbHashAt : TermXorbHashAt+32]),
+				Flags:         le32(r[TermFlagsAt:]),
+				UnpackedBytes: le32(r[TermUnpackedBytesAt:]),
+				ChunkStart:    le32(r[TermChunkStartAt:]),
+				ChunkEnd:      le32(r[TermChunkEndAt:]),
 			}
 			p += RecordSize
 		}
@@ -367,7 +414,7 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 			f.Verification, vers = vers[:n:n], vers[n:]
 			for j := range f.Verification {
 				r := b[p : p+RecordSize]
-				f.Verification[j] = xethash.Hash(r[:32])
+				f.Verification[j] = xethash.Hash(r[VerificationHashAt : VerificationHashAt+32])
 				if !allZero(r[32:48]) {
 					s.note(Warning, "files", base+int64(p)+32, RuleReserved, "verification entry reserved bytes 32–47 are not zero")
 				}
@@ -389,6 +436,16 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 	}
 	s.Files = files
 	return p + RecordSize, nil
+}
+
+// readHeader decodes into f the file header record at index p of b, which
+// holds the shard from offset base, and returns the index after it.
+func (f *File) readHeader(b []byte, base int64, p int) int {
+	r := b[p : p+RecordSize]
+	f.Offset = base + int64(p)
+	f.Hash = xethash.Hash(r[:32])
+	f.Flags = le32(r[32:])
+	return p + RecordSize
 }
 
 // readXorbs reads CAS blocks as readFiles reads file blocks.
@@ -420,13 +477,8 @@ func (s *Shard) readXorbs(b []byte, base int64, p int) (int, error) {
 	p = start
 	for i := range xorbs {
 		x := &xorbs[i]
-		r := b[p : p+RecordSize]
-		x.Offset = base + int64(p)
-		x.Hash = xethash.Hash(r[:32])
-		x.Flags = le32(r[32:])
-		n := int(le32(r[36:]))
-		x.BytesInXorb = le32(r[40:])
-		x.BytesOnDisk = le32(r[44:])
+		*x = xorbHeader(b[p:p+RecordSize], base+int64(p))
+		n := int(le32(b[p+36:]))
 		p += RecordSize
 		if s.unread != nil {
 			s.unread = append(s.unread, n)
@@ -446,11 +498,21 @@ func (s *Shard) readXorbs(b []byte, base int64, p int) (int, error) {
 			p += RecordSize
 		}
 	}
-	if !allZero(b[p+32 : p+RecordSize]) {
-		s.note(Warning, "cas", base+int64(p)+32, RuleReserved, "CAS info bookend bytes 32–47 are not zero")
-	}
+	s.noteCASBookend(b[p:p+RecordSize], base+int64(p))
 	s.Xorbs = xorbs
 	return p + RecordSize, nil
+}
+
+// xorbHeader decodes the CAS block header record rec, which starts at offset at.
+func xorbHeader(rec []byte, at int64) Xorb {
+	return Xorb{Offset: at, Hash: xethash.Hash(rec[:32]), Flags: le32(rec[32:]), BytesInXorb: le32(rec[40:]), BytesOnDisk: le32(rec[44:])}
+}
+
+// noteCASBookend notes reserved bytes set in the CAS info bookend rec, which starts at offset at.
+func (s *Shard) noteCASBookend(rec []byte, at int64) {
+	if !allZero(rec[32:RecordSize]) {
+		s.note(Warning, "cas", at+32, RuleReserved, "CAS info bookend bytes 32–47 are not zero")
+	}
 }
 
 // readFooter decodes the 200 bytes of b, which start at offset at.

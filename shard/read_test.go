@@ -108,10 +108,18 @@ func TestParsedJSON(t *testing.T) {
 			if !bytes.Equal(out, want) {
 				t.Fatalf("AppendParsedJSON differs from json.Marshal(ParsedOf):\n%.600s\n%.600s", out, want)
 			}
-			// Without chunks: the same with every xorb's chunks [].
+			// Without chunks: the same with every xorb's chunks [], every
+			// file's entries [] and verification [] where it has some.
 			noChunks := shard.ParsedOf(s, fs)
 			for i := range noChunks.Xorbs {
 				noChunks.Xorbs[i].Chunks = []shard.ParsedChunk{}
+			}
+			for i := range noChunks.Files {
+				f := &noChunks.Files[i]
+				f.Entries = []shard.ParsedTerm{}
+				if f.Verification != nil {
+					f.Verification = []xethash.Hash{}
+				}
 			}
 			if want, err = json.Marshal(noChunks); err != nil {
 				t.Fatal(err)

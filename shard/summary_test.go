@@ -3,6 +3,7 @@ package shard_test
 import (
 	"bytes"
 	"math/rand"
+	"runtime"
 	"testing"
 
 	"github.com/xetkit/xetkit/internal/testref"
@@ -34,6 +35,62 @@ func TestSummaryJSON(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSummarySparse: a stored shard's summary reads no chunk record, so
+// neither the bytes nor the memory it takes grow with the chunk rows.
+func TestSummarySparse(t *testing.T) {
+	for name, b := range testShards(t) {
+		s := mustParse(t, b)
+		if s.Footer == nil {
+			continue // upload form: no footer to seek by, read whole
+		}
+		r := &rangeReader{b: b}
+		if _, err := shard.SummaryJSONAt(nil, r, int64(len(b))); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, x := range s.Xorbs {
+			rows := [2]int64{x.Offset + shard.RecordSize, x.Offset + shard.RecordSize*int64(1+len(x.Chunks))}
+			for _, got := range r.reads {
+				if got[0] < rows[1] && rows[0] < got[1] {
+					t.Fatalf("%s: read %d..%d overlaps the chunk records of xorb %s (%d..%d)", name, got[0], got[1], x.Hash, rows[0], rows[1])
+				}
+			}
+		}
+	}
+}
+
+// TestSummaryMemory: the summary of a shard of many chunk rows takes
+// memory for its header records, not for the rows.
+func TestSummaryMemory(t *testing.T) {
+	x := shard.Xorb{Chunks: make([]shard.Chunk, 40_000)}
+	for i := range x.Chunks {
+		x.Chunks[i] = shard.Chunk{Hash: xethash.Hash{byte(i), byte(i >> 8)}, UnpackedBytes: 1}
+	}
+	b, err := (&shard.Shard{Xorbs: []shard.Xorb{x, x}, Footer: &shard.Footer{}}).Marshal(shard.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := shard.SummaryJSONAt(nil, bytes.NewReader(b), int64(len(b))); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > uint64(len(b))/8 {
+		t.Fatalf("the summary of a %d-byte shard allocated %d bytes", len(b), got)
+	}
+}
+
+// rangeReader is a ReaderAt over b that records the ranges read.
+type rangeReader struct {
+	b     []byte
+	reads [][2]int64
+}
+
+func (r *rangeReader) ReadAt(p []byte, off int64) (int, error) {
+	r.reads = append(r.reads, [2]int64{off, off + int64(len(p))})
+	return bytes.NewReader(r.b).ReadAt(p, off)
 }
 
 // TestSummaryErrors: over truncations and byte flips of every test shard,

@@ -68,9 +68,17 @@ type Shard struct {
 	// the types do not keep); Validate reports them.
 	notes findings
 	// unread, when set, counts each xorb's chunk records that were read
-	// past, not decoded (SummaryJSONAt); such a Shard never leaves the
-	// package.
-	unread []int
+	// past, not decoded (SummaryJSONAt); unreadTerms then does the same for
+	// each file's terms (its Terms nil, its Verification empty where it has
+	// some). Such a Shard never leaves the package.
+	unread      []int
+	unreadTerms []termsRead
+}
+
+// termsRead is what a summary keeps of one file's term records.
+type termsRead struct {
+	n     int
+	bytes uint64 // their unpacked bytes
 }
 
 // Where a chunk record's fields lie (a CASChunkSequenceEntry, RecordSize
@@ -81,6 +89,17 @@ const (
 	ChunkUnpackedBytesAt  = 36
 	ChunkFlagsAt          = 40
 	ChunkReservedAt       = 44
+)
+
+// Where a term record's fields lie (a FileDataSequenceEntry, RecordSize
+// bytes), and the range hash in a FileVerificationEntry.
+const (
+	TermXorbHashAt      = 0
+	TermFlagsAt         = 32
+	TermUnpackedBytesAt = 36
+	TermChunkStartAt    = 40
+	TermChunkEndAt      = 44
+	VerificationHashAt  = 0
 )
 
 // Header is the 48-byte MDBShardFileHeader.
@@ -206,6 +225,16 @@ type Layout struct {
 	Footer   int64 // start of the footer, or Size when there is none
 }
 
+// UnpackedBytes returns the sum of the file's terms' unpacked bytes: its
+// size, when the shard is right.
+func (f *File) UnpackedBytes() uint64 {
+	var n uint64
+	for _, t := range f.Terms {
+		n += uint64(t.UnpackedBytes)
+	}
+	return n
+}
+
 // EntryOffset returns the offset of the file's i-th FileDataSequenceEntry.
 func (f *File) EntryOffset(i int) int64 { return f.Offset + RecordSize*int64(1+i) }
 
@@ -226,15 +255,35 @@ func (f *File) SHA256Offset() int64 {
 }
 
 // Size returns the length of the file block in bytes.
-func (f *File) Size() int64 {
-	n := 1 + len(f.Terms)
+func (f *File) Size() int64 { return f.blockSize(len(f.Terms)) }
+
+// blockSize is the length of the file block if it has n terms.
+func (f *File) blockSize(n int) int64 {
+	recs := 1 + n
 	if f.Verification != nil {
-		n += len(f.Terms)
+		recs += n
 	}
 	if f.SHA256 != nil {
-		n++
+		recs++
 	}
-	return RecordSize * int64(n)
+	return RecordSize * int64(recs)
+}
+
+// termCount is the number of term records of file i: its Terms, or those
+// a summary read past.
+func (s *Shard) termCount(i int) int {
+	if s.unreadTerms != nil {
+		return s.unreadTerms[i].n
+	}
+	return len(s.Files[i].Terms)
+}
+
+// fileBytes is file i's UnpackedBytes, also in a summary.
+func (s *Shard) fileBytes(i int) uint64 {
+	if s.unreadTerms != nil {
+		return s.unreadTerms[i].bytes
+	}
+	return s.Files[i].UnpackedBytes()
 }
 
 // ChunkOffset returns the offset of the xorb's i-th CASChunkSequenceEntry.
@@ -247,7 +296,7 @@ func (x *Xorb) Size() int64 { return RecordSize * int64(1+len(x.Chunks)) }
 // info section, counted in 48-byte records: the values the file lookup
 // table stores.
 func (s *Shard) FileEntries() []int64 {
-	return recordStarts(len(s.Files), func(i int) int64 { return s.Files[i].Size() })
+	return recordStarts(len(s.Files), func(i int) int64 { return s.Files[i].blockSize(s.termCount(i)) })
 }
 
 // XorbEntries returns where each xorb's header record lies in the CAS info

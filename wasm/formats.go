@@ -54,6 +54,7 @@ func exportFormats(api js.Value) {
 				layout.Set(k, v)
 			}
 			out.Set("rowLayout", layout)
+			out.Set("termLayout", termLayout())
 			return out, nil
 		}
 		s, err := shardArg(args)
@@ -67,6 +68,7 @@ func exportFormats(api js.Value) {
 		if boolArg(args, 3) {
 			out.Set("json", string(shard.AppendParsedJSONWithoutChunks(nil, s, findings)))
 			out.Set("chunkRows", packChunkRows(s, false))
+			out.Set("termLayout", termLayout())
 			return out, nil
 		}
 		// Full objects: JSON for the few, columns for the millions of chunk
@@ -191,6 +193,18 @@ func validateShard(s *shard.Shard, upload bool) []shard.Finding {
 		return shard.ValidateUpload(s, time.Now())
 	}
 	return shard.Validate(s, time.Now())
+}
+
+// termLayout says where a term record's fields lie, and a verification
+// record's range hash, for xetkit.js reading a packed parse's terms.
+func termLayout() js.Value {
+	o := jsx.Object.New()
+	for k, v := range map[string]int{"recordSize": shard.RecordSize, "xorbHash": shard.TermXorbHashAt, "flags": shard.TermFlagsAt,
+		"unpackedBytes": shard.TermUnpackedBytesAt, "chunkStart": shard.TermChunkStartAt, "chunkEnd": shard.TermChunkEndAt,
+		"verificationHash": shard.VerificationHashAt} {
+		o.Set(k, v)
+	}
+	return o
 }
 
 // readerArg reads a Uint8Array argument in place (jsx.ReaderAt).

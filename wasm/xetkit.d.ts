@@ -169,7 +169,13 @@ export interface ParsedShardFile {
   size: number;
   hash: string;
   flags: number;
+  /** entries.length. */
+  numEntries: number;
+  /** The sum of the entries' unpackedBytes: the file's size. */
+  unpackedBytes: number;
+  /** With packedChunks, read from the shard's bytes when first used (see parseShard). */
   entries: { xorbHash: string; flags: number; unpackedBytes: number; chunkStart: number; chunkEnd: number }[];
+  /** One range hash per entry, or null; with packedChunks read when first used, as entries. */
   verification: string[] | null;
   sha256: string | null;
 }
@@ -467,10 +473,12 @@ export interface Xetkit {
   parseShard(bytes: Bytes, options?: { upload?: boolean; validate?: boolean; packedChunks?: false }): ParsedShard;
   /**
    * With packedChunks: every xorb's chunks is [] and the rows of all of
-   * them come as columns in chunkRows (far faster for a big shard). With
+   * them come as columns in chunkRows (far faster for a big shard); each
+   * file's entries and verification are read from bytes when first used
+   * (numEntries and unpackedBytes are there from the start). With
    * validate: false as well, the columns other than count and xorbStart
-   * are read from bytes when one of them is first used: leave bytes
-   * unchanged until then.
+   * are read from bytes when one of them is first used. Leave bytes
+   * unchanged while the result is in use.
    */
   parseShard(bytes: Bytes, options: { upload?: boolean; validate?: boolean; packedChunks: true }): ParsedShard & { chunkRows: PackedChunkRows };
   /** The findings parseShard would include, alone. */

@@ -203,6 +203,38 @@ function splitHashes(all) {
   return out;
 }
 
+// lazyTerms makes each file's entries and verification, which the JSON of
+// a packed parse leaves empty, read from the shard's bytes on first use:
+// file f's term records follow its header record, its verification records
+// follow those (layout: where the fields lie). The getters replace
+// themselves with the arrays; hashStrings turns raw hashes into strings.
+function lazyTerms(bytes, files, layout, hashStrings) {
+  const rec = layout.recordSize;
+  const u32 = (at) => (bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16)) + bytes[at + 3] * 2 ** 24;
+  for (const f of files) {
+    const n = f.numEntries, first = f.offset + rec;
+    const define = (name, read) => Object.defineProperty(f, name, {
+      enumerable: true, configurable: true,
+      get() { const v = read(); Object.defineProperty(f, name, { value: v, enumerable: true, writable: true, configurable: true }); return v; },
+      set(v) { Object.defineProperty(f, name, { value: v, enumerable: true, writable: true, configurable: true }); },
+    });
+    const hashesAt = (start, at) => {
+      const raw = new Uint8Array(32 * n);
+      for (let j = 0; j < n; j++) raw.set(bytes.subarray(start + rec * j + at, start + rec * j + at + 32), 32 * j);
+      return hashStrings(raw);
+    };
+    define("entries", () => {
+      const xorbs = hashesAt(first, layout.xorbHash);
+      const out = new Array(n);
+      for (let j = 0, at = first; j < n; j++, at += rec) {
+        out[j] = { xorbHash: xorbs[j], flags: u32(at + layout.flags), unpackedBytes: u32(at + layout.unpackedBytes), chunkStart: u32(at + layout.chunkStart), chunkEnd: u32(at + layout.chunkEnd) };
+      }
+      return out;
+    });
+    if (f.verification !== null) define("verification", () => hashesAt(first + rec * n, layout.verificationHash));
+  }
+}
+
 // rowsOf gives the chunk rows of a shard's xorbs as PackedChunkRows: count
 // and xorbStart at once, the other columns read from bytes when one of them
 // is first used (a huge shard's first screen needs none); layout (from the
@@ -685,6 +717,7 @@ class Xetkit {
     const b = toBytes(bytes, "parseShard: bytes");
     const r = call(this.#go, "parseShard", b, upload, validate, packed);
     const parsed = JSON.parse(r.json);
+    if (packed) lazyTerms(b, parsed.files, r.termLayout, (raw) => this.hashStrings(raw));
     if (r.rowLayout) {
       parsed.chunkRows = rowsOf(b, parsed.xorbs, r.rowLayout);
       return parsed;

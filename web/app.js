@@ -3,7 +3,7 @@
 
 import { el, sbytes, toast, describeError, download, nextFrame } from "./util.js";
 import { HexView } from "./hex.js";
-import { detect, xk } from "./xk.js";
+import { detect, warmUp, xk } from "./xk.js";
 import * as shardView from "./shardview.js";
 import * as xorbView from "./xorbview.js";
 import * as fileView from "./fileview.js";
@@ -92,15 +92,31 @@ function uniqueId(name) {
   return id;
 }
 
-/** Opens bytes as a new item (files the user picked, or derived ones). */
-async function openBytes(name, bytes, { select = true, as } = {}) {
-  const item = { id: uniqueId(name), name, size: bytes.length, bytes, kind: "loading", seq: ++seq };
+/**
+ * Opens bytes, or a File or Blob, as a new item (files the user picked, or
+ * derived ones). A Blob is read while its item shows "Reading…".
+ */
+async function openBytes(name, source, { select = true, as } = {}) {
+  const blob = source instanceof Blob ? source : null;
+  const item = { id: uniqueId(name), name, size: blob ? blob.size : source.length, bytes: blob ? null : source, kind: "loading", reading: !!blob, seq: ++seq };
   state.items.push(item);
   renderItems();
   const pendingHere = state.pending && state.pending.item === item.id ? state.pending : null;
   if (select && !pendingHere) go({ item: item.id });
+  const tStart = performance.now();
   try {
-    if (select) await nextFrame(); // paint "Parsing…" before the module works
+    if (blob) {
+      // The "Reading…" screen is drawn while the bytes come.
+      try {
+        item.bytes = new Uint8Array(await blob.arrayBuffer());
+      } catch (err) {
+        throw new Error(`could not read the file: ${describeError(err).msg}`);
+      }
+      item.reading = false;
+    } else if (select) {
+      await nextFrame(); // paint "Parsing…" before the module works
+    }
+    const bytes = item.bytes;
     const t0 = performance.now();
     const d = as ? { kind: as } : await detect(bytes, name);
     const t1 = performance.now();
@@ -110,7 +126,7 @@ async function openBytes(name, bytes, { select = true, as } = {}) {
     item.validate = d.validate;
     item.notXorb = d.notXorb;
     await views[item.kind].init?.(item, ctx);
-    item.phases = { detect: t1 - t0, prepare: performance.now() - t1 };
+    item.phases = { read: blob ? t0 - tStart : 0, detect: t1 - t0, prepare: performance.now() - t1 };
   } catch (err) {
     item.kind = "error";
     item.error = err;
@@ -148,18 +164,10 @@ function closeItem(id) {
 async function openFiles(files) {
   for (const f of files) {
     const t0 = performance.now();
-    let bytes;
-    try {
-      bytes = new Uint8Array(await f.arrayBuffer());
-    } catch (err) {
-      toast(`Could not read ${f.name}: ${describeError(err).msg}`);
-      continue;
-    }
-    const tRead = performance.now();
-    const item = await openBytes(f.name, bytes);
+    const item = await openBytes(f.name, f);
     // Time from picking to the first screen drawn: the e2e tests print it.
     requestAnimationFrame(() => setTimeout(() => {
-      timings.push({ name: f.name, kind: item.kind, size: bytes.length, ms: performance.now() - t0, read: tRead - t0, ...item.phases });
+      timings.push({ name: f.name, kind: item.kind, size: f.size, ms: performance.now() - t0, ...item.phases });
     }, 0));
   }
 }
@@ -236,7 +244,7 @@ function render() {
   const content = el("div.content#content", { role: "tabpanel", tabindex: "0", "aria-label": secs.find((s) => s.id === sec)?.label || "" });
   main.replaceChildren(...[head, secs.filter((s) => !s.hidden).length > 1 ? tabs : null, content].filter(Boolean));
   if (item.kind === "loading") {
-    content.append(el("p.muted", `Parsing ${sbytes(item.size)}…`));
+    content.append(el("p.muted", `${item.reading ? "Reading" : "Parsing"} ${sbytes(item.size)}…`));
     return;
   }
   if (item.kind === "error") {
@@ -301,6 +309,7 @@ async function start() {
   // Load the module early so the first file opens fast; report if it cannot.
   try {
     await xk();
+    await warmUp();
     document.body.dataset.ready = "1";
   } catch (err) {
     document.body.dataset.ready = "0";

@@ -2,7 +2,7 @@
 // their chunks, every chunk, lookup tables, findings; each selection shows
 // its bytes in the hex view.
 
-import { el, put, card, bytesCard, sbytes, num, bytes as fbytes, date, hashCell, kv, describeError } from "./util.js";
+import { el, put, card, bytesCard, sbytes, num, bytes as fbytes, date, hashCell, kv, describeError, nextFrame, idle } from "./util.js";
 import { VTable } from "./vtable.js";
 import { rowCount, chunkAt, allHashes, unpacked } from "./chunkrows.js";
 import { mod } from "./xk.js";
@@ -17,10 +17,11 @@ export function init(item, ctx) {
   if (item.kind !== "shard") return;
   prepare(item);
   if (item.parsed.findings == null && item.validate) {
-    // Findings come after the first screen: validate once the page has painted.
+    // Findings come after the first screen: validate once the frame that
+    // draws it (init runs just before) has been painted and the page is idle.
     item.parsed.findings = [];
     item.checking = true;
-    item.findingsReady = new Promise((r) => setTimeout(r, 50)).then(async () => {
+    item.findingsReady = nextFrame().then(idle).then(async () => {
       try {
         item.parsed.findings = (await item.validate()) || [];
       } catch (err) {
@@ -45,7 +46,7 @@ export function prepare(item) {
   const xorbIndex = new Map();
   xorbs.forEach((x, i) => { if (!xorbIndex.has(x.hash)) xorbIndex.set(x.hash, i); });
   let materialized = 0, terms = 0;
-  for (const f of p.files || []) for (const t of f.entries || []) { materialized += t.unpackedBytes; terms++; }
+  for (const f of p.files || []) { materialized += f.unpackedBytes; terms += f.numEntries; }
   let inXorbs = 0, onDisk = 0;
   for (const x of xorbs) { inXorbs += x.bytesInXorb; onDisk += x.bytesOnDisk; }
   const key = p.footer?.chunkHashKey;
@@ -274,8 +275,8 @@ const renderers = {
       columns: [
         { label: "#", width: "5ch", align: "right", cell: (_, i) => i },
         { label: "file hash", width: "var(--hashw)", hash: (f) => f.hash, cell: (f) => hashCell(f.hash, { tabbable: false }) },
-        { label: "terms", width: "8ch", align: "right", cell: (f) => num(f.entries.length) },
-        { label: "bytes", width: "14ch", align: "right", cell: (f) => num(f.entries.reduce((s, e) => s + e.unpackedBytes, 0)) },
+        { label: "terms", width: "8ch", align: "right", cell: (f) => num(f.numEntries) },
+        { label: "bytes", width: "14ch", align: "right", cell: (f) => num(f.unpackedBytes) },
         { label: "verification", width: "12ch", cell: (f) => (f.verification ? "yes" : "no") },
         { label: "sha256", width: "var(--hashw)", cell: (f) => (f.sha256 ? hashCell(f.sha256, { tabbable: false }) : "—") },
       ],
@@ -292,8 +293,8 @@ const renderers = {
       kv([
         ["File hash", hashCell(f.hash)],
         ["Flags", mod().shardFlags("file", f.flags)],
-        ["Terms", num(f.entries.length)],
-        ["Bytes", fbytes(f.entries.reduce((s, e) => s + e.unpackedBytes, 0))],
+        ["Terms", num(f.numEntries)],
+        ["Bytes", fbytes(f.unpackedBytes)],
         ["SHA-256", f.sha256 ? hashCell(f.sha256) : "none (no metadata ext)"],
         ["Verification", f.verification ? `${num(f.verification.length)} range hash${f.verification.length === 1 ? "" : "es"}` : "none"],
       ]),

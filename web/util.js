@@ -156,6 +156,11 @@ export function nextFrame() {
   return new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
 }
 
+/** Resolves when the page is idle (at most a second from now). */
+export function idle() {
+  return new Promise((r) => (window.requestIdleCallback ? requestIdleCallback(() => r(), { timeout: 1000 }) : setTimeout(r, 0)));
+}
+
 /** Error message of anything thrown, plus its byte offset when it has one. */
 export function describeError(err) {
   const msg = err && err.message ? err.message : String(err);

@@ -45,6 +45,13 @@ export class VTable {
     this.root.style.setProperty("--cols", this.template);
     this.pos = 0; // first visible row (fractional), kept exactly in scaled mode
     this.expectTop = null; // the scrollTop we set ourselves, until its scroll event
+    // The scroller's geometry as last laid out. Reading clientHeight or
+    // scrollTop, or writing scrollTop, makes the browser lay the page out
+    // there and then; these are kept from scroll events and the resize
+    // observer instead, so drawing a table costs no layout of its own.
+    this.top = 0;
+    this.viewH = 0; // 0: not laid out yet, so no rows are drawn
+    this.maxTop = 0;
     this.scroller.addEventListener("scroll", () => this.onScroll(), { passive: true });
     this.scroller.addEventListener("wheel", (e) => this.onWheel(e), { passive: false });
     this.scroller.addEventListener("touchstart", (e) => this.onTouch(e), { passive: true });
@@ -56,7 +63,7 @@ export class VTable {
       this.select(Number(r.dataset.i), this.clickActivates);
       this.root.focus({ preventScroll: true });
     });
-    this.ro = new ResizeObserver(() => this.schedule());
+    this.ro = new ResizeObserver(() => this.measure());
     this.ro.observe(this.scroller);
     this.setHeight();
   }
@@ -67,13 +74,32 @@ export class VTable {
     this.spacer.style.height = `${this.scaled ? MAX_PX : total}px`;
   }
 
-  /** Number of rows that fit in the viewport (fractional). */
+  // Called by the resize observer, after layout and before paint: the
+  // sizes are current, and rows drawn now are in the same frame.
+  measure() {
+    const first = this.viewH === 0;
+    this.viewH = this.scroller.clientHeight;
+    this.maxTop = this.scroller.scrollHeight - this.viewH;
+    this.top = this.scroller.scrollTop;
+    if (first && this.reveal) this.ensureVisible(this.reveal.i, this.reveal.top); // asked for before the sizes were known
+    this.reveal = null;
+    this.render();
+  }
+
+  /** Number of rows that fit in the viewport (fractional); 1 before the first layout. */
   visibleRows() {
-    return Math.max(1, (this.scroller.clientHeight - ROW_H) / ROW_H);
+    return Math.max(1, (this.viewH - ROW_H) / ROW_H);
   }
 
   maxScroll() {
-    return Math.max(1, this.scroller.scrollHeight - this.scroller.clientHeight);
+    return Math.max(1, this.maxTop);
+  }
+
+  /** Scrolls the scroller to top pixels (a write, so only when it moves). */
+  setTop(top) {
+    if (top === this.top) return;
+    this.top = top;
+    this.scroller.scrollTop = top;
   }
 
   /** Rows the first visible row can range over. */
@@ -83,7 +109,7 @@ export class VTable {
 
   /** Fractional index of the first visible row. */
   firstRow() {
-    if (!this.scaled) return this.scroller.scrollTop / ROW_H;
+    if (!this.scaled) return this.top / ROW_H;
     return Math.min(this.pos, this.span());
   }
 
@@ -91,8 +117,9 @@ export class VTable {
   // its own position: the scrollbar follows it, and only a scroll we did
   // not cause (dragging the scrollbar) moves it.
   onScroll() {
+    this.top = this.scroller.scrollTop;
     if (this.scaled) {
-      const st = this.scroller.scrollTop;
+      const st = this.top;
       if (this.expectTop !== null && Math.abs(st - this.expectTop) <= 1) this.expectTop = null;
       else this.pos = (st / this.maxScroll()) * this.span();
     }
@@ -103,8 +130,8 @@ export class VTable {
   setPos(p) {
     this.pos = Math.max(0, Math.min(this.span(), p));
     const top = Math.round((this.pos / Math.max(1e-9, this.span())) * this.maxScroll());
-    this.expectTop = top;
-    this.scroller.scrollTop = top;
+    if (top !== this.top) this.expectTop = top;
+    this.setTop(top);
     this.schedule();
   }
 
@@ -112,7 +139,7 @@ export class VTable {
   onWheel(e) {
     if (!this.scaled || e.ctrlKey || Math.abs(e.deltaY) < Math.abs(e.deltaX)) return;
     e.preventDefault();
-    const px = e.deltaMode === 1 ? e.deltaY * ROW_H : e.deltaMode === 2 ? e.deltaY * this.scroller.clientHeight : e.deltaY;
+    const px = e.deltaMode === 1 ? e.deltaY * ROW_H : e.deltaMode === 2 ? e.deltaY * this.viewH : e.deltaY;
     this.setPos(this.firstRow() + px / ROW_H);
   }
 
@@ -140,12 +167,13 @@ export class VTable {
       if (this.mounted) this.ro.disconnect();
       return;
     }
+    if (!this.viewH) return; // the resize observer draws the first rows
     const firstF = this.firstRow();
     const first = Math.max(0, Math.floor(firstF));
     const n = Math.ceil(this.visibleRows()) + 2;
     const last = Math.min(this.count, first + n);
     const offset = this.scaled
-      ? this.scroller.scrollTop - (firstF - first) * ROW_H
+      ? this.top - (firstF - first) * ROW_H
       : first * ROW_H;
     this.layer.style.transform = `translateY(${offset}px)`;
     const frag = document.createDocumentFragment();
@@ -194,6 +222,10 @@ export class VTable {
 
   /** Scrolls so that row i is in view; top puts it first. */
   ensureVisible(i, top = false) {
+    if (!this.viewH) {
+      this.reveal = { i, top }; // done once laid out
+      return;
+    }
     const vis = this.visibleRows();
     const firstF = this.firstRow();
     let target = null;
@@ -201,7 +233,7 @@ export class VTable {
     else if (i + 1 > firstF + vis) target = i + 1 - vis;
     if (target == null) return;
     target = Math.max(0, target);
-    if (!this.scaled) this.scroller.scrollTop = target * ROW_H;
+    if (!this.scaled) this.setTop(Math.min(Math.ceil(target * ROW_H), this.maxScroll()));
     else this.setPos(target);
   }
 
@@ -238,7 +270,6 @@ export class VTable {
   mount(parent) {
     parent.append(this.root);
     this.mounted = true;
-    this.render();
     return this;
   }
 }

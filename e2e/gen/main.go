@@ -1,9 +1,9 @@
 // Command gen writes the generated inputs of the end-to-end tests into a
 // folder, so no large file is ever committed:
 //
-//	big.shard   a stored shard just under the 64 MiB maximum: 170 xorbs of
-//	            8,000 chunks (1,360,000 chunk rows) and one file whose
-//	            terms cover them all, with verification and SHA-256
+//	big.shard   a stored shard of about 62 MiB: 140 xorbs of 8,192 chunks
+//	            (1,146,880 chunk rows) and 1,000 files of 100 terms each
+//	            that cover them, with verification and SHA-256
 //	full.xorb   a complete xorb, footer included, of chunks of gen data
 //	full.xorb.chunks  its chunks as "<hash> <length>" lines
 //	facts.json  counts and hashes the tests assert
@@ -28,8 +28,10 @@ import (
 )
 
 const (
-	bigXorbs      = 170
-	chunksPerXorb = 8000
+	bigXorbs      = 140
+	chunksPerXorb = 8192
+	bigFiles      = 1000
+	termsPerFile  = 100
 )
 
 func main() {
@@ -56,19 +58,18 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// bigShard writes a valid stored shard near the 64 MiB limit. Hashes are
-// pseudo-random (nothing here is chunked), but every total, range and
-// verification hash is consistent, so the validator finds nothing.
+// bigShard writes a valid stored shard of the shape the kernels issue
+// benchmarks: 140 xorbs of 8,192 chunks and 1,000 files of 100 terms each
+// (the terms cut each xorb into consecutive ranges, in order), about
+// 62 MiB. Hashes are pseudo-random (nothing here is chunked), but every
+// total, range and verification hash is consistent, so the validator finds
+// nothing.
 func bigShard(dir string, facts map[string]any) {
 	rng := rand.New(rand.NewChaCha8([32]byte{'x', 'e', 't', 'k', 'i', 't'}))
 	s := &shard.Shard{Footer: &shard.Footer{CreatedAt: uint64(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC).Unix())}}
-	file := shard.File{}
-	var lastChunk xethash.Hash
-	var materialized uint64
 	for x := 0; x < bigXorbs; x++ {
 		xo := shard.Xorb{Chunks: make([]shard.Chunk, chunksPerXorb)}
 		entries := make([]xethash.Entry, chunksPerXorb)
-		hashes := make([]xethash.Hash, chunksPerXorb)
 		var off uint32
 		for c := range xo.Chunks {
 			var h xethash.Hash
@@ -81,28 +82,42 @@ func bigShard(dir string, facts map[string]any) {
 			size := uint32(8192 + rng.IntN(131072-8192))
 			xo.Chunks[c] = shard.Chunk{Hash: h, ByteRangeStart: off, UnpackedBytes: size}
 			entries[c] = xethash.Entry{Hash: h, Size: uint64(size)}
-			hashes[c] = h
 			off += size
-			lastChunk = h
 		}
 		xo.Hash = xethash.Xorb(entries)
 		xo.BytesInXorb = off
 		xo.BytesOnDisk = off / 2
 		s.Xorbs = append(s.Xorbs, xo)
-		file.Terms = append(file.Terms, shard.Term{Xorb: xo.Hash, UnpackedBytes: off, ChunkStart: 0, ChunkEnd: chunksPerXorb})
-		file.Verification = append(file.Verification, xethash.Verification(hashes))
-		materialized += uint64(off)
 	}
-	var all []xethash.Entry
-	for _, x := range s.Xorbs {
-		for _, c := range x.Chunks {
-			all = append(all, xethash.Entry{Hash: c.Hash, Size: uint64(c.UnpackedBytes)})
+	// Term t lies in xorb t·xorbs/terms; a xorb's terms split its chunks evenly.
+	const terms = bigFiles * termsPerFile
+	var materialized uint64
+	t := 0
+	for f := 0; f < bigFiles; f++ {
+		file := shard.File{}
+		var all []xethash.Entry
+		for ; t < (f+1)*termsPerFile; t++ {
+			x := t * bigXorbs / terms
+			first := (x*terms + bigXorbs - 1) / bigXorbs // the xorb's first term
+			next := ((x+1)*terms + bigXorbs - 1) / bigXorbs
+			lo, hi := (t-first)*chunksPerXorb/(next-first), (t+1-first)*chunksPerXorb/(next-first)
+			xo := s.Xorbs[x]
+			hashes := make([]xethash.Hash, 0, hi-lo)
+			var size uint32
+			for _, c := range xo.Chunks[lo:hi] {
+				hashes = append(hashes, c.Hash)
+				all = append(all, xethash.Entry{Hash: c.Hash, Size: uint64(c.UnpackedBytes)})
+				size += c.UnpackedBytes
+			}
+			file.Terms = append(file.Terms, shard.Term{Xorb: xo.Hash, UnpackedBytes: size, ChunkStart: uint32(lo), ChunkEnd: uint32(hi)})
+			file.Verification = append(file.Verification, xethash.Verification(hashes))
+			materialized += uint64(size)
 		}
+		file.Hash = xethash.File(all)
+		sum := shard.SHA256Hash(sha256.Sum256(fmt.Appendf(nil, "made-up file %d: the big shard's bytes are not real", f)))
+		file.SHA256 = &sum
+		s.Files = append(s.Files, file)
 	}
-	file.Hash = xethash.File(all)
-	sum := shard.SHA256Hash(sha256.Sum256([]byte("a made-up file: the big shard's bytes are not real")))
-	file.SHA256 = &sum
-	s.Files = []shard.File{file}
 	b, err := s.Marshal(shard.WriteOptions{})
 	if err != nil {
 		fail(err)
@@ -113,9 +128,11 @@ func bigShard(dir string, facts map[string]any) {
 	if err := os.WriteFile(filepath.Join(dir, "big.shard"), b, 0o644); err != nil {
 		fail(err)
 	}
+	last := s.Xorbs[bigXorbs-1].Chunks[chunksPerXorb-1].Hash
 	facts["bigShard"] = map[string]any{
-		"size": len(b), "xorbs": bigXorbs, "chunks": bigXorbs * chunksPerXorb,
-		"lastChunkHash": lastChunk.String(), "fileHash": file.Hash.String(), "materialized": materialized,
+		"size": len(b), "xorbs": bigXorbs, "chunksPerXorb": chunksPerXorb, "chunks": bigXorbs * chunksPerXorb,
+		"files": bigFiles, "terms": terms,
+		"lastChunkHash": last.String(), "firstFileHash": s.Files[0].Hash.String(), "materialized": materialized,
 	}
 }
 

@@ -207,6 +207,32 @@ test("parseShard agrees with xetkit shard parse; buildShard with xetkit shard bu
   assert.equal(parsed.files[0].verification[0], hashToHex(verificationHash(peer.map((c) => c.hash))));
 });
 
+test("packed parses read each file's terms and verification from the bytes when first used", () => {
+  const hex = (seed, i) => createHash("sha256").update(`${seed} ${i}`).digest("hex");
+  const xorbs = [0, 1, 2].map((x) => ({ hash: hex("x", x), bytesOnDisk: 10, chunks: Array.from({ length: 5 + x }, (_, c) => ({ hash: hex(`c${x}`, c), unpackedBytes: 1000 + c * (x + 1), flags: 0 })) }));
+  const files = [0, 1, 2, 3].map((f) => ({
+    verification: f % 2 === 0,
+    ...(f === 1 ? { sha256: hex("s", f) } : {}),
+    terms: Array.from({ length: f + 1 }, (_, j) => ({ xorb: xorbs[(f + j) % 3].hash, chunkStart: j % 2, chunkEnd: (j % 2) + 2 })),
+  }));
+  const bytes = xk.buildShard({ files, xorbs, footer: { createdAt: 1, keyExpiry: 2, chunkHashKey: "0".repeat(64), lookupTables: true } });
+  const full = xk.parseShard(bytes);
+  assert.equal(full.files.length, 4);
+  for (const validate of [false, true]) {
+    const packed = xk.parseShard(bytes, { validate, packedChunks: true });
+    packed.files.forEach((f, i) => {
+      // nothing is decoded until asked for
+      assert.equal(typeof Object.getOwnPropertyDescriptor(f, "entries").get, "function");
+      assert.equal(f.numEntries, full.files[i].entries.length);
+      assert.equal(f.unpackedBytes, full.files[i].entries.reduce((n, e) => n + e.unpackedBytes, 0));
+      assert.deepEqual(f.entries, full.files[i].entries, `file ${i} entries`);
+      assert.deepEqual(f.verification, full.files[i].verification, `file ${i} verification`);
+      assert.ok("value" in Object.getOwnPropertyDescriptor(f, "entries"), "read once, then kept");
+    });
+    assert.deepEqual(JSON.parse(JSON.stringify(packed.files)), full.files);
+  }
+});
+
 test("shardFields, xorbFields, kindOf and hashStrings agree with the parsed structures", (t) => {
   const bytes = readRef(t, "ev-population.csv.shard.verification");
   const xorbBytes = readRef(t, "ev-population.xorb.first-10-chunks");
