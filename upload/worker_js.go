@@ -8,109 +8,99 @@ import (
 	"errors"
 	"fmt"
 	"syscall/js"
-	"time"
 
 	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/xethash"
+	"github.com/xetkit/xetkit/xorb"
 )
-
-// The Pacers of this module: for every upload session, whether the
-// worker pool or this thread is the faster; for xetkit.js's chunkAsync,
-// the same for its pieces of 8 MiB, timed two at a time (the pool's come
-// back unevenly) and tried again often, as a try costs a few tens of
-// milliseconds.
-var (
-	sessionPacer = &Pacer{}
-	chunkPacer   = &Pacer{Window: 16 << 20, Epoch: time.Second / 2}
-)
-
-// workerPace and ChunkPace are the Paces in use: the Pacers, or the ways
-// of PaceInTurn.
-var (
-	workerPace Pace = sessionPacer
-	ChunkPace  Pace = chunkPacer
-)
-
-// PaceInTurn makes chunkAsync and every new session go the given ways in
-// turn, round and round, in place of the Pacers' choice: a test can then
-// see every way taken and every switch between them. No ways puts the
-// Pacers back.
-func PaceInTurn(ways ...Way) error {
-	for i, w := range ways {
-		if w < There || w > Split {
-			return fmt.Errorf("upload: way %d is %d, not one of There (0), Here (1) or Split (2)", i, w)
-		}
-	}
-	if len(ways) == 0 {
-		workerPace, ChunkPace = sessionPacer, chunkPacer
-	} else {
-		workerPace, ChunkPace = &InTurn{Ways: ways}, &InTurn{Ways: ways}
-	}
-	return nil
-}
 
 // WorkerOffload runs chunk hashing and compression, and the SHA-256, on
-// xetkit.js's worker pool through the hooks it passes: encode(bytes,
-// lengths) → Promise<[hashes, lengths, records, record lengths]> (the
-// workers' encodeChunks), shaNew(state?) → Promise<id>, shaWrite(id,
-// bytes) → Promise, shaSum(id) → Promise<hex digest>, shaState(id) →
-// Promise<state bytes> (the workers' digestNew, digestWrite, digestSum,
-// digestState, on one worker), and, if given, buffer(n) → a job buffer
-// that the worker hands back for reuse, jobBytes its size, inFlight how
-// many encode jobs may be out at once. reading
-// returns the file being read, whose Blob slices the SHA-256 worker may
-// take as they are. The module's Pacer moves the work to this thread
-// while that is the faster.
-func WorkerOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Reader) *Offload {
-	// The session is done with one answer before it waits for the next, so
-	// every answer is copied into the same buffers.
-	var recs, raw, lensBuf []byte
-	o := &Offload{Pace: workerPace}
+// xetkit.js's worker pool through the hooks it passes:
+//
+//   - encode(bytes, lengths) queues a job of the workers' encodeChunks and
+//     returns it as {done, claim(), result}: result is the Promise of
+//     [hashes, lengths, records, record lengths], done is true once a
+//     worker's answer is in, and claim() takes the job back if no worker has
+//     started it, returning its bytes (undefined otherwise);
+//   - shaNew() → Promise<id>, shaWrite(id, bytes) → Promise, shaSum(id) →
+//     Promise<hex digest>: the workers' digestNew, digestWrite, digestSum,
+//     on one worker;
+//   - if given, buffer(n) → a job buffer that the worker hands back for
+//     reuse, jobBytes its size, inFlight how many encode jobs may be out.
+//
+// mode is the compression the jobs use (this thread runs the jobs it
+// claims with it). reading returns the file being read, whose Blob slices
+// the SHA-256 worker may take as they are.
+func WorkerOffload(ctx context.Context, hooks js.Value, mode xorb.Mode, reading func() *jsx.Reader) *Offload {
+	o := &Offload{Mode: mode}
 	if v := hooks.Get("jobBytes"); v.Type() == js.TypeNumber {
 		o.BatchBytes = v.Int() // jobs the size of the pool's reusable buffers
 	}
 	if v := hooks.Get("inFlight"); v.Type() == js.TypeNumber {
 		o.InFlight = v.Int()
 	}
-	o.Encode = func(data []byte, lens []int) func() (*Encoded, error) {
-		p := hooks.Call("encode", jobBytes(hooks, data), jsx.Bytes(jsx.U32Bytes(lens)))
-		return func() (*Encoded, error) {
-			v, err := jsx.Await(ctx, p)
-			if err != nil {
-				return nil, err
-			}
-			if v.Type() != js.TypeObject || v.Length() != 4 {
-				return nil, errors.New("encode: the worker's answer is not [hashes, lengths, records, record lengths]")
-			}
-			raw = jsx.CopyInto(raw, v.Index(0))
-			recs = jsx.CopyInto(recs, v.Index(2))
-			lensBuf = jsx.CopyInto(lensBuf, v.Index(3))
-			recLens, err := jsx.U32s(lensBuf)
-			if err != nil {
-				return nil, fmt.Errorf("encode: record lengths: %w", err)
-			}
-			if len(raw)%xethash.Size != 0 {
-				return nil, fmt.Errorf("encode: %d bytes of hashes", len(raw))
-			}
-			e := &Encoded{Records: recs, RecordLens: recLens, Hashes: make([]xethash.Hash, len(raw)/xethash.Size)}
-			for i := range e.Hashes {
-				e.Hashes[i] = xethash.Hash(raw[xethash.Size*i:])
-			}
-			return e, nil
-		}
+	// The session is done with one answer before it waits for the next, and
+	// runs a claimed job before it claims another: every answer is copied
+	// into the same buffers, every claimed job's bytes into one more.
+	out := &workerAnswers{}
+	o.Encode = func(data []byte, lens []int) Job {
+		return &workerJob{ctx: ctx, v: hooks.Call("encode", jobBytes(hooks, data), jsx.Bytes(jsx.U32Bytes(lens))), out: out}
 	}
-	o.SHA256 = func(state []byte) (Digest, error) {
-		arg := js.Undefined()
-		if state != nil {
-			arg = jsx.Bytes(state)
-		}
-		id, err := jsx.Await(ctx, hooks.Call("shaNew", arg))
+	o.SHA256 = func() (Digest, error) {
+		id, err := jsx.Await(ctx, hooks.Call("shaNew"))
 		if err != nil {
 			return nil, err
 		}
 		return &workerDigest{ctx: ctx, hooks: hooks, id: id, src: reading(), jobSize: o.batchBytes()}, nil
 	}
 	return o
+}
+
+// workerAnswers is the storage that a WorkerOffload's jobs copy into.
+type workerAnswers struct{ recs, raw, lens, claimed []byte }
+
+// workerJob is one encode job queued in xetkit.js's pool.
+type workerJob struct {
+	ctx context.Context
+	v   js.Value // {done, claim(), result}
+	out *workerAnswers
+}
+
+func (j *workerJob) Claim() ([]byte, bool) {
+	b := j.v.Call("claim")
+	if b.IsUndefined() {
+		return nil, false
+	}
+	j.out.claimed = jsx.CopyInto(j.out.claimed, b)
+	return j.out.claimed, true
+}
+
+func (j *workerJob) Done() bool { return j.v.Get("done").Truthy() }
+
+func (j *workerJob) Wait() (*Encoded, error) {
+	v, err := jsx.Await(j.ctx, j.v.Get("result"))
+	if err != nil {
+		return nil, err
+	}
+	if v.Type() != js.TypeObject || v.Length() != 4 {
+		return nil, errors.New("encode: the worker's answer is not [hashes, lengths, records, record lengths]")
+	}
+	o := j.out
+	o.raw = jsx.CopyInto(o.raw, v.Index(0))
+	o.recs = jsx.CopyInto(o.recs, v.Index(2))
+	o.lens = jsx.CopyInto(o.lens, v.Index(3))
+	recLens, err := jsx.U32s(o.lens)
+	if err != nil {
+		return nil, fmt.Errorf("encode: record lengths: %w", err)
+	}
+	if len(o.raw)%xethash.Size != 0 {
+		return nil, fmt.Errorf("encode: %d bytes of hashes", len(o.raw))
+	}
+	e := &Encoded{Records: o.recs, RecordLens: recLens, Hashes: make([]xethash.Hash, len(o.raw)/xethash.Size)}
+	for i := range e.Hashes {
+		e.Hashes[i] = xethash.Hash(o.raw[xethash.Size*i:])
+	}
+	return e, nil
 }
 
 // jobBytes copies data into a job buffer from hooks.buffer, which the
@@ -171,17 +161,6 @@ func (d *workerDigest) settle() error {
 	}
 	d.pending = nil
 	return nil
-}
-
-func (d *workerDigest) State() ([]byte, error) {
-	if err := d.settle(); err != nil {
-		return nil, err
-	}
-	v, err := jsx.Await(d.ctx, d.hooks.Call("shaState", d.id))
-	if err != nil {
-		return nil, err
-	}
-	return jsx.CopyInto(nil, v), nil
 }
 
 func (d *workerDigest) Sum() (sum [32]byte, err error) {

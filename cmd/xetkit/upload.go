@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -99,6 +100,8 @@ func runUpload(e *env, args []string) error {
 		return usagef("want at least one FILE or DIR (- for standard input, with --no-commit)")
 	}
 	client.Concurrency = concurrency
+	// Chunk hashing and compression on every core (the session helps).
+	client.Offload = upload.LocalOffload(runtime.GOMAXPROCS(0), client.Compression)
 	files, err := repoFiles(e, args, prefix, noCommit)
 	if err != nil {
 		return err
