@@ -76,7 +76,8 @@ type Digest interface {
 	Sum() ([sha256x.Size]byte, error)
 }
 
-func (o *Offload) batchBytes() int {
+// BatchSize is BatchBytes, or its default.
+func (o *Offload) BatchSize() int {
 	if o.BatchBytes > 0 {
 		return o.BatchBytes
 	}

@@ -127,7 +127,7 @@ func (r *reader) add(chunks []chunking.Chunk) error {
 		return r.f.chunks(r.ins)
 	}
 	for _, c := range chunks {
-		if len(r.batch)+len(c.Data) > r.o.batchBytes() {
+		if len(r.batch)+len(c.Data) > r.o.BatchSize() {
 			r.send()
 		}
 		r.batch = append(r.batch, c.Data...)
@@ -145,7 +145,7 @@ func (r *reader) add(chunks []chunking.Chunk) error {
 func (r *reader) send() {
 	if len(r.lens) > 0 {
 		if r.batch == nil {
-			r.batch = make([]byte, 0, r.o.batchBytes())
+			r.batch = make([]byte, 0, r.o.BatchSize())
 		}
 		r.queue = append(r.queue, &queued{job: r.o.Encode(r.batch, r.lens), lens: r.lens})
 		r.batch, r.lens = r.batch[:0], nil

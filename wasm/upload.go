@@ -159,7 +159,7 @@ func pipelineCall(c *upload.Client, args []js.Value) (context.Context, func(), [
 		return nil, nil, nil, hooks, err
 	}
 	if hooks.Get("encode").Type() == js.TypeFunction {
-		c.Offload = upload.WorkerOffload(ctx, hooks, c.Compression, func() *jsx.Reader { return cur })
+		c.Offload = WorkerOffload(ctx, hooks, c.Compression, func() *jsx.Reader { return cur })
 	}
 	progressHook(c, hooks.Get("onProgress"))
 	return ctx, stop, sources, hooks, nil

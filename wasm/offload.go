@@ -1,6 +1,4 @@
-//go:build js && wasm
-
-package upload
+package main
 
 import (
 	"context"
@@ -10,11 +8,12 @@ import (
 	"syscall/js"
 
 	"github.com/xetkit/xetkit/internal/jsx"
+	"github.com/xetkit/xetkit/upload"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
 
-// WorkerOffload runs chunk hashing and compression, and the SHA-256, on
+// WorkerOffload is the upload.Offload of the worker pool: it runs chunk hashing and compression, and the SHA-256, on
 // xetkit.js's worker pool through the hooks it passes:
 //
 //   - encode(bytes, lengths) queues a job of the workers' encodeChunks and
@@ -31,8 +30,8 @@ import (
 // mode is the compression the jobs use (this thread runs the jobs it
 // claims with it). reading returns the file being read, whose Blob slices
 // the SHA-256 worker may take as they are.
-func WorkerOffload(ctx context.Context, hooks js.Value, mode xorb.Mode, reading func() *jsx.Reader) *Offload {
-	o := &Offload{Mode: mode}
+func WorkerOffload(ctx context.Context, hooks js.Value, mode xorb.Mode, reading func() *jsx.Reader) *upload.Offload {
+	o := &upload.Offload{Mode: mode}
 	if v := hooks.Get("jobBytes"); v.Type() == js.TypeNumber {
 		o.BatchBytes = v.Int() // jobs the size of the pool's reusable buffers
 	}
@@ -43,15 +42,15 @@ func WorkerOffload(ctx context.Context, hooks js.Value, mode xorb.Mode, reading 
 	// runs a claimed job before it claims another: every answer is copied
 	// into the same buffers, every claimed job's bytes into one more.
 	out := &workerAnswers{}
-	o.Encode = func(data []byte, lens []int) Job {
+	o.Encode = func(data []byte, lens []int) upload.Job {
 		return &workerJob{ctx: ctx, v: hooks.Call("encode", jobBytes(hooks, data), jsx.Bytes(jsx.U32Bytes(lens))), out: out}
 	}
-	o.SHA256 = func() (Digest, error) {
+	o.SHA256 = func() (upload.Digest, error) {
 		id, err := jsx.Await(ctx, hooks.Call("shaNew"))
 		if err != nil {
 			return nil, err
 		}
-		return &workerDigest{ctx: ctx, hooks: hooks, id: id, src: reading(), jobSize: o.batchBytes()}, nil
+		return &workerDigest{ctx: ctx, hooks: hooks, id: id, src: reading(), jobSize: o.BatchSize()}, nil
 	}
 	return o
 }
@@ -77,7 +76,7 @@ func (j *workerJob) Claim() ([]byte, bool) {
 
 func (j *workerJob) Done() bool { return j.v.Get("done").Truthy() }
 
-func (j *workerJob) Wait() (*Encoded, error) {
+func (j *workerJob) Wait() (*upload.Encoded, error) {
 	v, err := jsx.Await(j.ctx, j.v.Get("result"))
 	if err != nil {
 		return nil, err
@@ -96,7 +95,7 @@ func (j *workerJob) Wait() (*Encoded, error) {
 	if len(o.raw)%xethash.Size != 0 {
 		return nil, fmt.Errorf("encode: %d bytes of hashes", len(o.raw))
 	}
-	e := &Encoded{Records: o.recs, RecordLens: recLens, Hashes: make([]xethash.Hash, len(o.raw)/xethash.Size)}
+	e := &upload.Encoded{Records: o.recs, RecordLens: recLens, Hashes: make([]xethash.Hash, len(o.raw)/xethash.Size)}
 	for i := range e.Hashes {
 		e.Hashes[i] = xethash.Hash(o.raw[xethash.Size*i:])
 	}

@@ -1,0 +1,24 @@
+import { launchBrowser, openViewer, startServer } from "./e2e/helpers.mjs";
+const srv = await startServer();
+const browser = await launchBrowser();
+const { page } = await openViewer(browser, srv.url);
+await page.evaluate(async (u) => {
+  const { load } = await import(u + "wasm/xetkit.js");
+  window.m = await load();
+  const b = new Uint8Array(128 << 20);
+  for (let i = 0; i < b.length; i += 65536) crypto.getRandomValues(b.subarray(i, i + 65536));
+  window.blob = new Blob([b]);
+  await m.processFile(blob.slice(0, 16 << 20));
+}, srv.url);
+const cdp = await page.context().newCDPSession(page);
+await cdp.send("Profiler.enable");
+await cdp.send("Profiler.setSamplingInterval", { interval: 250 });
+await cdp.send("Profiler.start");
+const ms = await page.evaluate(async () => { const t = performance.now(); await m.processFile(blob); return performance.now() - t; });
+const { profile } = await cdp.send("Profiler.stop");
+console.log("processFile 128 MiB Blob:", ms.toFixed(0), "ms", (128 * 1.048576 / ms * 1000).toFixed(0), "MB/s");
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const dt = profile.timeDeltas; const self = new Map(); let tot = 0;
+profile.samples.forEach((id, i) => { const n = byId.get(id); const k = n.callFrame.functionName || "(anon)"; self.set(k, (self.get(k) || 0) + (dt[i] || 0)); tot += dt[i] || 0; });
+for (const [k, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log((us / 1000).toFixed(1).padStart(8), "ms", (100 * us / tot).toFixed(1).padStart(5) + "%", k);
+await browser.close(); await srv.stop();
