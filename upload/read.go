@@ -109,9 +109,9 @@ type reader struct {
 type queued struct {
 	job    Job
 	lens   []int
-	worker bool     // a worker has it: it cannot be claimed
-	ran    bool     // this thread ran it: res, err
-	res    *Encoded //
+	worker bool // a worker has it: it cannot be claimed
+	ran    bool // this thread ran it, with this result:
+	res    *Encoded
 	err    error
 }
 
