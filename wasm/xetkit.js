@@ -28,8 +28,10 @@ const PIECE = 8 * MiB;
 const SLICE = 8 * MiB;
 // Target bytes of whole chunks per job sent to a worker.
 const BATCH = 2 * MiB;
-// Jobs a pool worker holds at once: one running, one to start as soon as
-// it ends (the next comes from this thread, which may be busy).
+// Jobs a pool worker holds at once. One: a job sent to a worker can no
+// longer be taken back, so the queue keeps every job but those running,
+// for whichever thread is free first (a second one per worker measured
+// worse with a core busy, and no better idle).
 const DEPTH = 1;
 
 const isNode =
