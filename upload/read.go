@@ -183,11 +183,20 @@ func (r *reader) takeOne() error {
 }
 
 // claimOldest claims the oldest job no worker has started, or returns nil
-// when there is none, and runs it.
+// when there is none, and runs it. Behind the oldest job it runs one at a
+// time: a result run ahead is held until its turn, a job's worth of memory.
 func (r *reader) claimOldest() *queued {
-	for _, k := range r.queue {
-		if k.ran || k.worker {
+	ahead := 0
+	for i, k := range r.queue {
+		if k.ran {
+			ahead++
 			continue
+		}
+		if k.worker {
+			continue
+		}
+		if i > 0 && ahead > 0 {
+			return nil
 		}
 		if data, ok := k.job.Claim(); ok {
 			e := &Encoded{}
