@@ -58,15 +58,24 @@ func SummaryJSONAt(dst []byte, r io.ReaderAt, size int64) ([]byte, error) {
 	if size < 0 {
 		return dst, errAt(0, "shard size %d is negative", size)
 	}
-	b := make([]byte, size)
-	if n, err := r.ReadAt(b, 0); int64(n) < size {
-		return dst, fmt.Errorf("shard: reading %d bytes: %w", size, err)
+	b, err := readSpan(r, 0, size)
+	if err != nil {
+		return dst, err
 	}
 	s, err := parse(b, true)
 	if err != nil {
 		return dst, err
 	}
 	return AppendParsedJSONWithoutChunks(dst, s, nil), nil
+}
+
+// readSpan reads the n bytes of r at off.
+func readSpan(r io.ReaderAt, off, n int64) ([]byte, error) {
+	b := make([]byte, n)
+	if got, err := r.ReadAt(b, off); int64(got) < n {
+		return nil, fmt.Errorf("shard: reading %d bytes at %d: %w", n, off, err)
+	}
+	return b, nil
 }
 
 // summaryAt reads a stored shard as parse(b, true) would, section by section
@@ -80,10 +89,7 @@ func summaryAt(r io.ReaderAt, size int64) (s *Shard, ok bool) {
 		return nil, false
 	}
 	read := func(off, end int64) []byte {
-		b := make([]byte, end-off)
-		if n, _ := r.ReadAt(b, off); int64(n) != end-off {
-			return nil
-		}
+		b, _ := readSpan(r, off, end-off)
 		return b
 	}
 	footerAt := size - FooterSize
@@ -181,13 +187,7 @@ func parse(b []byte, skipRows bool) (*Shard, error) {
 // is read linearly. size must be the real size of the shard: it is what the
 // reads are sized by.
 func ReadAt(r io.ReaderAt, size int64) (*Shard, error) {
-	read := func(off, n int64) ([]byte, error) {
-		buf := make([]byte, n)
-		if got, err := r.ReadAt(buf, off); got < len(buf) {
-			return nil, fmt.Errorf("shard: reading %d bytes at %d: %w", n, off, err)
-		}
-		return buf, nil
-	}
+	read := func(off, n int64) ([]byte, error) { return readSpan(r, off, n) }
 	if size < HeaderSize {
 		return nil, errAt(size, "shard is %d bytes; the header alone is %d", size, HeaderSize)
 	}
@@ -368,8 +368,8 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 		p = start
 		for i := range files {
 			f := &files[i]
-			p = f.readHeader(b, base, p)
-			n := int(le32(b[p-RecordSize+36:]))
+			var n int
+			p, n = f.readHeader(b, base, p)
 			t := &s.unreadTerms[i]
 			t.n = n
 			for j := 0; j < n; j, p = j+1, p+RecordSize {
@@ -393,11 +393,11 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 	p = start
 	for i := range files {
 		f := &files[i]
-		p = f.readHeader(b, base, p)
+		var n int
+		p, n = f.readHeader(b, base, p)
 		if !allZero(b[p-8 : p]) {
 			s.note(Warning, "files", f.Offset+40, RuleReserved, "file block reserved bytes 40–47 are not zero")
 		}
-		n := int(le32(b[p-RecordSize+36:]))
 		f.Terms, terms = terms[:n:n], terms[n:]
 		for j := range f.Terms {
 			r := b[p : p+RecordSize]
@@ -439,13 +439,14 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 }
 
 // readHeader decodes into f the file header record at index p of b, which
-// holds the shard from offset base, and returns the index after it.
-func (f *File) readHeader(b []byte, base int64, p int) int {
+// holds the shard from offset base, and returns the index after it and
+// the file's number of terms.
+func (f *File) readHeader(b []byte, base int64, p int) (next, terms int) {
 	r := b[p : p+RecordSize]
 	f.Offset = base + int64(p)
 	f.Hash = xethash.Hash(r[:32])
 	f.Flags = le32(r[32:])
-	return p + RecordSize
+	return p + RecordSize, int(le32(r[36:]))
 }
 
 // readXorbs reads CAS blocks as readFiles reads file blocks.
