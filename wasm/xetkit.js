@@ -420,21 +420,6 @@ function appendChunks(out, packed, offset) {
   return offset;
 }
 
-// nextTask resolves once the event loop has run the tasks already queued
-// (the pool's replies among them). A MessageChannel, not setTimeout: a
-// browser delays nested timers by 4 ms.
-function nextTask() {
-  if (typeof setImmediate === "function") return new Promise((resolve) => setImmediate(resolve));
-  return new Promise((resolve) => {
-    const { port1, port2 } = new MessageChannel();
-    port1.onmessage = () => {
-      port1.close();
-      resolve();
-    };
-    port2.postMessage(null);
-  });
-}
-
 function lengthsOf(packed) {
   const view = new DataView(packed.buffer, packed.byteOffset, packed.byteLength);
   const out = new Array(packed.byteLength >>> 2);
@@ -830,9 +815,7 @@ class Xetkit {
     return splitHashes(call(this.#go, "hashStrings", toBytes(bytes, "hashStrings: bytes")));
   }
 
-
-
-  /** Like chunk, with chunk hashing spread over the worker pool (kept on this thread while that is faster). Accepts a Blob too. */
+  /** Like chunk, with chunk hashing spread over the worker pool (this thread runs the jobs no worker has started when it needs them). Accepts a Blob too. */
   async chunkAsync(input, options = {}) {
     const src = sourceOf(input, "chunkAsync: input");
     if (options === null || typeof options !== "object") throw typeError("chunkAsync: options must be an object");
@@ -958,7 +941,8 @@ class Xetkit {
    * Uploads files into a repository and commits them (commit: false: to
    * CAS only): {commit: {oid, url} | null, files: [{path, size, hash,
    * sha256, dedupedBytes, uploadedBytes}]}. Chunk hashing, compression
-   * and the SHA-256 run on the worker pool (or here while that is faster).
+   * and the SHA-256 run on the worker pool (and here, for the jobs no worker
+   * has started when their results are needed).
    */
   async upload(files, options = {}) {
     return held(async () => uploadFiles(this.#go, await this.#getPool(), files, options), options?.signal);
