@@ -234,11 +234,7 @@ func (idx *index) register(s *shard.Shard) {
 	}
 	for i := range s.Files {
 		f := &s.Files[i]
-		var size uint64
-		for _, t := range f.Terms {
-			size += uint64(t.UnpackedBytes)
-		}
-		idx.files[f.Hash] = &fileMeta{terms: f.Terms, size: size}
+		idx.files[f.Hash] = &fileMeta{terms: f.Terms, size: f.UnpackedBytes()}
 		if f.SHA256 != nil {
 			idx.bySHA[*f.SHA256] = f.Hash
 		}

@@ -340,9 +340,7 @@ func entryOwner(starts []int64, entry uint32) int {
 func (s *Shard) ComputeTotals() Totals {
 	var t Totals
 	for i := range s.Files {
-		for _, term := range s.Files[i].Terms {
-			t.MaterializedBytes += uint64(term.UnpackedBytes)
-		}
+		t.MaterializedBytes += s.Files[i].UnpackedBytes()
 	}
 	for i := range s.Xorbs {
 		t.StoredBytesOnDisk += uint64(s.Xorbs[i].BytesOnDisk)

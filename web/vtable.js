@@ -52,6 +52,7 @@ export class VTable {
     this.top = 0;
     this.viewH = 0; // 0: not laid out yet, so no rows are drawn
     this.maxTop = 0;
+    this.reveal = null; // {i, top}: ensureVisible's, until the table has a size
     this.scroller.addEventListener("scroll", () => this.onScroll(), { passive: true });
     this.scroller.addEventListener("wheel", (e) => this.onWheel(e), { passive: false });
     this.scroller.addEventListener("touchstart", (e) => this.onTouch(e), { passive: true });
@@ -77,12 +78,14 @@ export class VTable {
   // Called by the resize observer, after layout and before paint: the
   // sizes are current, and rows drawn now are in the same frame.
   measure() {
-    const first = this.viewH === 0;
     this.viewH = this.scroller.clientHeight;
     this.maxTop = this.scroller.scrollHeight - this.viewH;
     this.top = this.scroller.scrollTop;
-    if (first && this.reveal) this.ensureVisible(this.reveal.i, this.reveal.top); // asked for before the sizes were known
-    this.reveal = null;
+    const r = this.reveal; // asked for before the table had a size
+    if (r && this.viewH) {
+      this.reveal = null;
+      this.ensureVisible(r.i, r.top);
+    }
     this.render();
   }
 
