@@ -48,12 +48,8 @@ func exportFormats(api js.Value) {
 				return nil, err
 			}
 			out.Set("json", string(j))
-			layout := jsx.Object.New()
-			for k, v := range map[string]int{"recordSize": shard.RecordSize, "hash": shard.ChunkHashAt, "byteRangeStart": shard.ChunkByteRangeStartAt,
-				"unpackedBytes": shard.ChunkUnpackedBytesAt, "flags": shard.ChunkFlagsAt} {
-				layout.Set(k, v)
-			}
-			out.Set("rowLayout", layout)
+			out.Set("rowLayout", layoutObject(map[string]int{"recordSize": shard.RecordSize, "hash": shard.ChunkHashAt,
+				"byteRangeStart": shard.ChunkByteRangeStartAt, "unpackedBytes": shard.ChunkUnpackedBytesAt, "flags": shard.ChunkFlagsAt}))
 			out.Set("termLayout", termLayout())
 			return out, nil
 		}
@@ -198,10 +194,15 @@ func validateShard(s *shard.Shard, upload bool) []shard.Finding {
 // termLayout says where a term record's fields lie, and a verification
 // record's range hash, for xetkit.js reading a packed parse's terms.
 func termLayout() js.Value {
-	o := jsx.Object.New()
-	for k, v := range map[string]int{"recordSize": shard.RecordSize, "xorbHash": shard.TermXorbHashAt, "flags": shard.TermFlagsAt,
+	return layoutObject(map[string]int{"recordSize": shard.RecordSize, "xorbHash": shard.TermXorbHashAt, "flags": shard.TermFlagsAt,
 		"unpackedBytes": shard.TermUnpackedBytesAt, "chunkStart": shard.TermChunkStartAt, "chunkEnd": shard.TermChunkEndAt,
-		"verificationHash": shard.VerificationHashAt} {
+		"verificationHash": shard.VerificationHashAt})
+}
+
+// layoutObject is a record layout (field name → byte offset) as a JavaScript object.
+func layoutObject(fields map[string]int) js.Value {
+	o := jsx.Object.New()
+	for k, v := range fields {
 		o.Set(k, v)
 	}
 	return o
