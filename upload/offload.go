@@ -141,7 +141,7 @@ func LocalOffload(workers int, mode xorb.Mode) *Offload {
 // the goroutines working on them.
 type localQueue struct {
 	mu       sync.Mutex
-	jobs     []*localJob // not yet started by a worker nor claimed
+	jobs     []*localJob // not yet started by a worker nor claimed (Claim takes its job out)
 	running  int         // workers
 	workers  int         // at most
 	encoders sync.Pool
@@ -187,19 +187,14 @@ func (q *localQueue) work() {
 	defer q.encoders.Put(enc)
 	for {
 		q.mu.Lock()
-		var j *localJob
-		for len(q.jobs) > 0 && j == nil {
-			if !q.jobs[0].started {
-				j = q.jobs[0]
-				j.started = true
-			}
-			q.jobs = q.jobs[1:]
-		}
-		if j == nil {
+		if len(q.jobs) == 0 {
 			q.running--
 			q.mu.Unlock()
 			return
 		}
+		j := q.jobs[0]
+		q.jobs = q.jobs[1:]
+		j.started = true
 		q.mu.Unlock()
 		j.res.Hashes, j.res.Records, j.res.RecordLens, j.err = EncodeChunks(enc, j.data, j.lens, j.res.Hashes, j.res.Records, j.res.RecordLens)
 		close(j.done)
