@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"slices"
 	"sync"
 
 	"github.com/xetkit/xetkit/internal/sha256x"
@@ -18,47 +17,30 @@ import (
 // the browser the other threads are the module's Web Workers; natively
 // LocalOffload uses goroutines.
 //
-// The chunks go through one ordered queue of jobs: workers take the
-// oldest job none has started, and the session, when it needs a job's
-// result, runs the oldest job no worker has started itself until that
-// result is there. So no policy picks where work runs: busy or slow
-// workers leave more to the session, and no job waits for a worker while
-// the session could run it.
-//
 // Both functions are called from the session's goroutine only, and must
 // return without waiting for the work.
 type Offload struct {
-	// Encode queues the hashing and encoding of whole chunks: data holds
-	// them back to back and lens gives their lengths. It must copy what it
-	// needs of data before returning.
-	Encode func(data []byte, lens []int) Job
-	// Mode is the compression the jobs use: the session's own runs of
-	// jobs use it too (see Job.Claim).
-	Mode xorb.Mode
-	// SHA256 starts the SHA-256 of one file.
-	SHA256 func() (Digest, error)
+	// Encode starts hashing and encoding whole chunks: data holds them
+	// back to back and lens gives their lengths. It must copy what it
+	// needs of data and lens before returning. The returned wait blocks
+	// until the result is ready (EncodeChunks's output for these chunks).
+	// The session is done with a result before it waits for the next, so
+	// results may share storage.
+	Encode func(data []byte, lens []int) (wait func() (*Encoded, error))
+	// SHA256 starts the SHA-256 of one file, or goes on from state (a
+	// Digest's State) unless it is nil.
+	SHA256 func(state []byte) (Digest, error)
 	// BatchBytes is the target size of an Encode call (default 2 MiB).
 	BatchBytes int
-	// InFlight bounds the Encode calls not yet taken back (default 8): it
-	// bounds the memory of data in transit; those beyond what the workers
-	// hold are the session's to run when it waits.
+	// InFlight bounds the Encode calls not yet waited for (default 8):
+	// it bounds the memory of data in transit.
 	InFlight int
 	// ReadBytes is how much of a source is read at a time (default 4 MiB).
 	ReadBytes int
-}
-
-// Job is one queued Encode.
-type Job interface {
-	// Claim takes the job back if no worker has started it: ok, and the
-	// chunks (as Encode was given them) for the caller to run. The result
-	// of a claimed job is never delivered.
-	Claim() (data []byte, ok bool)
-	// Done reports, without waiting, whether a worker has finished it.
-	Done() bool
-	// Wait waits for the result of a job a worker has taken. The session
-	// is done with a result before it waits for the next, so results may
-	// share storage.
-	Wait() (*Encoded, error)
+	// Pace, if set, decides read by read whether the work runs here, on
+	// the Offload, or split between them (without it, all of it goes to
+	// the Offload).
+	Pace Pace
 }
 
 // Encoded is the result of an Offload's Encode: one hash and one record
@@ -70,14 +52,16 @@ type Encoded struct {
 }
 
 // Digest is a SHA-256 computed elsewhere. Write must copy p before it
-// returns; Sum waits for the digest of everything written.
+// returns; Sum waits for the digest of everything written. State ends the
+// digest instead and returns its state (sha256x.State's form), for the
+// SHA-256 to go on somewhere else.
 type Digest interface {
 	Write(p []byte) error
 	Sum() ([sha256x.Size]byte, error)
+	State() ([]byte, error)
 }
 
-// BatchSize is BatchBytes, or its default.
-func (o *Offload) BatchSize() int {
+func (o *Offload) batchBytes() int {
 	if o.BatchBytes > 0 {
 		return o.BatchBytes
 	}
@@ -119,127 +103,55 @@ func (e *Encoded) split(lens []int, out []chunkIn) ([]chunkIn, error) {
 	return out, nil
 }
 
-// LocalOffload returns an Offload whose jobs run on up to workers
-// goroutines (each with its own xorb.Encoder in mode), started as jobs
-// come and ended when the queue is empty, and whose SHA-256 runs on a
-// goroutine of its own. Natively it spreads an upload over the cores; with
-// 0 workers the session runs every job itself.
+// LocalOffload returns an Offload that runs on goroutines: at most workers
+// Encode calls at a time (each with its own xorb.Encoder in mode), and the
+// SHA-256 of a file on its own goroutine. Natively it spreads an upload
+// over several cores; it also lets the offloaded path be tested without a
+// browser.
 func LocalOffload(workers int, mode xorb.Mode) *Offload {
-	q := &localQueue{workers: max(workers, 0), encoders: sync.Pool{New: func() any { return &xorb.Encoder{Mode: mode} }}}
+	if workers <= 0 {
+		workers = 1
+	}
+	sem := make(chan struct{}, workers)
+	encoders := sync.Pool{New: func() any { return &xorb.Encoder{Mode: mode} }}
 	return &Offload{
-		Encode: q.add,
-		Mode:   mode,
-		SHA256: func() (Digest, error) {
-			d := &localDigest{in: make(chan []byte, 4), free: make(chan []byte, 6), done: make(chan hash.Hash, 1)}
-			go d.run(sha256x.New())
+		Encode: func(data []byte, lens []int) func() (*Encoded, error) {
+			data, lens = append([]byte(nil), data...), append([]int(nil), lens...)
+			type result struct {
+				e   *Encoded
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				enc := encoders.Get().(*xorb.Encoder)
+				defer encoders.Put(enc)
+				var r Encoded
+				var err error
+				r.Hashes, r.Records, r.RecordLens, err = EncodeChunks(enc, data, lens, nil, nil, nil)
+				done <- result{&r, err}
+			}()
+			return func() (*Encoded, error) {
+				r := <-done
+				return r.e, r.err
+			}
+		},
+		SHA256: func(state []byte) (Digest, error) {
+			h, err := sha256x.NewFrom(state)
+			if err != nil {
+				return nil, err
+			}
+			d := &localDigest{in: make(chan []byte, 4), done: make(chan hash.Hash, 1)}
+			go d.run(h)
 			return d, nil
 		},
 	}
 }
 
-// localQueue is LocalOffload's queue: jobs in the order they came, and
-// the goroutines working on them.
-type localQueue struct {
-	mu       sync.Mutex
-	jobs     []*localJob // not yet started by a worker nor claimed (Claim takes its job out)
-	running  int         // workers
-	workers  int         // at most
-	encoders sync.Pool
-	// Buffers done with, for the next jobs (fresh memory costs page
-	// faults and zeroing on every use): job bytes, and the storage of the
-	// result the session took last, which it is done with when it waits
-	// for the next.
-	spare []*localJob
-	last  *localJob
-}
-
-// localJob is one job of a localQueue.
-type localJob struct {
-	q       *localQueue
-	data    []byte
-	lens    []int
-	started bool // by a worker or the caller (under q.mu)
-	done    chan struct{}
-	res     Encoded
-	err     error
-}
-
-func (q *localQueue) add(data []byte, lens []int) Job {
-	q.mu.Lock()
-	j := &localJob{}
-	if n := len(q.spare); n > 0 {
-		j, q.spare = q.spare[n-1], q.spare[:n-1]
-	}
-	*j = localJob{q: q, data: append(j.data[:0], data...), lens: append(j.lens[:0], lens...), done: make(chan struct{}),
-		res: Encoded{Hashes: j.res.Hashes[:0], Records: j.res.Records[:0], RecordLens: j.res.RecordLens[:0]}}
-	q.jobs = append(q.jobs, j)
-	if q.running < q.workers {
-		q.running++
-		go q.work()
-	}
-	q.mu.Unlock()
-	return j
-}
-
-// work runs the oldest job no one has started until there is none.
-func (q *localQueue) work() {
-	enc := q.encoders.Get().(*xorb.Encoder)
-	defer q.encoders.Put(enc)
-	for {
-		q.mu.Lock()
-		if len(q.jobs) == 0 {
-			q.running--
-			q.mu.Unlock()
-			return
-		}
-		j := q.jobs[0]
-		q.jobs = q.jobs[1:]
-		j.started = true
-		q.mu.Unlock()
-		j.res.Hashes, j.res.Records, j.res.RecordLens, j.err = EncodeChunks(enc, j.data, j.lens, j.res.Hashes, j.res.Records, j.res.RecordLens)
-		close(j.done)
-	}
-}
-
-func (j *localJob) Claim() ([]byte, bool) {
-	j.q.mu.Lock()
-	defer j.q.mu.Unlock()
-	if j.started {
-		return nil, false
-	}
-	j.started = true
-	if i := slices.Index(j.q.jobs, j); i >= 0 {
-		j.q.jobs = slices.Delete(j.q.jobs, i, i+1)
-	}
-	// Its buffers are the caller's until its next Encode.
-	j.q.spare = append(j.q.spare, j)
-	return j.data, true
-}
-
-func (j *localJob) Done() bool {
-	select {
-	case <-j.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (j *localJob) Wait() (*Encoded, error) {
-	<-j.done
-	j.q.mu.Lock()
-	if j.q.last != nil {
-		j.q.spare = append(j.q.spare, j.q.last)
-	}
-	j.q.last = j
-	j.q.mu.Unlock()
-	return &j.res, j.err
-}
-
 // localDigest hashes on its own goroutine what Write hands it.
 type localDigest struct {
 	in   chan []byte
-	free chan []byte // copies hashed, for the next writes
 	done chan hash.Hash
 	h    hash.Hash // once ended
 }
@@ -247,33 +159,33 @@ type localDigest struct {
 func (d *localDigest) run(h hash.Hash) {
 	for p := range d.in {
 		h.Write(p)
-		select {
-		case d.free <- p:
-		default:
-		}
 	}
 	d.done <- h
 }
 
 func (d *localDigest) Write(p []byte) error {
 	if d.h != nil {
-		return errors.New("upload: Write after Sum")
+		return errors.New("upload: Write after Sum or State")
 	}
-	var c []byte
-	select {
-	case c = <-d.free:
-	default:
-	}
-	d.in <- append(c[:0], p...)
+	d.in <- append([]byte(nil), p...)
 	return nil
 }
 
-func (d *localDigest) Sum() ([sha256x.Size]byte, error) {
+// end waits for every write to be hashed.
+func (d *localDigest) end() hash.Hash {
 	if d.h == nil {
 		close(d.in)
 		d.h = <-d.done
 	}
-	return [sha256x.Size]byte(d.h.Sum(nil)), nil
+	return d.h
+}
+
+func (d *localDigest) Sum() ([sha256x.Size]byte, error) {
+	return [sha256x.Size]byte(d.end().Sum(nil)), nil
+}
+
+func (d *localDigest) State() ([]byte, error) {
+	return sha256x.State(d.end())
 }
 
 // EncodeChunks hashes and encodes chunks for an Offload (the workers'

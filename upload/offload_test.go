@@ -6,10 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,8 +36,7 @@ func offloadFiles() ([]upload.Source, map[string][]byte) {
 }
 
 // The offloaded path stores exactly what the in-process path stores: the
-// same results, the same xorb bytes, and the files download back, whoever
-// runs the jobs: workers, the session alone, or both as they race.
+// same results, the same xorb bytes, and the files download back.
 func TestOffloadMatchesLocal(t *testing.T) {
 	sources, files := offloadFiles()
 	run := func(off *upload.Offload) (*hub.Hub, []upload.Result, *upload.Client) {
@@ -54,24 +50,29 @@ func TestOffloadMatchesLocal(t *testing.T) {
 		}
 		return h, res, newClient(srv)
 	}
-	tune := func(off *upload.Offload) *upload.Offload {
+	offload := func(pace upload.Pace) *upload.Offload {
+		off := upload.LocalOffload(3, xorb.Auto)
 		off.BatchBytes = 300 << 10 // batches that split reads and xorbs
 		off.ReadBytes = 1<<20 + 3
-		off.InFlight = 4
+		off.InFlight = 2
+		off.Pace = pace
 		return off
 	}
 	hl, local, _ := run(nil)
-	race := &racingOffload{}
 	for _, tc := range []struct {
 		name string
-		off  *upload.Offload
+		pace upload.Pace
 	}{
-		{"workers", tune(upload.LocalOffload(3, xorb.Auto))},
-		{"no workers: the session runs every job", tune(upload.LocalOffload(0, xorb.Auto))},
-		{"workers racing the session", tune(race.offload(xorb.Auto))},
+		{"all offloaded", nil},
+		// The work and the SHA-256 move at every read, or as a random
+		// pattern has it: the batches out must come back first, in order.
+		{"alternating", &scriptedPace{pick: func(i int) upload.Way { return upload.Way(i % 2) }}},
+		{"random", &scriptedPace{pick: func(i int) upload.Way { return upload.Way((i * 2654435761) >> 7 % 3) }}},
+		{"split", &scriptedPace{pick: func(i int) upload.Way { return upload.Split }}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ho, offl, fresh := run(tc.off)
+			pace, _ := tc.pace.(*scriptedPace)
+			ho, offl, fresh := run(offload(tc.pace))
 			for i := range local {
 				if local[i] != offl[i] {
 					t.Errorf("file %d: offloaded result %+v, in-process %+v", i, offl[i], local[i])
@@ -88,103 +89,38 @@ func TestOffloadMatchesLocal(t *testing.T) {
 			if sl.XorbBytesStored != so.XorbBytesStored || sl.XorbsStored != so.XorbsStored || sl.ShardBytesReceived != so.ShardBytesReceived {
 				t.Errorf("stored differently: in-process %+v, offloaded %+v", sl, so)
 			}
+			if pace != nil && tc.name != "split" && (pace.moves < 4 || pace.timed[upload.There] == 0 || pace.timed[upload.Here] == 0) {
+				t.Errorf("the pace moved the work %d times and timed %v reads (there, here, split): the test tries too little", pace.moves, pace.timed)
+			}
+			if pace != nil && tc.name != "alternating" && pace.timed[upload.Split] == 0 {
+				t.Errorf("no read was split: %v", pace.timed)
+			}
 		})
 	}
-	if race.claimed == 0 || race.worked == 0 {
-		t.Errorf("of the racing jobs the session ran %d and the workers %d: the test tries too little", race.claimed, race.worked)
+}
+
+// scriptedPace sends read i the way pick(i) says, counting the moves and
+// the reads it is told about.
+type scriptedPace struct {
+	pick  func(i int) upload.Way
+	i     int
+	last  upload.Way
+	moves int
+	timed [3]int
+}
+
+func (p *scriptedPace) Way() upload.Way {
+	w := p.pick(p.i)
+	p.i++
+	if w != p.last {
+		p.moves++
 	}
+	p.last = w
+	return w
 }
 
-// racingOffload starts each job on a goroutine of its own after a
-// pseudo-random pause of up to 2 ms, racing the session's Claim, and
-// counts who ran what.
-type racingOffload struct {
-	mu              sync.Mutex
-	n               int
-	claimed, worked int
-}
-
-func (r *racingOffload) offload(mode xorb.Mode) *upload.Offload {
-	off := upload.LocalOffload(0, mode) // for its SHA-256
-	off.Encode = func(data []byte, lens []int) upload.Job {
-		j := &racingJob{r: r, data: bytes.Clone(data), lens: slices.Clone(lens), done: make(chan struct{})}
-		r.mu.Lock()
-		r.n++
-		pause := time.Duration(r.n*7919%2000) * time.Microsecond
-		r.mu.Unlock()
-		go func() {
-			time.Sleep(pause)
-			if j.start(false) {
-				var e xorb.Encoder
-				e.Mode = mode
-				j.res.Hashes, j.res.Records, j.res.RecordLens, j.err = upload.EncodeChunks(&e, j.data, j.lens, nil, nil, nil)
-				j.finished.Store(true)
-				close(j.done)
-			}
-		}()
-		return j
-	}
-	return off
-}
-
-type racingJob struct {
-	r       *racingOffload
-	data    []byte
-	lens    []int
-	started bool
-	done    chan struct{}
-	// finished is set just before done is closed.
-	finished atomic.Bool
-	res      upload.Encoded
-	err      error
-}
-
-// start marks the job started by the session (claim) or a worker; false
-// when the other was first.
-func (j *racingJob) start(claim bool) bool {
-	j.r.mu.Lock()
-	defer j.r.mu.Unlock()
-	if j.started {
-		return false
-	}
-	j.started = true
-	if claim {
-		j.r.claimed++
-	} else {
-		j.r.worked++
-	}
-	return true
-}
-
-func (j *racingJob) Claim() ([]byte, bool) {
-	if !j.start(true) {
-		return nil, false
-	}
-	return j.data, true
-}
-
-func (j *racingJob) Done() bool { return j.finished.Load() }
-
-func (j *racingJob) Wait() (*upload.Encoded, error) {
-	<-j.done
-	return &j.res, j.err
-}
-
-// workerOnlyJob is a job the session cannot take back, whose result mess
-// may change.
-type workerOnlyJob struct {
-	upload.Job
-	mess func(*upload.Encoded) error
-}
-
-func (j workerOnlyJob) Claim() ([]byte, bool) { return nil, false }
-
-func (j workerOnlyJob) Wait() (*upload.Encoded, error) {
-	e, err := j.Job.Wait()
-	if err == nil {
-		err = j.mess(e)
-	}
-	return e, err
+func (p *scriptedPace) Took(w upload.Way, n int, d time.Duration) {
+	p.timed[w]++
 }
 
 // Dedupe works the same when the chunks come back as records: the same
@@ -238,7 +174,16 @@ func TestOffloadFailures(t *testing.T) {
 			h, srv := startHub(t, hub.Config{})
 			off := upload.LocalOffload(2, xorb.Auto)
 			enc := off.Encode
-			off.Encode = func(data []byte, lens []int) upload.Job { return workerOnlyJob{enc(data, lens), tc.mess} }
+			off.Encode = func(data []byte, lens []int) func() (*upload.Encoded, error) {
+				wait := enc(data, lens)
+				return func() (*upload.Encoded, error) {
+					e, err := wait()
+					if err == nil {
+						err = tc.mess(e)
+					}
+					return e, err
+				}
+			}
 			c := newClient(srv)
 			c.Offload = off
 			_, err := c.UploadFiles(context.Background(), []upload.Source{source("f", data)})
@@ -246,6 +191,51 @@ func TestOffloadFailures(t *testing.T) {
 		})
 	}
 }
+
+// A SHA-256 that cannot hand its state over when the work moves fails
+// the upload: it must not start again from nothing and give a wrong
+// digest.
+func TestOffloadLostState(t *testing.T) {
+	data := randomBytes(10, 3<<20)
+	for _, tc := range []struct {
+		name  string
+		state func() ([]byte, error)
+		want  string
+	}{
+		{"none", func() ([]byte, error) { return nil, nil }, "no state"},
+		{"failed", func() ([]byte, error) { return nil, errors.New("worker died") }, "worker died"},
+		{"garbage", func() ([]byte, error) { return []byte("not a state"), nil }, "state"}, // crypto/sha256 or sha256x refuses it
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, srv := startHub(t, hub.Config{})
+			off := upload.LocalOffload(2, xorb.Auto)
+			off.ReadBytes = 1 << 20
+			off.Pace = &scriptedPace{pick: func(i int) upload.Way {
+				if i == 1 {
+					return upload.Here // the SHA-256 moves here, its state handed over
+				}
+				return upload.There
+			}}
+			sha := off.SHA256
+			off.SHA256 = func(state []byte) (upload.Digest, error) {
+				d, err := sha(state)
+				return brokenState{d, tc.state}, err
+			}
+			c := newClient(srv)
+			c.Offload = off
+			_, err := c.UploadFiles(context.Background(), []upload.Source{source("f", data)})
+			failedCleanly(t, h, err, tc.want)
+		})
+	}
+}
+
+// brokenState is a Digest whose State answers as state says.
+type brokenState struct {
+	upload.Digest
+	state func() ([]byte, error)
+}
+
+func (b brokenState) State() ([]byte, error) { return b.state() }
 
 // failedCleanly checks that an upload failed with an error that says want,
 // and stored no shard.

@@ -159,7 +159,7 @@ func pipelineCall(c *upload.Client, args []js.Value) (context.Context, func(), [
 		return nil, nil, nil, hooks, err
 	}
 	if hooks.Get("encode").Type() == js.TypeFunction {
-		c.Offload = WorkerOffload(ctx, hooks, c.Compression, func() *jsx.Reader { return cur })
+		c.Offload = upload.WorkerOffload(ctx, hooks, func() *jsx.Reader { return cur })
 	}
 	progressHook(c, hooks.Get("onProgress"))
 	return ctx, stop, sources, hooks, nil
@@ -250,8 +250,8 @@ func exportUpload(api js.Value) {
 	// a hub, so the xorbs and shard are byte for byte what uploadFiles with
 	// the same options sends. file: {name, data: Blob | Uint8Array};
 	// options: {xorbSize, compression}; hooks: {onXorb(xorb) (a returned
-	// promise is awaited), onProgress, signal, and the worker hooks of
-	// upload.WorkerOffload}.
+	// promise is awaited), onProgress, signal, encode, shaNew, shaWrite,
+	// shaSum, shaState}.
 	export(api, "processFile", func(args []js.Value) (any, error) {
 		c := &upload.Client{}
 		if err := pipelineOptions(c, arg(args, 1)); err != nil {

@@ -299,7 +299,7 @@ export interface ProcessOptions {
   compression?: "auto" | "lz4" | "bg4-lz4" | "none";
   /** Chunk data (uncompressed bytes) at which a xorb is sealed (default 8 MiB under WebAssembly, at most 64 MiB, where the reference client cuts). */
   xorbSize?: number;
-  /** false: do all the work on this thread's instance, without the worker pool. With the pool (the default), jobs no worker has started when their results are needed run on this thread, so busy workers leave more to it; the bytes are the same either way. */
+  /** false: do all the work on this thread's instance, without the worker pool. With the pool (the default), the work stays on this thread while that is faster, on a busy machine; the bytes are the same either way. */
   workers?: boolean;
   signal?: AbortSignal;
 }
@@ -503,7 +503,7 @@ export interface Xetkit {
   kindOf(bytes: Bytes): "shard" | "xorb" | "file";
   /** The XET strings of the 32-byte raw hashes in bytes (e.g. PackedChunkRows.hashes). */
   hashStrings(bytes: Bytes): string[];
-  /** chunk, with the hashing spread over the worker pool (and this thread, for jobs no worker has started when their results are needed); results are identical. */
+  /** chunk, with the hashing spread over the worker pool (or kept on this thread while that is faster, on a busy machine); results are identical. */
   chunkAsync(input: Bytes | Blob, options?: { signal?: AbortSignal }): Promise<Chunk[]>;
   /**
    * The upload pipeline on one file with no hub: the xorbs (to onXorb) and the shard are byte

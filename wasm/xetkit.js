@@ -28,11 +28,10 @@ const PIECE = 8 * MiB;
 const SLICE = 8 * MiB;
 // Target bytes of whole chunks per job sent to a worker.
 const BATCH = 2 * MiB;
-// Jobs a pool worker holds at once. One: a job sent to a worker can no
-// longer be taken back, so the queue keeps every job but those running,
-// for whichever thread is free first (a second one per worker measured
-// worse with a core busy, and no better idle).
-const DEPTH = 1;
+// The ways of upload.Way, as the pacer names them: a piece's chunks are
+// hashed on the pool, on this thread, or split between them.
+const POOL = 0;
+const HERE = 1;
 
 const isNode =
   typeof process !== "undefined" && process.versions != null && process.versions.node != null &&
@@ -418,6 +417,21 @@ function appendChunks(out, packed, offset) {
     offset += length;
   }
   return offset;
+}
+
+// nextTask resolves once the event loop has run the tasks already queued
+// (the pool's replies among them). A MessageChannel, not setTimeout: a
+// browser delays nested timers by 4 ms.
+function nextTask() {
+  if (typeof setImmediate === "function") return new Promise((resolve) => setImmediate(resolve));
+  return new Promise((resolve) => {
+    const { port1, port2 } = new MessageChannel();
+    port1.onmessage = () => {
+      port1.close();
+      resolve();
+    };
+    port2.postMessage(null);
+  });
 }
 
 function lengthsOf(packed) {
@@ -815,7 +829,14 @@ class Xetkit {
     return splitHashes(call(this.#go, "hashStrings", toBytes(bytes, "hashStrings: bytes")));
   }
 
-  /** Like chunk, with chunk hashing spread over the worker pool (this thread runs the jobs no worker has started when it needs them). Accepts a Blob too. */
+  // A test seam, not API: chunkAsync and processFile go these ways
+  // (POOL, HERE, or 2: split) in turn instead of as the pacer picks; an
+  // empty array gives the choice back to the pacer.
+  [Symbol.for("xetkit.paceInTurn")](ways) {
+    call(this.#go, "paceInTurn", Uint8Array.from(ways));
+  }
+
+  /** Like chunk, with chunk hashing spread over the worker pool (kept on this thread while that is faster). Accepts a Blob too. */
   async chunkAsync(input, options = {}) {
     const src = sourceOf(input, "chunkAsync: input");
     if (options === null || typeof options !== "object") throw typeError("chunkAsync: options must be an object");
@@ -839,46 +860,67 @@ class Xetkit {
     }
     const go = this.#go;
     const id = call(go, "chunkerNew");
-    // The chunks go to the pool's queue in jobs; the results are taken in
-    // order. Until the oldest job's are in, this thread hashes the oldest
-    // job no worker has started (see Pool.submit), so busy workers never
-    // hold the work up.
-    const jobs = []; // {lens, job (a pool job, until settled), worker (it has it), hex}
-    let settled = 0; // jobs[0:settled] have their hex
-    const settleOldest = async () => {
-      const first = jobs[settled];
-      while (first.job && !first.job.done && claimOne()) { /* helped */ }
-      if (first.job) first.hex = await first.job.result;
-      first.job = null;
-      settled++;
+    const jobs = []; // {lens, hex}: hex is a string, or the promise of one
+    let drained = 0; // jobs[0:drained] are settled
+    const drain = async () => {
+      for (; drained < jobs.length; drained++) await jobs[drained].hex;
     };
-    const claimOne = () => {
-      for (let i = settled; i < jobs.length; i++) {
-        const j = jobs[i];
-        if (!j.job || j.worker) continue;
-        const bytes = j.job.claim();
-        if (!bytes) { j.worker = true; continue; }
-        j.hex = call(go, "hashChunks", bytes, u32Bytes(j.lens));
-        j.job = null;
-        return true;
-      }
-      return false;
-    };
-    const inFlight = DEPTH * pool.size + 2;
     const batcher = new Batcher(BATCH, (n) => pool.buffer(n));
-    try {
-      for await (const piece of slices(src, SLICE)) {
-        stop();
-        for (const job of batcher.take(piece, lengthsOf(call(go, "chunkerPush", id, piece, false)[0]))) {
-          jobs.push({ lens: job.lens, job: pool.submit("hashChunks", [job.bytes, u32Bytes(job.lens)], [job.bytes.buffer], true) });
-          while (jobs.length - settled > inFlight) await settleOldest();
+    // The caller runs a job itself when every worker already has two: the
+    // data in flight stays bounded, and job buffers come back for reuse (a
+    // fresh 2 MiB buffer costs page faults, which in some browsers take
+    // longer than hashing it).
+    const full = () => pool.pending() >= 2 * pool.size;
+    const toPool = async (piece) => {
+      for (const job of batcher.take(piece, lengthsOf(call(go, "chunkerPush", id, piece, false)[0]))) {
+        const lens = u32Bytes(job.lens);
+        if (full()) await nextTask(); // replies that came in are counted
+        if (full()) {
+          jobs.push({ lens: job.lens, hex: call(go, "hashChunks", job.bytes, lens) });
+          pool.reuse(job.bytes.buffer);
+        } else {
+          jobs.push({ lens: job.lens, hex: pool.run("hashChunks", [job.bytes, lens], [job.bytes.buffer], true) });
         }
       }
-      const [packed, hex] = call(go, "chunkerFinish", id, true);
+    };
+    const here = (piece, last) => {
+      const [packed, hex] = last ? call(go, "chunkerFinish", id, true) : call(go, "chunkerPush", id, piece, true);
       const lens = lengthsOf(packed);
-      batcher.skip(new Uint8Array(0), lens.reduce((a, b) => a + b, 0));
+      batcher.skip(piece, lens.reduce((a, b) => a + b, 0));
       jobs.push({ lens, hex });
-      while (settled < jobs.length) await settleOldest();
+    };
+    // The module's pacer (upload.Pacer) picks the pool, this thread, or
+    // a split of the piece between them (its try of the pool) for each
+    // piece, whichever is the faster: the pool pays for copies and
+    // messages, and on a machine whose other cores are busy its workers
+    // take the CPU from this thread. A pool piece right after a switch
+    // only fills the pool and is not timed; before a switch from the pool
+    // its jobs are waited for, so they are not counted against the new
+    // way. A split piece is timed with its pool jobs done.
+    let last = null; // the previous piece: {way, bytes (0: not timed), ms}
+    try {
+      for await (const whole of slices(src, SLICE)) {
+        for (let off = 0; off < whole.length; off += PIECE) {
+          stop();
+          const piece = whole.subarray(off, off + PIECE);
+          const way = call(go, "pace", last?.way, last?.bytes ?? 0, last?.ms ?? 0);
+          if (way !== POOL && last?.way === POOL) await drain();
+          const timed = way !== POOL || last?.way === POOL;
+          const t = performance.now();
+          if (way === HERE) here(piece, false);
+          else if (way === POOL) await toPool(piece);
+          else {
+            // Split: the pool takes the first half while this thread
+            // chunks and hashes the second.
+            const half = piece.length >>> 1;
+            await toPool(piece.subarray(0, half));
+            here(piece.subarray(half), false);
+            await drain();
+          }
+          last = { way, bytes: timed ? piece.length : 0, ms: performance.now() - t };
+        }
+      }
+      here(new Uint8Array(0), true);
     } catch (e) {
       try { call(go, "chunkerFree", id); } catch { /* ignore */ }
       throw e;
@@ -886,7 +928,8 @@ class Xetkit {
     const out = [];
     let offset = 0;
     for (const job of jobs) {
-      const hex = job.hex;
+      stop();
+      const hex = await job.hex;
       for (let i = 0; i < job.lens.length; i++) {
         out.push({ offset, length: job.lens[i], hash: hex.slice(64 * i, 64 * i + 64) });
         offset += job.lens[i];
@@ -941,8 +984,7 @@ class Xetkit {
    * Uploads files into a repository and commits them (commit: false: to
    * CAS only): {commit: {oid, url} | null, files: [{path, size, hash,
    * sha256, dedupedBytes, uploadedBytes}]}. Chunk hashing, compression
-   * and the SHA-256 run on the worker pool (and here, for the jobs no worker
-   * has started when their results are needed).
+   * and the SHA-256 run on the worker pool (or here while that is faster).
    */
   async upload(files, options = {}) {
     return held(async () => uploadFiles(this.#go, await this.#getPool(), files, options), options?.signal);
@@ -1143,19 +1185,21 @@ async function uploadFiles(go, pool, files, options) {
 }
 
 // workerHooks hands the pipeline's per-byte work to the pool: chunk hashing
-// and compression as jobs on its queue (which Go takes back and runs itself
-// while no worker has started them), a file's SHA-256 on worker 0, whose
-// jobs run in order. Go copies the bytes of each job (at most jobBytes)
-// into a buffer(n) and the worker sends it back for the next (a fresh
-// buffer costs page faults on every use). inFlight leaves a few jobs
-// beyond what the workers hold for Go to run.
+// and compression on whichever worker is least busy, a file's SHA-256 on
+// worker 0, whose jobs run in order. Go copies the bytes of each job (at
+// most jobBytes) into a buffer(n) and the worker sends it back for the
+// next (a fresh buffer costs page faults on every use). Two encode jobs
+// per worker out at once keep every worker busy; more would only make
+// the pacer's tries of the pool longer (their jobs must all come back
+// before the work moves).
 function workerHooks(pool, compression) {
   return {
     jobBytes: BATCH,
-    inFlight: DEPTH * pool.size + 2,
+    inFlight: 2 * pool.size,
     buffer: (n) => pool.buffer(n),
-    encode: (bytes, lens) => pool.submit("encodeChunks", [bytes, lens, compression], [bytes.buffer], true),
-    shaNew: () => pool.runOn(0, "digestNew", []),
+    encode: (bytes, lens) => pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer], true),
+    shaNew: (state) => pool.runOn(0, "digestNew", state ? [state] : []),
+    shaState: (id) => pool.runOn(0, "digestState", [id]),
     shaWrite: (id, bytes) => pool.runOn(0, "digestWrite", [id, bytes], [bytes.buffer], true),
     shaSum: (id) => pool.runOn(0, "digestSum", [id]),
   };
@@ -1259,64 +1303,30 @@ class Pool {
     this.size = size;
     this.workers = [];
     this.free = []; // job buffers sent back by the workers
-    this.queue = []; // jobs no worker has started, oldest first
     this.seq = 0;
     this.ready = (async () => {
       const tasks = [];
       for (let i = 0; i < size; i++) tasks.push(spawn(compiled));
       this.workers = await Promise.all(tasks);
-      for (const w of this.workers) {
-        w.onReply = (msg) => this.#reply(w, msg);
-        w.onDead = () => this.#dispatch();
-      }
+      for (const w of this.workers) w.onReply = (msg) => this.#reply(w, msg);
     })();
   }
 
-  // submit queues a job; the least busy worker takes the oldest whenever
-  // it holds fewer than DEPTH. It returns {result, done, claim()}: result
-  // is the promise of the worker's answer (marked as handled: callers take
-  // jobs in order, and one failure must not surface as an unhandled
-  // rejection of the jobs behind it), done is true once it settled, and
-  // claim() takes the job back while no worker has it, returning its first
-  // argument (its bytes) for the caller to run (undefined otherwise; a
-  // claimed job's result never settles). With recycle, the job's first
-  // argument is a job buffer from buffer(), which the worker sends back for
-  // reuse (or claim() gives back: its bytes are the caller's until the next
-  // buffer() call).
-  submit(op, args, transfer = [], recycle = false) {
-    const job = { done: false };
-    const entry = { op, args, transfer, recycle };
-    job.result = new Promise((resolve, reject) => {
-      entry.resolve = (v) => { job.done = true; resolve(v); };
-      entry.reject = (e) => { job.done = true; reject(e); };
-    });
-    job.result.catch(() => {});
-    job.claim = () => {
-      const i = this.queue.indexOf(entry);
-      if (i < 0) return undefined;
-      this.queue.splice(i, 1);
-      if (recycle) this.reuse(args[0].buffer);
-      return args[0];
-    };
-    this.queue.push(entry);
-    this.#dispatch();
-    return job;
+  pending() {
+    let n = 0;
+    for (const w of this.workers) n += w.calls.size;
+    return n;
   }
 
-  // run is submit's result: for jobs no caller takes back.
+  // run sends a job to the least busy worker. The promise is marked as
+  // handled: callers await jobs in order, and one failure must not surface
+  // as an unhandled rejection of the jobs queued behind it.
+  // With recycle, the worker sends back the buffer of the job's first byte
+  // array (a job buffer from buffer()) for reuse.
   run(op, args, transfer = [], recycle = false) {
-    return this.submit(op, args, transfer, recycle).result;
-  }
-
-  // dispatch hands the oldest queued jobs to workers holding fewer than DEPTH.
-  #dispatch() {
-    while (this.queue.length > 0) {
-      let best = null;
-      for (const w of this.workers) if (!w.dead && (!best || w.calls.size < best.calls.size)) best = w;
-      if (best && best.calls.size >= DEPTH) return;
-      const e = this.queue.shift();
-      this.#send(best, e.op, e.args, e.transfer, e.recycle).then(e.resolve, e.reject);
-    }
+    let best = null;
+    for (const w of this.workers) if (!w.dead && (!best || w.calls.size < best.calls.size)) best = w;
+    return this.#send(best, op, args, transfer, recycle);
   }
 
   // buffer returns a job buffer of n bytes, reusing one a worker sent back.
@@ -1358,7 +1368,6 @@ class Pool {
     if (w.calls.size === 0) w.unref();
     if (msg.error) c.reject(new XetkitError(msg.error.message, msg.error.code, msg.error.offset));
     else c.resolve(msg.result);
-    this.#dispatch();
   }
 
   memory() {
@@ -1366,7 +1375,6 @@ class Pool {
   }
 
   close() {
-    for (const e of this.queue.splice(0)) e.reject(new XetkitError("worker pool closed", "STATE"));
     for (const w of this.workers) {
       for (const c of w.calls.values()) c.reject(new XetkitError("worker pool closed", "STATE"));
       w.terminate();
@@ -1425,7 +1433,6 @@ async function spawn(compiled) {
     const err = new XetkitError(`worker died: ${e && e.message ? e.message : e}`, "INTERNAL");
     for (const c of w.calls.values()) c.reject(err);
     w.calls.clear();
-    w.onDead?.(); // the queued jobs go to the others, or fail
   };
   w.unref();
   return w;

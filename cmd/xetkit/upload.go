@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -100,8 +99,6 @@ func runUpload(e *env, args []string) error {
 		return usagef("want at least one FILE or DIR (- for standard input, with --no-commit)")
 	}
 	client.Concurrency = concurrency
-	// Chunk hashing and compression on every core (the session helps).
-	client.Offload = upload.LocalOffload(runtime.GOMAXPROCS(0), client.Compression)
 	files, err := repoFiles(e, args, prefix, noCommit)
 	if err != nil {
 		return err
