@@ -13,7 +13,7 @@
 //
 // The peer's uploadShards is bundled with esbuild from its TypeScript
 // sources (it is not exported from the package's entry point) into a
-// temporary folder, as upload/interop/ does for Node. Prints figures;
+// temporary folder, as hub/interop/ does for Node. Prints figures;
 // asserts nothing (a failure to run is an error).
 //
 //   node bench/upload-chromium.mjs [rounds] [MiB per upload] [GiB for the memory run, 0 to skip]

@@ -14,7 +14,7 @@ import (
 	"strconv"
 
 	"github.com/xetkit/xetkit/shard"
-	"github.com/xetkit/xetkit/upload"
+	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
@@ -283,19 +283,19 @@ func (c *closingReader) Read(p []byte) (int, error) {
 // ingest stores the size bytes that open gives (whose SHA-256 is oid) as
 // a Xet file of repo: chunks, xorbs and a shard with the SHA-256, through
 // the one upload pipeline with the hub itself as its store.
-func (h *Hub) ingest(ctx context.Context, repo, oid string, size int64, open func() (io.Reader, error)) (upload.Result, error) {
+func (h *Hub) ingest(ctx context.Context, repo, oid string, size int64, open func() (io.Reader, error)) (pipeline.Result, error) {
 	select {
 	case h.ingests <- struct{}{}:
 		defer func() { <-h.ingests }()
 	case <-ctx.Done():
-		return upload.Result{}, context.Cause(ctx)
+		return pipeline.Result{}, context.Cause(ctx)
 	}
-	res, err := (&upload.Client{}).UploadTo(ctx, &hubStore{h: h, repo: repo}, []upload.Source{{Name: oid, Size: size, Open: open}})
+	res, err := (&pipeline.Uploader{}).Run(ctx, &hubStore{h: h, repo: repo}, []pipeline.Source{{Name: oid, Size: size, Open: open}})
 	if err != nil {
-		return upload.Result{}, err
+		return pipeline.Result{}, err
 	}
 	if res[0].SHA256 != oid {
-		return upload.Result{}, &refusal{fmt.Sprintf("the object's SHA-256 is %s, not %s", res[0].SHA256, oid)}
+		return pipeline.Result{}, &refusal{fmt.Sprintf("the object's SHA-256 is %s, not %s", res[0].SHA256, oid)}
 	}
 	return res[0], nil
 }

@@ -13,9 +13,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/hub"
-	"github.com/xetkit/xetkit/upload"
+	"github.com/xetkit/xetkit/hubclient"
+	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
@@ -198,12 +200,12 @@ func TestPreuploadOIDs(t *testing.T) {
 
 // commitFile commits data at path in repo through xetkit's client (so
 // through Xet when it is binary) and returns what the client reports.
-func (th *testHub) commitFile(repo, path string, data []byte) *upload.Committed {
+func (th *testHub) commitFile(repo, path string, data []byte) *hubclient.Committed {
 	th.t.Helper()
-	c := &upload.Client{Hub: th.srv.URL, Repo: repo, Token: userToken, HTTP: th.srv.Client()}
-	res, err := c.Commit(context.Background(), []upload.RepoFile{
-		{Path: path, Source: upload.Source{Name: path, Size: int64(len(data)), Open: bytesOpener(data)}},
-	}, upload.CommitOptions{})
+	c := &hubclient.Client{Client: cas.Client{Hub: th.srv.URL, Repo: repo, Token: userToken, HTTP: th.srv.Client()}}
+	res, err := c.Commit(context.Background(), []hubclient.RepoFile{
+		{Path: path, Source: pipeline.Source{Name: path, Size: int64(len(data)), Open: bytesOpener(data)}},
+	}, hubclient.CommitOptions{})
 	if err != nil {
 		th.t.Fatal(err)
 	}
@@ -347,7 +349,7 @@ func TestLFSTransfers(t *testing.T) {
 			if want := xethash.File(entries).String(); hdr.Get("X-Xet-Hash") != want {
 				t.Fatalf("xet hash %q, want %s", hdr.Get("X-Xet-Hash"), want)
 			}
-			cl := &upload.Client{Hub: th.srv.URL, Repo: "alice/m", Token: userToken, HTTP: th.srv.Client()}
+			cl := &hubclient.Client{Client: cas.Client{Hub: th.srv.URL, Repo: "alice/m", Token: userToken, HTTP: th.srv.Client()}}
 			var got bytes.Buffer
 			if _, err := cl.DownloadPath(context.Background(), path, &got, nil); err != nil || !bytes.Equal(got.Bytes(), data) {
 				t.Fatalf("download through CAS: %v (%d bytes)", err, got.Len())

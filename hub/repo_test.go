@@ -18,8 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
-	"github.com/xetkit/xetkit/upload"
+	"github.com/xetkit/xetkit/hubclient"
+	"github.com/xetkit/xetkit/pipeline"
 )
 
 // memStoreEnv set runs the tests with their hubs on the store in memory
@@ -142,10 +144,10 @@ func countFiles(t *testing.T, dir string) int {
 func TestCommitRefusals(t *testing.T) {
 	dir := t.TempDir()
 	th := newHub(t, hub.Config{Dir: dir, ReadUserToken: "hf_reader"})
-	c := &upload.Client{Hub: th.srv.URL, Repo: "alice/m", Token: userToken, HTTP: th.srv.Client()}
+	c := &hubclient.Client{Client: cas.Client{Hub: th.srv.URL, Repo: "alice/m", Token: userToken, HTTP: th.srv.Client()}}
 	data := randomData(5, 300<<10)
-	done, err := c.Commit(context.Background(), []upload.RepoFile{{Path: "w.bin", Source: upload.Source{Name: "w.bin", Size: int64(len(data)),
-		Open: func() (io.Reader, error) { return bytes.NewReader(data), nil }}}}, upload.CommitOptions{})
+	done, err := c.Commit(context.Background(), []hubclient.RepoFile{{Path: "w.bin", Source: pipeline.Source{Name: "w.bin", Size: int64(len(data)),
+		Open: func() (io.Reader, error) { return bytes.NewReader(data), nil }}}}, hubclient.CommitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

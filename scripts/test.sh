@@ -33,7 +33,7 @@ fi
 
 step "go vet (native and GOOS=js GOARCH=wasm)"
 go vet ./...
-GOOS=js GOARCH=wasm go vet $(GOOS=js GOARCH=wasm go list ./... | grep -v -e /hub -e /cmd/)
+GOOS=js GOARCH=wasm go vet $(GOOS=js GOARCH=wasm go list ./... | grep -v -e '/hub$' -e '/hub/' -e /cmd/)
 
 # The module first: the command carries it (xetkit serve sends the copy
 # built into it), and its tests serve that copy.
@@ -72,7 +72,7 @@ grep -rl --include='*_test.go' '^func Fuzz' . | grep -v node_modules | sort | wh
 done
 
 step "node tests"
-node --test --test-concurrency=1 test/*.test.mjs wasm/test/*.test.mjs upload/interop/*.test.mjs
+node --test --test-concurrency=1 test/*.test.mjs wasm/test/*.test.mjs hub/interop/*.test.mjs
 
 if [ -f wasm/test/tsconfig.json ]; then
   step "TypeScript: xetkit.d.ts against a usage file"

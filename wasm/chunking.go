@@ -9,7 +9,7 @@ import (
 
 	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/internal/jsx"
-	"github.com/xetkit/xetkit/upload"
+	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -57,22 +57,22 @@ var result chunkResult
 func exportChunking(api js.Value) {
 	// pace(way, bytes, ms) → way: how long chunkAsync's last timed piece
 	// took the way it went (bytes 0: none), and where the next one goes
-	// (upload.ChunkPace; ways are upload.Way's numbers).
+	// (chunkPace; ways are pipeline.Way's numbers).
 	export(api, "pace", func(args []js.Value) (any, error) {
 		if w, n := arg(args, 0), arg(args, 1); w.Type() == js.TypeNumber && n.Type() == js.TypeNumber && n.Int() > 0 {
-			upload.ChunkPace.Took(upload.Way(w.Int()), n.Int(), time.Duration(arg(args, 2).Float()*float64(time.Millisecond)))
+			chunkPace.Took(pipeline.Way(w.Int()), n.Int(), time.Duration(arg(args, 2).Float()*float64(time.Millisecond)))
 		}
-		return int(upload.ChunkPace.Way()), nil
+		return int(chunkPace.Way()), nil
 	})
 	// paceInTurn(ways): chunkAsync and new sessions go these ways (a
-	// Uint8Array of upload.Way's numbers) in turn; none: the pacers decide
+	// Uint8Array of pipeline.Way's numbers) in turn; none: the pacers decide
 	// again. For tests that must see every way taken.
 	export(api, "paceInTurn", func(args []js.Value) (any, error) {
-		var ways []upload.Way
+		var ways []pipeline.Way
 		for _, w := range jsx.CopyInto(nil, arg(args, 0)) {
-			ways = append(ways, upload.Way(w))
+			ways = append(ways, pipeline.Way(w))
 		}
-		return nil, upload.PaceInTurn(ways...)
+		return nil, paceInTurn(ways...)
 	})
 	// chunkerNew() → handle
 	export(api, "chunkerNew", func(args []js.Value) (any, error) {
@@ -113,7 +113,7 @@ func exportChunking(api js.Value) {
 			return nil, err
 		}
 		result.reset()
-		if err := upload.EachChunk(data, lens, func(c []byte) error { result.add(c, true); return nil }); err != nil {
+		if err := pipeline.EachChunk(data, lens, func(c []byte) error { result.add(c, true); return nil }); err != nil {
 			return nil, errorf(codeRange, "lengths: %v", err)
 		}
 		return string(result.hex), nil

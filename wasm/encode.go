@@ -6,7 +6,7 @@ import (
 	"syscall/js"
 
 	"github.com/xetkit/xetkit/internal/jsx"
-	"github.com/xetkit/xetkit/upload"
+	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
@@ -35,7 +35,7 @@ var (
 func exportEncode(api js.Value) {
 	// encodeChunks(bytes, lengths, compression) → [hashes, lengths, records,
 	// record lengths]: chunk hashes (raw, 32 bytes each) and chunk records,
-	// the work an upload hands to the pool's workers (upload.Offload).
+	// the work an upload hands to the pool's workers (pipeline.Offload).
 	export(api, "encodeChunks", func(args []js.Value) (any, error) {
 		data, lens, lb, err := chunksArg(args)
 		if err != nil {
@@ -44,7 +44,7 @@ func exportEncode(api js.Value) {
 		if encoder.Mode, err = modeArg(arg(args, 2)); err != nil {
 			return nil, err
 		}
-		encHashes, encRecs, encLens, err = upload.EncodeChunks(&encoder, data, lens, encHashes[:0], encRecs[:0], encLens[:0])
+		encHashes, encRecs, encLens, err = pipeline.EncodeChunks(&encoder, data, lens, encHashes[:0], encRecs[:0], encLens[:0])
 		if err != nil {
 			return nil, errorf(codeRange, "%v", err)
 		}

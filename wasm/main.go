@@ -29,9 +29,9 @@ import (
 	"runtime/debug"
 	"syscall/js"
 
+	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/formaterr"
 	"github.com/xetkit/xetkit/internal/jsx"
-	"github.com/xetkit/xetkit/upload"
 )
 
 // Error codes seen by JavaScript as XetkitError.code.
@@ -57,14 +57,14 @@ func errorf(code, format string, args ...any) error {
 }
 
 // errorValue turns err into the object xetkit.js throws: transfer failures
-// carry the code upload.ErrorCode gives and their HTTP status.
+// carry the code cas.ErrorCode gives and their HTTP status.
 func errorValue(err error) js.Value {
 	o := jsx.Object.New()
 	o.Set("xetkitError", true)
 	o.Set("message", err.Error())
 	var ae *apiError
 	var ve *js.ValueError
-	code, status := upload.ErrorCode(err)
+	code, status := cas.ErrorCode(err)
 	switch {
 	case code != "":
 		o.Set("code", code)

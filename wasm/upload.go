@@ -13,8 +13,10 @@ import (
 	"syscall/js"
 	"time"
 
+	"github.com/xetkit/xetkit/cas"
+	"github.com/xetkit/xetkit/hubclient"
 	"github.com/xetkit/xetkit/internal/jsx"
-	"github.com/xetkit/xetkit/upload"
+	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
@@ -65,11 +67,11 @@ func optInt(o js.Value, key string, lo, hi int, set func(int)) error {
 // clientArg builds the upload client from options {hub, repo, repoType,
 // revision, token, concurrency, retries, retryDelayMs, xorbSize,
 // compression}.
-func clientArg(o js.Value) (*upload.Client, error) {
+func clientArg(o js.Value) (*hubclient.Client, error) {
 	if o.Type() != js.TypeObject {
 		return nil, errorf(codeType, "options must be an object")
 	}
-	c := &upload.Client{}
+	c := &hubclient.Client{}
 	var err error
 	for _, f := range []struct {
 		key      string
@@ -86,7 +88,7 @@ func clientArg(o js.Value) (*upload.Client, error) {
 		set    func(int)
 	}{
 		{"concurrency", 1, 16, func(n int) { c.Concurrency = n }},
-		{"retries", 0, 100, func(n int) { c.Retries = cmp.Or(n, upload.NoRetries) }}, // 0: none
+		{"retries", 0, 100, func(n int) { c.Retries = cmp.Or(n, cas.NoRetries) }}, // 0: none
 		{"retryDelayMs", 0, 60_000, func(n int) { c.RetryDelay = time.Duration(n) * time.Millisecond }},
 	} {
 		if err := optInt(o, f.key, f.lo, f.hi, f.set); err != nil {
@@ -98,7 +100,7 @@ func clientArg(o js.Value) (*upload.Client, error) {
 
 // pipelineOptions reads the options that decide the bytes an upload makes,
 // {xorbSize, compression}; unset, the pipeline's defaults hold.
-func pipelineOptions(c *upload.Client, o js.Value) error {
+func pipelineOptions(c *hubclient.Client, o js.Value) error {
 	switch o.Type() {
 	case js.TypeUndefined, js.TypeNull:
 		return nil
@@ -121,18 +123,18 @@ func pipelineOptions(c *upload.Client, o js.Value) error {
 // sourcesArg reads [{name, data}] where data is a Blob or a Uint8Array
 // (xetkit.js normalizes what users pass). cur is set to the file being
 // read.
-func sourcesArg(ctx context.Context, v js.Value, cur **jsx.Reader) ([]upload.Source, error) {
+func sourcesArg(ctx context.Context, v js.Value, cur **jsx.Reader) ([]pipeline.Source, error) {
 	if v.Type() != js.TypeObject || !js.Global().Get("Array").Call("isArray", v).Bool() {
 		return nil, errorf(codeType, "files must be an array")
 	}
-	out := make([]upload.Source, v.Length())
+	out := make([]pipeline.Source, v.Length())
 	for i := range out {
 		data := v.Index(i).Get("data")
 		r := jsx.NewReader(ctx, data)
 		if r == nil {
 			return nil, errorf(codeType, "files[%d].data must be a Blob or a Uint8Array", i)
 		}
-		out[i] = upload.Source{Name: fmt.Sprintf("file %d", i), Size: r.Size(), Open: func() (io.Reader, error) {
+		out[i] = pipeline.Source{Name: fmt.Sprintf("file %d", i), Size: r.Size(), Open: func() (io.Reader, error) {
 			*cur = jsx.NewReader(ctx, data)
 			return *cur, nil
 		}}
@@ -146,7 +148,7 @@ func sourcesArg(ctx context.Context, v js.Value, cur **jsx.Reader) ([]upload.Sou
 // pipelineCall reads the files and hooks arguments (0 and 2) that both
 // pipeline exports take, returns the sources and a context that the hooks'
 // signal cancels (stop releases it), and connects c to the hooks.
-func pipelineCall(c *upload.Client, args []js.Value) (context.Context, func(), []upload.Source, js.Value, error) {
+func pipelineCall(c *hubclient.Client, args []js.Value) (context.Context, func(), []pipeline.Source, js.Value, error) {
 	hooks := arg(args, 2)
 	if hooks.Type() != js.TypeObject {
 		return nil, nil, nil, hooks, errorf(codeType, "hooks must be an object")
@@ -159,7 +161,7 @@ func pipelineCall(c *upload.Client, args []js.Value) (context.Context, func(), [
 		return nil, nil, nil, hooks, err
 	}
 	if hooks.Get("encode").Type() == js.TypeFunction {
-		c.Offload = upload.WorkerOffload(ctx, hooks, func() *jsx.Reader { return cur })
+		c.Offload = workerOffload(ctx, hooks, func() *jsx.Reader { return cur })
 	}
 	progressHook(c, hooks.Get("onProgress"))
 	return ctx, stop, sources, hooks, nil
@@ -167,11 +169,11 @@ func pipelineCall(c *upload.Client, args []js.Value) (context.Context, func(), [
 
 // progressHook passes the pipeline's progress to on(event), if it is a
 // function.
-func progressHook(c *upload.Client, on js.Value) {
+func progressHook(c *hubclient.Client, on js.Value) {
 	if on.Type() != js.TypeFunction {
 		return
 	}
-	c.OnProgress = func(p upload.Progress) {
+	c.OnProgress = func(p pipeline.Progress) {
 		o := js.ValueOf(map[string]any{"index": p.Index, "name": p.Name, "size": p.Size, "read": p.Read,
 			"hashed": p.Hashed, "deduped": p.Deduped, "uploaded": p.Uploaded, "done": p.Done})
 		// Called from the pipeline's goroutines: a callback that throws
@@ -196,9 +198,9 @@ func exportUpload(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		var opts *upload.CommitOptions
+		var opts *hubclient.CommitOptions
 		if cm := o.Get("commit"); cm.Type() == js.TypeObject {
-			opts = &upload.CommitOptions{}
+			opts = &hubclient.CommitOptions{}
 			if opts.Message, err = optString(cm, "message", false); err != nil {
 				return nil, err
 			}
@@ -207,15 +209,15 @@ func exportUpload(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		c.HTTP = &upload.FetchTransport{BlobOf: hooks.Get("blobOf")}
+		c.HTTP = &cas.FetchTransport{BlobOf: hooks.Get("blobOf")}
 		return promise(func() (any, error) {
 			defer stop()
 			// The xorbs of this upload are garbage once it returns: let the
 			// next one reuse their space rather than grow memory.
 			defer runtime.GC()
-			files := make([]upload.RepoFile, len(sources))
+			files := make([]hubclient.RepoFile, len(sources))
 			for i, s := range sources {
-				files[i] = upload.RepoFile{Path: s.Name, Source: s}
+				files[i] = hubclient.RepoFile{Path: s.Name, Source: s}
 			}
 			return jsonOf(c.Put(ctx, files, opts))
 		}), nil
@@ -228,7 +230,7 @@ func exportUpload(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		return hubCall(arg(args, 1), func(ctx context.Context, c *upload.Client) (any, error) { return c.Terms(ctx, h) })
+		return hubCall(arg(args, 1), func(ctx context.Context, c *hubclient.Client) (any, error) { return c.Terms(ctx, h) })
 	})
 
 	// listFiles(options) → Promise of the repo's entries as JSON:
@@ -240,7 +242,7 @@ func exportUpload(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		return hubCall(o, func(ctx context.Context, c *upload.Client) (any, error) {
+		return hubCall(o, func(ctx context.Context, c *hubclient.Client) (any, error) {
 			return c.ListFiles(ctx, dir, o.Get("recursive").Truthy())
 		})
 	})
@@ -253,7 +255,7 @@ func exportUpload(api js.Value) {
 	// promise is awaited), onProgress, signal, encode, shaNew, shaWrite,
 	// shaSum, shaState}.
 	export(api, "processFile", func(args []js.Value) (any, error) {
-		c := &upload.Client{}
+		c := &hubclient.Client{}
 		if err := pipelineOptions(c, arg(args, 1)); err != nil {
 			return nil, err
 		}
@@ -321,9 +323,9 @@ func exportUpload(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		var rng *upload.Range // xetkit.js checked it: integers, 0 ≤ start ≤ end
+		var rng *cas.Range // xetkit.js checked it: integers, 0 ≤ start ≤ end
 		if r := o.Get("range"); r.Type() == js.TypeObject {
-			rng = &upload.Range{Start: int64(r.Get("start").Float()), End: int64(r.Get("end").Float())}
+			rng = &cas.Range{Start: int64(r.Get("start").Float()), End: int64(r.Get("end").Float())}
 		}
 		hooks := arg(args, 2)
 		if hooks.Type() != js.TypeObject || hooks.Get("onData").Type() != js.TypeFunction {
@@ -353,7 +355,7 @@ func exportUpload(api js.Value) {
 
 // hubCall runs a client call for the options o (signal included) and
 // resolves to its result as JSON.
-func hubCall(o js.Value, run func(context.Context, *upload.Client) (any, error)) (any, error) {
+func hubCall(o js.Value, run func(context.Context, *hubclient.Client) (any, error)) (any, error) {
 	c, err := clientArg(o)
 	if err != nil {
 		return nil, err

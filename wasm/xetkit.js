@@ -28,7 +28,7 @@ const PIECE = 8 * MiB;
 const SLICE = 8 * MiB;
 // Target bytes of whole chunks per job sent to a worker.
 const BATCH = 2 * MiB;
-// The ways of upload.Way, as the pacer names them: a piece's chunks are
+// The ways of pipeline.Way, as the pacer names them: a piece's chunks are
 // hashed on the pool, on this thread, or split between them.
 const POOL = 0;
 const HERE = 1;
@@ -889,7 +889,7 @@ class Xetkit {
       batcher.skip(piece, lens.reduce((a, b) => a + b, 0));
       jobs.push({ lens, hex });
     };
-    // The module's pacer (upload.Pacer) picks the pool, this thread, or
+    // The module's pacer (pipeline.Pacer) picks the pool, this thread, or
     // a split of the piece between them (its try of the pool) for each
     // piece, whichever is the faster: the pool pays for copies and
     // messages, and on a machine whose other cores are busy its workers

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/xetkit/xetkit/upload"
+	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -44,7 +44,7 @@ func runDownload(e *env, args []string) error {
 	} else if path, err = oneArg(commands["download"], args); err != nil {
 		return err
 	}
-	var rng *upload.Range
+	var rng *cas.Range
 	if byteRange != "" {
 		if rng, err = parseByteRange(byteRange); err != nil {
 			return err
@@ -121,12 +121,12 @@ func runDownload(e *env, args []string) error {
 }
 
 // parseByteRange reads "START:END", "START:" or ":END"; an open end is -1.
-func parseByteRange(s string) (*upload.Range, error) {
+func parseByteRange(s string) (*cas.Range, error) {
 	a, b, ok := strings.Cut(s, ":")
 	if !ok {
 		return nil, usagef("--bytes %q: want START:END", s)
 	}
-	r := &upload.Range{End: -1}
+	r := &cas.Range{End: -1}
 	var err error
 	if a != "" {
 		if r.Start, err = strconv.ParseInt(a, 10, 64); err != nil || r.Start < 0 {

@@ -13,7 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/xetkit/xetkit/upload"
+	"github.com/xetkit/xetkit/cas"
+	"github.com/xetkit/xetkit/hubclient"
+	"github.com/xetkit/xetkit/pipeline"
 )
 
 func init() {
@@ -38,14 +40,14 @@ func (cf *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&cf.repoType, "type", "model", "repository type: model, dataset or space")
 	fs.StringVar(&cf.revision, "revision", "main", "branch (or, to read, a commit id)")
 	fs.StringVar(&cf.token, "token", "", "user token, hf_… (default $HF_TOKEN)")
-	fs.IntVar(&cf.retries, "retries", upload.DefaultRetries, "times a failed request (429, 5xx, a dropped connection) is tried again; 0: never")
-	fs.DurationVar(&cf.retryDelay, "retry-delay", upload.DefaultRetryDelay, "first wait before a retry; it doubles with each one, up to 30s")
+	fs.IntVar(&cf.retries, "retries", cas.DefaultRetries, "times a failed request (429, 5xx, a dropped connection) is tried again; 0: never")
+	fs.DurationVar(&cf.retryDelay, "retry-delay", cas.DefaultRetryDelay, "first wait before a retry; it doubles with each one, up to 30s")
 }
 
 // hubCommand parses the flags of a command that talks to a hub: the
 // client's, --json and --quiet, and those flags adds. It returns the
 // client, the output flags and the positional arguments.
-func hubCommand(e *env, name string, args []string, flags func(*flag.FlagSet)) (*upload.Client, outputFlags, []string, error) {
+func hubCommand(e *env, name string, args []string, flags func(*flag.FlagSet)) (*hubclient.Client, outputFlags, []string, error) {
 	c := commands[name]
 	fs := newFlags(e, c)
 	var cf clientFlags
@@ -63,7 +65,7 @@ func hubCommand(e *env, name string, args []string, flags func(*flag.FlagSet)) (
 	return client, of, args, err
 }
 
-func (cf *clientFlags) client() (*upload.Client, error) {
+func (cf *clientFlags) client() (*hubclient.Client, error) {
 	if cf.hub == "" || cf.repo == "" {
 		return nil, usagef("--hub and --repo are required")
 	}
@@ -76,10 +78,10 @@ func (cf *clientFlags) client() (*upload.Client, error) {
 	}
 	retries := cf.retries
 	if retries <= 0 {
-		retries = upload.NoRetries
+		retries = cas.NoRetries
 	}
-	return &upload.Client{Hub: cf.hub, Repo: cf.repo, RepoType: cf.repoType, Revision: cf.revision, Token: tok,
-		Retries: retries, RetryDelay: cf.retryDelay}, nil
+	return &hubclient.Client{Client: cas.Client{Hub: cf.hub, Repo: cf.repo, RepoType: cf.repoType, Revision: cf.revision, Token: tok,
+		Retries: retries, RetryDelay: cf.retryDelay}}, nil
 }
 
 func runUpload(e *env, args []string) error {
@@ -103,7 +105,7 @@ func runUpload(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	sources := make([]upload.Source, len(files))
+	sources := make([]pipeline.Source, len(files))
 	for i, f := range files {
 		sources[i] = f.Source
 	}
@@ -111,9 +113,9 @@ func runUpload(e *env, args []string) error {
 	client.OnProgress = uploadMeter(m, sources)
 	ctx, stop := interruptible()
 	defer stop()
-	var commit *upload.CommitOptions
+	var commit *hubclient.CommitOptions
 	if !noCommit {
-		commit = &upload.CommitOptions{Message: message}
+		commit = &hubclient.CommitOptions{Message: message}
 	}
 	rep, err := client.Put(ctx, files, commit)
 	m.finish()
@@ -139,13 +141,13 @@ func runUpload(e *env, args []string) error {
 // repoFiles turns the FILE and DIR arguments into files at their paths in
 // the repository: a FILE at PREFIX + its base name, a DIR's regular files
 // at PREFIX + their path inside it.
-func repoFiles(e *env, args []string, prefix string, noCommit bool) ([]upload.RepoFile, error) {
+func repoFiles(e *env, args []string, prefix string, noCommit bool) ([]hubclient.RepoFile, error) {
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	var files []upload.RepoFile
+	var files []hubclient.RepoFile
 	add := func(path, name string, size int64) {
-		files = append(files, upload.RepoFile{Path: path, Source: upload.Source{Name: path, Size: size,
+		files = append(files, hubclient.RepoFile{Path: path, Source: pipeline.Source{Name: path, Size: size,
 			Open: func() (io.Reader, error) { return os.Open(name) }}})
 	}
 	stdinUsed := false
@@ -158,7 +160,7 @@ func repoFiles(e *env, args []string, prefix string, noCommit bool) ([]upload.Re
 				return nil, usagef("standard input (-) can be uploaded only once")
 			}
 			stdinUsed = true
-			files = append(files, upload.RepoFile{Path: "-", Source: upload.Source{Name: name, Size: -1, Open: func() (io.Reader, error) { return e.stdin, nil }}})
+			files = append(files, hubclient.RepoFile{Path: "-", Source: pipeline.Source{Name: name, Size: -1, Open: func() (io.Reader, error) { return e.stdin, nil }}})
 			continue
 		}
 		st, err := os.Stat(name)
@@ -200,7 +202,7 @@ func repoFiles(e *env, args []string, prefix string, noCommit bool) ([]upload.Re
 	if !noCommit {
 		seen := map[string]string{}
 		for _, f := range files {
-			if err := upload.CheckRepoPath(f.Path); err != nil {
+			if err := hubclient.CheckRepoPath(f.Path); err != nil {
 				return nil, err
 			}
 			if other, ok := seen[f.Path]; ok {
@@ -214,7 +216,7 @@ func repoFiles(e *env, args []string, prefix string, noCommit bool) ([]upload.Re
 
 // uploadMeter feeds upload progress into m: bytes hashed (deduplicated
 // ones count as done) over the total size, when every size is known.
-func uploadMeter(m *meter, sources []upload.Source) func(upload.Progress) {
+func uploadMeter(m *meter, sources []pipeline.Source) func(pipeline.Progress) {
 	if m == nil {
 		return nil
 	}
@@ -229,7 +231,7 @@ func uploadMeter(m *meter, sources []upload.Source) func(upload.Progress) {
 	var mu sync.Mutex
 	hashed := make([]int64, len(sources))
 	var sum int64
-	return func(p upload.Progress) {
+	return func(p pipeline.Progress) {
 		mu.Lock()
 		sum += p.Hashed - hashed[p.Index]
 		hashed[p.Index] = p.Hashed

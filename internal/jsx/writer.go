@@ -28,7 +28,7 @@ type Writer struct {
 // piece is the size of the pieces handed to OnData.
 const piece = 1 << 20
 
-// Expect is told the size of what will be written (upload.Expecter).
+// Expect is told the size of what will be written (hubclient.Expecter).
 func (w *Writer) Expect(n int64) {
 	if w.OnSize.Type() == js.TypeFunction {
 		if t := w.OnSize.Invoke(float64(n)); t.Type() == js.TypeObject && t.Get("length").Int() == int(n) {

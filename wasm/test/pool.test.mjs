@@ -25,7 +25,7 @@ test("chunkAsync equals chunk, for any pool size, on bytes and Blobs", async () 
   assert.deepEqual(await single.chunkAsync(big), single.chunk(big), "no pool: same thread");
 });
 
-// chunkAsync's pacer (upload.Pacer) times the pool over two pieces at a
+// chunkAsync's pacer (pipeline.Pacer) times the pool over two pieces at a
 // time (the first two only warm it up), then tries this thread, keeps the
 // faster, and tries the other way again (from this thread, by split
 // pieces) after half a second of work, across calls: whichever it picks,
@@ -83,7 +83,7 @@ test("processFile through the pool equals one instance", async () => {
 // Whichever way each piece or read goes (the pool, this thread, or split
 // between them, as the pacer's tries do) and however the ways follow one
 // another, chunkAsync gives chunk's chunks and processFile one instance's
-// bytes. 0, 1 and 2 are upload.Way's There, Here and Split.
+// bytes. 0, 1 and 2 are pipeline.Way's There, Here and Split.
 test("chunkAsync and processFile give the same bytes whichever way the work goes", async () => {
   const xk = await load({ workers: 2 });
   const inTurn = (ways) => xk[Symbol.for("xetkit.paceInTurn")](ways);

@@ -1,0 +1,972 @@
+package cas
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/xetkit/xetkit/xethash"
+	"github.com/xetkit/xetkit/xorb"
+)
+
+// Range selects bytes [Start, End) of a file.
+type Range struct{ Start, End int64 }
+
+// ErrNotFound is returned (wrapped) by Download for a file the hub does
+// not know.
+var ErrNotFound = errors.New("file not found")
+
+// ErrVerify is wrapped by every error about downloaded data that does not
+// match what was asked for.
+var ErrVerify = errors.New("download verification failed")
+
+// fetchEntry is one signed URL and the chunk ranges of one xorb it serves.
+type fetchEntry struct {
+	xorb   xethash.Hash
+	url    string
+	ranges []fetchRange
+}
+
+type fetchRange struct {
+	chunks ChunkRange
+	bytes  ByteRange
+}
+
+// plan is a reconstruction in one shape, whichever version gave it.
+type plan struct {
+	pastEnd bool // the range asked for starts at or past the file's end
+	offset  uint64
+	terms   []Term
+	entries map[xethash.Hash][]*fetchEntry
+}
+
+// Download writes the file with the given file hash (or the part of it rng
+// selects, when rng is not nil) to w, and returns the bytes written. It
+// asks for the v2 reconstruction and falls back to v1, fetches the xorb
+// byte ranges with HTTP Range requests, decodes every chunk and hashes it.
+// Every chunk is checked against its xorb's footer before it is written; a
+// whole file also against the file hash, and a range against the whole
+// file (its reconstruction hashed, through the footers, to the file hash).
+// On error, what was written to w must be discarded.
+func (c *Client) Download(ctx context.Context, file xethash.Hash, w io.Writer, rng *Range) (int64, error) {
+	if rng != nil && (rng.Start < 0 || rng.End < rng.Start) {
+		return 0, fmt.Errorf("download %s: bad range [%d, %d)", file, rng.Start, rng.End)
+	}
+	if rng != nil && rng.End == rng.Start {
+		return 0, nil
+	}
+	if file.IsZero() {
+		return 0, nil // the empty file: no chunks, nothing stored, every range empty
+	}
+	if rng == nil {
+		return c.downloadWhole(ctx, file, w)
+	}
+	p, err := c.reconstruction(ctx, file, rng)
+	if err != nil {
+		return 0, err
+	}
+	if p.pastEnd {
+		return 0, nil // a range that starts at or past the end is empty
+	}
+	d := c.newDownloader(ctx, file, rng, p)
+	d.strict = true
+	{
+		// Every chunk is checked against its xorb's footer, but which
+		// chunks make up the range, and where in them it starts, is the
+		// server's word: check it against the whole file's reconstruction,
+		// itself checked against the file hash through the footers.
+		full, err := c.reconstruction(ctx, file, nil)
+		if err != nil {
+			return 0, err
+		}
+		whole := c.newDownloader(ctx, file, nil, full)
+		whole.footers, whole.ends = d.footers, d.ends // fetched once for both
+		seq, err := whole.chunkSequence()
+		if err != nil {
+			return 0, fmt.Errorf("download %s: %w", file, err)
+		}
+		if err := checkRangePlan(p, seq, *rng); err != nil {
+			return 0, fmt.Errorf("download %s: %w: %v", file, ErrVerify, err)
+		}
+	}
+	return d.run(w)
+}
+
+// DefaultSegmentSize is how much of a file one reconstruction request
+// covers by default (Client.SegmentSize).
+const DefaultSegmentSize = 256 << 20
+
+// downloadWhole downloads a whole file a segment at a time: each segment's
+// reconstruction (and its signed URLs) is asked for when the download gets
+// there, so a long download never works from stale URLs, and the answers
+// stay small however large the file. The chunks of all segments are
+// checked against the file hash at the end (and each chunk against its
+// xorb's footer before it is written).
+func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, w io.Writer) (int64, error) {
+	seg := c.SegmentSize
+	if seg <= 0 {
+		seg = DefaultSegmentSize
+	}
+	footers, ends := map[xethash.Hash][]xethash.Entry{}, map[xethash.Hash][]uint32{}
+	var entries []xethash.Entry
+	var pos int64
+	for {
+		rng := &Range{Start: pos, End: pos + seg}
+		p, err := c.reconstruction(ctx, file, rng)
+		if err != nil {
+			return pos, err
+		}
+		if p.pastEnd {
+			break // the file ends exactly where the last segment did
+		}
+		d := c.newDownloader(ctx, file, rng, p)
+		d.footers, d.ends, d.collect = footers, ends, &entries
+		// A segment that starts inside a chunk starts with the chunk the
+		// one before ended with: count it once.
+		d.dropFirst = pos > 0 && p.offset > 0
+		n, err := d.run(w)
+		pos += n
+		if err != nil {
+			return pos, err
+		}
+		if n < seg {
+			break
+		}
+	}
+	if got := xethash.File(entries); got != file {
+		return pos, fmt.Errorf("download %s: %w: the chunks hash to file %s", file, ErrVerify, got)
+	}
+	return pos, nil
+}
+
+func (c *Client) newDownloader(ctx context.Context, file xethash.Hash, rng *Range, p *plan) *downloader {
+	return &downloader{c: c, ctx: ctx, file: file, rng: rng, plan: p,
+		cache: map[cacheKey]*fetched{}, uses: map[cacheKey]int{}, footers: map[xethash.Hash][]xethash.Entry{}, ends: map[xethash.Hash][]uint32{}}
+}
+
+// seqChunk is one chunk of a file, in order: where it is stored and its size.
+type seqChunk struct {
+	xorb  xethash.Hash
+	index uint32
+	size  uint64
+}
+
+// chunkSequence returns every chunk of the file, in order, from the whole
+// file's reconstruction and the footers of its xorbs, after checking that
+// they hash to the file hash: a reconstruction altered in any way fails.
+func (d *downloader) chunkSequence() ([]seqChunk, error) {
+	var seq []seqChunk
+	var entries []xethash.Entry
+	for i, t := range d.plan.terms {
+		if err := d.footerOf(t); err != nil {
+			return nil, err
+		}
+		known := d.footers[t.Hash]
+		if known == nil {
+			return nil, fmt.Errorf("%w: the server does not serve xorb %s's footer, so a range cannot be checked", ErrVerify, t.Hash)
+		}
+		if t.Range.End <= t.Range.Start || int(t.Range.End) > len(known) {
+			return nil, fmt.Errorf("%w: term %d names chunks [%d, %d) of xorb %s, which has %d", ErrVerify, i, t.Range.Start, t.Range.End, t.Hash, len(known))
+		}
+		var n uint64
+		for ci := t.Range.Start; ci < t.Range.End; ci++ {
+			entries = append(entries, known[ci])
+			seq = append(seq, seqChunk{t.Hash, ci, known[ci].Size})
+			n += known[ci].Size
+		}
+		if n != t.UnpackedLength {
+			return nil, fmt.Errorf("%w: term %d is %d bytes by its xorb's footer, %d by the reconstruction", ErrVerify, i, n, t.UnpackedLength)
+		}
+	}
+	if got := xethash.File(entries); got != d.file {
+		return nil, fmt.Errorf("%w: the reconstruction's chunks hash to file %s", ErrVerify, got)
+	}
+	return seq, nil
+}
+
+// checkRangePlan checks a range's reconstruction against the file's chunk
+// sequence: its chunks must be the file's, in order, from the one its
+// offset says the range starts in, far enough to cover the range.
+func checkRangePlan(p *plan, seq []seqChunk, rng Range) error {
+	var size uint64
+	for _, c := range seq {
+		size += c.size
+	}
+	if uint64(rng.Start) < p.offset {
+		return fmt.Errorf("offset %d into the first chunk is past the range's start %d", p.offset, rng.Start)
+	}
+	start := uint64(rng.Start) - p.offset // where the first chunk of the answer must begin
+	k, pos := 0, uint64(0)
+	for k < len(seq) && pos < start {
+		pos += seq[k].size
+		k++
+	}
+	if pos != start || k == len(seq) {
+		return fmt.Errorf("no chunk of the file begins at byte %d, where the answer's first chunk should", start)
+	}
+	for _, t := range p.terms {
+		for ci := t.Range.Start; ci < t.Range.End; ci++ {
+			if k == len(seq) || seq[k].xorb != t.Hash || seq[k].index != ci {
+				return fmt.Errorf("the range's chunk at byte %d is not the file's (xorb %s chunk %d)", pos, t.Hash, ci)
+			}
+			pos += seq[k].size
+			k++
+		}
+	}
+	if end := min(uint64(rng.End), size); pos < end {
+		return fmt.Errorf("the answer covers the file to byte %d, the range asks to %d", pos, end)
+	}
+	return nil
+}
+
+// footerOf reads the footer of t's xorb through one of its URLs, renewing
+// the URLs once if they have expired.
+func (d *downloader) footerOf(t Term) error {
+	return d.renewing(t, func(e *fetchEntry, _ fetchRange, renewed bool) error { return d.footer(e, renewed) })
+}
+
+// reconstruction asks for v2, then v1 when the hub lacks v2.
+// FileTerm is one term of a file's reconstruction: a run of chunks of one
+// xorb.
+type FileTerm struct {
+	Xorb  xethash.Hash `json:"xorb"`
+	Start uint32       `json:"start"` // the first chunk's index in the xorb
+	End   uint32       `json:"end"`   // one past the last
+	Bytes uint64       `json:"bytes"` // the run's bytes in the file
+}
+
+// Terms asks the hub how the file is rebuilt: its terms, in order, as the
+// hub gives them (Download checks them; this only shows them).
+func (c *Client) Terms(ctx context.Context, file xethash.Hash) ([]FileTerm, error) {
+	if file.IsZero() {
+		return []FileTerm{}, nil
+	}
+	p, err := c.reconstruction(ctx, file, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FileTerm, len(p.terms))
+	for i, t := range p.terms {
+		out[i] = FileTerm{Xorb: t.Hash, Start: t.Range.Start, End: t.Range.End, Bytes: t.UnpackedLength}
+	}
+	return out, nil
+}
+
+func (c *Client) reconstruction(ctx context.Context, file xethash.Hash, rng *Range) (*plan, error) {
+	get := func(version string, v any) (int, error) {
+		status := 0
+		pass := []int{http.StatusNotFound, http.StatusNotImplemented, http.StatusRequestedRangeNotSatisfiable}
+		err := c.call(ctx, "reconstruct "+file.String(), scopeRead, pass,
+			func(base string) (*http.Request, error) {
+				req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/"+version+"/reconstructions/"+file.String(), nil)
+				if err == nil && rng != nil {
+					req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", rng.Start, rng.End-1))
+				}
+				return req, err
+			}, func(resp *http.Response) error {
+				status = resp.StatusCode
+				if status != http.StatusOK {
+					return nil
+				}
+				return DecodeJSON(resp, v)
+			})
+		return status, err
+	}
+	var v2 ReconstructionV2
+	status, err := get("v2", &v2)
+	if err != nil {
+		return nil, err
+	}
+	var cp *Plan
+	switch status {
+	case http.StatusOK:
+		cp, err = v2.Plan()
+	case http.StatusRequestedRangeNotSatisfiable:
+	default:
+		var v1 ReconstructionV1
+		if status, err = get("v1", &v1); err != nil {
+			return nil, err
+		}
+		if status == http.StatusOK {
+			cp, err = v1.Plan()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reconstruct %s: %w", file, err)
+	}
+	p := &plan{entries: map[xethash.Hash][]*fetchEntry{}}
+	switch {
+	case status == http.StatusRequestedRangeNotSatisfiable && rng != nil:
+		p.pastEnd = true
+		return p, nil
+	case cp == nil:
+		return nil, fmt.Errorf("download %s: %w", file, ErrNotFound)
+	}
+	p.offset, p.terms = cp.Offset, cp.Terms
+	for x, list := range cp.Fetch {
+		for _, f := range list {
+			fe := &fetchEntry{xorb: x, url: f.URL}
+			for _, r := range f.Ranges {
+				fe.ranges = append(fe.ranges, fetchRange{r.Chunks, r.Bytes})
+			}
+			p.entries[x] = append(p.entries[x], fe)
+		}
+	}
+	return p, nil
+}
+
+// cacheKey names a fetched chunk range of a xorb.
+type cacheKey struct {
+	xorb  xethash.Hash
+	start uint32
+}
+
+type downloader struct {
+	c     *Client
+	ctx   context.Context
+	file  xethash.Hash
+	rng   *Range
+	plan  *plan
+	cache map[cacheKey]*fetched // decoded chunks of fetched ranges
+	uses  map[cacheKey]int      // terms still to read each range
+	// footers holds each xorb's chunks (hash and size), read from its
+	// footer before any of its records, so every chunk is checked before
+	// it is written; a nil entry: the server would not serve the footer.
+	footers map[xethash.Hash][]xethash.Entry
+	// ends holds, for each xorb whose footer was read, where each chunk
+	// record ends: what lets a large range be fetched a piece at a time.
+	ends map[xethash.Hash][]uint32
+	// strict: a footer the server will not serve is an error (a range
+	// asked for cannot be checked otherwise); else the file hash at the
+	// end is the check.
+	strict bool
+	// collect, if set, receives every chunk's entry for the file hash,
+	// the first one left out when dropFirst is set.
+	collect   *[]xethash.Entry
+	dropFirst bool
+}
+
+// fetched is one decoded range: its chunks and their hashes.
+type fetched struct {
+	chunks [][]byte
+	hashes []xethash.Hash
+}
+
+// source finds the fetch entry and range that cover a term.
+func (d *downloader) source(t Term) (*fetchEntry, fetchRange, bool) {
+	for _, e := range d.plan.entries[t.Hash] {
+		for _, r := range e.ranges {
+			if r.chunks.Start <= t.Range.Start && t.Range.End <= r.chunks.End {
+				return e, r, true
+			}
+		}
+	}
+	return nil, fetchRange{}, false
+}
+
+func (d *downloader) run(w io.Writer) (int64, error) {
+	file, rng := d.file, d.rng
+	fail := func(format string, args ...any) (int64, error) {
+		return 0, fmt.Errorf("download %s: %w: %s", file, ErrVerify, fmt.Sprintf(format, args...))
+	}
+	for i, t := range d.plan.terms {
+		if t.Range.End <= t.Range.Start {
+			return fail("term %d has an empty chunk range", i)
+		}
+		_, r, ok := d.source(t)
+		if !ok {
+			return 0, fmt.Errorf("download %s: the reconstruction gives no URL for term %d (xorb %s chunks [%d, %d))",
+				file, i, t.Hash, t.Range.Start, t.Range.End)
+		}
+		d.uses[cacheKey{t.Hash, r.chunks.Start}]++
+	}
+	skip := d.plan.offset
+	want := int64(-1) // bytes to write; -1: all
+	if rng != nil {
+		want = rng.End - rng.Start
+	}
+	var written int64
+	first := true
+	var termBytes uint64
+	// emit writes one checked chunk, less what the range leaves out.
+	emit := func(h xethash.Hash, data []byte) error {
+		termBytes += uint64(len(data))
+		if d.collect != nil && !(first && d.dropFirst) {
+			*d.collect = append(*d.collect, xethash.Entry{Hash: h, Size: uint64(len(data))})
+		}
+		first = false
+		if skip >= uint64(len(data)) {
+			skip -= uint64(len(data))
+			return nil
+		}
+		out := data[skip:]
+		skip = 0
+		if want >= 0 && int64(len(out)) > want-written {
+			out = out[:want-written]
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		n, err := w.Write(out)
+		written += int64(n)
+		return err
+	}
+	for i, t := range d.plan.terms {
+		termBytes = 0
+		if err := d.renewing(t, func(e *fetchEntry, _ fetchRange, renewed bool) error { return d.footer(e, renewed) }); err != nil {
+			return written, fmt.Errorf("download %s: %w", file, err)
+		}
+		if err := d.term(t, emit); err != nil {
+			return written, err
+		}
+		if termBytes != t.UnpackedLength {
+			return fail("term %d (xorb %s chunks [%d, %d)) decodes to %d bytes, the reconstruction says %d",
+				i, t.Hash, t.Range.Start, t.Range.End, termBytes, t.UnpackedLength)
+		}
+	}
+	// The hub clamps a range to the file's end; only a short first answer
+	// is wrong.
+	if rng != nil && written == 0 {
+		return fail("range [%d, %d) gave no bytes", rng.Start, rng.End)
+	}
+	return written, nil
+}
+
+// pieceSize bounds one xorb request when the xorb's footer gives its record
+// boundaries: a larger range is fetched, checked and written a piece at a
+// time, so a download holds about one piece rather than a whole xorb (64
+// MiB from a native upload).
+const pieceSize = 8 << 20
+
+// term hands t's chunks, checked, to emit in order: from a cached range
+// when the range is small, else fetched a piece at a time.
+func (d *downloader) term(t Term, emit func(xethash.Hash, []byte) error) error {
+	_, r, _ := d.source(t)
+	if pieces := d.pieces(t, r); pieces != nil {
+		for _, p := range pieces {
+			var got *fetched
+			err := d.renewing(t, func(e *fetchEntry, _ fetchRange, _ bool) error {
+				g, err := d.get(e, []fetchRange{p})
+				if err == nil {
+					got = g[0]
+				}
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("download %s: %w", d.file, err)
+			}
+			for j, data := range got.chunks {
+				if err := emit(got.hashes[j], data); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	got, r, err := d.chunksOf(t)
+	if err != nil {
+		return fmt.Errorf("download %s: %w", d.file, err)
+	}
+	lo, hi := t.Range.Start-r.chunks.Start, t.Range.End-r.chunks.Start
+	for j, data := range got.chunks[lo:hi] {
+		if err := emit(got.hashes[lo+uint32(j)], data); err != nil {
+			return err
+		}
+	}
+	key := cacheKey{t.Hash, r.chunks.Start}
+	if d.uses[key]--; d.uses[key] == 0 {
+		delete(d.cache, key)
+	}
+	return nil
+}
+
+// pieces cuts term t's chunks into byte ranges of at most pieceSize (one
+// chunk at least) by its xorb's record boundaries, or returns nil when the
+// range r that serves it is small, or the boundaries are unknown or
+// disagree with r (then r is fetched whole, as the reconstruction says).
+func (d *downloader) pieces(t Term, r fetchRange) []fetchRange {
+	ends := d.ends[t.Hash]
+	if r.bytes.End-r.bytes.Start+1 <= pieceSize || int(t.Range.End) > len(ends) || t.Range.End > r.chunks.End || t.Range.Start < r.chunks.Start {
+		return nil
+	}
+	start := func(c uint32) int64 {
+		if c == 0 {
+			return 0
+		}
+		return int64(ends[c-1])
+	}
+	if start(r.chunks.Start) != r.bytes.Start || int64(ends[r.chunks.End-1])-1 != r.bytes.End {
+		return nil
+	}
+	var out []fetchRange
+	for c := t.Range.Start; c < t.Range.End; {
+		end := c + 1
+		for end < t.Range.End && int64(ends[end])-start(c) <= pieceSize {
+			end++
+		}
+		out = append(out, fetchRange{chunks: ChunkRange{Start: c, End: end}, bytes: ByteRange{Start: start(c), End: int64(ends[end-1]) - 1}})
+		c = end
+	}
+	return out
+}
+
+// chunksOf returns the decoded, checked chunks of the fetched range that
+// covers term t, fetching it (and first its xorb's footer) if need be. A
+// signed URL that has expired (403) is replaced by asking for the
+// reconstruction again, once per expiry.
+func (d *downloader) chunksOf(t Term) (*fetched, fetchRange, error) {
+	var got *fetched
+	var at fetchRange
+	err := d.renewing(t, func(e *fetchEntry, r fetchRange, renewed bool) error {
+		at = r
+		key := cacheKey{t.Hash, r.chunks.Start}
+		if got = d.cache[key]; got != nil {
+			return nil
+		}
+		if err := d.footer(e, renewed); err != nil {
+			return err
+		}
+		if err := d.fetch(e); err != nil {
+			return err
+		}
+		got = d.cache[key]
+		return nil
+	})
+	return got, at, err
+}
+
+// renewing runs try on the fetch entry that serves term t and, when that
+// fails with a stale URL, once more on the URLs of a renewed
+// reconstruction (renewed is then set).
+func (d *downloader) renewing(t Term, try func(e *fetchEntry, r fetchRange, renewed bool) error) error {
+	for renewed := false; ; renewed = true {
+		e, r, ok := d.source(t)
+		if !ok {
+			return fmt.Errorf("%w: the reconstruction gives no URL for xorb %s chunks [%d, %d)", ErrVerify, t.Hash, t.Range.Start, t.Range.End)
+		}
+		err := try(e, r, renewed)
+		if renewed || !staleURL(err) {
+			return err
+		}
+		if err := d.refresh(); err != nil {
+			return err
+		}
+	}
+}
+
+// staleURL reports whether a xorb URL's failure calls for new URLs: it
+// expired (403), or came damaged or unknown (400, 404).
+func staleURL(err error) bool {
+	var he *HTTPError
+	return errors.As(err, &he) && (he.Status == http.StatusForbidden || he.Status == http.StatusNotFound || he.Status == http.StatusBadRequest)
+}
+
+// refresh asks for the reconstruction again, for new signed URLs. The
+// terms must not change: the file is content-addressed.
+func (d *downloader) refresh() error {
+	p, err := d.c.reconstruction(d.ctx, d.file, d.rng)
+	if err != nil {
+		return err
+	}
+	if len(p.terms) != len(d.plan.terms) || p.offset != d.plan.offset {
+		return fmt.Errorf("%w: the reconstruction changed when asked again", ErrVerify)
+	}
+	for i := range p.terms {
+		if p.terms[i] != d.plan.terms[i] {
+			return fmt.Errorf("%w: term %d of the reconstruction changed when asked again", ErrVerify, i)
+		}
+	}
+	d.plan.entries = p.entries
+	return nil
+}
+
+// footer reads the chunk hashes of e's xorb from its footer (a suffix
+// range of any of the xorb's URLs) and checks them against the xorb hash.
+// A server that will not serve the footer leaves whole-file downloads to
+// the file hash check at the end; a range download then cannot be checked
+// and fails.
+//
+// A 403 may be an expired URL: it is an error until the URLs were renewed
+// (renewed), and then means the server keeps footers to itself.
+func (d *downloader) footer(e *fetchEntry, renewed bool) error {
+	if _, done := d.footers[e.xorb]; done {
+		return nil
+	}
+	// The terms name chunks up to some index of the xorb, which has at
+	// least that many: the footer of that many chunks is the most that can
+	// be asked for without reaching into records the URL may not sign. A
+	// longer footer takes a second request of its exact size.
+	var least uint32
+	for _, t := range d.plan.terms {
+		if t.Hash == e.xorb {
+			least = max(least, t.Range.End)
+		}
+	}
+	var known []xethash.Entry
+	bad := 0 // footers that did not check out: damaged on the way, perhaps
+	for want := int64(xorb.FooterSize(int(least))); known == nil; {
+		tail, size, status, err := d.suffix(e, want)
+		if err != nil {
+			return err
+		}
+		if status == http.StatusForbidden && !renewed {
+			return &HTTPError{Op: "fetch the footer of xorb " + e.xorb.String(), Method: http.MethodGet, URL: "(signed xorb URL)", Status: status, Attempts: 1}
+		}
+		if status != http.StatusPartialContent && status != http.StatusOK {
+			break // no footer served (403 or 416)
+		}
+		f, err := xorb.ParseFooterTail(tail, size)
+		if errors.Is(err, xorb.ErrShortTail) && len(tail) >= 4 {
+			need := int64(binary.LittleEndian.Uint32(tail[len(tail)-4:])) + 4
+			if need > want && need <= size {
+				want = need
+				continue
+			}
+		}
+		if err == nil {
+			if known, err = footerEntries(f, e.xorb); err == nil {
+				d.ends[e.xorb] = f.BoundarySection.ChunkBoundaryOffsets
+			}
+		}
+		if err != nil {
+			if bad++; bad <= damagedRetries {
+				continue
+			}
+			return fmt.Errorf("%w: xorb %s: its footer: %v", ErrVerify, e.xorb, err)
+		}
+	}
+	if known == nil && d.strict {
+		return fmt.Errorf("%w: the server does not serve xorb %s's footer, so a range of it cannot be checked", ErrVerify, e.xorb)
+	}
+	d.footers[e.xorb] = known
+	return nil
+}
+
+// footerEntries returns the chunks a footer lists, after checking that
+// they hash to the xorb x.
+func footerEntries(f *xorb.Footer, x xethash.Hash) ([]xethash.Entry, error) {
+	unpacked := f.BoundarySection.UnpackedChunkOffsets
+	entries := make([]xethash.Entry, len(unpacked))
+	var prev uint32
+	for i, u := range unpacked {
+		entries[i] = xethash.Entry{Hash: f.HashSection.Hashes[i], Size: uint64(u - prev)}
+		prev = u
+	}
+	if got := xethash.Xorb(entries); got != x || f.Hash != x {
+		return nil, fmt.Errorf("it describes xorb %s", got)
+	}
+	return entries, nil
+}
+
+// suffix fetches the last n bytes of e's xorb, returning them with the
+// xorb's size; status 403 or 416 (no footer for this URL), or 0 for an
+// answer without the xorb's size, is returned rather than failed.
+func (d *downloader) suffix(e *fetchEntry, n int64) (tail []byte, size int64, status int, err error) {
+	op := "fetch the footer of xorb " + e.xorb.String()
+	err = d.c.call(d.ctx, op, noAuth, []int{http.StatusForbidden, http.StatusRequestedRangeNotSatisfiable},
+		func(string) (*http.Request, error) {
+			req, err := http.NewRequestWithContext(d.ctx, http.MethodGet, e.url, nil)
+			if err == nil {
+				req.Header.Set("Range", fmt.Sprintf("bytes=-%d", n))
+			}
+			return req, err
+		}, func(resp *http.Response) error {
+			status = resp.StatusCode
+			switch status {
+			case http.StatusPartialContent:
+				total, ok := ContentRangeSize(resp.Header.Get("Content-Range"))
+				if !ok {
+					status = 0 // no size given: the footer cannot be located
+					return nil
+				}
+				size = total
+			case http.StatusOK: // the whole xorb
+			default:
+				return nil
+			}
+			b, err := io.ReadAll(io.LimitReader(resp.Body, xorb.MaxSize+1<<20))
+			if err != nil {
+				return transient(err)
+			}
+			if status == http.StatusOK {
+				size = int64(len(b))
+				b = b[max(0, int64(len(b))-n):]
+			}
+			tail = b
+			return nil
+		})
+	return tail, size, status, err
+}
+
+// fetch downloads every range of a fetch entry with one request (a
+// multi-range one when it has several, as v2 URLs are signed for exactly
+// that set), decodes the chunk records and caches the chunks.
+func (d *downloader) fetch(e *fetchEntry) error {
+	got, err := d.get(e, e.ranges)
+	if err != nil {
+		return err
+	}
+	for i, r := range e.ranges {
+		d.cache[cacheKey{e.xorb, r.chunks.Start}] = got[i]
+	}
+	return nil
+}
+
+// get fetches byte ranges of e's xorb in one request, and decodes and
+// checks their chunks.
+func (d *downloader) get(e *fetchEntry, ranges []fetchRange) ([]*fetched, error) {
+	var spec strings.Builder
+	spec.WriteString("bytes=")
+	for i, r := range ranges {
+		if r.bytes.End < r.bytes.Start || r.chunks.End <= r.chunks.Start {
+			return nil, fmt.Errorf("%w: xorb %s: empty range in the reconstruction", ErrVerify, e.xorb)
+		}
+		if i > 0 {
+			spec.WriteByte(',')
+		}
+		fmt.Fprintf(&spec, "%d-%d", r.bytes.Start, r.bytes.End)
+	}
+	parts := make([][]byte, len(ranges))
+	got := make([]*fetched, len(ranges))
+	known := d.footers[e.xorb]
+	op := "fetch xorb " + e.xorb.String()
+	// Bytes that do not decode or hash right may have been damaged on the
+	// way: they are fetched once more, at once; the same again is damage
+	// at the source, and final.
+	for again := 0; ; again++ {
+		err := d.c.call(d.ctx, op, noAuth, nil, func(string) (*http.Request, error) {
+			req, err := http.NewRequestWithContext(d.ctx, http.MethodGet, e.url, nil)
+			if err == nil {
+				req.Header.Set("Range", spec.String())
+			}
+			return req, err
+		}, func(resp *http.Response) error {
+			clear(parts)
+			return readRanges(resp, ranges, parts)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range ranges {
+			if got[i], err = decodeChecked(parts[i], r, known); err != nil {
+				err = fmt.Errorf("%w: xorb %s bytes %d-%d: %v", ErrVerify, e.xorb, r.bytes.Start, r.bytes.End, err)
+				break
+			}
+		}
+		if err == nil {
+			break
+		}
+		if again == damagedRetries {
+			return nil, err
+		}
+	}
+	return got, nil
+}
+
+// damagedRetries is how many times bytes that fail their checks are
+// fetched again: enough for damage in transit, few enough that damage at
+// the source is reported at once.
+const damagedRetries = 1
+
+// decodeChecked decodes the chunk records of one fetched range and hashes
+// each chunk, checking it against the xorb's footer when known.
+func decodeChecked(b []byte, r fetchRange, known []xethash.Entry) (*fetched, error) {
+	chunks, err := decodeRange(b, r)
+	if err != nil {
+		return nil, err
+	}
+	got := &fetched{chunks: chunks, hashes: make([]xethash.Hash, len(chunks))}
+	for j, c := range chunks {
+		got.hashes[j] = xethash.Chunk(c)
+		at := int(r.chunks.Start) + j
+		if known != nil && (at >= len(known) || got.hashes[j] != known[at].Hash) {
+			return nil, fmt.Errorf("chunk %d does not hash to what the xorb's footer says", at)
+		}
+	}
+	return got, nil
+}
+
+// readRanges reads the answer to a Range request into one buffer per
+// requested range: a 206 with one range or a multipart/byteranges body, or
+// a 200 with the whole object.
+func readRanges(resp *http.Response, ranges []fetchRange, parts [][]byte) error {
+	size := func(r fetchRange) int64 { return r.bytes.End - r.bytes.Start + 1 }
+	if resp.StatusCode == http.StatusOK {
+		// The whole xorb: cut the ranges out of it.
+		var last int64
+		for _, r := range ranges {
+			last = max(last, r.bytes.End+1)
+		}
+		b, err := readUpTo(resp.Body, last)
+		if err != nil {
+			return transient(err)
+		}
+		for i, r := range ranges {
+			if int64(len(b)) <= r.bytes.End {
+				return fmt.Errorf("%w: the server sent %d bytes, bytes %d-%d were asked for", ErrVerify, len(b), r.bytes.Start, r.bytes.End)
+			}
+			parts[i] = b[r.bytes.Start : r.bytes.End+1]
+		}
+		return nil
+	}
+	if resp.StatusCode != http.StatusPartialContent {
+		return fmt.Errorf("unexpected status %d for a range request", resp.StatusCode)
+	}
+	mt, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt != "multipart/byteranges" {
+		if len(ranges) != 1 {
+			// A server may merge ranges into one; take it if it covers all.
+			start, _, ok := contentRange(resp.Header.Get("Content-Range"))
+			if !ok {
+				return fmt.Errorf("%w: %d ranges asked for, one unlabelled range received", ErrVerify, len(ranges))
+			}
+			b, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return transient(err)
+			}
+			for i, r := range ranges {
+				lo, hi := r.bytes.Start-start, r.bytes.End-start+1
+				if lo < 0 || hi > int64(len(b)) {
+					return fmt.Errorf("%w: the answer does not cover bytes %d-%d", ErrVerify, r.bytes.Start, r.bytes.End)
+				}
+				parts[i] = b[lo:hi]
+			}
+			return nil
+		}
+		b, err := readExactly(resp.Body, size(ranges[0]))
+		if err != nil {
+			return transient(fmt.Errorf("range body: %w", err))
+		}
+		parts[0] = b
+		return nil
+	}
+	mr := multipart.NewReader(resp.Body, params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return transient(err)
+		}
+		start, end, ok := contentRange(p.Header.Get("Content-Range"))
+		if !ok {
+			return fmt.Errorf("%w: a multipart part has no usable Content-Range", ErrVerify)
+		}
+		if !covers(ranges, start, end) {
+			return fmt.Errorf("%w: a multipart part holds bytes %d-%d, which were not asked for", ErrVerify, start, end)
+		}
+		b, err := readExactly(p, end-start+1)
+		if err != nil {
+			return transient(fmt.Errorf("multipart part %d-%d: %w", start, end, err))
+		}
+		for i, r := range ranges {
+			if r.bytes.Start >= start && r.bytes.End <= end && parts[i] == nil {
+				parts[i] = b[r.bytes.Start-start : r.bytes.End-start+1]
+			}
+		}
+	}
+	for i, r := range ranges {
+		if parts[i] == nil {
+			return fmt.Errorf("%w: the multipart answer lacks bytes %d-%d", ErrVerify, r.bytes.Start, r.bytes.End)
+		}
+	}
+	return nil
+}
+
+// readExactly reads a body of exactly n bytes into one buffer of that
+// size (io.ReadAll would grow one by doubling: for a 64 MiB xorb, twice the
+// memory and many copies).
+func readExactly(r io.Reader, n int64) ([]byte, error) {
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, fmt.Errorf("the body ended early (%d bytes expected): %w", n, err)
+	}
+	var extra [1]byte
+	if k, _ := io.ReadFull(r, extra[:]); k > 0 {
+		return nil, fmt.Errorf("the body is longer than the %d bytes expected", n)
+	}
+	return b, nil
+}
+
+// readUpTo reads at most n bytes, into one buffer.
+func readUpTo(r io.Reader, n int64) ([]byte, error) {
+	b := make([]byte, n)
+	k, err := io.ReadFull(r, b)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	return b[:k], err
+}
+
+// covers reports whether bytes [start, end] lie within the ranges asked for.
+func covers(ranges []fetchRange, start, end int64) bool {
+	lo, hi := int64(-1), int64(-1)
+	for _, r := range ranges {
+		if lo < 0 || r.bytes.Start < lo {
+			lo = r.bytes.Start
+		}
+		hi = max(hi, r.bytes.End)
+	}
+	return start <= end && start >= lo && end <= hi
+}
+
+// ContentRangeSize reads the size from a Content-Range header, "bytes a-b/size".
+func ContentRangeSize(s string) (int64, bool) {
+	_, total, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(total), 10, 64)
+	return n, err == nil && n > 0
+}
+
+// contentRange reads "bytes a-b/size".
+func contentRange(s string) (start, end int64, ok bool) {
+	spec, found := strings.CutPrefix(strings.TrimSpace(s), "bytes ")
+	if !found {
+		return 0, 0, false
+	}
+	spec, _, _ = strings.Cut(spec, "/")
+	as, bs, found := strings.Cut(spec, "-")
+	if !found {
+		return 0, 0, false
+	}
+	a, err1 := strconv.ParseInt(as, 10, 64)
+	b, err2 := strconv.ParseInt(bs, 10, 64)
+	if err1 != nil || err2 != nil || b < a {
+		return 0, 0, false
+	}
+	return a, b, true
+}
+
+// decodeRange decodes the chunk records of one range: exactly the chunks
+// the range names, filling its bytes exactly.
+func decodeRange(b []byte, r fetchRange) ([][]byte, error) {
+	n := int(r.chunks.End - r.chunks.Start)
+	// n comes from the server: believe it only as far as the bytes go.
+	out := make([][]byte, 0, min(n, len(b)/xorb.HeaderSize+1))
+	var dec xorb.Decoder
+	for off := 0; off < len(b); {
+		if len(out) == n {
+			return nil, fmt.Errorf("%d bytes left after the %d chunk records the range should hold", len(b)-off, n)
+		}
+		data, used, err := dec.AppendChunk(nil, b[off:], r.bytes.Start+int64(off))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, data)
+		off += used
+	}
+	if len(out) != n {
+		return nil, fmt.Errorf("holds %d chunk records, the reconstruction says %d", len(out), n)
+	}
+	return out, nil
+}

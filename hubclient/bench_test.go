@@ -1,0 +1,77 @@
+package hubclient_test
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/pipeline"
+)
+
+func benchHub(b *testing.B) *httptest.Server {
+	h, err := hub.New(hub.Config{Dir: b.TempDir(), UserToken: userToken})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	b.Cleanup(srv.Close)
+	return srv
+}
+
+// BenchmarkUpload: new data through the whole pipeline to a local hub
+// (chunking, hashing, compression, xorb and shard checks on the hub).
+func BenchmarkUpload(b *testing.B) {
+	for _, kind := range []struct {
+		name string
+		data []byte
+	}{{"random", randomBytes(1, 32<<20)}, {"float32", float32Bytes(32 << 20)}} {
+		b.Run(kind.name, func(b *testing.B) {
+			b.SetBytes(int64(len(kind.data)))
+			for i := range b.N {
+				srv := benchHub(b)
+				d := bytes.Clone(kind.data)
+				d[0] = byte(i) // new content each time
+				if _, err := newClient(srv).UploadFiles(context.Background(), []pipeline.Source{source("f", d)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDedupeUpload: a file the hub already has.
+func BenchmarkDedupeUpload(b *testing.B) {
+	srv := benchHub(b)
+	data := randomBytes(2, 32<<20)
+	if _, err := newClient(srv).UploadFiles(context.Background(), []pipeline.Source{source("f", data)}); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for range b.N {
+		if _, err := newClient(srv).UploadFiles(context.Background(), []pipeline.Source{source("f", data)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDownload: reconstruction, range fetch, decode and verification.
+func BenchmarkDownload(b *testing.B) {
+	srv := benchHub(b)
+	data := float32Bytes(32 << 20)
+	res, err := newClient(srv).UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for range b.N {
+		var buf bytes.Buffer
+		buf.Grow(len(data))
+		if _, err := newClient(srv).Download(context.Background(), res[0].Hash, &buf, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

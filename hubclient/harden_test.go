@@ -1,0 +1,358 @@
+package hubclient_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/xetkit/xetkit/cas"
+	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/pipeline"
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// recording is a transport that remembers every request it sends and can
+// answer some of them itself.
+type recording struct {
+	next   http.RoundTripper
+	mu     sync.Mutex
+	seen   []*http.Request
+	answer func(*http.Request) (*http.Response, error) // nil result: send on
+}
+
+func (r *recording) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.mu.Lock()
+	r.seen = append(r.seen, req)
+	r.mu.Unlock()
+	if r.answer != nil {
+		if resp, err := r.answer(req); resp != nil || err != nil {
+			return resp, err
+		}
+	}
+	return r.next.RoundTrip(req)
+}
+
+func (r *recording) count(method, pathPart string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, q := range r.seen {
+		if q.Method == method && strings.Contains(q.URL.Path, pathPart) {
+			n++
+		}
+	}
+	return n
+}
+
+func status(req *http.Request, code int) *http.Response {
+	return &http.Response{StatusCode: code, Status: http.StatusText(code), Header: http.Header{},
+		Body: http.NoBody, Request: req}
+}
+
+// Xorb and shard POSTs carry no Content-Type (a browser would need a CORS
+// preflight allowing one).
+func TestUploadsSendNoContentType(t *testing.T) {
+	_, srv := startHub(t, hub.Config{})
+	rec := &recording{next: srv.Client().Transport}
+	c := newClient(srv)
+	c.HTTP = &http.Client{Transport: rec}
+	if _, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", randomBytes(1, 200<<10))}); err != nil {
+		t.Fatal(err)
+	}
+	posts := 0
+	for _, q := range rec.seen {
+		if q.Method == http.MethodPost {
+			posts++
+			if ct := q.Header.Get("Content-Type"); ct != "" {
+				t.Errorf("POST %s has Content-Type %q", q.URL.Path, ct)
+			}
+		}
+	}
+	if posts < 2 {
+		t.Fatalf("%d POSTs, want a xorb and a shard", posts)
+	}
+}
+
+// Retries: 0 is the default budget, NoRetries none at all, and the
+// default budget is over a minute of waiting.
+func TestRetryBudget(t *testing.T) {
+	_, srv := startHub(t, hub.Config{Faults: hub.Faults{First: 100, Kinds: []hub.FaultKind{hub.Fault5xx}}})
+	for _, c := range []struct {
+		retries, requests int
+	}{{cas.NoRetries, 1}, {2, 3}, {0, cas.DefaultRetries + 1}} {
+		rt := &counting{next: srv.Client().Transport}
+		cl := newClient(srv)
+		cl.HTTP = &http.Client{Transport: rt}
+		cl.Retries = c.retries
+		cl.RetryDelay, cl.RetryMaxDelay = time.Microsecond, time.Microsecond
+		_, err := cl.UploadFiles(context.Background(), []pipeline.Source{source("a", []byte("hello"))})
+		if err == nil || int(rt.n.Load()) != c.requests {
+			t.Errorf("Retries %d: %d requests (%v), want %d", c.retries, rt.n.Load(), err, c.requests)
+		}
+	}
+	// The default waits, at their shortest (half of each delay), add up to
+	// more than a minute.
+	var least time.Duration
+	d := cas.DefaultRetryDelay
+	for range cas.DefaultRetries {
+		least += d / 2
+		d = min(2*d, cas.DefaultRetryMaxDelay)
+	}
+	if least < time.Minute {
+		t.Errorf("the default retries wait at least %v in all; a minute-long outage would end the upload", least)
+	}
+}
+
+// A 429 on a dedupe query is a miss (the upload goes on without
+// retrying the query); a 507 is final, not retried.
+func TestDedupe429IsAMissAnd507IsFinal(t *testing.T) {
+	_, srv := startHub(t, hub.Config{})
+	rec := &recording{next: srv.Client().Transport}
+	rec.answer = func(q *http.Request) (*http.Response, error) {
+		if strings.Contains(q.URL.Path, "/v1/chunks/") {
+			return status(q, http.StatusTooManyRequests), nil
+		}
+		return nil, nil
+	}
+	c := newClient(srv)
+	c.HTTP = &http.Client{Transport: rec}
+	if _, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", randomBytes(2, 100<<10))}); err != nil {
+		t.Fatalf("upload with dedupe answering 429: %v", err)
+	}
+	if n := rec.count("GET", "/v1/chunks/"); n != 1 {
+		t.Errorf("%d dedupe queries, want 1 (a 429 is not retried)", n)
+	}
+
+	full := &recording{next: srv.Client().Transport}
+	full.answer = func(q *http.Request) (*http.Response, error) {
+		if q.Method == http.MethodPost {
+			return status(q, http.StatusInsufficientStorage), nil
+		}
+		return nil, nil
+	}
+	c = newClient(srv)
+	c.HTTP = &http.Client{Transport: full}
+	_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("b", randomBytes(3, 100<<10))})
+	var he *cas.HTTPError
+	if !errors.As(err, &he) || he.Status != http.StatusInsufficientStorage || he.Attempts != 1 {
+		t.Fatalf("upload to a full hub: %v, want one 507", err)
+	}
+}
+
+// When the hub goes away mid-upload, the error names the network failure,
+// not an interruption nobody asked for; it is a NetworkError.
+func TestHubGoneIsANetworkError(t *testing.T) {
+	_, srv := startHub(t, hub.Config{})
+	var calls atomic.Int32
+	rec := &recording{next: srv.Client().Transport}
+	rec.answer = func(q *http.Request) (*http.Response, error) {
+		if q.Method == http.MethodPost && calls.Add(1) > 0 {
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+		}
+		return nil, nil
+	}
+	c := newClient(srv)
+	c.HTTP = &http.Client{Transport: rec}
+	c.Retries = 2
+	_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", randomBytes(4, 3<<20))})
+	var ne *cas.NetworkError
+	if !errors.As(err, &ne) || !strings.Contains(err.Error(), "connection refused") || errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v (%T), want a NetworkError naming the refused connection", err, err)
+	}
+}
+
+// One bit flipped in a stored xorb: every download, whole or a range,
+// gives the right bytes or fails with ErrVerify, and what was written
+// before a failure is the file's (every chunk is checked before it is
+// written).
+func TestFlippedBitInStoredXorb(t *testing.T) {
+	dir := t.TempDir()
+	_, srv := startHub(t, hub.Config{Dir: dir})
+	data := randomBytes(61, 2<<20)
+	c := newClient(srv)
+	res, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "xorbs", "*"))
+	if len(names) != 1 {
+		t.Fatalf("%d stored xorbs, want 1", len(names))
+	}
+	x, err := os.ReadFile(names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	x[len(x)/3] ^= 0x10 // inside a chunk record, a third of the way in
+	if err := os.WriteFile(names[0], x, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n := int64(len(data))
+	failed := 0
+	for _, r := range []*cas.Range{nil, {Start: 0, End: n}, {Start: 0, End: 1000}, {Start: n / 3, End: n/3 + 1000}, {Start: n/2 - 100_000, End: n / 2}, {Start: n - 5000, End: n}, {Start: n/4 - 70_000, End: n/4 + 70_000}} {
+		var out bytes.Buffer
+		_, err := c.Download(context.Background(), res[0].Hash, &out, r)
+		lo := int64(0)
+		if r != nil {
+			lo = r.Start
+		}
+		if !bytes.Equal(out.Bytes(), data[lo:lo+int64(out.Len())]) {
+			t.Fatalf("range %v: %d bytes written that are not the file's (err %v)", r, out.Len(), err)
+		}
+		switch {
+		case errors.Is(err, cas.ErrVerify):
+			failed++
+		case err != nil:
+			t.Fatalf("range %v: %v, want ErrVerify or success", r, err)
+		case r != nil && int64(out.Len()) != min(r.End, n)-r.Start:
+			t.Fatalf("range %v: %d bytes", r, out.Len())
+		}
+	}
+	if failed < 3 {
+		t.Fatalf("only %d downloads noticed the flipped bit", failed)
+	}
+}
+
+// A signed xorb URL that has expired (403) is renewed by asking for the
+// reconstruction again: the download goes on.
+func TestExpiredXorbURLIsRenewed(t *testing.T) {
+	h, err := hub.New(hub.Config{Dir: t.TempDir(), UserToken: userToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	refused := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/_xetkit/xorbs/") {
+			mu.Lock()
+			first := !seen[r.URL.RawQuery]
+			seen[r.URL.RawQuery] = true
+			if first {
+				refused++
+			}
+			mu.Unlock()
+			if first {
+				w.WriteHeader(http.StatusForbidden)
+				w.Write([]byte(`{"error":"xorb URL expired; ask for the reconstruction again"}`))
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	data := randomBytes(71, 3<<20)
+	c := newClient(srv)
+	c.XorbSize = 1 << 20 // several xorbs, each with URLs of its own
+	res, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*cas.Range{nil, {Start: 100, End: 2 << 20}} {
+		got := download(t, c, res[0].Hash, r)
+		lo, hi := int64(0), int64(len(data))
+		if r != nil {
+			lo, hi = r.Start, r.End
+		}
+		if !bytes.Equal(got, data[lo:hi]) {
+			t.Fatalf("range %v: wrong bytes after renewed URLs", r)
+		}
+	}
+	if refused < 3 {
+		t.Fatalf("only %d URLs were refused; the test did not exercise renewal", refused)
+	}
+}
+
+// Under flipped bytes, truncated bodies, dropped connections and 5xx on
+// every kind of response, over 120 downloads (whole files and ranges),
+// the only outcomes are the right bytes or an error; whatever was written
+// before an error is the file's own bytes.
+func TestTransfersNeverLie(t *testing.T) {
+	dir := t.TempDir()
+	_, clean := startHub(t, hub.Config{Dir: dir})
+	c := newClient(clean)
+	c.XorbSize = 1 << 20
+	files := [][]byte{randomBytes(81, 1000), randomBytes(82, 300<<10), randomBytes(83, 5<<19), float32Bytes(1 << 18)}
+	var hashes []xethash.Hash
+	for i, f := range files {
+		res, err := c.UploadFiles(context.Background(), []pipeline.Source{source(fmt.Sprint(i), f)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, res[0].Hash)
+	}
+	kinds := []hub.FaultKind{hub.FaultFlip, hub.FaultNone, hub.FaultCut, hub.FaultNone, hub.FaultFlip, hub.FaultDrop,
+		hub.FaultNone, hub.FaultLost, hub.FaultNone, hub.FaultFlip, hub.Fault5xx, hub.FaultNone, hub.FaultNone}
+	h, faulty := startHub(t, hub.Config{Dir: dir, Faults: hub.Faults{First: 1 << 30, Kinds: kinds}})
+	r := rand.New(rand.NewPCG(9, 9))
+	right, failed := 0, 0
+	for n := range 120 {
+		i := r.IntN(len(files))
+		data := files[i]
+		var rng *cas.Range
+		lo, hi := 0, len(data)
+		if n%2 == 1 {
+			lo = r.IntN(len(data))
+			hi = lo + 1 + r.IntN(len(data)-lo)
+			rng = &cas.Range{Start: int64(lo), End: int64(hi)}
+		}
+		dc := newClient(faulty)
+		dc.Retries = 3
+		var out bytes.Buffer
+		_, err := dc.Download(context.Background(), hashes[i], &out, rng)
+		switch {
+		case !bytes.Equal(out.Bytes(), data[lo:lo+min(out.Len(), hi-lo)]) || out.Len() > hi-lo:
+			t.Fatalf("download %d (file %d, range %v): %d bytes written that are not the file's (err %v)", n, i, rng, out.Len(), err)
+		case err == nil && out.Len() != hi-lo:
+			t.Fatalf("download %d: %d bytes and no error, want %d", n, out.Len(), hi-lo)
+		case err == nil:
+			right++
+		default:
+			if failed < 5 {
+				t.Logf("download %d: %v", n, err)
+			}
+			failed++
+		}
+	}
+	t.Logf("120 downloads under faults: %d right, %d failed with an error, 0 wrong (%d faults injected)", right, failed, h.Stats().FaultsInjected)
+	if right == 0 || h.Stats().FaultsInjected < 120 {
+		t.Fatalf("%d right, %d faults: the test did not mix faults with successes", right, h.Stats().FaultsInjected)
+	}
+}
+
+// A whole file is downloaded a segment at a time, each segment's
+// reconstruction asked for when the download gets there.
+func TestWholeDownloadInSegments(t *testing.T) {
+	_, srv := startHub(t, hub.Config{})
+	c := newClient(srv)
+	data := randomBytes(91, 3<<20+777)
+	res, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, seg := range []int64{100_000, 1 << 20, int64(len(data)), cas.DefaultSegmentSize} {
+		rec := &recording{next: srv.Client().Transport}
+		dc := newClient(srv)
+		dc.HTTP = &http.Client{Transport: rec}
+		dc.SegmentSize = seg
+		var out bytes.Buffer
+		if _, err := dc.Download(context.Background(), res[0].Hash, &out, nil); err != nil || !bytes.Equal(out.Bytes(), data) {
+			t.Fatalf("segments of %d: %d bytes, %v", seg, out.Len(), err)
+		}
+		want := int((int64(len(data)) + seg - 1) / seg) // one request per segment (one more when the file ends on a boundary)
+		if got := rec.count("GET", "/reconstructions/"); got < want || got > want+1 {
+			t.Errorf("segments of %d: %d reconstruction requests, want %d", seg, got, want)
+		}
+	}
+}

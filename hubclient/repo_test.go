@@ -1,0 +1,251 @@
+package hubclient_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/xetkit/xetkit/cas"
+	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hubclient"
+)
+
+func repoFile(path string, data []byte) hubclient.RepoFile {
+	return hubclient.RepoFile{Path: path, Source: source(path, data)}
+}
+
+func downloadPath(t *testing.T, c *hubclient.Client, path string, rng *cas.Range) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := c.DownloadPath(context.Background(), path, &buf, rng); err != nil {
+		t.Fatalf("download %s: %v", path, err)
+	}
+	return buf.Bytes()
+}
+
+// Files committed at paths are listed and download back by path, whether
+// they went through Xet or inline; an exact copy costs no new bytes.
+func TestCommitListDownload(t *testing.T) {
+	_, srv := startHub(t, hub.Config{TreePageSize: 2})
+	c := newClient(srv)
+	ctx := context.Background()
+	weights := randomBytes(7, 3<<20)
+	text := []byte("# A model card\n\nSmall text files are committed inline.\n")
+	got, err := c.Commit(ctx, []hubclient.RepoFile{
+		repoFile("weights/model.bin", weights),
+		repoFile("weights/copy.bin", weights),
+		repoFile("README.md", text),
+	}, hubclient.CommitOptions{Message: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.OID) != 40 || !strings.Contains(got.URL, got.OID) {
+		t.Fatalf("commit %+v", got)
+	}
+	sum := sha256.Sum256(weights)
+	for i, r := range got.Files {
+		if i < 2 && (r.Hash != fileHash(weights) || r.SHA256 != hex.EncodeToString(sum[:])) {
+			t.Errorf("%s: %+v", r.Name, r)
+		}
+	}
+	if !got.Files[2].Inline || got.Files[0].Inline || got.Files[2].Size != int64(len(text)) {
+		t.Errorf("README.md went through Xet or lost its size: %+v", got.Files[2])
+	}
+	if got.Files[0].NewBytes+got.Files[1].NewBytes != int64(len(weights)) {
+		t.Errorf("the copy was uploaded again: new bytes %d and %d", got.Files[0].NewBytes, got.Files[1].NewBytes)
+	}
+
+	// Three files and one folder, over pages of two.
+	entries, err := c.ListFiles(ctx, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, e := range entries {
+		listed = append(listed, fmt.Sprintf("%s %s %d %s", e.Type, e.Path, e.Size, e.XetHash))
+	}
+	want := []string{
+		fmt.Sprintf("file README.md %d ", len(text)),
+		"directory weights 0 ",
+		fmt.Sprintf("file weights/copy.bin %d %s", len(weights), fileHash(weights)),
+		fmt.Sprintf("file weights/model.bin %d %s", len(weights), fileHash(weights)),
+	}
+	if strings.Join(listed, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("listing:\n%s\nwant:\n%s", strings.Join(listed, "\n"), strings.Join(want, "\n"))
+	}
+	if top, err := c.ListFiles(ctx, "", false); err != nil || len(top) != 2 {
+		t.Fatalf("one level: %d entries, %v", len(top), err)
+	}
+
+	if b := downloadPath(t, c, "weights/copy.bin", nil); !bytes.Equal(b, weights) {
+		t.Fatal("weights/copy.bin differs")
+	}
+	if b := downloadPath(t, c, "README.md", nil); !bytes.Equal(b, text) {
+		t.Fatalf("README.md: %q", b)
+	}
+	if b := downloadPath(t, c, "weights/model.bin", &cas.Range{Start: 1 << 20, End: 1<<20 + 777}); !bytes.Equal(b, weights[1<<20:1<<20+777]) {
+		t.Fatal("range of weights/model.bin differs")
+	}
+	if b := downloadPath(t, c, "README.md", &cas.Range{Start: 2, End: 7}); !bytes.Equal(b, text[2:7]) {
+		t.Fatalf("range of README.md: %q", b)
+	}
+	if _, err := c.DownloadPath(ctx, "nothing/here", &bytes.Buffer{}, nil); !errors.Is(err, cas.ErrNotFound) {
+		t.Fatalf("missing path: %v, want ErrNotFound", err)
+	}
+
+	// A revision can be a commit id; the old commit still has the old tree.
+	second, err := c.Commit(ctx, []hubclient.RepoFile{repoFile("README.md", []byte("changed\n"))}, hubclient.CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := newClient(srv)
+	old.Revision = got.OID
+	if b := downloadPath(t, old, "README.md", nil); !bytes.Equal(b, text) {
+		t.Fatalf("README.md at the first commit: %q", b)
+	}
+	if b := downloadPath(t, c, "README.md", nil); string(b) != "changed\n" {
+		t.Fatalf("README.md at main: %q", b)
+	}
+	if second.OID == got.OID {
+		t.Fatal("two commits with one id")
+	}
+}
+
+// Two writers naming the same parent: one commit lands, the other gets
+// 412 and changes nothing. Writers that name no parent all land.
+func TestConcurrentCommits(t *testing.T) {
+	_, srv := startHub(t, hub.Config{})
+	c := newClient(srv)
+	ctx := context.Background()
+	base, err := c.Commit(ctx, []hubclient.RepoFile{repoFile("base.txt", []byte("base\n"))}, hubclient.CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("w%d.txt", i)
+			_, errs[i] = c.Commit(ctx, []hubclient.RepoFile{repoFile(name, []byte(name))}, hubclient.CommitOptions{ParentCommit: base.OID})
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		var he *cas.HTTPError
+		switch {
+		case err == nil:
+			won++
+		case errors.As(err, &he) && he.Status == http.StatusPreconditionFailed:
+		default:
+			t.Fatalf("commit: %v", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d commits on the same parent landed, want 1", won)
+	}
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("free%d.txt", i)
+			_, errs[i] = c.Commit(ctx, []hubclient.RepoFile{repoFile(name, []byte(name))}, hubclient.CommitOptions{})
+		}()
+	}
+	wg.Wait()
+	entries, err := c.ListFiles(ctx, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	free := 0
+	for _, e := range entries {
+		if strings.HasPrefix(e.Path, "free") {
+			free++
+		}
+	}
+	if free != len(errs) {
+		t.Fatalf("%d of %d commits without a parent are in the tree (errors %v)", free, len(errs), errs)
+	}
+}
+
+// The client refuses bad paths before sending anything.
+func TestCommitRefusesBadPaths(t *testing.T) {
+	_, srv := startHub(t, hub.Config{})
+	c := newClient(srv)
+	for _, p := range []string{"", "/abs", "a/../b", "a//b", ".git/config", "a\\b"} {
+		if _, err := c.Commit(context.Background(), []hubclient.RepoFile{repoFile(p, []byte("x"))}, hubclient.CommitOptions{}); err == nil {
+			t.Errorf("path %q accepted", p)
+		}
+	}
+}
+
+// countingTransport records the size of every xorb answer.
+type countingTransport struct {
+	mu      sync.Mutex
+	largest int64
+	xorbs   int
+}
+
+func (c *countingTransport) Do(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultClient.Do(req)
+	if err == nil && strings.Contains(req.URL.Path, "/_xetkit/xorbs/") && req.Header.Get("Range") != "" && !strings.HasPrefix(req.Header.Get("Range"), "bytes=-") {
+		c.mu.Lock()
+		c.xorbs++
+		c.largest = max(c.largest, resp.ContentLength)
+		c.mu.Unlock()
+	}
+	return resp, err
+}
+
+// A xorb range larger than 8 MiB is fetched a piece at a time (cut at the
+// record boundaries its footer gives), so a download holds about one piece,
+// not a whole xorb; the bytes come back whole and checked.
+func TestLargeRangesAreFetchedInPieces(t *testing.T) {
+	_, srv := startHub(t, hub.Config{})
+	c := newClient(srv)
+	c.XorbSize = 64 << 20
+	data := randomBytes(21, 30<<20)
+	if _, err := c.Commit(context.Background(), []hubclient.RepoFile{repoFile("big.bin", data)}, hubclient.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ct := &countingTransport{}
+	d := newClient(srv)
+	d.HTTP = ct
+	if b := downloadPath(t, d, "big.bin", nil); !bytes.Equal(b, data) {
+		t.Fatal("the download differs")
+	}
+	if ct.xorbs < 4 || ct.largest > 8<<20 {
+		t.Fatalf("%d xorb requests, the largest answer %d bytes: want pieces of at most 8 MiB", ct.xorbs, ct.largest)
+	}
+	if b := downloadPath(t, d, "big.bin", &cas.Range{Start: 9 << 20, End: 21 << 20}); !bytes.Equal(b, data[9<<20:21<<20]) {
+		t.Fatal("a range of it differs")
+	}
+}
+
+// An empty listing (a hub page of no entries) is an empty slice: [] in
+// JSON, as `xetkit ls --json` and listFiles print it, not null.
+func TestListFilesEmpty(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, "[]")
+	}))
+	defer srv.Close()
+	entries, err := newClient(srv).ListFiles(context.Background(), "empty", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := json.Marshal(entries); string(j) != "[]" {
+		t.Errorf("an empty listing is %s in JSON, want []", j)
+	}
+}

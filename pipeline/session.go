@@ -1,0 +1,499 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/xethash"
+	"github.com/xetkit/xetkit/xorb"
+)
+
+// Fragmentation prevention (§10.4): a run of deduplicated chunks inside a
+// file is used only if it is at least this long, or touches the start or
+// end of the file; a shorter one is uploaded again rather than splitting
+// the file into more terms for a small saving.
+const (
+	minRunChunks = 8
+	minRunBytes  = 1 << 20
+)
+
+// maxShardSize bounds each upload shard, like xorbs (§14.5).
+const maxShardSize = 64 << 20
+
+// slot is a xorb a session's chunks refer to: one it builds, or one the
+// store already holds.
+type slot struct {
+	hash   xethash.Hash // known once sealed, or from the start for stored xorbs
+	remote bool
+	// Set when sealed, for the shard and progress.
+	info      *shard.Xorb
+	fileBytes map[int]int64 // new bytes per file index
+}
+
+// ref is where one chunk of a file lives: chunk index in a slot.
+type ref struct {
+	slot  int32
+	index uint32
+}
+
+// session is one Run.
+type session struct {
+	u     *Uploader
+	store Store
+	ctx   context.Context
+
+	slots []*slot
+	// local maps chunks placed in this session's xorbs to their place.
+	local map[xethash.Hash]ref
+	// queried remembers the global dedupe queries made, hit or miss.
+	queried map[xethash.Hash]bool
+
+	builder xorb.Builder
+	cur     int32 // slot of the xorb being built, -1 if none
+	curNew  map[int]int64
+
+	queue  chan sealed            // for the uploaders
+	spare  chan []byte            // xorb buffers the uploaders are done with
+	slotOf map[xethash.Hash]int32 // slot of each xorb by hash
+	wg     sync.WaitGroup
+	fail   context.CancelCauseFunc
+
+	pmu   sync.Mutex // guards prog and serializes OnProgress
+	prog  []Progress
+	files []fileBlock
+	seen  map[xethash.Hash]bool // files already in the shard
+}
+
+// sealed is a finished xorb on its way to the store.
+type sealed struct {
+	built *xorb.Built
+	slot  *slot
+}
+
+// fileBlock is a file's entry for the shard, with its terms' xorbs still
+// named by slot: the last xorb may not be sealed when the file ends.
+type fileBlock struct {
+	hash         xethash.Hash
+	sha256       xethash.Hash
+	terms        []slotTerm
+	verification []xethash.Hash
+}
+
+type slotTerm struct {
+	slot       int32
+	start, end uint32
+	unpacked   uint32
+}
+
+// Run is the one upload pipeline (draft §11): it chunks and hashes
+// the sources (on u.Offload if set), deduplicates their chunks (within the
+// session, against u's cache, and through store's dedupe answers), packs
+// the new ones into xorbs that it hands to store.PutXorb as they are
+// sealed, and registers the files and xorbs with store.PutShard. Whatever
+// the store, the same sources and settings give the same xorbs and shards:
+// a Collector sees byte for byte what the CAS would receive.
+func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Result, error) {
+	ctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	s := &session{
+		u: u, store: store, ctx: ctx, fail: fail, cur: -1,
+		local:   map[xethash.Hash]ref{},
+		queried: map[xethash.Hash]bool{}, slotOf: map[xethash.Hash]int32{},
+		seen:  map[xethash.Hash]bool{},
+		queue: make(chan sealed),
+		spare: make(chan []byte, 2),
+		prog:  make([]Progress, len(sources)),
+	}
+	for i, src := range sources {
+		s.prog[i] = Progress{Index: i, Name: src.Name, Size: src.Size}
+	}
+	workers := u.Concurrency
+	if workers <= 0 {
+		workers = DefaultConcurrency
+	}
+	for range workers {
+		s.wg.Add(1)
+		go s.uploader()
+	}
+	results := make([]Result, len(sources))
+	err := func() error {
+		for i, src := range sources {
+			r, err := s.addFile(i, src)
+			if err != nil {
+				return err
+			}
+			results[i] = r
+		}
+		return s.seal()
+	}()
+	if err != nil {
+		fail(err) // stop the uploaders: the shard will not be sent
+	}
+	close(s.queue)
+	s.wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return nil, cause // an uploader failed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.uploadShards(); err != nil {
+		return nil, err
+	}
+	// Later calls dedupe against what this one stored.
+	for _, sl := range s.slots {
+		if !sl.remote && sl.info != nil {
+			hashes := make([]xethash.Hash, len(sl.info.Chunks))
+			for i, ch := range sl.info.Chunks {
+				hashes[i] = ch.Hash
+			}
+			u.known().addPlain(sl.hash, hashes)
+		}
+	}
+	for i := range s.prog {
+		s.progress(i, func(p *Progress) { p.Done = true })
+	}
+	return results, nil
+}
+
+// known returns the client's chunk cache.
+func (u *Uploader) known() *knownChunks {
+	u.cacheOnce.Do(func() { u.cache = &knownChunks{} })
+	return u.cache
+}
+
+// progress applies an update to file i's progress and reports it.
+func (s *session) progress(i int, update func(*Progress)) {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	update(&s.prog[i])
+	if s.u.OnProgress != nil {
+		s.u.OnProgress(s.prog[i])
+	}
+}
+
+// fileRun is the per-file state of the chunk loop.
+type fileRun struct {
+	s       *session
+	idx     int
+	size    int64           // Source.Size, -1 if unknown
+	entries []xethash.Entry // every chunk, for the file hash
+	refs    []ref
+	// pending is a run of deduplicated chunks not yet long enough to be
+	// used (their data is kept in case they must be uploaded after all).
+	pending     []chunkIn
+	pendingSize int64
+	runOK       bool  // the current dedupe run is accepted
+	runStart    int   // chunk index where the current dedupe run began
+	newBytes    int64 // bytes placed in new xorbs
+	deduped     int64
+	hashed      int64 // bytes of the chunks seen so far
+	pos         int64 // offset of the chunk being placed
+}
+
+// chunkIn is one chunk of a file as the session takes it: its hash and
+// size, and either its bytes (compressed here if it is new) or its chunk
+// record (from an Offload). Both are only valid during the call they are
+// passed to.
+type chunkIn struct {
+	hash   xethash.Hash
+	size   int
+	data   []byte
+	record []byte
+}
+
+// addFile chunks, hashes and deduplicates one source, putting new chunks
+// into xorbs, and records its file block for the shard.
+func (s *session) addFile(i int, src Source) (Result, error) {
+	if src.Open == nil {
+		return Result{}, fmt.Errorf("upload %s: Source.Open is nil", src.Name)
+	}
+	rd, err := src.Open()
+	if err != nil {
+		return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
+	}
+	if cl, ok := rd.(io.Closer); ok {
+		defer cl.Close()
+	}
+	f := &fileRun{s: s, idx: i, size: src.Size}
+	total, digest, err := f.readAll(rd)
+	if err != nil {
+		return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
+	}
+	if src.Size >= 0 && total != src.Size {
+		return Result{}, fmt.Errorf("upload %s: read %d bytes, but the source said %d", src.Name, total, src.Size)
+	}
+	if err := f.endRun(true); err != nil {
+		return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
+	}
+	fh := xethash.File(f.entries)
+	s.addFileBlock(fh, f, digest)
+	s.progress(i, func(p *Progress) { p.Hashed = total; p.Deduped = f.deduped })
+	return Result{
+		Name: src.Name, Size: total, Hash: fh, SHA256: hex.EncodeToString(digest[:]),
+		NewBytes: f.newBytes, DedupedBytes: f.deduped,
+	}, nil
+}
+
+// chunks takes the next chunks of the file.
+func (f *fileRun) chunks(chunks []chunkIn) error {
+	if len(chunks) == 0 {
+		return nil
+	}
+	s := f.s
+	// Record every hash first, so progress never shows bytes uploaded
+	// before they are hashed.
+	first := len(f.entries)
+	f.pos = f.hashed
+	for _, c := range chunks {
+		f.entries = append(f.entries, xethash.Entry{Hash: c.hash, Size: uint64(c.size)})
+		f.hashed += int64(c.size)
+	}
+	hashed := f.hashed
+	s.progress(f.idx, func(p *Progress) { p.Hashed = hashed })
+	for i, c := range chunks {
+		at, ok, err := s.find(c.hash, first+i == 0)
+		if err != nil {
+			return err
+		}
+		if ok {
+			f.dedupe(c, at)
+			f.pos += int64(c.size)
+			continue
+		}
+		if err := f.endRun(false); err != nil {
+			return err
+		}
+		if at, err = s.addNew(c, f); err != nil {
+			return err
+		}
+		f.refs = append(f.refs, at)
+		f.newBytes += int64(c.size)
+		f.pos += int64(c.size)
+	}
+	s.progress(f.idx, func(p *Progress) { p.Deduped = f.deduped })
+	return nil
+}
+
+// dedupe adds a chunk found stored to the current run.
+func (f *fileRun) dedupe(c chunkIn, at ref) {
+	if len(f.pending) == 0 && !f.runOK {
+		f.runStart = len(f.refs)
+	}
+	f.refs = append(f.refs, at)
+	if f.runOK {
+		f.deduped += int64(c.size)
+		return
+	}
+	c.data, c.record = bytes.Clone(c.data), bytes.Clone(c.record)
+	f.pending = append(f.pending, c)
+	f.pendingSize += int64(c.size)
+	if len(f.pending) >= minRunChunks || f.pendingSize >= minRunBytes {
+		f.acceptRun()
+	}
+}
+
+func (f *fileRun) acceptRun() {
+	f.runOK = true
+	f.deduped += f.pendingSize
+	f.pending, f.pendingSize = nil, 0
+}
+
+// endRun closes the current dedupe run, before a new chunk or at the end
+// of the file. A short run is used only at the start or end of the file;
+// otherwise its chunks are uploaded again, as new chunks.
+func (f *fileRun) endRun(atEOF bool) error {
+	defer func() { f.runOK = false }()
+	if len(f.pending) == 0 {
+		return nil
+	}
+	if atEOF || f.runStart == 0 {
+		f.acceptRun()
+		return nil
+	}
+	f.refs = f.refs[:f.runStart]
+	pending := f.pending
+	f.pending, f.pendingSize = nil, 0
+	for _, p := range pending {
+		at, err := f.s.addNew(p, f)
+		if err != nil {
+			return err
+		}
+		f.refs = append(f.refs, at)
+		f.newBytes += int64(p.size)
+	}
+	return nil
+}
+
+// find looks a chunk up: this session's xorbs, then the client's cache,
+// then, for an eligible chunk (§10.3.1), the global dedupe API.
+func (s *session) find(h xethash.Hash, first bool) (ref, bool, error) {
+	if at, ok := s.local[h]; ok {
+		return at, true, nil
+	}
+	known := s.u.known()
+	if loc, ok := known.lookup(h, s.u.clock()); ok {
+		return s.remoteRef(loc), true, nil
+	}
+	if s.u.NoGlobalDedupe || !(first || shard.DedupEligible(h)) || s.queried[h] {
+		return ref{}, false, nil
+	}
+	s.queried[h] = true
+	sh, err := s.store.Query(s.ctx, h)
+	if err != nil {
+		return ref{}, false, err
+	}
+	if sh != nil {
+		known.addShard(sh, s.u.clock())
+		if loc, ok := known.lookup(h, s.u.clock()); ok {
+			return s.remoteRef(loc), true, nil
+		}
+	}
+	return ref{}, false, nil
+}
+
+func (s *session) remoteRef(loc chunkLoc) ref {
+	if i, ok := s.slotOf[loc.xorb]; ok {
+		return ref{i, loc.index}
+	}
+	i := int32(len(s.slots))
+	s.slots = append(s.slots, &slot{hash: loc.xorb, remote: true})
+	s.slotOf[loc.xorb] = i
+	return ref{i, loc.index}
+}
+
+// addNew puts a chunk into the xorb being built, sealing it first when
+// full.
+func (s *session) addNew(c chunkIn, f *fileRun) (ref, error) {
+	limit := s.u.XorbSize
+	if limit <= 0 {
+		limit = DefaultXorbSize
+	}
+	limit = min(limit, xorb.MaxBytes)
+	if s.cur < 0 {
+		s.cur = int32(len(s.slots))
+		s.slots = append(s.slots, &slot{})
+		s.curNew = map[int]int64{}
+		// Size the buffer for what is left of this file (at most a xorb)
+		// rather than growing it by doubling: under WebAssembly memory
+		// never shrinks, so the garbage of growth would stay.
+		// (A re-placed short dedupe run lies before pos: minRunBytes.)
+		// Room for the chunk data stored uncompressed at worst, a header
+		// per chunk and the footer (Finish appends it).
+		want := int64(limit + xorb.MaxSize - xorb.MaxBytes)
+		if f.size >= 0 {
+			left := f.size - f.pos + minRunBytes
+			want = min(want, left+left/128+64<<10)
+		}
+		s.builder.Reset(s.buffer(int(want)))
+	}
+	s.builder.Encoder.Mode = s.u.Compression
+	// A xorb ends where its chunk data would pass the limit, as the
+	// reference client cuts them (its data, not its serialized size, so
+	// xorbs end at the same chunks however they compress); the builder
+	// itself enforces the format's limits.
+	full := s.builder.NumChunks() > 0 && s.builder.Unpacked()+uint64(c.size) > uint64(limit)
+	err := xorb.ErrFull
+	if !full {
+		if c.record != nil {
+			err = s.builder.AddRecord(c.record, c.hash)
+		} else {
+			err = s.builder.AddHashed(c.data, c.hash)
+		}
+	}
+	if errors.Is(err, xorb.ErrFull) {
+		if err := s.seal(); err != nil {
+			return ref{}, err
+		}
+		return s.addNew(c, f)
+	}
+	if err != nil {
+		return ref{}, err
+	}
+	at := ref{s.cur, uint32(s.builder.NumChunks() - 1)}
+	s.local[c.hash] = at
+	s.curNew[f.idx] += int64(c.size)
+	return at, nil
+}
+
+// seal finishes the xorb being built and hands it to the uploaders.
+func (s *session) seal() error {
+	if s.cur < 0 {
+		return nil
+	}
+	built, err := s.builder.Finish()
+	if err != nil {
+		return err
+	}
+	sl := s.slots[s.cur]
+	sl.hash = built.Hash
+	sl.fileBytes = s.curNew
+	// As in the reference client's upload shards, bytes on disk and chunk
+	// flags are left 0: the hub has the xorb itself and decides which
+	// chunks global dedupe answers for (the reference file's chunk 756 is
+	// eligible by its hash, §10.3.1, and carries no flag in the reference
+	// upload shard).
+	info := &shard.Xorb{Hash: built.Hash, BytesInXorb: uint32(built.UncompressedSize)}
+	info.Chunks = make([]shard.Chunk, len(built.Chunks))
+	for i, c := range built.Chunks {
+		info.Chunks[i] = shard.Chunk{Hash: c.Hash, ByteRangeStart: c.UnpackedOffset, UnpackedBytes: c.UncompressedSize}
+	}
+	sl.info = info
+	s.slotOf[built.Hash] = s.cur
+	s.cur, s.curNew = -1, nil
+	select {
+	case s.queue <- sealed{built, sl}:
+		return nil
+	case <-s.ctx.Done():
+		return context.Cause(s.ctx)
+	}
+}
+
+// buffer returns an empty buffer of capacity at least n for the next
+// xorb: one an uploader is done with when there is one, so a long upload
+// cycles through a few buffers instead of leaving one garbage buffer per
+// xorb (which a WebAssembly runtime, whose memory never shrinks, would
+// have to hold until collected).
+func (s *session) buffer(n int) []byte {
+	select {
+	case b := <-s.spare:
+		if cap(b) >= n {
+			return b[:0]
+		}
+	default:
+	}
+	return make([]byte, 0, n)
+}
+
+// uploader sends sealed xorbs until the queue closes; the first failure
+// stops the session.
+func (s *session) uploader() {
+	defer s.wg.Done()
+	for x := range s.queue {
+		if s.ctx.Err() != nil {
+			continue // drain
+		}
+		if err := s.store.PutXorb(s.ctx, x.built); err != nil {
+			s.fail(err)
+			continue
+		}
+		// The hub has the bytes; nothing refers to them any more (a failed
+		// attempt's request is long over: a retry waits first).
+		select {
+		case s.spare <- x.built.Bytes:
+		default:
+		}
+		for file, n := range x.slot.fileBytes {
+			s.progress(file, func(p *Progress) { p.Uploaded += n })
+		}
+	}
+}

@@ -1,0 +1,201 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"syscall/js"
+	"time"
+
+	"github.com/xetkit/xetkit/internal/jsx"
+	"github.com/xetkit/xetkit/pipeline"
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// The Pacers of this module: for every upload session, whether the
+// worker pool or this thread is the faster; for xetkit.js's chunkAsync,
+// the same for its pieces of 8 MiB, timed two at a time (the pool's come
+// back unevenly) and tried again often, as a try costs a few tens of
+// milliseconds.
+var (
+	sessionPacer = &pipeline.Pacer{}
+	chunkPacer   = &pipeline.Pacer{Window: 16 << 20, Epoch: time.Second / 2}
+)
+
+// workerPace and chunkPace are the Paces in use: the Pacers, or the ways
+// of PaceInTurn.
+var (
+	workerPace pipeline.Pace = sessionPacer
+	chunkPace  pipeline.Pace = chunkPacer
+)
+
+// paceInTurn makes chunkAsync and every new session go the given ways in
+// turn, round and round, in place of the Pacers' choice: a test can then
+// see every way taken and every switch between them. No ways puts the
+// Pacers back.
+func paceInTurn(ways ...pipeline.Way) error {
+	for i, w := range ways {
+		if w < pipeline.There || w > pipeline.Split {
+			return fmt.Errorf("upload: way %d is %d, not one of pipeline.There (0), pipeline.Here (1) or pipeline.Split (2)", i, w)
+		}
+	}
+	if len(ways) == 0 {
+		workerPace, chunkPace = sessionPacer, chunkPacer
+	} else {
+		workerPace, chunkPace = &pipeline.InTurn{Ways: ways}, &pipeline.InTurn{Ways: ways}
+	}
+	return nil
+}
+
+// workerOffload runs chunk hashing and compression, and the SHA-256, on
+// xetkit.js's worker pool through the hooks it passes: encode(bytes,
+// lengths) → Promise<[hashes, lengths, records, record lengths]> (the
+// workers' encodeChunks), shaNew(state?) → Promise<id>, shaWrite(id,
+// bytes) → Promise, shaSum(id) → Promise<hex digest>, shaState(id) →
+// Promise<state bytes> (the workers' digestNew, digestWrite, digestSum,
+// digestState, on one worker), and, if given, buffer(n) → a job buffer
+// that the worker hands back for reuse, jobBytes its size, inFlight how
+// many encode jobs may be out at once. reading
+// returns the file being read, whose Blob slices the SHA-256 worker may
+// take as they are. The module's pipeline.Pacer moves the work to this thread
+// while that is the faster.
+func workerOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Reader) *pipeline.Offload {
+	// The session is done with one answer before it waits for the next, so
+	// every answer is copied into the same buffers.
+	var recs, raw, lensBuf []byte
+	o := &pipeline.Offload{Pace: workerPace}
+	if v := hooks.Get("jobBytes"); v.Type() == js.TypeNumber {
+		o.BatchBytes = v.Int() // jobs the size of the pool's reusable buffers
+	}
+	if v := hooks.Get("inFlight"); v.Type() == js.TypeNumber {
+		o.InFlight = v.Int()
+	}
+	o.Encode = func(data []byte, lens []int) func() (*pipeline.Encoded, error) {
+		p := hooks.Call("encode", jobBytes(hooks, data), jsx.Bytes(jsx.U32Bytes(lens)))
+		return func() (*pipeline.Encoded, error) {
+			v, err := jsx.Await(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			if v.Type() != js.TypeObject || v.Length() != 4 {
+				return nil, errors.New("encode: the worker's answer is not [hashes, lengths, records, record lengths]")
+			}
+			raw = jsx.CopyInto(raw, v.Index(0))
+			recs = jsx.CopyInto(recs, v.Index(2))
+			lensBuf = jsx.CopyInto(lensBuf, v.Index(3))
+			recLens, err := jsx.U32s(lensBuf)
+			if err != nil {
+				return nil, fmt.Errorf("encode: record lengths: %w", err)
+			}
+			if len(raw)%xethash.Size != 0 {
+				return nil, fmt.Errorf("encode: %d bytes of hashes", len(raw))
+			}
+			e := &pipeline.Encoded{Records: recs, RecordLens: recLens, Hashes: make([]xethash.Hash, len(raw)/xethash.Size)}
+			for i := range e.Hashes {
+				e.Hashes[i] = xethash.Hash(raw[xethash.Size*i:])
+			}
+			return e, nil
+		}
+	}
+	o.SHA256 = func(state []byte) (pipeline.Digest, error) {
+		arg := js.Undefined()
+		if state != nil {
+			arg = jsx.Bytes(state)
+		}
+		id, err := jsx.Await(ctx, hooks.Call("shaNew", arg))
+		if err != nil {
+			return nil, err
+		}
+		return &workerDigest{ctx: ctx, hooks: hooks, id: id, src: reading(), jobSize: o.BatchSize()}, nil
+	}
+	return o
+}
+
+// jobBytes copies data into a job buffer from hooks.buffer, which the
+// worker hands back once done (a fresh array costs page faults on every
+// use), or into a new array where there is no such hook.
+func jobBytes(hooks js.Value, data []byte) js.Value {
+	if hooks.Get("buffer").Type() != js.TypeFunction {
+		return jsx.Bytes(data)
+	}
+	u := hooks.Call("buffer", len(data))
+	js.CopyBytesToJS(u, data)
+	return u
+}
+
+// workerDigest is a SHA-256 running on a worker; writes are queued there
+// in order, at most a few at a time.
+type workerDigest struct {
+	ctx     context.Context
+	hooks   js.Value
+	id      js.Value
+	pending []js.Value
+	src     *jsx.Reader // the file being read, or nil
+	jobSize int         // the most one write hands the worker
+}
+
+func (d *workerDigest) Write(p []byte) error {
+	// The session writes each slice just after reading it: a slice read
+	// from a Blob is handed over as read (shaWrite transfers it); other
+	// bytes are copied into job buffers.
+	u := js.Undefined()
+	if d.src != nil {
+		u = d.src.TakeLast(len(p))
+	}
+	if !u.IsUndefined() {
+		d.pending = append(d.pending, d.hooks.Call("shaWrite", d.id, u))
+	} else {
+		for len(p) > 0 {
+			n := min(len(p), d.jobSize)
+			d.pending = append(d.pending, d.hooks.Call("shaWrite", d.id, jobBytes(d.hooks, p[:n])))
+			p = p[n:]
+		}
+	}
+	for len(d.pending) > 4 {
+		if _, err := jsx.Await(d.ctx, d.pending[0]); err != nil {
+			return err
+		}
+		d.pending = d.pending[1:]
+	}
+	return nil
+}
+
+// settle waits for every write.
+func (d *workerDigest) settle() error {
+	for _, p := range d.pending {
+		if _, err := jsx.Await(d.ctx, p); err != nil {
+			return err
+		}
+	}
+	d.pending = nil
+	return nil
+}
+
+func (d *workerDigest) State() ([]byte, error) {
+	if err := d.settle(); err != nil {
+		return nil, err
+	}
+	v, err := jsx.Await(d.ctx, d.hooks.Call("shaState", d.id))
+	if err != nil {
+		return nil, err
+	}
+	return jsx.CopyInto(nil, v), nil
+}
+
+func (d *workerDigest) Sum() (sum [32]byte, err error) {
+	if err := d.settle(); err != nil {
+		return sum, err
+	}
+	v, err := jsx.Await(d.ctx, d.hooks.Call("shaSum", d.id))
+	if err != nil {
+		return sum, err
+	}
+	b, err := hex.DecodeString(v.String())
+	if err != nil || len(b) != len(sum) {
+		return sum, fmt.Errorf("the SHA-256 worker answered %q", v.String())
+	}
+	return [32]byte(b), nil
+}
