@@ -13,8 +13,8 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/pipeline"
+	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
