@@ -47,7 +47,9 @@ func (h *Hub) readBodyInto(buf []byte, w http.ResponseWriter, r *http.Request, w
 	// client announces: a stalled upload that claims 64 MiB takes at most
 	// a MiB more than buf has. Once that much has come, the buffer takes
 	// the announced size at once rather than doubling its way there (each
-	// doubling copies everything read so far).
+	// doubling copies everything read so far), or the limit for a body
+	// over half of it: full xorbs differ by a few bytes, and a reused
+	// buffer a few bytes short would be copied whole into a new one.
 	if want := min(max(r.ContentLength, 0), 1<<20); cap(buf) < int(want) {
 		buf = make([]byte, 0, want)
 	}
@@ -55,7 +57,11 @@ func (h *Hub) readBodyInto(buf []byte, w http.ResponseWriter, r *http.Request, w
 	for {
 		if len(buf) == cap(buf) {
 			if int64(len(buf)) < r.ContentLength {
-				buf = append(make([]byte, 0, r.ContentLength), buf...)
+				size := r.ContentLength
+				if size > limit/2 {
+					size = limit
+				}
+				buf = append(make([]byte, 0, size), buf...)
 			} else {
 				buf = append(buf, 0)[:len(buf)]
 			}

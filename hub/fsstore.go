@@ -78,10 +78,8 @@ func (s *fsStore) Put(kind, name string, parts ...[]byte) (bool, error) {
 			os.Remove(tmp)
 		}
 	}()
-	for _, data := range parts {
-		if _, err := f.Write(data); err != nil {
-			return false, err
-		}
+	if err := writeParts(f, parts); err != nil {
+		return false, err
 	}
 	if err := f.Sync(); err != nil {
 		return false, err
