@@ -40,25 +40,18 @@ type Client struct {
 }
 
 // UploadFiles uploads the sources to the repository's CAS and registers
-// them with one or more shards, returning one Result per source, in
+// them with one or more shards, returning one result per source, in
 // order. Chunks already stored, or seen earlier in this call or by
 // earlier calls on this Client, are not sent again.
-func (c *Client) UploadFiles(ctx context.Context, sources []Source) ([]Result, error) {
+func (c *Client) UploadFiles(ctx context.Context, sources []pipeline.Source) ([]pipeline.Result, error) {
 	return c.Uploader.Run(ctx, &c.Client, sources)
 }
-
-// Source and Result are the pipeline's: a file to upload, and what the
-// upload made of it.
-type (
-	Source = pipeline.Source
-	Result = pipeline.Result
-)
 
 // RepoFile is a file to commit: its path in the repository and its bytes.
 // Source.Open may be called more than once (a sample is read first).
 type RepoFile struct {
 	Path   string
-	Source Source
+	Source pipeline.Source
 }
 
 // CommitOptions describe a commit.
@@ -74,7 +67,7 @@ type CommitOptions struct {
 type Committed struct {
 	OID   string // the commit id (40 hex)
 	URL   string
-	Files []Result // Name is the path in the repo
+	Files []pipeline.Result // Name is the path in the repo
 }
 
 // CheckRepoPath refuses a path in a repository that is empty, starts with
@@ -105,8 +98,8 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 	if err != nil {
 		return nil, err
 	}
-	results := make([]Result, len(files))
-	var xet []Source
+	results := make([]pipeline.Result, len(files))
+	var xet []pipeline.Source
 	var xetAt []int
 	header := map[string]string{"summary": cmp.Or(opts.Message, "Upload with xetkit")}
 	if opts.Description != "" {
@@ -128,7 +121,7 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 			return nil, fmt.Errorf("commit: %s: %w", f.Path, err)
 		}
 		sum := sha256.Sum256(b)
-		results[i] = Result{Name: f.Path, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:]), Inline: true, NewBytes: int64(len(b))}
+		results[i] = pipeline.Result{Name: f.Path, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:]), Inline: true, NewBytes: int64(len(b))}
 		lines = append(lines, map[string]any{"key": "file", "value": map[string]string{
 			"path": f.Path, "content": base64.StdEncoding.EncodeToString(b), "encoding": "base64"}})
 	}
@@ -196,10 +189,10 @@ type FileReport struct {
 // Put uploads files and, unless commit is nil, commits them at their
 // paths (then Source.Name is ignored); with commit nil they only go to CAS.
 func (c *Client) Put(ctx context.Context, files []RepoFile, commit *CommitOptions) (*Report, error) {
-	var res []Result
+	var res []pipeline.Result
 	rep := &Report{Files: []FileReport{}}
 	if commit == nil {
-		sources := make([]Source, len(files))
+		sources := make([]pipeline.Source, len(files))
 		for i, f := range files {
 			sources[i] = f.Source
 		}
@@ -226,7 +219,7 @@ func (c *Client) Put(ctx context.Context, files []RepoFile, commit *CommitOption
 }
 
 // readAll reads a small file the hub wants inline.
-func readAll(src Source) ([]byte, error) {
+func readAll(src pipeline.Source) ([]byte, error) {
 	rd, err := src.Open()
 	if err != nil {
 		return nil, err
@@ -296,7 +289,7 @@ func (c *Client) preupload(ctx context.Context, files []RepoFile) (map[string]bo
 
 // sampleOf reads the first 512 bytes of a source, and its size: -1 for a
 // source of unknown size that is longer than the sample.
-func sampleOf(src Source) ([]byte, int64, error) {
+func sampleOf(src pipeline.Source) ([]byte, int64, error) {
 	rd, err := src.Open()
 	if err != nil {
 		return nil, 0, err
