@@ -196,13 +196,7 @@ func (c *Client) token(ctx context.Context, s scope, stale *casToken) (*casToken
 		return nil, err
 	}
 	var t casToken
-	err = c.call(ctx, "get CAS token", noAuth, nil, func(string) (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if err == nil && c.Token != "" {
-			req.Header.Set("Authorization", "Bearer "+c.Token)
-		}
-		return req, err
-	}, func(resp *http.Response) error {
+	err = c.HubCall(ctx, "get CAS token", http.MethodGet, u, "", nil, nil, func(resp *http.Response) error {
 		return DecodeJSON(resp, &t)
 	})
 	if err != nil {

@@ -18,9 +18,6 @@ import (
 // A Client is the pipeline's Store (pipeline.Store): what an upload
 // session asks and sends goes through these three calls.
 
-// maxShardSize bounds a dedupe answer read into memory (§14.5).
-const maxShardSize = 64 << 20
-
 // Query asks the global dedupe API about a chunk: nil when the hub
 // does not know it (404), is too busy to say (429: dedupe is an
 // optimisation, not worth waiting for) or answers with something that is
@@ -35,7 +32,7 @@ func (c *Client) Query(ctx context.Context, h xethash.Hash) (*shard.Shard, error
 			if resp.StatusCode != http.StatusOK {
 				return nil
 			}
-			b, err := io.ReadAll(io.LimitReader(resp.Body, maxShardSize+1))
+			b, err := io.ReadAll(io.LimitReader(resp.Body, shard.MaxSize+1))
 			if err != nil {
 				return transient(err)
 			}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub/tree"
+	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
@@ -39,7 +40,7 @@ const DefaultLFSPartSize = 64 << 20
 // clients (§14.5).
 const (
 	MaxXorbSize  = xorb.MaxSize
-	MaxShardSize = 64 << 20
+	MaxShardSize = shard.MaxSize
 )
 
 // Config configures a Hub. Dir or Store is required.

@@ -23,9 +23,6 @@ const (
 	minRunBytes  = 1 << 20
 )
 
-// maxShardSize bounds each upload shard, like xorbs (§14.5).
-const maxShardSize = 64 << 20
-
 // slot is a xorb a session's chunks refer to: one it builds, or one the
 // store already holds.
 type slot struct {

@@ -62,7 +62,7 @@ func (s *session) uploadShards() error {
 		if sl.remote || sl.info == nil {
 			continue
 		}
-		if size+sl.info.Size() > maxShardSize {
+		if size+sl.info.Size() > shard.MaxSize {
 			if err := send(); err != nil {
 				return err
 			}
@@ -76,7 +76,7 @@ func (s *session) uploadShards() error {
 		for i, t := range fb.terms {
 			f.Terms[i] = shard.Term{Xorb: s.slots[t.slot].hash, UnpackedBytes: t.unpacked, ChunkStart: t.start, ChunkEnd: t.end}
 		}
-		if size+f.Size() > maxShardSize {
+		if size+f.Size() > shard.MaxSize {
 			if err := send(); err != nil {
 				return err
 			}

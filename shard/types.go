@@ -17,6 +17,11 @@ const (
 	chunkLookupSize = 16
 )
 
+// MaxSize is the most bytes a shard may hold, as for xorbs (§14.5):
+// clients cut upload shards below it, and a hub or a client reading one
+// reads no more.
+const MaxSize = 64 << 20
+
 // Versions this package reads and writes.
 const (
 	HeaderVersion = 2
