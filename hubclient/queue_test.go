@@ -63,11 +63,7 @@ func outOfOrder(t *testing.T) *pipeline.Queue {
 	t.Cleanup(q.Close)
 	go func() {
 		var enc xorb.Encoder
-		for {
-			a := q.Next()
-			if a == nil {
-				return
-			}
+		for a := q.Next(); a != nil; a = q.Next() {
 			if b := q.Claim(); b != nil {
 				q.Finish(b, b.Run(&enc))
 			}

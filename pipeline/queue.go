@@ -132,8 +132,8 @@ func (j *Job) check() error {
 // Queue is the one ordered job queue of the pipeline: jobs are added in
 // file order; workers (goroutines natively, the worker pool in a browser)
 // claim the oldest they can start, and a caller that needs a result runs
-// the oldest unclaimed job itself meanwhile. Idle cores take work, busy
-// ones do not, and nothing is timed: who runs a job never changes its
+// the oldest unclaimed job itself meanwhile, so it never waits for a job
+// nobody started. Nothing is timed, and who runs a job never changes its
 // result. The zero Queue has no workers (callers run every job).
 type Queue struct {
 	mu      sync.Mutex
@@ -153,11 +153,7 @@ func NewQueue(workers int) *Queue {
 	for range workers {
 		go func() {
 			var enc xorb.Encoder
-			for {
-				j := q.Next()
-				if j == nil {
-					return
-				}
+			for j := q.Next(); j != nil; j = q.Next() {
 				q.Finish(j, j.Run(&enc))
 			}
 		}()

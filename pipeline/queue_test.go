@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"testing/iotest"
 
 	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/internal/sha256x"
@@ -124,10 +126,27 @@ func TestChunkHashesMatchesChunking(t *testing.T) {
 }
 
 func randomData(seed uint64, n int) []byte {
-	r := rand.New(rand.NewPCG(seed, 7))
 	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
+	rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8), byte(seed >> 16)}).Read(b)
 	return b
+}
+
+// ChunkHashes stops at the first error of the source or of fn, and
+// returns it.
+func TestChunkHashesErrors(t *testing.T) {
+	boom, stop := errors.New("boom"), errors.New("stop")
+	q := NewQueue(2)
+	defer q.Close()
+	if _, err := ChunkHashes(context.Background(), q, iotest.ErrReader(boom), func([]xethash.Hash, []int) error { return nil }); !errors.Is(err, boom) {
+		t.Errorf("a failing source: %v", err)
+	}
+	data := bytes.NewReader(randomData(3, 3*readBytes))
+	if _, err := ChunkHashes(context.Background(), q, data, func([]xethash.Hash, []int) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("a failing fn: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ChunkHashes(ctx, q, bytes.NewReader(randomData(4, readBytes)), func([]xethash.Hash, []int) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled context: %v", err)
+	}
 }

@@ -109,8 +109,8 @@ func (r *chunkReader) readAll(read func(buf []byte) (n int, eof bool, err error)
 		}
 	}
 	r.here.reset()
-	for _, c := range r.ch.Finish() {
-		r.cut(c.Data)
+	if err := r.cut(r.ch.Finish()); err != nil {
+		return 0, digest, err
 	}
 	if err := r.handOn(&r.here); err != nil {
 		return 0, digest, err
@@ -147,8 +147,8 @@ func (r *chunkReader) next() (*piece, error) {
 	return p, nil
 }
 
-// free reports whether nothing needs the piece's bytes any more (its
-// chunks handed on is the caller's to know).
+// free reports whether the piece's SHA-256 piece, if any, is done with
+// its bytes (whether its chunks were handed on, the reader knows).
 func (p *piece) free() bool { return p.sha == nil || p.sha.isDone() }
 
 // takeOne waits for the oldest chunk job not yet taken and hands its
@@ -171,17 +171,17 @@ func (r *chunkReader) takeOne() error {
 	}
 	for i := 0; sync < 0 && i < len(j.Lens); i++ {
 		end := at + j.Lens[i]
-		for _, c := range r.ch.Push(data[at:end]) {
-			r.cut(c.Data)
+		if err := r.push(data[at:end]); err != nil {
+			return err
 		}
 		at = end
 		if r.ch.Pending() == 0 {
 			sync = i + 1
 		}
 	}
-	if sync < 0 {
-		for _, c := range r.ch.Push(data[at:]) { // no boundary in common
-			r.cut(c.Data)
+	if sync < 0 { // no boundary in common
+		if err := r.push(data[at:]); err != nil {
+			return err
 		}
 		return r.handOn(&r.here)
 	}
@@ -204,26 +204,35 @@ func (r *chunkReader) takeOne() error {
 		return err
 	}
 	r.ch.Skip(int64(end - at))
-	for _, c := range r.ch.Push(data[end:]) { // none: the job found no boundary there
-		r.cut(c.Data)
+	if err := r.push(data[end:]); err != nil { // no chunk ends there: the job found none
+		return err
 	}
 	return r.handOn(&r.here)
 }
 
-// cut hashes (and encodes) a chunk cut here into r.here.
-func (r *chunkReader) cut(c []byte) {
+// push feeds data to the stream's chunker and hashes (and encodes) the
+// chunks it completes into r.here.
+func (r *chunkReader) push(data []byte) error {
+	return r.cut(r.ch.Push(data))
+}
+
+// cut hashes (and encodes) chunks cut here into r.here.
+func (r *chunkReader) cut(chunks []chunking.Chunk) error {
 	h := &r.here
-	h.lens = append(h.lens, len(c))
-	h.hashes = append(h.hashes, xethash.Chunk(c))
-	if r.kind == KindEncode {
-		r.enc.Mode = r.mode
-		start := len(h.records)
-		var err error
-		if h.records, err = r.enc.AppendRecord(h.records, c); err != nil {
-			panic(err) // a chunk is never too big for a record
+	r.enc.Mode = r.mode
+	for _, c := range chunks {
+		h.lens = append(h.lens, len(c.Data))
+		h.hashes = append(h.hashes, xethash.Chunk(c.Data))
+		if r.kind == KindEncode {
+			start := len(h.records)
+			var err error
+			if h.records, err = r.enc.AppendRecord(h.records, c.Data); err != nil {
+				return err
+			}
+			h.recLens = append(h.recLens, len(h.records)-start)
 		}
-		h.recLens = append(h.recLens, len(h.records)-start)
 	}
+	return nil
 }
 
 // handOn passes a run of chunks to out, if it has any, and empties r.here.

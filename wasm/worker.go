@@ -89,7 +89,11 @@ func jobDone(id int, result, failure js.Value) {
 	j := o.job
 	err := func() error {
 		if !failure.IsUndefined() {
-			return fmt.Errorf("a worker failed: %s", jsx.Message(failure))
+			code := codeInternal // the pool's own code, where it gives one (STATE: closed)
+			if failure.Type() == js.TypeObject && failure.Get("code").Type() == js.TypeString {
+				code = failure.Get("code").String()
+			}
+			return errorf(code, "a worker failed: %s", jsx.Message(failure))
 		}
 		if result.Type() != js.TypeObject || result.Length() != 5 {
 			return fmt.Errorf("a worker's answer is not [hashes, chunk lengths, records, record lengths, state]")
