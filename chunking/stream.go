@@ -64,19 +64,3 @@ func (c *Chunker) Finish() []Chunk {
 
 // Offset returns how many bytes of the stream have been pushed.
 func (c *Chunker) Offset() int64 { return c.offset + int64(len(c.pending)) }
-
-// Pending is how many bytes of the current chunk the Chunker holds: 0
-// right after a boundary.
-func (c *Chunker) Pending() int { return len(c.pending) }
-
-// Skip moves the stream on by n bytes that are whole chunks cut
-// elsewhere, at a boundary (Pending() == 0; it panics otherwise). A Finder
-// is reset at every boundary, so chunks found from any boundary on are the
-// stream's own: this is how pieces chunked in parallel, each from its
-// start, join the stream once one of their boundaries is one of its own.
-func (c *Chunker) Skip(n int64) {
-	if len(c.pending) != 0 {
-		panic("chunking: Skip inside a chunk")
-	}
-	c.offset += n
-}

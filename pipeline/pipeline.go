@@ -1,5 +1,5 @@
 // Package pipeline is the one upload pipeline: files are read, chunked and
-// hashed (on a Queue's workers where one is set), deduplicated (within
+// hashed (on an Offload's threads where one is set), deduplicated (within
 // the session, against what the Uploader stored or was told of before,
 // and through the store's dedupe answers), packed into xorbs and
 // registered with upload-form shards, all through a Store: the CAS client
@@ -38,10 +38,10 @@ type Uploader struct {
 	// still deduplicated within the session and against earlier runs of
 	// this Uploader.
 	NoGlobalDedupe bool
-	// Queue is where chunk hashing, compression and the SHA-256 run: on
-	// its workers, and in the calling goroutine what none has taken when
-	// a result is needed (default DefaultQueue()).
-	Queue *Queue
+	// Offload, if set, runs chunk hashing, compression and the SHA-256 on
+	// other threads (the browser's workers, or LocalOffload). Nil: all of
+	// it runs in the calling goroutine.
+	Offload *Offload
 	// OnProgress, if set, receives progress events. Calls never overlap.
 	OnProgress func(Progress)
 
@@ -66,13 +66,6 @@ var (
 	DefaultXorbSize    = platformDefault(8<<20, xorb.MaxBytes)
 	DefaultConcurrency = platformDefault(3, 4)
 )
-
-// DefaultQueue is the queue of the sessions and ChunkHashes calls that
-// name none: natively served by GOMAXPROCS goroutines; under WebAssembly
-// by none until the module's worker pool serves it.
-var DefaultQueue = sync.OnceValue(func() *Queue {
-	return NewQueue(platformDefault(0, runtime.GOMAXPROCS(0)))
-})
 
 func platformDefault(wasm, native int) int {
 	if runtime.GOOS == "js" {

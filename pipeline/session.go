@@ -89,7 +89,7 @@ type slotTerm struct {
 }
 
 // Run is the one upload pipeline (draft §11): it chunks and hashes
-// the sources (on u.Queue's workers if set), deduplicates their chunks (within the
+// the sources (on u.Offload if set), deduplicates their chunks (within the
 // session, against u's cache, and through store's dedupe answers), packs
 // the new ones into xorbs that it hands to store.PutXorb as they are
 // sealed, and registers the files and xorbs with store.PutShard. Whatever
@@ -197,12 +197,14 @@ type fileRun struct {
 	pos         int64 // offset of the chunk being placed
 }
 
-// chunkIn is one chunk of a file as the session takes it: its hash, size
-// and chunk record (from a KindEncode job), the record only valid during
-// the call it is passed to.
+// chunkIn is one chunk of a file as the session takes it: its hash and
+// size, and either its bytes (compressed here if it is new) or its chunk
+// record (from an Offload). Both are only valid during the call they are
+// passed to.
 type chunkIn struct {
 	hash   xethash.Hash
 	size   int
+	data   []byte
 	record []byte
 }
 
@@ -289,7 +291,7 @@ func (f *fileRun) dedupe(c chunkIn, at ref) {
 		f.deduped += int64(c.size)
 		return
 	}
-	c.record = bytes.Clone(c.record)
+	c.data, c.record = bytes.Clone(c.data), bytes.Clone(c.record)
 	f.pending = append(f.pending, c)
 	f.pendingSize += int64(c.size)
 	if len(f.pending) >= minRunChunks || f.pendingSize >= minRunBytes {
@@ -391,6 +393,7 @@ func (s *session) addNew(c chunkIn, f *fileRun) (ref, error) {
 		}
 		s.builder.Reset(s.buffer(int(want)))
 	}
+	s.builder.Encoder.Mode = s.u.Compression
 	// A xorb ends where its chunk data would pass the limit, as the
 	// reference client cuts them (its data, not its serialized size, so
 	// xorbs end at the same chunks however they compress); the builder
@@ -398,7 +401,11 @@ func (s *session) addNew(c chunkIn, f *fileRun) (ref, error) {
 	full := s.builder.NumChunks() > 0 && s.builder.Unpacked()+uint64(c.size) > uint64(limit)
 	err := xorb.ErrFull
 	if !full {
-		err = s.builder.AddRecord(c.record, c.hash)
+		if c.record != nil {
+			err = s.builder.AddRecord(c.record, c.hash)
+		} else {
+			err = s.builder.AddHashed(c.data, c.hash)
+		}
 	}
 	if errors.Is(err, xorb.ErrFull) {
 		if err := s.seal(); err != nil {

@@ -106,12 +106,12 @@ type ProcessedTerm struct {
 }
 
 // Process runs one source through the upload pipeline with u's chunking
-// settings (XorbSize, Compression, Queue, OnProgress) into a Collector,
+// settings (XorbSize, Compression, Offload, OnProgress) into a Collector,
 // as a fresh upload would: onXorb, if set, receives each xorb as it is
 // sealed (Bytes valid only during the call). Nothing is sent anywhere.
 func (u *Uploader) Process(ctx context.Context, src Source, onXorb func(*xorb.Built) error) (*Processed, error) {
 	pu := &Uploader{Concurrency: 1, // one consumer: xorbs reach onXorb in order
-		XorbSize: u.XorbSize, Compression: u.Compression, Queue: u.Queue, OnProgress: u.OnProgress}
+		XorbSize: u.XorbSize, Compression: u.Compression, Offload: u.Offload, OnProgress: u.OnProgress}
 	col := &Collector{OnXorb: onXorb}
 	res, err := pu.Run(ctx, col, []Source{src})
 	if err != nil {

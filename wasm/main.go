@@ -121,7 +121,7 @@ func main() {
 	exportHashes(api)
 	exportDigest(api)
 	exportFormats(api)
-	exportWorker(api) // worker.go: the pool's side of the queue, the workers' runJob, chunkAsync
+	exportEncode(api) // encode.go: encodeChunks, the workers' op
 	exportUpload(api) // upload.go: uploadFiles, downloadFile
 	// selfTestPanic(kind) panics on purpose, so the test suite can prove that
 	// a panic comes back as an error and the instance keeps working.

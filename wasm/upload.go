@@ -121,8 +121,9 @@ func pipelineOptions(c *hubclient.Client, o js.Value) error {
 // ---- sources ----
 
 // sourcesArg reads [{name, data}] where data is a Blob or a Uint8Array
-// (xetkit.js normalizes what users pass).
-func sourcesArg(ctx context.Context, v js.Value) ([]pipeline.Source, error) {
+// (xetkit.js normalizes what users pass). cur is set to the file being
+// read.
+func sourcesArg(ctx context.Context, v js.Value, cur **jsx.Reader) ([]pipeline.Source, error) {
 	if v.Type() != js.TypeObject || !js.Global().Get("Array").Call("isArray", v).Bool() {
 		return nil, errorf(codeType, "files must be an array")
 	}
@@ -134,7 +135,8 @@ func sourcesArg(ctx context.Context, v js.Value) ([]pipeline.Source, error) {
 			return nil, errorf(codeType, "files[%d].data must be a Blob or a Uint8Array", i)
 		}
 		out[i] = pipeline.Source{Name: fmt.Sprintf("file %d", i), Size: r.Size(), Open: func() (io.Reader, error) {
-			return jsx.NewReader(ctx, data), nil
+			*cur = jsx.NewReader(ctx, data)
+			return *cur, nil
 		}}
 		if name := v.Index(i).Get("name"); name.Type() == js.TypeString {
 			out[i].Name = name.String()
@@ -152,13 +154,14 @@ func pipelineCall(c *hubclient.Client, args []js.Value) (context.Context, func()
 		return nil, nil, nil, hooks, errorf(codeType, "hooks must be an object")
 	}
 	ctx, stop := jsx.AbortContext(hooks.Get("signal"))
-	sources, err := sourcesArg(ctx, arg(args, 0))
+	var cur *jsx.Reader
+	sources, err := sourcesArg(ctx, arg(args, 0), &cur)
 	if err != nil {
 		stop()
 		return nil, nil, nil, hooks, err
 	}
-	if w := hooks.Get("workers"); w.Type() == js.TypeBoolean && !w.Bool() {
-		c.Queue = &pipeline.Queue{} // this thread runs every job
+	if hooks.Get("encode").Type() == js.TypeFunction {
+		c.Offload = workerOffload(ctx, hooks, func() *jsx.Reader { return cur })
 	}
 	progressHook(c, hooks.Get("onProgress"))
 	return ctx, stop, sources, hooks, nil
@@ -187,8 +190,8 @@ func exportUpload(api js.Value) {
 	// JSON, or of an error object. files: [{name, data: Blob | Uint8Array}]
 	// (name: the path in the repo); options: {hub, repo, repoType,
 	// revision, token, commit: {message} | false, concurrency, xorbSize,
-	// retries, retryDelayMs}; hooks: {onProgress(event), signal, blobOf}.
-	// The work goes on the module's queue (worker.go).
+	// retries, retryDelayMs}; hooks: {onProgress(event), signal, and, to
+	// use the workers, encode, shaNew, shaWrite, shaSum, shaState}.
 	export(api, "uploadFiles", func(args []js.Value) (any, error) {
 		o := arg(args, 1)
 		c, err := clientArg(o)
@@ -249,8 +252,8 @@ func exportUpload(api js.Value) {
 	// a hub, so the xorbs and shard are byte for byte what uploadFiles with
 	// the same options sends. file: {name, data: Blob | Uint8Array};
 	// options: {xorbSize, compression}; hooks: {onXorb(xorb) (a returned
-	// promise is awaited), onProgress, signal, workers (false: this thread
-	// runs every job)}.
+	// promise is awaited), onProgress, signal, encode, shaNew, shaWrite,
+	// shaSum, shaState}.
 	export(api, "processFile", func(args []js.Value) (any, error) {
 		c := &hubclient.Client{}
 		if err := pipelineOptions(c, arg(args, 1)); err != nil {

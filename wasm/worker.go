@@ -4,225 +4,198 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"syscall/js"
+	"time"
 
 	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/xethash"
-	"github.com/xetkit/xetkit/xorb"
 )
 
-// The pool's side of the pipeline's queue (pipeline.DefaultQueue, which
-// every upload, processFile and chunkAsync of this instance uses): each
-// worker holds at most perWorker jobs, one running and one waiting in its
-// inbox so that it never idles while this thread is busy; jobs go out as
-// they are added and as workers answer. What no worker holds, the thread
-// that needs it runs.
-const perWorker = 2
-
-// pool is the worker pool serving the queue: post(worker, id, args,
-// transfer) sends a job to a worker (xetkit.js answers with jobDone), and
-// buffer(n) gives a job buffer the worker hands back.
-type pool struct {
-	post, buffer js.Value
-	held         []int // jobs out per worker
-	closed       bool  // the pool stopped: no more jobs go out
-}
-
-// jobOut is a job on a worker.
-type jobOut struct {
-	job    *pipeline.Job
-	pool   *pool
-	worker int
-}
-
+// The Pacers of this module: for every upload session, whether the
+// worker pool or this thread is the faster; for xetkit.js's chunkAsync,
+// the same for its pieces of 8 MiB, timed two at a time (the pool's come
+// back unevenly) and tried again often, as a try costs a few tens of
+// milliseconds.
 var (
-	workers     *pool               // the pool serving the queue, if any
-	jobsOut     = map[int]*jobOut{} // jobs on workers by id
-	jobSeq      int
-	answerBytes []byte // scratch for answers
+	sessionPacer = &pipeline.Pacer{}
+	chunkPacer   = &pipeline.Pacer{Window: 16 << 20, Epoch: time.Second / 2}
 )
 
-// serve hands the queue's claimable jobs to workers with room for them.
-func (p *pool) serve() {
-	if p.closed {
-		return
-	}
-	q := pipeline.DefaultQueue()
-	for w := range p.held {
-		for p.held[w] < perWorker {
-			j := q.Claim()
-			if j == nil {
-				return
-			}
-			p.send(w, j)
-		}
-	}
-}
-
-// send posts job j to worker w: runJob(kind, mode, data, state).
-func (p *pool) send(w int, j *pipeline.Job) {
-	jobSeq++
-	jobsOut[jobSeq] = &jobOut{j, p, w}
-	p.held[w]++
-	data := p.buffer.Invoke(len(j.Data))
-	js.CopyBytesToJS(data, j.Data)
-	state := js.Undefined()
-	if j.State != nil {
-		state = jsx.Bytes(j.State)
-	}
-	args := []any{int(j.Kind), j.Mode.String(), data, state}
-	p.post.Invoke(w, jobSeq, js.ValueOf(args), js.ValueOf([]any{data.Get("buffer")}))
-}
-
-// jobDone takes a worker's answer to job id: [hashes, chunk lengths,
-// records, record lengths, state], or an error.
-func jobDone(id int, result, failure js.Value) {
-	o := jobsOut[id]
-	if o == nil {
-		return
-	}
-	delete(jobsOut, id)
-	o.pool.held[o.worker]--
-	j := o.job
-	err := func() error {
-		if !failure.IsUndefined() {
-			code := codeInternal // the pool's own code, where it gives one (STATE: closed)
-			if failure.Type() == js.TypeObject && failure.Get("code").Type() == js.TypeString {
-				code = failure.Get("code").String()
-			}
-			return errorf(code, "a worker failed: %s", jsx.Message(failure))
-		}
-		if result.Type() != js.TypeObject || result.Length() != 5 {
-			return fmt.Errorf("a worker's answer is not [hashes, chunk lengths, records, record lengths, state]")
-		}
-		answerBytes = jsx.CopyInto(answerBytes, result.Index(0))
-		if len(answerBytes)%xethash.Size != 0 {
-			return fmt.Errorf("a worker answered %d bytes of hashes", len(answerBytes))
-		}
-		j.Hashes = j.Hashes[:0]
-		for b := answerBytes; len(b) > 0; b = b[xethash.Size:] {
-			j.Hashes = append(j.Hashes, xethash.Hash(b))
-		}
-		var err error
-		answerBytes = jsx.CopyInto(answerBytes, result.Index(1))
-		if j.Lens, err = jsx.AppendU32s(j.Lens[:0], answerBytes); err != nil {
-			return fmt.Errorf("chunk lengths: %w", err)
-		}
-		j.Records = jsx.CopyInto(j.Records, result.Index(2))
-		answerBytes = jsx.CopyInto(answerBytes, result.Index(3))
-		if j.RecordLens, err = jsx.AppendU32s(j.RecordLens[:0], answerBytes); err != nil {
-			return fmt.Errorf("record lengths: %w", err)
-		}
-		if j.Kind == pipeline.KindSHA256 {
-			j.State = jsx.CopyInto(nil, result.Index(4))
-		}
-		return nil
-	}()
-	pipeline.DefaultQueue().Finish(j, err)
-	if workers != nil {
-		workers.serve()
-	}
-}
-
-// Scratch of the runJob op, reused from call to call.
+// workerPace and chunkPace are the Paces in use: the Pacers, or the ways
+// of PaceInTurn.
 var (
-	jobEncoder xorb.Encoder
-	job        pipeline.Job
-	hashBytes  []byte
+	workerPace pipeline.Pace = sessionPacer
+	chunkPace  pipeline.Pace = chunkPacer
 )
 
-func exportWorker(api js.Value) {
-	// poolServe(workers, {post, buffer, turn}): the pool serves the queue
-	// from now on (turn() → a promise settled in a later task of the event
-	// loop); poolServe(0) ends that (jobs out are answered still).
-	export(api, "poolServe", func(args []js.Value) (any, error) {
-		n, err := intArg(args, 0, "workers")
-		if err != nil {
-			return nil, err
+// paceInTurn makes chunkAsync and every new session go the given ways in
+// turn, round and round, in place of the Pacers' choice: a test can then
+// see every way taken and every switch between them. No ways puts the
+// Pacers back.
+func paceInTurn(ways ...pipeline.Way) error {
+	for i, w := range ways {
+		if w < pipeline.There || w > pipeline.Split {
+			return fmt.Errorf("upload: way %d is %d, not one of pipeline.There (0), pipeline.Here (1) or pipeline.Split (2)", i, w)
 		}
-		q := pipeline.DefaultQueue()
-		if workers != nil {
-			workers.closed = true
-		}
-		if n <= 0 {
-			workers = nil
-			q.Serve(0, nil, nil)
-			return nil, nil
-		}
-		hooks := arg(args, 1)
-		p := &pool{post: hooks.Get("post"), buffer: hooks.Get("buffer"), held: make([]int, n)}
-		workers = p
-		turn := hooks.Get("turn")
-		q.Serve(n, p.serve, func() { _, _ = jsx.Await(context.Background(), turn.Invoke()) })
-		p.serve()
-		return nil, nil
-	})
-	// jobDone(id, result, error): a worker's answer to a posted job.
-	export(api, "jobDone", func(args []js.Value) (any, error) {
-		id, err := intArg(args, 0, "id")
-		if err != nil {
-			return nil, err
-		}
-		jobDone(id, arg(args, 1), arg(args, 2))
-		return nil, nil
-	})
-	// runJob(kind, compression, bytes, state?) → [hashes (raw, 32 bytes
-	// each), chunk lengths (u32), records, record lengths (u32), state]: a
-	// pipeline.Job run on a worker.
-	export(api, "runJob", func(args []js.Value) (any, error) {
-		kind, err := intArg(args, 0, "kind")
-		if err != nil {
-			return nil, err
-		}
-		if job.Mode, err = modeArg(arg(args, 1)); err != nil {
-			return nil, err
-		}
-		job.Kind = pipeline.JobKind(kind)
-		if job.Data, err = bytesArg(args, 2, "bytes", job.Data); err != nil {
-			return nil, err
-		}
-		job.State = nil
-		if s := arg(args, 3); !s.IsUndefined() {
-			job.State = jsx.CopyInto(nil, s)
-		}
-		if err := job.Run(&jobEncoder); err != nil {
-			return nil, errorf(codeRange, "%v", err)
-		}
-		hashBytes = hashBytes[:0]
-		for i := range job.Hashes {
-			hashBytes = append(hashBytes, job.Hashes[i][:]...)
-		}
-		return []any{jsx.Bytes(hashBytes), jsx.Bytes(jsx.U32Bytes(job.Lens)), jsx.Bytes(job.Records),
-			jsx.Bytes(jsx.U32Bytes(job.RecordLens)), jsx.Bytes(job.State)}, nil
-	})
-	// chunkAsync(source, {signal}) → Promise of [lengths (u32), hashes (one
-	// string of XET strings)]: chunks of a Blob or Uint8Array, hashed on
-	// the queue.
-	export(api, "chunkAsync", func(args []js.Value) (any, error) {
-		hooks := arg(args, 1)
-		ctx, stop := jsx.AbortContext(hooks.Get("signal"))
-		r := jsx.NewReader(ctx, arg(args, 0))
-		if r == nil {
-			stop()
-			return nil, errorf(codeType, "input must be a Blob or a Uint8Array")
-		}
-		return promise(func() (any, error) {
-			defer stop()
-			var lens, hex []byte
-			_, err := pipeline.ChunkHashes(ctx, nil, r, func(hashes []xethash.Hash, ls []int) error {
-				for i, h := range hashes {
-					lens = binary.LittleEndian.AppendUint32(lens, uint32(ls[i]))
-					hex = h.AppendString(hex)
-				}
-				return nil
-			})
+	}
+	if len(ways) == 0 {
+		workerPace, chunkPace = sessionPacer, chunkPacer
+	} else {
+		workerPace, chunkPace = &pipeline.InTurn{Ways: ways}, &pipeline.InTurn{Ways: ways}
+	}
+	return nil
+}
+
+// workerOffload runs chunk hashing and compression, and the SHA-256, on
+// xetkit.js's worker pool through the hooks it passes: encode(bytes,
+// lengths) → Promise<[hashes, lengths, records, record lengths]> (the
+// workers' encodeChunks), shaNew(state?) → Promise<id>, shaWrite(id,
+// bytes) → Promise, shaSum(id) → Promise<hex digest>, shaState(id) →
+// Promise<state bytes> (the workers' digestNew, digestWrite, digestSum,
+// digestState, on one worker), and, if given, buffer(n) → a job buffer
+// that the worker hands back for reuse, jobBytes its size, inFlight how
+// many encode jobs may be out at once. reading
+// returns the file being read, whose Blob slices the SHA-256 worker may
+// take as they are. The module's pipeline.Pacer moves the work to this thread
+// while that is the faster.
+func workerOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Reader) *pipeline.Offload {
+	// The session is done with one answer before it waits for the next, so
+	// every answer is copied into the same buffers.
+	var recs, raw, lensBuf []byte
+	o := &pipeline.Offload{Pace: workerPace}
+	if v := hooks.Get("jobBytes"); v.Type() == js.TypeNumber {
+		o.BatchBytes = v.Int() // jobs the size of the pool's reusable buffers
+	}
+	if v := hooks.Get("inFlight"); v.Type() == js.TypeNumber {
+		o.InFlight = v.Int()
+	}
+	o.Encode = func(data []byte, lens []int) func() (*pipeline.Encoded, error) {
+		p := hooks.Call("encode", jobBytes(hooks, data), jsx.Bytes(jsx.U32Bytes(lens)))
+		return func() (*pipeline.Encoded, error) {
+			v, err := jsx.Await(ctx, p)
 			if err != nil {
 				return nil, err
 			}
-			return []any{jsx.Bytes(lens), string(hex)}, nil
-		}), nil
-	})
+			if v.Type() != js.TypeObject || v.Length() != 4 {
+				return nil, errors.New("encode: the worker's answer is not [hashes, lengths, records, record lengths]")
+			}
+			raw = jsx.CopyInto(raw, v.Index(0))
+			recs = jsx.CopyInto(recs, v.Index(2))
+			lensBuf = jsx.CopyInto(lensBuf, v.Index(3))
+			recLens, err := jsx.U32s(lensBuf)
+			if err != nil {
+				return nil, fmt.Errorf("encode: record lengths: %w", err)
+			}
+			if len(raw)%xethash.Size != 0 {
+				return nil, fmt.Errorf("encode: %d bytes of hashes", len(raw))
+			}
+			e := &pipeline.Encoded{Records: recs, RecordLens: recLens, Hashes: make([]xethash.Hash, len(raw)/xethash.Size)}
+			for i := range e.Hashes {
+				e.Hashes[i] = xethash.Hash(raw[xethash.Size*i:])
+			}
+			return e, nil
+		}
+	}
+	o.SHA256 = func(state []byte) (pipeline.Digest, error) {
+		arg := js.Undefined()
+		if state != nil {
+			arg = jsx.Bytes(state)
+		}
+		id, err := jsx.Await(ctx, hooks.Call("shaNew", arg))
+		if err != nil {
+			return nil, err
+		}
+		return &workerDigest{ctx: ctx, hooks: hooks, id: id, src: reading(), jobSize: o.BatchSize()}, nil
+	}
+	return o
+}
+
+// jobBytes copies data into a job buffer from hooks.buffer, which the
+// worker hands back once done (a fresh array costs page faults on every
+// use), or into a new array where there is no such hook.
+func jobBytes(hooks js.Value, data []byte) js.Value {
+	if hooks.Get("buffer").Type() != js.TypeFunction {
+		return jsx.Bytes(data)
+	}
+	u := hooks.Call("buffer", len(data))
+	js.CopyBytesToJS(u, data)
+	return u
+}
+
+// workerDigest is a SHA-256 running on a worker; writes are queued there
+// in order, at most a few at a time.
+type workerDigest struct {
+	ctx     context.Context
+	hooks   js.Value
+	id      js.Value
+	pending []js.Value
+	src     *jsx.Reader // the file being read, or nil
+	jobSize int         // the most one write hands the worker
+}
+
+func (d *workerDigest) Write(p []byte) error {
+	// The session writes each slice just after reading it: a slice read
+	// from a Blob is handed over as read (shaWrite transfers it); other
+	// bytes are copied into job buffers.
+	u := js.Undefined()
+	if d.src != nil {
+		u = d.src.TakeLast(len(p))
+	}
+	if !u.IsUndefined() {
+		d.pending = append(d.pending, d.hooks.Call("shaWrite", d.id, u))
+	} else {
+		for len(p) > 0 {
+			n := min(len(p), d.jobSize)
+			d.pending = append(d.pending, d.hooks.Call("shaWrite", d.id, jobBytes(d.hooks, p[:n])))
+			p = p[n:]
+		}
+	}
+	for len(d.pending) > 4 {
+		if _, err := jsx.Await(d.ctx, d.pending[0]); err != nil {
+			return err
+		}
+		d.pending = d.pending[1:]
+	}
+	return nil
+}
+
+// settle waits for every write.
+func (d *workerDigest) settle() error {
+	for _, p := range d.pending {
+		if _, err := jsx.Await(d.ctx, p); err != nil {
+			return err
+		}
+	}
+	d.pending = nil
+	return nil
+}
+
+func (d *workerDigest) State() ([]byte, error) {
+	if err := d.settle(); err != nil {
+		return nil, err
+	}
+	v, err := jsx.Await(d.ctx, d.hooks.Call("shaState", d.id))
+	if err != nil {
+		return nil, err
+	}
+	return jsx.CopyInto(nil, v), nil
+}
+
+func (d *workerDigest) Sum() (sum [32]byte, err error) {
+	if err := d.settle(); err != nil {
+		return sum, err
+	}
+	v, err := jsx.Await(d.ctx, d.hooks.Call("shaSum", d.id))
+	if err != nil {
+		return sum, err
+	}
+	b, err := hex.DecodeString(v.String())
+	if err != nil || len(b) != len(sum) {
+		return sum, fmt.Errorf("the SHA-256 worker answered %q", v.String())
+	}
+	return [32]byte(b), nil
 }

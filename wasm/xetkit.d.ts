@@ -299,7 +299,7 @@ export interface ProcessOptions {
   compression?: "auto" | "lz4" | "bg4-lz4" | "none";
   /** Chunk data (uncompressed bytes) at which a xorb is sealed (default 8 MiB under WebAssembly, at most 64 MiB, where the reference client cuts). */
   xorbSize?: number;
-  /** false: do all the work on this thread's instance, without the worker pool. With the pool (the default), workers take jobs as they free up and this thread runs those none has taken; the bytes are the same either way. */
+  /** false: do all the work on this thread's instance, without the worker pool. With the pool (the default), the work stays on this thread while that is faster, on a busy machine; the bytes are the same either way. */
   workers?: boolean;
   signal?: AbortSignal;
 }
@@ -503,7 +503,7 @@ export interface Xetkit {
   kindOf(bytes: Bytes): "shard" | "xorb" | "file";
   /** The XET strings of the 32-byte raw hashes in bytes (e.g. PackedChunkRows.hashes). */
   hashStrings(bytes: Bytes): string[];
-  /** chunk, with the hashing spread over the worker pool (this thread runs what no worker has taken when it needs the result, so a busy machine loses nothing); results are identical. */
+  /** chunk, with the hashing spread over the worker pool (or kept on this thread while that is faster, on a busy machine); results are identical. */
   chunkAsync(input: Bytes | Blob, options?: { signal?: AbortSignal }): Promise<Chunk[]>;
   /**
    * The upload pipeline on one file with no hub: the xorbs (to onXorb) and the shard are byte
@@ -513,8 +513,8 @@ export interface Xetkit {
   /**
    * Uploads files into a repository and commits them at their paths: chunks, dedupe (within
    * the upload and against the hub), xorbs and the shard, with retries, then one commit. Chunk
-   * hashing, compression and the SHA-256 run on the worker pool (and on this thread, what no
-   * worker has taken when it needs the result).
+   * hashing, compression and the SHA-256 run on the worker pool (or on this thread while that is
+   * faster, on a busy machine).
    */
   upload(files: readonly UploadInput[], options: UploadOptions): Promise<UploadResult>;
   /**

@@ -24,9 +24,14 @@ const MiB = 1 << 20;
 // costs nothing, small enough that Go's memory (which never shrinks) stays
 // a few MiB above what the work itself needs.
 const PIECE = 8 * MiB;
-// The size of the pool's reusable job buffers: the largest job the
-// pipeline's queue hands out (a 4 MiB SHA-256 piece; chunk jobs are 2 MiB).
-const JOB_BUFFER = 4 * MiB;
+// Bytes read from a Blob at a time.
+const SLICE = 8 * MiB;
+// Target bytes of whole chunks per job sent to a worker.
+const BATCH = 2 * MiB;
+// The ways of pipeline.Way, as the pacer names them: a piece's chunks are
+// hashed on the pool, on this thread, or split between them.
+const POOL = 0;
+const HERE = 1;
 
 const isNode =
   typeof process !== "undefined" && process.versions != null && process.versions.node != null &&
@@ -415,7 +420,7 @@ function appendChunks(out, packed, offset) {
 }
 
 // nextTask resolves once the event loop has run the tasks already queued
-// (the pool's answers among them). A MessageChannel, not setTimeout: a
+// (the pool's replies among them). A MessageChannel, not setTimeout: a
 // browser delays nested timers by 4 ms.
 function nextTask() {
   if (typeof setImmediate === "function") return new Promise((resolve) => setImmediate(resolve));
@@ -438,6 +443,50 @@ function lengthsOf(packed) {
 
 // ---- sources ----
 
+// slices yields the input in pieces of at most size bytes: subarrays of
+// bytes, or successive reads of a Blob (never the whole Blob at once).
+async function* slices(input, size) {
+  if (isBlob(input)) {
+    yield* blobPieces(input, size);
+    return;
+  }
+  for (let off = 0; off < input.length; off += size) yield input.subarray(off, off + size);
+}
+
+// blobPieces reads a Blob in pieces of size bytes (the last one shorter),
+// each in a buffer of its own that the consumer may keep or move: through
+// the Blob's stream with a BYOB reader where the engine has one (several
+// times faster than slice().arrayBuffer() in Chromium), slice by slice
+// elsewhere.
+async function* blobPieces(blob, size) {
+  let reader = null;
+  try {
+    reader = blob.stream().getReader({ mode: "byob" });
+  } catch {
+    for (let off = 0; off < blob.size; off += size) {
+      yield new Uint8Array(await blob.slice(off, Math.min(blob.size, off + size)).arrayBuffer());
+    }
+    return;
+  }
+  try {
+    for (let off = 0; off < blob.size;) {
+      const want = Math.min(size, blob.size - off);
+      let buffer = new ArrayBuffer(want);
+      let got = 0;
+      while (got < want) { // a read gives what the stream has at hand
+        const { value, done } = await reader.read(new Uint8Array(buffer, got, want - got));
+        if (done) throw new XetkitError(`the Blob ended at byte ${off + got} of its ${blob.size} (did the file change?)`, "STATE");
+        buffer = value.buffer;
+        got += value.length;
+      }
+      off += want;
+      yield new Uint8Array(buffer);
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}
+
 function sourceOf(input, what) {
   if (isBlob(input)) return input;
   return toBytes(input, what + " (or a Blob)");
@@ -445,6 +494,69 @@ function sourceOf(input, what) {
 
 function sourceSize(src) {
   return isBlob(src) ? src.size : src.length;
+}
+
+// Batcher cuts the stream into jobs of whole chunks for the workers. It is
+// told, for each piece of the stream, the lengths of the chunks that piece
+// completed, and keeps the bytes of the chunk still open.
+class Batcher {
+  // alloc(n) returns a Uint8Array of n bytes for a job (the pool recycles
+  // job buffers: fresh memory costs page faults on every use).
+  constructor(target, alloc) {
+    this.target = target;
+    this.alloc = alloc;
+    this.carry = new Uint8Array(0);
+  }
+
+  // take yields {bytes, lens} jobs covering the completed chunks, each
+  // allocated only when the caller asks for it (so a job buffer freed by
+  // the previous job can be reused). Iterate it to the end.
+  *take(piece, lens) {
+    const carry = this.carry;
+    const total = carry.length + piece.length;
+    const copy = (a, b) => {
+      const out = this.alloc(b - a);
+      if (a < carry.length) out.set(carry.subarray(a, Math.min(b, carry.length)), 0);
+      if (b > carry.length) {
+        const from = Math.max(a, carry.length);
+        out.set(piece.subarray(from - carry.length, b - carry.length), from - a);
+      }
+      return out;
+    };
+    let pos = 0;
+    for (let i = 0; i < lens.length;) {
+      let j = i;
+      let size = 0;
+      while (j < lens.length && (j === i || size + lens[j] <= this.target)) size += lens[j++];
+      if (pos + size > total) throw new XetkitError("chunk lengths run past the data", "INTERNAL");
+      yield { bytes: copy(pos, pos + size), lens: Uint32Array.from(lens.slice(i, j)) };
+      pos += size;
+      i = j;
+    }
+    this.#keep(piece, pos);
+  }
+
+  // skip is take for a piece hashed elsewhere: done bytes (of the carry,
+  // then the piece) are dropped, and the rest kept as the chunk still open.
+  skip(piece, done) {
+    if (done > this.carry.length + piece.length) throw new XetkitError("chunk lengths run past the data", "INTERNAL");
+    this.#keep(piece, done);
+  }
+
+  // #keep makes the carry the bytes of carry and piece from offset from
+  // on: the chunk still open. Where they lie all in the piece, a view of
+  // it (no copy).
+  #keep(piece, from) {
+    const all = this.carry.length;
+    if (from >= all) {
+      this.carry = piece.subarray(from - all);
+      return;
+    }
+    const rest = new Uint8Array(all + piece.length - from);
+    rest.set(this.carry.subarray(from), 0);
+    rest.set(piece, all - from);
+    this.carry = rest;
+  }
 }
 
 function u32Bytes(lens) {
@@ -717,22 +829,113 @@ class Xetkit {
     return splitHashes(call(this.#go, "hashStrings", toBytes(bytes, "hashStrings: bytes")));
   }
 
-  /** Like chunk, with chunk hashing spread over the worker pool. Accepts a Blob too. */
+  // A test seam, not API: chunkAsync and processFile go these ways
+  // (POOL, HERE, or 2: split) in turn instead of as the pacer picks; an
+  // empty array gives the choice back to the pacer.
+  [Symbol.for("xetkit.paceInTurn")](ways) {
+    call(this.#go, "paceInTurn", Uint8Array.from(ways));
+  }
+
+  /** Like chunk, with chunk hashing spread over the worker pool (kept on this thread while that is faster). Accepts a Blob too. */
   async chunkAsync(input, options = {}) {
     const src = sourceOf(input, "chunkAsync: input");
     if (options === null || typeof options !== "object") throw typeError("chunkAsync: options must be an object");
     const { signal } = options;
     checkSignal(signal, "chunkAsync");
-    return held(async () => {
-      await this.#getPool(); // serving the queue, if there is one
-      const [packed, hex] = await settle(call(this.#go, "chunkAsync", src, { signal }));
-      const lens = lengthsOf(packed);
-      const out = new Array(lens.length);
-      for (let i = 0, offset = 0; i < lens.length; offset += lens[i], i++) {
-        out[i] = { offset, length: lens[i], hash: hex.slice(64 * i, 64 * i + 64) };
+    return held(() => this.#chunkAsync(src, signal), signal);
+  }
+
+  async #chunkAsync(src, signal) {
+    const stop = () => { if (signal?.aborted) throw aborted(signal); };
+    const pool = await this.#getPool();
+    if (!pool) {
+      const c = new Chunker(this.#go);
+      const out = [];
+      for await (const piece of slices(src, SLICE)) {
+        stop();
+        for (const x of c.push(piece)) out.push(x);
       }
+      for (const x of c.finish()) out.push(x);
       return out;
-    }, signal);
+    }
+    const go = this.#go;
+    const id = call(go, "chunkerNew");
+    const jobs = []; // {lens, hex}: hex is a string, or the promise of one
+    let drained = 0; // jobs[0:drained] are settled
+    const drain = async () => {
+      for (; drained < jobs.length; drained++) await jobs[drained].hex;
+    };
+    const batcher = new Batcher(BATCH, (n) => pool.buffer(n));
+    // The caller runs a job itself when every worker already has two: the
+    // data in flight stays bounded, and job buffers come back for reuse (a
+    // fresh 2 MiB buffer costs page faults, which in some browsers take
+    // longer than hashing it).
+    const full = () => pool.pending() >= 2 * pool.size;
+    const toPool = async (piece) => {
+      for (const job of batcher.take(piece, lengthsOf(call(go, "chunkerPush", id, piece, false)[0]))) {
+        const lens = u32Bytes(job.lens);
+        if (full()) await nextTask(); // replies that came in are counted
+        if (full()) {
+          jobs.push({ lens: job.lens, hex: call(go, "hashChunks", job.bytes, lens) });
+          pool.reuse(job.bytes.buffer);
+        } else {
+          jobs.push({ lens: job.lens, hex: pool.run("hashChunks", [job.bytes, lens], [job.bytes.buffer], true) });
+        }
+      }
+    };
+    const here = (piece, last) => {
+      const [packed, hex] = last ? call(go, "chunkerFinish", id, true) : call(go, "chunkerPush", id, piece, true);
+      const lens = lengthsOf(packed);
+      batcher.skip(piece, lens.reduce((a, b) => a + b, 0));
+      jobs.push({ lens, hex });
+    };
+    // The module's pacer (pipeline.Pacer) picks the pool, this thread, or
+    // a split of the piece between them (its try of the pool) for each
+    // piece, whichever is the faster: the pool pays for copies and
+    // messages, and on a machine whose other cores are busy its workers
+    // take the CPU from this thread. A pool piece right after a switch
+    // only fills the pool and is not timed; before a switch from the pool
+    // its jobs are waited for, so they are not counted against the new
+    // way. A split piece is timed with its pool jobs done.
+    let last = null; // the previous piece: {way, bytes (0: not timed), ms}
+    try {
+      for await (const whole of slices(src, SLICE)) {
+        for (let off = 0; off < whole.length; off += PIECE) {
+          stop();
+          const piece = whole.subarray(off, off + PIECE);
+          const way = call(go, "pace", last?.way, last?.bytes ?? 0, last?.ms ?? 0);
+          if (way !== POOL && last?.way === POOL) await drain();
+          const timed = way !== POOL || last?.way === POOL;
+          const t = performance.now();
+          if (way === HERE) here(piece, false);
+          else if (way === POOL) await toPool(piece);
+          else {
+            // Split: the pool takes the first half while this thread
+            // chunks and hashes the second.
+            const half = piece.length >>> 1;
+            await toPool(piece.subarray(0, half));
+            here(piece.subarray(half), false);
+            await drain();
+          }
+          last = { way, bytes: timed ? piece.length : 0, ms: performance.now() - t };
+        }
+      }
+      here(new Uint8Array(0), true);
+    } catch (e) {
+      try { call(go, "chunkerFree", id); } catch { /* ignore */ }
+      throw e;
+    }
+    const out = [];
+    let offset = 0;
+    for (const job of jobs) {
+      stop();
+      const hex = await job.hex;
+      for (let i = 0; i < job.lens.length; i++) {
+        out.push({ offset, length: job.lens[i], hash: hex.slice(64 * i, 64 * i + 64) });
+        offset += job.lens[i];
+      }
+    }
+    return out;
   }
 
   /**
@@ -759,7 +962,7 @@ class Xetkit {
         xorbs++;
         if (onXorb) await onXorb(x);
       },
-      workers: pool !== null,
+      ...(pool ? workerHooks(pool, compression) : {}),
     };
     if (onProgress) hooks.onProgress = (p) => onProgress({ bytesProcessed: p.hashed, totalBytes: total, xorbs });
     const opts = { compression, xorbSize: options.xorbSize };
@@ -781,14 +984,10 @@ class Xetkit {
    * Uploads files into a repository and commits them (commit: false: to
    * CAS only): {commit: {oid, url} | null, files: [{path, size, hash,
    * sha256, dedupedBytes, uploadedBytes}]}. Chunk hashing, compression
-   * and the SHA-256 run on the worker pool, and here what no worker has
-   * taken when its result is needed.
+   * and the SHA-256 run on the worker pool (or here while that is faster).
    */
   async upload(files, options = {}) {
-    return held(async () => {
-      await this.#getPool(); // serving the queue, if there is one
-      return uploadFiles(this.#go, files, options);
-    }, options?.signal);
+    return held(async () => uploadFiles(this.#go, await this.#getPool(), files, options), options?.signal);
   }
 
   /**
@@ -845,34 +1044,13 @@ class Xetkit {
 
   /** Stops the worker pool; the synchronous API keeps working. */
   close() {
-    if (this.#pool) {
-      call(this.#go, "poolServe", 0);
-      this.#pool.close();
-    }
+    if (this.#pool) this.#pool.close();
     this.#pool = null;
   }
 
-  // #getPool starts the pool, which then serves the module's job queue
-  // (wasm/worker.go): Go posts jobs to workers with room and takes their
-  // answers back through jobDone.
   async #getPool() {
     if (this.#workers === 0) return null;
-    if (!this.#pool) {
-      const pool = new Pool(this.#compiled, this.#workers);
-      this.#pool = pool;
-      const go = this.#go;
-      pool.ready = pool.ready.then(() => {
-        if (this.#pool !== pool) return; // closed meanwhile
-        call(go, "poolServe", pool.size, {
-          buffer: (n) => pool.buffer(n),
-          turn: nextTask,
-          post: (w, id, args, transfer) => pool.runOn(w, "runJob", args, transfer, true).then(
-            (r) => go.api.jobDone(id, r),
-            (e) => go.api.jobDone(id, undefined, e),
-          ),
-        });
-      });
-    }
+    if (!this.#pool) this.#pool = new Pool(this.#compiled, this.#workers);
     await this.#pool.ready;
     return this.#pool;
   }
@@ -880,7 +1058,7 @@ class Xetkit {
 
 // ---- upload and download (owner: wasm/upload.go) ----
 // Argument checks and the hooks that connect Go's upload session
-// (uploadFiles in wasm/upload.go) to the page; the protocol is Go's.
+// (uploadFiles in wasm/upload.go) to the worker pool; the protocol is Go's.
 
 function transferError(r) {
   const err = new XetkitError(r.message, r.code, r.offset);
@@ -974,7 +1152,7 @@ async function streamSource(s, what) {
   return { prefix, pull: next };
 }
 
-async function uploadFiles(go, files, options) {
+async function uploadFiles(go, pool, files, options) {
   if (!Array.isArray(files)) throw typeError(`upload: files must be an array, got ${describe(files)}`);
   const opts = transferOptions(options, "upload");
   const commit = options.commit ?? {};
@@ -1001,8 +1179,30 @@ async function uploadFiles(go, files, options) {
       uploaded: p.uploaded, total: p.size, done: p.done,
     });
   }
+  if (pool) Object.assign(hooks, workerHooks(pool, compression));
   opts.compression = compression;
   return JSON.parse(await settle(call(go, "uploadFiles", sources, opts, hooks)));
+}
+
+// workerHooks hands the pipeline's per-byte work to the pool: chunk hashing
+// and compression on whichever worker is least busy, a file's SHA-256 on
+// worker 0, whose jobs run in order. Go copies the bytes of each job (at
+// most jobBytes) into a buffer(n) and the worker sends it back for the
+// next (a fresh buffer costs page faults on every use). Two encode jobs
+// per worker out at once keep every worker busy; more would only make
+// the pacer's tries of the pool longer (their jobs must all come back
+// before the work moves).
+function workerHooks(pool, compression) {
+  return {
+    jobBytes: BATCH,
+    inFlight: 2 * pool.size,
+    buffer: (n) => pool.buffer(n),
+    encode: (bytes, lens) => pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer], true),
+    shaNew: (state) => pool.runOn(0, "digestNew", state ? [state] : []),
+    shaState: (id) => pool.runOn(0, "digestState", [id]),
+    shaWrite: (id, bytes) => pool.runOn(0, "digestWrite", [id, bytes], [bytes.buffer], true),
+    shaSum: (id) => pool.runOn(0, "digestSum", [id]),
+  };
 }
 
 // downloadArgs checks download's target and options; returns the target
@@ -1131,8 +1331,8 @@ class Pool {
 
   // buffer returns a job buffer of n bytes, reusing one a worker sent back.
   buffer(n) {
-    if (n > JOB_BUFFER) return new Uint8Array(n);
-    return new Uint8Array(this.free.pop() || new ArrayBuffer(JOB_BUFFER), 0, n);
+    if (n > BATCH) return new Uint8Array(n);
+    return new Uint8Array(this.free.pop() || new ArrayBuffer(BATCH), 0, n);
   }
 
   // runOn sends a job to worker i: jobs sent to one worker run in order.
@@ -1157,7 +1357,7 @@ class Pool {
 
   // reuse keeps a job buffer that is done with for buffer() to hand out.
   reuse(buf) {
-    if (buf.byteLength === JOB_BUFFER && this.free.length < 2 * this.size + 2) this.free.push(buf);
+    if (buf.byteLength === BATCH && this.free.length < 4 * this.size + 8) this.free.push(buf);
   }
 
   #reply(w, msg) {

@@ -2,11 +2,10 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
+	"runtime"
 
 	"github.com/xetkit/xetkit/chunkhash"
-	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -32,10 +31,15 @@ func runChunk(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	in, err := openInput(e, name)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	var line []byte
-	err = eachChunk(e, name, func(h xethash.Hash, n int) error {
-		line = chunkhash.AppendLine(line[:0], h, uint64(n))
+	err = chunkhash.Read(in, runtime.GOMAXPROCS(0), func(ch chunkhash.Chunk) error {
+		line = chunkhash.AppendLine(line[:0], ch.Hash, uint64(len(ch.Data)))
 		_, err := out.Write(line)
 		return err
 	})
@@ -43,26 +47,6 @@ func runChunk(e *env, args []string) error {
 		return err
 	}
 	return out.Flush()
-}
-
-// eachChunk passes the hash and length of each chunk of the file named
-// (- for standard input) to fn in order: chunked and hashed on the
-// pipeline's queue, on every core.
-func eachChunk(e *env, name string, fn func(h xethash.Hash, n int) error) error {
-	in, err := openInput(e, name)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	_, err = pipeline.ChunkHashes(context.Background(), nil, in, func(hashes []xethash.Hash, lens []int) error {
-		for i, h := range hashes {
-			if err := fn(h, lens[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return err
 }
 
 func runHash(e *env, args []string) error {
@@ -92,8 +76,13 @@ func runHash(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		err = eachChunk(e, name, func(h xethash.Hash, n int) error {
-			entries = append(entries, xethash.Entry{Hash: h, Size: uint64(n)})
+		in, err := openInput(e, name)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		err = chunkhash.Read(in, runtime.GOMAXPROCS(0), func(ch chunkhash.Chunk) error {
+			entries = append(entries, ch.Entry())
 			return nil
 		})
 		if err != nil {

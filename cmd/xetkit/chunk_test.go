@@ -51,7 +51,7 @@ func TestChunkAndHashOfAFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := chunkhash.Entries(chunkhash.Bytes(data))
+	want := chunkhash.Entries(chunkhash.Bytes(data, 1))
 	if len(entries) != len(want) || len(want) < 2 {
 		t.Fatalf("%d chunk lines, want %d", len(entries), len(want))
 	}

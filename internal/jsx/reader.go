@@ -34,8 +34,8 @@ type Reader struct {
 	byob   bool
 	ahead  js.Value // promise of the filled view of the next read, or undefined
 	spare  js.Value // an ArrayBuffer to read into next, or undefined
-	// last is the Uint8Array of the last read from a Blob, copied into Go:
-	// its buffer is the one after next to read into.
+	// last is the Uint8Array of the last read from a Blob, which Go has
+	// copied and no longer needs (see TakeLast).
 	last js.Value
 }
 
@@ -65,6 +65,20 @@ func NewReader(ctx context.Context, src js.Value) *Reader {
 
 // Size returns the length of the source in bytes.
 func (r *Reader) Size() int64 { return r.size }
+
+// TakeLast returns the Uint8Array of the last read from a Blob when it
+// holds n bytes, and forgets it: Go has copied it, so a consumer of the
+// same bytes on the JavaScript side (a SHA-256 worker) can take it as it is
+// instead of a copy (its buffer then leaves the round). Otherwise it
+// returns undefined.
+func (r *Reader) TakeLast(n int) js.Value {
+	u := r.last
+	if u.IsUndefined() || u.Get("length").Int() != n {
+		return js.Undefined()
+	}
+	r.last = js.Undefined()
+	return u
+}
 
 // Read implements io.Reader.
 func (r *Reader) Read(p []byte) (int, error) {
@@ -109,8 +123,8 @@ func (r *Reader) Read(p []byte) (int, error) {
 	r.off += int64(n)
 	Held(n)
 	Collect()
-	// The buffer of the read before this one goes round again; ask for the
-	// next read at once.
+	// The buffer of the read before this one goes round again, unless a
+	// consumer took it; then ask for the next read at once.
 	if r.byob && !r.last.IsUndefined() {
 		r.spare = r.last.Get("buffer")
 	}
@@ -233,17 +247,15 @@ func AbortContext(sig js.Value) (ctx context.Context, stop func()) {
 }
 
 // U32s reads little-endian u32 values, the form lengths cross in.
-func U32s(b []byte) ([]int, error) { return AppendU32s(nil, b) }
-
-// AppendU32s is U32s appending to dst.
-func AppendU32s(dst []int, b []byte) ([]int, error) {
+func U32s(b []byte) ([]int, error) {
 	if len(b)%4 != 0 {
-		return dst, fmt.Errorf("%d bytes is not a whole number of u32", len(b))
+		return nil, fmt.Errorf("%d bytes is not a whole number of u32", len(b))
 	}
-	for i := 0; i < len(b); i += 4 {
-		dst = append(dst, int(binary.LittleEndian.Uint32(b[i:])))
+	out := make([]int, len(b)/4)
+	for i := range out {
+		out[i] = int(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	return dst, nil
+	return out, nil
 }
 
 // U32Bytes is the inverse of U32s.

@@ -1,0 +1,251 @@
+package hubclient_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xetkit/xetkit/chunking"
+	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hubclient"
+	"github.com/xetkit/xetkit/pipeline"
+	"github.com/xetkit/xetkit/xorb"
+)
+
+// offloadFiles are sizes around the chunking and batching edges, random
+// and float32.
+func offloadFiles() ([]pipeline.Source, map[string][]byte) {
+	files := map[string][]byte{}
+	var sources []pipeline.Source
+	for i, n := range []int{0, 1, 8<<10 + 1, 128<<10 - 1, 3<<20 + 5} {
+		for _, kind := range []string{"random", "float32"} {
+			data := randomBytes(uint64(100+i), n)
+			if kind == "float32" {
+				data = float32Bytes(n + 4*i)[4*i:]
+			}
+			name := fmt.Sprintf("%s-%d", kind, n)
+			files[name] = data
+			sources = append(sources, source(name, data))
+		}
+	}
+	return sources, files
+}
+
+// The offloaded path stores exactly what the in-process path stores: the
+// same results, the same xorb bytes, and the files download back.
+func TestOffloadMatchesLocal(t *testing.T) {
+	sources, files := offloadFiles()
+	run := func(off *pipeline.Offload) (*hub.Hub, []pipeline.Result, *hubclient.Client) {
+		h, srv := startHub(t, hub.Config{})
+		c := newClient(srv)
+		c.XorbSize = 1 << 20 // several xorbs, files spanning them
+		c.Offload = off
+		res, err := c.UploadFiles(context.Background(), sources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h, res, newClient(srv)
+	}
+	offload := func(pace pipeline.Pace) *pipeline.Offload {
+		off := pipeline.LocalOffload(3, xorb.Auto)
+		off.BatchBytes = 300 << 10 // batches that split reads and xorbs
+		off.ReadBytes = 1<<20 + 3
+		off.InFlight = 2
+		off.Pace = pace
+		return off
+	}
+	hl, local, _ := run(nil)
+	for _, tc := range []struct {
+		name string
+		pace pipeline.Pace
+	}{
+		{"all offloaded", nil},
+		// The work and the SHA-256 move at every read, or as a random
+		// pattern has it: the batches out must come back first, in order.
+		{"alternating", &scriptedPace{pick: func(i int) pipeline.Way { return pipeline.Way(i % 2) }}},
+		{"random", &scriptedPace{pick: func(i int) pipeline.Way { return pipeline.Way((i * 2654435761) >> 7 % 3) }}},
+		{"split", &scriptedPace{pick: func(i int) pipeline.Way { return pipeline.Split }}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pace, _ := tc.pace.(*scriptedPace)
+			ho, offl, fresh := run(offload(tc.pace))
+			for i := range local {
+				if local[i] != offl[i] {
+					t.Errorf("file %d: offloaded result %+v, in-process %+v", i, offl[i], local[i])
+				}
+				data := files[sources[i].Name]
+				if sum := sha256.Sum256(data); offl[i].SHA256 != fmt.Sprintf("%x", sum) {
+					t.Errorf("%s: SHA-256 %s", sources[i].Name, offl[i].SHA256)
+				}
+				if got := download(t, fresh, offl[i].Hash, nil); !bytes.Equal(got, data) {
+					t.Errorf("%s: download differs", sources[i].Name)
+				}
+			}
+			sl, so := hl.Stats(), ho.Stats()
+			if sl.XorbBytesStored != so.XorbBytesStored || sl.XorbsStored != so.XorbsStored || sl.ShardBytesReceived != so.ShardBytesReceived {
+				t.Errorf("stored differently: in-process %+v, offloaded %+v", sl, so)
+			}
+			if pace != nil && tc.name != "split" && (pace.moves < 4 || pace.timed[pipeline.There] == 0 || pace.timed[pipeline.Here] == 0) {
+				t.Errorf("the pace moved the work %d times and timed %v reads (there, here, split): the test tries too little", pace.moves, pace.timed)
+			}
+			if pace != nil && tc.name != "alternating" && pace.timed[pipeline.Split] == 0 {
+				t.Errorf("no read was split: %v", pace.timed)
+			}
+		})
+	}
+}
+
+// scriptedPace sends read i the way pick(i) says, counting the moves and
+// the reads it is told about.
+type scriptedPace struct {
+	pick  func(i int) pipeline.Way
+	i     int
+	last  pipeline.Way
+	moves int
+	timed [3]int
+}
+
+func (p *scriptedPace) Way() pipeline.Way {
+	w := p.pick(p.i)
+	p.i++
+	if w != p.last {
+		p.moves++
+	}
+	p.last = w
+	return w
+}
+
+func (p *scriptedPace) Took(w pipeline.Way, n int, d time.Duration) {
+	p.timed[w]++
+}
+
+// Dedupe works the same when the chunks come back as records: the same
+// file again sends nothing, a one-byte change a few chunks.
+func TestOffloadDedupe(t *testing.T) {
+	h, srv := startHub(t, hub.Config{})
+	data := randomBytes(7, 6<<20)
+	client := func() *hubclient.Client {
+		c := newClient(srv)
+		c.Offload = pipeline.LocalOffload(2, xorb.Auto)
+		return c
+	}
+	if _, first := uploadCounting(t, h, client(), source("a", data)); first < int64(len(data)) {
+		t.Fatalf("first upload sent %d bytes", first)
+	}
+	if _, again := uploadCounting(t, h, client(), source("a", data)); again != 0 {
+		t.Errorf("same file again sent %d xorb bytes", again)
+	}
+	changed := bytes.Clone(data)
+	changed[len(changed)/2] ^= 1
+	res, sent := uploadCounting(t, h, client(), source("b", changed))
+	if sent == 0 || sent > 3*chunking.MaxSize {
+		t.Errorf("one byte changed sent %d xorb bytes", sent)
+	}
+	if got := download(t, client(), res[0].Hash, nil); !bytes.Equal(got, changed) {
+		t.Error("download differs")
+	}
+}
+
+// A broken offload (a worker answering nonsense or failing) fails the
+// upload with an error and stores no shard.
+func TestOffloadFailures(t *testing.T) {
+	data := randomBytes(9, 1<<20)
+	for _, tc := range []struct {
+		name string
+		mess func(*pipeline.Encoded) error
+		want string
+	}{
+		{"error", func(*pipeline.Encoded) error { return errors.New("worker died") }, "worker died"},
+		{"missing hash", func(e *pipeline.Encoded) error { e.Hashes = e.Hashes[1:]; return nil }, "does not match"},
+		{"short records", func(e *pipeline.Encoded) error { e.Records = e.Records[:len(e.Records)-1]; return nil }, "runs past"},
+		{"extra bytes", func(e *pipeline.Encoded) error { e.Records = append(e.Records, 0); return nil }, "left over"},
+		{"wrong size", func(e *pipeline.Encoded) error {
+			e.RecordLens[0] += e.RecordLens[1]
+			e.RecordLens = e.RecordLens[:1]
+			e.Hashes = e.Hashes[:1]
+			return nil
+		}, "does not match"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, srv := startHub(t, hub.Config{})
+			off := pipeline.LocalOffload(2, xorb.Auto)
+			enc := off.Encode
+			off.Encode = func(data []byte, lens []int) func() (*pipeline.Encoded, error) {
+				wait := enc(data, lens)
+				return func() (*pipeline.Encoded, error) {
+					e, err := wait()
+					if err == nil {
+						err = tc.mess(e)
+					}
+					return e, err
+				}
+			}
+			c := newClient(srv)
+			c.Offload = off
+			_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
+			failedCleanly(t, h, err, tc.want)
+		})
+	}
+}
+
+// A SHA-256 that cannot hand its state over when the work moves fails
+// the upload: it must not start again from nothing and give a wrong
+// digest.
+func TestOffloadLostState(t *testing.T) {
+	data := randomBytes(10, 3<<20)
+	for _, tc := range []struct {
+		name  string
+		state func() ([]byte, error)
+		want  string
+	}{
+		{"none", func() ([]byte, error) { return nil, nil }, "no state"},
+		{"failed", func() ([]byte, error) { return nil, errors.New("worker died") }, "worker died"},
+		{"garbage", func() ([]byte, error) { return []byte("not a state"), nil }, "state"}, // crypto/sha256 or sha256x refuses it
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, srv := startHub(t, hub.Config{})
+			off := pipeline.LocalOffload(2, xorb.Auto)
+			off.ReadBytes = 1 << 20
+			off.Pace = &scriptedPace{pick: func(i int) pipeline.Way {
+				if i == 1 {
+					return pipeline.Here // the SHA-256 moves here, its state handed over
+				}
+				return pipeline.There
+			}}
+			sha := off.SHA256
+			off.SHA256 = func(state []byte) (pipeline.Digest, error) {
+				d, err := sha(state)
+				return brokenState{d, tc.state}, err
+			}
+			c := newClient(srv)
+			c.Offload = off
+			_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
+			failedCleanly(t, h, err, tc.want)
+		})
+	}
+}
+
+// brokenState is a Digest whose State answers as state says.
+type brokenState struct {
+	pipeline.Digest
+	state func() ([]byte, error)
+}
+
+func (b brokenState) State() ([]byte, error) { return b.state() }
+
+// failedCleanly checks that an upload failed with an error that says want,
+// and stored no shard.
+func failedCleanly(t *testing.T, h *hub.Hub, err error, want string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want one containing %q", err, want)
+	}
+	if st := h.Stats(); st.ShardsStored != 0 {
+		t.Errorf("%d shards stored after a failed upload", st.ShardsStored)
+	}
+}

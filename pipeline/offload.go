@@ -1,0 +1,226 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"hash"
+	"sync"
+
+	"github.com/xetkit/xetkit/internal/sha256x"
+	"github.com/xetkit/xetkit/xethash"
+	"github.com/xetkit/xetkit/xorb"
+)
+
+// Offload hands the per-byte work of an upload to other threads: hashing
+// and compressing chunks, and the files' SHA-256. The session keeps what
+// must stay in order (chunk boundaries, dedupe, xorbs, shards, HTTP). In
+// the browser the other threads are the module's Web Workers; natively
+// LocalOffload uses goroutines.
+//
+// Both functions are called from the session's goroutine only, and must
+// return without waiting for the work.
+type Offload struct {
+	// Encode starts hashing and encoding whole chunks: data holds them
+	// back to back and lens gives their lengths. It must copy what it
+	// needs of data and lens before returning. The returned wait blocks
+	// until the result is ready (EncodeChunks's output for these chunks).
+	// The session is done with a result before it waits for the next, so
+	// results may share storage.
+	Encode func(data []byte, lens []int) (wait func() (*Encoded, error))
+	// SHA256 starts the SHA-256 of one file, or goes on from state (a
+	// Digest's State) unless it is nil.
+	SHA256 func(state []byte) (Digest, error)
+	// BatchBytes is the target size of an Encode call (default 2 MiB).
+	BatchBytes int
+	// InFlight bounds the Encode calls not yet waited for (default 8):
+	// it bounds the memory of data in transit.
+	InFlight int
+	// ReadBytes is how much of a source is read at a time (default 4 MiB).
+	ReadBytes int
+	// Pace, if set, decides read by read whether the work runs here, on
+	// the Offload, or split between them (without it, all of it goes to
+	// the Offload).
+	Pace Pace
+}
+
+// Encoded is the result of an Offload's Encode: one hash and one record
+// per chunk, in order.
+type Encoded struct {
+	Hashes     []xethash.Hash
+	Records    []byte // chunk records back to back
+	RecordLens []int
+}
+
+// Digest is a SHA-256 computed elsewhere. Write must copy p before it
+// returns; Sum waits for the digest of everything written. State ends the
+// digest instead and returns its state (sha256x.State's form), for the
+// SHA-256 to go on somewhere else.
+type Digest interface {
+	Write(p []byte) error
+	Sum() ([sha256x.Size]byte, error)
+	State() ([]byte, error)
+}
+
+// BatchSize is the size of an Encode call: BatchBytes, or its default.
+func (o *Offload) BatchSize() int {
+	if o.BatchBytes > 0 {
+		return o.BatchBytes
+	}
+	return 2 << 20
+}
+
+func (o *Offload) inFlight() int {
+	if o.InFlight > 0 {
+		return o.InFlight
+	}
+	return 8
+}
+
+func (o *Offload) readBytes() int {
+	if o.ReadBytes > 0 {
+		return o.ReadBytes
+	}
+	return 4 << 20
+}
+
+// split checks an Encoded result against the chunk lengths it was asked
+// for and cuts it into the session's chunks.
+func (e *Encoded) split(lens []int, out []chunkIn) ([]chunkIn, error) {
+	if e == nil || len(e.Hashes) != len(lens) || len(e.RecordLens) != len(lens) {
+		return out, errors.New("upload: an offloaded encode returned a result that does not match its chunks")
+	}
+	recs := e.Records
+	for i, n := range lens {
+		rl := e.RecordLens[i]
+		if rl < xorb.HeaderSize || rl > len(recs) {
+			return out, fmt.Errorf("upload: offloaded record %d of %d bytes runs past the %d bytes returned", i, rl, len(recs))
+		}
+		out = append(out, chunkIn{hash: e.Hashes[i], size: n, record: recs[:rl:rl]})
+		recs = recs[rl:]
+	}
+	if len(recs) != 0 {
+		return out, fmt.Errorf("upload: %d bytes left over after the offloaded records", len(recs))
+	}
+	return out, nil
+}
+
+// LocalOffload returns an Offload that runs on goroutines: at most workers
+// Encode calls at a time (each with its own xorb.Encoder in mode), and the
+// SHA-256 of a file on its own goroutine. Natively it spreads an upload
+// over several cores; it also lets the offloaded path be tested without a
+// browser.
+func LocalOffload(workers int, mode xorb.Mode) *Offload {
+	if workers <= 0 {
+		workers = 1
+	}
+	sem := make(chan struct{}, workers)
+	encoders := sync.Pool{New: func() any { return &xorb.Encoder{Mode: mode} }}
+	return &Offload{
+		Encode: func(data []byte, lens []int) func() (*Encoded, error) {
+			data, lens = append([]byte(nil), data...), append([]int(nil), lens...)
+			type result struct {
+				e   *Encoded
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				enc := encoders.Get().(*xorb.Encoder)
+				defer encoders.Put(enc)
+				var r Encoded
+				var err error
+				r.Hashes, r.Records, r.RecordLens, err = EncodeChunks(enc, data, lens, nil, nil, nil)
+				done <- result{&r, err}
+			}()
+			return func() (*Encoded, error) {
+				r := <-done
+				return r.e, r.err
+			}
+		},
+		SHA256: func(state []byte) (Digest, error) {
+			h, err := sha256x.NewFrom(state)
+			if err != nil {
+				return nil, err
+			}
+			d := &localDigest{in: make(chan []byte, 4), done: make(chan hash.Hash, 1)}
+			go d.run(h)
+			return d, nil
+		},
+	}
+}
+
+// localDigest hashes on its own goroutine what Write hands it.
+type localDigest struct {
+	in   chan []byte
+	done chan hash.Hash
+	h    hash.Hash // once ended
+}
+
+func (d *localDigest) run(h hash.Hash) {
+	for p := range d.in {
+		h.Write(p)
+	}
+	d.done <- h
+}
+
+func (d *localDigest) Write(p []byte) error {
+	if d.h != nil {
+		return errors.New("upload: Write after Sum or State")
+	}
+	d.in <- append([]byte(nil), p...)
+	return nil
+}
+
+// end waits for every write to be hashed.
+func (d *localDigest) end() hash.Hash {
+	if d.h == nil {
+		close(d.in)
+		d.h = <-d.done
+	}
+	return d.h
+}
+
+func (d *localDigest) Sum() ([sha256x.Size]byte, error) {
+	return [sha256x.Size]byte(d.end().Sum(nil)), nil
+}
+
+func (d *localDigest) State() ([]byte, error) {
+	return sha256x.State(d.end())
+}
+
+// EncodeChunks hashes and encodes chunks for an Offload (the workers'
+// encodeChunks op): data holds the chunks back to back, lens their
+// lengths (see EachChunk). It appends each chunk hash to hashes and each
+// chunk record to records (its length to recLens), and keeps no state,
+// so any number of callers may run it at once, each with its own Encoder.
+func EncodeChunks(e *xorb.Encoder, data []byte, lens []int, hashes []xethash.Hash, records []byte, recLens []int) ([]xethash.Hash, []byte, []int, error) {
+	err := EachChunk(data, lens, func(chunk []byte) error {
+		hashes = append(hashes, xethash.Chunk(chunk))
+		start := len(records)
+		var err error
+		records, err = e.AppendRecord(records, chunk)
+		recLens = append(recLens, len(records)-start)
+		return err
+	})
+	return hashes, records, recLens, err
+}
+
+// EachChunk calls fn with each of the chunks that data holds back to
+// back, lens their lengths; it fails if the lengths do not cover data
+// exactly.
+func EachChunk(data []byte, lens []int, fn func(chunk []byte) error) error {
+	for i, n := range lens {
+		if n < 0 || n > len(data) {
+			return fmt.Errorf("upload: chunk %d of %d bytes runs past the %d bytes left", i, n, len(data))
+		}
+		if err := fn(data[:n]); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	if len(data) != 0 {
+		return fmt.Errorf("upload: %d bytes left over after the chunks", len(data))
+	}
+	return nil
+}
