@@ -115,7 +115,7 @@ function quantile(xs, q) {
 // rounds': two runs of the same work differ by as much round to round
 // (the machine is shared), so a median within that spread of 1.00x is a
 // tie.
-function ratioSummary(ratios) {
+export function ratioSummary(ratios) {
   return `${median(ratios).toFixed(2)}x the median round (the middle half of the rounds ${quantile(ratios, 0.25).toFixed(2)}x to ${quantile(ratios, 0.75).toFixed(2)}x)`;
 }
 
