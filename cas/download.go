@@ -450,20 +450,26 @@ const pieceSize = 8 << 20
 func (d *downloader) term(t Term, emit func(xethash.Hash, []byte) error) error {
 	_, r, _ := d.source(t)
 	if pieces := d.pieces(t, r); pieces != nil {
-		for _, p := range pieces {
-			var got *fetched
-			err := d.renewing(t, func(e *fetchEntry, _ fetchRange, _ bool) error {
-				g, err := d.get(e, []fetchRange{p})
-				if err == nil {
-					got = g[0]
-				}
-				return err
-			})
-			if err != nil {
-				return fmt.Errorf("download %s: %w", d.file, err)
+		// Each piece is asked for before the one before it is written out,
+		// so the server sends it while this side checks and writes: the
+		// connection never idles between pieces. One piece is fetched at a
+		// time (only that goroutine touches the downloader), and all are
+		// done when term returns.
+		next := d.fetchPiece(t, pieces[0])
+		for i := range pieces {
+			res := <-next
+			if res.err != nil {
+				return fmt.Errorf("download %s: %w", d.file, res.err)
 			}
-			for j, data := range got.chunks {
-				if err := emit(got.hashes[j], data); err != nil {
+			next = nil
+			if i+1 < len(pieces) {
+				next = d.fetchPiece(t, pieces[i+1])
+			}
+			for j, data := range res.got.chunks {
+				if err := emit(res.got.hashes[j], data); err != nil {
+					if next != nil {
+						<-next // the downloader is the fetch's until it ends
+					}
 					return err
 				}
 			}
@@ -485,6 +491,30 @@ func (d *downloader) term(t Term, emit func(xethash.Hash, []byte) error) error {
 		delete(d.cache, key)
 	}
 	return nil
+}
+
+// pieceResult is a fetched piece of a term, or why it is not.
+type pieceResult struct {
+	got *fetched
+	err error
+}
+
+// fetchPiece fetches, decodes and checks piece p of term t on its own
+// goroutine (renewing expired URLs); the channel gets the result.
+func (d *downloader) fetchPiece(t Term, p fetchRange) <-chan pieceResult {
+	ch := make(chan pieceResult, 1)
+	go func() {
+		var got *fetched
+		err := d.renewing(t, func(e *fetchEntry, _ fetchRange, _ bool) error {
+			g, err := d.get(e, []fetchRange{p})
+			if err == nil {
+				got = g[0]
+			}
+			return err
+		})
+		ch <- pieceResult{got, err}
+	}()
+	return ch
 }
 
 // pieces cuts term t's chunks into byte ranges of at most pieceSize (one
