@@ -399,17 +399,7 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 			s.note(Warning, "files", f.Offset+40, RuleReserved, "file block reserved bytes 40–47 are not zero")
 		}
 		f.Terms, terms = terms[:n:n], terms[n:]
-		for j := range f.Terms {
-			r := b[p : p+RecordSize]
-			f.Terms[j] = Term{
-				Xorb:          xethash.Hash(r[TermXorbHashAt : TermXorbHashAt+32]),
-				Flags:         le32(r[TermFlagsAt:]),
-				UnpackedBytes: le32(r[TermUnpackedBytesAt:]),
-				ChunkStart:    le32(r[TermChunkStartAt:]),
-				ChunkEnd:      le32(r[TermChunkEndAt:]),
-			}
-			p += RecordSize
-		}
+		p = readRecords(f.Terms, b, p, termRecord)
 		if f.Flags&FileFlagVerification != 0 {
 			f.Verification, vers = vers[:n:n], vers[n:]
 			for j := range f.Verification {
@@ -487,21 +477,43 @@ func (s *Shard) readXorbs(b []byte, base int64, p int) (int, error) {
 			continue
 		}
 		x.Chunks, chunks = chunks[:n:n], chunks[n:]
-		for j := range x.Chunks {
-			r := b[p : p+RecordSize]
-			x.Chunks[j] = Chunk{
-				Hash:           xethash.Hash(r[ChunkHashAt : ChunkHashAt+32]),
-				ByteRangeStart: le32(r[ChunkByteRangeStartAt:]),
-				UnpackedBytes:  le32(r[ChunkUnpackedBytesAt:]),
-				Flags:          le32(r[ChunkFlagsAt:]),
-				Reserved:       le32(r[ChunkReservedAt:]),
-			}
-			p += RecordSize
-		}
+		p = readRecords(x.Chunks, b, p, chunkRecord)
 	}
 	s.noteCASBookend(b[p:p+RecordSize], base+int64(p))
 	s.Xorbs = xorbs
 	return p + RecordSize, nil
+}
+
+// readRecords decodes into dst the len(dst) records from index p of b, one
+// by one with decode, and returns the index after them.
+func readRecords[T any](dst []T, b []byte, p int, decode func(rec []byte) T) int {
+	for j := range dst {
+		dst[j] = decode(b[p : p+RecordSize])
+		p += RecordSize
+	}
+	return p
+}
+
+// termRecord decodes a file block's term record rec.
+func termRecord(rec []byte) Term {
+	return Term{
+		Xorb:          xethash.Hash(rec[TermXorbHashAt : TermXorbHashAt+32]),
+		Flags:         le32(rec[TermFlagsAt:]),
+		UnpackedBytes: le32(rec[TermUnpackedBytesAt:]),
+		ChunkStart:    le32(rec[TermChunkStartAt:]),
+		ChunkEnd:      le32(rec[TermChunkEndAt:]),
+	}
+}
+
+// chunkRecord decodes a CAS block's chunk record rec.
+func chunkRecord(rec []byte) Chunk {
+	return Chunk{
+		Hash:           xethash.Hash(rec[ChunkHashAt : ChunkHashAt+32]),
+		ByteRangeStart: le32(rec[ChunkByteRangeStartAt:]),
+		UnpackedBytes:  le32(rec[ChunkUnpackedBytesAt:]),
+		Flags:          le32(rec[ChunkFlagsAt:]),
+		Reserved:       le32(rec[ChunkReservedAt:]),
+	}
 }
 
 // xorbHeader decodes the CAS block header record rec, which starts at offset at.
