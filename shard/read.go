@@ -329,13 +329,7 @@ type fileCounts struct{ files, terms, verifications, sha256s int }
 func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 	var c fileCounts
 	start := p
-	for {
-		if len(b)-p < RecordSize {
-			return 0, errAt(base+int64(p), "file info section has no bookend before byte %d", base+int64(len(b)))
-		}
-		if isBookend(b[p:]) {
-			break
-		}
+	err := scanBlocks(b, base, p, "file info", func(p int, left uint64) (uint64, error) {
 		flags, n := le32(b[p+32:]), uint64(le32(b[p+36:]))
 		recs := n
 		if flags&FileFlagVerification != 0 {
@@ -344,7 +338,7 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 		if flags&FileFlagMetadataExt != 0 {
 			recs++
 		}
-		if left := uint64(len(b) - p - RecordSize); recs*RecordSize > left {
+		if recs*RecordSize > left {
 			return 0, errAt(base+int64(p)+36, "file block at %d: num_entries %d needs %d more records (%d bytes) but only %d bytes remain before byte %d",
 				base+int64(p), n, recs, recs*RecordSize, left, base+int64(len(b)))
 		}
@@ -356,7 +350,10 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 		if flags&FileFlagMetadataExt != 0 {
 			c.sha256s++
 		}
-		p += RecordSize * int(1+recs)
+		return recs, nil
+	})
+	if err != nil {
+		return 0, err
 	}
 
 	files := make([]File, c.files)
@@ -428,6 +425,27 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 	return p + RecordSize, nil
 }
 
+// scanBlocks walks the blocks of a file or CAS info section in b, which
+// holds the shard from offset base, from index p to the section's bookend.
+// block gets each block's header index and the bytes after the header; it
+// checks the block's count against them and returns how many records
+// follow the header.
+func scanBlocks(b []byte, base int64, p int, section string, block func(p int, left uint64) (uint64, error)) error {
+	for {
+		if len(b)-p < RecordSize {
+			return errAt(base+int64(p), "%s section has no bookend before byte %d", section, base+int64(len(b)))
+		}
+		if isBookend(b[p:]) {
+			return nil
+		}
+		records, err := block(p, uint64(len(b)-p-RecordSize))
+		if err != nil {
+			return err
+		}
+		p += RecordSize * int(1+records)
+	}
+}
+
 // readHeader decodes into f the file header record at index p of b, which
 // holds the shard from offset base, and returns the index after it and
 // the file's number of terms.
@@ -443,21 +461,18 @@ func (f *File) readHeader(b []byte, base int64, p int) (next, terms int) {
 func (s *Shard) readXorbs(b []byte, base int64, p int) (int, error) {
 	nXorbs, nChunks := 0, 0
 	start := p
-	for {
-		if len(b)-p < RecordSize {
-			return 0, errAt(base+int64(p), "CAS info section has no bookend before byte %d", base+int64(len(b)))
-		}
-		if isBookend(b[p:]) {
-			break
-		}
+	err := scanBlocks(b, base, p, "CAS info", func(p int, left uint64) (uint64, error) {
 		n := uint64(le32(b[p+36:]))
-		if left := uint64(len(b) - p - RecordSize); n*RecordSize > left {
+		if n*RecordSize > left {
 			return 0, errAt(base+int64(p)+36, "CAS block at %d: num_entries %d needs %d bytes of chunk entries but only %d bytes remain before byte %d",
 				base+int64(p), n, n*RecordSize, left, base+int64(len(b)))
 		}
 		nXorbs++
 		nChunks += int(n)
-		p += RecordSize * int(1+n)
+		return n, nil
+	})
+	if err != nil {
+		return 0, err
 	}
 
 	xorbs := make([]Xorb, nXorbs)
