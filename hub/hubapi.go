@@ -44,6 +44,30 @@ func (h *Hub) failCode(w http.ResponseWriter, status int, code, format string, a
 	h.fail(w, status, format, args...)
 }
 
+// decodeBody decodes the JSON body of r, at most limit bytes of it, into v.
+// A malformed body is answered 400, naming what the body is, and false.
+func (h *Hub) decodeBody(w http.ResponseWriter, r *http.Request, limit int64, what string, v any) bool {
+	if err := json.NewDecoder(io.LimitReader(r.Body, limit)).Decode(v); err != nil {
+		h.fail(w, http.StatusBadRequest, "malformed %s body: %v", what, err)
+		return false
+	}
+	return true
+}
+
+// maxFilesPerCall bounds the files one preupload or duplicate call names,
+// so that one request cannot make the hub look up any number of files.
+const maxFilesPerCall = 1000
+
+// tooManyFiles answers 400 and reports true when a call names more than
+// maxFilesPerCall files.
+func (h *Hub) tooManyFiles(w http.ResponseWriter, n int, call string) bool {
+	if n <= maxFilesPerCall {
+		return false
+	}
+	h.fail(w, http.StatusBadRequest, "%d files in one %s call; at most %d", n, call, maxFilesPerCall)
+	return true
+}
+
 // failMiss answers errNoRepo, errNoRevision or errNoEntry with their 404
 // and code, and anything else as a store failure.
 func (h *Hub) failMiss(w http.ResponseWriter, id repoID, what string, err error) {
@@ -258,8 +282,7 @@ func (h *Hub) readRepoRequest(w http.ResponseWriter, r *http.Request) (repoReque
 	if !h.writer(w, r) {
 		return req, repoID{}, false
 	}
-	if err := json.NewDecoder(io.LimitReader(r.Body, MaxCommitSize)).Decode(&req); err != nil {
-		h.fail(w, http.StatusBadRequest, "malformed JSON body: %v", err)
+	if !h.decodeBody(w, r, MaxCommitSize, "JSON", &req) {
 		return req, repoID{}, false
 	}
 	ns, name := req.Organization, req.Name
@@ -477,12 +500,7 @@ func (h *Hub) handlePreupload(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Files []preuploadFile `json:"files"`
 	}
-	if err := json.NewDecoder(io.LimitReader(r.Body, 16<<20)).Decode(&req); err != nil {
-		h.fail(w, http.StatusBadRequest, "malformed preupload body: %v", err)
-		return
-	}
-	if len(req.Files) > 1000 {
-		h.fail(w, http.StatusBadRequest, "%d files in one preupload call; at most 1000", len(req.Files))
+	if !h.decodeBody(w, r, 16<<20, "preupload", &req) || h.tooManyFiles(w, len(req.Files), "preupload") {
 		return
 	}
 	type answer struct {
@@ -553,8 +571,7 @@ func (h *Hub) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repoID) 
 			Size int64  `json:"size"`
 		} `json:"objects"`
 	}
-	if err := json.NewDecoder(io.LimitReader(r.Body, 16<<20)).Decode(&req); err != nil {
-		h.fail(w, http.StatusBadRequest, "malformed LFS batch body: %v", err)
+	if !h.decodeBody(w, r, 16<<20, "LFS batch", &req) {
 		return
 	}
 	if req.Operation != "upload" {
@@ -1178,12 +1195,7 @@ func (h *Hub) handleLFSDuplicate(w http.ResponseWriter, r *http.Request) {
 			Filename string `json:"filename"`
 		} `json:"files"`
 	}
-	if err := json.NewDecoder(io.LimitReader(r.Body, 16<<20)).Decode(&req); err != nil {
-		h.fail(w, http.StatusBadRequest, "malformed lfs-files/duplicate body: %v", err)
-		return
-	}
-	if len(req.Files) > 1000 {
-		h.fail(w, http.StatusBadRequest, "%d files in one duplicate call; at most 1000", len(req.Files))
+	if !h.decodeBody(w, r, 16<<20, "lfs-files/duplicate", &req) || h.tooManyFiles(w, len(req.Files), "duplicate") {
 		return
 	}
 	ns, name, found := strings.Cut(req.Target.Name, "/")

@@ -139,13 +139,19 @@ func TestDedupeAnswer(t *testing.T) {
 	wantStatus(t, "bad hash", status, body, 400)
 }
 
-type v1Answer struct {
+// answerTerms is what the v1 and v2 reconstruction answers share: the
+// terms, and where the asked range starts in the first.
+type answerTerms struct {
 	Offset uint64 `json:"offset_into_first_range"`
 	Terms  []struct {
 		Hash           string `json:"hash"`
 		UnpackedLength uint64 `json:"unpacked_length"`
 		Range          struct{ Start, End uint32 }
 	}
+}
+
+type v1Answer struct {
+	answerTerms
 	FetchInfo map[string][]struct {
 		Range    struct{ Start, End uint32 }
 		URL      string
@@ -154,12 +160,7 @@ type v1Answer struct {
 }
 
 type v2Answer struct {
-	Offset uint64 `json:"offset_into_first_range"`
-	Terms  []struct {
-		Hash           string `json:"hash"`
-		UnpackedLength uint64 `json:"unpacked_length"`
-		Range          struct{ Start, End uint32 }
-	}
+	answerTerms
 	Xorbs map[string][]struct {
 		URL    string
 		Ranges []struct {

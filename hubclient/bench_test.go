@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/xetkit/xetkit/hub"
-	"github.com/xetkit/xetkit/pipeline"
 )
 
 func benchHub(b *testing.B) *httptest.Server {
@@ -33,9 +32,7 @@ func BenchmarkUpload(b *testing.B) {
 				srv := benchHub(b)
 				d := bytes.Clone(kind.data)
 				d[0] = byte(i) // new content each time
-				if _, err := newClient(srv).UploadFiles(context.Background(), []pipeline.Source{source("f", d)}); err != nil {
-					b.Fatal(err)
-				}
+				uploadFile(b, newClient(srv), "f", d)
 			}
 		})
 	}
@@ -45,15 +42,11 @@ func BenchmarkUpload(b *testing.B) {
 func BenchmarkDedupeUpload(b *testing.B) {
 	srv := benchHub(b)
 	data := randomBytes(2, 32<<20)
-	if _, err := newClient(srv).UploadFiles(context.Background(), []pipeline.Source{source("f", data)}); err != nil {
-		b.Fatal(err)
-	}
+	uploadFile(b, newClient(srv), "f", data)
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
 	for range b.N {
-		if _, err := newClient(srv).UploadFiles(context.Background(), []pipeline.Source{source("f", data)}); err != nil {
-			b.Fatal(err)
-		}
+		uploadFile(b, newClient(srv), "f", data)
 	}
 }
 
@@ -61,16 +54,13 @@ func BenchmarkDedupeUpload(b *testing.B) {
 func BenchmarkDownload(b *testing.B) {
 	srv := benchHub(b)
 	data := float32Bytes(32 << 20)
-	res, err := newClient(srv).UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
-	if err != nil {
-		b.Fatal(err)
-	}
+	hash := uploadFile(b, newClient(srv), "f", data)
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
 	for range b.N {
 		var buf bytes.Buffer
 		buf.Grow(len(data))
-		if _, err := newClient(srv).Download(context.Background(), res[0].Hash, &buf, nil); err != nil {
+		if _, err := newClient(srv).Download(context.Background(), hash, &buf, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

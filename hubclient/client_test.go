@@ -122,13 +122,10 @@ func TestRangeDownloads(t *testing.T) {
 	_, srv := startHub(t, hub.Config{})
 	data := randomBytes(21, 1<<20+12345)
 	c := newClient(srv)
-	res, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := uploadFile(t, c, "f", data)
 	n := int64(len(data))
 	for _, r := range []cas.Range{{Start: 0, End: 1}, {Start: 0, End: n}, {Start: n - 1, End: n}, {Start: 100, End: 200_000}, {Start: 65_000, End: 70_000}, {Start: 500_000, End: n}, {Start: 7, End: 7}, {Start: n - 10, End: n + 1000}} {
-		got := download(t, c, res[0].Hash, &r)
+		got := download(t, c, hash, &r)
 		end := min(r.End, n)
 		if !bytes.Equal(got, data[r.Start:end]) {
 			t.Errorf("range [%d, %d): %d bytes, want %d", r.Start, r.End, len(got), end-r.Start)
@@ -136,7 +133,7 @@ func TestRangeDownloads(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	// A range that starts at the end (the hub answers 416) is empty.
-	if got, err := c.Download(context.Background(), res[0].Hash, &buf, &cas.Range{Start: n, End: n + 5}); got != 0 || err != nil || buf.Len() != 0 {
+	if got, err := c.Download(context.Background(), hash, &buf, &cas.Range{Start: n, End: n + 5}); got != 0 || err != nil || buf.Len() != 0 {
 		t.Errorf("range past the end: %d bytes, %v; want none and no error", got, err)
 	}
 	if _, err := c.Download(context.Background(), xethash.MustParse(strings.Repeat("12", 32)), &buf, nil); !errors.Is(err, cas.ErrNotFound) {
@@ -153,12 +150,8 @@ func TestRangeDownloads(t *testing.T) {
 // /v2/shards, reconstructions come from /v1/reconstructions.
 func TestFallsBackToV1(t *testing.T) {
 	for _, status := range []int{501, 404} {
-		h, err := hub.New(hub.Config{Dir: t.TempDir(), UserToken: userToken})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var v2, v1, shardsV2, shardsV1 atomic.Int64
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, srv := startHubBehind(t, func(w http.ResponseWriter, r *http.Request, _ *hub.Hub) bool {
 			switch {
 			case r.URL.Path == "/v2/shards":
 				shardsV2.Add(1)
@@ -171,27 +164,21 @@ func TestFallsBackToV1(t *testing.T) {
 			}
 			if strings.HasPrefix(r.URL.Path, "/v2/") {
 				http.Error(w, "no v2 here", status)
-				return
+				return true
 			}
-			h.ServeHTTP(w, r)
-		}))
-		defer srv.Close()
+			return false
+		})
 		data := randomBytes(31, 300<<10)
 		c := newClient(srv)
-		res, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := download(t, c, res[0].Hash, nil); !bytes.Equal(got, data) {
+		hash := uploadFile(t, c, "f", data)
+		if got := download(t, c, hash, nil); !bytes.Equal(got, data) {
 			t.Errorf("v2 %d: download through v1 differs", status)
 		}
 		if v2.Load() != 1 || v1.Load() != 1 {
 			t.Errorf("v2 %d: %d v2 and %d v1 reconstructions", status, v2.Load(), v1.Load())
 		}
 		// A second upload goes straight to v1.
-		if _, err := c.UploadFiles(context.Background(), []pipeline.Source{source("g", randomBytes(32, 200<<10))}); err != nil {
-			t.Fatal(err)
-		}
+		uploadFile(t, c, "g", randomBytes(32, 200<<10))
 		if shardsV2.Load() != 1 || shardsV1.Load() != 2 {
 			t.Errorf("v2 %d: %d shards to v2 and %d to v1, want 1 and 2", status, shardsV2.Load(), shardsV1.Load())
 		}
@@ -217,24 +204,19 @@ func TestShardEvents(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h, err := hub.New(hub.Config{Dir: t.TempDir(), UserToken: userToken})
-			if err != nil {
-				t.Fatal(err)
-			}
 			var tries atomic.Int64
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.URL.Path == "/v2/shards" {
-					n := tries.Add(1)
-					w.Header().Set("Content-Type", "application/x-ndjson")
-					io.WriteString(w, c.answers[min(int(n), len(c.answers))-1])
-					return
+			_, srv := startHubBehind(t, func(w http.ResponseWriter, r *http.Request, _ *hub.Hub) bool {
+				if r.URL.Path != "/v2/shards" {
+					return false
 				}
-				h.ServeHTTP(w, r)
-			}))
-			defer srv.Close()
+				n := tries.Add(1)
+				w.Header().Set("Content-Type", "application/x-ndjson")
+				io.WriteString(w, c.answers[min(int(n), len(c.answers))-1])
+				return true
+			})
 			cl := newClient(srv)
 			cl.RetryDelay = time.Millisecond
-			_, err = cl.UploadFiles(context.Background(), []pipeline.Source{source("f", randomBytes(33, 100<<10))})
+			_, err := cl.UploadFiles(context.Background(), []pipeline.Source{source("f", randomBytes(33, 100<<10))})
 			switch {
 			case c.want == "" && err != nil:
 				t.Fatalf("%v, want success", err)
@@ -251,30 +233,21 @@ func TestShardEvents(t *testing.T) {
 // A file whose terms take two separate ranges of one xorb is fetched with
 // one multi-range request through v2.
 func TestDownloadMultiRange(t *testing.T) {
-	h, err := hub.New(hub.Config{Dir: t.TempDir(), UserToken: userToken})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var multi atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h, srv := startHubBehind(t, func(w http.ResponseWriter, r *http.Request, _ *hub.Hub) bool {
 		if strings.Contains(r.Header.Get("Range"), ",") {
 			multi.Add(1)
 		}
-		h.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
+		return false
+	})
 	a, b, cc := randomBytes(41, 1<<20), randomBytes(42, 1<<20), randomBytes(43, 1<<20)
 	c := newClient(srv)
-	if _, err := c.UploadFiles(context.Background(), []pipeline.Source{source("abc", append(append(bytes.Clone(a), b...), cc...))}); err != nil {
-		t.Fatal(err)
-	}
+	uploadFile(t, c, "abc", append(append(bytes.Clone(a), b...), cc...))
 	// c then a: most chunks are in the first xorb, in two separate runs
 	// (chunks at the seams are new, as chunk boundaries depend on what
 	// precedes them).
 	ca := append(bytes.Clone(cc), a...)
-	if _, err := c.UploadFiles(context.Background(), []pipeline.Source{source("ca", ca)}); err != nil {
-		t.Fatal(err)
-	}
+	uploadFile(t, c, "ca", ca)
 	served := h.Stats().XorbBytesServed
 	if got := download(t, newClient(srv), xethash.File(entriesOf(ca)), nil); !bytes.Equal(got, ca) {
 		t.Error("download differs")
@@ -290,35 +263,27 @@ func TestDownloadMultiRange(t *testing.T) {
 
 // Bytes changed in transit are caught by the file hash.
 func TestDownloadDetectsCorruption(t *testing.T) {
-	h, err := hub.New(hub.Config{Dir: t.TempDir(), UserToken: userToken})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var corrupt atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if corrupt.Load() && strings.HasPrefix(r.URL.Path, "/_xetkit/xorbs/") {
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, r)
-			body := rec.Body.Bytes()
-			body[len(body)-100] ^= 1 // inside the last chunk's payload
-			for k, v := range rec.Header() {
-				w.Header()[k] = v
-			}
-			w.WriteHeader(rec.Code)
-			w.Write(body)
-			return
+	_, srv := startHubBehind(t, func(w http.ResponseWriter, r *http.Request, h *hub.Hub) bool {
+		if !corrupt.Load() || !strings.HasPrefix(r.URL.Path, "/_xetkit/xorbs/") {
+			return false
 		}
-		h.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		body[len(body)-100] ^= 1 // inside the last chunk's payload
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(body)
+		return true
+	})
 	data := randomBytes(51, 200<<10)
 	c := newClient(srv)
-	res, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := uploadFile(t, c, "f", data)
 	corrupt.Store(true)
-	_, err = c.Download(context.Background(), res[0].Hash, &bytes.Buffer{}, nil)
+	_, err := c.Download(context.Background(), hash, &bytes.Buffer{}, nil)
 	if !errors.Is(err, cas.ErrVerify) {
 		t.Fatalf("corrupted download: %v, want ErrVerify", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,9 +67,7 @@ func TestUploadsSendNoContentType(t *testing.T) {
 	rec := &recording{next: srv.Client().Transport}
 	c := newClient(srv)
 	c.HTTP = &http.Client{Transport: rec}
-	if _, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", randomBytes(1, 200<<10))}); err != nil {
-		t.Fatal(err)
-	}
+	uploadFile(t, c, "a", randomBytes(1, 200<<10))
 	posts := 0
 	for _, q := range rec.seen {
 		if q.Method == http.MethodPost {
@@ -182,10 +179,7 @@ func TestFlippedBitInStoredXorb(t *testing.T) {
 	_, srv := startHub(t, hub.Config{Dir: dir})
 	data := randomBytes(61, 2<<20)
 	c := newClient(srv)
-	res, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := uploadFile(t, c, "f", data)
 	names, _ := filepath.Glob(filepath.Join(dir, "xorbs", "*"))
 	if len(names) != 1 {
 		t.Fatalf("%d stored xorbs, want 1", len(names))
@@ -202,7 +196,7 @@ func TestFlippedBitInStoredXorb(t *testing.T) {
 	failed := 0
 	for _, r := range []*cas.Range{nil, {Start: 0, End: n}, {Start: 0, End: 1000}, {Start: n / 3, End: n/3 + 1000}, {Start: n/2 - 100_000, End: n / 2}, {Start: n - 5000, End: n}, {Start: n/4 - 70_000, End: n/4 + 70_000}} {
 		var out bytes.Buffer
-		_, err := c.Download(context.Background(), res[0].Hash, &out, r)
+		_, err := c.Download(context.Background(), hash, &out, r)
 		lo := int64(0)
 		if r != nil {
 			lo = r.Start
@@ -227,40 +221,32 @@ func TestFlippedBitInStoredXorb(t *testing.T) {
 // A signed xorb URL that has expired (403) is renewed by asking for the
 // reconstruction again: the download goes on.
 func TestExpiredXorbURLIsRenewed(t *testing.T) {
-	h, err := hub.New(hub.Config{Dir: t.TempDir(), UserToken: userToken})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	refused := 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/_xetkit/xorbs/") {
-			mu.Lock()
-			first := !seen[r.URL.RawQuery]
-			seen[r.URL.RawQuery] = true
-			if first {
-				refused++
-			}
-			mu.Unlock()
-			if first {
-				w.WriteHeader(http.StatusForbidden)
-				w.Write([]byte(`{"error":"xorb URL expired; ask for the reconstruction again"}`))
-				return
-			}
+	_, srv := startHubBehind(t, func(w http.ResponseWriter, r *http.Request, _ *hub.Hub) bool {
+		if !strings.HasPrefix(r.URL.Path, "/_xetkit/xorbs/") {
+			return false
 		}
-		h.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
+		mu.Lock()
+		first := !seen[r.URL.RawQuery]
+		seen[r.URL.RawQuery] = true
+		if first {
+			refused++
+		}
+		mu.Unlock()
+		if first {
+			w.WriteHeader(http.StatusForbidden)
+			w.Write([]byte(`{"error":"xorb URL expired; ask for the reconstruction again"}`))
+		}
+		return first
+	})
 	data := randomBytes(71, 3<<20)
 	c := newClient(srv)
 	c.XorbSize = 1 << 20 // several xorbs, each with URLs of its own
-	res, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := uploadFile(t, c, "f", data)
 	for _, r := range []*cas.Range{nil, {Start: 100, End: 2 << 20}} {
-		got := download(t, c, res[0].Hash, r)
+		got := download(t, c, hash, r)
 		lo, hi := int64(0), int64(len(data))
 		if r != nil {
 			lo, hi = r.Start, r.End
@@ -286,11 +272,7 @@ func TestTransfersNeverLie(t *testing.T) {
 	files := [][]byte{randomBytes(81, 1000), randomBytes(82, 300<<10), randomBytes(83, 5<<19), float32Bytes(1 << 18)}
 	var hashes []xethash.Hash
 	for i, f := range files {
-		res, err := c.UploadFiles(context.Background(), []pipeline.Source{source(fmt.Sprint(i), f)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		hashes = append(hashes, res[0].Hash)
+		hashes = append(hashes, uploadFile(t, c, fmt.Sprint(i), f))
 	}
 	kinds := []hub.FaultKind{hub.FaultFlip, hub.FaultNone, hub.FaultCut, hub.FaultNone, hub.FaultFlip, hub.FaultDrop,
 		hub.FaultNone, hub.FaultLost, hub.FaultNone, hub.FaultFlip, hub.Fault5xx, hub.FaultNone, hub.FaultNone}
@@ -337,17 +319,14 @@ func TestWholeDownloadInSegments(t *testing.T) {
 	_, srv := startHub(t, hub.Config{})
 	c := newClient(srv)
 	data := randomBytes(91, 3<<20+777)
-	res, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := uploadFile(t, c, "f", data)
 	for _, seg := range []int64{100_000, 1 << 20, int64(len(data)), cas.DefaultSegmentSize} {
 		rec := &recording{next: srv.Client().Transport}
 		dc := newClient(srv)
 		dc.HTTP = &http.Client{Transport: rec}
 		dc.SegmentSize = seg
 		var out bytes.Buffer
-		if _, err := dc.Download(context.Background(), res[0].Hash, &out, nil); err != nil || !bytes.Equal(out.Bytes(), data) {
+		if _, err := dc.Download(context.Background(), hash, &out, nil); err != nil || !bytes.Equal(out.Bytes(), data) {
 			t.Fatalf("segments of %d: %d bytes, %v", seg, out.Len(), err)
 		}
 		want := int((int64(len(data)) + seg - 1) / seg) // one request per segment (one more when the file ends on a boundary)

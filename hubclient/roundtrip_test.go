@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -42,6 +43,24 @@ func startHub(t *testing.T, cfg hub.Config) (*hub.Hub, *httptest.Server) {
 	return h, srv
 }
 
+// startHubBehind runs a hub as startHub does, behind front: each request
+// goes to front first, which answers it itself and returns true, or
+// returns false to let the hub answer.
+func startHubBehind(t *testing.T, front func(w http.ResponseWriter, r *http.Request, h *hub.Hub) bool) (*hub.Hub, *httptest.Server) {
+	t.Helper()
+	h, err := hub.New(hub.Config{Dir: t.TempDir(), UserToken: userToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !front(w, r, h) {
+			h.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return h, srv
+}
+
 func newClient(srv *httptest.Server) *hubclient.Client {
 	return &hubclient.Client{Client: cas.Client{Hub: srv.URL, Repo: "alice/data", RepoType: "dataset", Token: userToken,
 		HTTP: srv.Client(), RetryDelay: time.Millisecond}}
@@ -66,6 +85,17 @@ func float32Bytes(n int) []byte {
 		binary.LittleEndian.PutUint32(b[i:], math.Float32bits(float32(math.Sin(float64(i)/4096))))
 	}
 	return b
+}
+
+// uploadFile uploads data as the file name through c, failing the test on
+// an error, and returns the file's hash.
+func uploadFile(t testing.TB, c *hubclient.Client, name string, data []byte) xethash.Hash {
+	t.Helper()
+	res, err := c.UploadFiles(context.Background(), []pipeline.Source{source(name, data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res[0].Hash
 }
 
 func source(name string, data []byte) pipeline.Source {

@@ -1,6 +1,7 @@
 package shard_test
 
 import (
+	"bytes"
 	"errors"
 	"math/rand/v2"
 	"testing"
@@ -68,6 +69,18 @@ func randomSpec(r *rand.Rand, nFiles, nXorbs, chunksPerXorb int, verification bo
 		sp.Files = append(sp.Files, f)
 	}
 	return sp
+}
+
+// givesReferenceBack checks that rewrite turns each reference shard into
+// the same bytes; what says in a failure what rewrite made of it.
+func givesReferenceBack(t *testing.T, what string, rewrite func(name string, b []byte) []byte) {
+	t.Helper()
+	for _, name := range refShards {
+		b := testref.Read(t, name)
+		if out := rewrite(name, b); !bytes.Equal(out, b) {
+			t.Errorf("%s: %s shard differs", name, what)
+		}
+	}
 }
 
 func mustBuild(t testing.TB, sp *shard.Spec) []byte {

@@ -329,13 +329,7 @@ type fileCounts struct{ files, terms, verifications, sha256s int }
 func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 	var c fileCounts
 	start := p
-	for {
-		if len(b)-p < RecordSize {
-			return 0, errAt(base+int64(p), "file info section has no bookend before byte %d", base+int64(len(b)))
-		}
-		if isBookend(b[p:]) {
-			break
-		}
+	err := scanBlocks(b, base, p, "file info", func(p int, left uint64) (uint64, error) {
 		flags, n := le32(b[p+32:]), uint64(le32(b[p+36:]))
 		recs := n
 		if flags&FileFlagVerification != 0 {
@@ -344,7 +338,7 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 		if flags&FileFlagMetadataExt != 0 {
 			recs++
 		}
-		if left := uint64(len(b) - p - RecordSize); recs*RecordSize > left {
+		if recs*RecordSize > left {
 			return 0, errAt(base+int64(p)+36, "file block at %d: num_entries %d needs %d more records (%d bytes) but only %d bytes remain before byte %d",
 				base+int64(p), n, recs, recs*RecordSize, left, base+int64(len(b)))
 		}
@@ -356,7 +350,10 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 		if flags&FileFlagMetadataExt != 0 {
 			c.sha256s++
 		}
-		p += RecordSize * int(1+recs)
+		return recs, nil
+	})
+	if err != nil {
+		return 0, err
 	}
 
 	files := make([]File, c.files)
@@ -399,17 +396,7 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 			s.note(Warning, "files", f.Offset+40, RuleReserved, "file block reserved bytes 40–47 are not zero")
 		}
 		f.Terms, terms = terms[:n:n], terms[n:]
-		for j := range f.Terms {
-			r := b[p : p+RecordSize]
-			f.Terms[j] = Term{
-				Xorb:          xethash.Hash(r[TermXorbHashAt : TermXorbHashAt+32]),
-				Flags:         le32(r[TermFlagsAt:]),
-				UnpackedBytes: le32(r[TermUnpackedBytesAt:]),
-				ChunkStart:    le32(r[TermChunkStartAt:]),
-				ChunkEnd:      le32(r[TermChunkEndAt:]),
-			}
-			p += RecordSize
-		}
+		p = readRecords(f.Terms, b, p, termRecord)
 		if f.Flags&FileFlagVerification != 0 {
 			f.Verification, vers = vers[:n:n], vers[n:]
 			for j := range f.Verification {
@@ -438,6 +425,27 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 	return p + RecordSize, nil
 }
 
+// scanBlocks walks the blocks of a file or CAS info section in b, which
+// holds the shard from offset base, from index p to the section's bookend.
+// block gets each block's header index and the bytes after the header; it
+// checks the block's count against them and returns how many records
+// follow the header.
+func scanBlocks(b []byte, base int64, p int, section string, block func(p int, left uint64) (uint64, error)) error {
+	for {
+		if len(b)-p < RecordSize {
+			return errAt(base+int64(p), "%s section has no bookend before byte %d", section, base+int64(len(b)))
+		}
+		if isBookend(b[p:]) {
+			return nil
+		}
+		records, err := block(p, uint64(len(b)-p-RecordSize))
+		if err != nil {
+			return err
+		}
+		p += RecordSize * int(1+records)
+	}
+}
+
 // readHeader decodes into f the file header record at index p of b, which
 // holds the shard from offset base, and returns the index after it and
 // the file's number of terms.
@@ -453,21 +461,18 @@ func (f *File) readHeader(b []byte, base int64, p int) (next, terms int) {
 func (s *Shard) readXorbs(b []byte, base int64, p int) (int, error) {
 	nXorbs, nChunks := 0, 0
 	start := p
-	for {
-		if len(b)-p < RecordSize {
-			return 0, errAt(base+int64(p), "CAS info section has no bookend before byte %d", base+int64(len(b)))
-		}
-		if isBookend(b[p:]) {
-			break
-		}
+	err := scanBlocks(b, base, p, "CAS info", func(p int, left uint64) (uint64, error) {
 		n := uint64(le32(b[p+36:]))
-		if left := uint64(len(b) - p - RecordSize); n*RecordSize > left {
+		if n*RecordSize > left {
 			return 0, errAt(base+int64(p)+36, "CAS block at %d: num_entries %d needs %d bytes of chunk entries but only %d bytes remain before byte %d",
 				base+int64(p), n, n*RecordSize, left, base+int64(len(b)))
 		}
 		nXorbs++
 		nChunks += int(n)
-		p += RecordSize * int(1+n)
+		return n, nil
+	})
+	if err != nil {
+		return 0, err
 	}
 
 	xorbs := make([]Xorb, nXorbs)
@@ -487,21 +492,43 @@ func (s *Shard) readXorbs(b []byte, base int64, p int) (int, error) {
 			continue
 		}
 		x.Chunks, chunks = chunks[:n:n], chunks[n:]
-		for j := range x.Chunks {
-			r := b[p : p+RecordSize]
-			x.Chunks[j] = Chunk{
-				Hash:           xethash.Hash(r[ChunkHashAt : ChunkHashAt+32]),
-				ByteRangeStart: le32(r[ChunkByteRangeStartAt:]),
-				UnpackedBytes:  le32(r[ChunkUnpackedBytesAt:]),
-				Flags:          le32(r[ChunkFlagsAt:]),
-				Reserved:       le32(r[ChunkReservedAt:]),
-			}
-			p += RecordSize
-		}
+		p = readRecords(x.Chunks, b, p, chunkRecord)
 	}
 	s.noteCASBookend(b[p:p+RecordSize], base+int64(p))
 	s.Xorbs = xorbs
 	return p + RecordSize, nil
+}
+
+// readRecords decodes into dst the len(dst) records from index p of b, one
+// by one with decode, and returns the index after them.
+func readRecords[T any](dst []T, b []byte, p int, decode func(rec []byte) T) int {
+	for j := range dst {
+		dst[j] = decode(b[p : p+RecordSize])
+		p += RecordSize
+	}
+	return p
+}
+
+// termRecord decodes a file block's term record rec.
+func termRecord(rec []byte) Term {
+	return Term{
+		Xorb:          xethash.Hash(rec[TermXorbHashAt : TermXorbHashAt+32]),
+		Flags:         le32(rec[TermFlagsAt:]),
+		UnpackedBytes: le32(rec[TermUnpackedBytesAt:]),
+		ChunkStart:    le32(rec[TermChunkStartAt:]),
+		ChunkEnd:      le32(rec[TermChunkEndAt:]),
+	}
+}
+
+// chunkRecord decodes a CAS block's chunk record rec.
+func chunkRecord(rec []byte) Chunk {
+	return Chunk{
+		Hash:           xethash.Hash(rec[ChunkHashAt : ChunkHashAt+32]),
+		ByteRangeStart: le32(rec[ChunkByteRangeStartAt:]),
+		UnpackedBytes:  le32(rec[ChunkUnpackedBytesAt:]),
+		Flags:          le32(rec[ChunkFlagsAt:]),
+		Reserved:       le32(rec[ChunkReservedAt:]),
+	}
 }
 
 // xorbHeader decodes the CAS block header record rec, which starts at offset at.

@@ -475,32 +475,20 @@ func (v *validator) lookups() {
 	}
 	checkCount(64, "chunk", len(l.Chunks), total)
 
-	for i, e := range l.Files {
-		off := int64(f.FileLookupOffset) + int64(i)*fileLookupSize
-		if i > 0 && e.Truncated < l.Files[i-1].Truncated {
-			v.c.add(Error, "lookups", off, RuleLookupUnsorted, "file lookup entry %d is out of order (truncated hash %016x after %016x)", i, e.Truncated, l.Files[i-1].Truncated)
-		}
-		if fi := entryOwner(fileAt, e.Entry); fi < 0 {
-			v.c.add(Error, "lookups", off+8, RuleLookupIndex, "file lookup entry %d points at record %d of the file info section, which starts no file", i, e.Entry)
-		} else if h := s.Files[fi].Hash.Truncated(); h != e.Truncated {
-			v.c.add(Error, "lookups", off, RuleLookupHash, "file lookup entry %d: truncated hash %016x, but file %d's is %016x", i, e.Truncated, fi, h)
-		}
-	}
-	for i, e := range l.Xorbs {
-		off := int64(f.XorbLookupOffset) + int64(i)*xorbLookupSize
-		if i > 0 && e.Truncated < l.Xorbs[i-1].Truncated {
-			v.c.add(Error, "lookups", off, RuleLookupUnsorted, "CAS lookup entry %d is out of order (truncated hash %016x after %016x)", i, e.Truncated, l.Xorbs[i-1].Truncated)
-		}
-		if xi := entryOwner(xorbAt, e.Entry); xi < 0 {
-			v.c.add(Error, "lookups", off+8, RuleLookupIndex, "CAS lookup entry %d points at record %d of the CAS info section, which starts no xorb", i, e.Entry)
-		} else if h := s.Xorbs[xi].Hash.Truncated(); h != e.Truncated {
-			v.c.add(Error, "lookups", off, RuleLookupHash, "CAS lookup entry %d: truncated hash %016x, but xorb %d's is %016x", i, e.Truncated, xi, h)
-		}
+	for _, t := range []recordLookupTable{
+		{"file", "file info", "file", int64(f.FileLookupOffset), fileLookupSize, fileAt, len(l.Files),
+			func(i int) (uint64, uint32) { return l.Files[i].Truncated, l.Files[i].Entry },
+			func(i int) uint64 { return s.Files[i].Hash.Truncated() }},
+		{"CAS", "CAS info", "xorb", int64(f.XorbLookupOffset), xorbLookupSize, xorbAt, len(l.Xorbs),
+			func(i int) (uint64, uint32) { return l.Xorbs[i].Truncated, l.Xorbs[i].Entry },
+			func(i int) uint64 { return s.Xorbs[i].Hash.Truncated() }},
+	} {
+		v.recordLookups(t)
 	}
 	for i, e := range l.Chunks {
 		off := int64(f.ChunkLookupOffset) + int64(i)*chunkLookupSize
-		if i > 0 && e.Truncated < l.Chunks[i-1].Truncated {
-			v.c.add(Error, "lookups", off, RuleLookupUnsorted, "chunk lookup entry %d is out of order (truncated hash %016x after %016x)", i, e.Truncated, l.Chunks[i-1].Truncated)
+		if i > 0 {
+			v.lookupOrder("chunk", i, off, l.Chunks[i-1].Truncated, e.Truncated)
 		}
 		xi := entryOwner(xorbAt, e.XorbEntry)
 		switch {
@@ -513,5 +501,47 @@ func (v *validator) lookups() {
 				v.c.add(Error, "lookups", off, RuleLookupHash, "chunk lookup entry %d: truncated hash %016x, but chunk %d of xorb %d has %016x", i, e.Truncated, e.Chunk, xi, h)
 			}
 		}
+	}
+}
+
+// recordLookupTable is the file or the CAS lookup table, as recordLookups
+// checks it: both map a truncated hash to the header record that starts the
+// file or xorb with that hash.
+type recordLookupTable struct {
+	table     string  // the table's name in messages: "file" or "CAS"
+	section   string  // the section whose records an entry counts
+	item      string  // what a header record starts: "file" or "xorb"
+	offset    int64   // the table's first byte in the shard
+	entrySize int64   // bytes in one entry
+	starts    []int64 // the header record of each item, ascending
+	count     int     // entries in the table
+	entry     func(i int) (truncated uint64, record uint32)
+	itemHash  func(item int) uint64 // the truncated hash of an item
+}
+
+// recordLookups checks that the entries of t are sorted and that each
+// points at the header record of an item with the entry's truncated hash.
+func (v *validator) recordLookups(t recordLookupTable) {
+	var previous uint64
+	for i := range t.count {
+		off := t.offset + int64(i)*t.entrySize
+		truncated, record := t.entry(i)
+		if i > 0 {
+			v.lookupOrder(t.table, i, off, previous, truncated)
+		}
+		previous = truncated
+		if item := entryOwner(t.starts, record); item < 0 {
+			v.c.add(Error, "lookups", off+8, RuleLookupIndex, "%s lookup entry %d points at record %d of the %s section, which starts no %s", t.table, i, record, t.section, t.item)
+		} else if h := t.itemHash(item); h != truncated {
+			v.c.add(Error, "lookups", off, RuleLookupHash, "%s lookup entry %d: truncated hash %016x, but %s %d's is %016x", t.table, i, truncated, t.item, item, h)
+		}
+	}
+}
+
+// lookupOrder reports entry i of a lookup table when its truncated hash is
+// below the one before it: readers binary-search the tables.
+func (v *validator) lookupOrder(table string, i int, off int64, previous, truncated uint64) {
+	if truncated < previous {
+		v.c.add(Error, "lookups", off, RuleLookupUnsorted, "%s lookup entry %d is out of order (truncated hash %016x after %016x)", table, i, truncated, previous)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/xetkit/xetkit/xethash"
 )
 
 // WriteOptions tune Marshal.
@@ -44,11 +46,8 @@ func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 	nChunks := 0
 	for i := range s.Files {
 		f := &s.Files[i]
-		if f.Hash == bookendHash {
-			return nil, fmt.Errorf("shard: file %d: a hash of all ff bytes is the bookend marker", i)
-		}
-		if len(f.Terms) > math.MaxUint32 {
-			return nil, fmt.Errorf("shard: file %d has %d terms, more than a u32 counts", i, len(f.Terms))
+		if err := writableBlock("file", i, f.Hash, len(f.Terms), "terms"); err != nil {
+			return nil, err
 		}
 		if f.Verification != nil && len(f.Verification) != len(f.Terms) {
 			return nil, fmt.Errorf("shard: file %d has %d terms but %d verification hashes", i, len(f.Terms), len(f.Verification))
@@ -60,11 +59,8 @@ func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 	casStart := size
 	for i := range s.Xorbs {
 		x := &s.Xorbs[i]
-		if x.Hash == bookendHash {
-			return nil, fmt.Errorf("shard: xorb %d: a hash of all ff bytes is the bookend marker", i)
-		}
-		if len(x.Chunks) > math.MaxUint32 {
-			return nil, fmt.Errorf("shard: xorb %d has %d chunks, more than a u32 counts", i, len(x.Chunks))
+		if err := writableBlock("xorb", i, x.Hash, len(x.Chunks), "chunks"); err != nil {
+			return nil, err
 		}
 		size += x.Size()
 		nChunks += len(x.Chunks)
@@ -185,6 +181,19 @@ func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 		panic(fmt.Sprintf("shard: wrote %d bytes, planned %d", len(w.b), size)) // unreachable
 	}
 	return w.b, nil
+}
+
+// writableBlock refuses block i of the file or CAS info section when
+// readers could not find its end: its hash is the bookend marker, or its
+// records are more than the header's u32 count holds.
+func writableBlock(block string, i int, hash xethash.Hash, records int, recordName string) error {
+	if hash == bookendHash {
+		return fmt.Errorf("shard: %s %d: a hash of all ff bytes is the bookend marker", block, i)
+	}
+	if records > math.MaxUint32 {
+		return fmt.Errorf("shard: %s %d has %d %s, more than a u32 counts", block, i, records, recordName)
+	}
+	return nil
 }
 
 // lookupRow is an entry of any lookup table: a truncated hash and one or

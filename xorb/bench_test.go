@@ -37,34 +37,28 @@ func BenchmarkLZ4Decompress(b *testing.B) {
 	}
 }
 
-func BenchmarkByteGroup(b *testing.B) {
-	src := floatData(MaxChunkSize, 1)
-	dst := make([]byte, len(src))
-	b.SetBytes(int64(len(src)))
-	for b.Loop() {
-		byteGroup4(dst, src)
-	}
-}
+func BenchmarkByteGroup(b *testing.B) { benchByteGroup(b, byteGroup4) }
 
-func BenchmarkByteUngroup(b *testing.B) {
-	src := floatData(MaxChunkSize, 1)
-	dst := make([]byte, len(src))
-	b.SetBytes(int64(len(src)))
-	for b.Loop() {
-		byteUngroup4(dst, src)
-	}
-}
+func BenchmarkByteUngroup(b *testing.B) { benchByteGroup(b, byteUngroup4) }
 
 // BenchmarkByteGroupBytewise is the one-byte-at-a-time loop, for comparison.
 func BenchmarkByteGroupBytewise(b *testing.B) {
-	src := floatData(MaxChunkSize, 1)
-	dst := make([]byte, len(src))
-	b.SetBytes(int64(len(src)))
-	for b.Loop() {
+	benchByteGroup(b, func(dst, src []byte) {
 		q := len(src) / 4
 		for i, c := range src {
 			dst[(i%4)*q+i/4] = c
 		}
+	})
+}
+
+// benchByteGroup times regroup on a largest chunk of float data, the data
+// byte grouping is for.
+func benchByteGroup(b *testing.B, regroup func(dst, src []byte)) {
+	src := floatData(MaxChunkSize, 1)
+	dst := make([]byte, len(src))
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		regroup(dst, src)
 	}
 }
 

@@ -11,88 +11,68 @@ import "encoding/binary"
 // transpose done with swaps inside 64-bit words, which runs several times
 // faster than moving one byte at a time.
 
-// groupStarts returns where each of the four groups of an n-byte input
-// begins in the grouped form.
-func groupStarts(n int) (s1, s2, s3 int) {
-	q, r := n/4, n%4
-	s1 = q + min(r, 1)
-	s2 = 2*q + min(r, 2)
-	s3 = 3*q + min(r, 3)
-	return
+// groups splits the grouped form b of an input of len(b) bytes into its
+// four groups.
+func groups(b []byte) [4][]byte {
+	q, r := len(b)/4, len(b)%4
+	s1 := q + min(r, 1)
+	s2 := 2*q + min(r, 2)
+	s3 := 3*q + min(r, 3)
+	return [4][]byte{b[:s1], b[s1:s2], b[s2:s3], b[s3:]}
+}
+
+// loadWords reads b[:32] as four little-endian words.
+func loadWords(b []byte) (x0, x1, x2, x3 uint64) {
+	b = b[:32]
+	return binary.LittleEndian.Uint64(b[0:]), binary.LittleEndian.Uint64(b[8:]),
+		binary.LittleEndian.Uint64(b[16:]), binary.LittleEndian.Uint64(b[24:])
+}
+
+// storeWords writes x0..x3 into b[:32] as four little-endian words.
+func storeWords(b []byte, x0, x1, x2, x3 uint64) {
+	b = b[:32]
+	binary.LittleEndian.PutUint64(b[0:], x0)
+	binary.LittleEndian.PutUint64(b[8:], x1)
+	binary.LittleEndian.PutUint64(b[16:], x2)
+	binary.LittleEndian.PutUint64(b[24:], x3)
 }
 
 // byteGroup4 writes the byte-grouped form of src into dst, which must have
 // the same length.
 func byteGroup4(dst, src []byte) {
-	n := len(src)
-	dst = dst[:n]
-	q := n / 4
-	s1, s2, s3 := groupStarts(n)
-	g0, g1, g2, g3 := dst[:s1], dst[s1:s2], dst[s2:s3], dst[s3:]
+	dst = dst[:len(src)]
+	g := groups(dst)
 	i := 0
-	for ; i+8 <= q; i += 8 {
-		in := src[4*i : 4*i+32]
-		x0 := binary.LittleEndian.Uint64(in[0:])
-		x1 := binary.LittleEndian.Uint64(in[8:])
-		x2 := binary.LittleEndian.Uint64(in[16:])
-		x3 := binary.LittleEndian.Uint64(in[24:])
-		x0, x1, x2, x3 = transpose(x0, x1, x2, x3)
-		binary.LittleEndian.PutUint64(g0[i:], x0)
-		binary.LittleEndian.PutUint64(g1[i:], x1)
-		binary.LittleEndian.PutUint64(g2[i:], x2)
-		binary.LittleEndian.PutUint64(g3[i:], x3)
+	for ; i+8 <= len(src)/4; i += 8 {
+		x0, x1, x2, x3 := transpose(loadWords(src[4*i:]))
+		binary.LittleEndian.PutUint64(g[0][i:], x0)
+		binary.LittleEndian.PutUint64(g[1][i:], x1)
+		binary.LittleEndian.PutUint64(g[2][i:], x2)
+		binary.LittleEndian.PutUint64(g[3][i:], x3)
 	}
-	for ; i < q; i++ {
-		in := src[4*i : 4*i+4]
-		g0[i], g1[i], g2[i], g3[i] = in[0], in[1], in[2], in[3]
-	}
-	// The remainder bytes go to the first groups, after their q bytes.
-	switch n % 4 {
-	case 3:
-		g2[q] = src[4*q+2]
-		fallthrough
-	case 2:
-		g1[q] = src[4*q+1]
-		fallthrough
-	case 1:
-		g0[q] = src[4*q]
+	// The few bytes left one at a time: byte j is byte j/4 of group j%4,
+	// which also puts the remainder bytes at the end of the first groups.
+	for j := 4 * i; j < len(src); j++ {
+		g[j%4][j/4] = src[j]
 	}
 }
 
 // byteUngroup4 reverses byteGroup4: dst receives the original order of the
 // grouped bytes in src. Both have the same length.
 func byteUngroup4(dst, src []byte) {
-	n := len(src)
-	dst = dst[:n]
-	q := n / 4
-	s1, s2, s3 := groupStarts(n)
-	g0, g1, g2, g3 := src[:s1], src[s1:s2], src[s2:s3], src[s3:]
+	dst = dst[:len(src)]
+	g := groups(src)
 	i := 0
-	for ; i+8 <= q; i += 8 {
-		x0 := binary.LittleEndian.Uint64(g0[i:])
-		x1 := binary.LittleEndian.Uint64(g1[i:])
-		x2 := binary.LittleEndian.Uint64(g2[i:])
-		x3 := binary.LittleEndian.Uint64(g3[i:])
-		x0, x1, x2, x3 = untranspose(x0, x1, x2, x3)
-		out := dst[4*i : 4*i+32]
-		binary.LittleEndian.PutUint64(out[0:], x0)
-		binary.LittleEndian.PutUint64(out[8:], x1)
-		binary.LittleEndian.PutUint64(out[16:], x2)
-		binary.LittleEndian.PutUint64(out[24:], x3)
+	for ; i+8 <= len(src)/4; i += 8 {
+		x0, x1, x2, x3 := untranspose(
+			binary.LittleEndian.Uint64(g[0][i:]),
+			binary.LittleEndian.Uint64(g[1][i:]),
+			binary.LittleEndian.Uint64(g[2][i:]),
+			binary.LittleEndian.Uint64(g[3][i:]))
+		storeWords(dst[4*i:], x0, x1, x2, x3)
 	}
-	for ; i < q; i++ {
-		out := dst[4*i : 4*i+4]
-		out[0], out[1], out[2], out[3] = g0[i], g1[i], g2[i], g3[i]
-	}
-	switch n % 4 {
-	case 3:
-		dst[4*q+2] = g2[q]
-		fallthrough
-	case 2:
-		dst[4*q+1] = g1[q]
-		fallthrough
-	case 1:
-		dst[4*q] = g0[q]
+	for j := 4 * i; j < len(src); j++ {
+		dst[j] = g[j%4][j/4]
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"runtime"
 
@@ -24,21 +25,14 @@ func init() {
 	})
 }
 
-func runChunk(e *env, args []string) error {
-	c := commands["chunk"]
-	fs := newFlags(e, c)
+func runChunk(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	name, err := inputArg(e, c, fs, args)
 	if err != nil {
 		return err
 	}
-	in, err := openInput(e, name)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	var line []byte
-	err = chunkhash.Read(in, runtime.GOMAXPROCS(0), func(ch chunkhash.Chunk) error {
+	err = readChunks(e, name, func(ch chunkhash.Chunk) error {
 		line = chunkhash.AppendLine(line[:0], ch.Hash, uint64(len(ch.Data)))
 		_, err := out.Write(line)
 		return err
@@ -49,9 +43,7 @@ func runChunk(e *env, args []string) error {
 	return out.Flush()
 }
 
-func runHash(e *env, args []string) error {
-	c := commands["hash"]
-	fs := newFlags(e, c)
+func runHash(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	list := fs.String("chunks", "", "compute from a chunk list (\"<hash> <length>\" lines, - for stdin) instead of a file")
 	asXorb := fs.Bool("xorb", false, "print the xorb hash of the chunks instead of the file hash")
 	args, err := parseFlags(e, c, fs, args)
@@ -76,12 +68,7 @@ func runHash(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		in, err := openInput(e, name)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		err = chunkhash.Read(in, runtime.GOMAXPROCS(0), func(ch chunkhash.Chunk) error {
+		err = readChunks(e, name, func(ch chunkhash.Chunk) error {
 			entries = append(entries, ch.Entry())
 			return nil
 		})
@@ -95,4 +82,15 @@ func runHash(e *env, args []string) error {
 	}
 	_, err = fmt.Fprintln(e.stdout, h)
 	return err
+}
+
+// readChunks cuts the file name (- for standard input) into chunks and
+// passes each, hashed, to fn in order.
+func readChunks(e *env, name string, fn func(chunkhash.Chunk) error) error {
+	in, err := openInput(e, name)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return chunkhash.Read(in, runtime.GOMAXPROCS(0), fn)
 }

@@ -22,13 +22,12 @@ func init() {
 	})
 }
 
-func runDownload(e *env, args []string) error {
+func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	var out, byteRange, byHash string
-	client, of, args, err := hubCommand(e, "download", args, func(fs *flag.FlagSet) {
-		fs.StringVar(&out, "o", "", "write to this file, which appears only once verified; - for standard output (needed when it is a terminal)")
-		fs.StringVar(&byteRange, "bytes", "", "only bytes START:END of the file (END excluded; either may be left out)")
-		fs.StringVar(&byHash, "hash", "", "download the file with this file hash instead of a PATH")
-	})
+	fs.StringVar(&out, "o", "", "write to this file, which appears only once verified; - for standard output (needed when it is a terminal)")
+	fs.StringVar(&byteRange, "bytes", "", "only bytes START:END of the file (END excluded; either may be left out)")
+	fs.StringVar(&byHash, "hash", "", "download the file with this file hash instead of a PATH")
+	client, of, args, err := hubCommand(e, c, fs, args)
 	if err != nil {
 		return err
 	}
@@ -41,7 +40,7 @@ func runDownload(e *env, args []string) error {
 		if hash, err = xethash.Parse(byHash); err != nil {
 			return usagef("--hash: %v", err)
 		}
-	} else if path, err = oneArg(commands["download"], args); err != nil {
+	} else if path, err = oneArg(c, args); err != nil {
 		return err
 	}
 	var rng *cas.Range

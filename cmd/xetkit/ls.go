@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"flag"
+	"fmt"
+)
 
 func init() {
 	register(&command{
@@ -11,8 +14,8 @@ func init() {
 	})
 }
 
-func runLs(e *env, args []string) error {
-	client, of, args, err := hubCommand(e, "ls", args, nil)
+func runLs(e *env, c *command, fs *flag.FlagSet, args []string) error {
+	client, of, args, err := hubCommand(e, c, fs, args)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,9 @@ type command struct {
 	usage   string // arguments after the name: "FILE|-"
 	summary string // one line for "xetkit help"
 	details string // more, for "xetkit help CMD" and "CMD -h" (optional)
-	run     func(env *env, args []string) error
+	// run carries out the command: c is the command itself and fs a fresh
+	// flag set for it, to which run adds its flags before parsing args.
+	run func(e *env, c *command, fs *flag.FlagSet, args []string) error
 }
 
 var commands = map[string]*command{}
@@ -98,7 +100,7 @@ func run(e *env, args []string) (status int) {
 		fmt.Fprintf(e.stderr, "xetkit: %v\n", err)
 		return 2
 	}
-	return finish(e, cmd, cmd.run(e, rest))
+	return finish(e, cmd, cmd.run(e, cmd, newFlags(e, cmd), rest))
 }
 
 // finish reports a command's error and turns it into the exit status.
@@ -138,7 +140,7 @@ func runHelp(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "xetkit help: %v\n", err)
 		return 2
 	}
-	return finish(e, cmd, cmd.run(e, []string{"-h"}))
+	return finish(e, cmd, cmd.run(e, cmd, newFlags(e, cmd), []string{"-h"}))
 }
 
 // groupCommands lists the commands of a group ("shard" → "shard build",

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"net"
@@ -70,9 +71,7 @@ type serveOptions struct {
 	readTimeout, idleTimeout time.Duration
 }
 
-func runServe(e *env, args []string) error {
-	c := commands["serve"]
-	fs := newFlags(e, c)
+func runServe(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	var o serveOptions
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free one)")
 	fs.StringVar(&o.root, "root", "", "serve web/ and wasm/ from this checkout (to see edits without rebuilding; default: the copies built into this binary)")

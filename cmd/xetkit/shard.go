@@ -31,9 +31,7 @@ func init() {
 	})
 }
 
-func runShardParse(e *env, args []string) error {
-	c := commands["shard parse"]
-	fs := newFlags(e, c)
+func runShardParse(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	strict := fs.Bool("strict", false, "exit 1 when any finding has severity error")
 	upload := fs.Bool("upload", false, "also check what the upload API requires (verification entries, SHA-256, plain chunk hashes)")
 	pretty := fs.Bool("pretty", false, "indent the JSON")
@@ -72,9 +70,7 @@ func runShardParse(e *env, args []string) error {
 	return nil
 }
 
-func runShardBuild(e *env, args []string) error {
-	c := commands["shard build"]
-	fs := newFlags(e, c)
+func runShardBuild(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	outName := fs.String("o", "", "write the shard to this file instead of standard output")
 	data, err := readInputArg(e, c, fs, args)
 	if err != nil {
@@ -91,9 +87,7 @@ func runShardBuild(e *env, args []string) error {
 	return writeOutput(e, *outName, b)
 }
 
-func runShardSpec(e *env, args []string) error {
-	c := commands["shard spec"]
-	fs := newFlags(e, c)
+func runShardSpec(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	s, err := readShardArg(e, c, fs, args)
 	if err != nil {
 		return err

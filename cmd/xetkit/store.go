@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 
 	"github.com/xetkit/xetkit/hub"
@@ -15,9 +16,7 @@ func init() {
 	})
 }
 
-func runStoreCheck(e *env, args []string) error {
-	c := commands["store check"]
-	fs := newFlags(e, c)
+func runStoreCheck(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	asJSON := fs.Bool("json", false, "print the problems as JSON")
 	dir, err := inputArg(e, c, fs, args)
 	if err != nil {

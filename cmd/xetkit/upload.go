@@ -44,19 +44,14 @@ func (cf *clientFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&cf.retryDelay, "retry-delay", cas.DefaultRetryDelay, "first wait before a retry; it doubles with each one, up to 30s")
 }
 
-// hubCommand parses the flags of a command that talks to a hub: the
-// client's, --json and --quiet, and those flags adds. It returns the
-// client, the output flags and the positional arguments.
-func hubCommand(e *env, name string, args []string, flags func(*flag.FlagSet)) (*hubclient.Client, outputFlags, []string, error) {
-	c := commands[name]
-	fs := newFlags(e, c)
+// hubCommand parses the flags of c, a command that talks to a hub: the
+// client's, --json and --quiet, and those c added to fs before. It returns
+// the client, the output flags and the positional arguments.
+func hubCommand(e *env, c *command, fs *flag.FlagSet, args []string) (*hubclient.Client, outputFlags, []string, error) {
 	var cf clientFlags
 	cf.register(fs)
 	var of outputFlags
 	of.register(fs)
-	if flags != nil {
-		flags(fs)
-	}
 	args, err := parseFlags(e, c, fs, args)
 	if err != nil {
 		return nil, of, nil, err
@@ -84,16 +79,15 @@ func (cf *clientFlags) client() (*hubclient.Client, error) {
 		Retries: retries, RetryDelay: cf.retryDelay}}, nil
 }
 
-func runUpload(e *env, args []string) error {
+func runUpload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	var concurrency int
 	var message, prefix string
 	var noCommit bool
-	client, of, args, err := hubCommand(e, "upload", args, func(fs *flag.FlagSet) {
-		fs.IntVar(&concurrency, "concurrency", 4, "xorb uploads in flight")
-		fs.StringVar(&message, "message", "", "commit title (default \"Upload with xetkit\")")
-		fs.StringVar(&prefix, "prefix", "", "folder in the repository the files go into, e.g. weights/")
-		fs.BoolVar(&noCommit, "no-commit", false, "only store the files in CAS: no commit, so no path in the repository finds them")
-	})
+	fs.IntVar(&concurrency, "concurrency", 4, "xorb uploads in flight")
+	fs.StringVar(&message, "message", "", "commit title (default \"Upload with xetkit\")")
+	fs.StringVar(&prefix, "prefix", "", "folder in the repository the files go into, e.g. weights/")
+	fs.BoolVar(&noCommit, "no-commit", false, "only store the files in CAS: no commit, so no path in the repository finds them")
+	client, of, args, err := hubCommand(e, c, fs, args)
 	if err != nil {
 		return err
 	}

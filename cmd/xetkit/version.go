@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -19,9 +20,8 @@ func init() {
 	})
 }
 
-func runVersion(e *env, args []string) error {
-	c := commands["version"]
-	positional, err := parseFlags(e, c, newFlags(e, c), args)
+func runVersion(e *env, c *command, fs *flag.FlagSet, args []string) error {
+	positional, err := parseFlags(e, c, fs, args)
 	if err != nil {
 		return err
 	}

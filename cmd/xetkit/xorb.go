@@ -34,9 +34,7 @@ func readXorb(e *env, c *command, fs *flag.FlagSet, args []string) (*xorb.Xorb, 
 	return xorb.ParsePartial(data)
 }
 
-func runXorbParse(e *env, args []string) error {
-	c := commands["xorb parse"]
-	fs := newFlags(e, c)
+func runXorbParse(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	noVerify := fs.Bool("no-verify", false, "read headers and footer only: do not decompress or hash the chunks")
 	x, err := readXorb(e, c, fs, args)
 	if err != nil {
@@ -56,9 +54,7 @@ func runXorbParse(e *env, args []string) error {
 	return out.Flush()
 }
 
-func runXorbChunks(e *env, args []string) error {
-	c := commands["xorb chunks"]
-	fs := newFlags(e, c)
+func runXorbChunks(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	x, err := readXorb(e, c, fs, args)
 	if err != nil {
 		return err

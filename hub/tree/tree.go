@@ -565,12 +565,21 @@ const (
 	kindIndex = 'I'
 )
 
+// pageStart begins the encoding of a page of the given kind and n items.
+func pageStart(kind byte, n int) []byte {
+	return binary.AppendUvarint([]byte{kind}, uint64(n))
+}
+
+// appendName appends a name as pages hold one: its length, then its bytes.
+func appendName(b []byte, name string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	return append(b, name...)
+}
+
 func encodeLeaf(entries []Entry) []byte {
-	b := []byte{kindLeaf}
-	b = binary.AppendUvarint(b, uint64(len(entries)))
+	b := pageStart(kindLeaf, len(entries))
 	for _, e := range entries {
-		b = binary.AppendUvarint(b, uint64(len(e.Name)))
-		b = append(b, e.Name...)
+		b = appendName(b, e.Name)
 		b = append(b, e.Changed[:]...)
 		if e.Dir {
 			b = append(b, 1)
@@ -592,11 +601,9 @@ func encodeLeaf(entries []Entry) []byte {
 }
 
 func encodeIndex(children []child) []byte {
-	b := []byte{kindIndex}
-	b = binary.AppendUvarint(b, uint64(len(children)))
+	b := pageStart(kindIndex, len(children))
 	for _, c := range children {
-		b = binary.AppendUvarint(b, uint64(len(c.first)))
-		b = append(b, c.first...)
+		b = appendName(b, c.first)
 		b = append(b, c.id[:]...)
 	}
 	return b
@@ -621,7 +628,7 @@ func decodePage(id ID, b []byte) (*page, error) {
 		p.entries = make([]Entry, 0, n)
 		for range n {
 			var e Entry
-			e.Name = string(r.bytes(int(r.uvarint())))
+			e.Name = r.name()
 			copy(e.Changed[:], r.bytes(20))
 			switch r.byte() {
 			case 1:
@@ -643,7 +650,7 @@ func decodePage(id ID, b []byte) (*page, error) {
 		p.children = make([]child, 0, n)
 		for range n {
 			var c child
-			c.first = string(r.bytes(int(r.uvarint())))
+			c.first = r.name()
 			copy(c.id[:], r.bytes(32))
 			p.children = append(p.children, c)
 		}
@@ -691,6 +698,9 @@ func (r *reader) byte() byte {
 	}
 	return 0
 }
+
+// name reads a name written by appendName.
+func (r *reader) name() string { return string(r.bytes(int(r.uvarint()))) }
 
 func (r *reader) uvarint() uint64 {
 	if r.err != nil {
