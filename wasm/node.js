@@ -20,10 +20,18 @@ export function parallelism() {
 
 /**
  * A worker thread running source, a script that reaches its port through
- * require("node:worker_threads").parentPort.
+ * require("node:worker_threads").parentPort. The worker takes the
+ * parent's Node options but --input-type, which would make that script a
+ * module (node --input-type=module -e …), where require does not exist.
  */
 export function startWorker(source) {
-  return new Worker(source, { eval: true });
+  const execArgv = [];
+  for (let i = 0; i < process.execArgv.length; i++) {
+    const a = process.execArgv[i];
+    if (a === "--input-type") i++; // and its value
+    else if (!a.startsWith("--input-type=")) execArgv.push(a);
+  }
+  return new Worker(source, { eval: true, execArgv });
 }
 
 /**

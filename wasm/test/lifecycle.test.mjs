@@ -50,6 +50,27 @@ console.log("done");
   assert.match(r.stdout, /^done$/m);
 });
 
+// node --input-type=module -e runs the script as a module, and Node hands
+// that option to worker threads too: the pool's workers must start anyway.
+test("the pool works in a script given with node --input-type=module -e", { timeout: 60_000 }, async () => {
+  const script = `
+import { load } from ${JSON.stringify(moduleURL)};
+const xk = await load({ workers: 2 });
+const data = new Uint8Array(24 << 20).map((_, i) => (i * 7919) % 251);
+const pooled = await xk.chunkAsync(data);
+const here = xk.chunk(data);
+xk.close();
+console.log(pooled.length === here.length && pooled.every((c, i) => c.hash === here[i].hash && c.length === here[i].length) ? "same " + here.length : "different");
+`;
+  const r = await new Promise((resolve) => {
+    execFile(process.execPath, ["--input-type=module", "-e", script], { timeout: 50_000, killSignal: "SIGKILL" }, (err, stdout, stderr) => {
+      resolve({ code: err ? (err.killed ? null : err.code) : 0, stdout, stderr });
+    });
+  });
+  assert.equal(r.code, 0, `exit ${r.code}; stderr: ${r.stderr}`);
+  assert.match(r.stdout, /^same \d+$/m);
+});
+
 // Every async call takes a signal: an abort rejects within a second with name "AbortError"
 // and the signal's reason as its cause, and the module goes on working.
 test("aborting chunkAsync, processFile and upload rejects with AbortError", { timeout: 60_000 }, async (t) => {
