@@ -18,13 +18,13 @@
 //
 //   node bench/download-memory.mjs [GiB]
 
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createReadStream, rmSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { extname, join, normalize, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { browserRSS, MiB, randomFile, tempDir } from "./proc.lib.mjs";
+import { browserRSS, MiB, plainChromium, randomFile, tempDir, within } from "./proc.lib.mjs";
 import { startServer } from "../test/common.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -108,20 +108,13 @@ async function inChromium() {
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const params = encodeURIComponent(JSON.stringify({ hub: hub.origin, repo, token }));
   const url = `http://127.0.0.1:${server.address().port}/#${params}`;
-  chrome = spawn(process.env.CHROMIUM || "/usr/bin/chromium", [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--no-first-run", "--enable-precise-memory-info", `--user-data-dir=${join(tmp, "profile")}`, url,
-  ], { stdio: "ignore", detached: true });
-  const exited = new Promise((r) => chrome.on("exit", r));
+  chrome = plainChromium(url, join(tmp, "profile"));
   let res;
   try {
-    res = await Promise.race([result, new Promise((_, reject) => {
-      setTimeout(() => reject(new Error("Chromium gave no result in 10 minutes")), 600_000).unref();
-    })]);
+    res = await within(result, 600_000, "Chromium gave no result");
   } finally {
     clearInterval(timer);
-    process.kill(-chrome.pid, "SIGKILL"); // the browser and every process it started
-    await exited;
+    await chrome.close();
     server.close();
     server.closeAllConnections();
   }

@@ -1,4 +1,5 @@
 // Node-only helpers for the browser benchmarks.
+import { spawn } from "node:child_process";
 import { createHash, randomFillSync } from "node:crypto";
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { createServer } from "node:http";
@@ -73,6 +74,35 @@ export async function launchChromium(chromium, extraArgs = []) {
     },
   };
   return chrome;
+}
+
+// plainChromium opens url in a headless Chromium (Debian's, or $CHROMIUM)
+// with no DevTools client: Playwright turns on the DevTools network
+// domain, which copies every response body in the renderer (a 256 MiB
+// download measures a third slower under it), so the page reports over
+// HTTP. {pid, close()}: close kills the browser and every process it
+// started.
+export function plainChromium(url, profileDir) {
+  const chrome = spawn(process.env.CHROMIUM || "/usr/bin/chromium", [
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--no-first-run", "--enable-precise-memory-info", `--user-data-dir=${profileDir}`, url,
+  ], { stdio: "ignore", detached: true });
+  const exited = new Promise((r) => chrome.on("exit", r));
+  return {
+    pid: chrome.pid,
+    async close() {
+      try { process.kill(-chrome.pid, "SIGKILL"); } catch { /* gone */ }
+      await exited;
+    },
+  };
+}
+
+// within settles as p does, or rejects ("<what> in <ms/1000> s") if p
+// has not settled after ms.
+export function within(p, ms, what) {
+  let timer;
+  const limit = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} in ${ms / 1000} s`)), ms); });
+  return Promise.race([p, limit]).finally(() => clearTimeout(timer));
 }
 
 // randomFile writes size random bytes to path; returns {path, sha256}.

@@ -64,14 +64,15 @@ export function randomBytes(n, seed) {
  * Starts `xetkit serve` (bin, or options.binary) on a free loopback port;
  * resolves to {url (ending in "/"), origin (without it), data, stop()}.
  * Options: token (the hub's user token), faults (--faults), data (a store
- * folder the caller keeps; by default a temporary one that stop() removes).
- * The page is served from the checkout (or $XETKIT_E2E_ROOT).
+ * folder the caller keeps; by default a temporary one that stop() removes),
+ * site (the folder whose web/ and wasm/ are served: by default the
+ * checkout, or $XETKIT_E2E_ROOT).
  */
-export async function startServer({ token, faults, data: keep, binary = bin } = {}) {
+export async function startServer({ token, faults, data: keep, binary = bin, site = process.env.XETKIT_E2E_ROOT || root } = {}) {
   if (!existsSync(binary)) throw new Error(`${binary} is missing: go build -o bin/xetkit ./cmd/xetkit`);
   const data = keep || mkdtempSync(join(tmpdir(), "xetkit-hub-"));
   const extra = [...(token ? ["--token", token] : []), ...(faults ? ["--faults", faults] : [])];
-  const proc = spawn(binary, ["serve", "--addr", "127.0.0.1:0", "--root", process.env.XETKIT_E2E_ROOT || root, "--data", data, ...extra], {
+  const proc = spawn(binary, ["serve", "--addr", "127.0.0.1:0", "--root", site, "--data", data, ...extra], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "", err = "";
