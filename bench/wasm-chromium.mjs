@@ -4,9 +4,11 @@
 //  1. chunk + hash of the same 64 MiB random buffer: the peer's getChunks,
 //     xetkit's chunk (one instance, and one without the SIMD kernels) and
 //     chunkAsync (the worker pool), MB/s and ratios, and processFile of it
-//     (as bytes and as a Blob) with one instance and with the pool; then all again with one core kept busy
-//     by a loop in another process, in a session of its own so that the
-//     scheduler gives it a core (the pool must not fall behind one
+//     (as bytes and as a Blob) with one instance and with the pool; then
+//     chunkAsync and processFile of the same bytes as a File from disk,
+//     against chunkAsync of the bytes; then all again with one core kept
+//     busy by a loop in another process, in a session of its own so that
+//     the scheduler gives it a core (the pool must not fall behind one
 //     instance);
 //  2. processFile on a 1 GiB generated Blob: time, peak memory (JS heap of
 //     the page plus the WebAssembly memory of every instance, sampled as it
@@ -31,6 +33,9 @@ const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const rounds = Number(process.argv[2] || 5);
 const gib = Number(process.argv[3] ?? 1);
 const log = (s) => console.log(s);
+// sameBytesFile holds the 64 MiB chunkBench's page generates (seed 1), for
+// the page's file input: a File read from disk, as one a user picks.
+let sameBytesFile = null;
 
 // ---- the peer, bundled for the browser ----
 const tmp = tempDir("wasm");
@@ -74,7 +79,14 @@ async function whileBusy(fn) {
 }
 
 async function chunkBench(busy = "") {
+  if (!sameBytesFile) {
+    sameBytesFile = join(tmp, "same.bin");
+    const fd = openSync(sameBytesFile, "w");
+    writeSync(fd, fillRandom(new Uint8Array(64 << 20), 1));
+    closeSync(fd);
+  }
   const p = await newPage();
+  await p.setInputFiles("#file", sameBytesFile);
   const res = await p.evaluate(async ({ rounds, busy }) => {
     const { load } = await import("/wasm/xetkit.js");
     const { getChunks } = await import("/__peer/peer.js");
@@ -88,6 +100,25 @@ async function chunkBench(busy = "") {
     lib.report({ where: busy ? `Chromium ${busy}` : "Chromium", best, counts, ratios, workers, log: console.log });
     await lib.runProcessFileBench({ xk, input: buf, rounds, log: console.log });
     await lib.runProcessFileBench({ xk, input: new Blob([buf]), rounds, log: console.log });
+    // The same bytes as a File from disk, with the pool (best of rounds).
+    const file = document.getElementById("file").files[0];
+    const mbs = (ms) => 64 * 1.048576 / (ms / 1000);
+    let bytesMs = Infinity, fileMs = Infinity, processMs = Infinity, same = true;
+    for (let r = 0; r < rounds; r++) {
+      let t = performance.now();
+      const a = await xk.chunkAsync(buf);
+      bytesMs = Math.min(bytesMs, performance.now() - t);
+      t = performance.now();
+      const b = await xk.chunkAsync(file);
+      fileMs = Math.min(fileMs, performance.now() - t);
+      t = performance.now();
+      await xk.processFile(file);
+      processMs = Math.min(processMs, performance.now() - t);
+      same &&= a.length === b.length && a.every((c, i) => c.hash === b[i].hash);
+    }
+    console.log(`  chunkAsync of a File from disk: ${mbs(fileMs).toFixed(0)} MB/s, ${(bytesMs / fileMs).toFixed(2)}x chunkAsync of the same bytes (${mbs(bytesMs).toFixed(0)} MB/s; target >= 0.80x)${same ? "" : "; THE CHUNKS DIFFER"}`);
+    console.log(`  processFile of that File: ${mbs(processMs).toFixed(0)} MB/s, ${(bytesMs / processMs).toFixed(2)}x chunkAsync of the bytes (target >= 0.30x)`);
+    if (!same) throw new Error("chunkAsync of the File and of its bytes gave different chunks");
     const mem = await xk.memory();
     console.log(`  wasm memory: main ${(mem.wasm / 2 ** 20).toFixed(0)} MiB, workers ${mem.workers.map((n) => (n / 2 ** 20).toFixed(0)).join(" + ")} MiB`);
     xk.close();
