@@ -100,7 +100,9 @@ async function chunkBench(busy = "") {
     lib.report({ where: busy ? `Chromium ${busy}` : "Chromium", best, counts, ratios, workers, log: console.log });
     await lib.runProcessFileBench({ xk, input: buf, rounds, log: console.log });
     await lib.runProcessFileBench({ xk, input: new Blob([buf]), rounds, log: console.log });
-    // The same bytes as a File from disk, with the pool (best of rounds).
+    // The same bytes as a File from disk, with the pool (best of rounds);
+    // the bytes are timed again in the same rounds, so that the ratio
+    // compares runs taken under the same conditions.
     const file = document.getElementById("file").files[0];
     const mbs = (ms) => 64 * 1.048576 / (ms / 1000);
     let bytesMs = Infinity, fileMs = Infinity, processMs = Infinity, same = true;
