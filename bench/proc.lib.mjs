@@ -36,6 +36,19 @@ export function browserRSS(browserPid) {
   return out;
 }
 
+// whileBusy runs fn with a busy loop in another process. Detached, the
+// loop is in a session of its own: where the kernel groups the scheduling
+// by session (autogroup), it then gets a core's share against the whole
+// browser (or Node), not one thread's among its threads.
+export async function whileBusy(fn) {
+  const loop = spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore", detached: true });
+  try {
+    return await fn();
+  } finally {
+    loop.kill();
+  }
+}
+
 // launchChromium starts Debian's Chromium (or $CHROMIUM) as a browser
 // server, so that its process id is known and the memory figures count
 // this browser's processes only, and connects to it. close() stops both.

@@ -15,6 +15,8 @@
 //     runs, and the renderer process's resident size), and the file hash
 //     against the native CLI's on the same bytes.
 //
+// The pool is load()'s default (a worker for each core but two: none on 2
+// cores); XETKIT_BENCH_WORKERS=n times a pool of n workers instead.
 // The repository is served on a 127.0.0.1 port picked at start; the peer is
 // bundled with esbuild into a temporary directory. Prints figures; asserts
 // nothing (a failure to run is an error).
@@ -27,7 +29,7 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
 import { fillRandom } from "./wasm.lib.mjs";
-import { browserRSS, launchChromium, MiB, serveRepo, tempDir } from "./proc.lib.mjs";
+import { browserRSS, launchChromium, MiB, serveRepo, tempDir, whileBusy } from "./proc.lib.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const rounds = Number(process.argv[2] || 5);
@@ -65,19 +67,6 @@ function newPage() {
   return chrome.open(origin + "/", log, { console: true });
 }
 
-// whileBusy runs fn with a busy loop in another process. Detached, the
-// loop is in a session of its own: where the kernel groups the scheduling
-// by session (autogroup), it then gets a core's share against the whole
-// browser, not one thread's among the browser's threads.
-async function whileBusy(fn) {
-  const loop = spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore", detached: true });
-  try {
-    return await fn();
-  } finally {
-    loop.kill();
-  }
-}
-
 async function chunkBench(busy = "") {
   if (!sameBytesFile) {
     sameBytesFile = join(tmp, "same.bin");
@@ -87,15 +76,16 @@ async function chunkBench(busy = "") {
   }
   const p = await newPage();
   await p.setInputFiles("#file", sameBytesFile);
-  const res = await p.evaluate(async ({ rounds, busy }) => {
+  const res = await p.evaluate(async ({ rounds, busy, workersEnv }) => {
     const { load } = await import("/wasm/xetkit.js");
     const { getChunks } = await import("/__peer/peer.js");
     const lib = await import("/bench/wasm.lib.mjs");
-    const workers = navigator.hardwareConcurrency;
-    const xk = await load({ workers });
+    const pool = lib.poolOption(workersEnv);
+    const xk = await load(pool.option);
+    const workers = xk.workers;
     const portable = await load({ workers: 0, kernels: false });
     const buf = lib.fillRandom(new Uint8Array(64 << 20), 1);
-    console.log(`${navigator.userAgent.match(/Chrome\/[\d.]+/)[0]}, ${workers} workers, 64 MiB of random bytes, ${rounds} rounds${busy ? ", " + busy : ""}`);
+    console.log(`${navigator.userAgent.match(/Chrome\/[\d.]+/)[0]}, ${workers} workers (${pool.why}), 64 MiB of random bytes, ${rounds} rounds${busy ? ", " + busy : ""}`);
     const { best, counts, ratios } = await lib.runChunkBench({ xk, portable, getChunks, buf, rounds, log: console.log });
     lib.report({ where: busy ? `Chromium ${busy}` : "Chromium", best, counts, ratios, workers, log: console.log });
     await lib.runProcessFileBench({ xk, input: buf, rounds, log: console.log });
@@ -125,7 +115,7 @@ async function chunkBench(busy = "") {
     console.log(`  wasm memory: main ${(mem.wasm / 2 ** 20).toFixed(0)} MiB, workers ${mem.workers.map((n) => (n / 2 ** 20).toFixed(0)).join(" + ")} MiB`);
     xk.close();
     return best;
-  }, { rounds, busy });
+  }, { rounds, busy, workersEnv: process.env.XETKIT_BENCH_WORKERS });
   await p.close();
   return res;
 }
@@ -176,7 +166,7 @@ async function processFileBench() {
   const res = await p.evaluate(async () => {
     const { load } = await import("/wasm/xetkit.js");
     const lib = await import("/bench/wasm.lib.mjs");
-    const xk = await load({ workers: navigator.hardwareConcurrency });
+    const xk = await load();
     const blob = document.getElementById("file").files[0];
     // Reading alone, for scale: the same slices processFile reads.
     let t = performance.now();

@@ -17,6 +17,14 @@ export function fillRandom(out, seed) {
   return out;
 }
 
+// poolOption reads the pool size a bench is asked for (a string of
+// digits, or nothing: load()'s default) as load()'s option and a word on
+// where it comes from.
+export function poolOption(workers) {
+  if (workers === undefined || workers === "") return { option: {}, why: "the default: a worker for each core but two" };
+  return { option: { workers: Number(workers) }, why: "XETKIT_BENCH_WORKERS" };
+}
+
 // runChunkBench times the peer's getChunks, xetkit's chunk (one instance)
 // and chunkAsync (the pool) on the same buffer and returns the best MB/s
 // of each (best of rounds: the machine is shared) and, for each round, the

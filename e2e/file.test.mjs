@@ -1,4 +1,4 @@
-// Plain file view: chunked and hashed in workers with a progress bar; its
+// Plain file view: chunked and hashed with a progress bar; its
 // chunks, the chunks it repeats, file hash, SHA-256 and the upload-form
 // shard, which opens in the shard view and downloads. The native CLI is
 // the oracle for every value.
@@ -68,7 +68,7 @@ test("a generated file: chunks, repeats, file hash, SHA-256", pageTest(env, asyn
   assert.ok(rep.some((r) => r[0] === firstRepeat.hash && r[2] === n(firstRepeat.length)), JSON.stringify(rep));
 }));
 
-test("progress bar while chunking a larger file in workers", pageTest(env, async (page) => {
+test("progress bar while chunking a larger file", pageTest(env, async (page) => {
   const big = tempFile("progress.bin", randomBytes(48 << 20, 9));
   await page.setInputFiles("#open-input", big);
   const bar = page.locator("progress[data-progress-for]");

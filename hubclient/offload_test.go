@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/hub"
@@ -51,29 +50,23 @@ func TestOffloadMatchesLocal(t *testing.T) {
 		}
 		return h, res, newClient(srv)
 	}
-	offload := func(pace pipeline.Pace) *pipeline.Offload {
-		off := pipeline.LocalOffload(3, xorb.Auto)
+	offload := func(workers, inFlight int) *pipeline.Offload {
+		off := pipeline.LocalOffload(workers, xorb.Auto)
 		off.BatchBytes = 300 << 10 // batches that split reads and xorbs
 		off.ReadBytes = 1<<20 + 3
-		off.InFlight = 2
-		off.Pace = pace
+		off.InFlight = inFlight
 		return off
 	}
 	hl, local, _ := run(nil)
 	for _, tc := range []struct {
-		name string
-		pace pipeline.Pace
+		name              string
+		workers, inFlight int
 	}{
-		{"all offloaded", nil},
-		// The work and the SHA-256 move at every read, or as a random
-		// pattern has it: the batches out must come back first, in order.
-		{"alternating", &scriptedPace{pick: func(i int) pipeline.Way { return pipeline.Way(i % 2) }}},
-		{"random", &scriptedPace{pick: func(i int) pipeline.Way { return pipeline.Way((i * 2654435761) >> 7 % 3) }}},
-		{"split", &scriptedPace{pick: func(i int) pipeline.Way { return pipeline.Split }}},
+		{"one worker, one batch out", 1, 1},
+		{"three workers, two batches out", 3, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pace, _ := tc.pace.(*scriptedPace)
-			ho, offl, fresh := run(offload(tc.pace))
+			ho, offl, fresh := run(offload(tc.workers, tc.inFlight))
 			for i := range local {
 				if local[i] != offl[i] {
 					t.Errorf("file %d: offloaded result %+v, in-process %+v", i, offl[i], local[i])
@@ -90,38 +83,8 @@ func TestOffloadMatchesLocal(t *testing.T) {
 			if sl.XorbBytesStored != so.XorbBytesStored || sl.XorbsStored != so.XorbsStored || sl.ShardBytesReceived != so.ShardBytesReceived {
 				t.Errorf("stored differently: in-process %+v, offloaded %+v", sl, so)
 			}
-			if pace != nil && tc.name != "split" && (pace.moves < 4 || pace.timed[pipeline.There] == 0 || pace.timed[pipeline.Here] == 0) {
-				t.Errorf("the pace moved the work %d times and timed %v reads (there, here, split): the test tries too little", pace.moves, pace.timed)
-			}
-			if pace != nil && tc.name != "alternating" && pace.timed[pipeline.Split] == 0 {
-				t.Errorf("no read was split: %v", pace.timed)
-			}
 		})
 	}
-}
-
-// scriptedPace sends read i the way pick(i) says, counting the moves and
-// the reads it is told about.
-type scriptedPace struct {
-	pick  func(i int) pipeline.Way
-	i     int
-	last  pipeline.Way
-	moves int
-	timed [3]int
-}
-
-func (p *scriptedPace) Way() pipeline.Way {
-	w := p.pick(p.i)
-	p.i++
-	if w != p.last {
-		p.moves++
-	}
-	p.last = w
-	return w
-}
-
-func (p *scriptedPace) Took(w pipeline.Way, n int, d time.Duration) {
-	p.timed[w]++
 }
 
 // Dedupe works the same when the chunks come back as records: the same
@@ -193,34 +156,26 @@ func TestOffloadFailures(t *testing.T) {
 	}
 }
 
-// A SHA-256 that cannot hand its state over when the work moves fails
-// the upload: it must not start again from nothing and give a wrong
-// digest.
-func TestOffloadLostState(t *testing.T) {
+// A SHA-256 worker that fails, on a write or at the end, fails the
+// upload: no digest is made up.
+func TestOffloadDigestFails(t *testing.T) {
 	data := randomBytes(10, 3<<20)
 	for _, tc := range []struct {
-		name  string
-		state func() ([]byte, error)
-		want  string
+		name       string
+		write, sum error
+		want       string
 	}{
-		{"none", func() ([]byte, error) { return nil, nil }, "no state"},
-		{"failed", func() ([]byte, error) { return nil, errors.New("worker died") }, "worker died"},
-		{"garbage", func() ([]byte, error) { return []byte("not a state"), nil }, "state"}, // crypto/sha256 or sha256x refuses it
+		{"write", errors.New("worker died writing"), nil, "worker died writing"},
+		{"sum", nil, errors.New("worker died summing"), "worker died summing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, srv := startHub(t, hub.Config{})
 			off := pipeline.LocalOffload(2, xorb.Auto)
 			off.ReadBytes = 1 << 20
-			off.Pace = &scriptedPace{pick: func(i int) pipeline.Way {
-				if i == 1 {
-					return pipeline.Here // the SHA-256 moves here, its state handed over
-				}
-				return pipeline.There
-			}}
 			sha := off.SHA256
-			off.SHA256 = func(state []byte) (pipeline.Digest, error) {
-				d, err := sha(state)
-				return brokenState{d, tc.state}, err
+			off.SHA256 = func() (pipeline.Digest, error) {
+				d, err := sha()
+				return brokenDigest{d, tc.write, tc.sum}, err
 			}
 			c := newClient(srv)
 			c.Offload = off
@@ -230,13 +185,25 @@ func TestOffloadLostState(t *testing.T) {
 	}
 }
 
-// brokenState is a Digest whose State answers as state says.
-type brokenState struct {
+// brokenDigest is a Digest whose writes or sum fail as set.
+type brokenDigest struct {
 	pipeline.Digest
-	state func() ([]byte, error)
+	write, sum error
 }
 
-func (b brokenState) State() ([]byte, error) { return b.state() }
+func (b brokenDigest) Write(p []byte) error {
+	if b.write != nil {
+		return b.write
+	}
+	return b.Digest.Write(p)
+}
+
+func (b brokenDigest) Sum() ([32]byte, error) {
+	if b.sum != nil {
+		return [32]byte{}, b.sum
+	}
+	return b.Digest.Sum()
+}
 
 // failedCleanly checks that an upload failed with an error that says want,
 // and stored no shard.

@@ -27,9 +27,8 @@ type Offload struct {
 	// The session is done with a result before it waits for the next, so
 	// results may share storage.
 	Encode func(data []byte, lens []int) (wait func() (*Encoded, error))
-	// SHA256 starts the SHA-256 of one file, or goes on from state (a
-	// Digest's State) unless it is nil.
-	SHA256 func(state []byte) (Digest, error)
+	// SHA256 starts the SHA-256 of one file.
+	SHA256 func() (Digest, error)
 	// BatchBytes is the target size of an Encode call (default 2 MiB).
 	BatchBytes int
 	// InFlight bounds the Encode calls not yet waited for (default 8):
@@ -37,10 +36,6 @@ type Offload struct {
 	InFlight int
 	// ReadBytes is how much of a source is read at a time (default 4 MiB).
 	ReadBytes int
-	// Pace, if set, decides read by read whether the work runs here, on
-	// the Offload, or split between them (without it, all of it goes to
-	// the Offload).
-	Pace Pace
 }
 
 // Encoded is the result of an Offload's Encode: one hash and one record
@@ -52,13 +47,10 @@ type Encoded struct {
 }
 
 // Digest is a SHA-256 computed elsewhere. Write must copy p before it
-// returns; Sum waits for the digest of everything written. State ends the
-// digest instead and returns its state (sha256x.State's form), for the
-// SHA-256 to go on somewhere else.
+// returns; Sum waits for the digest of everything written.
 type Digest interface {
 	Write(p []byte) error
 	Sum() ([sha256x.Size]byte, error)
-	State() ([]byte, error)
 }
 
 // BatchSize is the size of an Encode call: BatchBytes, or its default.
@@ -138,13 +130,9 @@ func LocalOffload(workers int, mode xorb.Mode) *Offload {
 				return r.e, r.err
 			}
 		},
-		SHA256: func(state []byte) (Digest, error) {
-			h, err := sha256x.NewFrom(state)
-			if err != nil {
-				return nil, err
-			}
+		SHA256: func() (Digest, error) {
 			d := &localDigest{in: make(chan []byte, 4), done: make(chan hash.Hash, 1)}
-			go d.run(h)
+			go d.run(sha256x.New())
 			return d, nil
 		},
 	}
@@ -166,7 +154,7 @@ func (d *localDigest) run(h hash.Hash) {
 
 func (d *localDigest) Write(p []byte) error {
 	if d.h != nil {
-		return errors.New("upload: Write after Sum or State")
+		return errors.New("upload: Write after Sum")
 	}
 	d.in <- append([]byte(nil), p...)
 	return nil
@@ -183,10 +171,6 @@ func (d *localDigest) end() hash.Hash {
 
 func (d *localDigest) Sum() ([sha256x.Size]byte, error) {
 	return [sha256x.Size]byte(d.end().Sum(nil)), nil
-}
-
-func (d *localDigest) State() ([]byte, error) {
-	return sha256x.State(d.end())
 }
 
 // EncodeChunks hashes and encodes chunks for an Offload (the workers'

@@ -5,7 +5,6 @@ package main
 import (
 	"encoding/binary"
 	"syscall/js"
-	"time"
 
 	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/internal/jsx"
@@ -55,25 +54,6 @@ func (r *chunkResult) value() js.Value {
 var result chunkResult
 
 func exportChunking(api js.Value) {
-	// pace(way, bytes, ms) → way: how long chunkAsync's last timed piece
-	// took the way it went (bytes 0: none), and where the next one goes
-	// (chunkPace; ways are pipeline.Way's numbers).
-	export(api, "pace", func(args []js.Value) (any, error) {
-		if w, n := arg(args, 0), arg(args, 1); w.Type() == js.TypeNumber && n.Type() == js.TypeNumber && n.Int() > 0 {
-			chunkPace.Took(pipeline.Way(w.Int()), n.Int(), time.Duration(arg(args, 2).Float()*float64(time.Millisecond)))
-		}
-		return int(chunkPace.Way()), nil
-	})
-	// paceInTurn(ways): chunkAsync and new sessions go these ways (a
-	// Uint8Array of pipeline.Way's numbers) in turn; none: the pacers decide
-	// again. For tests that must see every way taken.
-	export(api, "paceInTurn", func(args []js.Value) (any, error) {
-		var ways []pipeline.Way
-		for _, w := range jsx.CopyInto(nil, arg(args, 0)) {
-			ways = append(ways, pipeline.Way(w))
-		}
-		return nil, paceInTurn(ways...)
-	})
 	// chunkerNew() → handle
 	export(api, "chunkerNew", func(args []js.Value) (any, error) {
 		return addHandle(chunking.NewChunker()), nil

@@ -9,7 +9,6 @@ import (
 	"math"
 	"syscall/js"
 
-	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/internal/sha256x"
 	"github.com/xetkit/xetkit/xethash"
 )
@@ -19,25 +18,12 @@ var digestBuf []byte
 
 // exportDigest exports the SHA-256 that hash.sha256 uses, and that a
 // worker runs for an upload's file while the others hash and compress
-// its chunks: digestNew(state?) → handle (going on from a state that
-// digestState gave), digestWrite(handle, bytes), and, closing the handle,
-// digestSum(handle) → hex digest or digestState(handle) → state bytes
-// (when the session moves the work to its own thread). sha256x is about
+// its chunks: digestNew() → handle, digestWrite(handle, bytes), and,
+// closing the handle, digestSum(handle) → hex digest. sha256x is about
 // twice as fast as crypto/sha256 under WebAssembly.
 func exportDigest(api js.Value) {
 	export(api, "digestNew", func(args []js.Value) (any, error) {
-		var state []byte
-		if !arg(args, 0).IsUndefined() {
-			var err error
-			if state, err = bytesArg(args, 0, "state", nil); err != nil {
-				return nil, err
-			}
-		}
-		h, err := sha256x.NewFrom(state)
-		if err != nil {
-			return nil, errorf(codeValue, "%v", err)
-		}
-		return addHandle(h), nil
+		return addHandle(sha256x.New()), nil
 	})
 	export(api, "digestWrite", func(args []js.Value) (any, error) {
 		_, h, err := handleArg[hash.Hash](args, 0, "SHA-256")
@@ -50,22 +36,13 @@ func exportDigest(api js.Value) {
 		h.Write(digestBuf)
 		return nil, nil
 	})
-	end := func(args []js.Value, out func(hash.Hash) (any, error)) (any, error) {
+	export(api, "digestSum", func(args []js.Value) (any, error) {
 		id, h, err := handleArg[hash.Hash](args, 0, "SHA-256")
 		if err != nil {
 			return nil, err
 		}
 		delete(live, id)
-		return out(h)
-	}
-	export(api, "digestSum", func(args []js.Value) (any, error) {
-		return end(args, func(h hash.Hash) (any, error) { return hex.EncodeToString(h.Sum(nil)), nil })
-	})
-	export(api, "digestState", func(args []js.Value) (any, error) {
-		return end(args, func(h hash.Hash) (any, error) {
-			state, err := sha256x.State(h)
-			return jsx.Bytes(state), err
-		})
+		return hex.EncodeToString(h.Sum(nil)), nil
 	})
 }
 

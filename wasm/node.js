@@ -13,7 +13,7 @@ export function readWasm(url) {
   return readFile(url);
 }
 
-/** How many pool workers to start by default. */
+/** How many cores the machine has (the pool is sized from it). */
 export function parallelism() {
   return os.availableParallelism ? os.availableParallelism() : os.cpus().length;
 }

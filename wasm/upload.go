@@ -252,8 +252,8 @@ func exportUpload(api js.Value) {
 	// a hub, so the xorbs and shard are byte for byte what uploadFiles with
 	// the same options sends. file: {name, data: Blob | Uint8Array};
 	// options: {xorbSize, compression}; hooks: {onXorb(xorb) (a returned
-	// promise is awaited), onProgress, signal, encode, shaNew, shaWrite,
-	// shaSum, shaState}.
+	// promise is awaited; xorb.bytes only if xorbBytes), xorbBytes,
+	// onProgress, signal, encode, shaNew, shaWrite, shaSum}.
 	export(api, "processFile", func(args []js.Value) (any, error) {
 		c := &hubclient.Client{}
 		if err := pipelineOptions(c, arg(args, 1)); err != nil {
@@ -267,7 +267,7 @@ func exportUpload(api js.Value) {
 			stop()
 			return nil, errorf(codeType, "processFile takes one file")
 		}
-		onXorb := hooks.Get("onXorb")
+		onXorb, withBytes := hooks.Get("onXorb"), hooks.Get("xorbBytes").Truthy()
 		index := 0
 		return promise(func() (any, error) {
 			defer stop()
@@ -277,8 +277,10 @@ func exportUpload(api js.Value) {
 				if onXorb.Type() != js.TypeFunction {
 					return nil
 				}
-				x := map[string]any{"index": index, "hash": b.Hash.String(), "bytes": jsx.Bytes(b.Records()),
-					"chunks": len(b.Chunks), "unpackedBytes": b.UncompressedSize}
+				x := map[string]any{"index": index, "hash": b.Hash.String(), "chunks": len(b.Chunks), "unpackedBytes": b.UncompressedSize}
+				if withBytes { // a copy of up to 64 MiB, made only for a caller who takes it
+					x["bytes"] = jsx.Bytes(b.Records())
+				}
 				if v := onXorb.Invoke(x); v.Type() == js.TypeObject && v.Get("then").Type() == js.TypeFunction {
 					_, err := jsx.Await(ctx, v)
 					return err

@@ -8,65 +8,28 @@ import (
 	"errors"
 	"fmt"
 	"syscall/js"
-	"time"
 
 	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/xethash"
 )
 
-// The Pacers of this module: for every upload session, whether the
-// worker pool or this thread is the faster; for xetkit.js's chunkAsync,
-// the same for its pieces of 8 MiB, timed two at a time (the pool's come
-// back unevenly) and tried again often, as a try costs a few tens of
-// milliseconds.
-var (
-	sessionPacer = &pipeline.Pacer{}
-	chunkPacer   = &pipeline.Pacer{Window: 16 << 20, Epoch: time.Second / 2}
-)
-
-// workerPace and chunkPace are the Paces in use: the Pacers, or the ways
-// of PaceInTurn.
-var (
-	workerPace pipeline.Pace = sessionPacer
-	chunkPace  pipeline.Pace = chunkPacer
-)
-
-// paceInTurn makes chunkAsync and every new session go the given ways in
-// turn, round and round, in place of the Pacers' choice: a test can then
-// see every way taken and every switch between them. No ways puts the
-// Pacers back.
-func paceInTurn(ways ...pipeline.Way) error {
-	for i, w := range ways {
-		if w < pipeline.There || w > pipeline.Split {
-			return fmt.Errorf("upload: way %d is %d, not one of pipeline.There (0), pipeline.Here (1) or pipeline.Split (2)", i, w)
-		}
-	}
-	if len(ways) == 0 {
-		workerPace, chunkPace = sessionPacer, chunkPacer
-	} else {
-		workerPace, chunkPace = &pipeline.InTurn{Ways: ways}, &pipeline.InTurn{Ways: ways}
-	}
-	return nil
-}
-
 // workerOffload runs chunk hashing and compression, and the SHA-256, on
 // xetkit.js's worker pool through the hooks it passes: encode(bytes,
 // lengths) → Promise<[hashes, lengths, records, record lengths]> (the
 // workers' encodeChunks), shaNew(state?) → Promise<id>, shaWrite(id,
-// bytes) → Promise, shaSum(id) → Promise<hex digest>, shaState(id) →
-// Promise<state bytes> (the workers' digestNew, digestWrite, digestSum,
-// digestState, on one worker), and, if given, buffer(n) → a job buffer
+// bytes) → Promise, shaSum(id) → Promise<hex digest> (the workers'
+// digestNew, digestWrite, digestSum, on one worker), and, if given,
+// buffer(n) → a job buffer
 // that the worker hands back for reuse, jobBytes its size, inFlight how
 // many encode jobs may be out at once. reading
 // returns the file being read, whose Blob slices the SHA-256 worker may
-// take as they are. The module's pipeline.Pacer moves the work to this thread
-// while that is the faster.
+// take as they are.
 func workerOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Reader) *pipeline.Offload {
 	// The session is done with one answer before it waits for the next, so
 	// every answer is copied into the same buffers.
 	var recs, raw, lensBuf []byte
-	o := &pipeline.Offload{Pace: workerPace}
+	o := &pipeline.Offload{}
 	if v := hooks.Get("jobBytes"); v.Type() == js.TypeNumber {
 		o.BatchBytes = v.Int() // jobs the size of the pool's reusable buffers
 	}
@@ -100,12 +63,8 @@ func workerOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Read
 			return e, nil
 		}
 	}
-	o.SHA256 = func(state []byte) (pipeline.Digest, error) {
-		arg := js.Undefined()
-		if state != nil {
-			arg = jsx.Bytes(state)
-		}
-		id, err := jsx.Await(ctx, hooks.Call("shaNew", arg))
+	o.SHA256 = func() (pipeline.Digest, error) {
+		id, err := jsx.Await(ctx, hooks.Call("shaNew"))
 		if err != nil {
 			return nil, err
 		}
@@ -172,17 +131,6 @@ func (d *workerDigest) settle() error {
 	}
 	d.pending = nil
 	return nil
-}
-
-func (d *workerDigest) State() ([]byte, error) {
-	if err := d.settle(); err != nil {
-		return nil, err
-	}
-	v, err := jsx.Await(d.ctx, d.hooks.Call("shaState", d.id))
-	if err != nil {
-		return nil, err
-	}
-	return jsx.CopyInto(nil, v), nil
 }
 
 func (d *workerDigest) Sum() (sum [32]byte, err error) {

@@ -299,7 +299,7 @@ export interface ProcessOptions {
   compression?: "auto" | "lz4" | "bg4-lz4" | "none";
   /** Chunk data (uncompressed bytes) at which a xorb is sealed (default 8 MiB under WebAssembly, at most 64 MiB, where the reference client cuts). */
   xorbSize?: number;
-  /** false: do all the work on this thread's instance, without the worker pool. With the pool (the default), the work stays on this thread while that is faster, on a busy machine; the bytes are the same either way. */
+  /** false: do all the work on this thread's instance, without the worker pool (the default: the instance's pool, if it has one); the bytes are the same either way. */
   workers?: boolean;
   signal?: AbortSignal;
 }
@@ -503,7 +503,7 @@ export interface Xetkit {
   kindOf(bytes: Bytes): "shard" | "xorb" | "file";
   /** The XET strings of the 32-byte raw hashes in bytes (e.g. PackedChunkRows.hashes). */
   hashStrings(bytes: Bytes): string[];
-  /** chunk, with the hashing spread over the worker pool (or kept on this thread while that is faster, on a busy machine); results are identical. */
+  /** chunk, with the hashing spread over the worker pool (if the instance has one); results are identical. */
   chunkAsync(input: Bytes | Blob, options?: { signal?: AbortSignal }): Promise<Chunk[]>;
   /**
    * The upload pipeline on one file with no hub: the xorbs (to onXorb) and the shard are byte
@@ -513,8 +513,7 @@ export interface Xetkit {
   /**
    * Uploads files into a repository and commits them at their paths: chunks, dedupe (within
    * the upload and against the hub), xorbs and the shard, with retries, then one commit. Chunk
-   * hashing, compression and the SHA-256 run on the worker pool (or on this thread while that is
-   * faster, on a busy machine).
+   * hashing, compression and the SHA-256 run on the worker pool (if the instance has one).
    */
   upload(files: readonly UploadInput[], options: UploadOptions): Promise<UploadResult>;
   /**
@@ -552,7 +551,7 @@ export interface LoadOptions {
   wasmURL?: string | URL;
   /** An already compiled xetkit.wasm, instead of wasmURL. */
   wasmModule?: WebAssembly.Module;
-  /** Worker pool size (default: navigator.hardwareConcurrency or os.availableParallelism()); 0: no pool. */
+  /** Worker pool size (default: the cores, navigator.hardwareConcurrency or os.availableParallelism(), less two, so that with one core busy elsewhere every thread keeps a core; none on 2 cores); 0: no pool. */
   workers?: number;
   /**
    * Use the SIMD WebAssembly kernels for BLAKE3 and SHA-256 where the engine

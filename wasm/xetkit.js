@@ -28,10 +28,6 @@ const PIECE = 8 * MiB;
 const SLICE = 8 * MiB;
 // Target bytes of whole chunks per job sent to a worker.
 const BATCH = 2 * MiB;
-// The ways of pipeline.Way, as the pacer names them: a piece's chunks are
-// hashed on the pool, on this thread, or split between them.
-const POOL = 0;
-const HERE = 1;
 
 const isNode =
   typeof process !== "undefined" && process.versions != null && process.versions.node != null &&
@@ -341,10 +337,16 @@ export function load(options = {}) {
   return p;
 }
 
-// defaultWorkers sizes the pool from the machine's parallelism.
+// defaultWorkers sizes the pool: a worker for each core but two, so that
+// with one core taken by another program the calling thread and every
+// worker still have a core each. A worker without a core of its own only
+// adds copies and thread switches to the same CPU time (on 2 cores with
+// one busy, a pool of 1 or 2 workers ran at 0.6 to 0.8 of the calling
+// thread alone), and the browser's own threads (file reads, the network)
+// need CPU as well. With 2 cores or fewer there is no pool.
 async function defaultWorkers() {
-  if (isNode) return (await nodeHost()).parallelism();
-  return (globalThis.navigator && navigator.hardwareConcurrency) || 2;
+  const cores = isNode ? (await nodeHost()).parallelism() : (globalThis.navigator && navigator.hardwareConcurrency) || 1;
+  return Math.max(0, cores - 2);
 }
 
 // ---- argument conversion ----
@@ -829,14 +831,7 @@ class Xetkit {
     return splitHashes(call(this.#go, "hashStrings", toBytes(bytes, "hashStrings: bytes")));
   }
 
-  // A test seam, not API: chunkAsync and processFile go these ways
-  // (POOL, HERE, or 2: split) in turn instead of as the pacer picks; an
-  // empty array gives the choice back to the pacer.
-  [Symbol.for("xetkit.paceInTurn")](ways) {
-    call(this.#go, "paceInTurn", Uint8Array.from(ways));
-  }
-
-  /** Like chunk, with chunk hashing spread over the worker pool (kept on this thread while that is faster). Accepts a Blob too. */
+  /** Like chunk, with chunk hashing spread over the worker pool (if the instance has one). Accepts a Blob too. */
   async chunkAsync(input, options = {}) {
     const src = sourceOf(input, "chunkAsync: input");
     if (options === null || typeof options !== "object") throw typeError("chunkAsync: options must be an object");
@@ -852,6 +847,9 @@ class Xetkit {
       const c = new Chunker(this.#go);
       const out = [];
       for await (const piece of slices(src, SLICE)) {
+        // Bytes are at hand: a turn of the event loop between pieces lets
+        // a page repaint and take input.
+        if (!isBlob(src)) await nextTask();
         stop();
         for (const x of c.push(piece)) out.push(x);
       }
@@ -861,66 +859,31 @@ class Xetkit {
     const go = this.#go;
     const id = call(go, "chunkerNew");
     const jobs = []; // {lens, hex}: hex is a string, or the promise of one
-    let drained = 0; // jobs[0:drained] are settled
-    const drain = async () => {
-      for (; drained < jobs.length; drained++) await jobs[drained].hex;
-    };
     const batcher = new Batcher(BATCH, (n) => pool.buffer(n));
-    // The caller runs a job itself when every worker already has two: the
-    // data in flight stays bounded, and job buffers come back for reuse (a
-    // fresh 2 MiB buffer costs page faults, which in some browsers take
-    // longer than hashing it).
+    // A worker takes a job while it holds fewer than two; past that the
+    // caller hashes the job itself. The data in flight stays bounded, and
+    // job buffers come back for reuse (a fresh 2 MiB buffer costs page
+    // faults, which in some browsers take longer than hashing it).
     const full = () => pool.pending() >= 2 * pool.size;
-    const toPool = async (piece) => {
-      for (const job of batcher.take(piece, lengthsOf(call(go, "chunkerPush", id, piece, false)[0]))) {
-        const lens = u32Bytes(job.lens);
-        if (full()) await nextTask(); // replies that came in are counted
-        if (full()) {
-          jobs.push({ lens: job.lens, hex: call(go, "hashChunks", job.bytes, lens) });
-          pool.reuse(job.bytes.buffer);
-        } else {
-          jobs.push({ lens: job.lens, hex: pool.run("hashChunks", [job.bytes, lens], [job.bytes.buffer], true) });
-        }
-      }
-    };
-    const here = (piece, last) => {
-      const [packed, hex] = last ? call(go, "chunkerFinish", id, true) : call(go, "chunkerPush", id, piece, true);
-      const lens = lengthsOf(packed);
-      batcher.skip(piece, lens.reduce((a, b) => a + b, 0));
-      jobs.push({ lens, hex });
-    };
-    // The module's pacer (pipeline.Pacer) picks the pool, this thread, or
-    // a split of the piece between them (its try of the pool) for each
-    // piece, whichever is the faster: the pool pays for copies and
-    // messages, and on a machine whose other cores are busy its workers
-    // take the CPU from this thread. A pool piece right after a switch
-    // only fills the pool and is not timed; before a switch from the pool
-    // its jobs are waited for, so they are not counted against the new
-    // way. A split piece is timed with its pool jobs done.
-    let last = null; // the previous piece: {way, bytes (0: not timed), ms}
     try {
       for await (const whole of slices(src, SLICE)) {
         for (let off = 0; off < whole.length; off += PIECE) {
           stop();
           const piece = whole.subarray(off, off + PIECE);
-          const way = call(go, "pace", last?.way, last?.bytes ?? 0, last?.ms ?? 0);
-          if (way !== POOL && last?.way === POOL) await drain();
-          const timed = way !== POOL || last?.way === POOL;
-          const t = performance.now();
-          if (way === HERE) here(piece, false);
-          else if (way === POOL) await toPool(piece);
-          else {
-            // Split: the pool takes the first half while this thread
-            // chunks and hashes the second.
-            const half = piece.length >>> 1;
-            await toPool(piece.subarray(0, half));
-            here(piece.subarray(half), false);
-            await drain();
+          for (const job of batcher.take(piece, lengthsOf(call(go, "chunkerPush", id, piece, false)[0]))) {
+            const lens = u32Bytes(job.lens);
+            if (full()) await nextTask(); // replies that came in are counted
+            if (full()) {
+              jobs.push({ lens: job.lens, hex: call(go, "hashChunks", job.bytes, lens) });
+              pool.reuse(job.bytes.buffer);
+            } else {
+              jobs.push({ lens: job.lens, hex: pool.run("hashChunks", [job.bytes, lens], [job.bytes.buffer], true) });
+            }
           }
-          last = { way, bytes: timed ? piece.length : 0, ms: performance.now() - t };
         }
       }
-      here(new Uint8Array(0), true);
+      const [packed, hex] = call(go, "chunkerFinish", id, true);
+      jobs.push({ lens: lengthsOf(packed), hex });
     } catch (e) {
       try { call(go, "chunkerFree", id); } catch { /* ignore */ }
       throw e;
@@ -962,6 +925,7 @@ class Xetkit {
         xorbs++;
         if (onXorb) await onXorb(x);
       },
+      xorbBytes: onXorb !== undefined,
       ...(pool ? workerHooks(pool, compression) : {}),
     };
     if (onProgress) hooks.onProgress = (p) => onProgress({ bytesProcessed: p.hashed, totalBytes: total, xorbs });
@@ -984,7 +948,7 @@ class Xetkit {
    * Uploads files into a repository and commits them (commit: false: to
    * CAS only): {commit: {oid, url} | null, files: [{path, size, hash,
    * sha256, dedupedBytes, uploadedBytes}]}. Chunk hashing, compression
-   * and the SHA-256 run on the worker pool (or here while that is faster).
+   * and the SHA-256 run on the worker pool (if the instance has one).
    */
   async upload(files, options = {}) {
     return held(async () => uploadFiles(this.#go, await this.#getPool(), files, options), options?.signal);
@@ -1189,17 +1153,15 @@ async function uploadFiles(go, pool, files, options) {
 // worker 0, whose jobs run in order. Go copies the bytes of each job (at
 // most jobBytes) into a buffer(n) and the worker sends it back for the
 // next (a fresh buffer costs page faults on every use). Two encode jobs
-// per worker out at once keep every worker busy; more would only make
-// the pacer's tries of the pool longer (their jobs must all come back
-// before the work moves).
+// per worker out at once keep every worker busy; more would only hold
+// more memory.
 function workerHooks(pool, compression) {
   return {
     jobBytes: BATCH,
     inFlight: 2 * pool.size,
     buffer: (n) => pool.buffer(n),
     encode: (bytes, lens) => pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer], true),
-    shaNew: (state) => pool.runOn(0, "digestNew", state ? [state] : []),
-    shaState: (id) => pool.runOn(0, "digestState", [id]),
+    shaNew: () => pool.runOn(0, "digestNew", []),
     shaWrite: (id, bytes) => pool.runOn(0, "digestWrite", [id, bytes], [bytes.buffer], true),
     shaSum: (id) => pool.runOn(0, "digestSum", [id]),
   };

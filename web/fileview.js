@@ -1,6 +1,7 @@
-// Plain file view: chunked and hashed by the module's workers with a
-// progress bar; its chunks, the chunks it repeats, its file hash and
-// SHA-256, and the upload-form shard a client would send for it.
+// Plain file view: chunked and hashed by the module (on its workers, if it
+// has any) with a progress bar; its chunks, the chunks it repeats, its
+// file hash and SHA-256, and the upload-form shard a client would send for
+// it.
 
 import { el, put, card, bytesCard, num, bytes as fbytes, sbytes, hashCell, kv, download, describeError } from "./util.js";
 import { VTable } from "./vtable.js";
@@ -73,7 +74,7 @@ export function render(item, route, root, ctx) {
     return;
   }
   if (!item.result) {
-    put(root, el("div.progress", el("label", { for: `p-${item.id}` }, "Chunking and hashing in workers:"),
+    put(root, el("div.progress", el("label", { for: `p-${item.id}` }, "Chunking and hashing:"),
       el("progress", { id: `p-${item.id}`, max: 1, value: item.progress, dataset: { progressFor: item.id } }),
       el("span.muted", ` ${Math.floor(item.progress * 100)} %`)));
     ctx.hex.show(item.bytes, [], { title: "File bytes", focus: 0 });

@@ -102,7 +102,7 @@ export async function verifyXorb(bytes) {
 }
 
 /**
- * Chunks and hashes a plain file in the module's workers:
+ * Chunks and hashes a plain file (on the module's workers, if it has any):
  * {chunks, fileHash, sha256, xorbs, shard}. onProgress(done, total) in bytes.
  */
 export async function processFile(bytes, onProgress) {

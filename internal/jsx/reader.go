@@ -29,6 +29,8 @@ type Reader struct {
 	rest []byte   // pulled and not yet read
 	size int64    // -1 for a stream
 	off  int64    // bytes handed out
+	// paused is off when a Uint8Array's reads last let the event loop run.
+	paused int64
 	// A Blob's stream reader: BYOB (byob set) or default.
 	stream js.Value
 	byob   bool
@@ -41,6 +43,20 @@ type Reader struct {
 
 // blobReadSize is how much one read of a Blob's stream fills.
 const blobReadSize = 4 << 20
+
+// pauseEvery is how many bytes of a Uint8Array are read between two turns
+// of the event loop: about 10 ms of the pipeline's work on one thread.
+const pauseEvery = 4 << 20
+
+// nextTask returns a promise that resolves once the event loop has run the
+// tasks already queued (a page repaints between them). A MessageChannel,
+// not setTimeout: a browser delays nested timers by 4 ms.
+var nextTask = js.Global().Get("Function").New(`return new Promise((resolve) => {
+  if (typeof setImmediate === "function") return setImmediate(resolve);
+  const { port1, port2 } = new MessageChannel();
+  port1.onmessage = () => { port1.close(); resolve(); };
+  port2.postMessage(null);
+});`)
 
 // NewReader returns a Reader of src, a Blob or a Uint8Array, whose reads
 // of a Blob end with ctx; nil when src is neither.
@@ -89,6 +105,15 @@ func (r *Reader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	if !r.blob {
+		// Bytes are at hand: without a pause the whole source would go
+		// through Go in one task, and a page would not repaint (its
+		// progress bar) or take input until the end.
+		if r.off-r.paused >= pauseEvery {
+			if _, err := Await(r.ctx, nextTask.Invoke()); err != nil {
+				return 0, err
+			}
+			r.paused = r.off
+		}
 		n := int(min(int64(len(p)), r.size-r.off))
 		js.CopyBytesToGo(p[:n], r.src.Call("subarray", float64(r.off), float64(r.off+int64(n))))
 		r.off += int64(n)

@@ -10,7 +10,6 @@ package sha256x
 
 import (
 	"crypto/sha256"
-	"encoding"
 	"encoding/binary"
 	"errors"
 	"hash"
@@ -149,30 +148,6 @@ func (d *Digest) UnmarshalBinary(b []byte) error {
 	d.nb = int(d.len % BlockSize)
 	copy(d.buf[:], b[:d.nb])
 	return nil
-}
-
-// State returns the state of h, a hash from New, for NewFrom to go on
-// from (on another thread, say).
-func State(h hash.Hash) ([]byte, error) {
-	m, ok := h.(encoding.BinaryMarshaler)
-	if !ok {
-		return nil, errors.New("sha256x: the hash cannot give its state")
-	}
-	return m.MarshalBinary()
-}
-
-// NewFrom returns New's hash, going on from state (State's) unless it is
-// nil.
-func NewFrom(state []byte) (hash.Hash, error) {
-	h := New()
-	if state == nil {
-		return h, nil
-	}
-	u, ok := h.(encoding.BinaryUnmarshaler)
-	if !ok {
-		return nil, errors.New("sha256x: the hash cannot take a state")
-	}
-	return h, u.UnmarshalBinary(state)
 }
 
 // blocks compresses every whole block of p: with the WebAssembly kernel

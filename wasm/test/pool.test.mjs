@@ -25,21 +25,30 @@ test("chunkAsync equals chunk, for any pool size, on bytes and Blobs", async () 
   assert.deepEqual(await single.chunkAsync(big), single.chunk(big), "no pool: same thread");
 });
 
-// chunkAsync's pacer (pipeline.Pacer) times the pool over two pieces at a
-// time (the first two only warm it up), then tries this thread, keeps the
-// faster, and tries the other way again (from this thread, by split
-// pieces) after half a second of work, across calls: whichever it picks,
-// and across the switches, the chunks are chunk's. Six calls of six
-// pieces and a bit switch within the first. (The test below sends pieces
-// every way in a set order.)
-test("chunkAsync equals chunk across its switches between the pool and this thread", async () => {
-  const xk = await load({ workers: 2 });
+// A worker takes a job while it holds fewer than two, and the caller
+// hashes the rest itself: with a pool of one worker the caller takes a
+// good share of the jobs, and the chunks are chunk's whichever thread
+// hashed each. Several calls, bytes and Blobs in turn.
+test("chunkAsync equals chunk whichever thread hashes each job", async () => {
+  const xk = await load({ workers: 1 });
   const bytes = randomBytes((47 << 20) + 12345, 13);
   const want = single.chunk(bytes);
-  for (let i = 0; i < 6; i++) {
+  for (let i = 0; i < 4; i++) {
     const input = i % 2 ? new Blob([bytes]) : bytes;
     assert.deepEqual(await xk.chunkAsync(input), want, `call ${i + 1}`);
   }
+  xk.close();
+});
+
+// The default pool leaves two cores to the calling thread and the rest of
+// the machine: none on a machine of 2 cores.
+test("the default pool has a worker for each core but two", async () => {
+  const { availableParallelism, cpus } = await import("node:os");
+  const cores = availableParallelism ? availableParallelism() : cpus().length;
+  const xk = await load();
+  assert.equal(xk.workers, Math.max(0, cores - 2));
+  const bytes = randomBytes(3 << 20, 15);
+  assert.deepEqual(await xk.chunkAsync(bytes), single.chunk(bytes));
   xk.close();
 });
 
@@ -66,11 +75,7 @@ test("processFile through the pool equals one instance", async () => {
   for (const { bytes } of items) await compare(xk, bytes);
   for (const compression of ["lz4", "bg4-lz4", "none"]) await compare(xk, items[14].bytes, { compression });
   // More than one xorb, read from a Blob: xorbs of the protocol's 64 MiB,
-  // and of the default size under WebAssembly (8 MiB). The module's pacer
-  // tries this thread once the pool has been timed over 16 MiB (after a
-  // first window that only warms it up), so within the first of these
-  // files the work and the SHA-256 (its state) move from the workers to
-  // this thread, and back where the pool is the faster.
+  // and of the default size under WebAssembly (8 MiB).
   const big = randomBytes(66 << 20, 12);
   const res = await compare(xk, new Blob([big]), { compression: "lz4", xorbSize: 64 << 20 });
   assert.equal(res.xorbs.length, 2);
@@ -80,25 +85,16 @@ test("processFile through the pool equals one instance", async () => {
   xk.close();
 });
 
-// Whichever way each piece or read goes (the pool, this thread, or split
-// between them, as the pacer's tries do) and however the ways follow one
-// another, chunkAsync gives chunk's chunks and processFile one instance's
-// bytes. 0, 1 and 2 are pipeline.Way's There, Here and Split.
-test("chunkAsync and processFile give the same bytes whichever way the work goes", async () => {
-  const xk = await load({ workers: 2 });
-  const inTurn = (ways) => xk[Symbol.for("xetkit.paceInTurn")](ways);
-  const bytes = randomBytes((29 << 20) + 4321, 14);
-  const want = single.chunk(bytes);
-  try {
-    for (const ways of [[2], [0, 2, 1], [1, 2, 2, 0], [2, 0]]) {
-      inTurn(ways);
-      assert.deepEqual(await xk.chunkAsync(bytes), want, `chunkAsync, ways ${ways}`);
-      assert.deepEqual(await xk.chunkAsync(new Blob([bytes])), want, `chunkAsync of a Blob, ways ${ways}`);
-      await compare(xk, new Blob([bytes]), { xorbSize: 8 << 20 });
-    }
-    assert.throws(() => inTurn([3]), /way 0 is 3/);
-  } finally {
-    inTurn([]);
-    xk.close();
-  }
+// A xorb's bytes are copied out of the module only for an onXorb that
+// takes them: without one, processFile makes no such copy, and the
+// result is the same.
+test("processFile copies xorb bytes only for an onXorb", async () => {
+  const bytes = randomBytes(10 << 20, 16);
+  const seen = [];
+  const withHook = await single.processFile(bytes, { workers: false, onXorb: (x) => { seen.push(x); } });
+  assert.equal(seen.length, 2);
+  assert.ok(seen.every((x) => x.bytes instanceof Uint8Array && x.bytes.length > 0));
+  assert.equal(seen.reduce((n, x) => n + x.bytes.length, 0), withHook.xorbs.reduce((n, x) => n + x.size, 0));
+  const without = await single.processFile(bytes, { workers: false });
+  assert.deepEqual(without, withHook);
 });
