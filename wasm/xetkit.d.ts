@@ -456,7 +456,7 @@ export interface ListFilesOptions extends HubOptions {
 export interface MemoryUse {
   /** Bytes of WebAssembly memory of this thread's instance. */
   wasm: number;
-  /** Bytes of WebAssembly memory of each pool worker's instance. */
+  /** Bytes of WebAssembly memory of each worker's instance (the pool's, and the one validateShardAsync may start). */
   workers: number[];
 }
 
@@ -483,7 +483,7 @@ export interface Xetkit {
   parseShard(bytes: Bytes, options: { upload?: boolean; validate?: boolean; packedChunks: true }): ParsedShard & { chunkRows: PackedChunkRows };
   /** The findings parseShard would include, alone. */
   validateShard(bytes: Bytes, options?: { upload?: boolean }): ShardFinding[];
-  /** validateShard on the worker pool, off this thread (on it when there is no pool). */
+  /** validateShard on a worker, off this thread: the pool's, or, where the default pool is empty (2 cores), one started for such calls; with workers: 0, on this thread. */
   validateShardAsync(bytes: Bytes, options?: { upload?: boolean }): Promise<ShardFinding[]>;
   /** Parses a xorb, or whole chunk records without a footer; decompresses and hashes every chunk unless verify is false. */
   parseXorb(bytes: Bytes, options?: { verify?: boolean }): ParsedXorb;

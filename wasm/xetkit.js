@@ -329,7 +329,7 @@ export function load(options = {}) {
   if (!p) {
     p = (async () => {
       const compiled = { go: wasmModule ?? await compile(source), kernels: kernels ? await kernelsModule() : null };
-      return new Xetkit(compiled, await startGo(compiled), workers ?? await defaultWorkers());
+      return new Xetkit(compiled, await startGo(compiled), workers ?? await defaultWorkers(), workers === undefined);
     })();
     byWorkers.set(key, p);
     p.catch(() => byWorkers.delete(key));
@@ -634,11 +634,14 @@ class Xetkit {
   #go;
   #workers;
   #pool = null;
+  #aside; // a worker for calls that must leave this thread, where the pool is empty by default
+  #asidePool = null;
 
-  constructor(compiled, go, workers) {
+  constructor(compiled, go, workers, aside) {
     this.#compiled = compiled;
     this.#go = go;
     this.#workers = workers;
+    this.#aside = aside;
     this.kernels = go.kernels;
     const g = go;
     this.hash = Object.freeze({
@@ -767,13 +770,14 @@ class Xetkit {
   }
 
   /**
-   * validateShard on the worker pool, off this thread (here when there is
-   * no pool): a huge shard's findings without blocking a page.
+   * validateShard on a worker, off this thread: a huge shard's findings
+   * without blocking a page. The pool's, or, where the default pool is
+   * empty, one worker started for such calls; with workers: 0, here.
    */
   async validateShardAsync(bytes, options = {}) {
     const { upload } = shardOptions(options, "validateShardAsync");
     const b = toBytes(bytes, "validateShardAsync: bytes");
-    const pool = await this.#getPool();
+    const pool = (await this.#getPool()) ?? (await this.#getAside());
     if (!pool) return this.validateShard(b, options);
     const copy = b.slice(); // moved to the worker; the caller keeps its bytes
     return JSON.parse(await pool.run("validateShard", [copy, upload], [copy.buffer]));
@@ -997,7 +1001,7 @@ class Xetkit {
   /** Memory in use: the main instance's wasm memory and each worker's. */
   async memory() {
     const out = { wasm: this.#go.memory.buffer.byteLength, workers: [] };
-    if (this.#pool) out.workers = await this.#pool.memory();
+    for (const p of [this.#pool, this.#asidePool]) if (p) out.workers.push(...await p.memory());
     return out;
   }
 
@@ -1008,8 +1012,8 @@ class Xetkit {
 
   /** Stops the worker pool; the synchronous API keeps working. */
   close() {
-    if (this.#pool) this.#pool.close();
-    this.#pool = null;
+    for (const p of [this.#pool, this.#asidePool]) if (p) p.close();
+    this.#pool = this.#asidePool = null;
   }
 
   async #getPool() {
@@ -1017,6 +1021,13 @@ class Xetkit {
     if (!this.#pool) this.#pool = new Pool(this.#compiled, this.#workers);
     await this.#pool.ready;
     return this.#pool;
+  }
+
+  async #getAside() {
+    if (!this.#aside) return null;
+    if (!this.#asidePool) this.#asidePool = new Pool(this.#compiled, 1);
+    await this.#asidePool.ready;
+    return this.#asidePool;
   }
 }
 

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { load } from "../xetkit.js";
-import { corpus, randomBytes } from "./helpers.mjs";
+import { corpus, randomBytes, readRef } from "./helpers.mjs";
 
 const single = await load({ workers: 0 });
 const items = corpus();
@@ -97,4 +97,18 @@ test("processFile copies xorb bytes only for an onXorb", async () => {
   assert.equal(seen.reduce((n, x) => n + x.bytes.length, 0), withHook.xorbs.reduce((n, x) => n + x.size, 0));
   const without = await single.processFile(bytes, { workers: false });
   assert.deepEqual(without, withHook);
+});
+
+// validateShardAsync leaves this thread even where the default pool is
+// empty (one worker of its own), and stays here with workers: 0.
+test("validateShardAsync runs on a worker unless workers is 0", async (t) => {
+  const shard = readRef(t, "ev-population.csv.shard");
+  if (!shard) return;
+  const want = single.validateShard(shard);
+  const xk = await load();
+  assert.deepEqual(await xk.validateShardAsync(shard), want);
+  assert.equal((await xk.memory()).workers.length, Math.max(1, xk.workers), "a worker ran it");
+  xk.close();
+  assert.deepEqual(await single.validateShardAsync(shard), want);
+  assert.equal((await single.memory()).workers.length, 0, "workers: 0 starts none");
 });
