@@ -147,7 +147,7 @@ async function speed() {
   log(`  ratio: xetkit takes ${(bx / bp).toFixed(2)} of the peer's time: ${(bp / bx).toFixed(2)}× faster (targets: ≥ 150 MB/s, ≥ 10×)`);
   const bs = Math.min(...res.single);
   const perRound = res.single.map((s, i) => s / res.xetkit[i]);
-  log(`  xetkit upload with one instance (workers: 0): ${bs.toFixed(2)} s  ${(mb / bs).toFixed(1).padStart(6)} MB/s; the pool against one instance ${(bs / bx).toFixed(2)}x best to best, ${ratioSummary(perRound)} (target >= 1.00x)`);
+  log(`  xetkit upload with one instance (workers: 0): ${bs.toFixed(2)} s  ${(mb / bs).toFixed(1).padStart(6)} MB/s; the pool against one instance ${(bs / bx).toFixed(2)}x best to best, ${ratioSummary(perRound)} (target >= 1.00x)${res.workers === 0 ? "; the pool is empty, so both run on this thread and the ratio shows the noise" : ""}`);
 }
 
 function rss() {
