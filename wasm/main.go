@@ -64,6 +64,7 @@ func errorValue(err error) js.Value {
 	o.Set("message", err.Error())
 	var ae *apiError
 	var ve *js.ValueError
+	var je *jsx.Error
 	code, status := cas.ErrorCode(err)
 	switch {
 	case code != "":
@@ -71,6 +72,9 @@ func errorValue(err error) js.Value {
 		if status != 0 {
 			o.Set("status", status)
 		}
+	case errors.As(err, &je) && je.Code != "":
+		// A rejection from JavaScript (a worker's job) keeps its code.
+		o.Set("code", je.Code)
 	case errors.As(err, &ae):
 		o.Set("code", ae.code)
 	case errors.As(err, &ve):

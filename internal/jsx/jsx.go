@@ -19,7 +19,11 @@ var (
 )
 
 // Error is a rejection of a JavaScript promise, or a thrown value.
-type Error struct{ Msg string }
+type Error struct {
+	Msg string
+	// Code is the rejection's code property (a XetkitError's), or "".
+	Code string
+}
 
 func (e *Error) Error() string { return e.Msg }
 
@@ -45,7 +49,11 @@ func Await(ctx context.Context, p js.Value) (js.Value, error) {
 		if len(args) > 0 {
 			v = args[0]
 		}
-		ch <- result{err: &Error{Message(v)}}
+		e := &Error{Msg: Message(v)}
+		if v.Type() == js.TypeObject && v.Get("code").Type() == js.TypeString {
+			e.Code = v.Get("code").String()
+		}
+		ch <- result{err: e}
 		return nil
 	})
 	p.Call("then", ok, fail)

@@ -226,6 +226,17 @@ test("closing the pool rejects its jobs with STATE; the next call starts a new p
   assert.deepEqual(await xk.chunkAsync(big), want);
 });
 
+// A worker's failure reaches processFile's caller with the worker's code:
+// the pool closed under it is STATE, as for chunkAsync.
+test("closing the pool under processFile rejects with STATE; the next call starts a new pool", async () => {
+  const big = randomBytes(24 << 20, 10);
+  const p = xk.processFile(big);
+  await new Promise((r) => setTimeout(r, 0));
+  xk.close();
+  await p.then(() => assert.fail("processFile of 24 MiB finished before the close"), isXetkitError("STATE"));
+  assert.equal((await xk.processFile(big)).size, big.length);
+});
+
 test("a Go panic becomes an error and the instance keeps working", async () => {
   // The bindings' own test hook, on a raw instance (xetkit.js does not expose it).
   await import("../wasm_exec.js");
