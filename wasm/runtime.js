@@ -6,8 +6,9 @@
 
 /**
  * startGo runs one instance of a compiled xetkit.wasm and resolves to
- * {api, memory, go, kernels}: the functions main() exported, the
- * instance's memory, the Go object and whether the kernels run. defineGo is go-runtime.js's; tune(go), if given, may
+ * {api, memory, go, kernels, nextTask}: the functions main() exported, the
+ * instance's memory, the Go object, whether the kernels run, and a turn
+ * of the event loop. defineGo is go-runtime.js's; tune(go), if given, may
  * adjust go.importObject before the instance starts. kernels, the compiled
  * kernels.wasm or null, is instantiated on the instance's memory and
  * supplies Go's "xetkit_kernels" imports; without it Go is told they are
@@ -47,6 +48,20 @@ export async function startGo(module, defineGo, tune, kernels) {
     };
     return reader.read(new Uint8Array(buffer, 0, want)).then(more);
   };
+  // A turn of the event loop (a page repaints, workers' replies come in),
+  // which Go (jsx.Reader) and xetkit.js take between pieces of work on
+  // bytes already at hand. A MessageChannel, not setTimeout: a browser
+  // delays nested timers by 4 ms.
+  const nextTask = () => new Promise((resolve) => {
+    if (typeof setImmediate === "function") return setImmediate(resolve);
+    const { port1, port2 } = new MessageChannel();
+    port1.onmessage = () => {
+      port1.close();
+      resolve();
+    };
+    port2.postMessage(null);
+  });
+  own.xetkitNextTask = nextTask;
   go.argv = ["xetkit", "xetkitReady"];
   if (tune) tune(go);
   // The kernels need the instance's memory, which exists only once the
@@ -64,5 +79,5 @@ export async function startGo(module, defineGo, tune, kernels) {
   go.run(instance); // runs main until it blocks, which is after it called back
   delete own.xetkitReady;
   if (!api) throw new Error("xetkit.wasm did not start");
-  return { api, memory: instance.exports.mem, go, kernels: k !== null };
+  return { api, memory: instance.exports.mem, go, kernels: k !== null, nextTask };
 }

@@ -421,21 +421,6 @@ function appendChunks(out, packed, offset) {
   return offset;
 }
 
-// nextTask resolves once the event loop has run the tasks already queued
-// (the pool's replies among them). A MessageChannel, not setTimeout: a
-// browser delays nested timers by 4 ms.
-function nextTask() {
-  if (typeof setImmediate === "function") return new Promise((resolve) => setImmediate(resolve));
-  return new Promise((resolve) => {
-    const { port1, port2 } = new MessageChannel();
-    port1.onmessage = () => {
-      port1.close();
-      resolve();
-    };
-    port2.postMessage(null);
-  });
-}
-
 function lengthsOf(packed) {
   const view = new DataView(packed.buffer, packed.byteOffset, packed.byteLength);
   const out = new Array(packed.byteLength >>> 2);
@@ -853,7 +838,7 @@ class Xetkit {
       for await (const piece of slices(src, SLICE)) {
         // Bytes are at hand: a turn of the event loop between pieces lets
         // a page repaint and take input.
-        if (!isBlob(src)) await nextTask();
+        if (!isBlob(src)) await this.#go.nextTask();
         stop();
         for (const x of c.push(piece)) out.push(x);
       }
@@ -876,7 +861,7 @@ class Xetkit {
           const piece = whole.subarray(off, off + PIECE);
           for (const job of batcher.take(piece, lengthsOf(call(go, "chunkerPush", id, piece, false)[0]))) {
             const lens = u32Bytes(job.lens);
-            if (full()) await nextTask(); // replies that came in are counted
+            if (full()) await go.nextTask(); // replies that came in are counted
             if (full()) {
               jobs.push({ lens: job.lens, hex: call(go, "hashChunks", job.bytes, lens) });
               pool.reuse(job.bytes.buffer);

@@ -48,15 +48,16 @@ const blobReadSize = 4 << 20
 // of the event loop: about 10 ms of the pipeline's work on one thread.
 const pauseEvery = 4 << 20
 
-// nextTask returns a promise that resolves once the event loop has run the
-// tasks already queued (a page repaints between them). A MessageChannel,
-// not setTimeout: a browser delays nested timers by 4 ms.
-var nextTask = js.Global().Get("Function").New(`return new Promise((resolve) => {
-  if (typeof setImmediate === "function") return setImmediate(resolve);
-  const { port1, port2 } = new MessageChannel();
-  port1.onmessage = () => { port1.close(); resolve(); };
-  port2.postMessage(null);
-});`)
+// nextTask waits for a turn of the event loop (a page repaints between
+// tasks): runtime.js's xetkitNextTask, where the module was started by it.
+func nextTask(ctx context.Context) error {
+	f := js.Global().Get("xetkitNextTask")
+	if f.Type() != js.TypeFunction {
+		return nil
+	}
+	_, err := Await(ctx, f.Invoke())
+	return err
+}
 
 // NewReader returns a Reader of src, a Blob or a Uint8Array, whose reads
 // of a Blob end with ctx; nil when src is neither.
@@ -109,7 +110,7 @@ func (r *Reader) Read(p []byte) (int, error) {
 		// through Go in one task, and a page would not repaint (its
 		// progress bar) or take input until the end.
 		if r.off-r.paused >= pauseEvery {
-			if _, err := Await(r.ctx, nextTask.Invoke()); err != nil {
+			if err := nextTask(r.ctx); err != nil {
 				return 0, err
 			}
 			r.paused = r.off
