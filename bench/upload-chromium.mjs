@@ -19,13 +19,14 @@
 //
 //   node bench/upload-chromium.mjs [rounds] [MiB per upload] [GiB for the memory run, 0 to skip]
 
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
 import { browserRSS, launchChromium, MiB, randomFile, tempDir } from "./proc.lib.mjs";
 import { startServer } from "../test/common.mjs";
-import { ratioSummary } from "./wasm.lib.mjs";
+import { ratioSummary, wasmMemory } from "./wasm.lib.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const rounds = Number(process.argv[2] || 2);
@@ -50,6 +51,7 @@ const peer = await esbuild.build({
 // would be simpler, but it makes Playwright intercept every request of the
 // page, upload bodies included, which slows both clients several times.)
 const peerJS = Buffer.from(peer.outputFiles[0].contents).toString("utf8");
+const libJS = readFileSync(join(root, "bench", "wasm.lib.mjs"), "utf8");
 
 const generate = (name, size) => randomFile(join(tmp, name), size);
 
@@ -169,37 +171,26 @@ async function memory() {
       peak = { renderer: Math.max(peak.renderer, r.renderer), all: Math.max(peak.all, r.all) };
     }, 100);
   });
-  const res = await p.evaluate(async ({ token }) => {
+  const res = await p.evaluate(async ({ token, libJS }) => {
     const { load } = await import("/wasm/xetkit.js");
+    const lib = await import(URL.createObjectURL(new Blob([libJS], { type: "text/javascript" })));
     const xk = await load();
     const file = document.getElementById("bench-files").files[0];
     await xk.upload([new Uint8Array(1 << 20)], { repo: "bench/memory", token, commit: false }); // start the workers
     await globalThis.__startSampling();
-    let peak = { total: 0 };
-    let pending = null;
-    const sample = () => {
-      if (pending) return;
-      pending = xk.memory().then((m) => {
-        const wasm = m.wasm + m.workers.reduce((a, b) => a + b, 0);
-        const js = performance.memory.usedJSHeapSize;
-        if (js + wasm > peak.total) peak = { total: js + wasm, js, main: m.wasm, workers: m.workers };
-        pending = null;
-      });
-    };
-    const timer = setInterval(sample, 100);
+    const memory = lib.memoryPeak(xk);
+    const timer = setInterval(memory.sample, 100);
     const t0 = performance.now();
-    const { files: [r] } = await xk.upload([file], { repo: "bench/memory", token, onProgress: sample });
+    const { files: [r] } = await xk.upload([file], { repo: "bench/memory", token, onProgress: memory.sample });
     const secs = (performance.now() - t0) / 1000;
     clearInterval(timer);
-    await pending;
-    sample();
-    await pending;
+    const peak = await memory.peak();
     return { secs, sha256: r.sha256, peak };
-  }, { token });
+  }, { token, libJS });
   clearInterval(timer);
   await p.close();
   log(`xetkit upload of a ${gib} GiB File: ${res.secs.toFixed(1)} s (${(size / 1e6 / res.secs).toFixed(1)} MB/s), SHA-256 ${res.sha256 === file.sha256 ? "correct" : "WRONG"}`);
-  log(`  peak JS heap + WebAssembly memory: ${MiB(res.peak.total)} (JS heap ${MiB(res.peak.js)}, wasm ${MiB(res.peak.main)} main + ${res.peak.workers.map(MiB).join(" + ")} workers; target ≤ 250 MiB)`);
+  log(`  peak JS heap + WebAssembly memory: ${MiB(res.peak.total)} (JS heap ${MiB(res.peak.js)}, wasm ${wasmMemory(res.peak.main, res.peak.workers)}; target ≤ 250 MiB)`);
   log(`  resident size: renderer processes ${MiB(base.renderer)} before, ${MiB(peak.renderer)} peak; the whole browser ${MiB(base.all)} before, ${MiB(peak.all)} peak`);
   if (res.sha256 !== file.sha256) process.exitCode = 1;
 }

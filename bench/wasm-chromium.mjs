@@ -28,7 +28,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
-import { fillRandom } from "./wasm.lib.mjs";
+import { fillRandom, wasmMemory } from "./wasm.lib.mjs";
 import { browserRSS, launchChromium, MiB, serveRepo, tempDir, whileBusy } from "./proc.lib.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -112,7 +112,7 @@ async function chunkBench(busy = "") {
     console.log(`  processFile of that File: ${mbs(processMs).toFixed(0)} MB/s, ${(bytesMs / processMs).toFixed(2)}x chunkAsync of the bytes (target >= 0.30x)`);
     if (!same) throw new Error("chunkAsync of the File and of its bytes gave different chunks");
     const mem = await xk.memory();
-    console.log(`  wasm memory: main ${(mem.wasm / 2 ** 20).toFixed(0)} MiB, workers ${mem.workers.map((n) => (n / 2 ** 20).toFixed(0)).join(" + ")} MiB`);
+    console.log(`  wasm memory: ${lib.wasmMemory(mem.wasm, mem.workers)}`);
     xk.close();
     return best;
   }, { rounds, busy, workersEnv: process.env.XETKIT_BENCH_WORKERS });
@@ -173,29 +173,16 @@ async function processFileBench() {
     for (let off = 0; off < blob.size; off += 8 << 20) await blob.slice(off, off + (8 << 20)).arrayBuffer();
     const readSecs = (performance.now() - t) / 1000;
     await globalThis.__startSampling();
-    const heap = () => performance.memory.usedJSHeapSize;
-    let peak = { total: 0 };
-    let pending = null;
-    const sample = () => {
-      if (pending) return;
-      pending = xk.memory().then((m) => {
-        const wasm = m.wasm + m.workers.reduce((a, b) => a + b, 0);
-        const js = heap();
-        if (js + wasm > peak.total) peak = { total: js + wasm, js, wasm, main: m.wasm, workers: m.workers };
-        pending = null;
-      });
-    };
+    const memory = lib.memoryPeak(xk);
     const t0 = performance.now();
     let xorbs = 0;
     let xorbBytes = 0;
     const r = await xk.processFile(blob, {
-      onProgress: sample,
-      onXorb: async (x) => { xorbs++; xorbBytes += x.bytes.length; sample(); },
+      onProgress: memory.sample,
+      onXorb: async (x) => { xorbs++; xorbBytes += x.bytes.length; memory.sample(); },
     });
     const secs = (performance.now() - t0) / 1000;
-    await pending;
-    sample();
-    await pending;
+    const peak = await memory.peak();
     xk.close();
     return { readSecs, secs, fileHash: r.fileHash, sha256: r.sha256, chunks: r.chunks.length, xorbs, xorbBytes, shard: r.shard.length, peak };
   });
@@ -205,7 +192,7 @@ async function processFileBench() {
     log(`Chromium: processFile on a ${gib} GiB generated file (a File, which is a Blob)`);
   log(`  reading the file alone in 8 MiB slices: ${res.readSecs.toFixed(1)} s (${(size / 1e6 / res.readSecs).toFixed(0)} MB/s)`);
   log(`  processFile: ${res.secs.toFixed(1)} s (${(size / 1e6 / res.secs).toFixed(0)} MB/s): ${res.chunks} chunks, ${res.xorbs} xorbs (${MiB(res.xorbBytes)}), shard ${res.shard} bytes`);
-  log(`  peak JS heap + wasm memory: ${MiB(res.peak.total)} (JS heap ${MiB(res.peak.js)}, wasm ${MiB(res.peak.main)} main + ${res.peak.workers.map(MiB).join(" + ")} workers; target < 400 MiB)`);
+  log(`  peak JS heap + wasm memory: ${MiB(res.peak.total)} (JS heap ${MiB(res.peak.js)}, wasm ${wasmMemory(res.peak.main, res.peak.workers)}; target < 400 MiB)`);
   log(`  renderer resident size (page and workers): ${MiB(base)} before processFile, ${MiB(peakRSS)} peak during it`);
   log(`  file hash ${res.fileHash} ${res.fileHash === want ? "= the native CLI's" : `!= the native CLI's ${want}`}`);
   if (res.fileHash !== want) process.exitCode = 1;

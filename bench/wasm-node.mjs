@@ -9,7 +9,7 @@
 import { getChunks } from "@huggingface/xetchunk-wasm";
 import { load } from "../wasm/xetkit.js";
 import { whileBusy } from "./proc.lib.mjs";
-import { fillRandom, poolOption, report, runChunkBench, runProcessFileBench } from "./wasm.lib.mjs";
+import { fillRandom, poolOption, report, runChunkBench, runProcessFileBench, wasmMemory } from "./wasm.lib.mjs";
 
 const rounds = Number(process.argv[2] || 5);
 const pool = poolOption(process.env.XETKIT_BENCH_WORKERS);
@@ -29,5 +29,5 @@ for (const busy of ["", "with one core busy (a loop in another process)"]) {
   await (busy ? whileBusy(run) : run());
 }
 const mem = await xk.memory();
-log(`  wasm memory: main ${(mem.wasm / 2 ** 20).toFixed(0)} MiB, workers ${mem.workers.map((n) => (n / 2 ** 20).toFixed(0)).join(" + ")} MiB`);
+log(`  wasm memory: ${wasmMemory(mem.wasm, mem.workers)}`);
 xk.close();

@@ -25,6 +25,37 @@ export function poolOption(workers) {
   return { option: { workers: Number(workers) }, why: "XETKIT_BENCH_WORKERS" };
 }
 
+// wasmMemory names an instance's WebAssembly memory and its workers'.
+export function wasmMemory(main, workers) {
+  const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+  return workers.length === 0 ? `${mib(main)}, no workers` : `${mib(main)} main + ${workers.map(mib).join(" + ")} in ${workers.length} workers`;
+}
+
+// memoryPeak follows the largest JS heap + WebAssembly memory (this
+// instance's and its workers') of a page: sample() takes a reading unless
+// one is under way, peak() waits for it, takes a last one and returns the
+// largest seen with its parts.
+export function memoryPeak(xk) {
+  let peak = { total: 0 };
+  let pending = null;
+  const sample = () => {
+    if (pending) return;
+    pending = xk.memory().then((m) => {
+      const js = performance.memory.usedJSHeapSize;
+      const wasm = m.wasm + m.workers.reduce((a, b) => a + b, 0);
+      if (js + wasm > peak.total) peak = { total: js + wasm, js, wasm, main: m.wasm, workers: m.workers };
+      pending = null;
+    });
+  };
+  const last = async () => {
+    await pending;
+    sample();
+    await pending;
+    return peak;
+  };
+  return { sample, peak: last };
+}
+
 // runChunkBench times the peer's getChunks, xetkit's chunk (one instance)
 // and chunkAsync (the pool) on the same buffer and returns the best MB/s
 // of each (best of rounds: the machine is shared) and, for each round, the

@@ -75,28 +75,28 @@ type Plan struct {
 
 // Plan decodes a v1 answer.
 func (r *ReconstructionV1) Plan() (*Plan, error) {
-	p := &Plan{Offset: r.Offset, Terms: r.Terms, Fetch: map[xethash.Hash][]FetchV2{}}
-	for xs, list := range r.FetchInfo {
+	return planOf(r.Offset, r.Terms, r.FetchInfo, func(f FetchV1) FetchV2 {
+		return FetchV2{URL: f.URL, Ranges: []RangeV2{{Chunks: f.Range, Bytes: f.URLRange}}}
+	})
+}
+
+// Plan decodes a v2 answer.
+func (r *ReconstructionV2) Plan() (*Plan, error) {
+	return planOf(r.Offset, r.Terms, r.Xorbs, func(f FetchV2) FetchV2 { return f })
+}
+
+// planOf decodes an answer of either version: its fetches keyed by xorb
+// hash, each turned into its v2 form by asV2.
+func planOf[F any](offset uint64, terms []Term, byXorb map[string][]F, asV2 func(F) FetchV2) (*Plan, error) {
+	p := &Plan{Offset: offset, Terms: terms, Fetch: make(map[xethash.Hash][]FetchV2, len(byXorb))}
+	for xs, list := range byXorb {
 		x, err := parseXorb(xs)
 		if err != nil {
 			return nil, err
 		}
 		for _, f := range list {
-			p.Fetch[x] = append(p.Fetch[x], FetchV2{URL: f.URL, Ranges: []RangeV2{{Chunks: f.Range, Bytes: f.URLRange}}})
+			p.Fetch[x] = append(p.Fetch[x], asV2(f))
 		}
-	}
-	return p, nil
-}
-
-// Plan decodes a v2 answer.
-func (r *ReconstructionV2) Plan() (*Plan, error) {
-	p := &Plan{Offset: r.Offset, Terms: r.Terms, Fetch: map[xethash.Hash][]FetchV2{}}
-	for xs, list := range r.Xorbs {
-		x, err := parseXorb(xs)
-		if err != nil {
-			return nil, err
-		}
-		p.Fetch[x] = append(p.Fetch[x], list...)
 	}
 	return p, nil
 }

@@ -75,14 +75,12 @@ func hashAll(chunks []Chunk, workers int) {
 	}
 	workers = min(workers, len(chunks))
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
+	for w := range workers {
+		wg.Go(func() {
 			for i := w; i < len(chunks); i += workers {
 				chunks[i].Hash = xethash.Chunk(chunks[i].Data)
 			}
-		}(w)
+		})
 	}
 	wg.Wait()
 }

@@ -29,9 +29,7 @@ func TestConcurrentUploadsOfOneXorbInsertOnce(t *testing.T) {
 	var mu sync.Mutex
 	inserted := 0
 	for range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			req, _ := http.NewRequest("POST", th.srv.URL+"/v1/xorbs/default/"+f.xorb.Hash.String(), bytes.NewReader(f.xorb.Bytes))
 			req.Header.Set("Authorization", "Bearer "+tok)
 			resp, err := http.DefaultClient.Do(req)
@@ -52,7 +50,7 @@ func TestConcurrentUploadsOfOneXorbInsertOnce(t *testing.T) {
 				inserted++
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if inserted != 1 {

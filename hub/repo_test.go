@@ -246,9 +246,7 @@ func TestKillDuringCommits(t *testing.T) {
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
 		for w := range 3 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				for i := 0; ; i++ {
 					select {
 					case <-stop:
@@ -272,7 +270,7 @@ func TestKillDuringCommits(t *testing.T) {
 						mu.Unlock()
 					}
 				}
-			}()
+			})
 		}
 		time.Sleep(time.Duration(20+rng.IntN(200)) * time.Millisecond)
 		cmd.Process.Kill()

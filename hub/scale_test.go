@@ -147,13 +147,11 @@ func TestBigCommitDoesNotStall(t *testing.T) {
 	var wg sync.WaitGroup
 	var bigDone time.Time
 	var bigStatus int
-	wg.Add(1)
 	started := time.Now()
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		bigStatus, _, _ = th.do("POST", "/api/models/alice/big/commit/main", userToken, big)
 		bigDone = time.Now()
-	}()
+	})
 	time.Sleep(500 * time.Millisecond) // well into the big commit
 	start := time.Now()
 	status, b, _ := th.do("POST", "/api/models/bob/small/commit/main", userToken, commitBody(map[string]any{"summary": "small"}, inlineFile("a.txt", "a")))
@@ -179,12 +177,10 @@ func TestConcurrentCommitsAllLand(t *testing.T) {
 	var wg sync.WaitGroup
 	statuses := make([]int, 20)
 	for i := range statuses {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			statuses[i], _, _ = th.do("POST", "/api/models/alice/busy/commit/main", userToken,
 				commitBody(map[string]any{"summary": fmt.Sprint("c", i)}, inlineFile(fmt.Sprintf("f%02d.txt", i), fmt.Sprint(i))))
-		}()
+		})
 	}
 	wg.Wait()
 	for i, s := range statuses {

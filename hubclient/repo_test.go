@@ -133,12 +133,10 @@ func TestConcurrentCommits(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			name := fmt.Sprintf("w%d.txt", i)
 			_, errs[i] = c.Commit(ctx, []hubclient.RepoFile{repoFile(name, []byte(name))}, hubclient.CommitOptions{ParentCommit: base.OID})
-		}()
+		})
 	}
 	wg.Wait()
 	won := 0
@@ -156,12 +154,10 @@ func TestConcurrentCommits(t *testing.T) {
 		t.Fatalf("%d commits on the same parent landed, want 1", won)
 	}
 	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			name := fmt.Sprintf("free%d.txt", i)
 			_, errs[i] = c.Commit(ctx, []hubclient.RepoFile{repoFile(name, []byte(name))}, hubclient.CommitOptions{})
-		}()
+		})
 	}
 	wg.Wait()
 	entries, err := c.ListFiles(ctx, "", true)

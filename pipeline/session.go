@@ -115,8 +115,7 @@ func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Re
 		workers = DefaultConcurrency
 	}
 	for range workers {
-		s.wg.Add(1)
-		go s.uploader()
+		s.wg.Go(s.uploader)
 	}
 	results := make([]Result, len(sources))
 	err := func() error {
@@ -474,7 +473,6 @@ func (s *session) buffer(n int) []byte {
 // uploader sends sealed xorbs until the queue closes; the first failure
 // stops the session.
 func (s *session) uploader() {
-	defer s.wg.Done()
 	for x := range s.queue {
 		if s.ctx.Err() != nil {
 			continue // drain

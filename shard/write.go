@@ -99,41 +99,24 @@ func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 		if f.SHA256 != nil {
 			flags |= FileFlagMetadataExt
 		}
-		w.bytes(f.Hash[:])
-		w.u32(flags)
-		w.u32(uint32(len(f.Terms)))
-		w.zeros(8)
+		w.record(f.Hash, flags, uint32(len(f.Terms)), 0, 0)
 		for _, t := range f.Terms {
-			w.bytes(t.Xorb[:])
-			w.u32(t.Flags)
-			w.u32(t.UnpackedBytes)
-			w.u32(t.ChunkStart)
-			w.u32(t.ChunkEnd)
+			w.record(t.Xorb, t.Flags, t.UnpackedBytes, t.ChunkStart, t.ChunkEnd)
 		}
 		for _, h := range f.Verification {
-			w.bytes(h[:])
-			w.zeros(16)
+			w.record(h, 0, 0, 0, 0)
 		}
 		if f.SHA256 != nil {
-			w.bytes(f.SHA256[:])
-			w.zeros(16)
+			w.record(*f.SHA256, 0, 0, 0, 0)
 		}
 	}
 	w.bookend()
 	casAt := int64(len(w.b))
 	for i := range s.Xorbs {
 		x := &s.Xorbs[i]
-		w.bytes(x.Hash[:])
-		w.u32(x.Flags)
-		w.u32(uint32(len(x.Chunks)))
-		w.u32(x.BytesInXorb)
-		w.u32(x.BytesOnDisk)
+		w.record(x.Hash, x.Flags, uint32(len(x.Chunks)), x.BytesInXorb, x.BytesOnDisk)
 		for _, c := range x.Chunks {
-			w.bytes(c.Hash[:])
-			w.u32(c.ByteRangeStart)
-			w.u32(c.UnpackedBytes)
-			w.u32(c.Flags)
-			w.u32(c.Reserved)
+			w.record(c.Hash, c.ByteRangeStart, c.UnpackedBytes, c.Flags, c.Reserved)
 		}
 	}
 	w.bookend()
@@ -246,10 +229,19 @@ func (w *writer) zeros(n int) {
 		w.b = append(w.b, 0)
 	}
 }
-func (w *writer) bookend() {
-	w.bytes(bookendHash[:])
-	w.zeros(16)
+
+// record appends one record of the file or CAS block: every one is a hash
+// and four little-endian words (zero where the record has fewer).
+func (w *writer) record(h xethash.Hash, a, b, c, d uint32) {
+	w.bytes(h[:])
+	w.u32(a)
+	w.u32(b)
+	w.u32(c)
+	w.u32(d)
 }
+
+// bookend appends the record that closes a block.
+func (w *writer) bookend() { w.record(bookendHash, 0, 0, 0, 0) }
 
 // RewriteOptions returns the options under which Marshal rewrites a parsed
 // shard as it was read: with lookup tables if it carried any, and its
