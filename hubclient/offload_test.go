@@ -50,23 +50,36 @@ func TestOffloadMatchesLocal(t *testing.T) {
 		}
 		return h, res, newClient(srv)
 	}
-	offload := func(workers, inFlight int) *pipeline.Offload {
-		off := pipeline.LocalOffload(workers, xorb.Auto)
-		off.BatchBytes = 300 << 10 // batches that split reads and xorbs
-		off.ReadBytes = 1<<20 + 3
-		off.InFlight = inFlight
-		return off
-	}
 	hl, local, _ := run(nil)
 	for _, tc := range []struct {
 		name              string
 		workers, inFlight int
+		busy              bool
 	}{
-		{"one worker, one batch out", 1, 1},
-		{"three workers, two batches out", 3, 2},
+		{"one worker, one batch out", 1, 1, false},
+		{"three workers, two batches out", 3, 2, false},
+		{"every other batch hashed here", 2, 3, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ho, offl, fresh := run(offload(tc.workers, tc.inFlight))
+			off := pipeline.LocalOffload(tc.workers, xorb.Auto)
+			off.BatchBytes = 300 << 10 // batches that split reads and xorbs
+			off.ReadBytes = 1<<20 + 3
+			off.InFlight = tc.inFlight
+			var here, there int
+			if tc.busy {
+				off.Busy = func() bool {
+					if here > there {
+						there++
+						return false
+					}
+					here++
+					return true
+				}
+			}
+			ho, offl, fresh := run(off)
+			if tc.busy && (here < 5 || there < 5) {
+				t.Errorf("%d batches hashed here and %d on the workers, want both", here, there)
+			}
 			for i := range local {
 				if local[i] != offl[i] {
 					t.Errorf("file %d: offloaded result %+v, in-process %+v", i, offl[i], local[i])

@@ -29,10 +29,15 @@ type Offload struct {
 	Encode func(data []byte, lens []int) (wait func() (*Encoded, error))
 	// SHA256 starts the SHA-256 of one file.
 	SHA256 func() (Digest, error)
+	// Busy, if set, reports whether every worker has its fill of Encode
+	// calls; the batch that comes then is hashed on the calling thread
+	// (and its chunks compressed there, as without an Offload), so that
+	// thread works rather than waits. Nil: every batch goes to Encode.
+	Busy func() bool
 	// BatchBytes is the target size of an Encode call (default 2 MiB).
 	BatchBytes int
-	// InFlight bounds the Encode calls not yet waited for (default 8):
-	// it bounds the memory of data in transit.
+	// InFlight bounds the batches not yet taken back, on the workers or
+	// hashed here (default 8): it bounds the memory of data in transit.
 	InFlight int
 	// ReadBytes is how much of a source is read at a time (default 4 MiB).
 	ReadBytes int
@@ -76,9 +81,19 @@ func (o *Offload) readBytes() int {
 }
 
 // split checks an Encoded result against the chunk lengths it was asked
-// for and cuts it into the session's chunks.
-func (e *Encoded) split(lens []int, out []chunkIn) ([]chunkIn, error) {
-	if e == nil || len(e.Hashes) != len(lens) || len(e.RecordLens) != len(lens) {
+// for and cuts it into the session's chunks: hashes and, if records, the
+// record of each chunk (otherwise records are not looked at).
+func (e *Encoded) split(lens []int, records bool, out []chunkIn) ([]chunkIn, error) {
+	if e == nil || len(e.Hashes) != len(lens) {
+		return out, errors.New("upload: an offloaded encode returned a result that does not match its chunks")
+	}
+	if !records {
+		for i, n := range lens {
+			out = append(out, chunkIn{hash: e.Hashes[i], size: n})
+		}
+		return out, nil
+	}
+	if len(e.RecordLens) != len(lens) {
 		return out, errors.New("upload: an offloaded encode returned a result that does not match its chunks")
 	}
 	recs := e.Records
@@ -175,12 +190,16 @@ func (d *localDigest) Sum() ([sha256x.Size]byte, error) {
 
 // EncodeChunks hashes and encodes chunks for an Offload (the workers'
 // encodeChunks op): data holds the chunks back to back, lens their
-// lengths (see EachChunk). It appends each chunk hash to hashes and each
-// chunk record to records (its length to recLens), and keeps no state,
-// so any number of callers may run it at once, each with its own Encoder.
+// lengths (see EachChunk). It appends each chunk hash to hashes and, with
+// an Encoder, each chunk record to records (its length to recLens). It
+// keeps no state, so any number of callers may run it at once, each with
+// its own Encoder.
 func EncodeChunks(e *xorb.Encoder, data []byte, lens []int, hashes []xethash.Hash, records []byte, recLens []int) ([]xethash.Hash, []byte, []int, error) {
 	err := EachChunk(data, lens, func(chunk []byte) error {
 		hashes = append(hashes, xethash.Chunk(chunk))
+		if e == nil {
+			return nil
+		}
 		start := len(records)
 		var err error
 		records, err = e.AppendRecord(records, chunk)

@@ -11,114 +11,141 @@ import (
 	"github.com/xetkit/xetkit/xethash"
 )
 
-// readSize is how much of a source a session without an Offload reads at
-// a time.
+// readSize is how much of a source is read at a time without an Offload.
 const readSize = 1 << 20
 
-// readAll reads rd to its end, finds its chunk boundaries here and hands
-// its chunks to f.chunks in order, hashed and compressed on the client's
-// Offload when it has one (the file's SHA-256 too), here otherwise.
-// It returns the bytes read and their SHA-256.
+// readAll reads rd to its end, hands its chunks to f.chunks in order
+// (see chunkReader) and returns the bytes read and their SHA-256, which
+// runs on the client's Offload when it has one.
 func (f *fileRun) readAll(rd io.Reader) (total int64, digest [32]byte, err error) {
-	r := &reader{f: f, o: f.s.u.Offload}
-	defer r.abandon()
-	size := readSize
+	s := f.s
+	r := &chunkReader{ctx: s.ctx, o: s.u.Offload, records: true, emit: f.chunks}
+	r.onRead = func(t int64) { s.progress(f.idx, func(p *Progress) { p.Read = t }) }
 	if r.o == nil {
 		r.sum = &localSHA{sha256x.New()}
-	} else {
-		size = r.o.readBytes()
-		if r.sum, err = r.o.SHA256(); err != nil {
-			return 0, digest, err
-		}
-	}
-	ch := chunking.NewChunker()
-	buf := make([]byte, size)
-	for {
-		n, eof, err := f.read(rd, buf, &total)
-		if err != nil {
-			return 0, digest, err
-		}
-		if n > 0 {
-			if err := r.sum.Write(buf[:n]); err != nil {
-				return 0, digest, err
-			}
-		}
-		if err := r.add(ch.Push(buf[:n])); err != nil {
-			return 0, digest, err
-		}
-		if eof {
-			break
-		}
-	}
-	if err := r.add(ch.Finish()); err != nil {
-		return 0, digest, err
-	}
-	if err := r.drain(); err != nil {
+	} else if r.sum, err = r.o.SHA256(); err != nil {
 		return 0, digest, err
 	}
 	sum := r.sum
-	r.sum = nil
+	if total, err = r.run(rd); err != nil {
+		go sum.Sum() // lets an unfinished SHA-256 end and free what it holds
+		return 0, digest, err
+	}
 	if digest, err = sum.Sum(); err != nil {
 		return 0, digest, err
 	}
 	return total, digest, nil
 }
 
-// read fills buf from rd, reporting the bytes read so far; eof is set
-// once the source is exhausted.
-func (f *fileRun) read(rd io.Reader, buf []byte, total *int64) (n int, eof bool, err error) {
-	s := f.s
-	if err := s.ctx.Err(); err != nil {
-		return 0, false, context.Cause(s.ctx)
-	}
-	n, rerr := io.ReadFull(rd, buf)
-	if n > 0 {
-		*total += int64(n)
-		t := *total
-		s.progress(f.idx, func(p *Progress) { p.Read = t })
-	}
-	if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
-		return n, true, nil
-	}
-	if rerr != nil {
-		return n, false, fmt.Errorf("reading: %w", rerr)
-	}
-	return n, false, nil
+// ChunkHashes reads rd to its end and calls emit with the hash and size
+// of each of its chunks, in order: the chunking and hashing of an upload
+// without the rest, the hashing on o's workers where o is set. It stops
+// with ctx's cause when ctx ends.
+func ChunkHashes(ctx context.Context, rd io.Reader, o *Offload, emit func(hash xethash.Hash, size int)) error {
+	r := &chunkReader{ctx: ctx, o: o, emit: func(chunks []chunkIn) error {
+		for _, c := range chunks {
+			emit(c.hash, c.size)
+		}
+		return nil
+	}}
+	_, err := r.run(rd)
+	return err
 }
 
-// reader is readAll's state: the SHA-256, and the batches on the Offload
-// not yet taken back.
-type reader struct {
-	f     *fileRun
-	o     *Offload // nil: all work here
-	sum   Digest   // nil after the last read
+// chunkReader cuts a source into chunks and hashes them: here without an
+// Offload; with one, in batches of whole chunks on its workers, except a
+// batch that comes while every worker has its fill (Offload.Busy), which
+// is hashed here and its chunks passed on as data, as without an Offload.
+// emit takes the chunks in order; what it is given is valid only until it
+// returns.
+type chunkReader struct {
+	ctx     context.Context
+	o       *Offload // nil: all work here
+	records bool     // the Offload also encodes each chunk's record
+	emit    func([]chunkIn) error
+	onRead  func(total int64) // if set, after each read
+	sum     Digest            // if set, written every byte read
+
 	queue []batchJob
-	batch []byte // chunks for the next Encode, back to back
+	held  int    // batches in the queue on the workers or holding data
+	batch []byte // chunks for the next batch, back to back
 	lens  []int
+	spare [][]byte // batch buffers of jobs run here, for reuse
 	ins   []chunkIn
 }
 
-// batchJob is one Encode call on the Offload.
+// batchJob is one batch of chunks: on the Offload (wait set) or hashed
+// here (hashes set, and data where the chunks are passed on as data).
 type batchJob struct {
-	lens []int
-	wait func() (*Encoded, error)
+	lens   []int
+	wait   func() (*Encoded, error)
+	data   []byte
+	hashes []xethash.Hash
 }
 
-// add hands a read's chunks on: without an Offload, hashed and passed to
-// the session at once; otherwise into batches for the Offload, taking
-// results back while more than InFlight are out.
-func (r *reader) add(chunks []chunking.Chunk) error {
+// run reads rd to its end and returns how many bytes it read.
+func (r *chunkReader) run(rd io.Reader) (total int64, err error) {
+	size := readSize
+	if r.o != nil {
+		size = r.o.readBytes()
+	}
+	ch := chunking.NewChunker()
+	buf := make([]byte, size)
+	for {
+		if err := r.ctx.Err(); err != nil {
+			return 0, context.Cause(r.ctx)
+		}
+		n, rerr := io.ReadFull(rd, buf)
+		eof := rerr == io.EOF || rerr == io.ErrUnexpectedEOF
+		if rerr != nil && !eof {
+			return 0, fmt.Errorf("reading: %w", rerr)
+		}
+		if n > 0 {
+			total += int64(n)
+			if r.onRead != nil {
+				r.onRead(total)
+			}
+			if r.sum != nil {
+				if err := r.sum.Write(buf[:n]); err != nil {
+					return 0, err
+				}
+			}
+		}
+		if err := r.add(ch.Push(buf[:n])); err != nil {
+			return 0, err
+		}
+		if eof {
+			break
+		}
+	}
+	if err := r.add(ch.Finish()); err != nil {
+		return 0, err
+	}
+	return total, r.drain()
+}
+
+// add hands a read's chunks on: without an Offload, hashed and emitted
+// at once; otherwise into batches, taking back the results that are
+// ready and, while more than InFlight batches are out, the oldest.
+func (r *chunkReader) add(chunks []chunking.Chunk) error {
 	if r.o == nil {
 		r.ins = r.ins[:0]
 		for _, c := range chunks {
 			r.ins = append(r.ins, chunkIn{hash: xethash.Chunk(c.Data), size: len(c.Data), data: c.Data})
 		}
-		return r.f.chunks(r.ins)
+		return r.emit(r.ins)
 	}
 	for _, c := range chunks {
-		r.batchUp(c.Data)
+		if len(r.batch)+len(c.Data) > r.o.BatchSize() {
+			r.send()
+		}
+		if r.batch == nil {
+			r.batch = r.buffer()
+		}
+		r.batch = append(r.batch, c.Data...)
+		r.lens = append(r.lens, len(c.Data))
 	}
-	for len(r.queue) > r.o.inFlight() {
+	for len(r.queue) > 0 && (r.queue[0].wait == nil || r.held > r.o.inFlight()) {
 		if err := r.takeOne(); err != nil {
 			return err
 		}
@@ -126,43 +153,78 @@ func (r *reader) add(chunks []chunking.Chunk) error {
 	return nil
 }
 
-// batchUp adds a chunk to the batch for the Offload, sending the batch
-// first if the chunk would take it past BatchBytes.
-func (r *reader) batchUp(data []byte) {
-	if len(r.batch)+len(data) > r.o.BatchSize() {
-		r.send()
+// send starts the batch: on the Offload, or here when it is busy.
+func (r *chunkReader) send() {
+	if len(r.lens) == 0 {
+		return
 	}
-	r.batch = append(r.batch, data...)
-	r.lens = append(r.lens, len(data))
-}
-
-// send starts the Encode of the batch.
-func (r *reader) send() {
-	if len(r.lens) > 0 {
-		if r.batch == nil {
-			r.batch = make([]byte, 0, r.o.BatchSize())
+	j := batchJob{lens: r.lens}
+	if r.o.Busy != nil && r.o.Busy() {
+		for data := r.batch; len(data) > 0; {
+			n := r.lens[len(j.hashes)]
+			j.hashes = append(j.hashes, xethash.Chunk(data[:n]))
+			data = data[n:]
 		}
-		r.queue = append(r.queue, batchJob{r.lens, r.o.Encode(r.batch, r.lens)})
-		r.batch, r.lens = r.batch[:0], nil
+		if r.records { // the chunks go on as data, to be compressed
+			j.data = r.batch
+			r.batch = nil
+			r.held++
+		} else {
+			r.batch = r.batch[:0]
+		}
+	} else {
+		j.wait = r.o.Encode(r.batch, r.lens) // copies the batch
+		r.batch = r.batch[:0]
+		r.held++
 	}
+	r.queue = append(r.queue, j)
+	r.lens = nil
 }
 
-// takeOne passes the oldest batch's chunks to the session.
-func (r *reader) takeOne() error {
+// buffer returns an empty batch buffer.
+func (r *chunkReader) buffer() []byte {
+	if n := len(r.spare); n > 0 {
+		b := r.spare[n-1]
+		r.spare = r.spare[:n-1]
+		return b[:0]
+	}
+	return make([]byte, 0, r.o.BatchSize())
+}
+
+// takeOne emits the oldest batch's chunks.
+func (r *chunkReader) takeOne() error {
 	j := r.queue[0]
 	r.queue = r.queue[1:]
+	r.ins = r.ins[:0]
+	if j.wait == nil {
+		data := j.data
+		for i, n := range j.lens {
+			c := chunkIn{hash: j.hashes[i], size: n}
+			if data != nil {
+				c.data, data = data[:n:n], data[n:]
+			}
+			r.ins = append(r.ins, c)
+		}
+		err := r.emit(r.ins)
+		if j.data != nil {
+			r.spare = append(r.spare, j.data)
+			r.held--
+		}
+		return err
+	}
+	r.held--
 	e, err := j.wait()
 	if err != nil {
 		return err
 	}
-	if r.ins, err = e.split(j.lens, r.ins[:0]); err != nil {
+	if r.ins, err = e.split(j.lens, r.records, r.ins); err != nil {
 		return err
 	}
-	return r.f.chunks(r.ins)
+	return r.emit(r.ins)
 }
 
 // drain sends the last batch and takes back every one out.
-func (r *reader) drain() error {
+func (r *chunkReader) drain() error {
 	if r.o == nil {
 		return nil
 	}
@@ -173,13 +235,6 @@ func (r *reader) drain() error {
 		}
 	}
 	return nil
-}
-
-// abandon lets an unfinished SHA-256 end and free what it holds.
-func (r *reader) abandon() {
-	if r.sum != nil {
-		go r.sum.Sum()
-	}
 }
 
 // localSHA is a SHA-256 computed as it is written.

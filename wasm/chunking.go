@@ -85,8 +85,40 @@ func exportChunking(api js.Value) {
 		}
 		return nil, nil
 	})
+	// chunkStream(data, hooks) → Promise of [lengths, hashes]: every chunk
+	// of a Blob or Uint8Array (pipeline.ChunkHashes), hashed on the pool
+	// when hooks has its encode (see workerOffload, with compression null);
+	// hooks.signal stops it.
+	export(api, "chunkStream", func(args []js.Value) (any, error) {
+		hooks := arg(args, 1)
+		if hooks.Type() != js.TypeObject {
+			return nil, errorf(codeType, "hooks must be an object")
+		}
+		ctx, stop := jsx.AbortContext(hooks.Get("signal"))
+		rd := jsx.NewReader(ctx, arg(args, 0))
+		if rd == nil {
+			stop()
+			return nil, errorf(codeType, "data must be a Blob or a Uint8Array")
+		}
+		var o *pipeline.Offload
+		if hooks.Get("encode").Type() == js.TypeFunction {
+			o = workerOffload(ctx, hooks, func() *jsx.Reader { return nil })
+		}
+		return promise(func() (any, error) {
+			defer stop()
+			var out chunkResult
+			err := pipeline.ChunkHashes(ctx, rd, o, func(h xethash.Hash, size int) {
+				out.lens = binary.LittleEndian.AppendUint32(out.lens, uint32(size))
+				out.hex = h.AppendString(out.hex)
+			})
+			if err != nil {
+				return nil, err
+			}
+			return out.value(), nil
+		}), nil
+	})
 	// hashChunks(bytes, lengths) → hashes: the chunk hash of each run of
-	// lengths[i] bytes of bytes, in order (the pool's workers use this).
+	// lengths[i] bytes of bytes, in order (hash.chunks).
 	export(api, "hashChunks", func(args []js.Value) (any, error) {
 		data, lens, _, err := chunksArg(args)
 		if err != nil {

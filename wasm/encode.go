@@ -35,16 +35,20 @@ var (
 func exportEncode(api js.Value) {
 	// encodeChunks(bytes, lengths, compression) → [hashes, lengths, records,
 	// record lengths]: chunk hashes (raw, 32 bytes each) and chunk records,
-	// the work an upload hands to the pool's workers (pipeline.Offload).
+	// the work an upload hands to the pool's workers (pipeline.Offload);
+	// with compression null, the hashes only (chunkAsync's work).
 	export(api, "encodeChunks", func(args []js.Value) (any, error) {
 		data, lens, lb, err := chunksArg(args)
 		if err != nil {
 			return nil, err
 		}
-		if encoder.Mode, err = modeArg(arg(args, 2)); err != nil {
+		enc := &encoder
+		if arg(args, 2).IsNull() {
+			enc = nil
+		} else if encoder.Mode, err = modeArg(arg(args, 2)); err != nil {
 			return nil, err
 		}
-		encHashes, encRecs, encLens, err = pipeline.EncodeChunks(&encoder, data, lens, encHashes[:0], encRecs[:0], encLens[:0])
+		encHashes, encRecs, encLens, err = pipeline.EncodeChunks(enc, data, lens, encHashes[:0], encRecs[:0], encLens[:0])
 		if err != nil {
 			return nil, errorf(codeRange, "%v", err)
 		}

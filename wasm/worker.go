@@ -17,14 +17,13 @@ import (
 // workerOffload runs chunk hashing and compression, and the SHA-256, on
 // xetkit.js's worker pool through the hooks it passes: encode(bytes,
 // lengths) → Promise<[hashes, lengths, records, record lengths]> (the
-// workers' encodeChunks), shaNew(state?) → Promise<id>, shaWrite(id,
-// bytes) → Promise, shaSum(id) → Promise<hex digest> (the workers'
-// digestNew, digestWrite, digestSum, on one worker), and, if given,
-// buffer(n) → a job buffer
-// that the worker hands back for reuse, jobBytes its size, inFlight how
-// many encode jobs may be out at once. reading
-// returns the file being read, whose Blob slices the SHA-256 worker may
-// take as they are.
+// workers' encodeChunks), shaNew() → Promise<id>, shaWrite(id, bytes) →
+// Promise, shaSum(id) → Promise<hex digest> (the workers' digestNew,
+// digestWrite, digestSum, on one worker), and, if given, busy() → whether
+// every worker has its fill (pipeline.Offload.Busy), buffer(n) → a job
+// buffer that the worker hands back for reuse, jobBytes its size, inFlight
+// how many batches may be out at once. reading returns the file being
+// read, whose Blob slices the SHA-256 worker may take as they are.
 func workerOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Reader) *pipeline.Offload {
 	// The session is done with one answer before it waits for the next, so
 	// every answer is copied into the same buffers.
@@ -35,6 +34,16 @@ func workerOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Read
 	}
 	if v := hooks.Get("inFlight"); v.Type() == js.TypeNumber {
 		o.InFlight = v.Int()
+	}
+	if busy := hooks.Get("busy"); busy.Type() == js.TypeFunction {
+		o.Busy = func() bool {
+			if !busy.Invoke().Truthy() {
+				return false
+			}
+			// Replies that came in since are counted after a turn of the
+			// event loop.
+			return jsx.NextTask(ctx) == nil && busy.Invoke().Truthy()
+		}
 	}
 	o.Encode = func(data []byte, lens []int) func() (*pipeline.Encoded, error) {
 		p := hooks.Call("encode", jobBytes(hooks, data), jsx.Bytes(jsx.U32Bytes(lens)))

@@ -24,8 +24,6 @@ const MiB = 1 << 20;
 // costs nothing, small enough that Go's memory (which never shrinks) stays
 // a few MiB above what the work itself needs.
 const PIECE = 8 * MiB;
-// Bytes read from a Blob at a time.
-const SLICE = 8 * MiB;
 // Target bytes of whole chunks per job sent to a worker.
 const BATCH = 2 * MiB;
 
@@ -421,58 +419,7 @@ function appendChunks(out, packed, offset) {
   return offset;
 }
 
-function lengthsOf(packed) {
-  const view = new DataView(packed.buffer, packed.byteOffset, packed.byteLength);
-  const out = new Array(packed.byteLength >>> 2);
-  for (let i = 0; i < out.length; i++) out[i] = view.getUint32(4 * i, true);
-  return out;
-}
-
 // ---- sources ----
-
-// slices yields the input in pieces of at most size bytes: subarrays of
-// bytes, or successive reads of a Blob (never the whole Blob at once).
-async function* slices(input, size) {
-  if (isBlob(input)) {
-    yield* blobPieces(input, size);
-    return;
-  }
-  for (let off = 0; off < input.length; off += size) yield input.subarray(off, off + size);
-}
-
-// blobPieces reads a Blob in pieces of size bytes (the last one shorter),
-// each in a buffer of its own that the consumer may keep or move: through
-// the Blob's stream with a BYOB reader where the engine has one (several
-// times faster than slice().arrayBuffer() in Chromium), slice by slice
-// elsewhere.
-async function* blobPieces(blob, size) {
-  let reader = null;
-  try {
-    reader = blob.stream().getReader({ mode: "byob" });
-  } catch {
-    for (let off = 0; off < blob.size; off += size) {
-      yield new Uint8Array(await blob.slice(off, Math.min(blob.size, off + size)).arrayBuffer());
-    }
-    return;
-  }
-  try {
-    for (let off = 0; off < blob.size;) {
-      const want = Math.min(size, blob.size - off);
-      let buffer = new ArrayBuffer(want);
-      let got = 0;
-      while (got < want) { // a read gives what the stream has at hand
-        const { value, done } = await reader.read(new Uint8Array(buffer, got, want - got));
-        if (done) throw new XetkitError(`the Blob ended at byte ${off + got} of its ${blob.size} (did the file change?)`, "STATE");
-        buffer = value.buffer;
-        got += value.length;
-      }
-      off += want;
-      yield new Uint8Array(buffer);
-    }
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-}
 
 function sourceOf(input, what) {
   if (isBlob(input)) return input;
@@ -481,76 +428,6 @@ function sourceOf(input, what) {
 
 function sourceSize(src) {
   return isBlob(src) ? src.size : src.length;
-}
-
-// Batcher cuts the stream into jobs of whole chunks for the workers. It is
-// told, for each piece of the stream, the lengths of the chunks that piece
-// completed, and keeps the bytes of the chunk still open.
-class Batcher {
-  // alloc(n) returns a Uint8Array of n bytes for a job (the pool recycles
-  // job buffers: fresh memory costs page faults on every use).
-  constructor(target, alloc) {
-    this.target = target;
-    this.alloc = alloc;
-    this.carry = new Uint8Array(0);
-  }
-
-  // take yields {bytes, lens} jobs covering the completed chunks, each
-  // allocated only when the caller asks for it (so a job buffer freed by
-  // the previous job can be reused). Iterate it to the end.
-  *take(piece, lens) {
-    const carry = this.carry;
-    const total = carry.length + piece.length;
-    const copy = (a, b) => {
-      const out = this.alloc(b - a);
-      if (a < carry.length) out.set(carry.subarray(a, Math.min(b, carry.length)), 0);
-      if (b > carry.length) {
-        const from = Math.max(a, carry.length);
-        out.set(piece.subarray(from - carry.length, b - carry.length), from - a);
-      }
-      return out;
-    };
-    let pos = 0;
-    for (let i = 0; i < lens.length;) {
-      let j = i;
-      let size = 0;
-      while (j < lens.length && (j === i || size + lens[j] <= this.target)) size += lens[j++];
-      if (pos + size > total) throw new XetkitError("chunk lengths run past the data", "INTERNAL");
-      yield { bytes: copy(pos, pos + size), lens: Uint32Array.from(lens.slice(i, j)) };
-      pos += size;
-      i = j;
-    }
-    this.#keep(piece, pos);
-  }
-
-  // skip is take for a piece hashed elsewhere: done bytes (of the carry,
-  // then the piece) are dropped, and the rest kept as the chunk still open.
-  skip(piece, done) {
-    if (done > this.carry.length + piece.length) throw new XetkitError("chunk lengths run past the data", "INTERNAL");
-    this.#keep(piece, done);
-  }
-
-  // #keep makes the carry the bytes of carry and piece from offset from
-  // on: the chunk still open. Where they lie all in the piece, a view of
-  // it (no copy).
-  #keep(piece, from) {
-    const all = this.carry.length;
-    if (from >= all) {
-      this.carry = piece.subarray(from - all);
-      return;
-    }
-    const rest = new Uint8Array(all + piece.length - from);
-    rest.set(this.carry.subarray(from), 0);
-    rest.set(piece, all - from);
-    this.carry = rest;
-  }
-}
-
-function u32Bytes(lens) {
-  const out = new Uint8Array(lens.length * 4);
-  const view = new DataView(out.buffer);
-  for (let i = 0; i < lens.length; i++) view.setUint32(4 * i, lens[i], true);
-  return out;
 }
 
 // ---- the API ----
@@ -830,63 +707,10 @@ class Xetkit {
   }
 
   async #chunkAsync(src, signal) {
-    const stop = () => { if (signal?.aborted) throw aborted(signal); };
     const pool = await this.#getPool();
-    if (!pool) {
-      const c = new Chunker(this.#go);
-      const out = [];
-      for await (const piece of slices(src, SLICE)) {
-        // Bytes are at hand: a turn of the event loop between pieces lets
-        // a page repaint and take input.
-        if (!isBlob(src)) await this.#go.nextTask();
-        stop();
-        for (const x of c.push(piece)) out.push(x);
-      }
-      for (const x of c.finish()) out.push(x);
-      return out;
-    }
-    const go = this.#go;
-    const id = call(go, "chunkerNew");
-    const jobs = []; // {lens, hex}: hex is a string, or the promise of one
-    const batcher = new Batcher(BATCH, (n) => pool.buffer(n));
-    // A worker takes a job while it holds fewer than two; past that the
-    // caller hashes the job itself. The data in flight stays bounded, and
-    // job buffers come back for reuse (a fresh 2 MiB buffer costs page
-    // faults, which in some browsers take longer than hashing it).
-    const full = () => pool.pending() >= 2 * pool.size;
-    try {
-      for await (const whole of slices(src, SLICE)) {
-        for (let off = 0; off < whole.length; off += PIECE) {
-          stop();
-          const piece = whole.subarray(off, off + PIECE);
-          for (const job of batcher.take(piece, lengthsOf(call(go, "chunkerPush", id, piece, false)[0]))) {
-            const lens = u32Bytes(job.lens);
-            if (full()) await go.nextTask(); // replies that came in are counted
-            if (full()) {
-              jobs.push({ lens: job.lens, hex: call(go, "hashChunks", job.bytes, lens) });
-              pool.reuse(job.bytes.buffer);
-            } else {
-              jobs.push({ lens: job.lens, hex: pool.run("hashChunks", [job.bytes, lens], [job.bytes.buffer], true) });
-            }
-          }
-        }
-      }
-      const [packed, hex] = call(go, "chunkerFinish", id, true);
-      jobs.push({ lens: lengthsOf(packed), hex });
-    } catch (e) {
-      try { call(go, "chunkerFree", id); } catch { /* ignore */ }
-      throw e;
-    }
+    const hooks = { signal, ...(pool ? workerHooks(pool, null) : {}) };
     const out = [];
-    let offset = 0;
-    for (const job of jobs) {
-      stop();
-      const hex = await job.hex;
-      for (let i = 0; i < job.lens.length; i++) {
-        out.push({ offset, length: job.lens[i], hash: hex.slice(64 * i, 64 * i + 64) });
-        offset += job.lens[i];
-      }
-    }
+    appendChunks(out, await settle(call(this.#go, "chunkStream", src, hooks)), 0);
     return out;
   }
 
@@ -1145,16 +969,18 @@ async function uploadFiles(go, pool, files, options) {
 }
 
 // workerHooks hands the pipeline's per-byte work to the pool: chunk hashing
-// and compression on whichever worker is least busy, a file's SHA-256 on
-// worker 0, whose jobs run in order. Go copies the bytes of each job (at
-// most jobBytes) into a buffer(n) and the worker sends it back for the
-// next (a fresh buffer costs page faults on every use). Two encode jobs
-// per worker out at once keep every worker busy; more would only hold
-// more memory.
+// and compression (hashing alone with compression null) on whichever
+// worker is least busy, a file's SHA-256 on worker 0, whose jobs run in
+// order. Go copies the bytes of each job (at most jobBytes) into a
+// buffer(n) and the worker sends it back for the next (a fresh buffer
+// costs page faults on every use). Two jobs per worker keep every worker
+// busy; while they have those, this thread hashes the next batch itself
+// rather than wait (busy), and at most inFlight batches are out in all.
 function workerHooks(pool, compression) {
   return {
     jobBytes: BATCH,
-    inFlight: 2 * pool.size,
+    busy: () => pool.pending() >= 2 * pool.size,
+    inFlight: 4 * pool.size,
     buffer: (n) => pool.buffer(n),
     encode: (bytes, lens) => pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer], true),
     shaNew: () => pool.runOn(0, "digestNew", []),

@@ -48,9 +48,10 @@ const blobReadSize = 4 << 20
 // of the event loop: about 10 ms of the pipeline's work on one thread.
 const pauseEvery = 4 << 20
 
-// nextTask waits for a turn of the event loop (a page repaints between
-// tasks): runtime.js's xetkitNextTask, where the module was started by it.
-func nextTask(ctx context.Context) error {
+// NextTask waits for a turn of the event loop (a page repaints, and
+// workers' replies come in, between tasks): runtime.js's xetkitNextTask,
+// where the module was started by it.
+func NextTask(ctx context.Context) error {
 	f := js.Global().Get("xetkitNextTask")
 	if f.Type() != js.TypeFunction {
 		return nil
@@ -110,7 +111,7 @@ func (r *Reader) Read(p []byte) (int, error) {
 		// through Go in one task, and a page would not repaint (its
 		// progress bar) or take input until the end.
 		if r.off-r.paused >= pauseEvery {
-			if err := nextTask(r.ctx); err != nil {
+			if err := NextTask(r.ctx); err != nil {
 				return 0, err
 			}
 			r.paused = r.off

@@ -258,7 +258,7 @@ test("a Go panic becomes an error and the instance keeps working", async () => {
   }
   assert.equal(api.hashChunk(sample.subarray(0, 1000)), sampleHash);
   // Wrong JS types reaching Go directly are TYPE errors, not crashes.
-  for (const [name, args] of [["chunkerPush", ["x", 5]], ["hashChunks", [5]], ["processFile", [{}, 1, 2]], ["processFile", [[{ data: 5 }], {}, {}]], ["hashFile", [5, 5]], ["buildShard", [5]]]) {
+  for (const [name, args] of [["chunkerPush", ["x", 5]], ["hashChunks", [5]], ["chunkStream", [5, {}]], ["chunkStream", [new Uint8Array(1), 5]], ["processFile", [{}, 1, 2]], ["processFile", [[{ data: 5 }], {}, {}]], ["hashFile", [5, 5]], ["buildShard", [5]]]) {
     const r = api[name](...args);
     assert.equal(r.xetkitError, true, name);
     assert.notEqual(r.code, "INTERNAL", `${name}: ${r.message}`);
