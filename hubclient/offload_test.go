@@ -63,7 +63,6 @@ func TestOffloadMatchesLocal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			off := pipeline.LocalOffload(tc.workers, xorb.Auto)
 			off.BatchBytes = 300 << 10 // batches that split reads and xorbs
-			off.ReadBytes = 1<<20 + 3
 			off.InFlight = tc.inFlight
 			var here, there int
 			if tc.busy {
@@ -184,7 +183,6 @@ func TestOffloadDigestFails(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h, srv := startHub(t, hub.Config{})
 			off := pipeline.LocalOffload(2, xorb.Auto)
-			off.ReadBytes = 1 << 20
 			sha := off.SHA256
 			off.SHA256 = func() (pipeline.Digest, error) {
 				d, err := sha()

@@ -39,8 +39,6 @@ type Offload struct {
 	// InFlight bounds the batches not yet taken back, on the workers or
 	// hashed here (default 8): it bounds the memory of data in transit.
 	InFlight int
-	// ReadBytes is how much of a source is read at a time (default 4 MiB).
-	ReadBytes int
 }
 
 // Encoded is the result of an Offload's Encode: one hash and one record
@@ -71,13 +69,6 @@ func (o *Offload) inFlight() int {
 		return o.InFlight
 	}
 	return 8
-}
-
-func (o *Offload) readBytes() int {
-	if o.ReadBytes > 0 {
-		return o.ReadBytes
-	}
-	return 4 << 20
 }
 
 // split checks an Encoded result against the chunk lengths it was asked

@@ -11,7 +11,10 @@ import (
 	"github.com/xetkit/xetkit/xethash"
 )
 
-// readSize is how much of a source is read at a time without an Offload.
+// readSize is how much of a source is read at a time. In a browser, a
+// Blob's next piece arrives while this one is worked on; a larger piece
+// leaves the reading idle while it is worked on, then the work while the
+// rest is read.
 const readSize = 1 << 20
 
 // readAll reads rd to its end, hands its chunks to f.chunks in order
@@ -85,12 +88,8 @@ type batchJob struct {
 
 // run reads rd to its end and returns how many bytes it read.
 func (r *chunkReader) run(rd io.Reader) (total int64, err error) {
-	size := readSize
-	if r.o != nil {
-		size = r.o.readBytes()
-	}
 	ch := chunking.NewChunker()
-	buf := make([]byte, size)
+	buf := make([]byte, readSize)
 	for {
 		if err := r.ctx.Err(); err != nil {
 			return 0, context.Cause(r.ctx)

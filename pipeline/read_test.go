@@ -43,7 +43,7 @@ func TestChunkHashes(t *testing.T) {
 			turns := 0
 			if way != "here" {
 				o = pipeline.LocalOffload(2, xorb.Auto)
-				o.BatchBytes, o.ReadBytes, o.InFlight = 200<<10, 1<<20+3, 2
+				o.BatchBytes, o.InFlight = 200<<10, 2
 				if way == "taking turns" {
 					o.Busy = func() bool { turns++; return turns%2 == 0 }
 				}

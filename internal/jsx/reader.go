@@ -41,8 +41,11 @@ type Reader struct {
 	last js.Value
 }
 
-// blobReadSize is how much one read of a Blob's stream fills.
-const blobReadSize = 4 << 20
+// blobReadSize is how much one read of a Blob's stream fills: the piece
+// Go works on while the browser reads the next (filling larger pieces
+// first leaves Chromium's reading of a File idle while Go works: 0.66x
+// the speed of the work alone with 4 MiB, 0.9x with 1 MiB).
+const blobReadSize = 1 << 20
 
 // pauseEvery is how many bytes of a Uint8Array are read between two turns
 // of the event loop: about 10 ms of the pipeline's work on one thread.
