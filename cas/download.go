@@ -418,17 +418,45 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 		written += int64(n)
 		return err
 	}
-	for i, t := range d.plan.terms {
-		termBytes = 0
-		if err := d.renewing(t, func(e *fetchEntry, _ fetchRange, renewed bool) error { return d.footer(e, renewed) }); err != nil {
-			return written, fmt.Errorf("download %s: %w", file, err)
+	// Each part is fetched while the one before it is checked and written
+	// (the server sends it meanwhile: the connection never idles between
+	// parts, pieces or terms). Only the fetching goroutine touches the
+	// downloader, one part at a time.
+	fetch := func(at cursor) <-chan part {
+		ch := make(chan part, 1)
+		go func() { ch <- d.next(at) }()
+		return ch
+	}
+	var ahead <-chan part
+	defer func() {
+		if ahead != nil {
+			<-ahead // the downloader is the fetch's until it ends
 		}
-		if err := d.term(t, emit); err != nil {
-			return written, err
+	}()
+	if len(d.plan.terms) > 0 {
+		ahead = fetch(cursor{})
+	}
+	for ahead != nil {
+		p := <-ahead
+		ahead = nil
+		if p.err != nil {
+			return written, fmt.Errorf("download %s: %w", file, p.err)
 		}
-		if termBytes != t.UnpackedLength {
-			return fail("term %d (xorb %s chunks [%d, %d)) decodes to %d bytes, the reconstruction says %d",
-				i, t.Hash, t.Range.Start, t.Range.End, termBytes, t.UnpackedLength)
+		if p.at.term < len(d.plan.terms) {
+			ahead = fetch(p.at)
+		}
+		for j, data := range p.got.chunks[p.lo:p.hi] {
+			if err := emit(p.got.hashes[p.lo+uint32(j)], data); err != nil {
+				return written, err
+			}
+		}
+		if p.termEnds {
+			t := d.plan.terms[p.term]
+			if termBytes != t.UnpackedLength {
+				return fail("term %d (xorb %s chunks [%d, %d)) decodes to %d bytes, the reconstruction says %d",
+					p.term, t.Hash, t.Range.Start, t.Range.End, termBytes, t.UnpackedLength)
+			}
+			termBytes = 0
 		}
 	}
 	// The hub clamps a range to the file's end; only a short first answer
@@ -445,76 +473,72 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 // MiB from a native upload).
 const pieceSize = 8 << 20
 
-// term hands t's chunks, checked, to emit in order: from a cached range
-// when the range is small, else fetched a piece at a time.
-func (d *downloader) term(t Term, emit func(xethash.Hash, []byte) error) error {
-	_, r, _ := d.source(t)
-	if pieces := d.pieces(t, r); pieces != nil {
-		// Each piece is asked for before the one before it is written out,
-		// so the server sends it while this side checks and writes: the
-		// connection never idles between pieces. One piece is fetched at a
-		// time (only that goroutine touches the downloader), and all are
-		// done when term returns.
-		next := d.fetchPiece(t, pieces[0])
-		for i := range pieces {
-			res := <-next
-			if res.err != nil {
-				return fmt.Errorf("download %s: %w", d.file, res.err)
-			}
-			next = nil
-			if i+1 < len(pieces) {
-				next = d.fetchPiece(t, pieces[i+1])
-			}
-			for j, data := range res.got.chunks {
-				if err := emit(res.got.hashes[j], data); err != nil {
-					if next != nil {
-						<-next // the downloader is the fetch's until it ends
-					}
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	got, r, err := d.chunksOf(t)
-	if err != nil {
-		return fmt.Errorf("download %s: %w", d.file, err)
-	}
-	lo, hi := t.Range.Start-r.chunks.Start, t.Range.End-r.chunks.Start
-	for j, data := range got.chunks[lo:hi] {
-		if err := emit(got.hashes[lo+uint32(j)], data); err != nil {
-			return err
-		}
-	}
-	key := cacheKey{t.Hash, r.chunks.Start}
-	if d.uses[key]--; d.uses[key] == 0 {
-		delete(d.cache, key)
-	}
-	return nil
+// cursor is where the download's fetching stands: piece piece of term
+// term (pieces nil: the term's range is fetched whole, or comes from the
+// cache).
+type cursor struct {
+	term, piece int
+	pieces      []fetchRange
 }
 
-// pieceResult is a fetched piece of a term, or why it is not.
-type pieceResult struct {
-	got *fetched
-	err error
+// part is one fetched part of the download: chunks [lo, hi) of got, of
+// term term (the term's last part if termEnds), and the cursor after it;
+// or why it could not be fetched.
+type part struct {
+	term     int
+	got      *fetched
+	lo, hi   uint32
+	termEnds bool
+	at       cursor
+	err      error
 }
 
-// fetchPiece fetches, decodes and checks piece p of term t on its own
-// goroutine (renewing expired URLs); the channel gets the result.
-func (d *downloader) fetchPiece(t Term, p fetchRange) <-chan pieceResult {
-	ch := make(chan pieceResult, 1)
-	go func() {
-		var got *fetched
-		err := d.renewing(t, func(e *fetchEntry, _ fetchRange, _ bool) error {
-			g, err := d.get(e, []fetchRange{p})
-			if err == nil {
-				got = g[0]
-			}
-			return err
-		})
-		ch <- pieceResult{got, err}
-	}()
-	return ch
+// next fetches the part at cursor at: a piece of a term whose xorb range
+// is large (cut by its xorb's footer, which is read first), or a term's
+// chunks from the range that covers it, fetched once and cached while
+// later terms need it.
+func (d *downloader) next(at cursor) part {
+	t := d.plan.terms[at.term]
+	p := part{term: at.term}
+	if at.piece == 0 {
+		if p.err = d.renewing(t, func(e *fetchEntry, _ fetchRange, renewed bool) error { return d.footer(e, renewed) }); p.err != nil {
+			return p
+		}
+		_, r, _ := d.source(t)
+		at.pieces = d.pieces(t, r)
+	}
+	if at.pieces == nil {
+		got, r, err := d.chunksOf(t)
+		if err != nil {
+			p.err = err
+			return p
+		}
+		p.got, p.lo, p.hi, p.termEnds = got, t.Range.Start-r.chunks.Start, t.Range.End-r.chunks.Start, true
+		key := cacheKey{t.Hash, r.chunks.Start}
+		if d.uses[key]--; d.uses[key] == 0 {
+			delete(d.cache, key) // the part holds what it needs
+		}
+		p.at = cursor{term: at.term + 1}
+		return p
+	}
+	piece := at.pieces[at.piece]
+	p.err = d.renewing(t, func(e *fetchEntry, _ fetchRange, _ bool) error {
+		g, err := d.get(e, []fetchRange{piece})
+		if err == nil {
+			p.got = g[0]
+		}
+		return err
+	})
+	if p.err != nil {
+		return p
+	}
+	p.hi = uint32(len(p.got.chunks))
+	at.piece++
+	if at.piece == len(at.pieces) {
+		p.termEnds, at = true, cursor{term: at.term + 1}
+	}
+	p.at = at
+	return p
 }
 
 // pieces cuts term t's chunks into byte ranges of at most pieceSize (one
