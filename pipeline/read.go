@@ -124,8 +124,8 @@ func (r *chunkReader) run(rd io.Reader) (total int64, err error) {
 }
 
 // add hands a read's chunks on: without an Offload, hashed and emitted
-// at once; otherwise into batches, taking back the results that are
-// ready and, while more than InFlight batches are out, the oldest.
+// at once; otherwise into batches, emitting the oldest while it was
+// hashed here or while more than InFlight batches hold memory.
 func (r *chunkReader) add(chunks []chunking.Chunk) error {
 	if r.o == nil {
 		r.ins = r.ins[:0]
