@@ -91,7 +91,9 @@ func TestChunkHashesStops(t *testing.T) {
 		t.Errorf("a worker failing: %v, want %v", err, broken)
 	}
 	o.Encode = func(data []byte, lens []int) func() (*pipeline.Encoded, error) {
-		return func() (*pipeline.Encoded, error) { return &pipeline.Encoded{Hashes: make([]xethash.Hash, len(lens)-1)}, nil }
+		return func() (*pipeline.Encoded, error) {
+			return &pipeline.Encoded{Hashes: make([]xethash.Hash, len(lens)-1)}, nil
+		}
 	}
 	if err = pipeline.ChunkHashes(context.Background(), bytes.NewReader(data), o, func(xethash.Hash, int) {}); err == nil {
 		t.Error("a worker answering for one chunk too few: no error")
