@@ -17,8 +17,8 @@ import (
 // the browser the other threads are the module's Web Workers; natively
 // LocalOffload uses goroutines.
 //
-// Both functions are called from the session's goroutine only, and must
-// return without waiting for the work.
+// Its functions are called from the session's goroutine only; Encode and
+// SHA256 must return without waiting for the work.
 type Offload struct {
 	// Encode starts hashing and encoding whole chunks: data holds them
 	// back to back and lens gives their lengths. It must copy what it
