@@ -136,7 +136,9 @@ func (r *chunkReader) add(chunks []chunking.Chunk) error {
 	}
 	for _, c := range chunks {
 		if len(r.batch)+len(c.Data) > r.o.BatchSize() {
-			r.send()
+			if err := r.send(); err != nil {
+				return err
+			}
 		}
 		if r.batch == nil {
 			r.batch = r.buffer()
@@ -153,16 +155,15 @@ func (r *chunkReader) add(chunks []chunking.Chunk) error {
 }
 
 // send starts the batch: on the Offload, or here when it is busy.
-func (r *chunkReader) send() {
+func (r *chunkReader) send() error {
 	if len(r.lens) == 0 {
-		return
+		return nil
 	}
 	j := batchJob{lens: r.lens}
 	if r.o.Busy != nil && r.o.Busy() {
-		for data := r.batch; len(data) > 0; {
-			n := r.lens[len(j.hashes)]
-			j.hashes = append(j.hashes, xethash.Chunk(data[:n]))
-			data = data[n:]
+		var err error
+		if j.hashes, _, _, err = EncodeChunks(nil, r.batch, r.lens, nil, nil, nil); err != nil {
+			return err
 		}
 		if r.records { // the chunks go on as data, to be compressed
 			j.data = r.batch
@@ -178,6 +179,7 @@ func (r *chunkReader) send() {
 	}
 	r.queue = append(r.queue, j)
 	r.lens = nil
+	return nil
 }
 
 // buffer returns an empty batch buffer.
@@ -227,7 +229,9 @@ func (r *chunkReader) drain() error {
 	if r.o == nil {
 		return nil
 	}
-	r.send()
+	if err := r.send(); err != nil {
+		return err
+	}
 	for len(r.queue) > 0 {
 		if err := r.takeOne(); err != nil {
 			return err

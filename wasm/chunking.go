@@ -29,10 +29,17 @@ type chunkResult struct {
 func (r *chunkResult) reset() { r.lens, r.hex = r.lens[:0], r.hex[:0] }
 
 func (r *chunkResult) add(data []byte, hash bool) {
-	r.lens = binary.LittleEndian.AppendUint32(r.lens, uint32(len(data)))
 	if hash {
-		r.hex = xethash.Chunk(data).AppendString(r.hex)
+		r.addHashed(xethash.Chunk(data), len(data))
+		return
 	}
+	r.lens = binary.LittleEndian.AppendUint32(r.lens, uint32(len(data)))
+}
+
+// addHashed adds a chunk of size bytes whose hash is known.
+func (r *chunkResult) addHashed(h xethash.Hash, size int) {
+	r.lens = binary.LittleEndian.AppendUint32(r.lens, uint32(size))
+	r.hex = h.AppendString(r.hex)
 }
 
 // of packs chunks, hashing them if hash.
@@ -91,26 +98,20 @@ func exportChunking(api js.Value) {
 	// hooks.signal stops it.
 	export(api, "chunkStream", func(args []js.Value) (any, error) {
 		hooks := arg(args, 1)
-		if hooks.Type() != js.TypeObject {
-			return nil, errorf(codeType, "hooks must be an object")
+		ctx, stop, err := hooksContext(hooks)
+		if err != nil {
+			return nil, err
 		}
-		ctx, stop := jsx.AbortContext(hooks.Get("signal"))
 		rd := jsx.NewReader(ctx, arg(args, 0))
 		if rd == nil {
 			stop()
 			return nil, errorf(codeType, "data must be a Blob or a Uint8Array")
 		}
-		var o *pipeline.Offload
-		if hooks.Get("encode").Type() == js.TypeFunction {
-			o = workerOffload(ctx, hooks, func() *jsx.Reader { return nil })
-		}
+		o := hooksOffload(ctx, hooks, func() *jsx.Reader { return nil })
 		return promise(func() (any, error) {
 			defer stop()
 			var out chunkResult
-			err := pipeline.ChunkHashes(ctx, rd, o, func(h xethash.Hash, size int) {
-				out.lens = binary.LittleEndian.AppendUint32(out.lens, uint32(size))
-				out.hex = h.AppendString(out.hex)
-			})
+			err := pipeline.ChunkHashes(ctx, rd, o, out.addHashed)
 			if err != nil {
 				return nil, err
 			}

@@ -5,7 +5,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"runtime"
@@ -150,21 +149,38 @@ func sourcesArg(ctx context.Context, v js.Value, cur **jsx.Reader) ([]pipeline.S
 // signal cancels (stop releases it), and connects c to the hooks.
 func pipelineCall(c *hubclient.Client, args []js.Value) (context.Context, func(), []pipeline.Source, js.Value, error) {
 	hooks := arg(args, 2)
-	if hooks.Type() != js.TypeObject {
-		return nil, nil, nil, hooks, errorf(codeType, "hooks must be an object")
+	ctx, stop, err := hooksContext(hooks)
+	if err != nil {
+		return nil, nil, nil, hooks, err
 	}
-	ctx, stop := jsx.AbortContext(hooks.Get("signal"))
 	var cur *jsx.Reader
 	sources, err := sourcesArg(ctx, arg(args, 0), &cur)
 	if err != nil {
 		stop()
 		return nil, nil, nil, hooks, err
 	}
-	if hooks.Get("encode").Type() == js.TypeFunction {
-		c.Offload = workerOffload(ctx, hooks, func() *jsx.Reader { return cur })
-	}
+	c.Offload = hooksOffload(ctx, hooks, func() *jsx.Reader { return cur })
 	progressHook(c, hooks.Get("onProgress"))
 	return ctx, stop, sources, hooks, nil
+}
+
+// hooksContext checks that hooks is an object and returns a context that
+// its signal, if any, cancels (stop releases it).
+func hooksContext(hooks js.Value) (ctx context.Context, stop func(), err error) {
+	if hooks.Type() != js.TypeObject {
+		return nil, nil, errorf(codeType, "hooks must be an object")
+	}
+	ctx, stop = jsx.AbortContext(hooks.Get("signal"))
+	return ctx, stop, nil
+}
+
+// hooksOffload is the pool behind hooks (see workerOffload), or nil where
+// they have no encode (no pool).
+func hooksOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Reader) *pipeline.Offload {
+	if hooks.Get("encode").Type() != js.TypeFunction {
+		return nil
+	}
+	return workerOffload(ctx, hooks, reading)
 }
 
 // progressHook passes the pipeline's progress to on(event), if it is a
@@ -296,8 +312,7 @@ func exportUpload(api js.Value) {
 			}
 			var packed chunkResult
 			for _, e := range res.Chunks {
-				packed.lens = binary.LittleEndian.AppendUint32(packed.lens, uint32(e.Size))
-				packed.hex = e.Hash.AppendString(packed.hex)
+				packed.addHashed(e.Hash, int(e.Size))
 			}
 			return []any{j, packed.value(), jsx.Bytes(res.Shard)}, nil
 		}), nil
