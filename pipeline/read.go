@@ -70,7 +70,6 @@ type chunkReader struct {
 	sum     Digest            // if set, written every byte read
 
 	queue []batchJob
-	held  int    // batches in the queue on the workers or holding data
 	batch []byte // chunks for the next batch, back to back
 	lens  []int
 	spare [][]byte // batch buffers of jobs run here, for reuse
@@ -146,7 +145,7 @@ func (r *chunkReader) add(chunks []chunking.Chunk) error {
 		r.batch = append(r.batch, c.Data...)
 		r.lens = append(r.lens, len(c.Data))
 	}
-	for len(r.queue) > 0 && (r.queue[0].wait == nil || r.held > r.o.inFlight()) {
+	for len(r.queue) > 0 && (r.queue[0].wait == nil || r.held() > r.o.inFlight()) {
 		if err := r.takeOne(); err != nil {
 			return err
 		}
@@ -168,18 +167,28 @@ func (r *chunkReader) send() error {
 		if r.records { // the chunks go on as data, to be compressed
 			j.data = r.batch
 			r.batch = nil
-			r.held++
 		} else {
 			r.batch = r.batch[:0]
 		}
 	} else {
 		j.wait = r.o.Encode(r.batch, r.lens) // copies the batch
 		r.batch = r.batch[:0]
-		r.held++
 	}
 	r.queue = append(r.queue, j)
 	r.lens = nil
 	return nil
+}
+
+// held counts the batches in the queue that hold memory: on the workers,
+// or hashed here with their chunks kept as data.
+func (r *chunkReader) held() int {
+	n := 0
+	for _, j := range r.queue {
+		if j.wait != nil || j.data != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // buffer returns an empty batch buffer.
@@ -209,11 +218,9 @@ func (r *chunkReader) takeOne() error {
 		err := r.emit(r.ins)
 		if j.data != nil {
 			r.spare = append(r.spare, j.data)
-			r.held--
 		}
 		return err
 	}
-	r.held--
 	e, err := j.wait()
 	if err != nil {
 		return err
