@@ -9,7 +9,8 @@
 // user runs it: Playwright's network tracking copies every response body
 // and slows a download by a third); prints MB/s, the time ratio, and each
 // one's peak memory: JS heap plus WebAssembly memory sampled in the page,
-// and the renderer processes' resident size. Prints figures; asserts
+// and the renderer processes' resident size; and the CPU time each took, by
+// thread and process (see cpuTimes). Prints figures; asserts
 // nothing but that both got the right bytes.
 //
 //   node bench/download-chromium.mjs [rounds] [MiB]
@@ -20,7 +21,7 @@ import { createServer } from "node:http";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
-import { browserRSS, MiB, plainChromium, randomFile, tempDir, within } from "./proc.lib.mjs";
+import { browserRSS, cpuSpent, cpuTimes, MiB, plainChromium, randomFile, tempDir, within } from "./proc.lib.mjs";
 import { startServer } from "../test/common.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -76,6 +77,7 @@ try {
   }
   const secs = (performance.now() - t0) / 1000;
   clearInterval(timer);
+  await post("/done", {});
   await sample();
   const sha256 = [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
   await post("/result", { secs, loadSecs: (t0 - t00) / 1000, page: peak, sha256, ua: navigator.userAgent.match(/Chrome\\/[\\d.]+/)?.[0] });
@@ -119,6 +121,8 @@ try {
   log(`${bx.ua}, no DevTools client; ${mib} MiB of random bytes by path from xetkit serve's hub on loopback, best of ${rounds}, a fresh browser each`);
   log(`  xetkit download({path}) (verified):    ${bx.secs.toFixed(2)} s  ${(mb / bx.secs).toFixed(1).padStart(6)} MB/s   peak JS+wasm ${MiB(peak(runs.xetkit, "page"))}, renderer RSS +${MiB(peak(runs.xetkit, "rss"))}   (load() before it: ${bx.loadSecs.toFixed(2)} s)`);
   log(`  @huggingface/hub downloadFile (xet):   ${bp.secs.toFixed(2)} s  ${(mb / bp.secs).toFixed(1).padStart(6)} MB/s   peak JS+wasm ${MiB(peak(runs.peer, "page"))}, renderer RSS +${MiB(peak(runs.peer, "rss"))}   (import before it: ${bp.loadSecs.toFixed(2)} s)`);
+  log(`  CPU seconds during xetkit's best round: ${bx.cpu}`);
+  log(`  CPU seconds during the peer's best round: ${bp.cpu}`);
   log(`  ratio: xetkit takes ${(bx.secs / bp.secs).toFixed(2)} of the peer's time: ${(bp.secs / bx.secs).toFixed(2)}× faster (targets: ≥ 150 MB/s, ≥ 5×); peak renderer memory ${(peak(runs.xetkit, "rss") / peak(runs.peer, "rss")).toFixed(2)}× the peer's (target ≤ 1)`);
 } finally {
   reports.close();
@@ -132,11 +136,15 @@ try {
 async function once(who, warm = false) {
   let report;
   const result = new Promise((r) => { report = r; });
-  let chrome = null, base = 0, rss = 0, timer = null;
+  let chrome = null, base = 0, rss = 0, timer = null, cpu = null, cpuAfter = null;
+  const cpuNow = () => cpuTimes(chrome.pid, { hub: server.pid });
   onPost = (path, v) => {
     if (path === "/ready") {
+      cpu = cpuNow();
       base = browserRSS(chrome.pid).renderer;
       timer = setInterval(() => { rss = Math.max(rss, browserRSS(chrome.pid).renderer - base); }, 100);
+    } else if (path === "/done") {
+      cpuAfter = cpuNow();
     } else if (path === "/result") {
       report(v);
     }
@@ -152,5 +160,5 @@ async function once(who, warm = false) {
   }
   if (res.error) throw new Error(`${who}: the page failed: ${res.error}`);
   if (!warm && res.sha256 !== sha256) throw new Error(`${who} downloaded the wrong bytes (SHA-256 ${res.sha256})`);
-  return { ...res, rss };
+  return { ...res, rss, cpu: cpuSpent(cpu, cpuAfter, res.secs) };
 }

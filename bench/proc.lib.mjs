@@ -3,13 +3,13 @@ import { spawn } from "node:child_process";
 import { createHash, randomFillSync } from "node:crypto";
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { createServer } from "node:http";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { extname, join, normalize, sep } from "node:path";
 
-// browserRSS sums the resident memory of the processes descended from a
-// browser's process, read from /proc: {renderer, all} in bytes (the page
-// and its workers live in the renderer processes).
-export function browserRSS(browserPid) {
+// browserProcesses lists the processes descended from a browser's
+// process (itself included), read from /proc: [{pid, type}], type being
+// Chromium's --type (renderer, utility, gpu-process, zygote) or "browser".
+function browserProcesses(browserPid) {
   const parent = new Map();
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
@@ -22,18 +22,79 @@ export function browserRSS(browserPid) {
     for (let p = pid, n = 0; p > 1 && n < 64; p = parent.get(p), n++) if (p === browserPid) return true;
     return false;
   };
-  const out = { renderer: 0, all: 0 };
+  const out = [];
   for (const pid of parent.keys()) {
     if (!ours(pid)) continue;
+    try {
+      const type = readFileSync(`/proc/${pid}/cmdline`, "utf8").match(/--type=([a-z-]+)/)?.[1] ?? "browser";
+      out.push({ pid, type });
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
+// browserRSS sums the resident memory of a browser's processes: {renderer,
+// all} in bytes (the page and its workers live in the renderer processes).
+export function browserRSS(browserPid) {
+  const out = { renderer: 0, all: 0 };
+  for (const { pid, type } of browserProcesses(browserPid)) {
     try {
       const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/);
       if (!m) continue;
       const n = Number(m[1]) * 1024;
       out.all += n;
-      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer")) out.renderer += n;
+      if (type === "renderer") out.renderer += n;
     } catch { /* gone */ }
   }
   return out;
+}
+
+// cpuTimes reads the CPU time (user + system, seconds) spent so far by a
+// browser's threads, by role, and by the processes in others ({name:
+// pid}, e.g. the hub): the page's main thread, its workers, the renderer's
+// other threads (file reads, Blob and network plumbing), the browser
+// process, the network service, the other processes. /proc counts in
+// USER_HZ ticks, 100 a second on Linux.
+export function cpuTimes(browserPid, others = {}) {
+  const ticks = (pid, tid) => {
+    try {
+      const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const v = f.slice(f.lastIndexOf(")") + 2).split(" ");
+      return (Number(v[11]) + Number(v[12])) / 100;
+    } catch { return 0; /* gone */ }
+  };
+  const threads = (pid) => { try { return readdirSync(`/proc/${pid}/task`); } catch { return []; } };
+  const out = { "page thread": 0, workers: 0, "renderer, other threads": 0, "browser process": 0, "network service": 0, "other browser processes": 0 };
+  for (const { pid, type } of browserProcesses(browserPid)) {
+    for (const tid of threads(pid)) {
+      let role = { browser: "browser process", utility: "network service" }[type] ?? "other browser processes";
+      if (type === "renderer") {
+        let name = "";
+        try { name = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim(); } catch { /* gone */ }
+        role = String(pid) === tid ? "page thread" : name === "DedicatedWorker" ? "workers" : "renderer, other threads";
+      }
+      out[role] += ticks(pid, tid);
+    }
+  }
+  for (const [name, pid] of Object.entries(others)) {
+    out[name] = 0;
+    for (const tid of threads(pid)) out[name] += ticks(pid, tid);
+  }
+  return out;
+}
+
+// cpuSpent describes the CPU time between two cpuTimes readings over secs
+// of wall time: each role's seconds, the total, and how many of the
+// machine's cores that kept busy.
+export function cpuSpent(before, after, secs) {
+  const parts = [];
+  let total = 0;
+  for (const k of Object.keys(after)) {
+    const d = after[k] - (before[k] ?? 0);
+    total += d;
+    if (d >= 0.005) parts.push(`${k} ${d.toFixed(2)}`);
+  }
+  return `${parts.join(", ")}; ${total.toFixed(2)} CPU-s in ${secs.toFixed(2)} s: ${(total / secs).toFixed(2)} of ${availableParallelism()} cores busy`;
 }
 
 // whileBusy runs fn with a busy loop in another process. Detached, the

@@ -10,7 +10,9 @@
 //     another's chunks on the hub;
 //  2. a 1 GiB upload with xetkit, sampling the page's memory as it runs:
 //     JS heap plus the WebAssembly memory of every instance, the renderer
-//     processes' resident size, and the whole browser's.
+//     processes' resident size, and the whole browser's; and the CPU time
+//     it took, by thread and process (the page's thread, the browser's
+//     network plumbing, the hub), which shows what bounds the speed.
 //
 // The peer's uploadShards is bundled with esbuild from its TypeScript
 // sources (it is not exported from the package's entry point) into a
@@ -24,7 +26,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
-import { browserRSS, launchChromium, MiB, randomFile, tempDir } from "./proc.lib.mjs";
+import { browserRSS, cpuSpent, cpuTimes, launchChromium, MiB, randomFile, tempDir } from "./proc.lib.mjs";
 import { startServer } from "../test/common.mjs";
 import { ratioSummary, wasmMemory } from "./wasm.lib.mjs";
 
@@ -164,7 +166,9 @@ async function memory() {
   let base = null;
   let peak = { renderer: 0, all: 0 };
   let timer = null;
+  let cpu = null;
   await p.exposeFunction("__startSampling", () => {
+    cpu = cpuTimes(chrome.pid, { hub: server.pid });
     base = rss();
     timer = setInterval(() => {
       const r = rss();
@@ -187,10 +191,12 @@ async function memory() {
     const peak = await memory.peak();
     return { secs, sha256: r.sha256, peak };
   }, { token, libJS });
+  const spent = cpuSpent(cpu, cpuTimes(chrome.pid, { hub: server.pid }), res.secs);
   clearInterval(timer);
   await p.close();
   log(`xetkit upload of a ${gib} GiB File: ${res.secs.toFixed(1)} s (${(size / 1e6 / res.secs).toFixed(1)} MB/s), SHA-256 ${res.sha256 === file.sha256 ? "correct" : "WRONG"}`);
   log(`  peak JS heap + WebAssembly memory: ${MiB(res.peak.total)} (JS heap ${MiB(res.peak.js)}, wasm ${wasmMemory(res.peak.main, res.peak.workers)}; target ≤ 250 MiB)`);
   log(`  resident size: renderer processes ${MiB(base.renderer)} before, ${MiB(peak.renderer)} peak; the whole browser ${MiB(base.all)} before, ${MiB(peak.all)} peak`);
+  log(`  CPU seconds during it: ${spent}`);
   if (res.sha256 !== file.sha256) process.exitCode = 1;
 }

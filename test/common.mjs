@@ -62,7 +62,7 @@ export function randomBytes(n, seed) {
 
 /**
  * Starts `xetkit serve` (bin, or options.binary) on a free loopback port;
- * resolves to {url (ending in "/"), origin (without it), data, stop()}.
+ * resolves to {url (ending in "/"), origin (without it), data, pid, stop()}.
  * Options: token (the hub's user token), faults (--faults), data (a store
  * folder the caller keeps; by default a temporary one that stop() removes),
  * site (the folder whose web/ and wasm/ are served: by default the
@@ -90,6 +90,7 @@ export async function startServer({ token, faults, data: keep, binary = bin, sit
     url,
     origin: url.replace(/\/$/, ""),
     data,
+    pid: proc.pid,
     stop: () => new Promise((r) => {
       const done = () => { if (!keep) rmSync(data, { recursive: true, force: true }); r(); };
       if (proc.exitCode != null) return done();
