@@ -13,7 +13,8 @@ import { execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { randomFile, tempDir } from "./proc.lib.mjs";
+import { cpuSeconds, randomFile, tempDir } from "./proc.lib.mjs";
+import { startServer } from "../test/common.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const bin = join(root, "bin", "xetkit");
@@ -22,26 +23,6 @@ const client = process.env.XETKIT_CLIENT || bin;
 const size = Number(process.argv[2] || 1024) * 2 ** 20;
 const dir = tempDir("cli");
 const file = randomFile(join(dir, "random.bin"), size);
-
-// cpu returns the user + system CPU seconds a process (and its threads) used.
-const tick = Number(execFileSync("getconf", ["CLK_TCK"]).toString());
-const cpu = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const r = f.slice(f.lastIndexOf(")") + 2).split(" ");
-  return (Number(r[11]) + Number(r[12])) / tick;
-};
-
-// serve starts a hub on a free port: {url, pid, stop()}.
-const serve = () => new Promise((done, fail) => {
-  const p = spawn(bin, ["serve", "--addr", "127.0.0.1:0", "--data", join(dir, "hub"), "--token", "bench-token"], { stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  p.stdout.on("data", (d) => {
-    out += d;
-    const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
-    if (m) done({ url: m[0], pid: p.pid, stop: () => p.kill("SIGTERM") });
-  });
-  p.on("exit", (code) => fail(new Error(`xetkit serve exited with ${code}`)));
-});
 
 // run runs xetkit with args, its output to a file; returns {s: wall
 // seconds, cpu: its CPU seconds (the shell's "times" for its children), out}.
@@ -58,12 +39,12 @@ const run = (args) => new Promise((done, fail) => {
   });
 });
 
-const hub = await serve();
+const hub = await startServer({ token: "bench-token", data: join(dir, "hub") });
 try {
   const chunk = await run(["chunk", file.path]);
-  const hub0 = cpu(hub.pid);
-  const up = await run(["upload", "--hub", hub.url, "--repo", "bench/cli", "--token", "bench-token", "--no-commit", "--quiet", file.path]);
-  const hubCPU = cpu(hub.pid) - hub0;
+  const hub0 = cpuSeconds(hub.pid);
+  const up = await run(["upload", "--hub", hub.origin, "--repo", "bench/cli", "--token", "bench-token", "--no-commit", "--quiet", file.path]);
+  const hubCPU = cpuSeconds(hub.pid) - hub0;
   const hash = execFileSync(bin, ["hash", file.path]).toString().trim();
   if (!up.out.startsWith(hash)) throw new Error(`the upload's file hash is not chunk's: ${up.out.slice(0, 80)} vs ${hash}`);
   const mb = (s) => (size / 1e6 / s).toFixed(0);
@@ -73,6 +54,6 @@ try {
   console.log(`  xetkit upload (local hub):   ${up.s.toFixed(2)} s, ${mb(up.s)} MB/s, ${up.cpu.toFixed(2)} CPU-s; the hub ${hubCPU.toFixed(2)} CPU-s (${(hubCPU / gib).toFixed(2)} per GiB; target ≤ 2)`);
   console.log(`  ratio: upload takes ${(up.s / chunk.s).toFixed(2)}× chunk's time (target ≤ 3×)`);
 } finally {
-  hub.stop();
+  await hub.stop();
 }
 process.exit(0);

@@ -1,5 +1,5 @@
 // Node-only helpers for the browser benchmarks.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHash, randomFillSync } from "node:crypto";
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { createServer } from "node:http";
@@ -49,20 +49,24 @@ export function browserRSS(browserPid) {
   return out;
 }
 
-// cpuTimes reads the CPU time (user + system, seconds) spent so far by a
-// browser's threads, by role, and by the processes in others ({name:
-// pid}, e.g. the hub): the page's main thread, its workers, the renderer's
-// other threads (file reads, Blob and network plumbing), the browser
-// process, the network service, the other processes. /proc counts in
-// USER_HZ ticks, 100 a second on Linux.
+// cpuSeconds returns the user + system CPU seconds a process has used
+// (all its threads), or one of its threads (tid), read from /proc; 0 once
+// it is gone.
+const clockTicks = Number(execFileSync("getconf", ["CLK_TCK"]).toString());
+export function cpuSeconds(pid, tid) {
+  try {
+    const f = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, "utf8");
+    const v = f.slice(f.lastIndexOf(")") + 2).split(" ");
+    return (Number(v[11]) + Number(v[12])) / clockTicks;
+  } catch { return 0; /* gone */ }
+}
+
+// cpuTimes reads the CPU seconds spent so far by a browser's threads, by
+// role, and by the processes in others ({name: pid}, e.g. the hub): the
+// page's main thread, its workers, the renderer's other threads (file
+// reads, Blob and network plumbing), the browser process, the network
+// service, the other processes.
 export function cpuTimes(browserPid, others = {}) {
-  const ticks = (pid, tid) => {
-    try {
-      const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const v = f.slice(f.lastIndexOf(")") + 2).split(" ");
-      return (Number(v[11]) + Number(v[12])) / 100;
-    } catch { return 0; /* gone */ }
-  };
   const threads = (pid) => { try { return readdirSync(`/proc/${pid}/task`); } catch { return []; } };
   const out = { "page thread": 0, workers: 0, "renderer, other threads": 0, "browser process": 0, "network service": 0, "other browser processes": 0 };
   for (const { pid, type } of browserProcesses(browserPid)) {
@@ -73,13 +77,10 @@ export function cpuTimes(browserPid, others = {}) {
         try { name = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim(); } catch { /* gone */ }
         role = String(pid) === tid ? "page thread" : name === "DedicatedWorker" ? "workers" : "renderer, other threads";
       }
-      out[role] += ticks(pid, tid);
+      out[role] += cpuSeconds(pid, tid);
     }
   }
-  for (const [name, pid] of Object.entries(others)) {
-    out[name] = 0;
-    for (const tid of threads(pid)) out[name] += ticks(pid, tid);
-  }
+  for (const [name, pid] of Object.entries(others)) out[name] = cpuSeconds(pid);
   return out;
 }
 
