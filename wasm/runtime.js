@@ -72,7 +72,7 @@ export async function startGo(module, defineGo, tune, kernels) {
     blake3_x4: (key, inp, stride, nblocks, counter, step, flags, start, end, out, groups) =>
       k.blake3_x4(key, inp, stride, nblocks, counter, step, flags, start, end, out, groups),
     blake3_roots_x4: (key, flags, inp, stride, lens, out, groups) => k.blake3_roots_x4(key, flags, inp, stride, lens, out, groups),
-    sha256_blocks: (state, inp, n) => k.sha256_blocks(state, inp, n),
+    sha256_blocks: (state, inp, n, scratch) => k.sha256_blocks(state, inp, n, scratch),
   };
   const instance = await WebAssembly.instantiate(module, go.importObject);
   if (kernels) k = new WebAssembly.Instance(kernels, { env: { memory: instance.exports.mem } }).exports;

@@ -174,14 +174,17 @@ func (k *Kernels) BLAKE3Roots4(key *[8]uint32, flags uint32, in []byte, stride i
 func (k *Kernels) SHA256Blocks(state *[8]uint32, p []byte) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	// The kernel's 1 KiB of scratch lies between the state and the input:
+	// a write outside it would show in the result.
 	stAt := k.scratch
-	inAt := stAt + 64
+	schedAt := stAt + 32
+	inAt := schedAt + 1024
 	if int(inAt)+len(p) > memPages<<16 {
 		panic("kerneltest: input too large for the kernels' memory")
 	}
 	k.putWords(stAt, state)
 	k.mem.Write(inAt, p)
-	if _, err := k.sha256.Call(context.Background(), uint64(stAt), uint64(inAt), uint64(len(p)/64)); err != nil {
+	if _, err := k.sha256.Call(context.Background(), uint64(stAt), uint64(inAt), uint64(len(p)/64), uint64(schedAt)); err != nil {
 		panic(fmt.Sprintf("kerneltest: sha256_blocks: %v", err))
 	}
 	b, _ := k.mem.Read(stAt, 32)

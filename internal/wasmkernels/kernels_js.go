@@ -20,7 +20,12 @@ func blake3RootsX4(key unsafe.Pointer, flags uint32, in unsafe.Pointer, stride u
 
 //go:wasmimport xetkit_kernels sha256_blocks
 //go:noescape
-func sha256Blocks(state, in unsafe.Pointer, n uint32)
+func sha256Blocks(state, in unsafe.Pointer, n uint32, scratch unsafe.Pointer)
+
+// sha256Scratch is the 1 KiB sha256_blocks works in (each group of
+// blocks' W[t]+K[t]). One serves every call: Go under GOOS=js runs one
+// goroutine at a time, and a call into the kernel runs to its end.
+var sha256Scratch [256]uint32
 
 // Available reports whether the kernels are there to call.
 var Available = available() != 0
@@ -44,7 +49,7 @@ func BLAKE3Roots4(key *[8]uint32, flags uint32, in []byte, stride int, lens []ui
 // of p, updating state.
 func SHA256Blocks(state *[8]uint32, p []byte) {
 	if n := len(p) / 64; n > 0 {
-		sha256Blocks(unsafe.Pointer(state), unsafe.Pointer(unsafe.SliceData(p)), uint32(n))
+		sha256Blocks(unsafe.Pointer(state), unsafe.Pointer(unsafe.SliceData(p)), uint32(n), unsafe.Pointer(&sha256Scratch))
 	}
 }
 

@@ -1676,9 +1676,10 @@
   )
 
   ;; sha256_blocks runs SHA-256's compression over n 64-byte blocks at in,
-  ;; updating the 8 state words at state (native u32s, H0 first).
-  (func (export "sha256_blocks") (param $state i32) (param $in i32) (param $n i32)
-    (local $s0 i32) (local $a0 i32) (local $s1 i32) (local $a1 i32) (local $s2 i32) (local $a2 i32) (local $s3 i32) (local $a3 i32) (local $s4 i32) (local $a4 i32) (local $s5 i32) (local $a5 i32) (local $s6 i32) (local $a6 i32) (local $s7 i32) (local $a7 i32) (local $w0 i32) (local $w1 i32) (local $w2 i32) (local $w3 i32) (local $w4 i32) (local $w5 i32) (local $w6 i32) (local $w7 i32) (local $w8 i32) (local $w9 i32) (local $w10 i32) (local $w11 i32) (local $w12 i32) (local $w13 i32) (local $w14 i32) (local $w15 i32) (local $x0 i32) (local $x1 i32) (local $q v128)
+  ;; updating the 8 state words at state (native u32s, H0 first). scratch
+  ;; is 1 KiB it may overwrite.
+  (func (export "sha256_blocks") (param $state i32) (param $in i32) (param $n i32) (param $scratch i32)
+    (local $s0 i32) (local $a0 i32) (local $s1 i32) (local $a1 i32) (local $s2 i32) (local $a2 i32) (local $s3 i32) (local $a3 i32) (local $s4 i32) (local $a4 i32) (local $s5 i32) (local $a5 i32) (local $s6 i32) (local $a6 i32) (local $s7 i32) (local $a7 i32) (local $w0 v128) (local $w1 v128) (local $w2 v128) (local $w3 v128) (local $w4 v128) (local $w5 v128) (local $w6 v128) (local $w7 v128) (local $w8 v128) (local $w9 v128) (local $w10 v128) (local $w11 v128) (local $w12 v128) (local $w13 v128) (local $w14 v128) (local $w15 v128) (local $p0 i32) (local $r0 v128) (local $t0 v128) (local $p1 i32) (local $r1 v128) (local $t1 v128) (local $p2 i32) (local $r2 v128) (local $t2 v128) (local $p3 i32) (local $r3 v128) (local $t3 v128) (local $lanes i32) (local $wk i32) (local $x0 i32) (local $x1 i32)
     local.get $n i32.eqz if return end
     local.get $state i32.load offset=0 local.set $s0
     local.get $state i32.load offset=4 local.set $s1
@@ -1688,27 +1689,510 @@
     local.get $state i32.load offset=20 local.set $s5
     local.get $state i32.load offset=24 local.set $s6
     local.get $state i32.load offset=28 local.set $s7
+    loop $group
+    local.get $n i32.const 4 local.get $n i32.const 4 i32.lt_u select local.set $lanes
+    local.get $in local.set $p0
+    local.get $in i32.const 64 i32.add local.get $p0 local.get $lanes i32.const 1 i32.gt_u select local.set $p1
+    local.get $in i32.const 128 i32.add local.get $p1 local.get $lanes i32.const 2 i32.gt_u select local.set $p2
+    local.get $in i32.const 192 i32.add local.get $p2 local.get $lanes i32.const 3 i32.gt_u select local.set $p3
+    local.get $p0 v128.load offset=0 align=1 local.get $r0 i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $r0
+    local.get $p1 v128.load offset=0 align=1 local.get $r1 i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $r1
+    local.get $p2 v128.load offset=0 align=1 local.get $r2 i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $r2
+    local.get $p3 v128.load offset=0 align=1 local.get $r3 i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $r3
+    local.get $r0 local.get $r1 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t0
+    local.get $r0 local.get $r1 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t1
+    local.get $r2 local.get $r3 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t2
+    local.get $r2 local.get $r3 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t3
+    local.get $t0 local.get $t2 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $w0
+    local.get $t0 local.get $t2 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $w1
+    local.get $t1 local.get $t3 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $w2
+    local.get $t1 local.get $t3 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $w3
+    local.get $p0 v128.load offset=16 align=1 local.get $r0 i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $r0
+    local.get $p1 v128.load offset=16 align=1 local.get $r1 i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $r1
+    local.get $p2 v128.load offset=16 align=1 local.get $r2 i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $r2
+    local.get $p3 v128.load offset=16 align=1 local.get $r3 i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $r3
+    local.get $r0 local.get $r1 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t0
+    local.get $r0 local.get $r1 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t1
+    local.get $r2 local.get $r3 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t2
+    local.get $r2 local.get $r3 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t3
+    local.get $t0 local.get $t2 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $w4
+    local.get $t0 local.get $t2 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $w5
+    local.get $t1 local.get $t3 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $w6
+    local.get $t1 local.get $t3 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $w7
+    local.get $p0 v128.load offset=32 align=1 local.get $r0 i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $r0
+    local.get $p1 v128.load offset=32 align=1 local.get $r1 i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $r1
+    local.get $p2 v128.load offset=32 align=1 local.get $r2 i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $r2
+    local.get $p3 v128.load offset=32 align=1 local.get $r3 i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $r3
+    local.get $r0 local.get $r1 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t0
+    local.get $r0 local.get $r1 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t1
+    local.get $r2 local.get $r3 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t2
+    local.get $r2 local.get $r3 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t3
+    local.get $t0 local.get $t2 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $w8
+    local.get $t0 local.get $t2 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $w9
+    local.get $t1 local.get $t3 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $w10
+    local.get $t1 local.get $t3 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $w11
+    local.get $p0 v128.load offset=48 align=1 local.get $r0 i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $r0
+    local.get $p1 v128.load offset=48 align=1 local.get $r1 i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $r1
+    local.get $p2 v128.load offset=48 align=1 local.get $r2 i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $r2
+    local.get $p3 v128.load offset=48 align=1 local.get $r3 i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $r3
+    local.get $r0 local.get $r1 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t0
+    local.get $r0 local.get $r1 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t1
+    local.get $r2 local.get $r3 i8x16.shuffle 0 1 2 3 16 17 18 19 4 5 6 7 20 21 22 23 local.set $t2
+    local.get $r2 local.get $r3 i8x16.shuffle 8 9 10 11 24 25 26 27 12 13 14 15 28 29 30 31 local.set $t3
+    local.get $t0 local.get $t2 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $w12
+    local.get $t0 local.get $t2 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $w13
+    local.get $t1 local.get $t3 i8x16.shuffle 0 1 2 3 4 5 6 7 16 17 18 19 20 21 22 23 local.set $w14
+    local.get $t1 local.get $t3 i8x16.shuffle 8 9 10 11 12 13 14 15 24 25 26 27 28 29 30 31 local.set $w15
+    local.get $scratch local.get $w0 v128.const i32x4 0x428a2f98 0x428a2f98 0x428a2f98 0x428a2f98 i32x4.add v128.store offset=0
+    local.get $scratch local.get $w1 v128.const i32x4 0x71374491 0x71374491 0x71374491 0x71374491 i32x4.add v128.store offset=16
+    local.get $scratch local.get $w2 v128.const i32x4 0xb5c0fbcf 0xb5c0fbcf 0xb5c0fbcf 0xb5c0fbcf i32x4.add v128.store offset=32
+    local.get $scratch local.get $w3 v128.const i32x4 0xe9b5dba5 0xe9b5dba5 0xe9b5dba5 0xe9b5dba5 i32x4.add v128.store offset=48
+    local.get $scratch local.get $w4 v128.const i32x4 0x3956c25b 0x3956c25b 0x3956c25b 0x3956c25b i32x4.add v128.store offset=64
+    local.get $scratch local.get $w5 v128.const i32x4 0x59f111f1 0x59f111f1 0x59f111f1 0x59f111f1 i32x4.add v128.store offset=80
+    local.get $scratch local.get $w6 v128.const i32x4 0x923f82a4 0x923f82a4 0x923f82a4 0x923f82a4 i32x4.add v128.store offset=96
+    local.get $scratch local.get $w7 v128.const i32x4 0xab1c5ed5 0xab1c5ed5 0xab1c5ed5 0xab1c5ed5 i32x4.add v128.store offset=112
+    local.get $scratch local.get $w8 v128.const i32x4 0xd807aa98 0xd807aa98 0xd807aa98 0xd807aa98 i32x4.add v128.store offset=128
+    local.get $scratch local.get $w9 v128.const i32x4 0x12835b01 0x12835b01 0x12835b01 0x12835b01 i32x4.add v128.store offset=144
+    local.get $scratch local.get $w10 v128.const i32x4 0x243185be 0x243185be 0x243185be 0x243185be i32x4.add v128.store offset=160
+    local.get $scratch local.get $w11 v128.const i32x4 0x550c7dc3 0x550c7dc3 0x550c7dc3 0x550c7dc3 i32x4.add v128.store offset=176
+    local.get $scratch local.get $w12 v128.const i32x4 0x72be5d74 0x72be5d74 0x72be5d74 0x72be5d74 i32x4.add v128.store offset=192
+    local.get $scratch local.get $w13 v128.const i32x4 0x80deb1fe 0x80deb1fe 0x80deb1fe 0x80deb1fe i32x4.add v128.store offset=208
+    local.get $scratch local.get $w14 v128.const i32x4 0x9bdc06a7 0x9bdc06a7 0x9bdc06a7 0x9bdc06a7 i32x4.add v128.store offset=224
+    local.get $scratch local.get $w15 v128.const i32x4 0xc19bf174 0xc19bf174 0xc19bf174 0xc19bf174 i32x4.add v128.store offset=240
+    local.get $w0
+    local.get $w14 i32.const 17 i32x4.shr_u local.get $w14 i32.const 15 i32x4.shl v128.xor
+    local.get $w14 i32.const 19 i32x4.shr_u v128.xor local.get $w14 i32.const 13 i32x4.shl v128.xor
+    local.get $w14 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w9 i32x4.add
+    local.get $w1 i32.const 7 i32x4.shr_u local.get $w1 i32.const 25 i32x4.shl v128.xor
+    local.get $w1 i32.const 18 i32x4.shr_u v128.xor local.get $w1 i32.const 14 i32x4.shl v128.xor
+    local.get $w1 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w0
+    local.get $scratch local.get $w0 v128.const i32x4 0xe49b69c1 0xe49b69c1 0xe49b69c1 0xe49b69c1 i32x4.add v128.store offset=256
+    local.get $w1
+    local.get $w15 i32.const 17 i32x4.shr_u local.get $w15 i32.const 15 i32x4.shl v128.xor
+    local.get $w15 i32.const 19 i32x4.shr_u v128.xor local.get $w15 i32.const 13 i32x4.shl v128.xor
+    local.get $w15 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w10 i32x4.add
+    local.get $w2 i32.const 7 i32x4.shr_u local.get $w2 i32.const 25 i32x4.shl v128.xor
+    local.get $w2 i32.const 18 i32x4.shr_u v128.xor local.get $w2 i32.const 14 i32x4.shl v128.xor
+    local.get $w2 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w1
+    local.get $scratch local.get $w1 v128.const i32x4 0xefbe4786 0xefbe4786 0xefbe4786 0xefbe4786 i32x4.add v128.store offset=272
+    local.get $w2
+    local.get $w0 i32.const 17 i32x4.shr_u local.get $w0 i32.const 15 i32x4.shl v128.xor
+    local.get $w0 i32.const 19 i32x4.shr_u v128.xor local.get $w0 i32.const 13 i32x4.shl v128.xor
+    local.get $w0 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w11 i32x4.add
+    local.get $w3 i32.const 7 i32x4.shr_u local.get $w3 i32.const 25 i32x4.shl v128.xor
+    local.get $w3 i32.const 18 i32x4.shr_u v128.xor local.get $w3 i32.const 14 i32x4.shl v128.xor
+    local.get $w3 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w2
+    local.get $scratch local.get $w2 v128.const i32x4 0x0fc19dc6 0x0fc19dc6 0x0fc19dc6 0x0fc19dc6 i32x4.add v128.store offset=288
+    local.get $w3
+    local.get $w1 i32.const 17 i32x4.shr_u local.get $w1 i32.const 15 i32x4.shl v128.xor
+    local.get $w1 i32.const 19 i32x4.shr_u v128.xor local.get $w1 i32.const 13 i32x4.shl v128.xor
+    local.get $w1 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w12 i32x4.add
+    local.get $w4 i32.const 7 i32x4.shr_u local.get $w4 i32.const 25 i32x4.shl v128.xor
+    local.get $w4 i32.const 18 i32x4.shr_u v128.xor local.get $w4 i32.const 14 i32x4.shl v128.xor
+    local.get $w4 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w3
+    local.get $scratch local.get $w3 v128.const i32x4 0x240ca1cc 0x240ca1cc 0x240ca1cc 0x240ca1cc i32x4.add v128.store offset=304
+    local.get $w4
+    local.get $w2 i32.const 17 i32x4.shr_u local.get $w2 i32.const 15 i32x4.shl v128.xor
+    local.get $w2 i32.const 19 i32x4.shr_u v128.xor local.get $w2 i32.const 13 i32x4.shl v128.xor
+    local.get $w2 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w13 i32x4.add
+    local.get $w5 i32.const 7 i32x4.shr_u local.get $w5 i32.const 25 i32x4.shl v128.xor
+    local.get $w5 i32.const 18 i32x4.shr_u v128.xor local.get $w5 i32.const 14 i32x4.shl v128.xor
+    local.get $w5 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w4
+    local.get $scratch local.get $w4 v128.const i32x4 0x2de92c6f 0x2de92c6f 0x2de92c6f 0x2de92c6f i32x4.add v128.store offset=320
+    local.get $w5
+    local.get $w3 i32.const 17 i32x4.shr_u local.get $w3 i32.const 15 i32x4.shl v128.xor
+    local.get $w3 i32.const 19 i32x4.shr_u v128.xor local.get $w3 i32.const 13 i32x4.shl v128.xor
+    local.get $w3 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w14 i32x4.add
+    local.get $w6 i32.const 7 i32x4.shr_u local.get $w6 i32.const 25 i32x4.shl v128.xor
+    local.get $w6 i32.const 18 i32x4.shr_u v128.xor local.get $w6 i32.const 14 i32x4.shl v128.xor
+    local.get $w6 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w5
+    local.get $scratch local.get $w5 v128.const i32x4 0x4a7484aa 0x4a7484aa 0x4a7484aa 0x4a7484aa i32x4.add v128.store offset=336
+    local.get $w6
+    local.get $w4 i32.const 17 i32x4.shr_u local.get $w4 i32.const 15 i32x4.shl v128.xor
+    local.get $w4 i32.const 19 i32x4.shr_u v128.xor local.get $w4 i32.const 13 i32x4.shl v128.xor
+    local.get $w4 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w15 i32x4.add
+    local.get $w7 i32.const 7 i32x4.shr_u local.get $w7 i32.const 25 i32x4.shl v128.xor
+    local.get $w7 i32.const 18 i32x4.shr_u v128.xor local.get $w7 i32.const 14 i32x4.shl v128.xor
+    local.get $w7 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w6
+    local.get $scratch local.get $w6 v128.const i32x4 0x5cb0a9dc 0x5cb0a9dc 0x5cb0a9dc 0x5cb0a9dc i32x4.add v128.store offset=352
+    local.get $w7
+    local.get $w5 i32.const 17 i32x4.shr_u local.get $w5 i32.const 15 i32x4.shl v128.xor
+    local.get $w5 i32.const 19 i32x4.shr_u v128.xor local.get $w5 i32.const 13 i32x4.shl v128.xor
+    local.get $w5 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w0 i32x4.add
+    local.get $w8 i32.const 7 i32x4.shr_u local.get $w8 i32.const 25 i32x4.shl v128.xor
+    local.get $w8 i32.const 18 i32x4.shr_u v128.xor local.get $w8 i32.const 14 i32x4.shl v128.xor
+    local.get $w8 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w7
+    local.get $scratch local.get $w7 v128.const i32x4 0x76f988da 0x76f988da 0x76f988da 0x76f988da i32x4.add v128.store offset=368
+    local.get $w8
+    local.get $w6 i32.const 17 i32x4.shr_u local.get $w6 i32.const 15 i32x4.shl v128.xor
+    local.get $w6 i32.const 19 i32x4.shr_u v128.xor local.get $w6 i32.const 13 i32x4.shl v128.xor
+    local.get $w6 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w1 i32x4.add
+    local.get $w9 i32.const 7 i32x4.shr_u local.get $w9 i32.const 25 i32x4.shl v128.xor
+    local.get $w9 i32.const 18 i32x4.shr_u v128.xor local.get $w9 i32.const 14 i32x4.shl v128.xor
+    local.get $w9 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w8
+    local.get $scratch local.get $w8 v128.const i32x4 0x983e5152 0x983e5152 0x983e5152 0x983e5152 i32x4.add v128.store offset=384
+    local.get $w9
+    local.get $w7 i32.const 17 i32x4.shr_u local.get $w7 i32.const 15 i32x4.shl v128.xor
+    local.get $w7 i32.const 19 i32x4.shr_u v128.xor local.get $w7 i32.const 13 i32x4.shl v128.xor
+    local.get $w7 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w2 i32x4.add
+    local.get $w10 i32.const 7 i32x4.shr_u local.get $w10 i32.const 25 i32x4.shl v128.xor
+    local.get $w10 i32.const 18 i32x4.shr_u v128.xor local.get $w10 i32.const 14 i32x4.shl v128.xor
+    local.get $w10 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w9
+    local.get $scratch local.get $w9 v128.const i32x4 0xa831c66d 0xa831c66d 0xa831c66d 0xa831c66d i32x4.add v128.store offset=400
+    local.get $w10
+    local.get $w8 i32.const 17 i32x4.shr_u local.get $w8 i32.const 15 i32x4.shl v128.xor
+    local.get $w8 i32.const 19 i32x4.shr_u v128.xor local.get $w8 i32.const 13 i32x4.shl v128.xor
+    local.get $w8 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w3 i32x4.add
+    local.get $w11 i32.const 7 i32x4.shr_u local.get $w11 i32.const 25 i32x4.shl v128.xor
+    local.get $w11 i32.const 18 i32x4.shr_u v128.xor local.get $w11 i32.const 14 i32x4.shl v128.xor
+    local.get $w11 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w10
+    local.get $scratch local.get $w10 v128.const i32x4 0xb00327c8 0xb00327c8 0xb00327c8 0xb00327c8 i32x4.add v128.store offset=416
+    local.get $w11
+    local.get $w9 i32.const 17 i32x4.shr_u local.get $w9 i32.const 15 i32x4.shl v128.xor
+    local.get $w9 i32.const 19 i32x4.shr_u v128.xor local.get $w9 i32.const 13 i32x4.shl v128.xor
+    local.get $w9 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w4 i32x4.add
+    local.get $w12 i32.const 7 i32x4.shr_u local.get $w12 i32.const 25 i32x4.shl v128.xor
+    local.get $w12 i32.const 18 i32x4.shr_u v128.xor local.get $w12 i32.const 14 i32x4.shl v128.xor
+    local.get $w12 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w11
+    local.get $scratch local.get $w11 v128.const i32x4 0xbf597fc7 0xbf597fc7 0xbf597fc7 0xbf597fc7 i32x4.add v128.store offset=432
+    local.get $w12
+    local.get $w10 i32.const 17 i32x4.shr_u local.get $w10 i32.const 15 i32x4.shl v128.xor
+    local.get $w10 i32.const 19 i32x4.shr_u v128.xor local.get $w10 i32.const 13 i32x4.shl v128.xor
+    local.get $w10 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w5 i32x4.add
+    local.get $w13 i32.const 7 i32x4.shr_u local.get $w13 i32.const 25 i32x4.shl v128.xor
+    local.get $w13 i32.const 18 i32x4.shr_u v128.xor local.get $w13 i32.const 14 i32x4.shl v128.xor
+    local.get $w13 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w12
+    local.get $scratch local.get $w12 v128.const i32x4 0xc6e00bf3 0xc6e00bf3 0xc6e00bf3 0xc6e00bf3 i32x4.add v128.store offset=448
+    local.get $w13
+    local.get $w11 i32.const 17 i32x4.shr_u local.get $w11 i32.const 15 i32x4.shl v128.xor
+    local.get $w11 i32.const 19 i32x4.shr_u v128.xor local.get $w11 i32.const 13 i32x4.shl v128.xor
+    local.get $w11 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w6 i32x4.add
+    local.get $w14 i32.const 7 i32x4.shr_u local.get $w14 i32.const 25 i32x4.shl v128.xor
+    local.get $w14 i32.const 18 i32x4.shr_u v128.xor local.get $w14 i32.const 14 i32x4.shl v128.xor
+    local.get $w14 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w13
+    local.get $scratch local.get $w13 v128.const i32x4 0xd5a79147 0xd5a79147 0xd5a79147 0xd5a79147 i32x4.add v128.store offset=464
+    local.get $w14
+    local.get $w12 i32.const 17 i32x4.shr_u local.get $w12 i32.const 15 i32x4.shl v128.xor
+    local.get $w12 i32.const 19 i32x4.shr_u v128.xor local.get $w12 i32.const 13 i32x4.shl v128.xor
+    local.get $w12 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w7 i32x4.add
+    local.get $w15 i32.const 7 i32x4.shr_u local.get $w15 i32.const 25 i32x4.shl v128.xor
+    local.get $w15 i32.const 18 i32x4.shr_u v128.xor local.get $w15 i32.const 14 i32x4.shl v128.xor
+    local.get $w15 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w14
+    local.get $scratch local.get $w14 v128.const i32x4 0x06ca6351 0x06ca6351 0x06ca6351 0x06ca6351 i32x4.add v128.store offset=480
+    local.get $w15
+    local.get $w13 i32.const 17 i32x4.shr_u local.get $w13 i32.const 15 i32x4.shl v128.xor
+    local.get $w13 i32.const 19 i32x4.shr_u v128.xor local.get $w13 i32.const 13 i32x4.shl v128.xor
+    local.get $w13 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w8 i32x4.add
+    local.get $w0 i32.const 7 i32x4.shr_u local.get $w0 i32.const 25 i32x4.shl v128.xor
+    local.get $w0 i32.const 18 i32x4.shr_u v128.xor local.get $w0 i32.const 14 i32x4.shl v128.xor
+    local.get $w0 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w15
+    local.get $scratch local.get $w15 v128.const i32x4 0x14292967 0x14292967 0x14292967 0x14292967 i32x4.add v128.store offset=496
+    local.get $w0
+    local.get $w14 i32.const 17 i32x4.shr_u local.get $w14 i32.const 15 i32x4.shl v128.xor
+    local.get $w14 i32.const 19 i32x4.shr_u v128.xor local.get $w14 i32.const 13 i32x4.shl v128.xor
+    local.get $w14 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w9 i32x4.add
+    local.get $w1 i32.const 7 i32x4.shr_u local.get $w1 i32.const 25 i32x4.shl v128.xor
+    local.get $w1 i32.const 18 i32x4.shr_u v128.xor local.get $w1 i32.const 14 i32x4.shl v128.xor
+    local.get $w1 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w0
+    local.get $scratch local.get $w0 v128.const i32x4 0x27b70a85 0x27b70a85 0x27b70a85 0x27b70a85 i32x4.add v128.store offset=512
+    local.get $w1
+    local.get $w15 i32.const 17 i32x4.shr_u local.get $w15 i32.const 15 i32x4.shl v128.xor
+    local.get $w15 i32.const 19 i32x4.shr_u v128.xor local.get $w15 i32.const 13 i32x4.shl v128.xor
+    local.get $w15 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w10 i32x4.add
+    local.get $w2 i32.const 7 i32x4.shr_u local.get $w2 i32.const 25 i32x4.shl v128.xor
+    local.get $w2 i32.const 18 i32x4.shr_u v128.xor local.get $w2 i32.const 14 i32x4.shl v128.xor
+    local.get $w2 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w1
+    local.get $scratch local.get $w1 v128.const i32x4 0x2e1b2138 0x2e1b2138 0x2e1b2138 0x2e1b2138 i32x4.add v128.store offset=528
+    local.get $w2
+    local.get $w0 i32.const 17 i32x4.shr_u local.get $w0 i32.const 15 i32x4.shl v128.xor
+    local.get $w0 i32.const 19 i32x4.shr_u v128.xor local.get $w0 i32.const 13 i32x4.shl v128.xor
+    local.get $w0 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w11 i32x4.add
+    local.get $w3 i32.const 7 i32x4.shr_u local.get $w3 i32.const 25 i32x4.shl v128.xor
+    local.get $w3 i32.const 18 i32x4.shr_u v128.xor local.get $w3 i32.const 14 i32x4.shl v128.xor
+    local.get $w3 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w2
+    local.get $scratch local.get $w2 v128.const i32x4 0x4d2c6dfc 0x4d2c6dfc 0x4d2c6dfc 0x4d2c6dfc i32x4.add v128.store offset=544
+    local.get $w3
+    local.get $w1 i32.const 17 i32x4.shr_u local.get $w1 i32.const 15 i32x4.shl v128.xor
+    local.get $w1 i32.const 19 i32x4.shr_u v128.xor local.get $w1 i32.const 13 i32x4.shl v128.xor
+    local.get $w1 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w12 i32x4.add
+    local.get $w4 i32.const 7 i32x4.shr_u local.get $w4 i32.const 25 i32x4.shl v128.xor
+    local.get $w4 i32.const 18 i32x4.shr_u v128.xor local.get $w4 i32.const 14 i32x4.shl v128.xor
+    local.get $w4 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w3
+    local.get $scratch local.get $w3 v128.const i32x4 0x53380d13 0x53380d13 0x53380d13 0x53380d13 i32x4.add v128.store offset=560
+    local.get $w4
+    local.get $w2 i32.const 17 i32x4.shr_u local.get $w2 i32.const 15 i32x4.shl v128.xor
+    local.get $w2 i32.const 19 i32x4.shr_u v128.xor local.get $w2 i32.const 13 i32x4.shl v128.xor
+    local.get $w2 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w13 i32x4.add
+    local.get $w5 i32.const 7 i32x4.shr_u local.get $w5 i32.const 25 i32x4.shl v128.xor
+    local.get $w5 i32.const 18 i32x4.shr_u v128.xor local.get $w5 i32.const 14 i32x4.shl v128.xor
+    local.get $w5 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w4
+    local.get $scratch local.get $w4 v128.const i32x4 0x650a7354 0x650a7354 0x650a7354 0x650a7354 i32x4.add v128.store offset=576
+    local.get $w5
+    local.get $w3 i32.const 17 i32x4.shr_u local.get $w3 i32.const 15 i32x4.shl v128.xor
+    local.get $w3 i32.const 19 i32x4.shr_u v128.xor local.get $w3 i32.const 13 i32x4.shl v128.xor
+    local.get $w3 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w14 i32x4.add
+    local.get $w6 i32.const 7 i32x4.shr_u local.get $w6 i32.const 25 i32x4.shl v128.xor
+    local.get $w6 i32.const 18 i32x4.shr_u v128.xor local.get $w6 i32.const 14 i32x4.shl v128.xor
+    local.get $w6 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w5
+    local.get $scratch local.get $w5 v128.const i32x4 0x766a0abb 0x766a0abb 0x766a0abb 0x766a0abb i32x4.add v128.store offset=592
+    local.get $w6
+    local.get $w4 i32.const 17 i32x4.shr_u local.get $w4 i32.const 15 i32x4.shl v128.xor
+    local.get $w4 i32.const 19 i32x4.shr_u v128.xor local.get $w4 i32.const 13 i32x4.shl v128.xor
+    local.get $w4 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w15 i32x4.add
+    local.get $w7 i32.const 7 i32x4.shr_u local.get $w7 i32.const 25 i32x4.shl v128.xor
+    local.get $w7 i32.const 18 i32x4.shr_u v128.xor local.get $w7 i32.const 14 i32x4.shl v128.xor
+    local.get $w7 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w6
+    local.get $scratch local.get $w6 v128.const i32x4 0x81c2c92e 0x81c2c92e 0x81c2c92e 0x81c2c92e i32x4.add v128.store offset=608
+    local.get $w7
+    local.get $w5 i32.const 17 i32x4.shr_u local.get $w5 i32.const 15 i32x4.shl v128.xor
+    local.get $w5 i32.const 19 i32x4.shr_u v128.xor local.get $w5 i32.const 13 i32x4.shl v128.xor
+    local.get $w5 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w0 i32x4.add
+    local.get $w8 i32.const 7 i32x4.shr_u local.get $w8 i32.const 25 i32x4.shl v128.xor
+    local.get $w8 i32.const 18 i32x4.shr_u v128.xor local.get $w8 i32.const 14 i32x4.shl v128.xor
+    local.get $w8 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w7
+    local.get $scratch local.get $w7 v128.const i32x4 0x92722c85 0x92722c85 0x92722c85 0x92722c85 i32x4.add v128.store offset=624
+    local.get $w8
+    local.get $w6 i32.const 17 i32x4.shr_u local.get $w6 i32.const 15 i32x4.shl v128.xor
+    local.get $w6 i32.const 19 i32x4.shr_u v128.xor local.get $w6 i32.const 13 i32x4.shl v128.xor
+    local.get $w6 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w1 i32x4.add
+    local.get $w9 i32.const 7 i32x4.shr_u local.get $w9 i32.const 25 i32x4.shl v128.xor
+    local.get $w9 i32.const 18 i32x4.shr_u v128.xor local.get $w9 i32.const 14 i32x4.shl v128.xor
+    local.get $w9 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w8
+    local.get $scratch local.get $w8 v128.const i32x4 0xa2bfe8a1 0xa2bfe8a1 0xa2bfe8a1 0xa2bfe8a1 i32x4.add v128.store offset=640
+    local.get $w9
+    local.get $w7 i32.const 17 i32x4.shr_u local.get $w7 i32.const 15 i32x4.shl v128.xor
+    local.get $w7 i32.const 19 i32x4.shr_u v128.xor local.get $w7 i32.const 13 i32x4.shl v128.xor
+    local.get $w7 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w2 i32x4.add
+    local.get $w10 i32.const 7 i32x4.shr_u local.get $w10 i32.const 25 i32x4.shl v128.xor
+    local.get $w10 i32.const 18 i32x4.shr_u v128.xor local.get $w10 i32.const 14 i32x4.shl v128.xor
+    local.get $w10 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w9
+    local.get $scratch local.get $w9 v128.const i32x4 0xa81a664b 0xa81a664b 0xa81a664b 0xa81a664b i32x4.add v128.store offset=656
+    local.get $w10
+    local.get $w8 i32.const 17 i32x4.shr_u local.get $w8 i32.const 15 i32x4.shl v128.xor
+    local.get $w8 i32.const 19 i32x4.shr_u v128.xor local.get $w8 i32.const 13 i32x4.shl v128.xor
+    local.get $w8 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w3 i32x4.add
+    local.get $w11 i32.const 7 i32x4.shr_u local.get $w11 i32.const 25 i32x4.shl v128.xor
+    local.get $w11 i32.const 18 i32x4.shr_u v128.xor local.get $w11 i32.const 14 i32x4.shl v128.xor
+    local.get $w11 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w10
+    local.get $scratch local.get $w10 v128.const i32x4 0xc24b8b70 0xc24b8b70 0xc24b8b70 0xc24b8b70 i32x4.add v128.store offset=672
+    local.get $w11
+    local.get $w9 i32.const 17 i32x4.shr_u local.get $w9 i32.const 15 i32x4.shl v128.xor
+    local.get $w9 i32.const 19 i32x4.shr_u v128.xor local.get $w9 i32.const 13 i32x4.shl v128.xor
+    local.get $w9 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w4 i32x4.add
+    local.get $w12 i32.const 7 i32x4.shr_u local.get $w12 i32.const 25 i32x4.shl v128.xor
+    local.get $w12 i32.const 18 i32x4.shr_u v128.xor local.get $w12 i32.const 14 i32x4.shl v128.xor
+    local.get $w12 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w11
+    local.get $scratch local.get $w11 v128.const i32x4 0xc76c51a3 0xc76c51a3 0xc76c51a3 0xc76c51a3 i32x4.add v128.store offset=688
+    local.get $w12
+    local.get $w10 i32.const 17 i32x4.shr_u local.get $w10 i32.const 15 i32x4.shl v128.xor
+    local.get $w10 i32.const 19 i32x4.shr_u v128.xor local.get $w10 i32.const 13 i32x4.shl v128.xor
+    local.get $w10 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w5 i32x4.add
+    local.get $w13 i32.const 7 i32x4.shr_u local.get $w13 i32.const 25 i32x4.shl v128.xor
+    local.get $w13 i32.const 18 i32x4.shr_u v128.xor local.get $w13 i32.const 14 i32x4.shl v128.xor
+    local.get $w13 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w12
+    local.get $scratch local.get $w12 v128.const i32x4 0xd192e819 0xd192e819 0xd192e819 0xd192e819 i32x4.add v128.store offset=704
+    local.get $w13
+    local.get $w11 i32.const 17 i32x4.shr_u local.get $w11 i32.const 15 i32x4.shl v128.xor
+    local.get $w11 i32.const 19 i32x4.shr_u v128.xor local.get $w11 i32.const 13 i32x4.shl v128.xor
+    local.get $w11 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w6 i32x4.add
+    local.get $w14 i32.const 7 i32x4.shr_u local.get $w14 i32.const 25 i32x4.shl v128.xor
+    local.get $w14 i32.const 18 i32x4.shr_u v128.xor local.get $w14 i32.const 14 i32x4.shl v128.xor
+    local.get $w14 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w13
+    local.get $scratch local.get $w13 v128.const i32x4 0xd6990624 0xd6990624 0xd6990624 0xd6990624 i32x4.add v128.store offset=720
+    local.get $w14
+    local.get $w12 i32.const 17 i32x4.shr_u local.get $w12 i32.const 15 i32x4.shl v128.xor
+    local.get $w12 i32.const 19 i32x4.shr_u v128.xor local.get $w12 i32.const 13 i32x4.shl v128.xor
+    local.get $w12 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w7 i32x4.add
+    local.get $w15 i32.const 7 i32x4.shr_u local.get $w15 i32.const 25 i32x4.shl v128.xor
+    local.get $w15 i32.const 18 i32x4.shr_u v128.xor local.get $w15 i32.const 14 i32x4.shl v128.xor
+    local.get $w15 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w14
+    local.get $scratch local.get $w14 v128.const i32x4 0xf40e3585 0xf40e3585 0xf40e3585 0xf40e3585 i32x4.add v128.store offset=736
+    local.get $w15
+    local.get $w13 i32.const 17 i32x4.shr_u local.get $w13 i32.const 15 i32x4.shl v128.xor
+    local.get $w13 i32.const 19 i32x4.shr_u v128.xor local.get $w13 i32.const 13 i32x4.shl v128.xor
+    local.get $w13 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w8 i32x4.add
+    local.get $w0 i32.const 7 i32x4.shr_u local.get $w0 i32.const 25 i32x4.shl v128.xor
+    local.get $w0 i32.const 18 i32x4.shr_u v128.xor local.get $w0 i32.const 14 i32x4.shl v128.xor
+    local.get $w0 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w15
+    local.get $scratch local.get $w15 v128.const i32x4 0x106aa070 0x106aa070 0x106aa070 0x106aa070 i32x4.add v128.store offset=752
+    local.get $w0
+    local.get $w14 i32.const 17 i32x4.shr_u local.get $w14 i32.const 15 i32x4.shl v128.xor
+    local.get $w14 i32.const 19 i32x4.shr_u v128.xor local.get $w14 i32.const 13 i32x4.shl v128.xor
+    local.get $w14 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w9 i32x4.add
+    local.get $w1 i32.const 7 i32x4.shr_u local.get $w1 i32.const 25 i32x4.shl v128.xor
+    local.get $w1 i32.const 18 i32x4.shr_u v128.xor local.get $w1 i32.const 14 i32x4.shl v128.xor
+    local.get $w1 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w0
+    local.get $scratch local.get $w0 v128.const i32x4 0x19a4c116 0x19a4c116 0x19a4c116 0x19a4c116 i32x4.add v128.store offset=768
+    local.get $w1
+    local.get $w15 i32.const 17 i32x4.shr_u local.get $w15 i32.const 15 i32x4.shl v128.xor
+    local.get $w15 i32.const 19 i32x4.shr_u v128.xor local.get $w15 i32.const 13 i32x4.shl v128.xor
+    local.get $w15 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w10 i32x4.add
+    local.get $w2 i32.const 7 i32x4.shr_u local.get $w2 i32.const 25 i32x4.shl v128.xor
+    local.get $w2 i32.const 18 i32x4.shr_u v128.xor local.get $w2 i32.const 14 i32x4.shl v128.xor
+    local.get $w2 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w1
+    local.get $scratch local.get $w1 v128.const i32x4 0x1e376c08 0x1e376c08 0x1e376c08 0x1e376c08 i32x4.add v128.store offset=784
+    local.get $w2
+    local.get $w0 i32.const 17 i32x4.shr_u local.get $w0 i32.const 15 i32x4.shl v128.xor
+    local.get $w0 i32.const 19 i32x4.shr_u v128.xor local.get $w0 i32.const 13 i32x4.shl v128.xor
+    local.get $w0 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w11 i32x4.add
+    local.get $w3 i32.const 7 i32x4.shr_u local.get $w3 i32.const 25 i32x4.shl v128.xor
+    local.get $w3 i32.const 18 i32x4.shr_u v128.xor local.get $w3 i32.const 14 i32x4.shl v128.xor
+    local.get $w3 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w2
+    local.get $scratch local.get $w2 v128.const i32x4 0x2748774c 0x2748774c 0x2748774c 0x2748774c i32x4.add v128.store offset=800
+    local.get $w3
+    local.get $w1 i32.const 17 i32x4.shr_u local.get $w1 i32.const 15 i32x4.shl v128.xor
+    local.get $w1 i32.const 19 i32x4.shr_u v128.xor local.get $w1 i32.const 13 i32x4.shl v128.xor
+    local.get $w1 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w12 i32x4.add
+    local.get $w4 i32.const 7 i32x4.shr_u local.get $w4 i32.const 25 i32x4.shl v128.xor
+    local.get $w4 i32.const 18 i32x4.shr_u v128.xor local.get $w4 i32.const 14 i32x4.shl v128.xor
+    local.get $w4 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w3
+    local.get $scratch local.get $w3 v128.const i32x4 0x34b0bcb5 0x34b0bcb5 0x34b0bcb5 0x34b0bcb5 i32x4.add v128.store offset=816
+    local.get $w4
+    local.get $w2 i32.const 17 i32x4.shr_u local.get $w2 i32.const 15 i32x4.shl v128.xor
+    local.get $w2 i32.const 19 i32x4.shr_u v128.xor local.get $w2 i32.const 13 i32x4.shl v128.xor
+    local.get $w2 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w13 i32x4.add
+    local.get $w5 i32.const 7 i32x4.shr_u local.get $w5 i32.const 25 i32x4.shl v128.xor
+    local.get $w5 i32.const 18 i32x4.shr_u v128.xor local.get $w5 i32.const 14 i32x4.shl v128.xor
+    local.get $w5 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w4
+    local.get $scratch local.get $w4 v128.const i32x4 0x391c0cb3 0x391c0cb3 0x391c0cb3 0x391c0cb3 i32x4.add v128.store offset=832
+    local.get $w5
+    local.get $w3 i32.const 17 i32x4.shr_u local.get $w3 i32.const 15 i32x4.shl v128.xor
+    local.get $w3 i32.const 19 i32x4.shr_u v128.xor local.get $w3 i32.const 13 i32x4.shl v128.xor
+    local.get $w3 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w14 i32x4.add
+    local.get $w6 i32.const 7 i32x4.shr_u local.get $w6 i32.const 25 i32x4.shl v128.xor
+    local.get $w6 i32.const 18 i32x4.shr_u v128.xor local.get $w6 i32.const 14 i32x4.shl v128.xor
+    local.get $w6 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w5
+    local.get $scratch local.get $w5 v128.const i32x4 0x4ed8aa4a 0x4ed8aa4a 0x4ed8aa4a 0x4ed8aa4a i32x4.add v128.store offset=848
+    local.get $w6
+    local.get $w4 i32.const 17 i32x4.shr_u local.get $w4 i32.const 15 i32x4.shl v128.xor
+    local.get $w4 i32.const 19 i32x4.shr_u v128.xor local.get $w4 i32.const 13 i32x4.shl v128.xor
+    local.get $w4 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w15 i32x4.add
+    local.get $w7 i32.const 7 i32x4.shr_u local.get $w7 i32.const 25 i32x4.shl v128.xor
+    local.get $w7 i32.const 18 i32x4.shr_u v128.xor local.get $w7 i32.const 14 i32x4.shl v128.xor
+    local.get $w7 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w6
+    local.get $scratch local.get $w6 v128.const i32x4 0x5b9cca4f 0x5b9cca4f 0x5b9cca4f 0x5b9cca4f i32x4.add v128.store offset=864
+    local.get $w7
+    local.get $w5 i32.const 17 i32x4.shr_u local.get $w5 i32.const 15 i32x4.shl v128.xor
+    local.get $w5 i32.const 19 i32x4.shr_u v128.xor local.get $w5 i32.const 13 i32x4.shl v128.xor
+    local.get $w5 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w0 i32x4.add
+    local.get $w8 i32.const 7 i32x4.shr_u local.get $w8 i32.const 25 i32x4.shl v128.xor
+    local.get $w8 i32.const 18 i32x4.shr_u v128.xor local.get $w8 i32.const 14 i32x4.shl v128.xor
+    local.get $w8 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w7
+    local.get $scratch local.get $w7 v128.const i32x4 0x682e6ff3 0x682e6ff3 0x682e6ff3 0x682e6ff3 i32x4.add v128.store offset=880
+    local.get $w8
+    local.get $w6 i32.const 17 i32x4.shr_u local.get $w6 i32.const 15 i32x4.shl v128.xor
+    local.get $w6 i32.const 19 i32x4.shr_u v128.xor local.get $w6 i32.const 13 i32x4.shl v128.xor
+    local.get $w6 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w1 i32x4.add
+    local.get $w9 i32.const 7 i32x4.shr_u local.get $w9 i32.const 25 i32x4.shl v128.xor
+    local.get $w9 i32.const 18 i32x4.shr_u v128.xor local.get $w9 i32.const 14 i32x4.shl v128.xor
+    local.get $w9 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w8
+    local.get $scratch local.get $w8 v128.const i32x4 0x748f82ee 0x748f82ee 0x748f82ee 0x748f82ee i32x4.add v128.store offset=896
+    local.get $w9
+    local.get $w7 i32.const 17 i32x4.shr_u local.get $w7 i32.const 15 i32x4.shl v128.xor
+    local.get $w7 i32.const 19 i32x4.shr_u v128.xor local.get $w7 i32.const 13 i32x4.shl v128.xor
+    local.get $w7 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w2 i32x4.add
+    local.get $w10 i32.const 7 i32x4.shr_u local.get $w10 i32.const 25 i32x4.shl v128.xor
+    local.get $w10 i32.const 18 i32x4.shr_u v128.xor local.get $w10 i32.const 14 i32x4.shl v128.xor
+    local.get $w10 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w9
+    local.get $scratch local.get $w9 v128.const i32x4 0x78a5636f 0x78a5636f 0x78a5636f 0x78a5636f i32x4.add v128.store offset=912
+    local.get $w10
+    local.get $w8 i32.const 17 i32x4.shr_u local.get $w8 i32.const 15 i32x4.shl v128.xor
+    local.get $w8 i32.const 19 i32x4.shr_u v128.xor local.get $w8 i32.const 13 i32x4.shl v128.xor
+    local.get $w8 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w3 i32x4.add
+    local.get $w11 i32.const 7 i32x4.shr_u local.get $w11 i32.const 25 i32x4.shl v128.xor
+    local.get $w11 i32.const 18 i32x4.shr_u v128.xor local.get $w11 i32.const 14 i32x4.shl v128.xor
+    local.get $w11 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w10
+    local.get $scratch local.get $w10 v128.const i32x4 0x84c87814 0x84c87814 0x84c87814 0x84c87814 i32x4.add v128.store offset=928
+    local.get $w11
+    local.get $w9 i32.const 17 i32x4.shr_u local.get $w9 i32.const 15 i32x4.shl v128.xor
+    local.get $w9 i32.const 19 i32x4.shr_u v128.xor local.get $w9 i32.const 13 i32x4.shl v128.xor
+    local.get $w9 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w4 i32x4.add
+    local.get $w12 i32.const 7 i32x4.shr_u local.get $w12 i32.const 25 i32x4.shl v128.xor
+    local.get $w12 i32.const 18 i32x4.shr_u v128.xor local.get $w12 i32.const 14 i32x4.shl v128.xor
+    local.get $w12 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w11
+    local.get $scratch local.get $w11 v128.const i32x4 0x8cc70208 0x8cc70208 0x8cc70208 0x8cc70208 i32x4.add v128.store offset=944
+    local.get $w12
+    local.get $w10 i32.const 17 i32x4.shr_u local.get $w10 i32.const 15 i32x4.shl v128.xor
+    local.get $w10 i32.const 19 i32x4.shr_u v128.xor local.get $w10 i32.const 13 i32x4.shl v128.xor
+    local.get $w10 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w5 i32x4.add
+    local.get $w13 i32.const 7 i32x4.shr_u local.get $w13 i32.const 25 i32x4.shl v128.xor
+    local.get $w13 i32.const 18 i32x4.shr_u v128.xor local.get $w13 i32.const 14 i32x4.shl v128.xor
+    local.get $w13 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w12
+    local.get $scratch local.get $w12 v128.const i32x4 0x90befffa 0x90befffa 0x90befffa 0x90befffa i32x4.add v128.store offset=960
+    local.get $w13
+    local.get $w11 i32.const 17 i32x4.shr_u local.get $w11 i32.const 15 i32x4.shl v128.xor
+    local.get $w11 i32.const 19 i32x4.shr_u v128.xor local.get $w11 i32.const 13 i32x4.shl v128.xor
+    local.get $w11 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w6 i32x4.add
+    local.get $w14 i32.const 7 i32x4.shr_u local.get $w14 i32.const 25 i32x4.shl v128.xor
+    local.get $w14 i32.const 18 i32x4.shr_u v128.xor local.get $w14 i32.const 14 i32x4.shl v128.xor
+    local.get $w14 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w13
+    local.get $scratch local.get $w13 v128.const i32x4 0xa4506ceb 0xa4506ceb 0xa4506ceb 0xa4506ceb i32x4.add v128.store offset=976
+    local.get $w14
+    local.get $w12 i32.const 17 i32x4.shr_u local.get $w12 i32.const 15 i32x4.shl v128.xor
+    local.get $w12 i32.const 19 i32x4.shr_u v128.xor local.get $w12 i32.const 13 i32x4.shl v128.xor
+    local.get $w12 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w7 i32x4.add
+    local.get $w15 i32.const 7 i32x4.shr_u local.get $w15 i32.const 25 i32x4.shl v128.xor
+    local.get $w15 i32.const 18 i32x4.shr_u v128.xor local.get $w15 i32.const 14 i32x4.shl v128.xor
+    local.get $w15 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w14
+    local.get $scratch local.get $w14 v128.const i32x4 0xbef9a3f7 0xbef9a3f7 0xbef9a3f7 0xbef9a3f7 i32x4.add v128.store offset=992
+    local.get $w15
+    local.get $w13 i32.const 17 i32x4.shr_u local.get $w13 i32.const 15 i32x4.shl v128.xor
+    local.get $w13 i32.const 19 i32x4.shr_u v128.xor local.get $w13 i32.const 13 i32x4.shl v128.xor
+    local.get $w13 i32.const 10 i32x4.shr_u v128.xor i32x4.add
+    local.get $w8 i32x4.add
+    local.get $w0 i32.const 7 i32x4.shr_u local.get $w0 i32.const 25 i32x4.shl v128.xor
+    local.get $w0 i32.const 18 i32x4.shr_u v128.xor local.get $w0 i32.const 14 i32x4.shl v128.xor
+    local.get $w0 i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set $w15
+    local.get $scratch local.get $w15 v128.const i32x4 0xc67178f2 0xc67178f2 0xc67178f2 0xc67178f2 i32x4.add v128.store offset=1008
+    local.get $scratch local.set $wk
     loop $block
-    local.get $in v128.load offset=0 align=1 local.get $q i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $q
-    local.get $q i32x4.extract_lane 0 local.set $w0
-    local.get $q i32x4.extract_lane 1 local.set $w1
-    local.get $q i32x4.extract_lane 2 local.set $w2
-    local.get $q i32x4.extract_lane 3 local.set $w3
-    local.get $in v128.load offset=16 align=1 local.get $q i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $q
-    local.get $q i32x4.extract_lane 0 local.set $w4
-    local.get $q i32x4.extract_lane 1 local.set $w5
-    local.get $q i32x4.extract_lane 2 local.set $w6
-    local.get $q i32x4.extract_lane 3 local.set $w7
-    local.get $in v128.load offset=32 align=1 local.get $q i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $q
-    local.get $q i32x4.extract_lane 0 local.set $w8
-    local.get $q i32x4.extract_lane 1 local.set $w9
-    local.get $q i32x4.extract_lane 2 local.set $w10
-    local.get $q i32x4.extract_lane 3 local.set $w11
-    local.get $in v128.load offset=48 align=1 local.get $q i8x16.shuffle 3 2 1 0 7 6 5 4 11 10 9 8 15 14 13 12 local.set $q
-    local.get $q i32x4.extract_lane 0 local.set $w12
-    local.get $q i32x4.extract_lane 1 local.set $w13
-    local.get $q i32x4.extract_lane 2 local.set $w14
-    local.get $q i32x4.extract_lane 3 local.set $w15
     local.get $s0 local.set $a0
     local.get $s1 local.set $a1
     local.get $s2 local.set $a2
@@ -1720,529 +2204,385 @@
     local.get $a1 local.get $a2 i32.xor local.set $x1
     local.get $a7 local.get $a4 i32.const 6 i32.rotr local.get $a4 i32.const 11 i32.rotr i32.xor local.get $a4 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a4 local.get $a5 local.get $a6 i32.xor i32.and local.get $a6 i32.xor i32.add
-    i32.const 0x428a2f98 i32.add local.get $w0 i32.add local.tee $a7
+    local.get $wk i32.load offset=0 i32.add local.tee $a7
     local.get $a3 i32.add local.set $a3
     local.get $a7 local.get $a0 i32.const 2 i32.rotr local.get $a0 i32.const 13 i32.rotr i32.xor local.get $a0 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a1 local.get $a0 local.get $a1 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a7
     local.get $a6 local.get $a3 i32.const 6 i32.rotr local.get $a3 i32.const 11 i32.rotr i32.xor local.get $a3 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a3 local.get $a4 local.get $a5 i32.xor i32.and local.get $a5 i32.xor i32.add
-    i32.const 0x71374491 i32.add local.get $w1 i32.add local.tee $a6
+    local.get $wk i32.load offset=16 i32.add local.tee $a6
     local.get $a2 i32.add local.set $a2
     local.get $a6 local.get $a7 i32.const 2 i32.rotr local.get $a7 i32.const 13 i32.rotr i32.xor local.get $a7 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a0 local.get $a7 local.get $a0 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a6
     local.get $a5 local.get $a2 i32.const 6 i32.rotr local.get $a2 i32.const 11 i32.rotr i32.xor local.get $a2 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a2 local.get $a3 local.get $a4 i32.xor i32.and local.get $a4 i32.xor i32.add
-    i32.const 0xb5c0fbcf i32.add local.get $w2 i32.add local.tee $a5
+    local.get $wk i32.load offset=32 i32.add local.tee $a5
     local.get $a1 i32.add local.set $a1
     local.get $a5 local.get $a6 i32.const 2 i32.rotr local.get $a6 i32.const 13 i32.rotr i32.xor local.get $a6 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a7 local.get $a6 local.get $a7 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a5
     local.get $a4 local.get $a1 i32.const 6 i32.rotr local.get $a1 i32.const 11 i32.rotr i32.xor local.get $a1 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a1 local.get $a2 local.get $a3 i32.xor i32.and local.get $a3 i32.xor i32.add
-    i32.const 0xe9b5dba5 i32.add local.get $w3 i32.add local.tee $a4
+    local.get $wk i32.load offset=48 i32.add local.tee $a4
     local.get $a0 i32.add local.set $a0
     local.get $a4 local.get $a5 i32.const 2 i32.rotr local.get $a5 i32.const 13 i32.rotr i32.xor local.get $a5 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a6 local.get $a5 local.get $a6 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a4
     local.get $a3 local.get $a0 i32.const 6 i32.rotr local.get $a0 i32.const 11 i32.rotr i32.xor local.get $a0 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a0 local.get $a1 local.get $a2 i32.xor i32.and local.get $a2 i32.xor i32.add
-    i32.const 0x3956c25b i32.add local.get $w4 i32.add local.tee $a3
+    local.get $wk i32.load offset=64 i32.add local.tee $a3
     local.get $a7 i32.add local.set $a7
     local.get $a3 local.get $a4 i32.const 2 i32.rotr local.get $a4 i32.const 13 i32.rotr i32.xor local.get $a4 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a5 local.get $a4 local.get $a5 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a3
     local.get $a2 local.get $a7 i32.const 6 i32.rotr local.get $a7 i32.const 11 i32.rotr i32.xor local.get $a7 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a7 local.get $a0 local.get $a1 i32.xor i32.and local.get $a1 i32.xor i32.add
-    i32.const 0x59f111f1 i32.add local.get $w5 i32.add local.tee $a2
+    local.get $wk i32.load offset=80 i32.add local.tee $a2
     local.get $a6 i32.add local.set $a6
     local.get $a2 local.get $a3 i32.const 2 i32.rotr local.get $a3 i32.const 13 i32.rotr i32.xor local.get $a3 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a4 local.get $a3 local.get $a4 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a2
     local.get $a1 local.get $a6 i32.const 6 i32.rotr local.get $a6 i32.const 11 i32.rotr i32.xor local.get $a6 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a6 local.get $a7 local.get $a0 i32.xor i32.and local.get $a0 i32.xor i32.add
-    i32.const 0x923f82a4 i32.add local.get $w6 i32.add local.tee $a1
+    local.get $wk i32.load offset=96 i32.add local.tee $a1
     local.get $a5 i32.add local.set $a5
     local.get $a1 local.get $a2 i32.const 2 i32.rotr local.get $a2 i32.const 13 i32.rotr i32.xor local.get $a2 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a3 local.get $a2 local.get $a3 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a1
     local.get $a0 local.get $a5 i32.const 6 i32.rotr local.get $a5 i32.const 11 i32.rotr i32.xor local.get $a5 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a5 local.get $a6 local.get $a7 i32.xor i32.and local.get $a7 i32.xor i32.add
-    i32.const 0xab1c5ed5 i32.add local.get $w7 i32.add local.tee $a0
+    local.get $wk i32.load offset=112 i32.add local.tee $a0
     local.get $a4 i32.add local.set $a4
     local.get $a0 local.get $a1 i32.const 2 i32.rotr local.get $a1 i32.const 13 i32.rotr i32.xor local.get $a1 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a2 local.get $a1 local.get $a2 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a0
     local.get $a7 local.get $a4 i32.const 6 i32.rotr local.get $a4 i32.const 11 i32.rotr i32.xor local.get $a4 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a4 local.get $a5 local.get $a6 i32.xor i32.and local.get $a6 i32.xor i32.add
-    i32.const 0xd807aa98 i32.add local.get $w8 i32.add local.tee $a7
+    local.get $wk i32.load offset=128 i32.add local.tee $a7
     local.get $a3 i32.add local.set $a3
     local.get $a7 local.get $a0 i32.const 2 i32.rotr local.get $a0 i32.const 13 i32.rotr i32.xor local.get $a0 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a1 local.get $a0 local.get $a1 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a7
     local.get $a6 local.get $a3 i32.const 6 i32.rotr local.get $a3 i32.const 11 i32.rotr i32.xor local.get $a3 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a3 local.get $a4 local.get $a5 i32.xor i32.and local.get $a5 i32.xor i32.add
-    i32.const 0x12835b01 i32.add local.get $w9 i32.add local.tee $a6
+    local.get $wk i32.load offset=144 i32.add local.tee $a6
     local.get $a2 i32.add local.set $a2
     local.get $a6 local.get $a7 i32.const 2 i32.rotr local.get $a7 i32.const 13 i32.rotr i32.xor local.get $a7 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a0 local.get $a7 local.get $a0 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a6
     local.get $a5 local.get $a2 i32.const 6 i32.rotr local.get $a2 i32.const 11 i32.rotr i32.xor local.get $a2 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a2 local.get $a3 local.get $a4 i32.xor i32.and local.get $a4 i32.xor i32.add
-    i32.const 0x243185be i32.add local.get $w10 i32.add local.tee $a5
+    local.get $wk i32.load offset=160 i32.add local.tee $a5
     local.get $a1 i32.add local.set $a1
     local.get $a5 local.get $a6 i32.const 2 i32.rotr local.get $a6 i32.const 13 i32.rotr i32.xor local.get $a6 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a7 local.get $a6 local.get $a7 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a5
     local.get $a4 local.get $a1 i32.const 6 i32.rotr local.get $a1 i32.const 11 i32.rotr i32.xor local.get $a1 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a1 local.get $a2 local.get $a3 i32.xor i32.and local.get $a3 i32.xor i32.add
-    i32.const 0x550c7dc3 i32.add local.get $w11 i32.add local.tee $a4
+    local.get $wk i32.load offset=176 i32.add local.tee $a4
     local.get $a0 i32.add local.set $a0
     local.get $a4 local.get $a5 i32.const 2 i32.rotr local.get $a5 i32.const 13 i32.rotr i32.xor local.get $a5 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a6 local.get $a5 local.get $a6 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a4
     local.get $a3 local.get $a0 i32.const 6 i32.rotr local.get $a0 i32.const 11 i32.rotr i32.xor local.get $a0 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a0 local.get $a1 local.get $a2 i32.xor i32.and local.get $a2 i32.xor i32.add
-    i32.const 0x72be5d74 i32.add local.get $w12 i32.add local.tee $a3
+    local.get $wk i32.load offset=192 i32.add local.tee $a3
     local.get $a7 i32.add local.set $a7
     local.get $a3 local.get $a4 i32.const 2 i32.rotr local.get $a4 i32.const 13 i32.rotr i32.xor local.get $a4 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a5 local.get $a4 local.get $a5 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a3
     local.get $a2 local.get $a7 i32.const 6 i32.rotr local.get $a7 i32.const 11 i32.rotr i32.xor local.get $a7 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a7 local.get $a0 local.get $a1 i32.xor i32.and local.get $a1 i32.xor i32.add
-    i32.const 0x80deb1fe i32.add local.get $w13 i32.add local.tee $a2
+    local.get $wk i32.load offset=208 i32.add local.tee $a2
     local.get $a6 i32.add local.set $a6
     local.get $a2 local.get $a3 i32.const 2 i32.rotr local.get $a3 i32.const 13 i32.rotr i32.xor local.get $a3 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a4 local.get $a3 local.get $a4 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a2
     local.get $a1 local.get $a6 i32.const 6 i32.rotr local.get $a6 i32.const 11 i32.rotr i32.xor local.get $a6 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a6 local.get $a7 local.get $a0 i32.xor i32.and local.get $a0 i32.xor i32.add
-    i32.const 0x9bdc06a7 i32.add local.get $w14 i32.add local.tee $a1
+    local.get $wk i32.load offset=224 i32.add local.tee $a1
     local.get $a5 i32.add local.set $a5
     local.get $a1 local.get $a2 i32.const 2 i32.rotr local.get $a2 i32.const 13 i32.rotr i32.xor local.get $a2 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a3 local.get $a2 local.get $a3 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a1
     local.get $a0 local.get $a5 i32.const 6 i32.rotr local.get $a5 i32.const 11 i32.rotr i32.xor local.get $a5 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a5 local.get $a6 local.get $a7 i32.xor i32.and local.get $a7 i32.xor i32.add
-    i32.const 0xc19bf174 i32.add local.get $w15 i32.add local.tee $a0
+    local.get $wk i32.load offset=240 i32.add local.tee $a0
     local.get $a4 i32.add local.set $a4
     local.get $a0 local.get $a1 i32.const 2 i32.rotr local.get $a1 i32.const 13 i32.rotr i32.xor local.get $a1 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a2 local.get $a1 local.get $a2 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a0
-    local.get $w0 local.get $w14 i32.const 17 i32.rotr local.get $w14 i32.const 19 i32.rotr i32.xor local.get $w14 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w9 i32.add
-    local.get $w1 i32.const 7 i32.rotr local.get $w1 i32.const 18 i32.rotr i32.xor local.get $w1 i32.const 3 i32.shr_u i32.xor i32.add local.set $w0
     local.get $a7 local.get $a4 i32.const 6 i32.rotr local.get $a4 i32.const 11 i32.rotr i32.xor local.get $a4 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a4 local.get $a5 local.get $a6 i32.xor i32.and local.get $a6 i32.xor i32.add
-    i32.const 0xe49b69c1 i32.add local.get $w0 i32.add local.tee $a7
+    local.get $wk i32.load offset=256 i32.add local.tee $a7
     local.get $a3 i32.add local.set $a3
     local.get $a7 local.get $a0 i32.const 2 i32.rotr local.get $a0 i32.const 13 i32.rotr i32.xor local.get $a0 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a1 local.get $a0 local.get $a1 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a7
-    local.get $w1 local.get $w15 i32.const 17 i32.rotr local.get $w15 i32.const 19 i32.rotr i32.xor local.get $w15 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w10 i32.add
-    local.get $w2 i32.const 7 i32.rotr local.get $w2 i32.const 18 i32.rotr i32.xor local.get $w2 i32.const 3 i32.shr_u i32.xor i32.add local.set $w1
     local.get $a6 local.get $a3 i32.const 6 i32.rotr local.get $a3 i32.const 11 i32.rotr i32.xor local.get $a3 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a3 local.get $a4 local.get $a5 i32.xor i32.and local.get $a5 i32.xor i32.add
-    i32.const 0xefbe4786 i32.add local.get $w1 i32.add local.tee $a6
+    local.get $wk i32.load offset=272 i32.add local.tee $a6
     local.get $a2 i32.add local.set $a2
     local.get $a6 local.get $a7 i32.const 2 i32.rotr local.get $a7 i32.const 13 i32.rotr i32.xor local.get $a7 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a0 local.get $a7 local.get $a0 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a6
-    local.get $w2 local.get $w0 i32.const 17 i32.rotr local.get $w0 i32.const 19 i32.rotr i32.xor local.get $w0 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w11 i32.add
-    local.get $w3 i32.const 7 i32.rotr local.get $w3 i32.const 18 i32.rotr i32.xor local.get $w3 i32.const 3 i32.shr_u i32.xor i32.add local.set $w2
     local.get $a5 local.get $a2 i32.const 6 i32.rotr local.get $a2 i32.const 11 i32.rotr i32.xor local.get $a2 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a2 local.get $a3 local.get $a4 i32.xor i32.and local.get $a4 i32.xor i32.add
-    i32.const 0x0fc19dc6 i32.add local.get $w2 i32.add local.tee $a5
+    local.get $wk i32.load offset=288 i32.add local.tee $a5
     local.get $a1 i32.add local.set $a1
     local.get $a5 local.get $a6 i32.const 2 i32.rotr local.get $a6 i32.const 13 i32.rotr i32.xor local.get $a6 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a7 local.get $a6 local.get $a7 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a5
-    local.get $w3 local.get $w1 i32.const 17 i32.rotr local.get $w1 i32.const 19 i32.rotr i32.xor local.get $w1 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w12 i32.add
-    local.get $w4 i32.const 7 i32.rotr local.get $w4 i32.const 18 i32.rotr i32.xor local.get $w4 i32.const 3 i32.shr_u i32.xor i32.add local.set $w3
     local.get $a4 local.get $a1 i32.const 6 i32.rotr local.get $a1 i32.const 11 i32.rotr i32.xor local.get $a1 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a1 local.get $a2 local.get $a3 i32.xor i32.and local.get $a3 i32.xor i32.add
-    i32.const 0x240ca1cc i32.add local.get $w3 i32.add local.tee $a4
+    local.get $wk i32.load offset=304 i32.add local.tee $a4
     local.get $a0 i32.add local.set $a0
     local.get $a4 local.get $a5 i32.const 2 i32.rotr local.get $a5 i32.const 13 i32.rotr i32.xor local.get $a5 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a6 local.get $a5 local.get $a6 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a4
-    local.get $w4 local.get $w2 i32.const 17 i32.rotr local.get $w2 i32.const 19 i32.rotr i32.xor local.get $w2 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w13 i32.add
-    local.get $w5 i32.const 7 i32.rotr local.get $w5 i32.const 18 i32.rotr i32.xor local.get $w5 i32.const 3 i32.shr_u i32.xor i32.add local.set $w4
     local.get $a3 local.get $a0 i32.const 6 i32.rotr local.get $a0 i32.const 11 i32.rotr i32.xor local.get $a0 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a0 local.get $a1 local.get $a2 i32.xor i32.and local.get $a2 i32.xor i32.add
-    i32.const 0x2de92c6f i32.add local.get $w4 i32.add local.tee $a3
+    local.get $wk i32.load offset=320 i32.add local.tee $a3
     local.get $a7 i32.add local.set $a7
     local.get $a3 local.get $a4 i32.const 2 i32.rotr local.get $a4 i32.const 13 i32.rotr i32.xor local.get $a4 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a5 local.get $a4 local.get $a5 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a3
-    local.get $w5 local.get $w3 i32.const 17 i32.rotr local.get $w3 i32.const 19 i32.rotr i32.xor local.get $w3 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w14 i32.add
-    local.get $w6 i32.const 7 i32.rotr local.get $w6 i32.const 18 i32.rotr i32.xor local.get $w6 i32.const 3 i32.shr_u i32.xor i32.add local.set $w5
     local.get $a2 local.get $a7 i32.const 6 i32.rotr local.get $a7 i32.const 11 i32.rotr i32.xor local.get $a7 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a7 local.get $a0 local.get $a1 i32.xor i32.and local.get $a1 i32.xor i32.add
-    i32.const 0x4a7484aa i32.add local.get $w5 i32.add local.tee $a2
+    local.get $wk i32.load offset=336 i32.add local.tee $a2
     local.get $a6 i32.add local.set $a6
     local.get $a2 local.get $a3 i32.const 2 i32.rotr local.get $a3 i32.const 13 i32.rotr i32.xor local.get $a3 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a4 local.get $a3 local.get $a4 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a2
-    local.get $w6 local.get $w4 i32.const 17 i32.rotr local.get $w4 i32.const 19 i32.rotr i32.xor local.get $w4 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w15 i32.add
-    local.get $w7 i32.const 7 i32.rotr local.get $w7 i32.const 18 i32.rotr i32.xor local.get $w7 i32.const 3 i32.shr_u i32.xor i32.add local.set $w6
     local.get $a1 local.get $a6 i32.const 6 i32.rotr local.get $a6 i32.const 11 i32.rotr i32.xor local.get $a6 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a6 local.get $a7 local.get $a0 i32.xor i32.and local.get $a0 i32.xor i32.add
-    i32.const 0x5cb0a9dc i32.add local.get $w6 i32.add local.tee $a1
+    local.get $wk i32.load offset=352 i32.add local.tee $a1
     local.get $a5 i32.add local.set $a5
     local.get $a1 local.get $a2 i32.const 2 i32.rotr local.get $a2 i32.const 13 i32.rotr i32.xor local.get $a2 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a3 local.get $a2 local.get $a3 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a1
-    local.get $w7 local.get $w5 i32.const 17 i32.rotr local.get $w5 i32.const 19 i32.rotr i32.xor local.get $w5 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w0 i32.add
-    local.get $w8 i32.const 7 i32.rotr local.get $w8 i32.const 18 i32.rotr i32.xor local.get $w8 i32.const 3 i32.shr_u i32.xor i32.add local.set $w7
     local.get $a0 local.get $a5 i32.const 6 i32.rotr local.get $a5 i32.const 11 i32.rotr i32.xor local.get $a5 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a5 local.get $a6 local.get $a7 i32.xor i32.and local.get $a7 i32.xor i32.add
-    i32.const 0x76f988da i32.add local.get $w7 i32.add local.tee $a0
+    local.get $wk i32.load offset=368 i32.add local.tee $a0
     local.get $a4 i32.add local.set $a4
     local.get $a0 local.get $a1 i32.const 2 i32.rotr local.get $a1 i32.const 13 i32.rotr i32.xor local.get $a1 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a2 local.get $a1 local.get $a2 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a0
-    local.get $w8 local.get $w6 i32.const 17 i32.rotr local.get $w6 i32.const 19 i32.rotr i32.xor local.get $w6 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w1 i32.add
-    local.get $w9 i32.const 7 i32.rotr local.get $w9 i32.const 18 i32.rotr i32.xor local.get $w9 i32.const 3 i32.shr_u i32.xor i32.add local.set $w8
     local.get $a7 local.get $a4 i32.const 6 i32.rotr local.get $a4 i32.const 11 i32.rotr i32.xor local.get $a4 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a4 local.get $a5 local.get $a6 i32.xor i32.and local.get $a6 i32.xor i32.add
-    i32.const 0x983e5152 i32.add local.get $w8 i32.add local.tee $a7
+    local.get $wk i32.load offset=384 i32.add local.tee $a7
     local.get $a3 i32.add local.set $a3
     local.get $a7 local.get $a0 i32.const 2 i32.rotr local.get $a0 i32.const 13 i32.rotr i32.xor local.get $a0 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a1 local.get $a0 local.get $a1 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a7
-    local.get $w9 local.get $w7 i32.const 17 i32.rotr local.get $w7 i32.const 19 i32.rotr i32.xor local.get $w7 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w2 i32.add
-    local.get $w10 i32.const 7 i32.rotr local.get $w10 i32.const 18 i32.rotr i32.xor local.get $w10 i32.const 3 i32.shr_u i32.xor i32.add local.set $w9
     local.get $a6 local.get $a3 i32.const 6 i32.rotr local.get $a3 i32.const 11 i32.rotr i32.xor local.get $a3 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a3 local.get $a4 local.get $a5 i32.xor i32.and local.get $a5 i32.xor i32.add
-    i32.const 0xa831c66d i32.add local.get $w9 i32.add local.tee $a6
+    local.get $wk i32.load offset=400 i32.add local.tee $a6
     local.get $a2 i32.add local.set $a2
     local.get $a6 local.get $a7 i32.const 2 i32.rotr local.get $a7 i32.const 13 i32.rotr i32.xor local.get $a7 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a0 local.get $a7 local.get $a0 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a6
-    local.get $w10 local.get $w8 i32.const 17 i32.rotr local.get $w8 i32.const 19 i32.rotr i32.xor local.get $w8 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w3 i32.add
-    local.get $w11 i32.const 7 i32.rotr local.get $w11 i32.const 18 i32.rotr i32.xor local.get $w11 i32.const 3 i32.shr_u i32.xor i32.add local.set $w10
     local.get $a5 local.get $a2 i32.const 6 i32.rotr local.get $a2 i32.const 11 i32.rotr i32.xor local.get $a2 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a2 local.get $a3 local.get $a4 i32.xor i32.and local.get $a4 i32.xor i32.add
-    i32.const 0xb00327c8 i32.add local.get $w10 i32.add local.tee $a5
+    local.get $wk i32.load offset=416 i32.add local.tee $a5
     local.get $a1 i32.add local.set $a1
     local.get $a5 local.get $a6 i32.const 2 i32.rotr local.get $a6 i32.const 13 i32.rotr i32.xor local.get $a6 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a7 local.get $a6 local.get $a7 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a5
-    local.get $w11 local.get $w9 i32.const 17 i32.rotr local.get $w9 i32.const 19 i32.rotr i32.xor local.get $w9 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w4 i32.add
-    local.get $w12 i32.const 7 i32.rotr local.get $w12 i32.const 18 i32.rotr i32.xor local.get $w12 i32.const 3 i32.shr_u i32.xor i32.add local.set $w11
     local.get $a4 local.get $a1 i32.const 6 i32.rotr local.get $a1 i32.const 11 i32.rotr i32.xor local.get $a1 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a1 local.get $a2 local.get $a3 i32.xor i32.and local.get $a3 i32.xor i32.add
-    i32.const 0xbf597fc7 i32.add local.get $w11 i32.add local.tee $a4
+    local.get $wk i32.load offset=432 i32.add local.tee $a4
     local.get $a0 i32.add local.set $a0
     local.get $a4 local.get $a5 i32.const 2 i32.rotr local.get $a5 i32.const 13 i32.rotr i32.xor local.get $a5 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a6 local.get $a5 local.get $a6 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a4
-    local.get $w12 local.get $w10 i32.const 17 i32.rotr local.get $w10 i32.const 19 i32.rotr i32.xor local.get $w10 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w5 i32.add
-    local.get $w13 i32.const 7 i32.rotr local.get $w13 i32.const 18 i32.rotr i32.xor local.get $w13 i32.const 3 i32.shr_u i32.xor i32.add local.set $w12
     local.get $a3 local.get $a0 i32.const 6 i32.rotr local.get $a0 i32.const 11 i32.rotr i32.xor local.get $a0 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a0 local.get $a1 local.get $a2 i32.xor i32.and local.get $a2 i32.xor i32.add
-    i32.const 0xc6e00bf3 i32.add local.get $w12 i32.add local.tee $a3
+    local.get $wk i32.load offset=448 i32.add local.tee $a3
     local.get $a7 i32.add local.set $a7
     local.get $a3 local.get $a4 i32.const 2 i32.rotr local.get $a4 i32.const 13 i32.rotr i32.xor local.get $a4 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a5 local.get $a4 local.get $a5 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a3
-    local.get $w13 local.get $w11 i32.const 17 i32.rotr local.get $w11 i32.const 19 i32.rotr i32.xor local.get $w11 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w6 i32.add
-    local.get $w14 i32.const 7 i32.rotr local.get $w14 i32.const 18 i32.rotr i32.xor local.get $w14 i32.const 3 i32.shr_u i32.xor i32.add local.set $w13
     local.get $a2 local.get $a7 i32.const 6 i32.rotr local.get $a7 i32.const 11 i32.rotr i32.xor local.get $a7 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a7 local.get $a0 local.get $a1 i32.xor i32.and local.get $a1 i32.xor i32.add
-    i32.const 0xd5a79147 i32.add local.get $w13 i32.add local.tee $a2
+    local.get $wk i32.load offset=464 i32.add local.tee $a2
     local.get $a6 i32.add local.set $a6
     local.get $a2 local.get $a3 i32.const 2 i32.rotr local.get $a3 i32.const 13 i32.rotr i32.xor local.get $a3 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a4 local.get $a3 local.get $a4 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a2
-    local.get $w14 local.get $w12 i32.const 17 i32.rotr local.get $w12 i32.const 19 i32.rotr i32.xor local.get $w12 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w7 i32.add
-    local.get $w15 i32.const 7 i32.rotr local.get $w15 i32.const 18 i32.rotr i32.xor local.get $w15 i32.const 3 i32.shr_u i32.xor i32.add local.set $w14
     local.get $a1 local.get $a6 i32.const 6 i32.rotr local.get $a6 i32.const 11 i32.rotr i32.xor local.get $a6 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a6 local.get $a7 local.get $a0 i32.xor i32.and local.get $a0 i32.xor i32.add
-    i32.const 0x06ca6351 i32.add local.get $w14 i32.add local.tee $a1
+    local.get $wk i32.load offset=480 i32.add local.tee $a1
     local.get $a5 i32.add local.set $a5
     local.get $a1 local.get $a2 i32.const 2 i32.rotr local.get $a2 i32.const 13 i32.rotr i32.xor local.get $a2 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a3 local.get $a2 local.get $a3 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a1
-    local.get $w15 local.get $w13 i32.const 17 i32.rotr local.get $w13 i32.const 19 i32.rotr i32.xor local.get $w13 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w8 i32.add
-    local.get $w0 i32.const 7 i32.rotr local.get $w0 i32.const 18 i32.rotr i32.xor local.get $w0 i32.const 3 i32.shr_u i32.xor i32.add local.set $w15
     local.get $a0 local.get $a5 i32.const 6 i32.rotr local.get $a5 i32.const 11 i32.rotr i32.xor local.get $a5 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a5 local.get $a6 local.get $a7 i32.xor i32.and local.get $a7 i32.xor i32.add
-    i32.const 0x14292967 i32.add local.get $w15 i32.add local.tee $a0
+    local.get $wk i32.load offset=496 i32.add local.tee $a0
     local.get $a4 i32.add local.set $a4
     local.get $a0 local.get $a1 i32.const 2 i32.rotr local.get $a1 i32.const 13 i32.rotr i32.xor local.get $a1 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a2 local.get $a1 local.get $a2 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a0
-    local.get $w0 local.get $w14 i32.const 17 i32.rotr local.get $w14 i32.const 19 i32.rotr i32.xor local.get $w14 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w9 i32.add
-    local.get $w1 i32.const 7 i32.rotr local.get $w1 i32.const 18 i32.rotr i32.xor local.get $w1 i32.const 3 i32.shr_u i32.xor i32.add local.set $w0
     local.get $a7 local.get $a4 i32.const 6 i32.rotr local.get $a4 i32.const 11 i32.rotr i32.xor local.get $a4 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a4 local.get $a5 local.get $a6 i32.xor i32.and local.get $a6 i32.xor i32.add
-    i32.const 0x27b70a85 i32.add local.get $w0 i32.add local.tee $a7
+    local.get $wk i32.load offset=512 i32.add local.tee $a7
     local.get $a3 i32.add local.set $a3
     local.get $a7 local.get $a0 i32.const 2 i32.rotr local.get $a0 i32.const 13 i32.rotr i32.xor local.get $a0 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a1 local.get $a0 local.get $a1 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a7
-    local.get $w1 local.get $w15 i32.const 17 i32.rotr local.get $w15 i32.const 19 i32.rotr i32.xor local.get $w15 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w10 i32.add
-    local.get $w2 i32.const 7 i32.rotr local.get $w2 i32.const 18 i32.rotr i32.xor local.get $w2 i32.const 3 i32.shr_u i32.xor i32.add local.set $w1
     local.get $a6 local.get $a3 i32.const 6 i32.rotr local.get $a3 i32.const 11 i32.rotr i32.xor local.get $a3 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a3 local.get $a4 local.get $a5 i32.xor i32.and local.get $a5 i32.xor i32.add
-    i32.const 0x2e1b2138 i32.add local.get $w1 i32.add local.tee $a6
+    local.get $wk i32.load offset=528 i32.add local.tee $a6
     local.get $a2 i32.add local.set $a2
     local.get $a6 local.get $a7 i32.const 2 i32.rotr local.get $a7 i32.const 13 i32.rotr i32.xor local.get $a7 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a0 local.get $a7 local.get $a0 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a6
-    local.get $w2 local.get $w0 i32.const 17 i32.rotr local.get $w0 i32.const 19 i32.rotr i32.xor local.get $w0 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w11 i32.add
-    local.get $w3 i32.const 7 i32.rotr local.get $w3 i32.const 18 i32.rotr i32.xor local.get $w3 i32.const 3 i32.shr_u i32.xor i32.add local.set $w2
     local.get $a5 local.get $a2 i32.const 6 i32.rotr local.get $a2 i32.const 11 i32.rotr i32.xor local.get $a2 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a2 local.get $a3 local.get $a4 i32.xor i32.and local.get $a4 i32.xor i32.add
-    i32.const 0x4d2c6dfc i32.add local.get $w2 i32.add local.tee $a5
+    local.get $wk i32.load offset=544 i32.add local.tee $a5
     local.get $a1 i32.add local.set $a1
     local.get $a5 local.get $a6 i32.const 2 i32.rotr local.get $a6 i32.const 13 i32.rotr i32.xor local.get $a6 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a7 local.get $a6 local.get $a7 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a5
-    local.get $w3 local.get $w1 i32.const 17 i32.rotr local.get $w1 i32.const 19 i32.rotr i32.xor local.get $w1 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w12 i32.add
-    local.get $w4 i32.const 7 i32.rotr local.get $w4 i32.const 18 i32.rotr i32.xor local.get $w4 i32.const 3 i32.shr_u i32.xor i32.add local.set $w3
     local.get $a4 local.get $a1 i32.const 6 i32.rotr local.get $a1 i32.const 11 i32.rotr i32.xor local.get $a1 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a1 local.get $a2 local.get $a3 i32.xor i32.and local.get $a3 i32.xor i32.add
-    i32.const 0x53380d13 i32.add local.get $w3 i32.add local.tee $a4
+    local.get $wk i32.load offset=560 i32.add local.tee $a4
     local.get $a0 i32.add local.set $a0
     local.get $a4 local.get $a5 i32.const 2 i32.rotr local.get $a5 i32.const 13 i32.rotr i32.xor local.get $a5 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a6 local.get $a5 local.get $a6 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a4
-    local.get $w4 local.get $w2 i32.const 17 i32.rotr local.get $w2 i32.const 19 i32.rotr i32.xor local.get $w2 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w13 i32.add
-    local.get $w5 i32.const 7 i32.rotr local.get $w5 i32.const 18 i32.rotr i32.xor local.get $w5 i32.const 3 i32.shr_u i32.xor i32.add local.set $w4
     local.get $a3 local.get $a0 i32.const 6 i32.rotr local.get $a0 i32.const 11 i32.rotr i32.xor local.get $a0 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a0 local.get $a1 local.get $a2 i32.xor i32.and local.get $a2 i32.xor i32.add
-    i32.const 0x650a7354 i32.add local.get $w4 i32.add local.tee $a3
+    local.get $wk i32.load offset=576 i32.add local.tee $a3
     local.get $a7 i32.add local.set $a7
     local.get $a3 local.get $a4 i32.const 2 i32.rotr local.get $a4 i32.const 13 i32.rotr i32.xor local.get $a4 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a5 local.get $a4 local.get $a5 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a3
-    local.get $w5 local.get $w3 i32.const 17 i32.rotr local.get $w3 i32.const 19 i32.rotr i32.xor local.get $w3 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w14 i32.add
-    local.get $w6 i32.const 7 i32.rotr local.get $w6 i32.const 18 i32.rotr i32.xor local.get $w6 i32.const 3 i32.shr_u i32.xor i32.add local.set $w5
     local.get $a2 local.get $a7 i32.const 6 i32.rotr local.get $a7 i32.const 11 i32.rotr i32.xor local.get $a7 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a7 local.get $a0 local.get $a1 i32.xor i32.and local.get $a1 i32.xor i32.add
-    i32.const 0x766a0abb i32.add local.get $w5 i32.add local.tee $a2
+    local.get $wk i32.load offset=592 i32.add local.tee $a2
     local.get $a6 i32.add local.set $a6
     local.get $a2 local.get $a3 i32.const 2 i32.rotr local.get $a3 i32.const 13 i32.rotr i32.xor local.get $a3 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a4 local.get $a3 local.get $a4 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a2
-    local.get $w6 local.get $w4 i32.const 17 i32.rotr local.get $w4 i32.const 19 i32.rotr i32.xor local.get $w4 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w15 i32.add
-    local.get $w7 i32.const 7 i32.rotr local.get $w7 i32.const 18 i32.rotr i32.xor local.get $w7 i32.const 3 i32.shr_u i32.xor i32.add local.set $w6
     local.get $a1 local.get $a6 i32.const 6 i32.rotr local.get $a6 i32.const 11 i32.rotr i32.xor local.get $a6 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a6 local.get $a7 local.get $a0 i32.xor i32.and local.get $a0 i32.xor i32.add
-    i32.const 0x81c2c92e i32.add local.get $w6 i32.add local.tee $a1
+    local.get $wk i32.load offset=608 i32.add local.tee $a1
     local.get $a5 i32.add local.set $a5
     local.get $a1 local.get $a2 i32.const 2 i32.rotr local.get $a2 i32.const 13 i32.rotr i32.xor local.get $a2 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a3 local.get $a2 local.get $a3 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a1
-    local.get $w7 local.get $w5 i32.const 17 i32.rotr local.get $w5 i32.const 19 i32.rotr i32.xor local.get $w5 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w0 i32.add
-    local.get $w8 i32.const 7 i32.rotr local.get $w8 i32.const 18 i32.rotr i32.xor local.get $w8 i32.const 3 i32.shr_u i32.xor i32.add local.set $w7
     local.get $a0 local.get $a5 i32.const 6 i32.rotr local.get $a5 i32.const 11 i32.rotr i32.xor local.get $a5 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a5 local.get $a6 local.get $a7 i32.xor i32.and local.get $a7 i32.xor i32.add
-    i32.const 0x92722c85 i32.add local.get $w7 i32.add local.tee $a0
+    local.get $wk i32.load offset=624 i32.add local.tee $a0
     local.get $a4 i32.add local.set $a4
     local.get $a0 local.get $a1 i32.const 2 i32.rotr local.get $a1 i32.const 13 i32.rotr i32.xor local.get $a1 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a2 local.get $a1 local.get $a2 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a0
-    local.get $w8 local.get $w6 i32.const 17 i32.rotr local.get $w6 i32.const 19 i32.rotr i32.xor local.get $w6 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w1 i32.add
-    local.get $w9 i32.const 7 i32.rotr local.get $w9 i32.const 18 i32.rotr i32.xor local.get $w9 i32.const 3 i32.shr_u i32.xor i32.add local.set $w8
     local.get $a7 local.get $a4 i32.const 6 i32.rotr local.get $a4 i32.const 11 i32.rotr i32.xor local.get $a4 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a4 local.get $a5 local.get $a6 i32.xor i32.and local.get $a6 i32.xor i32.add
-    i32.const 0xa2bfe8a1 i32.add local.get $w8 i32.add local.tee $a7
+    local.get $wk i32.load offset=640 i32.add local.tee $a7
     local.get $a3 i32.add local.set $a3
     local.get $a7 local.get $a0 i32.const 2 i32.rotr local.get $a0 i32.const 13 i32.rotr i32.xor local.get $a0 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a1 local.get $a0 local.get $a1 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a7
-    local.get $w9 local.get $w7 i32.const 17 i32.rotr local.get $w7 i32.const 19 i32.rotr i32.xor local.get $w7 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w2 i32.add
-    local.get $w10 i32.const 7 i32.rotr local.get $w10 i32.const 18 i32.rotr i32.xor local.get $w10 i32.const 3 i32.shr_u i32.xor i32.add local.set $w9
     local.get $a6 local.get $a3 i32.const 6 i32.rotr local.get $a3 i32.const 11 i32.rotr i32.xor local.get $a3 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a3 local.get $a4 local.get $a5 i32.xor i32.and local.get $a5 i32.xor i32.add
-    i32.const 0xa81a664b i32.add local.get $w9 i32.add local.tee $a6
+    local.get $wk i32.load offset=656 i32.add local.tee $a6
     local.get $a2 i32.add local.set $a2
     local.get $a6 local.get $a7 i32.const 2 i32.rotr local.get $a7 i32.const 13 i32.rotr i32.xor local.get $a7 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a0 local.get $a7 local.get $a0 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a6
-    local.get $w10 local.get $w8 i32.const 17 i32.rotr local.get $w8 i32.const 19 i32.rotr i32.xor local.get $w8 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w3 i32.add
-    local.get $w11 i32.const 7 i32.rotr local.get $w11 i32.const 18 i32.rotr i32.xor local.get $w11 i32.const 3 i32.shr_u i32.xor i32.add local.set $w10
     local.get $a5 local.get $a2 i32.const 6 i32.rotr local.get $a2 i32.const 11 i32.rotr i32.xor local.get $a2 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a2 local.get $a3 local.get $a4 i32.xor i32.and local.get $a4 i32.xor i32.add
-    i32.const 0xc24b8b70 i32.add local.get $w10 i32.add local.tee $a5
+    local.get $wk i32.load offset=672 i32.add local.tee $a5
     local.get $a1 i32.add local.set $a1
     local.get $a5 local.get $a6 i32.const 2 i32.rotr local.get $a6 i32.const 13 i32.rotr i32.xor local.get $a6 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a7 local.get $a6 local.get $a7 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a5
-    local.get $w11 local.get $w9 i32.const 17 i32.rotr local.get $w9 i32.const 19 i32.rotr i32.xor local.get $w9 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w4 i32.add
-    local.get $w12 i32.const 7 i32.rotr local.get $w12 i32.const 18 i32.rotr i32.xor local.get $w12 i32.const 3 i32.shr_u i32.xor i32.add local.set $w11
     local.get $a4 local.get $a1 i32.const 6 i32.rotr local.get $a1 i32.const 11 i32.rotr i32.xor local.get $a1 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a1 local.get $a2 local.get $a3 i32.xor i32.and local.get $a3 i32.xor i32.add
-    i32.const 0xc76c51a3 i32.add local.get $w11 i32.add local.tee $a4
+    local.get $wk i32.load offset=688 i32.add local.tee $a4
     local.get $a0 i32.add local.set $a0
     local.get $a4 local.get $a5 i32.const 2 i32.rotr local.get $a5 i32.const 13 i32.rotr i32.xor local.get $a5 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a6 local.get $a5 local.get $a6 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a4
-    local.get $w12 local.get $w10 i32.const 17 i32.rotr local.get $w10 i32.const 19 i32.rotr i32.xor local.get $w10 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w5 i32.add
-    local.get $w13 i32.const 7 i32.rotr local.get $w13 i32.const 18 i32.rotr i32.xor local.get $w13 i32.const 3 i32.shr_u i32.xor i32.add local.set $w12
     local.get $a3 local.get $a0 i32.const 6 i32.rotr local.get $a0 i32.const 11 i32.rotr i32.xor local.get $a0 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a0 local.get $a1 local.get $a2 i32.xor i32.and local.get $a2 i32.xor i32.add
-    i32.const 0xd192e819 i32.add local.get $w12 i32.add local.tee $a3
+    local.get $wk i32.load offset=704 i32.add local.tee $a3
     local.get $a7 i32.add local.set $a7
     local.get $a3 local.get $a4 i32.const 2 i32.rotr local.get $a4 i32.const 13 i32.rotr i32.xor local.get $a4 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a5 local.get $a4 local.get $a5 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a3
-    local.get $w13 local.get $w11 i32.const 17 i32.rotr local.get $w11 i32.const 19 i32.rotr i32.xor local.get $w11 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w6 i32.add
-    local.get $w14 i32.const 7 i32.rotr local.get $w14 i32.const 18 i32.rotr i32.xor local.get $w14 i32.const 3 i32.shr_u i32.xor i32.add local.set $w13
     local.get $a2 local.get $a7 i32.const 6 i32.rotr local.get $a7 i32.const 11 i32.rotr i32.xor local.get $a7 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a7 local.get $a0 local.get $a1 i32.xor i32.and local.get $a1 i32.xor i32.add
-    i32.const 0xd6990624 i32.add local.get $w13 i32.add local.tee $a2
+    local.get $wk i32.load offset=720 i32.add local.tee $a2
     local.get $a6 i32.add local.set $a6
     local.get $a2 local.get $a3 i32.const 2 i32.rotr local.get $a3 i32.const 13 i32.rotr i32.xor local.get $a3 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a4 local.get $a3 local.get $a4 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a2
-    local.get $w14 local.get $w12 i32.const 17 i32.rotr local.get $w12 i32.const 19 i32.rotr i32.xor local.get $w12 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w7 i32.add
-    local.get $w15 i32.const 7 i32.rotr local.get $w15 i32.const 18 i32.rotr i32.xor local.get $w15 i32.const 3 i32.shr_u i32.xor i32.add local.set $w14
     local.get $a1 local.get $a6 i32.const 6 i32.rotr local.get $a6 i32.const 11 i32.rotr i32.xor local.get $a6 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a6 local.get $a7 local.get $a0 i32.xor i32.and local.get $a0 i32.xor i32.add
-    i32.const 0xf40e3585 i32.add local.get $w14 i32.add local.tee $a1
+    local.get $wk i32.load offset=736 i32.add local.tee $a1
     local.get $a5 i32.add local.set $a5
     local.get $a1 local.get $a2 i32.const 2 i32.rotr local.get $a2 i32.const 13 i32.rotr i32.xor local.get $a2 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a3 local.get $a2 local.get $a3 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a1
-    local.get $w15 local.get $w13 i32.const 17 i32.rotr local.get $w13 i32.const 19 i32.rotr i32.xor local.get $w13 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w8 i32.add
-    local.get $w0 i32.const 7 i32.rotr local.get $w0 i32.const 18 i32.rotr i32.xor local.get $w0 i32.const 3 i32.shr_u i32.xor i32.add local.set $w15
     local.get $a0 local.get $a5 i32.const 6 i32.rotr local.get $a5 i32.const 11 i32.rotr i32.xor local.get $a5 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a5 local.get $a6 local.get $a7 i32.xor i32.and local.get $a7 i32.xor i32.add
-    i32.const 0x106aa070 i32.add local.get $w15 i32.add local.tee $a0
+    local.get $wk i32.load offset=752 i32.add local.tee $a0
     local.get $a4 i32.add local.set $a4
     local.get $a0 local.get $a1 i32.const 2 i32.rotr local.get $a1 i32.const 13 i32.rotr i32.xor local.get $a1 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a2 local.get $a1 local.get $a2 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a0
-    local.get $w0 local.get $w14 i32.const 17 i32.rotr local.get $w14 i32.const 19 i32.rotr i32.xor local.get $w14 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w9 i32.add
-    local.get $w1 i32.const 7 i32.rotr local.get $w1 i32.const 18 i32.rotr i32.xor local.get $w1 i32.const 3 i32.shr_u i32.xor i32.add local.set $w0
     local.get $a7 local.get $a4 i32.const 6 i32.rotr local.get $a4 i32.const 11 i32.rotr i32.xor local.get $a4 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a4 local.get $a5 local.get $a6 i32.xor i32.and local.get $a6 i32.xor i32.add
-    i32.const 0x19a4c116 i32.add local.get $w0 i32.add local.tee $a7
+    local.get $wk i32.load offset=768 i32.add local.tee $a7
     local.get $a3 i32.add local.set $a3
     local.get $a7 local.get $a0 i32.const 2 i32.rotr local.get $a0 i32.const 13 i32.rotr i32.xor local.get $a0 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a1 local.get $a0 local.get $a1 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a7
-    local.get $w1 local.get $w15 i32.const 17 i32.rotr local.get $w15 i32.const 19 i32.rotr i32.xor local.get $w15 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w10 i32.add
-    local.get $w2 i32.const 7 i32.rotr local.get $w2 i32.const 18 i32.rotr i32.xor local.get $w2 i32.const 3 i32.shr_u i32.xor i32.add local.set $w1
     local.get $a6 local.get $a3 i32.const 6 i32.rotr local.get $a3 i32.const 11 i32.rotr i32.xor local.get $a3 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a3 local.get $a4 local.get $a5 i32.xor i32.and local.get $a5 i32.xor i32.add
-    i32.const 0x1e376c08 i32.add local.get $w1 i32.add local.tee $a6
+    local.get $wk i32.load offset=784 i32.add local.tee $a6
     local.get $a2 i32.add local.set $a2
     local.get $a6 local.get $a7 i32.const 2 i32.rotr local.get $a7 i32.const 13 i32.rotr i32.xor local.get $a7 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a0 local.get $a7 local.get $a0 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a6
-    local.get $w2 local.get $w0 i32.const 17 i32.rotr local.get $w0 i32.const 19 i32.rotr i32.xor local.get $w0 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w11 i32.add
-    local.get $w3 i32.const 7 i32.rotr local.get $w3 i32.const 18 i32.rotr i32.xor local.get $w3 i32.const 3 i32.shr_u i32.xor i32.add local.set $w2
     local.get $a5 local.get $a2 i32.const 6 i32.rotr local.get $a2 i32.const 11 i32.rotr i32.xor local.get $a2 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a2 local.get $a3 local.get $a4 i32.xor i32.and local.get $a4 i32.xor i32.add
-    i32.const 0x2748774c i32.add local.get $w2 i32.add local.tee $a5
+    local.get $wk i32.load offset=800 i32.add local.tee $a5
     local.get $a1 i32.add local.set $a1
     local.get $a5 local.get $a6 i32.const 2 i32.rotr local.get $a6 i32.const 13 i32.rotr i32.xor local.get $a6 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a7 local.get $a6 local.get $a7 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a5
-    local.get $w3 local.get $w1 i32.const 17 i32.rotr local.get $w1 i32.const 19 i32.rotr i32.xor local.get $w1 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w12 i32.add
-    local.get $w4 i32.const 7 i32.rotr local.get $w4 i32.const 18 i32.rotr i32.xor local.get $w4 i32.const 3 i32.shr_u i32.xor i32.add local.set $w3
     local.get $a4 local.get $a1 i32.const 6 i32.rotr local.get $a1 i32.const 11 i32.rotr i32.xor local.get $a1 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a1 local.get $a2 local.get $a3 i32.xor i32.and local.get $a3 i32.xor i32.add
-    i32.const 0x34b0bcb5 i32.add local.get $w3 i32.add local.tee $a4
+    local.get $wk i32.load offset=816 i32.add local.tee $a4
     local.get $a0 i32.add local.set $a0
     local.get $a4 local.get $a5 i32.const 2 i32.rotr local.get $a5 i32.const 13 i32.rotr i32.xor local.get $a5 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a6 local.get $a5 local.get $a6 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a4
-    local.get $w4 local.get $w2 i32.const 17 i32.rotr local.get $w2 i32.const 19 i32.rotr i32.xor local.get $w2 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w13 i32.add
-    local.get $w5 i32.const 7 i32.rotr local.get $w5 i32.const 18 i32.rotr i32.xor local.get $w5 i32.const 3 i32.shr_u i32.xor i32.add local.set $w4
     local.get $a3 local.get $a0 i32.const 6 i32.rotr local.get $a0 i32.const 11 i32.rotr i32.xor local.get $a0 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a0 local.get $a1 local.get $a2 i32.xor i32.and local.get $a2 i32.xor i32.add
-    i32.const 0x391c0cb3 i32.add local.get $w4 i32.add local.tee $a3
+    local.get $wk i32.load offset=832 i32.add local.tee $a3
     local.get $a7 i32.add local.set $a7
     local.get $a3 local.get $a4 i32.const 2 i32.rotr local.get $a4 i32.const 13 i32.rotr i32.xor local.get $a4 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a5 local.get $a4 local.get $a5 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a3
-    local.get $w5 local.get $w3 i32.const 17 i32.rotr local.get $w3 i32.const 19 i32.rotr i32.xor local.get $w3 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w14 i32.add
-    local.get $w6 i32.const 7 i32.rotr local.get $w6 i32.const 18 i32.rotr i32.xor local.get $w6 i32.const 3 i32.shr_u i32.xor i32.add local.set $w5
     local.get $a2 local.get $a7 i32.const 6 i32.rotr local.get $a7 i32.const 11 i32.rotr i32.xor local.get $a7 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a7 local.get $a0 local.get $a1 i32.xor i32.and local.get $a1 i32.xor i32.add
-    i32.const 0x4ed8aa4a i32.add local.get $w5 i32.add local.tee $a2
+    local.get $wk i32.load offset=848 i32.add local.tee $a2
     local.get $a6 i32.add local.set $a6
     local.get $a2 local.get $a3 i32.const 2 i32.rotr local.get $a3 i32.const 13 i32.rotr i32.xor local.get $a3 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a4 local.get $a3 local.get $a4 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a2
-    local.get $w6 local.get $w4 i32.const 17 i32.rotr local.get $w4 i32.const 19 i32.rotr i32.xor local.get $w4 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w15 i32.add
-    local.get $w7 i32.const 7 i32.rotr local.get $w7 i32.const 18 i32.rotr i32.xor local.get $w7 i32.const 3 i32.shr_u i32.xor i32.add local.set $w6
     local.get $a1 local.get $a6 i32.const 6 i32.rotr local.get $a6 i32.const 11 i32.rotr i32.xor local.get $a6 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a6 local.get $a7 local.get $a0 i32.xor i32.and local.get $a0 i32.xor i32.add
-    i32.const 0x5b9cca4f i32.add local.get $w6 i32.add local.tee $a1
+    local.get $wk i32.load offset=864 i32.add local.tee $a1
     local.get $a5 i32.add local.set $a5
     local.get $a1 local.get $a2 i32.const 2 i32.rotr local.get $a2 i32.const 13 i32.rotr i32.xor local.get $a2 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a3 local.get $a2 local.get $a3 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a1
-    local.get $w7 local.get $w5 i32.const 17 i32.rotr local.get $w5 i32.const 19 i32.rotr i32.xor local.get $w5 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w0 i32.add
-    local.get $w8 i32.const 7 i32.rotr local.get $w8 i32.const 18 i32.rotr i32.xor local.get $w8 i32.const 3 i32.shr_u i32.xor i32.add local.set $w7
     local.get $a0 local.get $a5 i32.const 6 i32.rotr local.get $a5 i32.const 11 i32.rotr i32.xor local.get $a5 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a5 local.get $a6 local.get $a7 i32.xor i32.and local.get $a7 i32.xor i32.add
-    i32.const 0x682e6ff3 i32.add local.get $w7 i32.add local.tee $a0
+    local.get $wk i32.load offset=880 i32.add local.tee $a0
     local.get $a4 i32.add local.set $a4
     local.get $a0 local.get $a1 i32.const 2 i32.rotr local.get $a1 i32.const 13 i32.rotr i32.xor local.get $a1 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a2 local.get $a1 local.get $a2 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a0
-    local.get $w8 local.get $w6 i32.const 17 i32.rotr local.get $w6 i32.const 19 i32.rotr i32.xor local.get $w6 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w1 i32.add
-    local.get $w9 i32.const 7 i32.rotr local.get $w9 i32.const 18 i32.rotr i32.xor local.get $w9 i32.const 3 i32.shr_u i32.xor i32.add local.set $w8
     local.get $a7 local.get $a4 i32.const 6 i32.rotr local.get $a4 i32.const 11 i32.rotr i32.xor local.get $a4 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a4 local.get $a5 local.get $a6 i32.xor i32.and local.get $a6 i32.xor i32.add
-    i32.const 0x748f82ee i32.add local.get $w8 i32.add local.tee $a7
+    local.get $wk i32.load offset=896 i32.add local.tee $a7
     local.get $a3 i32.add local.set $a3
     local.get $a7 local.get $a0 i32.const 2 i32.rotr local.get $a0 i32.const 13 i32.rotr i32.xor local.get $a0 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a1 local.get $a0 local.get $a1 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a7
-    local.get $w9 local.get $w7 i32.const 17 i32.rotr local.get $w7 i32.const 19 i32.rotr i32.xor local.get $w7 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w2 i32.add
-    local.get $w10 i32.const 7 i32.rotr local.get $w10 i32.const 18 i32.rotr i32.xor local.get $w10 i32.const 3 i32.shr_u i32.xor i32.add local.set $w9
     local.get $a6 local.get $a3 i32.const 6 i32.rotr local.get $a3 i32.const 11 i32.rotr i32.xor local.get $a3 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a3 local.get $a4 local.get $a5 i32.xor i32.and local.get $a5 i32.xor i32.add
-    i32.const 0x78a5636f i32.add local.get $w9 i32.add local.tee $a6
+    local.get $wk i32.load offset=912 i32.add local.tee $a6
     local.get $a2 i32.add local.set $a2
     local.get $a6 local.get $a7 i32.const 2 i32.rotr local.get $a7 i32.const 13 i32.rotr i32.xor local.get $a7 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a0 local.get $a7 local.get $a0 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a6
-    local.get $w10 local.get $w8 i32.const 17 i32.rotr local.get $w8 i32.const 19 i32.rotr i32.xor local.get $w8 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w3 i32.add
-    local.get $w11 i32.const 7 i32.rotr local.get $w11 i32.const 18 i32.rotr i32.xor local.get $w11 i32.const 3 i32.shr_u i32.xor i32.add local.set $w10
     local.get $a5 local.get $a2 i32.const 6 i32.rotr local.get $a2 i32.const 11 i32.rotr i32.xor local.get $a2 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a2 local.get $a3 local.get $a4 i32.xor i32.and local.get $a4 i32.xor i32.add
-    i32.const 0x84c87814 i32.add local.get $w10 i32.add local.tee $a5
+    local.get $wk i32.load offset=928 i32.add local.tee $a5
     local.get $a1 i32.add local.set $a1
     local.get $a5 local.get $a6 i32.const 2 i32.rotr local.get $a6 i32.const 13 i32.rotr i32.xor local.get $a6 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a7 local.get $a6 local.get $a7 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a5
-    local.get $w11 local.get $w9 i32.const 17 i32.rotr local.get $w9 i32.const 19 i32.rotr i32.xor local.get $w9 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w4 i32.add
-    local.get $w12 i32.const 7 i32.rotr local.get $w12 i32.const 18 i32.rotr i32.xor local.get $w12 i32.const 3 i32.shr_u i32.xor i32.add local.set $w11
     local.get $a4 local.get $a1 i32.const 6 i32.rotr local.get $a1 i32.const 11 i32.rotr i32.xor local.get $a1 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a1 local.get $a2 local.get $a3 i32.xor i32.and local.get $a3 i32.xor i32.add
-    i32.const 0x8cc70208 i32.add local.get $w11 i32.add local.tee $a4
+    local.get $wk i32.load offset=944 i32.add local.tee $a4
     local.get $a0 i32.add local.set $a0
     local.get $a4 local.get $a5 i32.const 2 i32.rotr local.get $a5 i32.const 13 i32.rotr i32.xor local.get $a5 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a6 local.get $a5 local.get $a6 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a4
-    local.get $w12 local.get $w10 i32.const 17 i32.rotr local.get $w10 i32.const 19 i32.rotr i32.xor local.get $w10 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w5 i32.add
-    local.get $w13 i32.const 7 i32.rotr local.get $w13 i32.const 18 i32.rotr i32.xor local.get $w13 i32.const 3 i32.shr_u i32.xor i32.add local.set $w12
     local.get $a3 local.get $a0 i32.const 6 i32.rotr local.get $a0 i32.const 11 i32.rotr i32.xor local.get $a0 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a0 local.get $a1 local.get $a2 i32.xor i32.and local.get $a2 i32.xor i32.add
-    i32.const 0x90befffa i32.add local.get $w12 i32.add local.tee $a3
+    local.get $wk i32.load offset=960 i32.add local.tee $a3
     local.get $a7 i32.add local.set $a7
     local.get $a3 local.get $a4 i32.const 2 i32.rotr local.get $a4 i32.const 13 i32.rotr i32.xor local.get $a4 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a5 local.get $a4 local.get $a5 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a3
-    local.get $w13 local.get $w11 i32.const 17 i32.rotr local.get $w11 i32.const 19 i32.rotr i32.xor local.get $w11 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w6 i32.add
-    local.get $w14 i32.const 7 i32.rotr local.get $w14 i32.const 18 i32.rotr i32.xor local.get $w14 i32.const 3 i32.shr_u i32.xor i32.add local.set $w13
     local.get $a2 local.get $a7 i32.const 6 i32.rotr local.get $a7 i32.const 11 i32.rotr i32.xor local.get $a7 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a7 local.get $a0 local.get $a1 i32.xor i32.and local.get $a1 i32.xor i32.add
-    i32.const 0xa4506ceb i32.add local.get $w13 i32.add local.tee $a2
+    local.get $wk i32.load offset=976 i32.add local.tee $a2
     local.get $a6 i32.add local.set $a6
     local.get $a2 local.get $a3 i32.const 2 i32.rotr local.get $a3 i32.const 13 i32.rotr i32.xor local.get $a3 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a4 local.get $a3 local.get $a4 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a2
-    local.get $w14 local.get $w12 i32.const 17 i32.rotr local.get $w12 i32.const 19 i32.rotr i32.xor local.get $w12 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w7 i32.add
-    local.get $w15 i32.const 7 i32.rotr local.get $w15 i32.const 18 i32.rotr i32.xor local.get $w15 i32.const 3 i32.shr_u i32.xor i32.add local.set $w14
     local.get $a1 local.get $a6 i32.const 6 i32.rotr local.get $a6 i32.const 11 i32.rotr i32.xor local.get $a6 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a6 local.get $a7 local.get $a0 i32.xor i32.and local.get $a0 i32.xor i32.add
-    i32.const 0xbef9a3f7 i32.add local.get $w14 i32.add local.tee $a1
+    local.get $wk i32.load offset=992 i32.add local.tee $a1
     local.get $a5 i32.add local.set $a5
     local.get $a1 local.get $a2 i32.const 2 i32.rotr local.get $a2 i32.const 13 i32.rotr i32.xor local.get $a2 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a3 local.get $a2 local.get $a3 i32.xor local.tee $x0 local.get $x1 i32.and i32.xor i32.add local.set $a1
-    local.get $w15 local.get $w13 i32.const 17 i32.rotr local.get $w13 i32.const 19 i32.rotr i32.xor local.get $w13 i32.const 10 i32.shr_u i32.xor i32.add
-    local.get $w8 i32.add
-    local.get $w0 i32.const 7 i32.rotr local.get $w0 i32.const 18 i32.rotr i32.xor local.get $w0 i32.const 3 i32.shr_u i32.xor i32.add local.set $w15
     local.get $a0 local.get $a5 i32.const 6 i32.rotr local.get $a5 i32.const 11 i32.rotr i32.xor local.get $a5 i32.const 25 i32.rotr i32.xor i32.add
     local.get $a5 local.get $a6 local.get $a7 i32.xor i32.and local.get $a7 i32.xor i32.add
-    i32.const 0xc67178f2 i32.add local.get $w15 i32.add local.tee $a0
+    local.get $wk i32.load offset=1008 i32.add local.tee $a0
     local.get $a4 i32.add local.set $a4
     local.get $a0 local.get $a1 i32.const 2 i32.rotr local.get $a1 i32.const 13 i32.rotr i32.xor local.get $a1 i32.const 22 i32.rotr i32.xor i32.add
     local.get $a2 local.get $a1 local.get $a2 i32.xor local.tee $x1 local.get $x0 i32.and i32.xor i32.add local.set $a0
@@ -2254,8 +2594,10 @@
     local.get $s5 local.get $a5 i32.add local.set $s5
     local.get $s6 local.get $a6 i32.add local.set $s6
     local.get $s7 local.get $a7 i32.add local.set $s7
-    local.get $in i32.const 64 i32.add local.set $in
-    local.get $n i32.const 1 i32.sub local.tee $n br_if $block
+    local.get $wk i32.const 4 i32.add local.tee $wk local.get $scratch local.get $lanes i32.const 2 i32.shl i32.add i32.lt_u br_if $block
+    end
+    local.get $in local.get $lanes i32.const 6 i32.shl i32.add local.set $in
+    local.get $n local.get $lanes i32.sub local.tee $n br_if $group
     end
     local.get $state local.get $s0 i32.store offset=0
     local.get $state local.get $s1 i32.store offset=4

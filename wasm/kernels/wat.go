@@ -292,7 +292,13 @@ func blake3Roots() string {
    ` + blake3Locals() + "\n" + w.b.String() + "  )\n"
 }
 
-// sha256Blocks writes the function sha256_blocks.
+// sha256Blocks writes the function sha256_blocks. It takes the blocks in
+// groups of up to four: their message schedules, which depend only on
+// their own block, run side by side in SIMD lanes into the scratch area
+// as W[t]+K[t] (lane b of the 16 bytes at 16t), and then each block's
+// rounds, which depend on the block before, run in turn with scalar
+// code. A group of fewer than four fills the spare lanes with its last
+// block and ignores them.
 func sha256Blocks() string {
 	var w w
 	var locals strings.Builder
@@ -300,22 +306,55 @@ func sha256Blocks() string {
 		fmt.Fprintf(&locals, " (local $s%d i32) (local $a%d i32)", i, i)
 	}
 	for i := 0; i < 16; i++ {
-		fmt.Fprintf(&locals, " (local $w%d i32)", i)
+		fmt.Fprintf(&locals, " (local $w%d v128)", i)
 	}
-	locals.WriteString(" (local $x0 i32) (local $x1 i32) (local $q v128)")
+	for i := 0; i < 4; i++ {
+		fmt.Fprintf(&locals, " (local $p%d i32) (local $r%d v128) (local $t%d v128)", i, i, i)
+	}
+	locals.WriteString(" (local $lanes i32) (local $wk i32) (local $x0 i32) (local $x1 i32)")
+
 	w.f("local.get $n i32.eqz if return end")
 	for i := 0; i < 8; i++ {
 		w.f("local.get $state i32.load offset=%d local.set $s%d", 4*i, i)
 	}
-	w.f("loop $block")
-	// The 16 big-endian words of the block: four loads, bytes reversed
-	// lane by lane.
-	for q := 0; q < 4; q++ {
-		w.f("local.get $in v128.load offset=%d align=1 local.get $q i8x16.shuffle %s local.set $q", 16*q, bswap)
-		for l := 0; l < 4; l++ {
-			w.f("local.get $q i32x4.extract_lane %d local.set $w%d", l, 4*q+l)
-		}
+	w.f("loop $group")
+	// The group's blocks: p_b is block b, or the last one where the
+	// group has fewer than b+1.
+	w.f("local.get $n i32.const 4 local.get $n i32.const 4 i32.lt_u select local.set $lanes")
+	w.f("local.get $in local.set $p0")
+	for b := 1; b < 4; b++ {
+		w.f("local.get $in i32.const %d i32.add local.get $p%d local.get $lanes i32.const %d i32.gt_u select local.set $p%d", 64*b, b-1, b, b)
 	}
+	// W[0..15]: each block's words big-endian (bytes reversed lane by
+	// lane), transposed so that w_i holds word i of every block.
+	for q := 0; q < 4; q++ {
+		for b := 0; b < 4; b++ {
+			w.f("local.get $p%d v128.load offset=%d align=1 local.get $r%d i8x16.shuffle %s local.set $r%d", b, 16*q, b, bswap, b)
+		}
+		w.transpose("$r0", "$r1", "$r2", "$r3", [4]string{fmt.Sprintf("$w%d", 4*q), fmt.Sprintf("$w%d", 4*q+1), fmt.Sprintf("$w%d", 4*q+2), fmt.Sprintf("$w%d", 4*q+3)})
+	}
+	for t := 0; t < 64; t++ {
+		wt := fmt.Sprintf("$w%d", t%16)
+		if t >= 16 {
+			// W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16], in place.
+			// SIMD has no lane rotation: each rotation's two halves are
+			// shifts, xored in with the rest.
+			w2, w7, w15 := fmt.Sprintf("$w%d", (t-2)%16), fmt.Sprintf("$w%d", (t-7)%16), fmt.Sprintf("$w%d", (t-15)%16)
+			w.f("local.get %s", wt)
+			w.f("local.get %s i32.const 17 i32x4.shr_u local.get %s i32.const 15 i32x4.shl v128.xor", w2, w2)
+			w.f("local.get %s i32.const 19 i32x4.shr_u v128.xor local.get %s i32.const 13 i32x4.shl v128.xor", w2, w2)
+			w.f("local.get %s i32.const 10 i32x4.shr_u v128.xor i32x4.add", w2)
+			w.f("local.get %s i32x4.add", w7)
+			w.f("local.get %s i32.const 7 i32x4.shr_u local.get %s i32.const 25 i32x4.shl v128.xor", w15, w15)
+			w.f("local.get %s i32.const 18 i32x4.shr_u v128.xor local.get %s i32.const 14 i32x4.shl v128.xor", w15, w15)
+			w.f("local.get %s i32.const 3 i32x4.shr_u v128.xor i32x4.add local.set %s", w15, wt)
+		}
+		k := sha256x.K[t]
+		w.f("local.get $scratch local.get %s v128.const i32x4 0x%08x 0x%08x 0x%08x 0x%08x i32x4.add v128.store offset=%d", wt, k, k, k, k, 16*t)
+	}
+	// The rounds of each block in turn, $wk at its lane of the scratch.
+	w.f("local.get $scratch local.set $wk")
+	w.f("loop $block")
 	for i := 0; i < 8; i++ {
 		w.f("local.get $s%d local.set $a%d", i, i)
 	}
@@ -325,18 +364,10 @@ func sha256Blocks() string {
 	for t := 0; t < 64; t++ {
 		v := func(k int) string { return fmt.Sprintf("$a%d", ((k-t)%8+8)%8) }
 		a, b, d, e, f, g, h := v(0), v(1), v(3), v(4), v(5), v(6), v(7) // c enters Maj as last round's a^b
-		wt := fmt.Sprintf("$w%d", t%16)
-		if t >= 16 {
-			// W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16], in place.
-			w2, w7, w15 := fmt.Sprintf("$w%d", (t-2)%16), fmt.Sprintf("$w%d", (t-7)%16), fmt.Sprintf("$w%d", (t-15)%16)
-			w.f("local.get %s local.get %s i32.const 17 i32.rotr local.get %s i32.const 19 i32.rotr i32.xor local.get %s i32.const 10 i32.shr_u i32.xor i32.add", wt, w2, w2, w2)
-			w.f("local.get %s i32.add", w7)
-			w.f("local.get %s i32.const 7 i32.rotr local.get %s i32.const 18 i32.rotr i32.xor local.get %s i32.const 3 i32.shr_u i32.xor i32.add local.set %s", w15, w15, w15, wt)
-		}
-		// h += Σ1(e) + Ch(e,f,g) + K[t] + W[t]; d += h; h += Σ0(a) + Maj(a,b,c).
+		// h += Σ1(e) + Ch(e,f,g) + W[t]+K[t]; d += h; h += Σ0(a) + Maj(a,b,c).
 		w.f("local.get %s local.get %s i32.const 6 i32.rotr local.get %s i32.const 11 i32.rotr i32.xor local.get %s i32.const 25 i32.rotr i32.xor i32.add", h, e, e, e)
 		w.f("local.get %s local.get %s local.get %s i32.xor i32.and local.get %s i32.xor i32.add", e, f, g, g)
-		w.f("i32.const 0x%08x i32.add local.get %s i32.add local.tee %s", sha256x.K[t], wt, h)
+		w.f("local.get $wk i32.load offset=%d i32.add local.tee %s", 16*t, h)
 		w.f("local.get %s i32.add local.set %s", d, d)
 		// Maj(a,b,c) = b ^ ((a^b) & (b^c)), and this round's b^c is the
 		// last round's a^b: one operation fewer per round.
@@ -347,16 +378,19 @@ func sha256Blocks() string {
 	for i := 0; i < 8; i++ {
 		w.f("local.get $s%d local.get $a%d i32.add local.set $s%d", i, i, i)
 	}
-	w.f("local.get $in i32.const 64 i32.add local.set $in")
-	w.f("local.get $n i32.const 1 i32.sub local.tee $n br_if $block")
+	w.f("local.get $wk i32.const 4 i32.add local.tee $wk local.get $scratch local.get $lanes i32.const 2 i32.shl i32.add i32.lt_u br_if $block")
+	w.f("end")
+	w.f("local.get $in local.get $lanes i32.const 6 i32.shl i32.add local.set $in")
+	w.f("local.get $n local.get $lanes i32.sub local.tee $n br_if $group")
 	w.f("end")
 	for i := 0; i < 8; i++ {
 		w.f("local.get $state local.get $s%d i32.store offset=%d", i, 4*i)
 	}
 	return `
   ;; sha256_blocks runs SHA-256's compression over n 64-byte blocks at in,
-  ;; updating the 8 state words at state (native u32s, H0 first).
-  (func (export "sha256_blocks") (param $state i32) (param $in i32) (param $n i32)
+  ;; updating the 8 state words at state (native u32s, H0 first). scratch
+  ;; is 1 KiB it may overwrite.
+  (func (export "sha256_blocks") (param $state i32) (param $in i32) (param $n i32) (param $scratch i32)
    ` + locals.String() + "\n" + w.b.String() + "  )\n"
 }
 
