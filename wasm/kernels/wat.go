@@ -121,15 +121,26 @@ func (w *w) blake3Start() {
 	w.f("loop $block")
 }
 
-// blake3Message loads the 64-byte blocks at the lane pointers ptr[0..3]
-// into m0..m15, transposed so that m_i holds word i of all four.
-func (w *w) blake3Message(ptr [4]string) {
+// loadBlocks loads the 64-byte blocks at the lane pointers ptr[0..3] into
+// the v128 locals dst0..dst15, transposed so that dst_i holds word i of
+// all four, passing each row through row0..row3. bigEndian reverses each
+// word's bytes (SHA-256's words are big-endian, BLAKE3's little).
+func (w *w) loadBlocks(ptr [4]string, row, dst string, bigEndian bool) {
 	for q := 0; q < 4; q++ {
 		for l := 0; l < 4; l++ {
-			w.f("local.get %s v128.load offset=%d align=1 local.set $v%d", ptr[l], 16*q, l)
+			if bigEndian {
+				// The shuffle takes only the loaded row's bytes; its second
+				// operand is there to fill the instruction's form.
+				w.f("local.get %s v128.load offset=%d align=1 local.get %s%d i8x16.shuffle %s local.set %s%d", ptr[l], 16*q, row, l, bswap, row, l)
+			} else {
+				w.f("local.get %s v128.load offset=%d align=1 local.set %s%d", ptr[l], 16*q, row, l)
+			}
 		}
-		w.transpose("$v0", "$v1", "$v2", "$v3", [4]string{
-			fmt.Sprintf("$m%d", 4*q), fmt.Sprintf("$m%d", 4*q+1), fmt.Sprintf("$m%d", 4*q+2), fmt.Sprintf("$m%d", 4*q+3)})
+		var out [4]string
+		for i := range out {
+			out[i] = fmt.Sprintf("%s%d", dst, 4*q+i)
+		}
+		w.transpose(row+"0", row+"1", row+"2", row+"3", out)
 	}
 }
 
@@ -192,7 +203,7 @@ func blake3x4() string {
 	w.f("local.get $start i32.const 0 local.get $b i32.eqz select i32.or")
 	w.f("local.get $end i32.const 0 local.get $b i32.const 1 i32.add local.get $nblocks i32.eq select i32.or")
 	w.f("local.set $fl")
-	w.blake3Message([4]string{"$p0", "$p1", "$p2", "$p3"})
+	w.loadBlocks([4]string{"$p0", "$p1", "$p2", "$p3"}, "$v", "$m", false)
 	w.f("local.get $ctr local.set $v12")
 	w.f("v128.const i32x4 0 0 0 0 local.set $v13")
 	w.f("i32.const 64 i32x4.splat local.set $v14")
@@ -256,7 +267,7 @@ func blake3Roots() string {
 	for l := 0; l < 4; l++ {
 		w.f("local.get $in local.get $stride i32.const %d i32.mul i32.add local.get $b local.get $n%d i32.const 1 i32.sub local.get $b local.get $n%d i32.lt_u select i32.const 6 i32.shl i32.add local.set $q%d", l, l, l, l)
 	}
-	w.blake3Message([4]string{"$q0", "$q1", "$q2", "$q3"})
+	w.loadBlocks([4]string{"$q0", "$q1", "$q2", "$q3"}, "$v", "$m", false)
 	w.f("local.get $nb local.get $b i32x4.splat i32x4.gt_u local.set $live")
 	w.f("local.get $nb local.get $b i32.const 1 i32.add i32x4.splat i32x4.eq local.set $last")
 	w.f("v128.const i32x4 0 0 0 0 local.set $v12")
@@ -325,14 +336,8 @@ func sha256Blocks() string {
 	for b := 1; b < 4; b++ {
 		w.f("local.get $in i32.const %d i32.add local.get $p%d local.get $lanes i32.const %d i32.gt_u select local.set $p%d", 64*b, b-1, b, b)
 	}
-	// W[0..15]: each block's words big-endian (bytes reversed lane by
-	// lane), transposed so that w_i holds word i of every block.
-	for q := 0; q < 4; q++ {
-		for b := 0; b < 4; b++ {
-			w.f("local.get $p%d v128.load offset=%d align=1 local.get $r%d i8x16.shuffle %s local.set $r%d", b, 16*q, b, bswap, b)
-		}
-		w.transpose("$r0", "$r1", "$r2", "$r3", [4]string{fmt.Sprintf("$w%d", 4*q), fmt.Sprintf("$w%d", 4*q+1), fmt.Sprintf("$w%d", 4*q+2), fmt.Sprintf("$w%d", 4*q+3)})
-	}
+	// W[0..15] of every block: w_i holds word i of all four.
+	w.loadBlocks([4]string{"$p0", "$p1", "$p2", "$p3"}, "$r", "$w", true)
 	for t := 0; t < 64; t++ {
 		wt := fmt.Sprintf("$w%d", t%16)
 		if t >= 16 {
