@@ -18,7 +18,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -433,22 +432,17 @@ func (c *Client) DownloadPath(ctx context.Context, path string, w io.Writer, rng
 	return int64(n), err
 }
 
-var (
-	sha1Hex   = regexp.MustCompile(`^[0-9a-f]{40}$`)
-	sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
-)
-
 // checkGitFile checks a file's bytes against its ETag: a git blob id (40
 // hex) or a SHA-256 (64 hex).
 func checkGitFile(b []byte, etag string) error {
 	var got string
 	switch {
-	case sha1Hex.MatchString(etag):
+	case lowerHex(etag, 40):
 		h := sha1.New()
 		fmt.Fprintf(h, "blob %d\x00", len(b))
 		h.Write(b)
 		got = hex.EncodeToString(h.Sum(nil))
-	case sha256Hex.MatchString(etag):
+	case lowerHex(etag, 64):
 		sum := sha256.Sum256(b)
 		got = hex.EncodeToString(sum[:])
 	default:
@@ -519,4 +513,19 @@ func nextLink(h string) string {
 		}
 	}
 	return ""
+}
+
+// lowerHex reports whether s is n lower-case hex digits. (A regexp would
+// do, but compiling one at start-up costs the WebAssembly build more than
+// the check ever does: the engine optimises the regexp compiler.)
+func lowerHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
