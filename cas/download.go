@@ -418,33 +418,32 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 		written += int64(n)
 		return err
 	}
-	// Each part is fetched while the one before it is checked and written
-	// (the server sends it meanwhile: the connection never idles between
-	// parts, pieces or terms). Only the fetching goroutine touches the
-	// downloader, one part at a time.
-	fetch := func(at cursor) <-chan part {
-		ch := make(chan part, 1)
-		go func() { ch <- d.next(at) }()
-		return ch
-	}
-	var ahead <-chan part
+	// One goroutine fetches the parts in order and hands each over once it
+	// is whole and checked, then goes on with the next while this one
+	// writes it: the server sends meanwhile, and the pieces of a large
+	// term come in one request. Only that goroutine touches the
+	// downloader, until it ends.
+	ctx, cancel := context.WithCancelCause(d.ctx)
+	d.ctx = ctx
+	parts := make(chan part)
+	fetchErr := make(chan error, 1)
+	go func() {
+		defer close(parts)
+		fetchErr <- d.produce(func(p part) error {
+			select {
+			case parts <- p:
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		})
+	}()
 	defer func() {
-		if ahead != nil {
-			<-ahead // the downloader is the fetch's until it ends
+		cancel(errors.New("the download ended"))
+		for range parts {
 		}
 	}()
-	if len(d.plan.terms) > 0 {
-		ahead = fetch(cursor{})
-	}
-	for ahead != nil {
-		p := <-ahead
-		ahead = nil
-		if p.err != nil {
-			return written, fmt.Errorf("download %s: %w", file, p.err)
-		}
-		if p.at.term < len(d.plan.terms) {
-			ahead = fetch(p.at)
-		}
+	for p := range parts {
 		for j, data := range p.got.chunks[p.lo:p.hi] {
 			if err := emit(p.got.hashes[p.lo+uint32(j)], data); err != nil {
 				return written, err
@@ -459,6 +458,9 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 			termBytes = 0
 		}
 	}
+	if err := <-fetchErr; err != nil {
+		return written, fmt.Errorf("download %s: %w", file, err)
+	}
 	// The hub clamps a range to the file's end; only a short first answer
 	// is wrong.
 	if rng != nil && written == 0 {
@@ -467,78 +469,57 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 	return written, nil
 }
 
-// pieceSize bounds one xorb request when the xorb's footer gives its record
-// boundaries: a larger range is fetched, checked and written a piece at a
-// time, so a download holds about one piece rather than a whole xorb (64
-// MiB from a native upload).
+// pieceSize bounds what a download holds of a xorb whose footer gives its
+// record boundaries: a larger range is read, checked and written a piece
+// at a time (all in one request), so a download holds about one piece
+// rather than a whole xorb (64 MiB from a native upload).
 const pieceSize = 8 << 20
 
-// cursor is where the download's fetching stands: piece piece of term
-// term (pieces nil: the term's range is fetched whole, or comes from the
-// cache).
-type cursor struct {
-	term, piece int
-	pieces      []fetchRange
-}
-
 // part is one fetched part of the download: chunks [lo, hi) of got, of
-// term term (the term's last part if termEnds), and the cursor after it;
-// or why it could not be fetched.
+// term term (the term's last part if termEnds).
 type part struct {
 	term     int
 	got      *fetched
 	lo, hi   uint32
 	termEnds bool
-	at       cursor
-	err      error
 }
 
-// next fetches the part at cursor at: a piece of a term whose xorb range
-// is large (cut by its xorb's footer, which is read first), or a term's
-// chunks from the range that covers it, fetched once and cached while
-// later terms need it.
-func (d *downloader) next(at cursor) part {
-	t := d.plan.terms[at.term]
-	p := part{term: at.term}
-	if at.piece == 0 {
-		if p.err = d.renewing(t, func(e *fetchEntry, _ fetchRange, renewed bool) error { return d.footer(e, renewed) }); p.err != nil {
-			return p
+// produce fetches the download's parts in order and hands each to send:
+// a large term's pieces (cut by its xorb's footer, which is read first)
+// from one request as each is whole, or a term's chunks from the range
+// that covers it, fetched once and cached while later terms need it.
+func (d *downloader) produce(send func(part) error) error {
+	for i, t := range d.plan.terms {
+		if err := d.renewing(t, func(e *fetchEntry, _ fetchRange, renewed bool) error { return d.footer(e, renewed) }); err != nil {
+			return err
 		}
 		_, r, _ := d.source(t)
-		at.pieces = d.pieces(t, r)
-	}
-	if at.pieces == nil {
+		if pieces := d.pieces(t, r); pieces != nil {
+			sent := 0
+			err := d.renewing(t, func(e *fetchEntry, _ fetchRange, _ bool) error {
+				return d.get(e, pieces[sent:], true, func(_ fetchRange, got *fetched) error {
+					sent++
+					return send(part{term: i, got: got, hi: uint32(len(got.chunks)), termEnds: sent == len(pieces)})
+				})
+			})
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		got, r, err := d.chunksOf(t)
 		if err != nil {
-			p.err = err
-			return p
+			return err
 		}
-		p.got, p.lo, p.hi, p.termEnds = got, t.Range.Start-r.chunks.Start, t.Range.End-r.chunks.Start, true
 		key := cacheKey{t.Hash, r.chunks.Start}
 		if d.uses[key]--; d.uses[key] == 0 {
 			delete(d.cache, key) // the part holds what it needs
 		}
-		p.at = cursor{term: at.term + 1}
-		return p
-	}
-	piece := at.pieces[at.piece]
-	p.err = d.renewing(t, func(e *fetchEntry, _ fetchRange, _ bool) error {
-		g, err := d.get(e, []fetchRange{piece})
-		if err == nil {
-			p.got = g[0]
+		if err := send(part{term: i, got: got, lo: t.Range.Start - r.chunks.Start, hi: t.Range.End - r.chunks.Start, termEnds: true}); err != nil {
+			return err
 		}
-		return err
-	})
-	if p.err != nil {
-		return p
 	}
-	p.hi = uint32(len(p.got.chunks))
-	at.piece++
-	if at.piece == len(at.pieces) {
-		p.termEnds, at = true, cursor{term: at.term + 1}
-	}
-	p.at = at
-	return p
+	return nil
 }
 
 // pieces cuts term t's chunks into byte ranges of at most pieceSize (one
@@ -763,65 +744,61 @@ func (d *downloader) suffix(e *fetchEntry, n int64) (tail []byte, size int64, st
 // multi-range one when it has several, as v2 URLs are signed for exactly
 // that set), decodes the chunk records and caches the chunks.
 func (d *downloader) fetch(e *fetchEntry) error {
-	got, err := d.get(e, e.ranges)
-	if err != nil {
-		return err
-	}
-	for i, r := range e.ranges {
-		d.cache[cacheKey{e.xorb, r.chunks.Start}] = got[i]
-	}
-	return nil
+	return d.get(e, e.ranges, false, func(r fetchRange, got *fetched) error {
+		d.cache[cacheKey{e.xorb, r.chunks.Start}] = got
+		return nil
+	})
 }
 
 // get fetches byte ranges of e's xorb in one request, and decodes and
-// checks their chunks.
-func (d *downloader) get(e *fetchEntry, ranges []fetchRange) ([]*fetched, error) {
-	var spec strings.Builder
-	spec.WriteString("bytes=")
-	for i, r := range ranges {
+// checks their chunks: take gets each range, in order, once it is whole
+// (as it arrives, where the answer is one stream). With resume (ranges
+// this client cut from one span: pieces), they are asked for as one span,
+// and a request sent again asks only for the ranges not taken yet;
+// without, every request asks for exactly ranges (a v2 URL is signed for
+// that set), and take may see a range again after a retry.
+func (d *downloader) get(e *fetchEntry, ranges []fetchRange, resume bool, take func(r fetchRange, got *fetched) error) error {
+	for _, r := range ranges {
 		if r.bytes.End < r.bytes.Start || r.chunks.End <= r.chunks.Start {
-			return nil, fmt.Errorf("%w: xorb %s: empty range in the reconstruction", ErrVerify, e.xorb)
+			return fmt.Errorf("%w: xorb %s: empty range in the reconstruction", ErrVerify, e.xorb)
 		}
-		if i > 0 {
-			spec.WriteByte(',')
-		}
-		fmt.Fprintf(&spec, "%d-%d", r.bytes.Start, r.bytes.End)
 	}
-	parts := make([][]byte, len(ranges))
-	got := make([]*fetched, len(ranges))
 	known := d.footers[e.xorb]
 	op := "fetch xorb " + e.xorb.String()
-	// Bytes that do not decode or hash right may have been damaged on the
-	// way: they are fetched once more, at once; the same again is damage
-	// at the source, and final.
-	for again := 0; ; again++ {
+	taken, damagedAt, again := 0, -1, 0
+	for {
 		err := d.c.call(d.ctx, op, noAuth, nil, func(string) (*http.Request, error) {
+			if !resume {
+				taken = 0
+			}
 			req, err := http.NewRequestWithContext(d.ctx, http.MethodGet, e.url, nil)
 			if err == nil {
-				req.Header.Set("Range", spec.String())
+				req.Header.Set("Range", rangeHeader(ranges[taken:], resume))
 			}
 			return req, err
 		}, func(resp *http.Response) error {
-			clear(parts)
-			return readRanges(resp, ranges, parts)
-		})
-		if err != nil {
-			return nil, err
-		}
-		for i, r := range ranges {
-			if got[i], err = decodeChecked(parts[i], r, known); err != nil {
-				err = fmt.Errorf("%w: xorb %s bytes %d-%d: %v", ErrVerify, e.xorb, r.bytes.Start, r.bytes.End, err)
-				break
+			decs := make([]*rangeDecoder, len(ranges)-taken)
+			for i, r := range ranges[taken:] {
+				decs[i] = &rangeDecoder{xorb: e.xorb, r: r, known: known}
 			}
+			return readRanges(resp, decs, func(dec *rangeDecoder) error {
+				taken++
+				return take(dec.r, &dec.got)
+			})
+		})
+		var bad *damaged
+		if err == nil || !errors.As(err, &bad) {
+			return err
 		}
-		if err == nil {
-			break
+		// Bytes that do not decode or hash right may have been damaged on
+		// the way: they are fetched again at once, damagedRetries times.
+		if taken != damagedAt {
+			damagedAt, again = taken, 0
 		}
-		if again == damagedRetries {
-			return nil, err
+		if again++; again > damagedRetries {
+			return bad.err
 		}
 	}
-	return got, nil
 }
 
 // damagedRetries is how many times bytes that fail their checks are
@@ -829,77 +806,166 @@ func (d *downloader) get(e *fetchEntry, ranges []fetchRange) ([]*fetched, error)
 // the source is reported at once.
 const damagedRetries = 1
 
-// decodeChecked decodes the chunk records of one fetched range and hashes
-// each chunk, checking it against the xorb's footer when known.
-func decodeChecked(b []byte, r fetchRange, known []xethash.Entry) (*fetched, error) {
-	chunks, err := decodeRange(b, r)
-	if err != nil {
-		return nil, err
-	}
-	got := &fetched{chunks: chunks, hashes: make([]xethash.Hash, len(chunks))}
-	for j, c := range chunks {
-		got.hashes[j] = xethash.Chunk(c)
-		at := int(r.chunks.Start) + j
-		if known != nil && (at >= len(known) || got.hashes[j] != known[at].Hash) {
-			return nil, fmt.Errorf("chunk %d does not hash to what the xorb's footer says", at)
+// rangeHeader is the Range header that asks for ranges, joining those
+// that touch into one span when join is set.
+func rangeHeader(ranges []fetchRange, join bool) string {
+	spec := []byte("bytes=")
+	for i, r := range ranges {
+		switch {
+		case i == 0:
+			spec = strconv.AppendInt(spec, r.bytes.Start, 10)
+		case !join || r.bytes.Start != ranges[i-1].bytes.End+1:
+			spec = append(strconv.AppendInt(append(spec, '-'), ranges[i-1].bytes.End, 10), ',')
+			spec = strconv.AppendInt(spec, r.bytes.Start, 10)
 		}
 	}
-	return got, nil
+	spec = strconv.AppendInt(append(spec, '-'), ranges[len(ranges)-1].bytes.End, 10)
+	return string(spec)
 }
 
-// readRanges reads the answer to a Range request into one buffer per
-// requested range: a 206 with one range or a multipart/byteranges body, or
-// a 200 with the whole object.
-func readRanges(resp *http.Response, ranges []fetchRange, parts [][]byte) error {
-	size := func(r fetchRange) int64 { return r.bytes.End - r.bytes.Start + 1 }
+// contiguous reports whether each decoder's range starts where the one
+// before it ends.
+func contiguous(decs []*rangeDecoder) bool {
+	for i := 1; i < len(decs); i++ {
+		if decs[i].r.bytes.Start != decs[i-1].r.bytes.End+1 {
+			return false
+		}
+	}
+	return true
+}
+
+// damaged is a fetched range whose bytes do not decode or hash right.
+type damaged struct{ err error }
+
+func (e *damaged) Error() string { return e.err.Error() }
+
+// rangeDecoder decodes the chunk records of one fetched range as its bytes
+// arrive, and hashes each chunk, checking it against the xorb's footer when
+// known: each record as soon as it is whole, so that the work on a range
+// overlaps its transfer. It holds exactly the chunks the range names.
+type rangeDecoder struct {
+	xorb  xethash.Hash
+	r     fetchRange
+	known []xethash.Entry
+	b     []byte // the range's bytes; those past what feed was given are not read yet
+	off   int    // where the next record starts
+	dec   xorb.Decoder
+	got   fetched
+}
+
+// start gives the decoder the buffer the range is read into.
+func (d *rangeDecoder) start(b []byte) {
+	n := int(d.r.chunks.End - d.r.chunks.Start)
+	// n comes from the server: believe it only as far as the bytes go.
+	n = min(n, len(b)/xorb.HeaderSize+1)
+	d.b = b
+	d.got = fetched{chunks: make([][]byte, 0, n), hashes: make([]xethash.Hash, 0, n)}
+}
+
+// feed decodes every record that the first filled bytes hold whole; at
+// filled == len(b), every record, and checks that they are the range's.
+func (d *rangeDecoder) feed(filled int) error {
+	want := int(d.r.chunks.End - d.r.chunks.Start)
+	for d.off < filled {
+		if n, ok := xorb.RecordLen(d.b[d.off:filled]); filled < len(d.b) && (!ok || n > filled-d.off) {
+			return nil // the rest of the record is on its way
+		}
+		if len(d.got.chunks) == want {
+			return d.fail("%d bytes left after the %d chunk records the range should hold", len(d.b)-d.off, want)
+		}
+		data, used, err := d.dec.Chunk(d.b[d.off:], d.r.bytes.Start+int64(d.off))
+		if err != nil {
+			return d.fail("%v", err)
+		}
+		h := xethash.Chunk(data)
+		at := int(d.r.chunks.Start) + len(d.got.chunks)
+		if d.known != nil && (at >= len(d.known) || h != d.known[at].Hash) {
+			return d.fail("chunk %d does not hash to what the xorb's footer says", at)
+		}
+		d.got.chunks = append(d.got.chunks, data)
+		d.got.hashes = append(d.got.hashes, h)
+		d.off += used
+	}
+	if filled == len(d.b) && len(d.got.chunks) != want {
+		return d.fail("holds %d chunk records, the reconstruction says %d", len(d.got.chunks), want)
+	}
+	return nil
+}
+
+func (d *rangeDecoder) fail(format string, args ...any) error {
+	return &damaged{fmt.Errorf("%w: xorb %s bytes %d-%d: %s", ErrVerify, d.xorb, d.r.bytes.Start, d.r.bytes.End, fmt.Sprintf(format, args...))}
+}
+
+// whole decodes a range read in one piece.
+func (d *rangeDecoder) whole(b []byte) error {
+	d.start(b)
+	return d.feed(len(b))
+}
+
+// readRanges reads the answer to a Range request into the decoders of
+// the requested ranges, one each, and hands each to take once it is whole,
+// in order: a 206 of one span (decoded as it arrives, each range taken as
+// soon as its last byte is in), a multipart/byteranges body, or a 200
+// with the whole object.
+func readRanges(resp *http.Response, decs []*rangeDecoder, take func(*rangeDecoder) error) error {
+	takeAll := func() error {
+		for _, d := range decs {
+			if err := take(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if resp.StatusCode == http.StatusOK {
 		// The whole xorb: cut the ranges out of it.
 		var last int64
-		for _, r := range ranges {
-			last = max(last, r.bytes.End+1)
+		for _, d := range decs {
+			last = max(last, d.r.bytes.End+1)
 		}
 		b, err := readUpTo(resp.Body, last)
 		if err != nil {
 			return transient(err)
 		}
-		for i, r := range ranges {
-			if int64(len(b)) <= r.bytes.End {
-				return fmt.Errorf("%w: the server sent %d bytes, bytes %d-%d were asked for", ErrVerify, len(b), r.bytes.Start, r.bytes.End)
+		for _, d := range decs {
+			if int64(len(b)) <= d.r.bytes.End {
+				return fmt.Errorf("%w: the server sent %d bytes, bytes %d-%d were asked for", ErrVerify, len(b), d.r.bytes.Start, d.r.bytes.End)
 			}
-			parts[i] = b[r.bytes.Start : r.bytes.End+1]
+			if err := d.whole(b[d.r.bytes.Start : d.r.bytes.End+1]); err != nil {
+				return err
+			}
 		}
-		return nil
+		return takeAll()
 	}
 	if resp.StatusCode != http.StatusPartialContent {
 		return fmt.Errorf("unexpected status %d for a range request", resp.StatusCode)
 	}
 	mt, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt != "multipart/byteranges" {
-		if len(ranges) != 1 {
-			// A server may merge ranges into one; take it if it covers all.
-			start, _, ok := contentRange(resp.Header.Get("Content-Range"))
-			if !ok {
-				return fmt.Errorf("%w: %d ranges asked for, one unlabelled range received", ErrVerify, len(ranges))
+		start, _, ok := contentRange(resp.Header.Get("Content-Range"))
+		if !ok {
+			if !contiguous(decs) {
+				return fmt.Errorf("%w: %d ranges asked for, one unlabelled range received", ErrVerify, len(decs))
 			}
-			b, err := io.ReadAll(resp.Body)
-			if err != nil {
-				return transient(err)
-			}
-			for i, r := range ranges {
-				lo, hi := r.bytes.Start-start, r.bytes.End-start+1
-				if lo < 0 || hi > int64(len(b)) {
-					return fmt.Errorf("%w: the answer does not cover bytes %d-%d", ErrVerify, r.bytes.Start, r.bytes.End)
-				}
-				parts[i] = b[lo:hi]
-			}
-			return nil
+			start = decs[0].r.bytes.Start
 		}
-		b, err := readExactly(resp.Body, size(ranges[0]))
+		if start == decs[0].r.bytes.Start && contiguous(decs) {
+			return readStream(resp.Body, decs, take)
+		}
+		// A server may merge ranges into one; take it if it covers all.
+		b, err := io.ReadAll(resp.Body)
 		if err != nil {
-			return transient(fmt.Errorf("range body: %w", err))
+			return transient(err)
 		}
-		parts[0] = b
-		return nil
+		for _, d := range decs {
+			lo, hi := d.r.bytes.Start-start, d.r.bytes.End-start+1
+			if lo < 0 || hi > int64(len(b)) {
+				return fmt.Errorf("%w: the answer does not cover bytes %d-%d", ErrVerify, d.r.bytes.Start, d.r.bytes.End)
+			}
+			if err := d.whole(b[lo:hi]); err != nil {
+				return err
+			}
+		}
+		return takeAll()
 	}
 	mr := multipart.NewReader(resp.Body, params["boundary"])
 	for {
@@ -914,23 +980,61 @@ func readRanges(resp *http.Response, ranges []fetchRange, parts [][]byte) error 
 		if !ok {
 			return fmt.Errorf("%w: a multipart part has no usable Content-Range", ErrVerify)
 		}
-		if !covers(ranges, start, end) {
+		if !covers(decs, start, end) {
 			return fmt.Errorf("%w: a multipart part holds bytes %d-%d, which were not asked for", ErrVerify, start, end)
 		}
 		b, err := readExactly(p, end-start+1)
 		if err != nil {
 			return transient(fmt.Errorf("multipart part %d-%d: %w", start, end, err))
 		}
-		for i, r := range ranges {
-			if r.bytes.Start >= start && r.bytes.End <= end && parts[i] == nil {
-				parts[i] = b[r.bytes.Start-start : r.bytes.End-start+1]
+		for _, d := range decs {
+			if d.r.bytes.Start >= start && d.r.bytes.End <= end && d.b == nil {
+				if err := d.whole(b[d.r.bytes.Start-start : d.r.bytes.End-start+1]); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	for i, r := range ranges {
-		if parts[i] == nil {
-			return fmt.Errorf("%w: the multipart answer lacks bytes %d-%d", ErrVerify, r.bytes.Start, r.bytes.End)
+	for _, d := range decs {
+		if d.b == nil {
+			return fmt.Errorf("%w: the multipart answer lacks bytes %d-%d", ErrVerify, d.r.bytes.Start, d.r.bytes.End)
 		}
+	}
+	return takeAll()
+}
+
+// readStream reads a body that holds decs' ranges one after another, each
+// into a buffer of its size, decoding as the bytes land, and hands each to
+// take once whole; the last once the body has ended where it should.
+func readStream(r io.Reader, decs []*rangeDecoder, take func(*rangeDecoder) error) error {
+	for i, d := range decs {
+		n := d.r.bytes.End - d.r.bytes.Start + 1
+		b := make([]byte, n)
+		d.start(b)
+		for filled := 0; filled < len(b); {
+			k, err := r.Read(b[filled:])
+			if k > 0 {
+				filled += k
+				if err := d.feed(filled); err != nil {
+					return err
+				}
+			}
+			if err == io.EOF && filled < len(b) {
+				err = io.ErrUnexpectedEOF
+			}
+			if err != nil && err != io.EOF {
+				return transient(fmt.Errorf("range body: bytes %d-%d ended early (%d of %d bytes): %w", d.r.bytes.Start, d.r.bytes.End, filled, n, err))
+			}
+		}
+		if i == len(decs)-1 {
+			if k, _ := io.ReadFull(r, make([]byte, 1)); k > 0 {
+				return transient(errors.New("range body: the body is longer than the bytes asked for"))
+			}
+		}
+		if err := take(d); err != nil {
+			return err
+		}
+		decs[i] = nil // the range is the taker's: hold no piece longer than it does
 	}
 	return nil
 }
@@ -961,13 +1065,13 @@ func readUpTo(r io.Reader, n int64) ([]byte, error) {
 }
 
 // covers reports whether bytes [start, end] lie within the ranges asked for.
-func covers(ranges []fetchRange, start, end int64) bool {
+func covers(decs []*rangeDecoder, start, end int64) bool {
 	lo, hi := int64(-1), int64(-1)
-	for _, r := range ranges {
-		if lo < 0 || r.bytes.Start < lo {
-			lo = r.bytes.Start
+	for _, d := range decs {
+		if lo < 0 || d.r.bytes.Start < lo {
+			lo = d.r.bytes.Start
 		}
-		hi = max(hi, r.bytes.End)
+		hi = max(hi, d.r.bytes.End)
 	}
 	return start <= end && start >= lo && end <= hi
 }
@@ -999,28 +1103,4 @@ func contentRange(s string) (start, end int64, ok bool) {
 		return 0, 0, false
 	}
 	return a, b, true
-}
-
-// decodeRange decodes the chunk records of one range: exactly the chunks
-// the range names, filling its bytes exactly.
-func decodeRange(b []byte, r fetchRange) ([][]byte, error) {
-	n := int(r.chunks.End - r.chunks.Start)
-	// n comes from the server: believe it only as far as the bytes go.
-	out := make([][]byte, 0, min(n, len(b)/xorb.HeaderSize+1))
-	var dec xorb.Decoder
-	for off := 0; off < len(b); {
-		if len(out) == n {
-			return nil, fmt.Errorf("%d bytes left after the %d chunk records the range should hold", len(b)-off, n)
-		}
-		data, used, err := dec.AppendChunk(nil, b[off:], r.bytes.Start+int64(off))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, data)
-		off += used
-	}
-	if len(out) != n {
-		return nil, fmt.Errorf("holds %d chunk records, the reconstruction says %d", len(out), n)
-	}
-	return out, nil
 }

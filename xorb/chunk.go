@@ -238,6 +238,34 @@ func (d *Decoder) AppendChunk(dst, b []byte, base int64) ([]byte, int, error) {
 	return dst, n, err
 }
 
+// Chunk validates the chunk record at the start of b (the rest of the
+// chunk data region) and returns its data and the record length, as
+// AppendChunk does, except that the data of a record stored uncompressed
+// is b's own bytes, not a copy.
+func (d *Decoder) Chunk(b []byte, base int64) ([]byte, int, error) {
+	h, err := ParseHeader(b, base)
+	if err != nil {
+		return nil, 0, err
+	}
+	n := HeaderSize + int(h.CompressedSize)
+	if h.Compression == None {
+		return b[HeaderSize:n:n], n, nil
+	}
+	data, err := d.appendPayload(nil, h, b[HeaderSize:n], base)
+	return data, n, err
+}
+
+// RecordLen returns the length of the chunk record that starts b (header
+// and payload) as its header states it, unchecked; ok is false while b
+// holds less than a header. It tells a reader of records as they arrive
+// when one is whole; ParseHeader checks it.
+func RecordLen(b []byte) (n int, ok bool) {
+	if len(b) < HeaderSize {
+		return 0, false
+	}
+	return HeaderSize + int(decodeHeader(b).CompressedSize), true
+}
+
 // appendPayload decompresses the payload of a record whose header h has
 // been validated; base is the offset of the record's header.
 func (d *Decoder) appendPayload(dst []byte, h Header, payload []byte, base int64) ([]byte, error) {

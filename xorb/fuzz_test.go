@@ -167,6 +167,21 @@ func FuzzEncode(f *testing.F) {
 		if err != nil || n != len(rec) || !bytes.Equal(got, data) {
 			t.Fatalf("round trip: %v", err)
 		}
+		// Chunk gives the same bytes: those of the record itself when it
+		// is stored as it is.
+		got, n, err = d.Chunk(rec, 0)
+		if err != nil || n != len(rec) || !bytes.Equal(got, data) {
+			t.Fatalf("Chunk: %v", err)
+		}
+		if Compression(rec[4]) == None && &got[0] != &rec[HeaderSize] {
+			t.Fatal("Chunk copied an uncompressed chunk")
+		}
+		if k, ok := RecordLen(rec[:HeaderSize]); !ok || k != len(rec) {
+			t.Fatalf("RecordLen of the header: %d, %v; the record has %d bytes", k, ok, len(rec))
+		}
+		if _, ok := RecordLen(rec[:HeaderSize-1]); ok {
+			t.Fatal("RecordLen read a header cut short")
+		}
 		g := make([]byte, len(data))
 		byteGroup4(g, data)
 		if !bytes.Equal(g, byteGroupSpec(data)) {
