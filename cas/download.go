@@ -471,9 +471,10 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 
 // pieceSize bounds what a download holds of a xorb whose footer gives its
 // record boundaries: a larger range is read, checked and written a piece
-// at a time (all in one request), so a download holds about one piece
-// rather than a whole xorb (64 MiB from a native upload).
-const pieceSize = 8 << 20
+// at a time (all in one request), so a download holds about two pieces
+// (the one being written, the next) rather than a whole xorb (64 MiB from
+// a native upload). Pieces cost no requests, so they are small.
+const pieceSize = 2 << 20
 
 // part is one fetched part of the download: chunks [lo, hi) of got, of
 // term term (the term's last part if termEnds).

@@ -244,10 +244,10 @@ func (w *openingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// A large xorb range is read, checked and written a piece of at most 8 MiB
-// at a time (cut at the record boundaries its footer gives), all from one
-// request: the first piece is written before the rest of the xorb has
-// come, so a download holds about one piece, not a whole xorb.
+// A large xorb range is read, checked and written a piece at a time (cut
+// at the record boundaries its footer gives), all from one request: the
+// first pieces are written before the rest of the xorb has come, so a
+// download holds a few MiB of it, not the whole xorb.
 func TestLargeRangesStreamInPieces(t *testing.T) {
 	_, srv := startHub(t, hub.Config{})
 	c := newClient(srv)
@@ -336,7 +336,7 @@ func TestLargeRangeResumesAtItsPiece(t *testing.T) {
 		t.Fatal("the download differs")
 	}
 	if len(m.ranges) != 3 || !strings.HasPrefix(m.ranges[0], "bytes=0-") || strings.HasPrefix(m.ranges[1], "bytes=0-") || m.ranges[1] != m.ranges[2] {
-		t.Fatalf("xorb requests %q: want the whole range, then twice the rest from the second piece on (after the cut, after the flip)", m.ranges)
+		t.Fatalf("xorb requests %q: want the whole range, then twice the rest from the first piece not written (after the cut, after the flip)", m.ranges)
 	}
 }
 
