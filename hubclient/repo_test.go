@@ -244,18 +244,25 @@ func (w *openingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// hubWithOneXorb starts a hub holding big.bin, 30 MiB of random bytes
+// (seed) in one xorb.
+func hubWithOneXorb(t *testing.T, seed uint64) (*httptest.Server, []byte) {
+	_, srv := startHub(t, hub.Config{})
+	c := newClient(srv)
+	c.XorbSize = 64 << 20
+	data := randomBytes(seed, 30<<20)
+	if _, err := c.Commit(context.Background(), []hubclient.RepoFile{repoFile("big.bin", data)}, hubclient.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return srv, data
+}
+
 // A large xorb range is read, checked and written a piece at a time (cut
 // at the record boundaries its footer gives), all from one request: the
 // first pieces are written before the rest of the xorb has come, so a
 // download holds a few MiB of it, not the whole xorb.
 func TestLargeRangesStreamInPieces(t *testing.T) {
-	_, srv := startHub(t, hub.Config{})
-	c := newClient(srv)
-	c.XorbSize = 64 << 20
-	data := randomBytes(21, 30<<20)
-	if _, err := c.Commit(context.Background(), []hubclient.RepoFile{repoFile("big.bin", data)}, hubclient.CommitOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	srv, data := hubWithOneXorb(t, 21)
 	for _, r := range []*cas.Range{nil, {Start: 9 << 20, End: 27 << 20}} {
 		out := &openingWriter{n: 6 << 20, open: make(chan struct{})}
 		g := &gatedTransport{gate: 12 << 20, open: out.open}
@@ -322,13 +329,7 @@ func (m *midwayFaults) Do(req *http.Request) (*http.Response, error) {
 // from its start: what was written stays, and the download comes out
 // whole and right.
 func TestLargeRangeResumesAtItsPiece(t *testing.T) {
-	_, srv := startHub(t, hub.Config{})
-	c := newClient(srv)
-	c.XorbSize = 64 << 20
-	data := randomBytes(22, 30<<20)
-	if _, err := c.Commit(context.Background(), []hubclient.RepoFile{repoFile("big.bin", data)}, hubclient.CommitOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	srv, data := hubWithOneXorb(t, 22)
 	m := &midwayFaults{cut: 15 << 20, flip: 1 << 20}
 	d := newClient(srv)
 	d.HTTP = m
