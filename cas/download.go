@@ -314,6 +314,12 @@ func (c *Client) reconstruction(ctx context.Context, file xethash.Hash, rng *Ran
 		for _, f := range list {
 			fe := &fetchEntry{xorb: x, url: f.URL}
 			for _, r := range f.Ranges {
+				// Ranges are fetched into buffers of their size: one no
+				// xorb can have is refused before anything is allocated.
+				if r.Bytes.End < r.Bytes.Start || r.Chunks.End <= r.Chunks.Start || r.Bytes.End >= xorb.MaxSize {
+					return nil, fmt.Errorf("download %s: %w: the reconstruction gives xorb %s chunks [%d, %d) at bytes %d-%d, which no xorb can hold",
+						file, ErrVerify, x, r.Chunks.Start, r.Chunks.End, r.Bytes.Start, r.Bytes.End)
+				}
 				fe.ranges = append(fe.ranges, fetchRange{r.Chunks, r.Bytes})
 			}
 			p.entries[x] = append(p.entries[x], fe)
@@ -759,11 +765,6 @@ func (d *downloader) fetch(e *fetchEntry) error {
 // without, every request asks for exactly ranges (a v2 URL is signed for
 // that set), and take may see a range again after a retry.
 func (d *downloader) get(e *fetchEntry, ranges []fetchRange, resume bool, take func(r fetchRange, got *fetched) error) error {
-	for _, r := range ranges {
-		if r.bytes.End < r.bytes.Start || r.chunks.End <= r.chunks.Start {
-			return fmt.Errorf("%w: xorb %s: empty range in the reconstruction", ErrVerify, e.xorb)
-		}
-	}
 	known := d.footers[e.xorb]
 	op := "fetch xorb " + e.xorb.String()
 	taken, damagedAt, again := 0, -1, 0
@@ -953,7 +954,7 @@ func readRanges(resp *http.Response, decs []*rangeDecoder, take func(*rangeDecod
 			return readStream(resp.Body, decs, take)
 		}
 		// A server may merge ranges into one; take it if it covers all.
-		b, err := io.ReadAll(resp.Body)
+		b, err := io.ReadAll(io.LimitReader(resp.Body, xorb.MaxSize))
 		if err != nil {
 			return transient(err)
 		}

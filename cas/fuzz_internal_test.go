@@ -90,6 +90,8 @@ func FuzzDownloadHostileServer(f *testing.F) {
 	f.Add([]byte(valid), built.Bytes[:rec.RecordSize], "application/octet-stream", true)
 	f.Add([]byte(strings.Replace(valid, `"end":1}}]`, `"end":4000000000}}]`, 1)), built.Bytes[:rec.RecordSize], "", false)
 	f.Add([]byte(`{"terms":[{"hash":"`+built.Hash.String()+`","unpacked_length":5,"range":{"start":3,"end":2}}]}`), []byte{}, "", false)
+	// A byte range no xorb can have: nothing is allocated by its size.
+	f.Add([]byte(strings.Replace(valid, `"bytes":{"start":0,"end":`, `"bytes":{"start":0,"end":1099511627776`, 1)), built.Bytes[:rec.RecordSize], "application/octet-stream", false)
 	f.Add([]byte(valid), []byte("--b\r\nContent-Range: bytes 0-3/9\r\n\r\nabcd\r\n--b--\r\n"), "multipart/byteranges; boundary=b", false)
 	f.Fuzz(func(t *testing.T, recon, body []byte, ctype string, ranged bool) {
 		c := &Client{Hub: "http://hub", Repo: "a/b", Retries: 1, RetryDelay: time.Microsecond,
