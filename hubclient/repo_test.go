@@ -8,14 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
@@ -186,158 +183,6 @@ func TestCommitRefusesBadPaths(t *testing.T) {
 		if _, err := c.Commit(context.Background(), []hubclient.RepoFile{repoFile(p, []byte("x"))}, hubclient.CommitOptions{}); err == nil {
 			t.Errorf("path %q accepted", p)
 		}
-	}
-}
-
-// gatedTransport holds back the rest of every xorb answer after its first
-// gate bytes until open is closed: a download that waits for a whole xorb
-// before writing any of it never gets the rest (the read fails after a
-// while).
-type gatedTransport struct {
-	gate     int64
-	open     chan struct{}
-	requests atomic.Int32
-}
-
-func (g *gatedTransport) Do(req *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultClient.Do(req)
-	if err == nil && strings.Contains(req.URL.Path, "/_xetkit/xorbs/") && !strings.HasPrefix(req.Header.Get("Range"), "bytes=-") {
-		g.requests.Add(1)
-		resp.Body = &gatedBody{ReadCloser: resp.Body, left: g.gate, open: g.open}
-	}
-	return resp, err
-}
-
-type gatedBody struct {
-	io.ReadCloser
-	left int64
-	open chan struct{}
-}
-
-func (b *gatedBody) Read(p []byte) (int, error) {
-	if b.left > 0 {
-		n, err := b.ReadCloser.Read(p[:min(int64(len(p)), b.left)])
-		b.left -= int64(n)
-		return n, err
-	}
-	select {
-	case <-b.open:
-		return b.ReadCloser.Read(p)
-	case <-time.After(20 * time.Second):
-		return 0, errors.New("nothing was written while the rest of the xorb was held back")
-	}
-}
-
-// openingWriter closes open once at least n bytes were written to it.
-type openingWriter struct {
-	bytes.Buffer
-	n    int
-	open chan struct{}
-}
-
-func (w *openingWriter) Write(p []byte) (int, error) {
-	before := w.Len()
-	n, err := w.Buffer.Write(p)
-	if before < w.n && w.Len() >= w.n {
-		close(w.open)
-	}
-	return n, err
-}
-
-// hubWithOneXorb starts a hub holding big.bin, 30 MiB of random bytes
-// (seed) in one xorb.
-func hubWithOneXorb(t *testing.T, seed uint64) (*httptest.Server, []byte) {
-	_, srv := startHub(t, hub.Config{})
-	c := newClient(srv)
-	c.XorbSize = 64 << 20
-	data := randomBytes(seed, 30<<20)
-	if _, err := c.Commit(context.Background(), []hubclient.RepoFile{repoFile("big.bin", data)}, hubclient.CommitOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return srv, data
-}
-
-// A large xorb range is read, checked and written a piece at a time (cut
-// at the record boundaries its footer gives), all from one request: the
-// first pieces are written before the rest of the xorb has come, so a
-// download holds a few MiB of it, not the whole xorb.
-func TestLargeRangesStreamInPieces(t *testing.T) {
-	srv, data := hubWithOneXorb(t, 21)
-	for _, r := range []*cas.Range{nil, {Start: 9 << 20, End: 27 << 20}} {
-		out := &openingWriter{n: 6 << 20, open: make(chan struct{})}
-		g := &gatedTransport{gate: 12 << 20, open: out.open}
-		d := newClient(srv)
-		d.HTTP = g
-		d.Retries = 0
-		if _, err := d.DownloadPath(context.Background(), "big.bin", out, r); err != nil {
-			t.Fatalf("range %v: %v", r, err)
-		}
-		lo, hi := int64(0), int64(len(data))
-		if r != nil {
-			lo, hi = r.Start, r.End
-		}
-		if !bytes.Equal(out.Bytes(), data[lo:hi]) {
-			t.Fatalf("range %v: the download differs", r)
-		}
-		if n := g.requests.Load(); n != 1 {
-			t.Fatalf("range %v: %d xorb requests, want 1", r, n)
-		}
-	}
-}
-
-// midwayFaults breaks the first two xorb range answers: the first is cut
-// after cut bytes, the second has a byte flipped flip bytes in. It
-// records every range request's Range header.
-type midwayFaults struct {
-	cut, flip int
-	mu        sync.Mutex
-	ranges    []string
-}
-
-type failingReader struct{ err error }
-
-func (r failingReader) Read([]byte) (int, error) { return 0, r.err }
-
-func (m *midwayFaults) Do(req *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || !strings.Contains(req.URL.Path, "/_xetkit/xorbs/") || strings.HasPrefix(req.Header.Get("Range"), "bytes=-") {
-		return resp, err
-	}
-	m.mu.Lock()
-	m.ranges = append(m.ranges, req.Header.Get("Range"))
-	n := len(m.ranges)
-	m.mu.Unlock()
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case n == 1 && len(b) > m.cut:
-		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b[:m.cut]), failingReader{io.ErrUnexpectedEOF}))
-	case n == 2 && len(b) > m.flip:
-		b[m.flip] ^= 0x20
-		fallthrough
-	default:
-		resp.Body = io.NopCloser(bytes.NewReader(b))
-	}
-	return resp, nil
-}
-
-// A large xorb range that breaks midway (the connection cut, then a byte
-// flipped) is asked for again from the first piece not yet written, not
-// from its start: what was written stays, and the download comes out
-// whole and right.
-func TestLargeRangeResumesAtItsPiece(t *testing.T) {
-	srv, data := hubWithOneXorb(t, 22)
-	m := &midwayFaults{cut: 15 << 20, flip: 1 << 20}
-	d := newClient(srv)
-	d.HTTP = m
-	if got := downloadPath(t, d, "big.bin", nil); !bytes.Equal(got, data) {
-		t.Fatal("the download differs")
-	}
-	if len(m.ranges) != 3 || !strings.HasPrefix(m.ranges[0], "bytes=0-") || strings.HasPrefix(m.ranges[1], "bytes=0-") || m.ranges[1] != m.ranges[2] {
-		t.Fatalf("xorb requests %q: want the whole range, then twice the rest from the first piece not written (after the cut, after the flip)", m.ranges)
 	}
 }
 
