@@ -55,15 +55,29 @@ func TestOffloadMatchesLocal(t *testing.T) {
 		name              string
 		workers, inFlight int
 		busy              bool
+		only              string // "chunks" or "sha": the one part offloaded
 	}{
-		{"one worker, one batch out", 1, 1, false},
-		{"three workers, two batches out", 3, 2, false},
-		{"every other batch hashed here", 2, 3, true},
+		{"one worker, one batch out", 1, 1, false, ""},
+		{"three workers, two batches out", 3, 2, false, ""},
+		{"every other batch hashed here", 2, 3, true, ""},
+		{"only the chunks elsewhere", 2, 2, false, "chunks"},
+		{"only the SHA-256 elsewhere", 1, 1, false, "sha"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			off := pipeline.LocalOffload(tc.workers, xorb.Auto)
 			off.BatchBytes = 300 << 10 // batches that split reads and xorbs
 			off.InFlight = tc.inFlight
+			var digested int
+			switch tc.only {
+			case "chunks":
+				off.SHA256 = nil
+			case "sha":
+				sha := off.SHA256
+				off = &pipeline.Offload{SHA256: func() (pipeline.Digest, error) {
+					d, err := sha()
+					return countingDigest{d, &digested}, err
+				}}
+			}
 			var here, there int
 			if tc.busy {
 				off.Busy = func() bool {
@@ -90,6 +104,9 @@ func TestOffloadMatchesLocal(t *testing.T) {
 				if got := download(t, fresh, offl[i].Hash, nil); !bytes.Equal(got, data) {
 					t.Errorf("%s: download differs", sources[i].Name)
 				}
+			}
+			if total := sumSizes(files); tc.only == "sha" && digested != total {
+				t.Errorf("the offloaded SHA-256 was given %d bytes of %d", digested, total)
 			}
 			sl, so := hl.Stats(), ho.Stats()
 			if sl.XorbBytesStored != so.XorbBytesStored || sl.XorbsStored != so.XorbsStored || sl.ShardBytesReceived != so.ShardBytesReceived {
@@ -194,6 +211,25 @@ func TestOffloadDigestFails(t *testing.T) {
 			failedCleanly(t, h, err, tc.want)
 		})
 	}
+}
+
+// countingDigest is a Digest that adds the bytes written to *n.
+type countingDigest struct {
+	pipeline.Digest
+	n *int
+}
+
+func (c countingDigest) Write(p []byte) error {
+	*c.n += len(p)
+	return c.Digest.Write(p)
+}
+
+func sumSizes(files map[string][]byte) int {
+	n := 0
+	for _, b := range files {
+		n += len(b)
+	}
+	return n
 }
 
 // brokenDigest is a Digest whose writes or sum fail as set.

@@ -11,14 +11,17 @@ import (
 	"github.com/xetkit/xetkit/xorb"
 )
 
-// Offload hands the per-byte work of an upload to other threads: hashing
-// and compressing chunks, and the files' SHA-256. The session keeps what
+// Offload hands the per-byte work of an upload elsewhere: hashing and
+// compressing chunks to other threads, the files' SHA-256 to another
+// thread or to faster code than the module's own. The session keeps what
 // must stay in order (chunk boundaries, dedupe, xorbs, shards, HTTP). In
 // the browser the other threads are the module's Web Workers; natively
 // LocalOffload uses goroutines.
 //
-// Its functions are called from the session's goroutine only; Encode and
-// SHA256 must return without waiting for the work.
+// Its functions are called from the session's goroutine only; Encode must
+// return without waiting for the work. Each part is optional: with Encode
+// nil chunks are hashed and compressed here, with SHA256 nil the SHA-256
+// is computed here.
 type Offload struct {
 	// Encode starts hashing and encoding whole chunks: data holds them
 	// back to back and lens gives their lengths. It must copy what it
@@ -27,7 +30,8 @@ type Offload struct {
 	// The session is done with a result before it waits for the next, so
 	// results may share storage.
 	Encode func(data []byte, lens []int) (wait func() (*Encoded, error))
-	// SHA256 starts the SHA-256 of one file.
+	// SHA256 starts the SHA-256 of one file: on another thread, or in a
+	// faster implementation than this one's (Node's own crypto).
 	SHA256 func() (Digest, error)
 	// Busy, if set, reports whether every worker has its fill of Encode
 	// calls; the batch that comes then is hashed on the calling thread
@@ -54,6 +58,15 @@ type Encoded struct {
 type Digest interface {
 	Write(p []byte) error
 	Sum() ([sha256x.Size]byte, error)
+}
+
+// encoding returns o if it takes chunks to encode, else nil (all of that
+// work here).
+func (o *Offload) encoding() *Offload {
+	if o == nil || o.Encode == nil {
+		return nil
+	}
+	return o
 }
 
 // BatchSize is the size of an Encode call: BatchBytes, or its default.

@@ -38,9 +38,9 @@ type Uploader struct {
 	// still deduplicated within the session and against earlier runs of
 	// this Uploader.
 	NoGlobalDedupe bool
-	// Offload, if set, runs chunk hashing, compression and the SHA-256 on
-	// other threads (the browser's workers, or LocalOffload). Nil: all of
-	// it runs in the calling goroutine.
+	// Offload, if set, runs chunk hashing, compression and the SHA-256
+	// elsewhere (the browser's workers, Node's crypto, or LocalOffload).
+	// Nil: all of it runs in the calling goroutine.
 	Offload *Offload
 	// OnProgress, if set, receives progress events. Calls never overlap.
 	OnProgress func(Progress)

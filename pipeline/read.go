@@ -19,14 +19,15 @@ const readSize = 1 << 20
 
 // readAll reads rd to its end, hands its chunks to f.chunks in order
 // (see chunkReader) and returns the bytes read and their SHA-256, which
-// runs on the client's Offload when it has one.
+// runs where the client's Offload says (here without one).
 func (f *fileRun) readAll(rd io.Reader) (total int64, digest [32]byte, err error) {
 	s := f.s
-	r := &chunkReader{ctx: s.ctx, o: s.u.Offload, records: true, emit: f.chunks}
+	o := s.u.Offload
+	r := &chunkReader{ctx: s.ctx, o: o.encoding(), records: true, emit: f.chunks}
 	r.onRead = func(t int64) { s.progress(f.idx, func(p *Progress) { p.Read = t }) }
-	if r.o == nil {
+	if o == nil || o.SHA256 == nil {
 		r.sum = &localSHA{sha256x.New()}
-	} else if r.sum, err = r.o.SHA256(); err != nil {
+	} else if r.sum, err = o.SHA256(); err != nil {
 		return 0, digest, err
 	}
 	sum := r.sum
@@ -45,7 +46,7 @@ func (f *fileRun) readAll(rd io.Reader) (total int64, digest [32]byte, err error
 // without the rest, the hashing on o's workers where o is set. It stops
 // with ctx's cause when ctx ends.
 func ChunkHashes(ctx context.Context, rd io.Reader, o *Offload, emit func(hash xethash.Hash, size int)) error {
-	r := &chunkReader{ctx: ctx, o: o, emit: func(chunks []chunkIn) error {
+	r := &chunkReader{ctx: ctx, o: o.encoding(), emit: func(chunks []chunkIn) error {
 		for _, c := range chunks {
 			emit(c.hash, c.size)
 		}
@@ -63,7 +64,7 @@ func ChunkHashes(ctx context.Context, rd io.Reader, o *Offload, emit func(hash x
 // returns.
 type chunkReader struct {
 	ctx     context.Context
-	o       *Offload // nil: all work here
+	o       *Offload // nil: all work here; else Encode is set
 	records bool     // the Offload also encodes each chunk's record
 	emit    func([]chunkIn) error
 	onRead  func(total int64) // if set, after each read

@@ -1,8 +1,9 @@
 // What xetkit.js needs from Node and nothing else does: reading the wasm
-// from a file, the machine's parallelism, and worker threads. xetkit.js
-// imports it as "#node" only when it runs in Node; package.json maps "#node"
-// to no-node.js for every other platform, so no "node:" import reaches a
-// browser bundle.
+// from a file, a native SHA-256, the machine's parallelism, and worker
+// threads. xetkit.js imports it as "#node" only when it runs in Node;
+// package.json maps "#node" to no-node.js for every other platform, so no
+// "node:" import reaches a browser bundle.
+import { createHash } from "node:crypto";
 import { open, readFile, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import os from "node:os";
@@ -11,6 +12,11 @@ import { Worker } from "node:worker_threads";
 /** The bytes of a file: URL. */
 export function readWasm(url) {
   return readFile(url);
+}
+
+/** A SHA-256 of Node's crypto: native code, with the CPU's SHA instructions where it has them. */
+export function sha256() {
+  return createHash("sha256");
 }
 
 /** How many cores the machine has (the pool is sized from it). */

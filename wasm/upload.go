@@ -174,13 +174,24 @@ func hooksContext(hooks js.Value) (ctx context.Context, stop func(), err error) 
 	return ctx, stop, nil
 }
 
-// hooksOffload is the pool behind hooks (see workerOffload), or nil where
-// they have no encode (no pool).
+// hooksOffload is what hooks take off this instance: the pool's work (see
+// workerOffload) where they have encode, and a file's SHA-256 in the
+// host's own crypto (see hostDigest) where they have shaUpdate; nil where
+// they have neither.
 func hooksOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Reader) *pipeline.Offload {
-	if hooks.Get("encode").Type() != js.TypeFunction {
-		return nil
+	var o *pipeline.Offload
+	if hooks.Get("encode").Type() == js.TypeFunction {
+		o = workerOffload(ctx, hooks, reading)
 	}
-	return workerOffload(ctx, hooks, reading)
+	if hooks.Get("shaUpdate").Type() == js.TypeFunction {
+		if o == nil {
+			o = &pipeline.Offload{}
+		}
+		o.SHA256 = func() (pipeline.Digest, error) {
+			return &hostDigest{hooks: hooks, h: hooks.Call("shaBegin")}, nil
+		}
+	}
+	return o
 }
 
 // progressHook passes the pipeline's progress to on(event), if it is a

@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime"
 	"syscall/js"
+	"unsafe"
 
 	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/pipeline"
@@ -150,9 +152,34 @@ func (d *workerDigest) Sum() (sum [32]byte, err error) {
 	if err != nil {
 		return sum, err
 	}
+	return hexDigest(v, "the SHA-256 worker")
+}
+
+// hexDigest reads a SHA-256 given as hex by who.
+func hexDigest(v js.Value, who string) (sum [32]byte, err error) {
 	b, err := hex.DecodeString(v.String())
 	if err != nil || len(b) != len(sum) {
-		return sum, fmt.Errorf("the SHA-256 worker answered %q", v.String())
+		return sum, fmt.Errorf("%s answered %q", who, v.String())
 	}
 	return [32]byte(b), nil
+}
+
+// hostDigest is a SHA-256 in the host's own crypto, on this thread:
+// shaBegin() → a hash object h, shaUpdate(h, ptr, len) hashes that span
+// of this instance's memory before it returns, shaEnd(h) → hex digest.
+// Node's runs several times faster than the module's, with no copy.
+type hostDigest struct {
+	hooks, h js.Value
+}
+
+func (d *hostDigest) Write(p []byte) error {
+	if len(p) > 0 {
+		d.hooks.Call("shaUpdate", d.h, uintptr(unsafe.Pointer(unsafe.SliceData(p))), len(p))
+		runtime.KeepAlive(p)
+	}
+	return nil
+}
+
+func (d *hostDigest) Sum() ([32]byte, error) {
+	return hexDigest(d.hooks.Call("shaEnd", d.h), "the host's SHA-256")
 }

@@ -67,8 +67,8 @@ function typeError(msg) {
 
 // ---- loading ----
 
-// nodeHost is wasm/node.js (file reads, parallelism, worker threads), loaded
-// only in Node.
+// nodeHost is wasm/node.js (file reads, SHA-256, parallelism, worker
+// threads), loaded only in Node.
 let nodeHostPromise = null;
 function nodeHost() {
   nodeHostPromise ??= import("#node");
@@ -740,6 +740,7 @@ class Xetkit {
       },
       xorbBytes: onXorb !== undefined,
       ...(pool ? workerHooks(pool, compression) : {}),
+      ...await hostSHAHooks(this.#go),
     };
     if (onProgress) hooks.onProgress = (p) => onProgress({ bytesProcessed: p.hashed, totalBytes: total, xorbs });
     const opts = { compression, xorbSize: options.xorbSize };
@@ -964,6 +965,7 @@ async function uploadFiles(go, pool, files, options) {
     });
   }
   if (pool) Object.assign(hooks, workerHooks(pool, compression));
+  Object.assign(hooks, await hostSHAHooks(go));
   opts.compression = compression;
   return JSON.parse(await settle(call(go, "uploadFiles", sources, opts, hooks)));
 }
@@ -986,6 +988,21 @@ function workerHooks(pool, compression) {
     shaNew: () => pool.runOn(0, "digestNew", []),
     shaWrite: (id, bytes) => pool.runOn(0, "digestWrite", [id, bytes], [bytes.buffer], true),
     shaSum: (id) => pool.runOn(0, "digestSum", [id]),
+  };
+}
+
+// hostSHAHooks: in Node a file's SHA-256 runs in Node's crypto, on this
+// thread, straight out of the instance's memory (Go prefers it to the
+// pool's): several times the speed of the module's own, with no copy.
+// Browsers have no SHA-256 that can be fed piece by piece; there it stays
+// in the module (or on the pool).
+async function hostSHAHooks(go) {
+  if (!isNode) return {};
+  const host = await nodeHost();
+  return {
+    shaBegin: () => host.sha256(),
+    shaUpdate: (h, ptr, len) => { h.update(new Uint8Array(go.memory.buffer, ptr, len)); },
+    shaEnd: (h) => h.digest("hex"),
   };
 }
 
