@@ -513,7 +513,8 @@ export interface Xetkit {
   /**
    * Uploads files into a repository and commits them at their paths: chunks, dedupe (within
    * the upload and against the hub), xorbs and the shard, with retries, then one commit. Chunk
-   * hashing, compression and the SHA-256 run on the worker pool (if the instance has one).
+   * hashing, compression and the SHA-256 run on the worker pool (if the instance has one); in
+   * Node the SHA-256 runs in Node's crypto.
    */
   upload(files: readonly UploadInput[], options: UploadOptions): Promise<UploadResult>;
   /**
