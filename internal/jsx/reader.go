@@ -39,6 +39,12 @@ type Reader struct {
 	// last is the Uint8Array of the last read from a Blob, which Go has
 	// copied and no longer needs (see TakeLast).
 	last js.Value
+	// Buffers, if a function, gives the buffers a Blob is read into: n →
+	// a Uint8Array over a reused ArrayBuffer of at least n bytes. Where
+	// TakeLast hands reads away (to a worker, which sends their buffers
+	// back to that source), reading into fresh ArrayBuffers would fault
+	// in every page of every read on this thread.
+	Buffers js.Value
 }
 
 // blobReadSize is how much one read of a Blob's stream fills: the piece
@@ -67,7 +73,7 @@ func NextTask(ctx context.Context) error {
 // of a Blob end with ctx; nil when src is neither.
 func NewReader(ctx context.Context, src js.Value) *Reader {
 	r := &Reader{ctx: ctx, src: src, ahead: js.Undefined(), last: js.Undefined(), pull: js.Undefined(),
-		stream: js.Undefined(), spare: js.Undefined()}
+		stream: js.Undefined(), spare: js.Undefined(), Buffers: js.Undefined()}
 	blob := js.Global().Get("Blob")
 	switch {
 	case src.Type() != js.TypeObject:
@@ -204,7 +210,11 @@ func (r *Reader) next() js.Value {
 	buf := r.spare
 	r.spare = js.Undefined()
 	if buf.IsUndefined() || buf.Get("byteLength").Int() < want {
-		buf = js.Global().Get("ArrayBuffer").New(max(want, blobReadSize))
+		if r.Buffers.Type() == js.TypeFunction {
+			buf = r.Buffers.Invoke(max(want, blobReadSize)).Get("buffer")
+		} else {
+			buf = js.Global().Get("ArrayBuffer").New(max(want, blobReadSize))
+		}
 	}
 	// The loader's filler (wasm/runtime.js) reads until the buffer is full;
 	// without it (Go's own wasm_exec.js), one read gives what it gives.
