@@ -121,9 +121,8 @@ func pipelineOptions(c *hubclient.Client, o js.Value) error {
 
 // sourcesArg reads [{name, data}] where data is a Blob or a Uint8Array
 // (xetkit.js normalizes what users pass). cur is set to the file being
-// read; buffers, if a function, gives its reads their buffers (see
-// jsx.Reader.Buffers).
-func sourcesArg(ctx context.Context, v js.Value, cur **jsx.Reader, buffers js.Value) ([]pipeline.Source, error) {
+// read.
+func sourcesArg(ctx context.Context, v js.Value, cur **jsx.Reader) ([]pipeline.Source, error) {
 	if v.Type() != js.TypeObject || !js.Global().Get("Array").Call("isArray", v).Bool() {
 		return nil, errorf(codeType, "files must be an array")
 	}
@@ -136,7 +135,6 @@ func sourcesArg(ctx context.Context, v js.Value, cur **jsx.Reader, buffers js.Va
 		}
 		out[i] = pipeline.Source{Name: fmt.Sprintf("file %d", i), Size: r.Size(), Open: func() (io.Reader, error) {
 			*cur = jsx.NewReader(ctx, data)
-			(*cur).Buffers = buffers
 			return *cur, nil
 		}}
 		if name := v.Index(i).Get("name"); name.Type() == js.TypeString {
@@ -156,10 +154,7 @@ func pipelineCall(c *hubclient.Client, args []js.Value) (context.Context, func()
 		return nil, nil, nil, hooks, err
 	}
 	var cur *jsx.Reader
-	// With a pool, the SHA-256 worker takes each read of a Blob as it is
-	// and sends its buffer back to the pool's job buffers: the reads are
-	// made into those.
-	sources, err := sourcesArg(ctx, arg(args, 0), &cur, hooks.Get("buffer"))
+	sources, err := sourcesArg(ctx, arg(args, 0), &cur)
 	if err != nil {
 		stop()
 		return nil, nil, nil, hooks, err

@@ -79,7 +79,14 @@ func workerOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Read
 		if err != nil {
 			return nil, err
 		}
-		return &workerDigest{ctx: ctx, hooks: hooks, id: id, src: reading(), jobSize: o.BatchSize()}, nil
+		src := reading()
+		if src != nil {
+			// The worker takes the file's reads as they are (TakeLast) and
+			// sends their buffers back to the pool's job buffers: the file
+			// is read into those.
+			src.Buffers = hooks.Get("buffer")
+		}
+		return &workerDigest{ctx: ctx, hooks: hooks, id: id, src: src, jobSize: o.BatchSize()}, nil
 	}
 	return o
 }
