@@ -56,6 +56,16 @@ type plan struct {
 // file (its reconstruction hashed, through the footers, to the file hash).
 // On error, what was written to w must be discarded.
 func (c *Client) Download(ctx context.Context, file xethash.Hash, w io.Writer, rng *Range) (int64, error) {
+	return c.DownloadSized(ctx, file, -1, w, rng)
+}
+
+// DownloadSized is Download for a file whose size is known (a pointer
+// file gives it; -1: unknown). A whole download then asks for no segment
+// past the end (without it, a file that ends on a segment boundary costs
+// one more request, answered 416, which browsers log as an error), a range
+// that starts at or past the end asks for nothing, and a reconstruction
+// that gives another size is an ErrVerify.
+func (c *Client) DownloadSized(ctx context.Context, file xethash.Hash, size int64, w io.Writer, rng *Range) (int64, error) {
 	if rng != nil && (rng.Start < 0 || rng.End < rng.Start) {
 		return 0, fmt.Errorf("download %s: bad range [%d, %d)", file, rng.Start, rng.End)
 	}
@@ -66,7 +76,10 @@ func (c *Client) Download(ctx context.Context, file xethash.Hash, w io.Writer, r
 		return 0, nil // the empty file: no chunks, nothing stored, every range empty
 	}
 	if rng == nil {
-		return c.downloadWhole(ctx, file, w)
+		return c.downloadWhole(ctx, file, size, w)
+	}
+	if size >= 0 && rng.Start >= size {
+		return 0, nil // a range that starts at or past the end is empty
 	}
 	p, err := c.reconstruction(ctx, file, rng)
 	if err != nil {
@@ -108,8 +121,8 @@ const DefaultSegmentSize = 256 << 20
 // there, so a long download never works from stale URLs, and the answers
 // stay small however large the file. The chunks of all segments are
 // checked against the file hash at the end (and each chunk against its
-// xorb's footer before it is written).
-func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, w io.Writer) (int64, error) {
+// xorb's footer before it is written). size is the file's, or -1.
+func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, size int64, w io.Writer) (int64, error) {
 	seg := c.SegmentSize
 	if seg <= 0 {
 		seg = DefaultSegmentSize
@@ -117,7 +130,7 @@ func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, w io.Writ
 	footers, ends := map[xethash.Hash][]xethash.Entry{}, map[xethash.Hash][]uint32{}
 	var entries []xethash.Entry
 	var pos int64
-	for {
+	for size < 0 || pos < size {
 		rng := &Range{Start: pos, End: pos + seg}
 		p, err := c.reconstruction(ctx, file, rng)
 		if err != nil {
@@ -139,6 +152,9 @@ func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, w io.Writ
 		if n < seg {
 			break
 		}
+	}
+	if size >= 0 && pos != size {
+		return pos, fmt.Errorf("download %s: %w: the reconstruction gives %d bytes, the file has %d", file, ErrVerify, pos, size)
 	}
 	if got := xethash.File(entries); got != file {
 		return pos, fmt.Errorf("download %s: %w: the chunks hash to file %s", file, ErrVerify, got)

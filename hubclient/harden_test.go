@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -41,6 +42,13 @@ func (r *recording) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return r.next.RoundTrip(req)
+}
+
+// reset forgets the requests seen so far.
+func (r *recording) reset() {
+	r.mu.Lock()
+	r.seen = nil
+	r.mu.Unlock()
 }
 
 func (r *recording) count(method, pathPart string) int {
@@ -335,5 +343,28 @@ func TestWholeDownloadInSegments(t *testing.T) {
 		if got := rec.count("GET", "/reconstructions/"); got < want || got > want+1 {
 			t.Errorf("segments of %d: %d reconstruction requests, want %d", seg, got, want)
 		}
+		// Told the size (as a download by path is), it asks for no
+		// segment past the end, even when the file ends on a boundary.
+		rec.reset()
+		out.Reset()
+		if _, err := dc.DownloadSized(context.Background(), hash, int64(len(data)), &out, nil); err != nil || !bytes.Equal(out.Bytes(), data) {
+			t.Fatalf("segments of %d, size known: %d bytes, %v", seg, out.Len(), err)
+		}
+		if got := rec.count("GET", "/reconstructions/"); got != want {
+			t.Errorf("segments of %d, size known: %d reconstruction requests, want %d", seg, got, want)
+		}
+		// A size the reconstruction does not give is a failed check.
+		for _, wrong := range []int64{int64(len(data)) - 1, int64(len(data)) + 1, 0} {
+			if _, err := dc.DownloadSized(context.Background(), hash, wrong, io.Discard, nil); !errors.Is(err, cas.ErrVerify) {
+				t.Errorf("segments of %d, told %d bytes: %v, want ErrVerify", seg, wrong, err)
+			}
+		}
+	}
+	// A range that starts at the end asks for nothing when the size is known.
+	rec := &recording{next: srv.Client().Transport}
+	dc := newClient(srv)
+	dc.HTTP = &http.Client{Transport: rec}
+	if n, err := dc.DownloadSized(context.Background(), hash, int64(len(data)), io.Discard, &cas.Range{Start: int64(len(data)), End: int64(len(data)) + 10}); n != 0 || err != nil || rec.count("GET", "") != 0 {
+		t.Errorf("a range past the end: %d bytes, %v, %d requests", n, err, rec.count("GET", ""))
 	}
 }

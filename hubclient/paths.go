@@ -51,7 +51,7 @@ func (c *Client) Resolve(ctx context.Context, path string) (*RepoFileInfo, error
 			if info.XetHash, err = xethash.Parse(xh); err != nil {
 				return fmt.Errorf("resolve %s: X-Xet-Hash %q: %v", path, xh, err)
 			}
-			if info.Size, err = strconv.ParseInt(h.Get("X-Linked-Size"), 10, 64); err != nil {
+			if info.Size, err = strconv.ParseInt(h.Get("X-Linked-Size"), 10, 64); err != nil || info.Size < 0 {
 				return fmt.Errorf("resolve %s: X-Linked-Size %q is not a size", path, h.Get("X-Linked-Size"))
 			}
 			return nil
@@ -114,7 +114,7 @@ func (c *Client) DownloadPath(ctx context.Context, path string, w io.Writer, rng
 		e.Expect(n)
 	}
 	if !info.XetHash.IsZero() {
-		return c.Download(ctx, info.XetHash, w, rng)
+		return c.DownloadSized(ctx, info.XetHash, info.Size, w, rng)
 	}
 	if info.Size > maxInline {
 		return 0, fmt.Errorf("download %s: a %d-byte file stored in git is larger than this client reads (%d)", path, info.Size, maxInline)
