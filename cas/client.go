@@ -4,8 +4,9 @@
 // uploads (what the upload pipeline's Store asks for), reconstructions (v1
 // and v2, one plan) and downloads with every chunk verified.
 //
-// It uses plain net/http, so the same code runs natively and in the
-// browser under GOOS=js, where FetchTransport sends requests with fetch.
+// The same code runs natively, where requests go through net/http
+// (HTTPClient), and in the browser under GOOS=js, where FetchTransport
+// sends them with fetch (and net/http stays out of the module).
 package cas
 
 import (
@@ -14,7 +15,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -36,9 +36,8 @@ type Client struct {
 	Revision string
 	// Token is the user token sent to the hub's token endpoints.
 	Token string
-	// HTTP sends every request (default http.DefaultClient). An
-	// *http.Client does; so may a bare transport, which keeps net/http's
-	// own client and transport (TLS and all) out of a WebAssembly build.
+	// HTTP sends every request: by default net/http's default client
+	// natively (HTTPClient), fetch in WebAssembly (FetchTransport).
 	HTTP Doer
 	// Retries is how many times a transient failure (429, 5xx, a dropped
 	// connection) is retried before giving up: 0 means DefaultRetries,
@@ -93,10 +92,10 @@ type casToken struct {
 	CasURL      string `json:"casUrl"`
 }
 
-// Doer sends an HTTP request and returns the answer, like
-// (*http.Client).Do.
+// Doer sends an HTTP request and returns the answer (or an error when
+// there is none: a status is an answer).
 type Doer interface {
-	Do(*http.Request) (*http.Response, error)
+	Do(*Request) (*Response, error)
 }
 
 func (c *Client) httpClient() Doer {
@@ -196,7 +195,7 @@ func (c *Client) token(ctx context.Context, s scope, stale *casToken) (*casToken
 		return nil, err
 	}
 	var t casToken
-	err = c.HubCall(ctx, "get CAS token", http.MethodGet, u, "", nil, nil, func(resp *http.Response) error {
+	err = c.HubCall(ctx, "get CAS token", "GET", u, "", nil, nil, func(resp *Response) error {
 		return DecodeJSON(resp, &t)
 	})
 	if err != nil {
@@ -211,7 +210,7 @@ func (c *Client) token(ctx context.Context, s scope, stale *casToken) (*casToken
 }
 
 // DecodeJSON reads a JSON response body into v.
-func DecodeJSON(resp *http.Response, v any) error {
+func DecodeJSON(resp *Response, v any) error {
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		return transient(fmt.Errorf("reading %s: %w", resp.Request.URL.Redacted(), err))
 	}
@@ -220,10 +219,10 @@ func DecodeJSON(resp *http.Response, v any) error {
 
 // HubCall sends one request to a Hub endpoint with the user token, retried
 // as CAS requests are. pass lists error statuses handled like successes.
-func (c *Client) HubCall(ctx context.Context, op, method, u, contentType string, body []byte, hdr http.Header,
-	handle func(*http.Response) error, pass ...int) error {
-	return c.call(ctx, op, noAuth, pass, func(string) (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+func (c *Client) HubCall(ctx context.Context, op, method, u, contentType string, body []byte, hdr Header,
+	handle func(*Response) error, pass ...int) error {
+	return c.call(ctx, op, noAuth, pass, func(string) (*Request, error) {
+		req, err := NewRequest(ctx, method, u, bytes.NewReader(body))
 		if err != nil {
 			return nil, err
 		}

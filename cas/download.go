@@ -8,7 +8,6 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -278,17 +277,17 @@ func (c *Client) Terms(ctx context.Context, file xethash.Hash) ([]FileTerm, erro
 func (c *Client) reconstruction(ctx context.Context, file xethash.Hash, rng *Range) (*plan, error) {
 	get := func(version string, v any) (int, error) {
 		status := 0
-		pass := []int{http.StatusNotFound, http.StatusNotImplemented, http.StatusRequestedRangeNotSatisfiable}
+		pass := []int{statusNotFound, statusNotImplemented, statusRangeNotSatisfiable}
 		err := c.call(ctx, "reconstruct "+file.String(), scopeRead, pass,
-			func(base string) (*http.Request, error) {
-				req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/"+version+"/reconstructions/"+file.String(), nil)
+			func(base string) (*Request, error) {
+				req, err := NewRequest(ctx, "GET", base+"/"+version+"/reconstructions/"+file.String(), nil)
 				if err == nil && rng != nil {
 					req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", rng.Start, rng.End-1))
 				}
 				return req, err
-			}, func(resp *http.Response) error {
+			}, func(resp *Response) error {
 				status = resp.StatusCode
-				if status != http.StatusOK {
+				if status != statusOK {
 					return nil
 				}
 				return DecodeJSON(resp, v)
@@ -302,15 +301,15 @@ func (c *Client) reconstruction(ctx context.Context, file xethash.Hash, rng *Ran
 	}
 	var cp *Plan
 	switch status {
-	case http.StatusOK:
+	case statusOK:
 		cp, err = v2.Plan()
-	case http.StatusRequestedRangeNotSatisfiable:
+	case statusRangeNotSatisfiable:
 	default:
 		var v1 ReconstructionV1
 		if status, err = get("v1", &v1); err != nil {
 			return nil, err
 		}
-		if status == http.StatusOK {
+		if status == statusOK {
 			cp, err = v1.Plan()
 		}
 	}
@@ -319,7 +318,7 @@ func (c *Client) reconstruction(ctx context.Context, file xethash.Hash, rng *Ran
 	}
 	p := &plan{entries: map[xethash.Hash][]*fetchEntry{}}
 	switch {
-	case status == http.StatusRequestedRangeNotSatisfiable && rng != nil:
+	case status == statusRangeNotSatisfiable && rng != nil:
 		p.pastEnd = true
 		return p, nil
 	case cp == nil:
@@ -623,7 +622,7 @@ func (d *downloader) renewing(t Term, try func(e *fetchEntry, r fetchRange, rene
 // expired (403), or came damaged or unknown (400, 404).
 func staleURL(err error) bool {
 	var he *HTTPError
-	return errors.As(err, &he) && (he.Status == http.StatusForbidden || he.Status == http.StatusNotFound || he.Status == http.StatusBadRequest)
+	return errors.As(err, &he) && (he.Status == statusForbidden || he.Status == statusNotFound || he.Status == statusBadRequest)
 }
 
 // refresh asks for the reconstruction again, for new signed URLs. The
@@ -674,10 +673,10 @@ func (d *downloader) footer(e *fetchEntry, renewed bool) error {
 		if err != nil {
 			return err
 		}
-		if status == http.StatusForbidden && !renewed {
-			return &HTTPError{Op: "fetch the footer of xorb " + e.xorb.String(), Method: http.MethodGet, URL: "(signed xorb URL)", Status: status, Attempts: 1}
+		if status == statusForbidden && !renewed {
+			return &HTTPError{Op: "fetch the footer of xorb " + e.xorb.String(), Method: "GET", URL: "(signed xorb URL)", Status: status, Attempts: 1}
 		}
-		if status != http.StatusPartialContent && status != http.StatusOK {
+		if status != statusPartialContent && status != statusOK {
 			break // no footer served (403 or 416)
 		}
 		f, err := xorb.ParseFooterTail(tail, size)
@@ -728,24 +727,24 @@ func footerEntries(f *xorb.Footer, x xethash.Hash) ([]xethash.Entry, error) {
 // answer without the xorb's size, is returned rather than failed.
 func (d *downloader) suffix(e *fetchEntry, n int64) (tail []byte, size int64, status int, err error) {
 	op := "fetch the footer of xorb " + e.xorb.String()
-	err = d.c.call(d.ctx, op, noAuth, []int{http.StatusForbidden, http.StatusRequestedRangeNotSatisfiable},
-		func(string) (*http.Request, error) {
-			req, err := http.NewRequestWithContext(d.ctx, http.MethodGet, e.url, nil)
+	err = d.c.call(d.ctx, op, noAuth, []int{statusForbidden, statusRangeNotSatisfiable},
+		func(string) (*Request, error) {
+			req, err := NewRequest(d.ctx, "GET", e.url, nil)
 			if err == nil {
 				req.Header.Set("Range", fmt.Sprintf("bytes=-%d", n))
 			}
 			return req, err
-		}, func(resp *http.Response) error {
+		}, func(resp *Response) error {
 			status = resp.StatusCode
 			switch status {
-			case http.StatusPartialContent:
+			case statusPartialContent:
 				total, ok := ContentRangeSize(resp.Header.Get("Content-Range"))
 				if !ok {
 					status = 0 // no size given: the footer cannot be located
 					return nil
 				}
 				size = total
-			case http.StatusOK: // the whole xorb
+			case statusOK: // the whole xorb
 			default:
 				return nil
 			}
@@ -753,7 +752,7 @@ func (d *downloader) suffix(e *fetchEntry, n int64) (tail []byte, size int64, st
 			if err != nil {
 				return transient(err)
 			}
-			if status == http.StatusOK {
+			if status == statusOK {
 				size = int64(len(b))
 				b = b[max(0, int64(len(b))-n):]
 			}
@@ -785,16 +784,16 @@ func (d *downloader) get(e *fetchEntry, ranges []fetchRange, resume bool, take f
 	op := "fetch xorb " + e.xorb.String()
 	taken, damagedAt, again := 0, -1, 0
 	for {
-		err := d.c.call(d.ctx, op, noAuth, nil, func(string) (*http.Request, error) {
+		err := d.c.call(d.ctx, op, noAuth, nil, func(string) (*Request, error) {
 			if !resume {
 				taken = 0
 			}
-			req, err := http.NewRequestWithContext(d.ctx, http.MethodGet, e.url, nil)
+			req, err := NewRequest(d.ctx, "GET", e.url, nil)
 			if err == nil {
 				req.Header.Set("Range", rangeHeader(ranges[taken:], resume))
 			}
 			return req, err
-		}, func(resp *http.Response) error {
+		}, func(resp *Response) error {
 			decs := make([]*rangeDecoder, len(ranges)-taken)
 			for i, r := range ranges[taken:] {
 				decs[i] = &rangeDecoder{xorb: e.xorb, r: r, known: known}
@@ -925,7 +924,7 @@ func (d *rangeDecoder) whole(b []byte) error {
 // in order: a 206 of one span (decoded as it arrives, each range taken as
 // soon as its last byte is in), a multipart/byteranges body, or a 200
 // with the whole object.
-func readRanges(resp *http.Response, decs []*rangeDecoder, take func(*rangeDecoder) error) error {
+func readRanges(resp *Response, decs []*rangeDecoder, take func(*rangeDecoder) error) error {
 	takeAll := func() error {
 		for _, d := range decs {
 			if err := take(d); err != nil {
@@ -934,7 +933,7 @@ func readRanges(resp *http.Response, decs []*rangeDecoder, take func(*rangeDecod
 		}
 		return nil
 	}
-	if resp.StatusCode == http.StatusOK {
+	if resp.StatusCode == statusOK {
 		// The whole xorb: cut the ranges out of it.
 		var last int64
 		for _, d := range decs {
@@ -954,7 +953,7 @@ func readRanges(resp *http.Response, decs []*rangeDecoder, take func(*rangeDecod
 		}
 		return takeAll()
 	}
-	if resp.StatusCode != http.StatusPartialContent {
+	if resp.StatusCode != statusPartialContent {
 		return fmt.Errorf("unexpected status %d for a range request", resp.StatusCode)
 	}
 	mt, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))

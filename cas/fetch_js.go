@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"runtime"
 	"strconv"
 	"syscall/js"
@@ -16,7 +15,7 @@ import (
 	"github.com/xetkit/xetkit/internal/jsx"
 )
 
-// FetchTransport is an http.RoundTripper over the fetch API. net/http's
+// FetchTransport is the Doer over the fetch API. net/http's
 // own one under GOOS=js reads a request body with io.ReadAll (doubling
 // slices up to twice the body, which WebAssembly memory then keeps), sends
 // it as a Uint8Array and is switched off in Node. This one copies a body of
@@ -52,16 +51,11 @@ var (
 	ignoreRejection = js.FuncOf(func(js.Value, []js.Value) any { return nil })
 )
 
-// defaultHTTP under GOOS=js is fetch: net/http's own transport (and TLS)
-// stays out of the WebAssembly module.
+// defaultHTTP under GOOS=js is fetch.
 func defaultHTTP() Doer { return &FetchTransport{} }
 
-// Do sends req: FetchTransport is the upload client's Doer itself,
-// with no http.Client around it (which would link net/http's transport).
-func (t *FetchTransport) Do(req *http.Request) (*http.Response, error) { return t.RoundTrip(req) }
-
-// RoundTrip sends req with fetch.
-func (t *FetchTransport) RoundTrip(req *http.Request) (resp *http.Response, err error) {
+// Do sends req with fetch.
+func (t *FetchTransport) Do(req *Request) (resp *Response, err error) {
 	// It runs on the upload's goroutines, where a panic would end the
 	// instance: a JavaScript exception (a header value fetch refuses)
 	// becomes this request's error.
@@ -105,7 +99,7 @@ func (t *FetchTransport) RoundTrip(req *http.Request) (resp *http.Response, err 
 		}
 		return nil, &FetchError{url: req.URL.Redacted(), msg: err.Error()}
 	}
-	header := http.Header{}
+	header := Header{}
 	it := res.Get("headers").Call("entries")
 	for {
 		n := it.Call("next")
@@ -120,27 +114,17 @@ func (t *FetchTransport) RoundTrip(req *http.Request) (resp *http.Response, err 
 		length = n
 	}
 	status := res.Get("status").Int()
-	var body io.ReadCloser = http.NoBody
+	var body io.ReadCloser = noBody
 	if b := res.Get("body"); b.Type() == js.TypeObject && !b.IsNull() {
 		body = newFetchBody(ctx, b, ac)
 	}
-	return &http.Response{
-		Status:        fmt.Sprintf("%d %s", status, http.StatusText(status)),
-		StatusCode:    status,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        header,
-		ContentLength: length,
-		Body:          body,
-		Request:       req,
-	}, nil
+	return &Response{StatusCode: status, Header: header, ContentLength: length, Body: body, Request: req}, nil
 }
 
 // body returns the request body as a Blob (or a Uint8Array where there is
 // no Blob). A body that holds its bytes whole (the CAS client's) is read
 // straight out of Go's memory.
-func (t *FetchTransport) body(req *http.Request) (js.Value, error) {
+func (t *FetchTransport) body(req *Request) (js.Value, error) {
 	if wb, ok := req.Body.(interface{ Bytes() []byte }); ok && t.BlobOf.Type() == js.TypeFunction {
 		if b := wb.Bytes(); len(b) > 0 && int64(len(b)) == req.ContentLength {
 			// The Blob copies the span before Go runs again, so the memory
@@ -159,7 +143,7 @@ func (t *FetchTransport) body(req *http.Request) (js.Value, error) {
 
 // bodyToJS copies a request body into one Uint8Array, through a small
 // buffer when its length is known.
-func bodyToJS(req *http.Request) (js.Value, error) {
+func bodyToJS(req *Request) (js.Value, error) {
 	n := req.ContentLength
 	if n <= 0 {
 		b, err := io.ReadAll(req.Body)

@@ -1,3 +1,5 @@
+//go:build !js
+
 package cas
 
 import (
@@ -66,14 +68,14 @@ func hostileSeed() (*xorb.Built, []byte, xethash.Hash, string) {
 func TestHostileHarness(t *testing.T) {
 	built, data, file, valid := hostileSeed()
 	c := &Client{Hub: "http://hub", Repo: "a/b",
-		HTTP: &http.Client{Transport: &hostile{recon: []byte(valid), body: built.Bytes[:built.Chunks[0].RecordSize], full: built.Bytes}}}
+		HTTP: HTTPClient(&http.Client{Transport: &hostile{recon: []byte(valid), body: built.Bytes[:built.Chunks[0].RecordSize], full: built.Bytes}})}
 	var out bytes.Buffer
 	if _, err := c.Download(context.Background(), file, &out, nil); err != nil || !bytes.Equal(out.Bytes(), data) {
 		t.Fatalf("valid exchange: %v", err)
 	}
 	// A range: the answer to it starts one byte into the chunk.
 	ranged := strings.Replace(valid, `"offset_into_first_range":0`, `"offset_into_first_range":1`, 1)
-	c.HTTP = &http.Client{Transport: &hostile{recon: []byte(ranged), body: built.Bytes[:built.Chunks[0].RecordSize], full: built.Bytes}}
+	c.HTTP = HTTPClient(&http.Client{Transport: &hostile{recon: []byte(ranged), body: built.Bytes[:built.Chunks[0].RecordSize], full: built.Bytes}})
 	out.Reset()
 	if _, err := c.Download(context.Background(), file, &out, &Range{Start: 1, End: 100}); err != nil || !bytes.Equal(out.Bytes(), data[1:100]) {
 		t.Fatalf("valid exchange, a range: %v", err)
@@ -95,7 +97,7 @@ func FuzzDownloadHostileServer(f *testing.F) {
 	f.Add([]byte(valid), []byte("--b\r\nContent-Range: bytes 0-3/9\r\n\r\nabcd\r\n--b--\r\n"), "multipart/byteranges; boundary=b", false)
 	f.Fuzz(func(t *testing.T, recon, body []byte, ctype string, ranged bool) {
 		c := &Client{Hub: "http://hub", Repo: "a/b", Retries: 1, RetryDelay: time.Microsecond,
-			HTTP: &http.Client{Transport: &hostile{recon: recon, body: body, ctype: ctype, full: built.Bytes}}}
+			HTTP: HTTPClient(&http.Client{Transport: &hostile{recon: recon, body: body, ctype: ctype, full: built.Bytes}})}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		var rng *Range

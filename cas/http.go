@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +29,7 @@ type HTTPError struct {
 func (e *HTTPError) Error() string {
 	msg := e.Message
 	if msg == "" {
-		msg = http.StatusText(e.Status)
+		msg = statusTexts[e.Status]
 	}
 	s := fmt.Sprintf("%s: %s %s: %d %s", e.Op, e.Method, e.URL, e.Status, msg)
 	if e.Attempts > 1 {
@@ -85,8 +84,8 @@ func transient(err error) error { return &transientError{err} }
 // when sent again. 501 (a feature the server lacks, like v2
 // reconstructions) and 507 (its disk is full) will not pass by themselves.
 func retryableStatus(s int) bool {
-	return s == http.StatusTooManyRequests || s == http.StatusRequestTimeout ||
-		(s >= 500 && s != http.StatusNotImplemented && s != http.StatusInsufficientStorage)
+	return s == statusTooManyRequests || s == statusRequestTimeout ||
+		(s >= 500 && s != statusNotImplemented && s != statusInsufficientStorage)
 }
 
 // watchedBody remembers whether reading the body failed, which means the
@@ -111,7 +110,7 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 // token of that scope; a 401 fetches a fresh token and tries again once.
 // mk builds each attempt's request afresh (bodies are consumed by sending).
 func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
-	mk func(tok string) (*http.Request, error), handle func(*http.Response) error) error {
+	mk func(tok string) (*Request, error), handle func(*Response) error) error {
 	retries, delay, maxDelay := c.retryBudget()
 	var stale *casToken
 	refreshed := false
@@ -162,7 +161,7 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 			if body.err != nil {
 				lastErr = &NetworkError{Op: op, Method: req.Method, URL: redact(req), Err: herr}
 			}
-		case resp.StatusCode == http.StatusUnauthorized && tok != nil && !refreshed:
+		case resp.StatusCode == statusUnauthorized && tok != nil && !refreshed:
 			// The token may have expired in flight or the hub restarted:
 			// one more try with a new one.
 			drain(resp)
@@ -221,21 +220,21 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // retryAfter reads a Retry-After in seconds, capped at 30 s.
-func retryAfter(resp *http.Response) time.Duration {
+func retryAfter(resp *Response) time.Duration {
 	if s, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil && s > 0 {
 		return min(time.Duration(s)*time.Second, 30*time.Second)
 	}
 	return 0
 }
 
-func drain(resp *http.Response) {
+func drain(resp *Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 }
 
 // errorMessage extracts the server's explanation from an error answer: the
 // "error" (or "message") of a JSON body, or the start of a text body.
-func errorMessage(resp *http.Response) string {
+func errorMessage(resp *Response) string {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	drain(resp)
 	var j struct {
@@ -258,7 +257,7 @@ func errorMessage(resp *http.Response) string {
 }
 
 // redact gives a request's URL without its query.
-func redact(req *http.Request) string {
+func redact(req *Request) string {
 	u := *req.URL
 	u.RawQuery = ""
 	u.User = nil
@@ -271,8 +270,8 @@ func redact(req *http.Request) string {
 // reports the bytes it reads from (Bytes), so a transport that can send a
 // slice as it is (the WebAssembly fetch binding) need not copy it through
 // reads.
-func postBytes(ctx context.Context, url string, b []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, newBytesBody(b))
+func postBytes(ctx context.Context, url string, b []byte) (*Request, error) {
+	req, err := NewRequest(ctx, "POST", url, newBytesBody(b))
 	if err != nil {
 		return nil, err
 	}
@@ -310,14 +309,14 @@ func ErrorCode(err error) (code string, status int) {
 	case errors.Is(err, context.Canceled):
 		return "ABORT", 0
 	case errors.As(err, &he):
-		if he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden {
+		if he.Status == statusUnauthorized || he.Status == statusForbidden {
 			return "AUTH", he.Status
 		}
 		return "HTTP", he.Status
 	case errors.Is(err, ErrVerify):
 		return "VERIFY", 0
 	case errors.Is(err, ErrNotFound):
-		return "NOT_FOUND", http.StatusNotFound
+		return "NOT_FOUND", statusNotFound
 	case errors.As(err, new(*NetworkError)):
 		return "NETWORK", 0
 	}

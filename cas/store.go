@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
@@ -25,11 +24,11 @@ import (
 // any other request's.
 func (c *Client) Query(ctx context.Context, h xethash.Hash) (*shard.Shard, error) {
 	var out *shard.Shard
-	err := c.call(ctx, "dedupe query "+h.String(), scopeWrite, []int{http.StatusNotFound, http.StatusTooManyRequests},
-		func(base string) (*http.Request, error) {
-			return http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/chunks/default/"+h.String(), nil)
-		}, func(resp *http.Response) error {
-			if resp.StatusCode != http.StatusOK {
+	err := c.call(ctx, "dedupe query "+h.String(), scopeWrite, []int{statusNotFound, statusTooManyRequests},
+		func(base string) (*Request, error) {
+			return NewRequest(ctx, "GET", base+"/v1/chunks/default/"+h.String(), nil)
+		}, func(resp *Response) error {
+			if resp.StatusCode != statusOK {
 				return nil
 			}
 			b, err := io.ReadAll(io.LimitReader(resp.Body, shard.MaxSize+1))
@@ -49,9 +48,9 @@ func (c *Client) Query(ctx context.Context, h xethash.Hash) (*shard.Shard, error
 // (and stops reading at one it is sent), so the footer would only cost
 // bytes on the wire.
 func (c *Client) PutXorb(ctx context.Context, b *xorb.Built) error {
-	return c.call(ctx, "upload xorb "+b.Hash.String(), scopeWrite, nil, func(base string) (*http.Request, error) {
+	return c.call(ctx, "upload xorb "+b.Hash.String(), scopeWrite, nil, func(base string) (*Request, error) {
 		return postBytes(ctx, base+"/v1/xorbs/default/"+b.Hash.String(), b.Records())
-	}, func(resp *http.Response) error {
+	}, func(resp *Response) error {
 		var r struct {
 			WasInserted *bool `json:"was_inserted"`
 		}
@@ -65,18 +64,18 @@ func (c *Client) PutXorb(ctx context.Context, b *xorb.Built) error {
 // POST /v1/shards, then and from then on.
 func (c *Client) PutShard(ctx context.Context, b []byte) error {
 	if !c.shardV1.Load() {
-		err := c.call(ctx, "upload shard", scopeWrite, nil, func(base string) (*http.Request, error) {
+		err := c.call(ctx, "upload shard", scopeWrite, nil, func(base string) (*Request, error) {
 			return postBytes(ctx, base+"/v2/shards", b)
 		}, readShardEvents)
 		var he *HTTPError
-		if !errors.As(err, &he) || (he.Status != http.StatusNotFound && he.Status != http.StatusNotImplemented) {
+		if !errors.As(err, &he) || (he.Status != statusNotFound && he.Status != statusNotImplemented) {
 			return err
 		}
 		c.shardV1.Store(true)
 	}
-	return c.call(ctx, "upload shard", scopeWrite, nil, func(base string) (*http.Request, error) {
+	return c.call(ctx, "upload shard", scopeWrite, nil, func(base string) (*Request, error) {
 		return postBytes(ctx, base+"/v1/shards", b)
-	}, func(resp *http.Response) error {
+	}, func(resp *Response) error {
 		var r struct {
 			Result *int `json:"result"`
 		}
@@ -90,7 +89,7 @@ const maxEventLine = 1 << 20
 // readShardEvents reads a /v2/shards answer to its last event: "result" is
 // success, "error" a refusal (retried when the hub says it may pass), and
 // a stream that ends without either was cut short (retried).
-func readShardEvents(resp *http.Response) error {
+func readShardEvents(resp *Response) error {
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 4096), maxEventLine)
 	for sc.Scan() {

@@ -1,3 +1,5 @@
+//go:build !js
+
 package cas_test
 
 import (
@@ -27,7 +29,7 @@ func TestTokenRefresh(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	clientNow := hubNow
-	c := &cas.Client{Hub: srv.URL, Repo: "a/b", Token: "u", HTTP: srv.Client(), RetryDelay: time.Millisecond}
+	c := &cas.Client{Hub: srv.URL, Repo: "a/b", Token: "u", HTTP: cas.HTTPClient(srv.Client()), RetryDelay: time.Millisecond}
 	var u pipeline.Uploader
 	cas.SetClock(c, func() time.Time { return clientNow })
 	data := []byte("some file content")

@@ -202,7 +202,7 @@ func TestPreuploadOIDs(t *testing.T) {
 // through Xet when it is binary) and returns what the client reports.
 func (th *testHub) commitFile(repo, path string, data []byte) *hubclient.Committed {
 	th.t.Helper()
-	c := &hubclient.Client{Client: cas.Client{Hub: th.srv.URL, Repo: repo, Token: userToken, HTTP: th.srv.Client()}}
+	c := &hubclient.Client{Client: cas.Client{Hub: th.srv.URL, Repo: repo, Token: userToken, HTTP: cas.HTTPClient(th.srv.Client())}}
 	res, err := c.Commit(context.Background(), []hubclient.RepoFile{
 		{Path: path, Source: pipeline.Source{Name: path, Size: int64(len(data)), Open: bytesOpener(data)}},
 	}, hubclient.CommitOptions{})
@@ -349,7 +349,7 @@ func TestLFSTransfers(t *testing.T) {
 			if want := xethash.File(entries).String(); hdr.Get("X-Xet-Hash") != want {
 				t.Fatalf("xet hash %q, want %s", hdr.Get("X-Xet-Hash"), want)
 			}
-			cl := &hubclient.Client{Client: cas.Client{Hub: th.srv.URL, Repo: "alice/m", Token: userToken, HTTP: th.srv.Client()}}
+			cl := &hubclient.Client{Client: cas.Client{Hub: th.srv.URL, Repo: "alice/m", Token: userToken, HTTP: cas.HTTPClient(th.srv.Client())}}
 			var got bytes.Buffer
 			if _, err := cl.DownloadPath(context.Background(), path, &got, nil); err != nil || !bytes.Equal(got.Bytes(), data) {
 				t.Fatalf("download through CAS: %v (%d bytes)", err, got.Len())

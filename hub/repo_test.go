@@ -144,7 +144,7 @@ func countFiles(t *testing.T, dir string) int {
 func TestCommitRefusals(t *testing.T) {
 	dir := t.TempDir()
 	th := newHub(t, hub.Config{Dir: dir, ReadUserToken: "hf_reader"})
-	c := &hubclient.Client{Client: cas.Client{Hub: th.srv.URL, Repo: "alice/m", Token: userToken, HTTP: th.srv.Client()}}
+	c := &hubclient.Client{Client: cas.Client{Hub: th.srv.URL, Repo: "alice/m", Token: userToken, HTTP: cas.HTTPClient(th.srv.Client())}}
 	data := randomData(5, 300<<10)
 	done, err := c.Commit(context.Background(), []hubclient.RepoFile{{Path: "w.bin", Source: pipeline.Source{Name: "w.bin", Size: int64(len(data)),
 		Open: func() (io.Reader, error) { return bytes.NewReader(data), nil }}}}, hubclient.CommitOptions{})

@@ -1,3 +1,5 @@
+//go:build !js
+
 package hubclient_test
 
 import (
@@ -34,7 +36,7 @@ func TestClientErrorsAreNotRetried(t *testing.T) {
 	_, srv := startHub(t, hub.Config{})
 	rt := &counting{next: srv.Client().Transport}
 	c := newClient(srv)
-	c.HTTP = &http.Client{Transport: rt}
+	c.HTTP = cas.HTTPClient(&http.Client{Transport: rt})
 	c.Token = "hf_wrong"
 	_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", []byte("hello"))})
 	var he *cas.HTTPError
@@ -55,7 +57,7 @@ func TestClientGivesUpAfterRetries(t *testing.T) {
 	_, srv := startHub(t, hub.Config{Faults: hub.Faults{First: 100, Kinds: []hub.FaultKind{hub.Fault5xx}}})
 	rt := &counting{next: srv.Client().Transport}
 	c := newClient(srv)
-	c.HTTP = &http.Client{Transport: rt}
+	c.HTTP = cas.HTTPClient(&http.Client{Transport: rt})
 	c.Retries = 3
 	_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", []byte("hello"))})
 	var he *cas.HTTPError
@@ -299,8 +301,8 @@ type gatedTransport struct {
 	requests atomic.Int32
 }
 
-func (g *gatedTransport) Do(req *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultClient.Do(req)
+func (g *gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err == nil && strings.Contains(req.URL.Path, "/_xetkit/xorbs/") && !strings.HasPrefix(req.Header.Get("Range"), "bytes=-") {
 		g.requests.Add(1)
 		resp.Body = &gatedBody{ReadCloser: resp.Body, left: g.gate, open: g.open}
@@ -367,7 +369,7 @@ func TestLargeRangesStreamInPieces(t *testing.T) {
 		out := &openingWriter{n: 6 << 20, open: make(chan struct{})}
 		g := &gatedTransport{gate: 12 << 20, open: out.open}
 		d := newClient(srv)
-		d.HTTP = g
+		d.HTTP = cas.HTTPClient(&http.Client{Transport: g})
 		d.Retries = 0
 		if _, err := d.DownloadPath(context.Background(), "big.bin", out, r); err != nil {
 			t.Fatalf("range %v: %v", r, err)
@@ -398,8 +400,8 @@ type failingReader struct{ err error }
 
 func (r failingReader) Read([]byte) (int, error) { return 0, r.err }
 
-func (m *midwayFaults) Do(req *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultClient.Do(req)
+func (m *midwayFaults) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil || !strings.Contains(req.URL.Path, "/_xetkit/xorbs/") || strings.HasPrefix(req.Header.Get("Range"), "bytes=-") {
 		return resp, err
 	}
@@ -433,7 +435,7 @@ func TestLargeRangeResumesAtItsPiece(t *testing.T) {
 	srv, data := hubWithOneXorb(t, 22)
 	m := &midwayFaults{cut: 15 << 20, flip: 1 << 20, ranges: make(chan string, 8)}
 	d := newClient(srv)
-	d.HTTP = m
+	d.HTTP = cas.HTTPClient(&http.Client{Transport: m})
 	if got := downloadPath(t, d, "big.bin", nil); !bytes.Equal(got, data) {
 		t.Fatal("the download differs")
 	}

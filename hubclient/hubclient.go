@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/internal/repopath"
@@ -144,7 +143,7 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 		CommitOid string `json:"commitOid"`
 		CommitURL string `json:"commitUrl"`
 	}
-	err = c.HubCall(ctx, "commit", http.MethodPost, u, "application/x-ndjson", body.Bytes(), nil, func(resp *http.Response) error {
+	err = c.HubCall(ctx, "commit", "POST", u, "application/x-ndjson", body.Bytes(), nil, func(resp *cas.Response) error {
 		return cas.DecodeJSON(resp, &out)
 	})
 	if err != nil {
@@ -266,7 +265,7 @@ func (c *Client) preupload(ctx context.Context, files []RepoFile) (map[string]bo
 				UploadMode string `json:"uploadMode"`
 			} `json:"files"`
 		}
-		if err := c.HubCall(ctx, "preupload", http.MethodPost, u, "application/json", body, nil, func(resp *http.Response) error {
+		if err := c.HubCall(ctx, "preupload", "POST", u, "application/json", body, nil, func(resp *cas.Response) error {
 			return cas.DecodeJSON(resp, &out)
 		}); err != nil {
 			return nil, err

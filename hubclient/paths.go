@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -40,9 +39,9 @@ func (c *Client) Resolve(ctx context.Context, path string) (*RepoFileInfo, error
 	if err != nil {
 		return nil, err
 	}
-	hdr := http.Header{"Accept": {"application/vnd.xet-fileinfo+json"}, "Range": {"bytes=0-0"}}
+	hdr := cas.Header{"Accept": {"application/vnd.xet-fileinfo+json"}, "Range": {"bytes=0-0"}}
 	info := &RepoFileInfo{Path: path}
-	err = c.HubCall(ctx, "resolve "+path, http.MethodGet, u, "", nil, hdr, func(resp *http.Response) error {
+	err = c.HubCall(ctx, "resolve "+path, "GET", u, "", nil, hdr, func(resp *cas.Response) error {
 		h := resp.Header
 		info.Commit = h.Get("X-Repo-Commit")
 		info.ETag = strings.Trim(cmp.Or(h.Get("X-Linked-ETag"), h.Get("ETag")), `"`)
@@ -58,7 +57,7 @@ func (c *Client) Resolve(ctx context.Context, path string) (*RepoFileInfo, error
 		}
 		if size, ok := cas.ContentRangeSize(h.Get("Content-Range")); ok {
 			info.Size = size
-		} else if resp.StatusCode == http.StatusOK && resp.ContentLength >= 0 {
+		} else if resp.StatusCode == 200 && resp.ContentLength >= 0 {
 			info.Size = resp.ContentLength
 		} else {
 			return fmt.Errorf("resolve %s: the hub gave no size", path)
@@ -74,7 +73,7 @@ func (c *Client) Resolve(ctx context.Context, path string) (*RepoFileInfo, error
 // notFound turns the hub's EntryNotFound into cas.ErrNotFound.
 func notFound(err error, path string) error {
 	var he *cas.HTTPError
-	if errors.As(err, &he) && he.Status == http.StatusNotFound && he.Code == "EntryNotFound" {
+	if errors.As(err, &he) && he.Status == 404 && he.Code == "EntryNotFound" {
 		return fmt.Errorf("%s: %w (%s)", path, cas.ErrNotFound, he.Message)
 	}
 	return err
@@ -124,7 +123,7 @@ func (c *Client) DownloadPath(ctx context.Context, path string, w io.Writer, rng
 		return 0, err
 	}
 	var b []byte
-	err = c.HubCall(ctx, "download "+path, http.MethodGet, u, "", nil, nil, func(resp *http.Response) error {
+	err = c.HubCall(ctx, "download "+path, "GET", u, "", nil, nil, func(resp *cas.Response) error {
 		var err error
 		b, err = io.ReadAll(io.LimitReader(resp.Body, maxInline+1))
 		return err
@@ -204,7 +203,7 @@ func (c *Client) ListFiles(ctx context.Context, dir string, recursive bool) ([]R
 		}
 		var page []RepoEntry
 		next := ""
-		err := c.HubCall(ctx, "list files", http.MethodGet, u, "", nil, http.Header{"Accept": {"application/json"}}, func(resp *http.Response) error {
+		err := c.HubCall(ctx, "list files", "GET", u, "", nil, cas.Header{"Accept": {"application/json"}}, func(resp *cas.Response) error {
 			next = nextLink(resp.Header.Get("Link"))
 			return cas.DecodeJSON(resp, &page)
 		})

@@ -1,3 +1,5 @@
+//go:build !js
+
 package hubclient_test
 
 import (
@@ -63,7 +65,7 @@ func startHubBehind(t *testing.T, front func(w http.ResponseWriter, r *http.Requ
 
 func newClient(srv *httptest.Server) *hubclient.Client {
 	return &hubclient.Client{Client: cas.Client{Hub: srv.URL, Repo: "alice/data", RepoType: "dataset", Token: userToken,
-		HTTP: srv.Client(), RetryDelay: time.Millisecond}}
+		HTTP: cas.HTTPClient(srv.Client()), RetryDelay: time.Millisecond}}
 }
 
 func randomBytes(seed uint64, n int) []byte {
