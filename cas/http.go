@@ -132,6 +132,13 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 			req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 		}
 		resp, err := c.httpClient().Do(req)
+		if err == nil {
+			// What the handlers rely on, whatever the Doer filled in.
+			resp.Request = req
+			if resp.Body == nil {
+				resp.Body = noBody
+			}
+		}
 		switch {
 		case err != nil:
 			if ctx.Err() != nil {

@@ -75,3 +75,32 @@ func TestNewRequestBodies(t *testing.T) {
 		t.Error("a URL that does not parse made a request")
 	}
 }
+
+// doerFunc is a Doer written as a function.
+type doerFunc func(*Request) (*Response, error)
+
+func (f doerFunc) Do(r *Request) (*Response, error) { return f(r) }
+
+// A Doer need fill in only the status, header and body it has: the client
+// gives the handlers the request answered and an empty body.
+func TestBareDoerAnswers(t *testing.T) {
+	c := &Client{HTTP: doerFunc(func(r *Request) (*Response, error) {
+		if r.Header.Get("Authorization") != "Bearer u" || r.Method != "POST" || r.ContentLength != 2 {
+			t.Errorf("request %s %v, %d bytes", r.Method, r.Header, r.ContentLength)
+		}
+		return &Response{StatusCode: 204}, nil
+	})}
+	err := c.HubCall(context.Background(), "op", "POST", "http://h/x", "", []byte("ab"), Header{"Authorization": {"Bearer u"}}, func(resp *Response) error {
+		if resp.Request == nil || resp.Request.URL.Path != "/x" {
+			t.Errorf("answer's request %+v", resp.Request)
+		}
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || len(b) != 0 {
+			t.Errorf("body %q, %v", b, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
