@@ -38,5 +38,5 @@ func (n netHTTP) Do(r *Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Response{StatusCode: resp.StatusCode, Header: Header(resp.Header), ContentLength: resp.ContentLength, Body: resp.Body, Request: r}, nil
+	return &Response{StatusCode: resp.StatusCode, Header: Header(resp.Header), ContentLength: resp.ContentLength, Body: resp.Body}, nil
 }

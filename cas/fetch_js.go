@@ -118,7 +118,7 @@ func (t *FetchTransport) Do(req *Request) (resp *Response, err error) {
 	if b := res.Get("body"); b.Type() == js.TypeObject && !b.IsNull() {
 		body = newFetchBody(ctx, b, ac)
 	}
-	return &Response{StatusCode: status, Header: header, ContentLength: length, Body: body, Request: req}, nil
+	return &Response{StatusCode: status, Header: header, ContentLength: length, Body: body}, nil
 }
 
 // body returns the request body as a Blob (or a Uint8Array where there is

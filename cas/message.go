@@ -75,15 +75,16 @@ func (r *Request) Context() context.Context {
 	return r.ctx
 }
 
-// Response is the answer to a Request. Body is never nil; the caller
-// closes it.
+// Response is the answer to a Request. A Doer fills in what it got; the
+// client then sets Request, and an empty Body where there was none, before
+// its handlers see it. The caller closes Body.
 type Response struct {
 	StatusCode int
 	Header     Header
 	// ContentLength is the body's length, -1 when unknown.
 	ContentLength int64
 	Body          io.ReadCloser
-	// Request is the request answered.
+	// Request is the request answered (set by the client, not the Doer).
 	Request *Request
 }
 
