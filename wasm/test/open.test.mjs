@@ -1,0 +1,131 @@
+// xk.open: a file opened lazily by path is a Blob-like object whose reads
+// fetch only the chunks under them, each checked: slices, arrayBuffer,
+// bytes, text and stream give the file's bytes; the start of a large file
+// moves little xorb data (counted by the hub); a range damaged on the hub
+// rejects with VERIFY and gives no byte.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { load } from "../xetkit.js";
+import { hubWithFile, randomBytes } from "./helpers.mjs";
+
+const token = "hf_open";
+const repo = "alice/open";
+
+const stats = async (server) => (await fetch(server.url + "_xetkit/stats")).json();
+
+async function readAll(stream) {
+  const parts = [];
+  let n = 0, biggest = 0;
+  for await (const p of stream) { parts.push(p); n += p.length; biggest = Math.max(biggest, p.length); }
+  return { bytes: Buffer.concat(parts, n), biggest };
+}
+
+test("open: slices and reads give the file's bytes, lazily", { timeout: 120_000 }, async (t) => {
+  const data = randomBytes((3 << 20) + 4321, 11);
+  const { server, hub } = await hubWithFile(t, { token, repo, name: "f.bin", data });
+  const xk = await load({ workers: 0 });
+  t.after(() => xk.close());
+
+  const before = await stats(server);
+  const f = await xk.open({ path: "f.bin" }, hub);
+  assert.equal(f.size, data.length);
+  assert.equal(f.type, "");
+  assert.equal(f.path, "f.bin");
+  assert.match(f.hash, /^[0-9a-f]{64}$/);
+  const s = f.slice(1000, 2000, "Text/Plain");
+  const ss = s.slice(-100, undefined);
+  assert.deepEqual([s.size, s.type, ss.size, ss.type], [1000, "text/plain", 100, ""]);
+  assert.equal(f.slice(-10).size, 10);
+  assert.equal(f.slice(10, 5).size, 0);
+  assert.equal(f.slice(data.length + 5).size, 0);
+  assert.equal((await stats(server)).xorbBytesServed, before.xorbBytesServed, "opening and slicing fetch no xorb bytes");
+
+  assert.deepEqual(new Uint8Array(await s.arrayBuffer()), data.subarray(1000, 2000));
+  assert.deepEqual(await ss.bytes(), data.subarray(1900, 2000));
+  assert.deepEqual(await f.slice(5, 5).bytes(), new Uint8Array(0));
+  // Random slices, small (through the kept windows) and large (streamed).
+  let seed = 3;
+  const next = (n) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+  for (let i = 0; i < 30; i++) {
+    const a = next(data.length);
+    const b = a + (i % 5 === 0 ? next(data.length - a + 1) : next(Math.min(70_000, data.length - a + 1)));
+    assert.deepEqual(await f.slice(a, b).bytes(), data.subarray(a, b), `slice [${a}, ${b})`);
+  }
+  const whole = await readAll(f.stream());
+  assert.ok(whole.bytes.equals(data), "stream() of the whole file");
+  assert.ok(whole.biggest <= 1 << 20, `stream pieces are at most 1 MiB, got ${whole.biggest}`);
+  const part = await readAll(f.slice(123, 456_789).stream());
+  assert.ok(part.bytes.equals(Buffer.from(data.subarray(123, 456_789))));
+  // A cancelled stream stops and leaves the file readable.
+  const reader = f.stream().getReader();
+  await reader.read();
+  await reader.cancel();
+  assert.equal(await f.slice(100, 300).text(), new TextDecoder().decode(data.subarray(100, 300)));
+
+  await assert.rejects(xk.open({ path: "none.bin" }, hub), (e) => e.code === "NOT_FOUND");
+  await assert.rejects(xk.open("f.bin", hub), (e) => e.code === "TYPE");
+  await assert.rejects(xk.open({ path: "f.bin" }, { hub: hub.hub, token }), (e) => e.code === "TYPE");
+});
+
+test("open: the first 100 KiB of a 256 MiB file move < 2 MiB of xorb data, and reads near them none", { timeout: 300_000 }, async (t) => {
+  const size = 256 << 20;
+  const data = randomBytes(size, 12);
+  const { server, hub } = await hubWithFile(t, { token, repo, name: "big.bin", data });
+  const xk = await load({ workers: 0 });
+  t.after(() => xk.close());
+  const terms = await xk.fileTerms((await xk.open({ path: "big.bin" }, hub)).hash, hub);
+  const xorbs = new Set(terms.map((x) => x.xorb)).size;
+  assert.ok(xorbs >= 4, `the file spans ${xorbs} xorbs`);
+
+  const f = await xk.open({ path: "big.bin" }, hub);
+  const before = await stats(server);
+  const head = await f.slice(0, 100 << 10).bytes();
+  assert.deepEqual(head, data.subarray(0, 100 << 10));
+  const moved = (await stats(server)).xorbBytesServed - before.xorbBytesServed;
+  t.diagnostic(`first 100 KiB of ${size >> 20} MiB in ${xorbs} xorbs: ${moved} xorb bytes served`);
+  assert.ok(moved < 2 << 20, `${moved} xorb bytes for 100 KiB`);
+
+  // A header read field by field: nothing more fetched.
+  const mid = await stats(server);
+  const len = new DataView(await f.slice(0, 8).arrayBuffer()).getBigUint64(0, true);
+  assert.equal(len, new DataView(data.buffer, 0, 8).getBigUint64(0, true));
+  for (let off = 8; off < 200_000; off += 4099) assert.deepEqual(await f.slice(off, off + 16).bytes(), data.subarray(off, off + 16));
+  const after = await stats(server);
+  assert.equal(after.xorbBytesServed, mid.xorbBytesServed, "reads inside the kept windows fetch nothing");
+  assert.equal(after.reconstructions, mid.reconstructions);
+
+  // The last bytes, in another xorb: again a small range.
+  const tail = await f.slice(-5000).bytes();
+  assert.deepEqual(tail, data.subarray(size - 5000));
+  const last = (await stats(server)).xorbBytesServed - after.xorbBytesServed;
+  assert.ok(last < 2 << 20, `${last} xorb bytes for the last 5000 bytes`);
+});
+
+test("open: a range damaged on the hub rejects with VERIFY, and only reads over it do", { timeout: 120_000 }, async (t) => {
+  const data = randomBytes(3 << 20, 13);
+  const { server, hub } = await hubWithFile(t, { token, repo, name: "victim.bin", data });
+  const xk = await load({ workers: 0 });
+  t.after(() => xk.close());
+  // Damage at rest: one byte inside the xorb's first chunk record.
+  const dir = join(server.data, "xorbs");
+  let flipped = 0;
+  for (const name of readdirSync(dir, { recursive: true })) {
+    const p = join(dir, name);
+    let b;
+    try { b = readFileSync(p); } catch { continue; }
+    if (b.length < (2 << 20)) continue;
+    b[1000] ^= 0xff;
+    writeFileSync(p, b);
+    flipped++;
+  }
+  assert.equal(flipped, 1, "found the xorb to damage");
+  const f = await xk.open({ path: "victim.bin" }, hub);
+  for (const read of [() => f.slice(0, 100).bytes(), () => f.slice(10, 20).text(), () => f.arrayBuffer()]) {
+    await assert.rejects(read(), (e) => e.name === "XetkitError" && e.code === "VERIFY");
+  }
+  await assert.rejects(readAll(f.slice(0, 2 << 20).stream()), (e) => e.code === "VERIFY");
+  // Bytes far from the damage are still given, checked.
+  assert.deepEqual(await f.slice(2 << 20, (2 << 20) + 1000).bytes(), data.subarray(2 << 20, (2 << 20) + 1000));
+});
