@@ -211,8 +211,10 @@ func (f *File) fetch(ctx context.Context, first int64, run []*window, size int64
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err == nil && n < end-start {
-		f.size = start + n // an unknown size: a short range ends at the file's end
+	if err == nil && n < end-start && (n > 0 || start == 0) {
+		// An unknown size: a short range that starts inside the file ends
+		// at its end. (One that starts past the end only bounds it.)
+		f.size = start + n
 	}
 	for i, w := range run {
 		if err != nil {
@@ -291,6 +293,7 @@ func (f *File) WriteRange(ctx context.Context, w io.Writer, start, end int64) (i
 		}
 	}
 	if pos < end {
+		from := pos
 		n, err := f.read(ctx, w, Range{Start: pos, End: end})
 		pos += n
 		if err != nil {
@@ -298,8 +301,8 @@ func (f *File) WriteRange(ctx context.Context, w io.Writer, start, end int64) (i
 		}
 		f.mu.Lock()
 		size := f.size
-		if size < 0 && pos < end {
-			f.size = pos // an unknown size: a short range ends at the file's end
+		if size < 0 && pos < end && (n > 0 || from == 0) {
+			f.size = pos // as in fetch: a short range that starts inside the file ends at its end
 		}
 		f.mu.Unlock()
 		if size >= 0 && pos != end {

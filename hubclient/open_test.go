@@ -155,6 +155,10 @@ func TestOpenByHashUnknownSize(t *testing.T) {
 		t.Fatalf("size %d before any read, want -1", f.Size())
 	}
 	p := make([]byte, 200<<10)
+	// Past the end: nothing, and the size is still unknown.
+	if n, err := f.ReadAt(p[:100], size+3*cas.FileWindow); n != 0 || err != io.EOF || f.Size() != -1 {
+		t.Fatalf("read past the end: %d, %v, size %d", n, err, f.Size())
+	}
 	n, err := f.ReadAt(p, size-1000)
 	if n != 1000 || err != io.EOF || !bytes.Equal(p[:n], data[size-1000:]) {
 		t.Fatalf("read over the end: %d, %v", n, err)

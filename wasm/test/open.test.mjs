@@ -67,6 +67,12 @@ test("open: slices and reads give the file's bytes, lazily", { timeout: 120_000 
   await reader.cancel();
   assert.equal(await f.slice(100, 300).text(), new TextDecoder().decode(data.subarray(100, 300)));
 
+  // A small text file the hub keeps in git reads the same way.
+  await xk.upload([{ path: "notes.txt", content: "small notes, kept in git\n" }], hub);
+  const notes = await xk.open({ path: "notes.txt" }, hub);
+  assert.equal(notes.hash, null);
+  assert.equal(await notes.slice(6).text(), "notes, kept in git\n");
+
   await assert.rejects(xk.open({ path: "none.bin" }, hub), (e) => e.code === "NOT_FOUND");
   await assert.rejects(xk.open("f.bin", hub), (e) => e.code === "TYPE");
   await assert.rejects(xk.open({ path: "f.bin" }, { hub: hub.hub, token }), (e) => e.code === "TYPE");
