@@ -155,3 +155,44 @@ test("open: a range damaged on the hub rejects with VERIFY, and only reads over 
   // Bytes far from the damage are still given, checked.
   assert.deepEqual(await f.slice(2 << 20, (2 << 20) + 1000).bytes(), data.subarray(2 << 20, (2 << 20) + 1000));
 });
+
+test("open under faults on every kind of answer: right bytes or an error with a code", { timeout: 180_000 }, async (t) => {
+  const data = randomBytes((2 << 20) + 777, 14);
+  const dir = tempDir(t);
+  const store = join(dir, "hub");
+  {
+    const clean = await startServer({ token, data: store });
+    try {
+      writeFileSync(join(dir, "f.bin"), data);
+      execFileSync(bin, ["upload", "--hub", clean.origin, "--repo", repo, "--token", token, "--quiet", join(dir, "f.bin")]);
+    } finally {
+      await clean.stop();
+    }
+  }
+  const faulty = await startServer({ token, data: store, faults: "loop:flip,ok,cut,ok,ok,drop,ok,flip,ok,5xx,ok,lost,ok,ok" });
+  t.after(faulty.stop);
+  const xk = await load({ workers: 0 });
+  t.after(() => xk.close());
+  const hub = { hub: faulty.origin, repo, token, retries: 3, retryDelayMs: 1 };
+  let seed = 5;
+  const next = (n) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+  const outcome = { right: 0, error: 0 };
+  for (let i = 0; i < 40; i++) {
+    try {
+      // A fresh file now and then, so that reads miss the kept windows.
+      const f = await xk.open({ path: "f.bin" }, hub);
+      const a = next(data.length);
+      const b = a + 1 + next(Math.min(i % 4 === 0 ? 3 << 20 : 50_000, data.length - a));
+      const got = i % 3 === 0 ? (await readAll(f.slice(a, b).stream())).bytes : await f.slice(a, b).bytes();
+      assert.ok(Buffer.from(got).equals(Buffer.from(data.subarray(a, b))), `read ${i} [${a}, ${b}): wrong bytes reported as success`);
+      outcome.right++;
+    } catch (e) {
+      if (e instanceof assert.AssertionError) throw e;
+      assert.ok(e.code && e.code !== "INTERNAL", `read ${i}: ${e.code}: ${e.message}`);
+      outcome.error++;
+    }
+  }
+  const stats = await (await fetch(faulty.url + "_xetkit/stats")).json();
+  t.diagnostic(`40 lazy reads under faults: ${outcome.right} right, ${outcome.error} errors, 0 wrong; ${stats.faultsInjected} faults`);
+  assert.ok(outcome.right > 0 && stats.faultsInjected >= 40);
+});
