@@ -1183,14 +1183,16 @@ class LazyBlob {
   }
 
   async bytes() {
-    let whole = null;
-    const parts = [];
-    const n = await this.#read({ onData: (b) => { parts.push(b); }, onSize: (k) => (whole = new Uint8Array(k)) });
-    if (whole) return n === whole.length ? whole : whole.slice(0, n);
-    const out = new Uint8Array(n);
-    let at = 0;
-    for (const p of parts) { out.set(p, at); at += p.length; }
-    return out;
+    let whole;
+    try {
+      whole = new Uint8Array(this.size); // Go writes straight into it
+    } catch (e) {
+      throw new XetkitError(`read: ${this.size} bytes do not fit in one array here (${e?.message ?? e}): read slices, or stream()`, "RANGE");
+    }
+    let elsewhere = false; // bytes not written into whole: Go was told another size
+    const n = await this.#read({ onData: () => { elsewhere = true; }, onSize: (k) => (k === whole.length ? whole : undefined) });
+    if (elsewhere || n !== whole.length) throw new XetkitError(`read: ${n} bytes read, ${whole.length} expected`, "INTERNAL");
+    return whole;
   }
 
   async arrayBuffer() {
