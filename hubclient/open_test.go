@@ -41,7 +41,13 @@ func openFixture(t *testing.T, n, xorbSize int, front func(w http.ResponseWriter
 // bounded number of xorb bytes, and reads near it move none.
 func TestOpenReadsOnlyWhatItNeeds(t *testing.T) {
 	const size = 40 << 20
-	h, c, data := openFixture(t, size, 8<<20, nil)
+	var footers atomic.Int64 // footer requests: suffix ranges of xorbs
+	h, c, data := openFixture(t, size, 8<<20, func(_ http.ResponseWriter, r *http.Request, _ *hub.Hub) bool {
+		if strings.HasPrefix(r.URL.Path, "/_xetkit/xorbs/") && strings.HasPrefix(r.Header.Get("Range"), "bytes=-") {
+			footers.Add(1)
+		}
+		return false
+	})
 	ctx := context.Background()
 	f, info, err := c.Open(ctx, "big.bin")
 	if err != nil {
@@ -88,6 +94,20 @@ func TestOpenReadsOnlyWhatItNeeds(t *testing.T) {
 	}
 	if moved, recon := h.Stats().XorbBytesServed-before, h.Stats().Reconstructions-reconstructions; moved != 0 || recon != 0 {
 		t.Errorf("small reads inside a kept window: %d xorb bytes, %d reconstructions; want none", moved, recon)
+	}
+	// A read elsewhere: the file's chunk list was checked by the first
+	// read and is kept, so only the range's reconstruction, its chunks
+	// and the footer of its xorb are fetched.
+	before, reconstructions, footersBefore := h.Stats().XorbBytesServed, h.Stats().Reconstructions, footers.Load()
+	var b [100]byte
+	off := int64(size / 2)
+	if _, err := f.ReadAt(b[:], off); err != nil || !bytes.Equal(b[:], data[off:off+100]) {
+		t.Fatalf("read at %d: %v or wrong bytes", off, err)
+	}
+	moved, recon, footerReqs := h.Stats().XorbBytesServed-before, h.Stats().Reconstructions-reconstructions, footers.Load()-footersBefore
+	t.Logf("100 bytes in the middle: %d xorb bytes served, %d reconstructions, %d footer requests", moved, recon, footerReqs)
+	if recon != 1 || footerReqs > 2 || moved > cas.FileWindow+256<<10+64<<10 {
+		t.Errorf("a read elsewhere: %d reconstructions, %d footer requests, %d xorb bytes; want 1, at most 2 (one xorb's), at most a window and a footer", recon, footerReqs, moved)
 	}
 }
 
