@@ -495,7 +495,7 @@ async function showPeek(conn, entry) {
     const parts = [el("h3.xf-terms-title", `Inside ${entry.path}`)];
     let header = null;
     if (/\.safetensors$/i.test(entry.path)) header = await safetensorsHeader(f, bytesOf);
-    parts.push(el("p.xf-terms-sum.xf-peek-sum", `Read ${num(read)} bytes of the file's ${num(f.size)} (${sbytes(f.size)}), every chunk under them checked; nothing else was fetched.`));
+    parts.push(el("p.xf-terms-sum.xf-peek-sum", `Read ${num(read)} bytes of the file's ${num(f.size)} (${sbytes(f.size)}), every chunk under them checked; the rest of the file was not downloaded.`));
     if (header) parts.push(header);
     parts.push(el("figure.xf-peek-fig",
       el("figcaption.muted", `The first ${num(head.length)} bytes`),

@@ -120,6 +120,9 @@ async function transfer(xk: Xetkit, file: File): Promise<void> {
   const first: Uint8Array = await lazy.slice(-100).bytes();
   const pieces: ReadableStream<Uint8Array> = lazy.stream();
   const fileHash: string | null = lazy.hash;
+  // Code typed to read a Blob takes it as it is.
+  const readsBlobs = async (b: Blob): Promise<number> => (await b.slice(0, 4).arrayBuffer()).byteLength;
+  await readsBlobs(lazy);
   console.log(lazy.size, lazy.type, lazy.path, head.size, json.length, first.length, pieces.locked, fileHash);
 }
 void transfer;
