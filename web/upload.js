@@ -532,9 +532,10 @@ async function safetensorsHeader(f, bytesOf) {
   if (f.size < 8) throw new Error(`not a safetensors file: ${f.size} bytes, the header length alone takes 8 (offset 0)`);
   const lenBytes = await bytesOf(f.slice(0, 8));
   const len = new DataView(lenBytes.buffer, lenBytes.byteOffset, 8).getBigUint64(0, true);
-  if (len > BigInt(Math.min(MAX_HEADER, f.size - 8))) {
+  if (len > BigInt(f.size - 8)) {
     throw new Error(`not a safetensors file: the header length at offset 0 says ${len} bytes, the file has ${f.size - 8} after it`);
   }
+  if (len > BigInt(MAX_HEADER)) throw new Error(`the header length at offset 0 says ${len} bytes, more than the ${sbytes(MAX_HEADER)} this page reads`);
   const n = Number(len);
   let json;
   try {
