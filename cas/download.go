@@ -94,15 +94,18 @@ func (c *Client) DownloadSized(ctx context.Context, file xethash.Hash, size int6
 		// chunks make up the range, and where in them it starts, is the
 		// server's word: check it against the whole file's reconstruction,
 		// itself checked against the file hash through the footers.
-		full, err := c.reconstruction(ctx, file, nil)
-		if err != nil {
-			return 0, err
-		}
-		whole := c.newDownloader(ctx, file, nil, full)
-		whole.footers, whole.ends = d.footers, d.ends // fetched once for both
-		seq, err := whole.chunkSequence()
-		if err != nil {
-			return 0, fmt.Errorf("download %s: %w", file, err)
+		seq := checkedChunks(ctx, file) // kept by a File from its first read (open.go)
+		if seq == nil {
+			full, err := c.reconstruction(ctx, file, nil)
+			if err != nil {
+				return 0, err
+			}
+			whole := c.newDownloader(ctx, file, nil, full)
+			whole.footers, whole.ends = d.footers, d.ends // fetched once for both
+			if seq, err = whole.chunkSequence(); err != nil {
+				return 0, fmt.Errorf("download %s: %w", file, err)
+			}
+			keepCheckedChunks(ctx, file, seq)
 		}
 		if err := checkRangePlan(p, seq, *rng); err != nil {
 			return 0, fmt.Errorf("download %s: %w: %v", file, ErrVerify, err)

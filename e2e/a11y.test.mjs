@@ -4,23 +4,13 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { setup, pageTest, plainFiles, tourViewer, root, makePageFiles, uploadThroughPanel } from "./helpers.mjs";
+import { setup, pageTest, plainFiles, tourViewer, makePageFiles, uploadThroughPanel, axeFindings as findings } from "./helpers.mjs";
 
 const token = "hf_a11y";
-const axePath = join(root, "node_modules", "axe-core", "axe.min.js");
 const env = {};
 before(async () => { Object.assign(env, await setup({ token })); });
 after(async () => { await env.stop?.(); });
 
-// findings runs axe-core on the page as it is; returns "where: rule (impact) on target" lines.
-async function findings(page, where) {
-  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.addScriptTag({ path: axePath });
-  const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ["violations"] })).violations
-    .filter((v) => v.impact === "critical" || v.impact === "serious")
-    .map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) })));
-  return violations.map((v) => `${where}: ${v.id} (${v.impact}: ${v.help}) on ${v.targets.join(", ")}`);
-}
 
 for (const [label, width, height] of [["desktop", 1280, 800], ["phone", 390, 844]]) {
   test(`axe-core finds nothing critical or serious at ${width}×${height}`, { timeout: 240_000 }, pageTest(env, async (page) => {
@@ -37,6 +27,8 @@ for (const [label, width, height] of [["desktop", 1280, 800], ["phone", 390, 844
     await page.waitForFunction(() => document.querySelector("#repo-files")?.dataset.state === "done");
     await page.locator(".xf-terms-btn").first().click();
     await page.waitForFunction(() => document.querySelector("#repo-terms")?.dataset.state === "done");
+    await page.locator(".xf-peek-btn").first().click();
+    await page.waitForFunction(() => document.querySelector("#repo-peek")?.dataset.state === "done");
     found.push(...await findings(page, `${label} repository`));
     assert.deepEqual(found, []);
   }, { width, height }, { allowConsole: /Failed to load resource: the server responded with a status of 404/ }));

@@ -252,6 +252,20 @@ export async function allRows(page, label) {
 
 // ---- upload and download through the page (e2e/upload*.test.mjs) ----
 
+/**
+ * Runs axe-core on the page as it is; returns its critical and serious
+ * findings as "where: rule (impact) on target" lines.
+ */
+export async function axeFindings(page, where) {
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) {
+    await page.addScriptTag({ path: join(root, "node_modules", "axe-core", "axe.min.js") });
+  }
+  const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ["violations"] })).violations
+    .filter((v) => v.impact === "critical" || v.impact === "serious")
+    .map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) })));
+  return violations.map((v) => `${where}: ${v.id} (${v.impact}: ${v.help}) on ${v.targets.join(", ")}`);
+}
+
 /** The hub's byte counters (GET /_xetkit/stats). */
 export async function hubStats(url) {
   const r = await fetch(new URL("/_xetkit/stats", url));

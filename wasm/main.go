@@ -127,6 +127,7 @@ func main() {
 	exportFormats(api)
 	exportEncode(api) // encode.go: encodeChunks, the workers' op
 	exportUpload(api) // upload.go: uploadFiles, downloadFile
+	exportOpen(api)   // open.go: openFile, readFile, closeFile
 	// selfTestPanic(kind) panics on purpose, so the test suite can prove that
 	// a panic comes back as an error and the instance keeps working.
 	export(api, "selfTestPanic", func(args []js.Value) (any, error) {

@@ -425,6 +425,35 @@ export interface DownloadOptions extends HubOptions {
   to?: WritableStream<Uint8Array> | string;
 }
 
+export interface OpenOptions extends HubOptions {
+  /** The opened file's type (Blob.type; default ""). */
+  type?: string;
+}
+
+/**
+ * A file opened with open(), or a slice of one: what a Blob offers, read lazily. slice
+ * fetches nothing; each read fetches only the chunks under it (from the xorb ranges that
+ * hold them), checks every one against its xorb's footer and the range against the file
+ * hash, and rejects (code "VERIFY") rather than give a wrong byte. Small reads go through
+ * a few kept windows of the file (256 KiB each, 4 MiB in all), so a parser reading a
+ * header field by field fetches once. The file is the one the path named when opened.
+ */
+export interface LazyBlob {
+  readonly size: number;
+  readonly type: string;
+  /** The path it was opened at. */
+  readonly path: string;
+  /** The file hash; null for a small file stored in git (fetched whole when opened). */
+  readonly hash: string | null;
+  /** Bytes [start, end) of this one (negative: from the end), as Blob.slice; nothing is fetched. */
+  slice(start?: number, end?: number, contentType?: string): LazyBlob;
+  arrayBuffer(): Promise<ArrayBuffer>;
+  bytes(): Promise<OutBytes>;
+  text(): Promise<string>;
+  /** Fetched when first read, handed over in pieces of at most 1 MiB at the reader's pace; cancel stops it. */
+  stream(): ReadableStream<OutBytes>;
+}
+
 /** One term of a file's reconstruction. */
 export interface FileTerm {
   xorb: string;
@@ -525,6 +554,11 @@ export interface Xetkit {
   download(target: { path: string } | string, options: DownloadOptions & { as: "stream" }): Promise<ReadableStream<Uint8Array>>;
   download(target: { path: string } | string, options: DownloadOptions & { to: WritableStream<Uint8Array> | string }): Promise<number>;
   download(target: { path: string } | string, options: DownloadOptions): Promise<OutBytes>;
+  /**
+   * Opens a file by its path on the revision, lazily: one request to resolve it, then each
+   * read of the LazyBlob fetches, checked, only the chunks under it.
+   */
+  open(target: { path: string }, options: OpenOptions): Promise<LazyBlob>;
   /** How the hub rebuilds a file: its terms, each chunks [start, end) of one xorb, as the hub gives them. */
   fileTerms(fileHash: string, options: HubOptions): Promise<FileTerm[]>;
   /** Lists a repository's files and folders. */

@@ -806,6 +806,27 @@ class Xetkit {
     return held(async () => JSON.parse(await settle(call(this.#go, "listFiles", opts))), options.signal);
   }
 
+  /**
+   * Opens a file by its path on a revision, lazily: a Blob-like LazyBlob
+   * whose reads fetch only the chunks under them, each checked, through
+   * the module's verified reader (see openFile in wasm/open.go).
+   */
+  async open(target, options = {}) {
+    if (target === null || typeof target !== "object" || typeof target.path !== "string" || target.path === "") {
+      throw typeError("open: the target must be {path} naming a file in the repository");
+    }
+    const opts = transferOptions(options, "open");
+    opts.signal = options.signal;
+    const type = options.type ?? "";
+    if (typeof type !== "string") throw typeError("open: options.type must be a string");
+    return held(async () => {
+      const r = await settle(call(this.#go, "openFile", { path: target.path }, opts));
+      const core = { go: this.#go, handle: r.handle, path: target.path, hash: r.hash || null };
+      openFiles.register(core, { go: this.#go, handle: r.handle });
+      return new LazyBlob(core, 0, r.size, type);
+    }, options.signal);
+  }
+
   // ---- end of upload and download ----
 
   /** Memory in use: the main instance's wasm memory and each worker's. */
@@ -1096,6 +1117,124 @@ async function downloadFile(go, target, options) {
 }
 
 // ---- end of upload and download ----
+
+// ---- lazy files (owner: wasm/open.go) ----
+
+// The Go side of a file opened with open is let go once no LazyBlob of it
+// is left.
+const openFiles = new FinalizationRegistry(({ go, handle }) => {
+  try { call(go, "closeFile", handle); } catch { /* the instance is gone */ }
+});
+
+// blobType is what Blob.slice makes of a content type: lower case, or ""
+// if it has a character outside printable ASCII.
+function blobType(t) {
+  if (t === undefined) return "";
+  t = String(t);
+  return /^[\x20-\x7e]*$/.test(t) ? t.toLowerCase() : "";
+}
+
+// blobIndex resolves a Blob.slice bound against size: negative from the end, clamped.
+function blobIndex(x, size, absent) {
+  if (x === undefined) return absent;
+  let n = Math.trunc(Number(x));
+  if (Number.isNaN(n)) n = 0;
+  return n < 0 ? Math.max(size + n, 0) : Math.min(n, size);
+}
+
+/**
+ * A file opened with open(), or a slice of one: Blob-like (size, type,
+ * slice, arrayBuffer, bytes, stream, text), read lazily through Go's
+ * verified reader. slice fetches nothing; each read fetches only the
+ * chunks under it (small reads through the file's kept windows).
+ */
+class LazyBlob {
+  #core;
+  #start;
+  #end;
+  #type;
+
+  constructor(core, start, end, type) {
+    this.#core = core;
+    this.#start = start;
+    this.#end = end;
+    this.#type = type;
+  }
+
+  get size() { return this.#end - this.#start; }
+  get type() { return this.#type; }
+  /** The path the file was opened at. */
+  get path() { return this.#core.path; }
+  /** The file hash, or null for a small file stored in git. */
+  get hash() { return this.#core.hash; }
+  get [Symbol.toStringTag]() { return "LazyBlob"; }
+
+  slice(start, end, contentType) {
+    const size = this.size;
+    const s = blobIndex(start, size, 0);
+    const e = blobIndex(end, size, size);
+    return new LazyBlob(this.#core, this.#start + s, this.#start + Math.max(s, e), blobType(contentType));
+  }
+
+  // read hands the bytes to hooks (readFile's: onData, onSize, signal).
+  #read(hooks) {
+    const { go, handle } = this.#core;
+    return held(() => settle(call(go, "readFile", handle, this.#start, this.#end, hooks)), hooks.signal);
+  }
+
+  async bytes() {
+    let whole;
+    try {
+      whole = new Uint8Array(this.size); // Go writes straight into it
+    } catch (e) {
+      throw new XetkitError(`read: ${this.size} bytes do not fit in one array here (${e?.message ?? e}): read slices, or stream()`, "RANGE");
+    }
+    let elsewhere = false; // bytes not written into whole: Go was told another size
+    const n = await this.#read({ onData: () => { elsewhere = true; }, onSize: (k) => (k === whole.length ? whole : undefined) });
+    if (elsewhere || n !== whole.length) throw new XetkitError(`read: ${n} bytes read, ${whole.length} expected`, "INTERNAL");
+    return whole;
+  }
+
+  async arrayBuffer() {
+    return (await this.bytes()).buffer;
+  }
+
+  async text() {
+    return new TextDecoder().decode(await this.bytes());
+  }
+
+  /**
+   * The bytes as a ReadableStream: nothing is fetched before the first
+   * read; then one verified range read, handed over in pieces of at most
+   * 1 MiB at the pace the reader takes them. Cancelling stops the fetch.
+   */
+  stream() {
+    const ac = new AbortController();
+    let started = false;
+    let wake = null; // resolves the piece waiting for room in the queue
+    return new ReadableStream({
+      pull: (controller) => {
+        if (wake) { const w = wake; wake = null; w(); }
+        if (started) return;
+        started = true;
+        this.#read({
+          signal: ac.signal,
+          onData: (b) => {
+            controller.enqueue(b);
+            if (controller.desiredSize > 0) return undefined;
+            return new Promise((r) => { wake = r; });
+          },
+        }).then(() => controller.close(), (e) => { if (!ac.signal.aborted) controller.error(e); });
+      },
+      cancel: (reason) => {
+        ac.abort(reason);
+        if (wake) { const w = wake; wake = null; w(); }
+      },
+    });
+  }
+}
+
+// ---- end of lazy files ----
 
 // ---- worker pool ----
 

@@ -393,11 +393,13 @@ async function listRepo() {
       el("td.xf-hash.xf-rsha", e.lfs ? hashCell(e.lfs.oid, { title: `SHA-256 ${e.lfs.oid}` }) : el("span.muted", "—")),
       el("td.xf-ract", el("div.xf-acts",
         el("button.btn.xf-get", { type: "button", "aria-label": `Download ${e.path}`, onclick: () => { fillDownload(e.path); startDownload(); } }, "Download"),
+        el("button.btn.xf-peek-btn", { type: "button", "aria-label": `Peek into ${e.path}`, title: "Its first bytes (and a safetensors header), without downloading it", onclick: () => showPeek(conn, e) }, "Peek"),
         e.xetHash ? el("button.btn.xf-terms-btn", { type: "button", "aria-label": `Terms of ${e.path}`, onclick: () => showTerms(conn, e, entries) }, "Terms") : null))));
     termsCache.clear();
     box.replaceChildren(entries.length ? el("div.xf-table-wrap", el("table.xf-table.xf-repo-table", cols,
       el("thead", el("tr", el("th", "Path"), el("th.num", "Size"), el("th", "File hash"), el("th", "SHA-256"), el("th", el("span.sr-only", "Actions")))),
-      el("tbody", rows))) : el("p.muted", "No files yet: upload some with a commit."), el("section#repo-terms", { "aria-live": "polite" }));
+      el("tbody", rows))) : el("p.muted", "No files yet: upload some with a commit."),
+    el("section#repo-peek", { "aria-live": "polite" }), el("section#repo-terms", { "aria-live": "polite" }));
     box.dataset.state = "done";
   } catch (err) {
     box.dataset.state = "failed";
@@ -467,4 +469,103 @@ async function showTerms(conn, entry, entries) {
     const e = describeError(err);
     out.replaceChildren(el("div.error", { role: "alert" }, `Could not get the terms of ${entry.path} — ${err?.code ? err.code + ": " : ""}${e.msg}`));
   }
+}
+
+// ---- peek ------------------------------------------------------------------
+
+// What Peek reads: the first bytes, and a safetensors header up to this size.
+const PEEK_BYTES = 256;
+const MAX_HEADER = 100 << 20;
+
+/**
+ * Shows a file's first bytes (hex and text) and, for a .safetensors file,
+ * its header (tensor names, dtypes, shapes), read through xk.open: only
+ * the chunks under those bytes are fetched, each checked.
+ */
+async function showPeek(conn, entry) {
+  const out = $("#repo-peek");
+  out.dataset.state = "running";
+  out.replaceChildren(el("p.muted", `Opening ${entry.path}…`));
+  try {
+    const m = await xk();
+    const f = await m.open({ path: entry.path }, conn);
+    let read = 0;
+    const bytesOf = async (blob) => { read += blob.size; return blob.bytes(); };
+    const head = await bytesOf(f.slice(0, PEEK_BYTES));
+    const parts = [el("h3.xf-terms-title", `Inside ${entry.path}`)];
+    let header = null;
+    if (/\.safetensors$/i.test(entry.path)) header = await safetensorsHeader(f, bytesOf);
+    parts.push(el("p.xf-terms-sum.xf-peek-sum", `Read ${num(read)} bytes of the file's ${num(f.size)} (${sbytes(f.size)}), every chunk under them checked; the rest of the file was not downloaded.`));
+    if (header) parts.push(header);
+    parts.push(el("figure.xf-peek-fig",
+      el("figcaption.muted", `The first ${num(head.length)} bytes`),
+      el("pre.xf-peek-hex", { tabindex: "0", role: "region", "aria-label": `The first ${head.length} bytes of ${entry.path}` }, hexDump(head))));
+    out.replaceChildren(...parts);
+    out.dataset.state = "done";
+    out.scrollIntoView({ block: "nearest" });
+  } catch (err) {
+    out.dataset.state = "failed";
+    const e = describeError(err);
+    out.replaceChildren(el("div.error", { role: "alert" }, `Could not read ${entry.path} — ${err?.code ? err.code + ": " : ""}${e.msg}`));
+  }
+}
+
+/** Lines of 16 bytes: offset, hex, and the printable ASCII ("." for the rest). */
+function hexDump(b) {
+  const lines = [];
+  for (let o = 0; o < b.length; o += 16) {
+    const row = b.subarray(o, o + 16);
+    const hex = [...row].map((x) => x.toString(16).padStart(2, "0")).join(" ").padEnd(47);
+    const text = [...row].map((x) => (x >= 0x20 && x < 0x7f ? String.fromCharCode(x) : ".")).join("");
+    lines.push(`${o.toString(16).padStart(8, "0")}  ${hex}  ${text}`);
+  }
+  return lines.join("\n");
+}
+
+/**
+ * Reads a safetensors header: an 8-byte little-endian length, then that
+ * many bytes of JSON naming each tensor's dtype, shape and data offsets.
+ * Returns the element that shows it; a header that does not follow the
+ * format is an error naming the byte offset.
+ */
+async function safetensorsHeader(f, bytesOf) {
+  if (f.size < 8) throw new Error(`not a safetensors file: ${f.size} bytes, the header length alone takes 8 (offset 0)`);
+  const lenBytes = await bytesOf(f.slice(0, 8));
+  const len = new DataView(lenBytes.buffer, lenBytes.byteOffset, 8).getBigUint64(0, true);
+  if (len > BigInt(f.size - 8)) {
+    throw new Error(`not a safetensors file: the header length at offset 0 says ${len} bytes, the file has ${f.size - 8} after it`);
+  }
+  if (len > BigInt(MAX_HEADER)) throw new Error(`the header length at offset 0 says ${len} bytes, more than the ${sbytes(MAX_HEADER)} this page reads`);
+  const n = Number(len);
+  let json;
+  try {
+    json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(await bytesOf(f.slice(8, 8 + n))));
+  } catch (err) {
+    if (err?.code) throw err;
+    throw new Error(`not a safetensors file: the header (offset 8, ${n} bytes) is not JSON: ${err.message}`);
+  }
+  if (json === null || typeof json !== "object" || Array.isArray(json)) throw new Error("not a safetensors file: the header (offset 8) is not a JSON object");
+  const meta = json.__metadata__;
+  const tensors = Object.entries(json).filter(([k]) => k !== "__metadata__");
+  const SHOWN = 500;
+  const dataStart = 8 + n;
+  const rows = tensors.slice(0, SHOWN).map(([name, t]) => {
+    const shape = Array.isArray(t?.shape) ? t.shape : null;
+    const off = Array.isArray(t?.data_offsets) && t.data_offsets.length === 2 ? t.data_offsets : null;
+    return el("tr.xf-tensor", { dataset: { name, dtype: String(t?.dtype ?? ""), shape: shape ? shape.join(",") : "" } },
+      el("td.xf-tname", { title: name }, name),
+      el("td", String(t?.dtype ?? "?")),
+      el("td.num", shape ? `[${shape.join(", ")}]` : "?"),
+      el("td.num", off ? sbytes(off[1] - off[0]) : "?"),
+      el("td.num", off ? num(dataStart + off[0]) : "?"));
+  });
+  const total = tensors.reduce((s, [, t]) => s + (Array.isArray(t?.data_offsets) ? t.data_offsets[1] - t.data_offsets[0] : 0), 0);
+  return el("div.xf-st", { dataset: { tensors: String(tensors.length), headerBytes: String(n) } },
+    el("p.xf-terms-sum", el("strong", "safetensors"), `: ${num(tensors.length)} tensor${tensors.length === 1 ? "" : "s"}, ${sbytes(total)} of data; header of ${num(n)} bytes`,
+      meta && typeof meta === "object" ? ` · metadata: ${Object.entries(meta).map(([k, v]) => `${k}=${v}`).join(", ")}` : ""),
+    el("div.xf-table-wrap", el("table.xf-table.xf-st-table",
+      el("colgroup", ["name", "dtype", "shape", "bytes", "at"].map((c) => el("col.xf-col-s" + c))),
+      el("thead", el("tr", el("th", "Tensor"), el("th", "Dtype"), el("th.num", "Shape"), el("th.num", "Bytes"), el("th.num", "At byte"))),
+      el("tbody", rows))),
+    tensors.length > SHOWN ? el("p.muted", `…and ${num(tensors.length - SHOWN)} more.`) : null);
 }

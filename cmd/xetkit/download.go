@@ -25,7 +25,7 @@ func init() {
 func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	var out, byteRange, byHash string
 	fs.StringVar(&out, "o", "", "write to this file, which appears only once verified; - for standard output (needed when it is a terminal)")
-	fs.StringVar(&byteRange, "bytes", "", "only bytes START:END of the file (END excluded; either may be left out)")
+	fs.StringVar(&byteRange, "bytes", "", "only bytes START:END of the file (END excluded; either may be left out): only the chunks under them are fetched, each checked")
 	fs.StringVar(&byHash, "hash", "", "download the file with this file hash instead of a PATH")
 	client, of, args, err := hubCommand(e, c, fs, args)
 	if err != nil {
@@ -67,10 +67,23 @@ func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	}
 	defer m.finish()
 	fetch := func(w io.Writer) (int64, error) {
-		if path != "" {
-			return client.DownloadPath(ctx, path, w, rng)
+		if rng != nil {
+			// A range is a lazy read of the file, as xk.open's are: only
+			// the chunks under it are fetched, each checked.
+			var f *cas.File
+			if path != "" {
+				if f, _, err = client.Open(ctx, path); err != nil {
+					return 0, err
+				}
+			} else {
+				f = client.Client.Open(ctx, hash, -1)
+			}
+			return f.WriteRange(ctx, w, rng.Start, rng.End)
 		}
-		return client.Download(ctx, hash, w, rng)
+		if path != "" {
+			return client.DownloadPath(ctx, path, w, nil)
+		}
+		return client.Download(ctx, hash, w, nil)
 	}
 	if out == "" || out == "-" {
 		w := bufio.NewWriterSize(countingWriter{e.stdout, m}, 1<<20)

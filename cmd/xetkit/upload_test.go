@@ -138,6 +138,17 @@ func TestUploadCommitsCLI(t *testing.T) {
 			t.Errorf("download %s: %d %q, %d bytes", path, status, stderr, len(out))
 		}
 	}
+	// Ranges by path, of a xet file and of a file in git, closed and open.
+	for _, c := range []struct {
+		path, bytes string
+		want        []byte
+	}{{"v1/sub/w.bin", "70000:150000", weights[70000:150000]}, {"v1/sub/w.bin", "199000:", weights[199000:]},
+		{"v1/sub/w.bin", ":10", weights[:10]}, {"v1/notes.txt", "1:4", []byte("ell")}, {"v1/notes.txt", "3:", []byte("lo\n")}} {
+		status, out, stderr = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), "--bytes", c.bytes, c.path)...)
+		if status != 0 || out != string(c.want) {
+			t.Errorf("download --bytes %s %s: %d %q, %d bytes", c.bytes, c.path, status, stderr, len(out))
+		}
+	}
 	status, _, stderr = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), "v1/none")...)
 	if status != 1 || !strings.Contains(stderr, "not found") {
 		t.Errorf("missing path: %d %q", status, stderr)

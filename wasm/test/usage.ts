@@ -2,7 +2,7 @@
 // xetkit.d.ts the way an application would, so a declaration that drifts
 // from the API breaks the build.
 import { load, XetkitError } from "../xetkit.js";
-import type { Chunk, FieldSpan, ParsedShard, ProcessedFile, SealedXorb, ShardFinding, ShardSpec, Xetkit, UploadProgress, UploadResult, UploadedFile, RepoEntry } from "../xetkit.js";
+import type { Chunk, FieldSpan, ParsedShard, ProcessedFile, SealedXorb, ShardFinding, ShardSpec, Xetkit, UploadProgress, UploadResult, UploadedFile, RepoEntry, LazyBlob } from "../xetkit.js";
 
 async function main(): Promise<void> {
   const xk: Xetkit = await load({ workers: 2, wasmURL: new URL("../xetkit.wasm", import.meta.url) });
@@ -113,6 +113,17 @@ async function transfer(xk: Xetkit, file: File): Promise<void> {
   const count: number = await xk.download({ path: f.path }, { repo: "alice/data", to: new WritableStream<Uint8Array>() });
   const entries: RepoEntry[] = await xk.listFiles({ repo: "alice/data", repoType: "dataset", path: "v1", recursive: false });
   console.log(f.path, f.size, f.sha256, f.dedupedBytes, f.uploadedBytes, oid, bytes.length, blob.size, stream.locked, count, entries[0]?.xetHash, entries[0]?.lfs?.oid);
+  const lazy: LazyBlob = await xk.open({ path: "model.safetensors" }, { repo: "alice/data", repoType: "dataset", revision: "main", token: "hf_x", hub: "http://127.0.0.1:8080", type: "application/octet-stream" });
+  const head: LazyBlob = lazy.slice(0, 8, "application/x-safetensors-header");
+  const headerLength: bigint = new DataView(await head.arrayBuffer()).getBigUint64(0, true);
+  const json: string = await lazy.slice(8, 8 + Number(headerLength)).text();
+  const first: Uint8Array = await lazy.slice(-100).bytes();
+  const pieces: ReadableStream<Uint8Array> = lazy.stream();
+  const fileHash: string | null = lazy.hash;
+  // Code typed to read a Blob takes it as it is.
+  const readsBlobs = async (b: Blob): Promise<number> => (await b.slice(0, 4).arrayBuffer()).byteLength;
+  await readsBlobs(lazy);
+  console.log(lazy.size, lazy.type, lazy.path, head.size, json.length, first.length, pieces.locked, fileHash);
 }
 void transfer;
 
@@ -120,5 +131,7 @@ void transfer;
 load().then((xk) => xk.chunk("text"));
 // @ts-expect-error: an unknown compression
 load().then((xk) => xk.processFile(new Uint8Array(1), { compression: "zstd" }));
+// @ts-expect-error: open takes {path}, not a file hash
+load().then((xk) => xk.open("0".repeat(64), { repo: "a/b" }));
 // @ts-expect-error: upload needs options.repo
 load().then((xk) => xk.upload([new Uint8Array(1)], {}));
