@@ -22,7 +22,9 @@ import (
 // restart the hub (a new index over the same store) at the same URL.
 type swappableHub struct{ cur atomic.Pointer[hub.Hub] }
 
-func (s *swappableHub) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.cur.Load().ServeHTTP(w, r) }
+func (s *swappableHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.cur.Load().ServeHTTP(w, r)
+}
 
 func (s *swappableHub) start(t *testing.T, dir string) *hub.Hub {
 	h, err := hub.New(hub.Config{Dir: dir, UserToken: userToken})
@@ -34,7 +36,7 @@ func (s *swappableHub) start(t *testing.T, dir string) *hub.Hub {
 }
 
 // interruptedUpload uploads data with a State over b and stops it once
-// about half of it is stored; it returns the xorbs the hub then holds.
+// about half of it is stored.
 func interruptedUpload(t *testing.T, srv *httptest.Server, b resume.Backend, data []byte) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
