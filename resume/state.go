@@ -168,38 +168,42 @@ func (st *State) Find(chunk xethash.Hash) (*shard.Xorb, uint32, bool) {
 
 // Stored records, durably before it returns, that the CAS accepted the
 // xorb x describes (its chunk hashes unkeyed). A record that cannot be
-// written is warned of once; the upload goes on without.
+// written is warned of once; the upload goes on without. Lookups are not
+// held up while the record is written.
 func (st *State) Stored(x *shard.Xorb) {
 	st.mu.Lock()
-	defer st.mu.Unlock()
 	st.touched[x.Hash] = true
-	if st.xorbs[x.Hash] != nil {
+	if st.xorbs[x.Hash] != nil || st.broken {
+		if st.xorbs[x.Hash] == nil {
+			st.add(x, "")
+		}
+		st.mu.Unlock()
 		return
 	}
-	x = &shard.Xorb{Hash: x.Hash, BytesInXorb: x.BytesInXorb, Chunks: slices.Clone(x.Chunks)}
-	name := ""
-	if !st.broken {
-		name = st.write(x)
-	}
-	st.add(x, name)
-}
+	st.last = max(time.Now().UnixNano(), st.last+1)
+	name := recordName(st.last, x.Hash)
+	st.mu.Unlock()
 
-// write stores x's record and returns its name, or "" when it failed.
-func (st *State) write(x *shard.Xorb) string {
+	x = &shard.Xorb{Hash: x.Hash, BytesInXorb: x.BytesInXorb, Chunks: slices.Clone(x.Chunks)}
 	data, err := encodeRecord(x)
 	if err == nil {
-		st.last = max(time.Now().UnixNano(), st.last+1)
-		name := recordName(st.last, x.Hash)
-		if err = st.backend.Write(st.scope, name, data); err == nil {
-			st.all = append(st.all, Entry{Scope: st.scope, Name: name, Size: int64(len(data))})
-			st.total += int64(len(data))
-			st.evict()
-			return name
-		}
+		err = st.backend.Write(st.scope, name, data)
 	}
-	st.broken = true
-	st.warn("cannot record a stored xorb, so an interrupted upload will resume less: %v", err)
-	return ""
+
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err != nil {
+		if !st.broken {
+			st.warn("cannot record a stored xorb, so an interrupted upload will resume less: %v", err)
+		}
+		st.broken = true
+		name = ""
+	} else {
+		st.all = append(st.all, Entry{Scope: st.scope, Name: name, Size: int64(len(data))})
+		st.total += int64(len(data))
+	}
+	st.add(x, name)
+	st.evict()
 }
 
 // evict deletes the oldest records while they are over the bound.
