@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
 	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/resume"
@@ -27,7 +28,12 @@ func (s *swappableHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *swappableHub) start(t *testing.T, dir string) *hub.Hub {
-	h, err := hub.New(hub.Config{Dir: dir, UserToken: userToken})
+	return s.startWith(t, hub.Config{Dir: dir})
+}
+
+func (s *swappableHub) startWith(t *testing.T, cfg hub.Config) *hub.Hub {
+	cfg.UserToken = userToken
+	h, err := hub.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,6 +143,56 @@ func TestResumeWhenTheCASLostAXorb(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "xorbs", lost)); err != nil {
 		t.Errorf("the lost xorb was not sent again: %v", err)
+	}
+	if got := download(t, c, res[0].Hash, nil); !bytes.Equal(got, data) {
+		t.Fatal("the upload downloads different bytes")
+	}
+}
+
+// A shard upload that fails for want of a hub (5xx to the end of the
+// retries) is not a refusal: the state keeps every record, nothing is
+// sent twice, and the next attempt still resumes.
+func TestResumeKeepsTheStateWhenTheShardCannotBeSent(t *testing.T) {
+	dir := t.TempDir()
+	sw := &swappableHub{}
+	sw.start(t, dir)
+	srv := httptest.NewServer(sw)
+	t.Cleanup(srv.Close)
+	data := randomBytes(73, 6<<20)
+	b := &resume.Memory{}
+	interruptedUpload(t, srv, b, data)
+	kept, _ := b.List()
+
+	faults, err := hub.ParseFaults("5xx:1000@/v2/shards|/v1/shards")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sw.startWith(t, hub.Config{Dir: dir, Faults: faults})
+	c := newClient(srv)
+	c.XorbSize, c.Retries = 256<<10, 2
+	c.Resume = resume.Open(b, "repo", resume.Options{})
+	var he *cas.HTTPError
+	if _, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)}); !errors.As(err, &he) || he.Status != 503 {
+		t.Fatalf("upload with the shard endpoint down: %v", err)
+	}
+	second := h.Stats().XorbBytesReceived
+	if second+int64(len(data))/2 > int64(len(data))*105/100 {
+		t.Errorf("the attempt whose shard failed sent %d xorb bytes: resumed xorbs were sent again", second)
+	}
+	if now, _ := b.List(); len(now) <= len(kept) {
+		t.Errorf("%d records after the failed attempt, %d before: the state lost what it knew", len(now), len(kept))
+	}
+
+	h = sw.start(t, dir)
+	c = newClient(srv)
+	c.XorbSize = 256 << 10
+	c.Resume = resume.Open(b, "repo", resume.Options{})
+	res, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := h.Stats().XorbBytesReceived; n != 0 || res[0].ResumedBytes != int64(len(data)) {
+		t.Errorf("the last attempt sent %d xorb bytes and resumed %d of %d", n, res[0].ResumedBytes, len(data))
 	}
 	if got := download(t, c, res[0].Hash, nil); !bytes.Equal(got, data) {
 		t.Fatal("the upload downloads different bytes")
