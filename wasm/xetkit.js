@@ -761,7 +761,9 @@ class Xetkit {
   /**
    * Uploads files into a repository and commits them (commit: false: to
    * CAS only): {commit: {oid, url} | null, files: [{path, size, hash,
-   * sha256, dedupedBytes, uploadedBytes}]}. Chunk hashing, compression
+   * sha256, dedupedBytes, uploadedBytes, resumedBytes}]}. In Node it
+   * resumes an interrupted upload of the same files (options.resume,
+   * xetkit.d.ts). Chunk hashing, compression
    * and the SHA-256 run on the worker pool (if the instance has one).
    */
   async upload(files, options = {}) {
