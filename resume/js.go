@@ -48,7 +48,7 @@ func (b JS) List() ([]Entry, error) {
 	for i := range v.Length() {
 		e := v.Index(i)
 		s, n, size := e.Get("scope"), e.Get("name"), e.Get("size")
-		if s.Type() != js.TypeString || n.Type() != js.TypeString || size.Type() != js.TypeNumber {
+		if s.Type() != js.TypeString || n.Type() != js.TypeString || size.Type() != js.TypeNumber || !(size.Float() >= 0) {
 			continue
 		}
 		if checkName(s.String()) != nil || checkName(n.String()) != nil {

@@ -19,6 +19,11 @@ import (
 
 const recordSuffix = ".shard"
 
+// maxRecordSize bounds what is read of a record: one of a full xorb
+// (8,192 chunks of 48 bytes, with the shard's header and bookends) is
+// under 400 KiB.
+const maxRecordSize = 1 << 20
+
 func recordName(at int64, x xethash.Hash) string {
 	return fmt.Sprintf("%016x-%s%s", at, x, recordSuffix)
 }
@@ -53,6 +58,9 @@ func encodeRecord(x *shard.Xorb) ([]byte, error) {
 // upload name chunks a xorb does not hold; whether the CAS still has the
 // xorb is checked by the hub when the upload's shard names it.
 func decodeRecord(want xethash.Hash, b []byte) (*shard.Xorb, error) {
+	if len(b) > maxRecordSize {
+		return nil, fmt.Errorf("%d bytes, more than a record can hold", len(b))
+	}
 	s, err := shard.Parse(b)
 	if err != nil {
 		return nil, err

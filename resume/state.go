@@ -112,6 +112,11 @@ func Open(b Backend, scope string, opts Options) *State {
 	for _, e := range mine {
 		at, want, _ := parseRecordName(e.Name)
 		st.last = max(st.last, at)
+		if e.Size > maxRecordSize {
+			st.warn("ignoring a corrupt upload state record %s/%s (deleted): %d bytes, more than a record can hold", scope, e.Name, e.Size)
+			st.remove(e.Name)
+			continue
+		}
 		data, err := b.Read(scope, e.Name)
 		if err != nil {
 			st.warn("ignoring upload state record %s/%s: %v", scope, e.Name, err)

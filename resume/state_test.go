@@ -141,6 +141,7 @@ func TestStateIgnoresCorruptRecords(t *testing.T) {
 		"another xorb":  other,
 		"wrong chunks":  lie,
 		"not a shard":   []byte("hello"),
+		"too large":     append(valid, make([]byte, maxRecordSize)...),
 	}
 	for what, data := range cases {
 		if err := os.WriteFile(names[0], data, 0o600); err != nil {
