@@ -6,16 +6,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 )
 
 // Dir is a Backend in a folder: one subfolder per scope, one file per
-// record. A record is written to a temporary file (named with a leading
-// dot), synced, renamed into place and its folder synced, so a crash
-// leaves the whole record or none; a temporary file left by a crash is
-// deleted by a later List once it is an hour old.
+// record. A record is written to a temporary file in the folder's .tmp,
+// synced, renamed into its scope's folder and that folder synced, so a
+// crash leaves in a scope's folder the whole record or none; a temporary
+// file a crash left behind is deleted by a later List once it is an hour
+// old.
 type Dir struct {
 	Root string
 }
@@ -38,6 +38,9 @@ func DefaultDir() (string, error) {
 // a younger one may be a write still under way in another process.
 const staleTemp = time.Hour
 
+// tempDir holds the records being written.
+const tempDir = ".tmp"
+
 // List returns the records in the folder; a missing folder holds none.
 func (d Dir) List() ([]Entry, error) {
 	scopes, err := os.ReadDir(d.Root)
@@ -47,6 +50,7 @@ func (d Dir) List() ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.removeStaleTemps()
 	var out []Entry
 	for _, s := range scopes {
 		if !s.IsDir() || checkName(s.Name()) != nil {
@@ -58,19 +62,25 @@ func (d Dir) List() ([]Entry, error) {
 		}
 		for _, f := range files {
 			info, err := f.Info()
-			if err != nil || !info.Mode().IsRegular() {
-				continue
-			}
-			if strings.HasPrefix(f.Name(), ".") {
-				if time.Since(info.ModTime()) > staleTemp {
-					os.Remove(filepath.Join(d.Root, s.Name(), f.Name()))
-				}
+			if err != nil || !info.Mode().IsRegular() || checkName(f.Name()) != nil {
 				continue
 			}
 			out = append(out, Entry{Scope: s.Name(), Name: f.Name(), Size: info.Size()})
 		}
 	}
 	return out, nil
+}
+
+// removeStaleTemps deletes the temporary files of writes that a crash cut
+// short. A younger one may be a write under way in another process.
+func (d Dir) removeStaleTemps() {
+	dir := filepath.Join(d.Root, tempDir)
+	files, _ := os.ReadDir(dir)
+	for _, f := range files {
+		if info, err := f.Info(); err == nil && time.Since(info.ModTime()) > staleTemp {
+			os.Remove(filepath.Join(dir, f.Name()))
+		}
+	}
 }
 
 // Read returns a record's bytes.
@@ -92,15 +102,11 @@ func (d Dir) Write(scope, name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(p)
-	f, err := os.CreateTemp(dir, "."+name+"-*")
-	if errors.Is(err, fs.ErrNotExist) {
-		// The scope's first record (or its folder was just removed with
-		// its last one).
-		if err = os.MkdirAll(dir, 0o700); err == nil {
-			f, err = os.CreateTemp(dir, "."+name+"-*")
-		}
+	tmps := filepath.Join(d.Root, tempDir)
+	if err := os.MkdirAll(tmps, 0o700); err != nil {
+		return err
 	}
+	f, err := os.CreateTemp(tmps, name+"-*")
 	if err != nil {
 		return err
 	}
@@ -112,14 +118,30 @@ func (d Dir) Write(scope, name string, data []byte) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	dir := filepath.Dir(p)
 	if err == nil {
-		err = os.Rename(tmp, p)
+		err = moveInto(tmp, dir, p)
 	}
 	if err != nil {
 		os.Remove(tmp)
 		return err
 	}
 	return syncDir(dir)
+}
+
+// moveInto renames tmp to p, making p's folder dir first. A Remove of the
+// scope's last record may take the folder away between the two: then
+// once more.
+func moveInto(tmp, dir, p string) error {
+	for try := 0; ; try++ {
+		err := os.MkdirAll(dir, 0o700)
+		if err == nil {
+			err = os.Rename(tmp, p)
+		}
+		if err == nil || try == 1 || !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
 }
 
 // Remove deletes a record, and its scope's folder once empty.

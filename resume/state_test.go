@@ -166,8 +166,9 @@ func TestStateIgnoresCorruptRecords(t *testing.T) {
 	}
 	// Foreign files, a stale temporary file and a fresh one.
 	os.WriteFile(filepath.Join(root, "s", "README"), []byte("x"), 0o600)
-	stale := filepath.Join(root, "s", ".x.shard-123")
-	fresh := filepath.Join(root, "s", ".y.shard-456")
+	os.MkdirAll(filepath.Join(root, tempDir), 0o700)
+	stale := filepath.Join(root, tempDir, "x.shard-123")
+	fresh := filepath.Join(root, tempDir, "y.shard-456")
 	os.WriteFile(stale, []byte("partial"), 0o600)
 	os.WriteFile(fresh, []byte("partial"), 0o600)
 	old := time.Now().Add(-2 * staleTemp)

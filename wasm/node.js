@@ -58,10 +58,11 @@ export async function fileSink(path) {
 /**
  * The upload state's records in a folder, as the native command keeps
  * them (resume.Dir in Go): dir/<scope>/<name>, each written to a
- * temporary file, synced, renamed into place and the folder synced, so a
- * killed process leaves whole records or none. The default folder is the
- * command's: $XETKIT_CACHE/uploads, else $XDG_CACHE_HOME (or ~/.cache)
- * /xetkit/uploads.
+ * temporary file in dir/.tmp, synced, renamed into place and the folder
+ * synced, so a killed process leaves in a scope's folder whole records or
+ * none (the command deletes temporary files an hour old). The default
+ * folder is the command's: $XETKIT_CACHE/uploads, else $XDG_CACHE_HOME
+ * (or ~/.cache)/xetkit/uploads.
  */
 export function resumeStore(dir) {
   dir ??= process.env.XETKIT_CACHE
@@ -78,7 +79,7 @@ export function resumeStore(dir) {
         let names;
         try { names = await readdir(join(dir, s.name)); } catch { continue; }
         for (const name of names) {
-          if (name.startsWith(".")) continue; // a write under way, or one a crash cut short
+          if (name.startsWith(".")) continue;
           try { out.push({ scope: s.name, name, size: (await stat(join(dir, s.name, name))).size }); } catch { /* removed meanwhile */ }
         }
       }
@@ -89,12 +90,17 @@ export function resumeStore(dir) {
     },
     async write(scope, name, bytes) {
       const folder = join(dir, scope);
-      await mkdir(folder, { recursive: true, mode: 0o700 });
-      const tmp = join(folder, `.${name}-${process.pid}-${Date.now()}`);
+      await mkdir(join(dir, ".tmp"), { recursive: true, mode: 0o700 });
+      const tmp = join(dir, ".tmp", `${name}-${process.pid}-${Date.now()}`);
       const fh = await open(tmp, "w", 0o600);
       try {
         try { await fh.writeFile(bytes); await fh.sync(); } finally { await fh.close(); }
-        await rename(tmp, join(folder, name));
+        // A remove of the scope's last record may take its folder away
+        // between mkdir and rename: then once more.
+        for (let attempt = 0; ; attempt++) {
+          await mkdir(folder, { recursive: true, mode: 0o700 });
+          try { await rename(tmp, join(folder, name)); break; } catch (e) { if (attempt > 0 || !missing(e)) throw e; }
+        }
       } catch (e) {
         await unlink(tmp).catch(() => {});
         throw e;
