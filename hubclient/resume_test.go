@@ -143,9 +143,20 @@ func TestResumeWhenTheCASLostAXorb(t *testing.T) {
 	c := newClient(srv)
 	c.XorbSize = 256 << 10
 	c.Resume = st
+	// The files are read again after the refusal; the counts still only grow.
+	var last pipeline.Progress
+	c.OnProgress = func(p pipeline.Progress) {
+		if p.Read < last.Read || p.Hashed < last.Hashed || p.Deduped < last.Deduped || p.Uploaded < last.Uploaded || p.Resumed < last.Resumed {
+			t.Errorf("progress %+v after %+v", p, last)
+		}
+		last = p
+	}
 	res, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !last.Done || last.Hashed != int64(len(data)) {
+		t.Errorf("last progress %+v", last)
 	}
 	if n := sw.shards.Load(); n != 2 {
 		t.Errorf("%d shard uploads, want 2: one refused for the lost xorb, then one with it sent again", n)
