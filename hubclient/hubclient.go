@@ -176,6 +176,9 @@ type FileReport struct {
 	SHA256        string  `json:"sha256"`
 	DedupedBytes  int64   `json:"dedupedBytes"`
 	UploadedBytes int64   `json:"uploadedBytes"`
+	// ResumedBytes, part of DedupedBytes, were stored by an earlier upload
+	// that was interrupted (pipeline.Uploader.Resume).
+	ResumedBytes int64 `json:"resumedBytes"`
 }
 
 // Put uploads files and, unless commit is nil, commits them at their
@@ -200,7 +203,7 @@ func (c *Client) Put(ctx context.Context, files []RepoFile, commit *CommitOption
 		res, rep.Commit = done.Files, &CommitRef{done.OID, done.URL}
 	}
 	for _, r := range res {
-		f := FileReport{Path: r.Name, Size: r.Size, SHA256: r.SHA256, DedupedBytes: r.DedupedBytes, UploadedBytes: r.NewBytes}
+		f := FileReport{Path: r.Name, Size: r.Size, SHA256: r.SHA256, DedupedBytes: r.DedupedBytes, UploadedBytes: r.NewBytes, ResumedBytes: r.ResumedBytes}
 		if !r.Inline {
 			h := r.Hash.String()
 			f.Hash = &h

@@ -44,6 +44,10 @@ type Uploader struct {
 	Offload *Offload
 	// OnProgress, if set, receives progress events. Calls never overlap.
 	OnProgress func(Progress)
+	// Resume, if set, knows the xorbs stored by earlier uploads that did
+	// not finish (package resume): their chunks are referenced instead of
+	// sent, and each xorb the store accepts is recorded there at once.
+	Resume StoredChunks
 
 	cacheOnce sync.Once
 	cache     *knownChunks

@@ -29,6 +29,9 @@ type Result struct {
 	// session) and referenced instead.
 	NewBytes     int64
 	DedupedBytes int64
+	// ResumedBytes, part of DedupedBytes, are those found in xorbs an
+	// earlier, unfinished upload stored (Uploader.Resume).
+	ResumedBytes int64
 }
 
 // Progress reports how far one file has come. Byte counts only grow.
@@ -40,6 +43,11 @@ type Progress struct {
 	// hashed; Deduped the bytes that need no upload; Uploaded the bytes
 	// of new chunks whose xorbs the hub has accepted.
 	Read, Hashed, Deduped, Uploaded int64
+	// Resumed is the part of Deduped found in xorbs an earlier,
+	// unfinished upload stored (Uploader.Resume). Should the hub refuse
+	// those (it lost one), the files are read again and sent whole; the
+	// counts then keep the highest values reported so far.
+	Resumed int64
 	// Done is set once, on the last event of a file: its shard is
 	// registered and it can be downloaded.
 	Done bool

@@ -28,6 +28,9 @@ const (
 type slot struct {
 	hash   xethash.Hash // known once sealed, or from the start for stored xorbs
 	remote bool
+	// resumed: stored by an earlier upload (Uploader.Resume), so not
+	// sent, but listed in the shard as this session's own.
+	resumed bool
 	// Set when sealed, for the shard and progress.
 	info      *shard.Xorb
 	fileBytes map[int]int64 // new bytes per file index
@@ -143,7 +146,7 @@ func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Re
 		return nil, err
 	}
 	if err := s.uploadShards(); err != nil {
-		return nil, err
+		return s.shardFailed(sources, err)
 	}
 	// Later calls dedupe against what this one stored.
 	for _, sl := range s.slots {
@@ -173,7 +176,7 @@ func (s *session) progress(i int, update func(*Progress)) {
 	defer s.pmu.Unlock()
 	update(&s.prog[i])
 	if s.u.OnProgress != nil {
-		s.u.OnProgress(s.prog[i])
+		s.u.OnProgress(s.reported(i))
 	}
 }
 
@@ -194,6 +197,8 @@ type fileRun struct {
 	deduped     int64
 	hashed      int64 // bytes of the chunks seen so far
 	pos         int64 // offset of the chunk being placed
+	resumed     int64 // bytes of chunks in resumed xorbs, among refs[:resumedUpTo]
+	resumedUpTo int
 }
 
 // chunkIn is one chunk of a file as the session takes it: its hash and
@@ -233,10 +238,11 @@ func (s *session) addFile(i int, src Source) (Result, error) {
 	}
 	fh := xethash.File(f.entries)
 	s.addFileBlock(fh, f, digest)
-	s.progress(i, func(p *Progress) { p.Hashed = total; p.Deduped = f.deduped })
+	resumed := f.resumedBytes()
+	s.progress(i, func(p *Progress) { p.Hashed = total; p.Deduped = f.deduped; p.Resumed = resumed })
 	return Result{
 		Name: src.Name, Size: total, Hash: fh, SHA256: hex.EncodeToString(digest[:]),
-		NewBytes: f.newBytes, DedupedBytes: f.deduped,
+		NewBytes: f.newBytes, DedupedBytes: f.deduped, ResumedBytes: resumed,
 	}, nil
 }
 
@@ -276,7 +282,8 @@ func (f *fileRun) chunks(chunks []chunkIn) error {
 		f.newBytes += int64(c.size)
 		f.pos += int64(c.size)
 	}
-	s.progress(f.idx, func(p *Progress) { p.Deduped = f.deduped })
+	resumed := f.resumedBytes()
+	s.progress(f.idx, func(p *Progress) { p.Deduped = f.deduped; p.Resumed = resumed })
 	return nil
 }
 
@@ -330,8 +337,9 @@ func (f *fileRun) endRun(atEOF bool) error {
 	return nil
 }
 
-// find looks a chunk up: this session's xorbs, then the client's cache,
-// then, for an eligible chunk (§10.3.1), the global dedupe API.
+// find looks a chunk up: this session's xorbs, the client's cache, the
+// xorbs of earlier unfinished uploads (Uploader.Resume), then, for an
+// eligible chunk (§10.3.1), the global dedupe API.
 func (s *session) find(h xethash.Hash, first bool) (ref, bool, error) {
 	if at, ok := s.local[h]; ok {
 		return at, true, nil
@@ -339,6 +347,9 @@ func (s *session) find(h xethash.Hash, first bool) (ref, bool, error) {
 	known := s.u.known()
 	if loc, ok := known.lookup(h, s.u.clock()); ok {
 		return s.remoteRef(loc), true, nil
+	}
+	if at, ok := s.findResumed(h); ok {
+		return at, true, nil
 	}
 	if s.u.NoGlobalDedupe || !(first || shard.DedupEligible(h)) || s.queried[h] {
 		return ref{}, false, nil
@@ -481,6 +492,7 @@ func (s *session) uploader() {
 			s.fail(err)
 			continue
 		}
+		s.recordStored(x.slot)
 		// The hub has the bytes; nothing refers to them any more (a failed
 		// attempt's request is long over: a retry waits first).
 		select {

@@ -12,6 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZTIME=${FUZZTIME:-8s}
+# Uploads keep their resume state here, not in the user's cache folder.
+XETKIT_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/xetkit-test-cache-XXXXXX")
+export XETKIT_CACHE
+trap 'rm -rf "$XETKIT_CACHE"' EXIT
 
 step() { printf '\n==> %s\n' "$*"; }
 die() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }

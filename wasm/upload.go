@@ -16,6 +16,7 @@ import (
 	"github.com/xetkit/xetkit/hubclient"
 	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/pipeline"
+	"github.com/xetkit/xetkit/resume"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
@@ -202,7 +203,7 @@ func progressHook(c *hubclient.Client, on js.Value) {
 	}
 	c.OnProgress = func(p pipeline.Progress) {
 		o := js.ValueOf(map[string]any{"index": p.Index, "name": p.Name, "size": p.Size, "read": p.Read,
-			"hashed": p.Hashed, "deduped": p.Deduped, "uploaded": p.Uploaded, "done": p.Done})
+			"hashed": p.Hashed, "deduped": p.Deduped, "resumed": p.Resumed, "uploaded": p.Uploaded, "done": p.Done})
 		// Called from the pipeline's goroutines: a callback that throws
 		// must not take the instance down, nor stop the work.
 		defer func() { _ = recover() }()
@@ -237,6 +238,7 @@ func exportUpload(api js.Value) {
 			return nil, err
 		}
 		c.HTTP = &cas.FetchTransport{BlobOf: hooks.Get("blobOf")}
+		store := hooks.Get("resumeStore")
 		return promise(func() (any, error) {
 			defer stop()
 			// The xorbs of this upload are garbage once it returns: let the
@@ -246,7 +248,18 @@ func exportUpload(api js.Value) {
 			for i, s := range sources {
 				files[i] = hubclient.RepoFile{Path: s.Name, Source: s}
 			}
-			return jsonOf(c.Put(ctx, files, opts))
+			var state *resume.State
+			if store.Type() == js.TypeObject {
+				state = resume.Open(resume.JS{V: store}, resume.Scope(c.Hub, c.RepoType, c.Repo), resume.Options{Warn: func(msg string) {
+					js.Global().Get("console").Call("warn", "xetkit: "+msg)
+				}})
+				c.Resume = state
+			}
+			rep, err := c.Put(ctx, files, opts)
+			if err == nil && state != nil {
+				state.Done() // committed: nothing left to resume
+			}
+			return jsonOf(rep, err)
 		}), nil
 	})
 

@@ -361,6 +361,8 @@ export interface UploadProgress {
   /** Bytes the hub already had (nothing to send) and bytes of new chunks it has accepted. */
   deduped: number;
   uploaded: number;
+  /** The part of deduped found in xorbs an earlier, interrupted upload stored (see resume). */
+  resumed: number;
   /** The file's size. */
   total: number;
   /** Set on the file's last event: it is registered and can be downloaded. */
@@ -382,6 +384,30 @@ export interface UploadOptions extends HubOptions {
   concurrency?: number;
   /** Chunk data (uncompressed bytes) at which a xorb is sealed (default 8 MiB under WebAssembly, at most 64 MiB, where the reference client cuts); the same size gives processFile's bytes. */
   xorbSize?: number;
+  /**
+   * Where the upload records each xorb the hub accepts, until the commit lands, so that the
+   * same upload started again after an interruption (a killed process, a reload) sends only
+   * the rest (progress and results count it as resumed). Default: in Node, the folder the
+   * command uses ($XETKIT_CACHE/uploads, else ~/.cache/xetkit/uploads); elsewhere none.
+   * false: none. A ResumeStore: that store.
+   */
+  resume?: boolean | ResumeStore;
+}
+
+/**
+ * Keeps an upload's state: small records, each named within a scope (a hub and repository).
+ * Names and scopes are short strings of [0-9a-z.-]. What goes in the records is decided by
+ * the module; a store only keeps them.
+ */
+export interface ResumeStore {
+  /** Every record kept, in every scope. */
+  list(): Promise<{ scope: string; name: string; size: number }[]>;
+  /** A record's bytes, or null when it is not kept. */
+  read(scope: string, name: string): Promise<Uint8Array | null>;
+  /** Stores a record; resolves once it would survive a crash, and never leaves part of one. */
+  write(scope: string, name: string, bytes: Uint8Array): Promise<void>;
+  /** Deletes a record (one that is not there is no error). */
+  remove(scope: string, name: string): Promise<void>;
 }
 
 export interface UploadResult {
@@ -402,6 +428,8 @@ export interface UploadedFile {
   dedupedBytes: number;
   /** Bytes of the file that went into new xorbs. */
   uploadedBytes: number;
+  /** The part of dedupedBytes an earlier, interrupted upload had stored. */
+  resumedBytes: number;
 }
 
 export interface DownloadOptions extends HubOptions {

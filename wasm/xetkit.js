@@ -761,7 +761,9 @@ class Xetkit {
   /**
    * Uploads files into a repository and commits them (commit: false: to
    * CAS only): {commit: {oid, url} | null, files: [{path, size, hash,
-   * sha256, dedupedBytes, uploadedBytes}]}. Chunk hashing, compression
+   * sha256, dedupedBytes, uploadedBytes, resumedBytes}]}. In Node it
+   * resumes an interrupted upload of the same files (options.resume,
+   * xetkit.d.ts). Chunk hashing, compression
    * and the SHA-256 run on the worker pool (if the instance has one).
    */
   async upload(files, options = {}) {
@@ -982,13 +984,31 @@ async function uploadFiles(go, pool, files, options) {
   if (onProgress) {
     hooks.onProgress = (p) => onProgress({
       file: p.name, index: p.index, read: p.read, hashed: p.hashed, deduped: p.deduped,
-      uploaded: p.uploaded, total: p.size, done: p.done,
+      resumed: p.resumed, uploaded: p.uploaded, total: p.size, done: p.done,
     });
   }
   if (pool) Object.assign(hooks, workerHooks(pool, compression));
   Object.assign(hooks, await hostSHAHooks(go));
+  const store = await resumeStoreOf(options.resume);
+  if (store) hooks.resumeStore = store;
   opts.compression = compression;
   return JSON.parse(await settle(call(go, "uploadFiles", sources, opts, hooks)));
+}
+
+// resumeStoreOf is where an upload keeps the xorbs it stored until it is
+// committed, so that the same upload started again sends only the rest
+// (resume/ in Go decides what goes there): the store given, or in Node by
+// default the folder the command uses; none elsewhere, or with false.
+async function resumeStoreOf(resume) {
+  if (resume === false) return null;
+  if (resume !== null && typeof resume === "object") {
+    for (const m of ["list", "read", "write", "remove"]) {
+      if (typeof resume[m] !== "function") throw typeError(`upload: options.resume.${m} must be a function`);
+    }
+    return resume;
+  }
+  if (resume !== undefined && resume !== true) throw typeError(`upload: options.resume must be a boolean or a store {list, read, write, remove}, got ${describe(resume)}`);
+  return isNode ? (await nodeHost()).resumeStore() : null;
 }
 
 // workerHooks hands the pipeline's per-byte work to the pool: chunk hashing

@@ -80,8 +80,9 @@ type meter struct {
 	start      time.Time
 	last       time.Time
 	done       int64
-	total      int64 // -1 while unknown
-	drawn      bool  // a terminal line is showing
+	total      int64  // -1 while unknown
+	drawn      bool   // a terminal line is showing
+	extra      string // shown after the rate, e.g. "resumed 1.0 GiB"
 	finished   bool
 	lineEvery  time.Duration // plain lines; 0: default
 	frameEvery time.Duration // terminal redraws; 0: default
@@ -110,6 +111,16 @@ func (m *meter) set(done, total int64) {
 	}
 	m.last = now
 	m.draw(now)
+}
+
+// note sets what the line shows after the rate.
+func (m *meter) note(s string) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.extra = s
+	m.mu.Unlock()
 }
 
 // add counts n more bytes done.
@@ -172,6 +183,10 @@ func (m *meter) text(elapsed time.Duration) string {
 	if m.total >= 0 && rate > 0 && m.done < m.total {
 		eta := time.Duration(float64(m.total-m.done) / rate * float64(time.Second))
 		fmt.Fprintf(&b, "  ETA %s", eta.Round(time.Second))
+	}
+	if m.extra != "" {
+		b.WriteString("  ")
+		b.WriteString(m.extra)
 	}
 	return b.String()
 }

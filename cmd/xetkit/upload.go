@@ -21,8 +21,8 @@ import (
 func init() {
 	register(&command{
 		name:    "upload",
-		usage:   "--hub URL --repo NAME [--token T] [--type model|dataset|space] [--revision main] [--message M] [--prefix DIR/] [--no-commit] FILE|DIR...",
-		summary: "upload files into a repository in one commit; print \"<file hash> <sha256> <path>\" per file, then \"commit <id> <url>\"",
+		usage:   "--hub URL --repo NAME [--token T] [--type model|dataset|space] [--revision main] [--message M] [--prefix DIR/] [--no-commit] [--cache-dir DIR] [--no-resume] FILE|DIR...",
+		summary: "upload files into a repository in one commit; print \"<file hash> <sha256> <path>\" per file, then \"commit <id> <url>\"; an interrupted upload run again sends only what was not stored",
 		run:     runUpload,
 	})
 }
@@ -83,6 +83,8 @@ func runUpload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	var concurrency int
 	var message, prefix string
 	var noCommit bool
+	var rf resumeFlags
+	rf.register(fs)
 	fs.IntVar(&concurrency, "concurrency", 4, "xorb uploads in flight")
 	fs.StringVar(&message, "message", "", "commit title (default \"Upload with xetkit\")")
 	fs.StringVar(&prefix, "prefix", "", "folder in the repository the files go into, e.g. weights/")
@@ -103,6 +105,11 @@ func runUpload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	for i, f := range files {
 		sources[i] = f.Source
 	}
+	state, err := rf.open(e, client)
+	if err != nil {
+		return err
+	}
+	client.Resume = state
 	m := of.meter(e, "upload")
 	client.OnProgress = uploadMeter(m, sources)
 	ctx, stop := interruptible()
@@ -116,6 +123,10 @@ func runUpload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return interrupted(ctx, err)
 	}
+	if state != nil {
+		state.Done() // committed (or, with --no-commit, registered): nothing left to resume
+	}
+	reportResumed(e, of, rep)
 	if of.json {
 		return printJSON(e.stdout, rep)
 	}
@@ -224,13 +235,19 @@ func uploadMeter(m *meter, sources []pipeline.Source) func(pipeline.Progress) {
 	}
 	var mu sync.Mutex
 	hashed := make([]int64, len(sources))
-	var sum int64
+	resumed := make([]int64, len(sources))
+	var sum, resumedSum int64
 	return func(p pipeline.Progress) {
 		mu.Lock()
 		sum += p.Hashed - hashed[p.Index]
 		hashed[p.Index] = p.Hashed
-		done := sum
+		resumedSum += p.Resumed - resumed[p.Index]
+		resumed[p.Index] = p.Resumed
+		done, r := sum, resumedSum
 		mu.Unlock()
+		if r > 0 {
+			m.note("resumed " + byteSize(r))
+		}
 		m.set(done, total)
 	}
 }

@@ -1,0 +1,223 @@
+//go:build !js
+
+package hubclient_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/xetkit/xetkit/cas"
+	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/pipeline"
+	"github.com/xetkit/xetkit/resume"
+)
+
+// swappableHub serves through whichever hub is current, so a test can
+// restart the hub (a new index over the same store) at the same URL. It
+// counts the shard uploads.
+type swappableHub struct {
+	cur    atomic.Pointer[hub.Hub]
+	shards atomic.Int64
+}
+
+func (s *swappableHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/shards") {
+		s.shards.Add(1)
+	}
+	s.cur.Load().ServeHTTP(w, r)
+}
+
+func (s *swappableHub) start(t *testing.T, dir string) *hub.Hub {
+	return s.startWith(t, hub.Config{Dir: dir})
+}
+
+func (s *swappableHub) startWith(t *testing.T, cfg hub.Config) *hub.Hub {
+	cfg.UserToken = userToken
+	h, err := hub.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cur.Store(h)
+	return h
+}
+
+// interruptedUpload uploads data with a State over b and stops it once
+// about half of it is stored.
+func interruptedUpload(t *testing.T, srv *httptest.Server, b resume.Backend, data []byte) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := newClient(srv)
+	c.XorbSize = 256 << 10
+	c.Concurrency = 2
+	c.Resume = resume.Open(b, "repo", resume.Options{})
+	c.OnProgress = func(p pipeline.Progress) {
+		if p.Uploaded >= int64(len(data))/2 {
+			cancel()
+		}
+	}
+	if _, err := c.UploadFiles(ctx, []pipeline.Source{source("f", data)}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted upload: %v", err)
+	}
+}
+
+// An upload stopped halfway and started again (a new client, as after a
+// restart) sends only what was not stored, reports it as resumed, and the
+// file downloads identical; Done then leaves no state.
+func TestResumeSendsOnlyTheRest(t *testing.T) {
+	h, srv := startHub(t, hub.Config{})
+	data := randomBytes(71, 8<<20)
+	b := resume.Dir{Root: t.TempDir()}
+	interruptedUpload(t, srv, b, data)
+	before := h.Stats().XorbBytesReceived
+	if before < int64(len(data))/2 || before >= int64(len(data)) {
+		t.Fatalf("the first attempt sent %d of %d bytes", before, len(data))
+	}
+
+	c := newClient(srv)
+	c.XorbSize = 256 << 10
+	st := resume.Open(b, "repo", resume.Options{Warn: func(m string) { t.Errorf("warning: %s", m) }})
+	c.Resume = st
+	var last pipeline.Progress
+	c.OnProgress = func(p pipeline.Progress) {
+		if p.Resumed < last.Resumed || p.Resumed > p.Deduped {
+			t.Errorf("progress %+v after %+v", p, last)
+		}
+		last = p
+	}
+	res, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := h.Stats().XorbBytesReceived - before
+	t.Logf("first attempt sent %d bytes, the second %d (%d resumed) of %d", before, sent, res[0].ResumedBytes, len(data))
+	if sent+before > int64(len(data))*105/100 {
+		t.Errorf("%d + %d xorb bytes sent for a %d-byte file", before, sent, len(data))
+	}
+	if res[0].ResumedBytes < int64(len(data))/2 || res[0].ResumedBytes != last.Resumed || res[0].ResumedBytes+res[0].NewBytes != int64(len(data)) {
+		t.Errorf("result %+v, last progress %+v", res[0], last)
+	}
+	if got := download(t, c, res[0].Hash, nil); !bytes.Equal(got, data) {
+		t.Fatal("the resumed upload downloads different bytes")
+	}
+	st.Done()
+	if l, _ := b.List(); len(l) != 0 {
+		t.Errorf("state left after Done: %v", l)
+	}
+}
+
+// A xorb the state names but the CAS has lost (deleted from its store,
+// the hub restarted) makes the hub refuse the shard; the upload then sends
+// the resumed chunks again and the file still downloads identical.
+func TestResumeWhenTheCASLostAXorb(t *testing.T) {
+	dir := t.TempDir()
+	sw := &swappableHub{}
+	sw.start(t, dir)
+	srv := httptest.NewServer(sw)
+	t.Cleanup(srv.Close)
+	data := randomBytes(72, 6<<20)
+	b := &resume.Memory{}
+	interruptedUpload(t, srv, b, data)
+
+	st := resume.Open(b, "repo", resume.Options{})
+	entries, _ := b.List()
+	if len(entries) < 2 {
+		t.Fatalf("%d records after the first attempt", len(entries))
+	}
+	lost := entries[len(entries)/2].Name // "<time>-<xorb hash>.shard"
+	lost = lost[17 : 17+64]
+	if err := os.Remove(filepath.Join(dir, "xorbs", lost)); err != nil {
+		t.Fatal(err)
+	}
+	sw.start(t, dir)
+	sw.shards.Store(0)
+
+	c := newClient(srv)
+	c.XorbSize = 256 << 10
+	c.Resume = st
+	// The files are read again after the refusal; the counts still only grow.
+	var last pipeline.Progress
+	c.OnProgress = func(p pipeline.Progress) {
+		if p.Read < last.Read || p.Hashed < last.Hashed || p.Deduped < last.Deduped || p.Uploaded < last.Uploaded || p.Resumed < last.Resumed {
+			t.Errorf("progress %+v after %+v", p, last)
+		}
+		last = p
+	}
+	res, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !last.Done || last.Hashed != int64(len(data)) {
+		t.Errorf("last progress %+v", last)
+	}
+	if n := sw.shards.Load(); n != 2 {
+		t.Errorf("%d shard uploads, want 2: one refused for the lost xorb, then one with it sent again", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "xorbs", lost)); err != nil {
+		t.Errorf("the lost xorb was not sent again: %v", err)
+	}
+	if got := download(t, c, res[0].Hash, nil); !bytes.Equal(got, data) {
+		t.Fatal("the upload downloads different bytes")
+	}
+}
+
+// A shard upload that fails for want of a hub (5xx to the end of the
+// retries) is not a refusal: the state keeps every record, nothing is
+// sent twice, and the next attempt still resumes.
+func TestResumeKeepsTheStateWhenTheShardCannotBeSent(t *testing.T) {
+	dir := t.TempDir()
+	sw := &swappableHub{}
+	sw.start(t, dir)
+	srv := httptest.NewServer(sw)
+	t.Cleanup(srv.Close)
+	data := randomBytes(73, 6<<20)
+	b := &resume.Memory{}
+	interruptedUpload(t, srv, b, data)
+	kept, _ := b.List()
+
+	faults, err := hub.ParseFaults("5xx:1000@/v2/shards|/v1/shards")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sw.startWith(t, hub.Config{Dir: dir, Faults: faults})
+	c := newClient(srv)
+	c.XorbSize, c.Retries = 256<<10, 2
+	c.Resume = resume.Open(b, "repo", resume.Options{})
+	var he *cas.HTTPError
+	if _, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)}); !errors.As(err, &he) || he.Status != 503 {
+		t.Fatalf("upload with the shard endpoint down: %v", err)
+	}
+	second := h.Stats().XorbBytesReceived
+	if second+int64(len(data))/2 > int64(len(data))*105/100 {
+		t.Errorf("the attempt whose shard failed sent %d xorb bytes: resumed xorbs were sent again", second)
+	}
+	if now, _ := b.List(); len(now) <= len(kept) {
+		t.Errorf("%d records after the failed attempt, %d before: the state lost what it knew", len(now), len(kept))
+	}
+
+	h = sw.start(t, dir)
+	c = newClient(srv)
+	c.XorbSize = 256 << 10
+	c.Resume = resume.Open(b, "repo", resume.Options{})
+	res, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := h.Stats().XorbBytesReceived; n != 0 || res[0].ResumedBytes != int64(len(data)) {
+		t.Errorf("the last attempt sent %d xorb bytes and resumed %d of %d", n, res[0].ResumedBytes, len(data))
+	}
+	if got := download(t, c, res[0].Hash, nil); !bytes.Equal(got, data) {
+		t.Fatal("the upload downloads different bytes")
+	}
+}
+
+// A State is what the pipeline's Uploader.Resume wants.
+var _ pipeline.StoredChunks = (*resume.State)(nil)

@@ -1,0 +1,93 @@
+//go:build js && wasm
+
+package resume
+
+import (
+	"context"
+	"fmt"
+	"syscall/js"
+
+	"github.com/xetkit/xetkit/internal/jsx"
+)
+
+// JS is a Backend whose records a JavaScript object keeps: in Node a
+// folder (the package's node.js), in a browser the Origin Private File
+// System or IndexedDB. V has the methods list() → [{scope, name, size}],
+// read(scope, name) → Uint8Array or null, write(scope, name, bytes) and
+// remove(scope, name); each may return a promise, and write must resolve
+// only once the record is durable. Its methods block until the promise
+// settles, so they must not be called on the event loop's own goroutine
+// (the pipeline never does).
+type JS struct{ V js.Value }
+
+// call invokes a method of V and awaits what it returns.
+func (b JS) call(method string, args ...any) (v js.Value, err error) {
+	defer func() {
+		if r := recover(); r != nil { // a method that throws, or is missing
+			err = fmt.Errorf("upload state %s: %v", method, r)
+		}
+	}()
+	p := js.Global().Get("Promise").Call("resolve", b.V.Call(method, args...))
+	v, err = jsx.Await(context.Background(), p)
+	if err != nil {
+		err = fmt.Errorf("upload state %s: %w", method, err)
+	}
+	return v, err
+}
+
+// List returns the records V lists.
+func (b JS) List() ([]Entry, error) {
+	v, err := b.call("list")
+	if err != nil {
+		return nil, err
+	}
+	if v.Type() != js.TypeObject || v.Get("length").Type() != js.TypeNumber {
+		return nil, fmt.Errorf("upload state list: not an array")
+	}
+	out := make([]Entry, 0, v.Length())
+	for i := range v.Length() {
+		e := v.Index(i)
+		s, n, size := e.Get("scope"), e.Get("name"), e.Get("size")
+		if s.Type() != js.TypeString || n.Type() != js.TypeString || size.Type() != js.TypeNumber || !(size.Float() >= 0) {
+			continue
+		}
+		if checkName(s.String()) != nil || checkName(n.String()) != nil {
+			continue
+		}
+		out = append(out, Entry{Scope: s.String(), Name: n.String(), Size: int64(size.Float())})
+	}
+	return out, nil
+}
+
+// Read returns a record's bytes.
+func (b JS) Read(scope, name string) ([]byte, error) {
+	v, err := b.call("read", scope, name)
+	if err != nil {
+		return nil, err
+	}
+	if v.IsNull() || v.IsUndefined() {
+		return nil, ErrNotFound
+	}
+	if !v.InstanceOf(jsx.Uint8Array) {
+		return nil, fmt.Errorf("upload state read: not a Uint8Array")
+	}
+	return jsx.CopyInto(nil, v), nil
+}
+
+// Write stores a record; V's write resolves once it is durable.
+func (b JS) Write(scope, name string, data []byte) error {
+	if err := checkName(scope); err != nil {
+		return err
+	}
+	if err := checkName(name); err != nil {
+		return err
+	}
+	_, err := b.call("write", scope, name, jsx.Bytes(data))
+	return err
+}
+
+// Remove deletes a record.
+func (b JS) Remove(scope, name string) error {
+	_, err := b.call("remove", scope, name)
+	return err
+}

@@ -1,0 +1,285 @@
+// Package resume keeps what an upload has stored, so that an upload
+// interrupted (killed, a reload, a dropped network) and started again
+// sends only what the CAS does not have yet.
+//
+// A State belongs to one hub and repository (a scope). The pipeline sees
+// it as its "chunks already stored" (pipeline.StoredChunks): each xorb the
+// CAS accepts is recorded durably right away, and a later upload of the
+// same file references the chunks of recorded xorbs instead of sending
+// them. Records live in a Backend (a folder natively, Dir; the browser's
+// storage through JavaScript), are bounded in total size (the oldest
+// deleted first), and are dropped by Done once the upload is committed.
+// They are never trusted blindly: a record that does not read back whole
+// and consistent is ignored with a warning and deleted, and a xorb the
+// CAS no longer has makes the hub refuse the upload's shard, upon which
+// the pipeline forgets the xorbs it resumed and sends their chunks again.
+package resume
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// DefaultMaxBytes bounds the records of a Backend, every scope together,
+// unless Options.MaxBytes says otherwise: 64 MiB, about 1,300 records of
+// full 64 MiB xorbs (48 bytes per chunk), so the last ~85 GiB uploaded
+// can resume.
+const DefaultMaxBytes = 64 << 20
+
+// Options tune a State.
+type Options struct {
+	// MaxBytes bounds the bytes of records in the Backend, all scopes
+	// together (default DefaultMaxBytes); past it the oldest records are
+	// deleted first, whatever their scope.
+	MaxBytes int64
+	// Warn, if set, hears of records ignored (unreadable or corrupt:
+	// they are deleted) and of a record that could not be written (the
+	// upload goes on; it will resume less).
+	Warn func(msg string)
+}
+
+// Scope names the state of one repository on one hub: the same hub URL,
+// repository type and name give the same scope.
+func Scope(hub, repoType, repo string) string {
+	if repoType == "" {
+		repoType = "model"
+	}
+	sum := sha256.Sum256([]byte(strings.TrimRight(hub, "/") + "\n" + repoType + "\n" + repo))
+	return hex.EncodeToString(sum[:16])
+}
+
+// State is what uploads to one scope have stored and not yet committed.
+// It is safe for concurrent use.
+type State struct {
+	backend Backend
+	scope   string
+	opts    Options
+
+	mu      sync.Mutex
+	xorbs   map[xethash.Hash]*held
+	chunks  map[xethash.Hash]chunkAt
+	touched map[xethash.Hash]bool // found or stored since Open or Done
+	all     []Entry               // the Backend's records, every scope, oldest first
+	total   int64                 // their bytes
+	last    int64                 // time of the last record named here
+	broken  bool                  // a write failed: no more are tried
+}
+
+type held struct {
+	info *shard.Xorb
+	name string // record name, "" once removed from the Backend
+}
+
+type chunkAt struct {
+	x     *held
+	index uint32
+}
+
+// Open loads the records of scope from b. A Backend that cannot be listed
+// or read gives a State that knows nothing (with a warning): an upload
+// then starts from the beginning, as it would with no state.
+func Open(b Backend, scope string, opts Options) *State {
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	st := &State{backend: b, scope: scope, opts: opts,
+		xorbs: map[xethash.Hash]*held{}, chunks: map[xethash.Hash]chunkAt{}, touched: map[xethash.Hash]bool{}}
+	entries, err := b.List()
+	if err != nil {
+		st.warn("cannot list the upload state, so this upload starts from the beginning: %v", err)
+		return st
+	}
+	for _, e := range entries {
+		if _, _, err := parseRecordName(e.Name); err == nil {
+			st.all = append(st.all, e)
+			st.total += e.Size
+		}
+	}
+	slices.SortFunc(st.all, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+	st.mu.Lock()
+	st.evict()
+	st.mu.Unlock()
+	mine := slices.DeleteFunc(slices.Clone(st.all), func(e Entry) bool { return e.Scope != scope })
+	for _, e := range mine {
+		at, want, _ := parseRecordName(e.Name)
+		st.last = max(st.last, at)
+		if e.Size > maxRecordSize {
+			st.warn("ignoring a corrupt upload state record %s/%s (deleted): %d bytes, more than a record can hold", scope, e.Name, e.Size)
+			st.remove(e.Name)
+			continue
+		}
+		data, err := b.Read(scope, e.Name)
+		if err != nil {
+			st.warn("ignoring upload state record %s/%s: %v", scope, e.Name, err)
+			continue
+		}
+		x, err := decodeRecord(want, data)
+		if err != nil {
+			st.warn("ignoring a corrupt upload state record %s/%s (deleted): %v", scope, e.Name, err)
+			st.remove(e.Name)
+			continue
+		}
+		st.add(x, e.Name)
+	}
+	return st
+}
+
+func (st *State) warn(format string, args ...any) {
+	if st.opts.Warn != nil {
+		st.opts.Warn(fmt.Sprintf(format, args...))
+	}
+}
+
+// add remembers a xorb's chunks; a chunk already known keeps its place.
+func (st *State) add(x *shard.Xorb, name string) {
+	if old := st.xorbs[x.Hash]; old != nil {
+		if old.name != "" && old.name != name {
+			st.remove(old.name) // the same xorb recorded twice: keep the newer
+		}
+		old.name = name
+		return
+	}
+	h := &held{info: x, name: name}
+	st.xorbs[x.Hash] = h
+	for i, c := range x.Chunks {
+		if _, ok := st.chunks[c.Hash]; !ok {
+			st.chunks[c.Hash] = chunkAt{h, uint32(i)}
+		}
+	}
+}
+
+// Find returns the recorded xorb that holds chunk, and the chunk's index
+// in it. The xorb's CAS info goes into the upload's shard, as it would
+// for a xorb sent in the same upload.
+func (st *State) Find(chunk xethash.Hash) (*shard.Xorb, uint32, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	at, ok := st.chunks[chunk]
+	if !ok {
+		return nil, 0, false
+	}
+	st.touched[at.x.info.Hash] = true
+	return at.x.info, at.index, true
+}
+
+// Stored records, durably before it returns, that the CAS accepted the
+// xorb x describes (its chunk hashes unkeyed). A record that cannot be
+// written is warned of once; the upload goes on without. Lookups are not
+// held up while the record is written.
+func (st *State) Stored(x *shard.Xorb) {
+	st.mu.Lock()
+	st.touched[x.Hash] = true
+	if st.xorbs[x.Hash] != nil || st.broken {
+		if st.xorbs[x.Hash] == nil {
+			st.add(x, "")
+		}
+		st.mu.Unlock()
+		return
+	}
+	st.last = max(time.Now().UnixNano(), st.last+1)
+	name := recordName(st.last, x.Hash)
+	st.mu.Unlock()
+
+	x = &shard.Xorb{Hash: x.Hash, BytesInXorb: x.BytesInXorb, Chunks: slices.Clone(x.Chunks)}
+	data, err := encodeRecord(x)
+	if err == nil {
+		err = st.backend.Write(st.scope, name, data)
+	}
+
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err != nil {
+		if !st.broken {
+			st.warn("cannot record a stored xorb, so an interrupted upload will resume less: %v", err)
+		}
+		st.broken = true
+		name = ""
+	} else {
+		st.all = append(st.all, Entry{Scope: st.scope, Name: name, Size: int64(len(data))})
+		st.total += int64(len(data))
+	}
+	st.add(x, name)
+	st.evict()
+}
+
+// evict deletes the oldest records while they are over the bound.
+func (st *State) evict() {
+	for st.total > st.opts.MaxBytes && len(st.all) > 0 {
+		e := st.all[0]
+		if e.Scope == st.scope {
+			st.remove(e.Name)
+			continue
+		}
+		st.all = st.all[1:]
+		st.total -= e.Size
+		if err := st.backend.Remove(e.Scope, e.Name); err != nil {
+			st.warn("cannot delete upload state record %s/%s: %v", e.Scope, e.Name, err)
+		}
+	}
+}
+
+// remove deletes one of the scope's records from the Backend. What is
+// known of its xorb stays in memory: the xorb is stored all the same.
+func (st *State) remove(name string) {
+	if i := slices.IndexFunc(st.all, func(e Entry) bool { return e.Scope == st.scope && e.Name == name }); i >= 0 {
+		st.total -= st.all[i].Size
+		st.all = slices.Delete(st.all, i, i+1)
+	}
+	if err := st.backend.Remove(st.scope, name); err != nil {
+		st.warn("cannot delete upload state record %s/%s: %v", st.scope, name, err)
+	}
+	_, x, _ := parseRecordName(name)
+	if h := st.xorbs[x]; h != nil && h.name == name {
+		h.name = ""
+	}
+}
+
+// Forget drops xorbs the CAS turned out not to have: their chunks are no
+// longer found, and their records are deleted.
+func (st *State) Forget(xorbs ...xethash.Hash) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, x := range xorbs {
+		h := st.xorbs[x]
+		if h == nil {
+			continue
+		}
+		if h.name != "" {
+			st.remove(h.name)
+		}
+		delete(st.xorbs, x)
+		delete(st.touched, x)
+		for _, c := range h.info.Chunks {
+			if at, ok := st.chunks[c.Hash]; ok && at.x == h {
+				delete(st.chunks, c.Hash)
+			}
+		}
+	}
+}
+
+// Done drops the records of every xorb found or stored since Open (or
+// the last Done): the upload that used them is committed, so there is
+// nothing left to resume. Records of other, unfinished uploads to the
+// same repository stay.
+func (st *State) Done() {
+	st.mu.Lock()
+	touched := slices.Collect(maps.Keys(st.touched))
+	st.mu.Unlock()
+	st.Forget(touched...)
+}
+
+// Xorbs returns how many xorbs the State knows in its scope.
+func (st *State) Xorbs() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.xorbs)
+}

@@ -1,0 +1,246 @@
+package resume
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// testXorb makes the CAS info of a xorb of n chunks; seed tells xorbs apart.
+func testXorb(seed, n int) *shard.Xorb {
+	x := &shard.Xorb{}
+	entries := make([]xethash.Entry, n)
+	var at uint32
+	for i := range n {
+		var b [8]byte
+		binary.LittleEndian.PutUint32(b[:], uint32(seed))
+		binary.LittleEndian.PutUint32(b[4:], uint32(i))
+		h := xethash.Chunk(b[:])
+		size := uint32(1000 + i)
+		x.Chunks = append(x.Chunks, shard.Chunk{Hash: h, ByteRangeStart: at, UnpackedBytes: size})
+		entries[i] = xethash.Entry{Hash: h, Size: uint64(size)}
+		at += size
+	}
+	x.BytesInXorb = at
+	x.Hash = xethash.Xorb(entries)
+	return x
+}
+
+func recordSize(t *testing.T, x *shard.Xorb) int64 {
+	b, err := encodeRecord(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int64(len(b))
+}
+
+// What a State records survives into the next Open (a new process), is
+// found chunk by chunk, and Done drops exactly what the upload used.
+func TestStateRecordsAndResumes(t *testing.T) {
+	for name, b := range map[string]Backend{"dir": Dir{Root: t.TempDir()}, "memory": &Memory{}} {
+		t.Run(name, func(t *testing.T) {
+			a, other := testXorb(1, 5), testXorb(2, 3)
+			st := Open(b, "scope1", Options{Warn: func(m string) { t.Errorf("warning: %s", m) }})
+			st.Stored(a)
+			st.Stored(other)
+			elsewhere := Open(b, "scope2", Options{})
+			elsewhere.Stored(testXorb(3, 2))
+
+			again := Open(b, "scope1", Options{Warn: func(m string) { t.Errorf("warning: %s", m) }})
+			if again.Xorbs() != 2 {
+				t.Fatalf("reopened: %d xorbs, want 2", again.Xorbs())
+			}
+			x, i, ok := again.Find(a.Chunks[3].Hash)
+			if !ok || x.Hash != a.Hash || i != 3 || len(x.Chunks) != 5 || x.BytesInXorb != a.BytesInXorb {
+				t.Fatalf("Find: %v %d %v", x, i, ok)
+			}
+			if _, _, ok := again.Find(testXorb(3, 2).Chunks[0].Hash); ok {
+				t.Error("a chunk of another scope was found")
+			}
+			again.Done() // used a only
+			if n := Open(b, "scope1", Options{}).Xorbs(); n != 1 {
+				t.Errorf("after Done: %d xorbs kept, want 1 (the one the upload did not use)", n)
+			}
+			if _, _, ok := again.Find(a.Chunks[0].Hash); ok {
+				t.Error("a dropped xorb is still found")
+			}
+			if n := Open(b, "scope2", Options{}).Xorbs(); n != 1 {
+				t.Errorf("the other scope holds %d xorbs, want 1", n)
+			}
+		})
+	}
+}
+
+// The bound counts every scope's records; the oldest go first, whatever
+// their scope, and the newest record is never lost to it.
+func TestStateBoundEvictsOldestFirst(t *testing.T) {
+	b := Dir{Root: t.TempDir()}
+	xs := []*shard.Xorb{testXorb(1, 10), testXorb(2, 10), testXorb(3, 10), testXorb(4, 10)}
+	size := recordSize(t, xs[0])
+	opts := Options{MaxBytes: 3 * size}
+	Open(b, "old", opts).Stored(xs[0])
+	st := Open(b, "new", opts)
+	for _, x := range xs[1:] {
+		time.Sleep(time.Millisecond) // distinct times on coarse clocks
+		st.Stored(x)
+	}
+	if n := Open(b, "old", opts).Xorbs(); n != 0 {
+		t.Errorf("the oldest record (another scope) was kept: %d", n)
+	}
+	if n := Open(b, "new", opts).Xorbs(); n != 3 {
+		t.Fatalf("%d records within a bound of 3", n)
+	}
+	st.Stored(testXorb(5, 10))
+	kept := Open(b, "new", opts)
+	if kept.Xorbs() != 3 {
+		t.Fatalf("%d records within a bound of 3", kept.Xorbs())
+	}
+	if _, _, ok := kept.Find(xs[1].Chunks[0].Hash); ok {
+		t.Error("the oldest record of the scope survived the bound")
+	}
+	for _, x := range []*shard.Xorb{xs[2], xs[3], testXorb(5, 10)} {
+		if _, _, ok := kept.Find(x.Chunks[0].Hash); !ok {
+			t.Errorf("record of xorb %s evicted before older ones", x.Hash)
+		}
+	}
+	// A smaller bound on the next Open applies at once.
+	if n := Open(b, "new", Options{MaxBytes: size}).Xorbs(); n != 1 {
+		t.Errorf("Open with a bound of one record kept %d", n)
+	}
+}
+
+// Records that do not read back whole and consistent are ignored with a
+// warning and deleted; nothing in them is found.
+func TestStateIgnoresCorruptRecords(t *testing.T) {
+	root := t.TempDir()
+	b := Dir{Root: root}
+	good, bad := testXorb(1, 4), testXorb(2, 4)
+	st := Open(b, "s", Options{})
+	st.Stored(good)
+	st.Stored(bad)
+	names, _ := filepath.Glob(filepath.Join(root, "s", "*"+bad.Hash.String()+".shard"))
+	if len(names) != 1 {
+		t.Fatalf("record files %v", names)
+	}
+	valid, _ := os.ReadFile(names[0])
+	other, _ := encodeRecord(good)
+	// A chunk list that does not hash to the xorb it names.
+	lying := testXorb(2, 4)
+	lying.Chunks[1].Hash = testXorb(9, 4).Chunks[1].Hash
+	lie, _ := encodeRecord(lying)
+	cases := map[string][]byte{
+		"truncated":     valid[:len(valid)-20],
+		"a flipped bit": flip(valid, len(valid)/2),
+		"empty":         nil,
+		"another xorb":  other,
+		"wrong chunks":  lie,
+		"not a shard":   []byte("hello"),
+		"too large":     append(valid, make([]byte, maxRecordSize)...),
+	}
+	for what, data := range cases {
+		if err := os.WriteFile(names[0], data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var warnings []string
+		st := Open(b, "s", Options{Warn: func(m string) { warnings = append(warnings, m) }})
+		if len(warnings) != 1 || !strings.Contains(warnings[0], "corrupt") || !strings.Contains(warnings[0], bad.Hash.String()) {
+			t.Errorf("%s: warnings %q", what, warnings)
+		}
+		for _, c := range bad.Chunks {
+			if _, _, ok := st.Find(c.Hash); ok {
+				t.Errorf("%s: a chunk of the corrupt record was found", what)
+			}
+		}
+		if _, _, ok := st.Find(good.Chunks[0].Hash); !ok {
+			t.Errorf("%s: the good record was lost", what)
+		}
+		if _, err := os.Stat(names[0]); !os.IsNotExist(err) {
+			t.Errorf("%s: the corrupt record was not deleted", what)
+		}
+	}
+	// Foreign files, a stale temporary file and a fresh one.
+	os.WriteFile(filepath.Join(root, "s", "README"), []byte("x"), 0o600)
+	os.MkdirAll(filepath.Join(root, tempDir), 0o700)
+	stale := filepath.Join(root, tempDir, "x.shard-123")
+	fresh := filepath.Join(root, tempDir, "y.shard-456")
+	os.WriteFile(stale, []byte("partial"), 0o600)
+	os.WriteFile(fresh, []byte("partial"), 0o600)
+	old := time.Now().Add(-2 * staleTemp)
+	os.Chtimes(stale, old, old)
+	if n := Open(b, "s", Options{Warn: func(m string) { t.Errorf("warning: %s", m) }}).Xorbs(); n != 1 {
+		t.Errorf("%d xorbs", n)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Error("a stale temporary file was kept")
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Error("a fresh temporary file (a write under way elsewhere) was deleted")
+	}
+}
+
+func flip(b []byte, at int) []byte {
+	c := append([]byte(nil), b...)
+	c[at] ^= 0x10
+	return c
+}
+
+// Forget drops a xorb at once, in memory and on disk; a backend that
+// cannot be written leaves a working State and one warning.
+func TestStateForgetAndFailingBackend(t *testing.T) {
+	b := &Memory{}
+	x := testXorb(1, 3)
+	st := Open(b, "s", Options{})
+	st.Stored(x)
+	st.Forget(x.Hash)
+	if _, _, ok := st.Find(x.Chunks[0].Hash); ok {
+		t.Error("a forgotten xorb is found")
+	}
+	if l, _ := b.List(); len(l) != 0 {
+		t.Errorf("records left: %v", l)
+	}
+
+	var warnings []string
+	ro := Open(readOnly{b}, "s", Options{Warn: func(m string) { warnings = append(warnings, m) }})
+	ro.Stored(testXorb(2, 3))
+	ro.Stored(testXorb(3, 3))
+	if len(warnings) != 1 {
+		t.Errorf("warnings %q, want one", warnings)
+	}
+	if _, _, ok := ro.Find(testXorb(3, 3).Chunks[0].Hash); !ok {
+		t.Error("a xorb stored is not found in memory when it could not be recorded")
+	}
+}
+
+type readOnly struct{ Backend }
+
+func (readOnly) Write(string, string, []byte) error { return os.ErrPermission }
+
+func TestDirRefusesNamesOutsideIt(t *testing.T) {
+	b := Dir{Root: t.TempDir()}
+	for _, n := range []string{"..", "../x", "a/b", ".hidden", "", "A"} {
+		if err := b.Write("s", n, nil); err == nil {
+			t.Errorf("name %q accepted", n)
+		}
+		if err := b.Write(n, "x", nil); err == nil {
+			t.Errorf("scope %q accepted", n)
+		}
+	}
+}
+
+func TestScope(t *testing.T) {
+	a := Scope("http://127.0.0.1:8080/", "model", "alice/x")
+	if a != Scope("http://127.0.0.1:8080", "", "alice/x") || checkName(a) != nil {
+		t.Errorf("scope %q", a)
+	}
+	for _, other := range []string{Scope("http://127.0.0.1:8081", "model", "alice/x"), Scope("http://127.0.0.1:8080", "dataset", "alice/x"), Scope("http://127.0.0.1:8080", "model", "alice/y")} {
+		if other == a {
+			t.Error("two repositories share a scope")
+		}
+	}
+}

@@ -1,0 +1,93 @@
+// Resume through the JavaScript API in Node: an upload whose process is
+// killed (SIGKILL) at about half, started again in a new process, sends
+// only what the hub had not accepted, commits, and leaves no state.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readdirSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { load } from "../xetkit.js";
+import { randomBytes, root, sha256, tempDir, writeTemp } from "./helpers.mjs";
+import { startServer } from "../../test/common.mjs";
+
+const token = "hf_resume_test";
+const repo = "alice/resume";
+const size = 32 << 20;
+const xorbSize = 1 << 20; // 32 xorbs: a fine-grained half
+
+// The upload a child process runs; it prints the result as JSON.
+const child = `
+import { readFileSync } from "node:fs";
+const { load } = await import(process.env.XK_MODULE);
+const xk = await load({ workers: 1 });
+const bytes = readFileSync(process.env.XK_FILE);
+const r = await xk.upload([{ path: "big.bin", content: new Blob([bytes]) }],
+  { hub: process.env.XK_HUB, repo: process.env.XK_REPO, token: process.env.XK_TOKEN, xorbSize: ${xorbSize} });
+console.log(JSON.stringify(r));
+xk.close();
+`;
+
+function startUpload(env) {
+  const proc = spawn(process.execPath, ["--input-type=module", "-e", child], {
+    env: { ...process.env, ...env, XK_MODULE: pathToFileURL(join(root, "wasm", "xetkit.js")).href },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "", err = "";
+  proc.stdout.on("data", (d) => { out += d; });
+  proc.stderr.on("data", (d) => { err += d; });
+  const exited = new Promise((r) => proc.on("exit", (code, signal) => r({ code, signal, out, err })));
+  return { proc, exited };
+}
+
+const records = (dir) => {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true }).filter((n) => String(n).endsWith(".shard"));
+};
+
+async function xorbBytes(server) {
+  return (await (await fetch(`${server.url}_xetkit/stats`)).json()).xorbBytesReceived;
+}
+
+test("xk.upload in Node resumes after its process is killed", { timeout: 180_000 }, async (t) => {
+  const server = await startServer({ token });
+  t.after(server.stop);
+  const dir = tempDir(t);
+  const data = randomBytes(size, 41);
+  const file = writeTemp(dir, "big.bin", data);
+  const cache = join(dir, "cache");
+  const env = { XK_FILE: file, XK_HUB: server.origin, XK_REPO: repo, XK_TOKEN: token, XETKIT_CACHE: cache };
+  const state = join(cache, "uploads");
+
+  const first = startUpload(env);
+  let killed = false;
+  const deadline = Date.now() + 120_000;
+  while (!killed) {
+    if (records(state).length >= size / xorbSize / 2) {
+      first.proc.kill("SIGKILL");
+      killed = true;
+      break;
+    }
+    if (first.proc.exitCode !== null || Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const end = await first.exited;
+  assert.ok(killed, `the first upload ended before it could be killed: ${end.code} ${end.err}`);
+  const kept = records(state).length;
+  const before = await xorbBytes(server);
+
+  const second = await startUpload(env).exited;
+  assert.equal(second.code, 0, second.err);
+  const sent = (await xorbBytes(server)) - before;
+  const result = JSON.parse(second.out);
+  t.diagnostic(`killed with ${kept} of ${size / xorbSize} xorbs recorded; the second run sent ${sent} bytes (${(100 * sent / size).toFixed(1)} %), resumed ${result.files[0].resumedBytes}`);
+  assert.ok(sent < size * 0.55, `the second run sent ${sent} of ${size} bytes`);
+  assert.ok(result.commit && result.files[0].resumedBytes >= size * 0.45, JSON.stringify(result));
+  assert.equal(result.files[0].resumedBytes + result.files[0].uploadedBytes, size);
+  assert.deepEqual(records(state), [], "state left after the commit");
+
+  const xk = await load({ workers: 0 });
+  t.after(() => xk.close());
+  const got = await xk.download({ path: "big.bin" }, { hub: server.origin, repo, token });
+  assert.equal(sha256(got), sha256(data));
+});
