@@ -56,10 +56,10 @@ func (r rateFlag) Set(s string) (err error) {
 func run() error {
 	var cfg linkemu.Config
 	cfg.ConnRate, cfg.LinkRate = 25e6, 100e6
-	listen := flag.String("listen", "127.0.0.1:0", "address the proxy listens on (port 0 picks a free one)")
+	listen := flag.String("listen", "127.0.0.1:0", "loopback address the proxy listens on (port 0 picks a free one)")
 	target := flag.String("target", "", "URL of the server behind the link, e.g. http://127.0.0.1:8080 (required)")
-	stats := flag.String("stats", "", "also serve the counters as JSON on this address (GET /, POST /reset), e.g. 127.0.0.1:0")
-	verbose := flag.Bool("v", false, "log proxy errors (the server failing, clients going away mid-body) to stderr")
+	stats := flag.String("stats", "", "also serve the counters as JSON on this loopback address (GET /, POST /reset), e.g. 127.0.0.1:0")
+	verbose := flag.Bool("v", false, "log proxy errors (the server failing, clients going away mid-body) and answers of 400 or more to stderr")
 	flag.DurationVar(&cfg.RTT, "rtt", 40*time.Millisecond, "round trip each request waits before it is forwarded")
 	flag.DurationVar(&cfg.Handshake, "handshake", 0, "wait before a new connection's first byte (the TCP handshake's round trip)")
 	flag.Var(rateFlag{&cfg.ConnRate}, "conn-rate", "cap of each client connection, in each direction, e.g. 25MB/s (MB = 10^6 B, MiB = 2^20; 0: none)")
@@ -85,6 +85,11 @@ func run() error {
 	p, err := linkemu.New(cfg)
 	if err != nil {
 		return err
+	}
+	for _, a := range []string{*listen, *stats} {
+		if err := checkLoopback(a); err != nil {
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -113,6 +118,22 @@ func run() error {
 	err = p.Serve(ctx, ln)
 	printStats(p.Stats())
 	return err
+}
+
+// checkLoopback refuses an address off this machine: the proxy is a
+// bench tool with no protection of its own.
+func checkLoopback(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("address %q: %v", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("address %q: want a loopback one, e.g. 127.0.0.1:0", addr)
+	}
+	return nil
 }
 
 func printStats(s linkemu.Stats) {

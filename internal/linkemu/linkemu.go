@@ -54,7 +54,8 @@ type Config struct {
 	// LinkRate caps all connections together, in each direction.
 	LinkRate int64
 	// ErrorLog receives the proxy's errors (the server behind it failing,
-	// clients going away mid-body); nil discards them (they are counted).
+	// clients going away mid-body) and the server's answers of 400 or
+	// more; nil discards them (they are counted).
 	ErrorLog *log.Logger
 }
 
@@ -63,6 +64,7 @@ type Config struct {
 type Stats struct {
 	Requests    int64 `json:"requests"`      // requests received
 	Errors      int64 `json:"errors"`        // requests the proxy could not forward or answer whole
+	Refused     int64 `json:"refused"`       // answers of the server with a status of 400 or more
 	BytesUp     int64 `json:"bytes_up"`      // bytes read from clients
 	BytesDown   int64 `json:"bytes_down"`    // bytes written to clients
 	InFlight    int64 `json:"in_flight"`     // requests being handled now (their round trip included)
@@ -93,6 +95,7 @@ type Proxy struct {
 	conns      gauge
 	requests   atomic.Int64
 	errors     atomic.Int64
+	refused    atomic.Int64
 	bytesUp    atomic.Int64
 	bytesDown  atomic.Int64
 	connsTotal atomic.Int64
@@ -129,7 +132,14 @@ func New(cfg Config) (*Proxy, error) {
 			r.SetURL(cfg.Target)
 			r.Out.Host = r.In.Host // the server sees the name the client used, as behind a real proxy
 		},
-		Transport:     p.transport,
+		Transport: p.transport,
+		ModifyResponse: func(r *http.Response) error {
+			if r.StatusCode >= 400 {
+				p.refused.Add(1)
+				errLog.Printf("linkemu: %s %s: %s", r.Request.Method, r.Request.URL.Path, r.Status)
+			}
+			return nil
+		},
 		FlushInterval: -1, // pass each piece on as it comes: bodies stream
 		ErrorLog:      errLog,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -189,6 +199,7 @@ func (p *Proxy) Stats() Stats {
 	return Stats{
 		Requests:    p.requests.Load(),
 		Errors:      p.errors.Load(),
+		Refused:     p.refused.Load(),
 		BytesUp:     p.bytesUp.Load(),
 		BytesDown:   p.bytesDown.Load(),
 		InFlight:    inFlight,
@@ -205,6 +216,7 @@ func (p *Proxy) Reset() Stats {
 	s := Stats{
 		Requests:    p.requests.Swap(0),
 		Errors:      p.errors.Swap(0),
+		Refused:     p.refused.Swap(0),
 		BytesUp:     p.bytesUp.Swap(0),
 		BytesDown:   p.bytesDown.Swap(0),
 		ConnsOpened: p.connsTotal.Swap(0),

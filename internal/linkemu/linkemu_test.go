@@ -15,8 +15,9 @@ import (
 	"time"
 )
 
-// backend answers GET /bytes?n=N with N bytes and POST /sink by reading
-// the body and answering its length.
+// backend answers GET /bytes?n=N with N bytes, POST /sink by reading the
+// body and answering its length, GET /status/N with status N, and the
+// rest with extra.
 func backend(t *testing.T, extra http.Handler) *url.URL {
 	t.Helper()
 	mux := http.NewServeMux()
@@ -32,6 +33,10 @@ func backend(t *testing.T, extra http.Handler) *url.URL {
 			return
 		}
 		fmt.Fprint(w, n)
+	})
+	mux.HandleFunc("GET /status/{code}", func(w http.ResponseWriter, r *http.Request) {
+		code, _ := strconv.Atoi(r.PathValue("code"))
+		w.WriteHeader(code)
 	})
 	if extra != nil {
 		mux.Handle("/", extra)
@@ -246,7 +251,7 @@ func TestCountersAndReset(t *testing.T) {
 	wg.Wait()
 	settled(t, p)
 	s := p.Reset()
-	if s.Requests != n || s.MaxInFlight != n || s.InFlight != 0 || s.MaxConns != n || s.ConnsOpened != n || s.Errors != 0 {
+	if s.Requests != n || s.MaxInFlight != n || s.InFlight != 0 || s.MaxConns != n || s.ConnsOpened != n || s.Errors != 0 || s.Refused != 0 {
 		t.Errorf("stats %+v: want %d requests, all in flight at once on as many connections", s, n)
 	}
 	// Bytes on the wire: the bodies and the headers (a few hundred bytes each).
@@ -257,6 +262,15 @@ func TestCountersAndReset(t *testing.T) {
 	// five idle keep-alive connections).
 	if s := p.Stats(); s.Requests != 0 || s.BytesUp != 0 || s.BytesDown != 0 || s.MaxInFlight != 0 || s.Conns != n || s.MaxConns != n || s.ConnsOpened != 0 {
 		t.Errorf("stats after a reset %+v: want no requests or bytes and the %d open connections", s, n)
+	}
+	// An answer of 400 or more is counted as refused, not as the proxy's error.
+	resp, err := c.Get(base + "/status/404")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if s := settled(t, p); resp.StatusCode != http.StatusNotFound || s.Refused != 1 || s.Errors != 0 {
+		t.Errorf("a 404 through the proxy: status %d, stats %+v: want one refused, no errors", resp.StatusCode, s)
 	}
 	c.Transport.(*http.Transport).CloseIdleConnections()
 	for deadline := time.Now().Add(5 * time.Second); p.Stats().Conns != 0; time.Sleep(10 * time.Millisecond) {
