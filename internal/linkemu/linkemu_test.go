@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -177,21 +178,60 @@ func TestConnectionCapBothWays(t *testing.T) {
 	}
 }
 
+// barrier holds the requests that reach it until want have.
+type barrier struct {
+	mu     sync.Mutex
+	n      int
+	want   int
+	open   chan struct{}
+	opened time.Time
+}
+
+func newBarrier(want int) *barrier { return &barrier{want: want, open: make(chan struct{})} }
+
+func (b *barrier) wait() {
+	b.mu.Lock()
+	if b.n++; b.n == b.want {
+		b.opened = time.Now()
+		close(b.open)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.open:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+func (b *barrier) since() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return time.Since(b.opened)
+}
+
 func TestConnectionsShareTheLink(t *testing.T) {
 	// Each connection alone would take a quarter of the time: the link
-	// holds the four together to its rate, each getting its share.
+	// holds the four together to its rate, each getting its share. The
+	// server starts the four answers at once.
 	const rate, each, conns = 2_000_000, 250_000, 4
-	p, base := start(t, Config{Target: backend(t, nil), ConnRate: rate, LinkRate: rate})
+	var cur atomic.Pointer[barrier]
+	held := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cur.Load().wait()
+		w.Write(make([]byte, each))
+	})
+	p, base := start(t, Config{Target: backend(t, held), ConnRate: rate, LinkRate: rate})
 	c := client(t)
 	least := capped(conns*each, rate)
 	timed(t, "4 × 250 kB down 4 connections", least, func() {
+		b := newBarrier(conns)
+		cur.Store(b)
 		var wg sync.WaitGroup
-		t0 := time.Now()
 		for i := range conns {
 			wg.Go(func() {
-				get(t, c, base+"/bytes?n="+strconv.Itoa(each))
-				if d := time.Since(t0); d < least*3/4 {
-					t.Errorf("connection %d finished after %v: it had more than its share of the link (all took %v)", i, d, least)
+				if n := get(t, c, base+"/held"); n != each {
+					t.Errorf("connection %d: %d bytes, want %d", i, n, each)
+				}
+				if d := b.since(); d < least*3/4 {
+					t.Errorf("connection %d finished %v after the answers began: it had more than its share of the link (all took %v)", i, d, least)
 				}
 			})
 		}
