@@ -39,11 +39,11 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import * as esbuild from "esbuild";
+import { startLink } from "./link.lib.mjs";
 import { cpuSeconds, cpuTimes, plainChromium, randomFile, tempDir, within } from "./proc.lib.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const bin = join(root, "bin", "xetkit");
-const linkproxy = join(root, "bin", "linkproxy");
 const python = join(root, ".venv", "bin", "python");
 const token = "hf_bench_token";
 const repo = "bench/link";
@@ -138,70 +138,10 @@ const reportURL = `http://127.0.0.1:${reports.address().port}`;
 
 // ---- the link and the hub behind it ----
 
-// freePort returns a loopback port free a moment ago (the hub's: the proxy
-// must know it before the hub starts, the hub the proxy's URL).
-async function freePort() {
-  const s = createServer();
-  await new Promise((r) => s.listen(0, "127.0.0.1", r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-// lines spawns cmd and resolves with the process and the first n lines of
-// its stdout.
-function lines(cmd, args, n, what) {
-  const p = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
-  let out = "", err = "";
-  p.stderr.on("data", (d) => {
-    err += d;
-    if (process.env.LINK_DEBUG) process.stderr.write(d);
-  });
-  return within(new Promise((ok, fail) => {
-    p.stdout.on("data", (d) => {
-      out += d;
-      const l = out.split("\n");
-      if (l.length > n) ok({ proc: p, lines: l.slice(0, n) });
-    });
-    p.on("exit", (code) => fail(new Error(`${what} exited with ${code}: ${err}`)));
-  }), 20_000, `${what} did not start`);
-}
-
 let hubs = 0;
-// startLink starts the proxy with link l in front of a fresh hub:
-// {origin, proxy, hub, reset() (the proxy's counters since the last
-// reset), stop()}.
-async function startLink(l) {
-  const hubPort = await freePort();
-  const px = await lines(linkproxy, ["-target", `http://127.0.0.1:${hubPort}`, "-stats", "127.0.0.1:0",
-    ...(process.env.LINK_DEBUG ? ["-v"] : []), "-rtt", l.rtt, "-handshake", l.rtt, "-conn-rate", l.conn, "-link-rate", l.link], 2, "linkproxy");
-  const origin = px.lines[0].replace(/\/$/, "");
-  const stats = px.lines[1].replace(/^stats: /, "").replace(/\/$/, "");
-  const data = join(tmp, `hub-${hubs++}`);
-  let hub;
-  try {
-    hub = await lines(bin, ["serve", "--addr", `127.0.0.1:${hubPort}`, "--url", origin, "--token", token, "--data", data, "--root", site], 1, "xetkit serve");
-  } catch (e) {
-    px.proc.kill();
-    throw e;
-  }
-  const stop = async (p) => {
-    if (p.exitCode !== null) return;
-    const gone = new Promise((r) => p.on("exit", r));
-    p.kill("SIGTERM");
-    await gone;
-  };
-  return {
-    origin,
-    proxy: px.proc.pid,
-    hub: hub.proc.pid,
-    reset: async () => (await fetch(stats + "/reset", { method: "POST" })).json(),
-    async stop() {
-      await stop(hub.proc);
-      await stop(px.proc);
-      rmSync(data, { recursive: true, force: true });
-    },
-  };
+// newLink starts link l in front of a fresh hub serving the bench's site.
+function newLink(l) {
+  return startLink({ rtt: l.rtt, conn: l.conn, link: l.link, token, site, data: join(tmp, `hub-${hubs++}`), verbose: !!process.env.LINK_DEBUG });
 }
 
 // span measures one transfer through the link: begin() starts the
@@ -353,7 +293,7 @@ async function chromium(who, link, file) {
   chrome = plainChromium(`${link.origin}/#${params}`, join(tmp, `profile-${who}-${hubs}`));
   let res;
   try {
-    res = await within(got, 30 * 60_000, `${who} in Chromium: the page gave no result`);
+    res = await within(got, 15 * 60_000, `${who} in Chromium: the page gave no result`);
   } finally {
     await chrome.close();
     pageFile = null;
@@ -375,7 +315,7 @@ try {
   for (const l of links) {
     for (const c of clients) {
       const file = { ...randomFile(join(tmp, `${c}.bin`), size), name: `${c}.bin` };
-      const link = await startLink(l);
+      const link = await newLink(l);
       try {
         const r = await runners[c](link, file);
         results.push({ l, c, ...r });
