@@ -166,6 +166,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// The server may answer before the proxy has read the request body to
+	// its end (the transport reads on past Content-Length to check there
+	// is no more); by default net/http closes the body once an answer
+	// starts, which would cut the forwarded request and the answer with it.
+	_ = http.NewResponseController(w).EnableFullDuplex()
 	p.proxy.ServeHTTP(w, r)
 }
 

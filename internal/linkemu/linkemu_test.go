@@ -3,6 +3,7 @@ package linkemu
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -377,6 +378,82 @@ func TestBodiesStreamBothWays(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+}
+
+func TestStreamedAnswerToARequestWithABody(t *testing.T) {
+	// The server reads the body, then streams its answer in lines (as the
+	// hub answers a shard upload). It answers before the proxy has read
+	// the request body to its end; the answer must still arrive whole.
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /events", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		for range 3 {
+			w.Write([]byte("{\"type\":\"progress\"}\n"))
+			w.(http.Flusher).Flush()
+			time.Sleep(2 * time.Millisecond)
+		}
+		w.Write([]byte("{\"type\":\"result\"}\n"))
+	})
+	p, base := start(t, Config{Target: backend(t, mux)})
+	c := client(t)
+	const n = 60
+	for i := range n {
+		resp, err := c.Post(base+"/events", "application/octet-stream", bytes.NewReader(make([]byte, 3000)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || !bytes.HasSuffix(b, []byte("\"result\"}\n")) {
+			t.Fatalf("request %d: the answer was cut: %q, %v", i, b, err)
+		}
+	}
+	if s := settled(t, p); s.Requests != n || s.Errors != 0 {
+		t.Errorf("stats %+v: want %d requests and no errors", s, n)
+	}
+}
+
+func TestAnswerWhileTheBodyStillComes(t *testing.T) {
+	// The server answers after the first half of the body and reads the
+	// second once the client has seen that answer: the proxy must keep
+	// the request body open while the answer flows.
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /duplex", func(w http.ResponseWriter, r *http.Request) {
+		http.NewResponseController(w).EnableFullDuplex()
+		if _, err := io.ReadFull(r.Body, make([]byte, 1000)); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Write([]byte("half\n"))
+		w.(http.Flusher).Flush()
+		n, err := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "rest %d %v\n", n, err)
+	})
+	_, base := start(t, Config{Target: backend(t, mux), RTT: 5 * time.Millisecond})
+	pr, pw := io.Pipe()
+	// Without this, a proxy that cut the body would leave the client
+	// waiting to send the rest.
+	giveUp := time.AfterFunc(5*time.Second, func() { pw.CloseWithError(errors.New("the test gave up")) })
+	defer giveUp.Stop()
+	go pw.Write(make([]byte, 1000))
+	resp, err := client(t).Post(base+"/duplex", "application/octet-stream", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	first := make([]byte, 5)
+	if _, err := io.ReadFull(resp.Body, first); err != nil || string(first) != "half\n" {
+		t.Fatalf("the answer's first line: %q, %v", first, err)
+	}
+	go func() {
+		pw.Write(make([]byte, 1000))
+		pw.Close()
+	}()
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil || string(rest) != "rest 1000 <nil>\n" {
+		t.Errorf("the rest of the answer: %q, %v; want the server to have read the body's second half", rest, err)
+	}
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
