@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command linkproxy puts an emulated wide-area link (package linkemu) in
 // front of a server on loopback, for benchmarks: each request waits a
 // round trip, each connection and the whole link are capped. Start the
@@ -11,7 +13,7 @@
 // counters are printed as one line of JSON on SIGUSR1 and at exit
 // (SIGINT, SIGTERM), and served on the -stats address: GET / returns them,
 // POST /reset returns them and starts them again (totals from 0, maxima
-// from what is open now).
+// from what is open now). It builds on Unix only (for SIGUSR1).
 package main
 
 import (
