@@ -6,6 +6,8 @@
 #   bash scripts/bench.sh go         # only the Go benchmarks
 #   bash scripts/bench.sh node       # only the JavaScript/WebAssembly ones
 #   bash scripts/bench.sh ref        # only xetkit's CLI beside the reference client (1 GiB files)
+#   bash scripts/bench.sh link [--mib 64 ...]   # only the clients through an emulated wide-area link
+#                                    # (bench/link.mjs; its flags are passed on)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -23,7 +25,7 @@ if [ "$what" = all ] || [ "$what" = node ]; then
   bash scripts/build-wasm.sh
   for b in bench/*.mjs; do
     [ -e "$b" ] || continue
-    case "$b" in *.lib.mjs) continue ;; esac
+    case "$b" in *.lib.mjs|bench/link.mjs) continue ;; esac  # link: its own section
     echo "==> node $b"
     node "$b"
   done
@@ -34,4 +36,14 @@ if [ "$what" = all ] || [ "$what" = ref ]; then
   go build -o bin/xetkit ./cmd/xetkit
   bash scripts/python-env.sh
   .venv/bin/python bench/refclient.py
+fi
+
+if [ "$what" = all ] || [ "$what" = link ]; then
+  echo "==> every client through an emulated wide-area link (bench/link.mjs, bench/linkproxy)"
+  bash scripts/install-chromium.sh
+  bash scripts/build-wasm.sh
+  go build -o bin/xetkit ./cmd/xetkit
+  go build -o bin/linkproxy ./bench/linkproxy
+  bash scripts/python-env.sh
+  node bench/link.mjs "${@:2}"
 fi
