@@ -25,12 +25,13 @@ import (
 
 	"github.com/xetkit/xetkit"
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/s3store"
 )
 
 func init() {
 	register(&command{
 		name:    "serve",
-		usage:   "[--addr 127.0.0.1:8080] [--url URL] [--data DIR] [--token T] [--root DIR]",
+		usage:   "[--addr 127.0.0.1:8080] [--url URL] [--data DIR | --store s3://BUCKET/PREFIX] [--token T] [--root DIR]",
 		summary: "serve the viewer page, the WebAssembly module and a local hub on one loopback port",
 		details: `The local hub answers the Hub API that @huggingface/hub and huggingface_hub call
 (repositories, commits, trees, resolve, the LFS batch and the xet token routes)
@@ -49,7 +50,21 @@ huggingface_hub with hf_xet works the same way (HF_ENDPOINT=<the URL>,
 HF_TOKEN=<the token>). Clients without Xet use the LFS basic and multipart
 transfers; the hub stores those files as Xet itself. Pass --url when
 clients reach the hub by another name than the listening address (say
-localhost, or through a proxy): the URLs the hub returns are built on it.`,
+localhost, or through a proxy): the URLs the hub returns are built on it.
+
+The hub keeps its data in a folder (--data DIR; default a temporary one,
+removed at exit) or, with --store s3://BUCKET/PREFIX, in an S3 bucket (AWS S3
+or a server of one's own: MinIO, versitygw, ...) under that key prefix. The
+bucket must exist. The S3 server and credentials come from the standard AWS
+environment:
+
+  AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL   the server (default: AWS), e.g. http://127.0.0.1:7070
+  AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY  the credentials (or any other source the AWS SDK reads)
+  AWS_REGION                                the region (default us-east-1)
+
+Requests use path-style addresses (http://host/BUCKET/KEY), and every write
+is conditional (If-None-Match, If-Match), so that the server, not the hub,
+decides races.`,
 		run: runServe,
 	})
 }
@@ -59,6 +74,7 @@ type serveOptions struct {
 	addr        string // listen address; loopback unless allowRemote
 	root        string // checkout holding web/ and wasm/; "": the files built in
 	data        string // hub store folder
+	store       string // hub store in S3, s3://BUCKET/PREFIX; "": the folder
 	token       string // hub user token
 	allowRemote bool   // listen on a non-loopback address
 	faults      string // hub fault plan, for tests (hub.ParseFaults)
@@ -76,6 +92,7 @@ func runServe(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free one)")
 	fs.StringVar(&o.root, "root", "", "serve web/ and wasm/ from this checkout (to see edits without rebuilding; default: the copies built into this binary)")
 	fs.StringVar(&o.data, "data", "", "folder where the local hub keeps xorbs and shards (default: a temporary folder)")
+	fs.StringVar(&o.store, "store", "", "keep the hub's data in an S3 bucket, s3://BUCKET/PREFIX, instead of a folder (server and credentials from the AWS environment; see above)")
 	fs.StringVar(&o.token, "token", "", "hub user token its token endpoints require (default: a random hf_… one, printed at start); pass your own as --token hf_…")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow listening on a non-loopback address (the hub has no other protection)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 5*time.Minute, "longest time to receive one whole request, body included")
@@ -89,6 +106,14 @@ func runServe(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	}
 	if len(args) != 0 {
 		return usagef("serve takes no arguments, only flags (got %q)", args[0])
+	}
+	if o.store != "" && o.data != "" {
+		return usagef("--data and --store name two stores: pass one")
+	}
+	if o.store != "" {
+		if _, _, err := s3store.ParseURL(o.store); err != nil {
+			return usagef("--store: %v", err)
+		}
 	}
 	if o.lfsPartSize <= 0 {
 		return usagef("--lfs-part-size %d: want a positive number of bytes", o.lfsPartSize)
@@ -111,7 +136,7 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	if o.token == "" {
 		o.token = randomToken()
 	}
-	if o.data == "" {
+	if o.data == "" && o.store == "" {
 		// A throwaway store: nothing in it outlives this server.
 		if o.data, err = os.MkdirTemp("", "xetkit-hub-"); err != nil {
 			return err
@@ -124,7 +149,7 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	if o.idleTimeout <= 0 {
 		o.idleTimeout = time.Minute
 	}
-	h, err := hubHandler(o)
+	h, err := hubHandler(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -145,9 +170,13 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	fmt.Fprintf(e.stdout, "xetkit serve: %s\n", url)
 	fmt.Fprintf(e.stdout, "  page and module from %s\n", from)
 	if h != nil {
-		fmt.Fprintf(e.stdout, "  hub at %s (token %s), store in %s\n", url, o.token, o.data)
+		where := o.data
+		if o.store != "" {
+			where = o.store
+		}
+		fmt.Fprintf(e.stdout, "  hub at %s (token %s), store in %s\n", url, o.token, where)
 		for _, p := range h.Problems() {
-			fmt.Fprintf(e.stderr, "xetkit serve: store: %s (xetkit store check %s)\n", p, o.data)
+			fmt.Fprintf(e.stderr, "xetkit serve: store: %s (xetkit store check %s)\n", p, where)
 		}
 	}
 	fmt.Fprintln(e.stdout, "  Ctrl-C stops")
@@ -170,14 +199,22 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	return nil
 }
 
-// hubHandler returns the local hub on the store in o.data. Its paths
-// (hub.IsHubPath) are routed to it.
-func hubHandler(o serveOptions) (*hub.Hub, error) {
+// hubHandler returns the local hub on the store in o.data, or in S3 at
+// o.store. Its paths (hub.IsHubPath) are routed to it.
+func hubHandler(ctx context.Context, o serveOptions) (*hub.Hub, error) {
 	faults, err := hub.ParseFaults(o.faults)
 	if err != nil {
 		return nil, usagef("--faults: %v", err)
 	}
-	return hub.New(hub.Config{Dir: o.data, UserToken: o.token, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize})
+	cfg := hub.Config{Dir: o.data, UserToken: o.token, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize}
+	if o.store != "" {
+		s, err := s3store.Open(ctx, o.store, s3store.Options{})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Store = s
+	}
+	return hub.New(cfg)
 }
 
 // newServeMux serves web/ at /, wasm/ at /wasm/ and, when hub is not nil,
