@@ -6,14 +6,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/xetkit/xetkit/cas"
+	"github.com/xetkit/xetkit/caswire"
 	"github.com/xetkit/xetkit/xethash"
 )
 
 // The reconstruction wire types, shared with the client.
 type (
-	chunkRange = cas.ChunkRange
-	reconTerm  = cas.Term
+	chunkRange = caswire.ChunkRange
+	reconTerm  = caswire.Term
 )
 
 // planned is a reconstruction worked out for a byte range of a file.
@@ -192,23 +192,23 @@ func (h *Hub) handleReconstructionV2(w http.ResponseWriter, r *http.Request) {
 // expiring xorb URLs: one per chunk range (urlPerRange, as v1 answers) or
 // one per xorb for all its ranges. It answers the request itself and
 // returns nil when the file cannot be planned.
-func (h *Hub) signedPlan(w http.ResponseWriter, r *http.Request, urlPerRange bool) *cas.Plan {
+func (h *Hub) signedPlan(w http.ResponseWriter, r *http.Request, urlPerRange bool) *caswire.Plan {
 	p := h.plan(w, r)
 	if p == nil {
 		return nil
 	}
 	base := h.baseURL(r)
 	exp := h.now().Add(h.cfg.URLTTL).Unix()
-	out := &cas.Plan{Offset: p.offset, Terms: p.terms, Fetch: map[xethash.Hash][]cas.FetchV2{}}
+	out := &caswire.Plan{Offset: p.offset, Terms: p.terms, Fetch: map[xethash.Hash][]caswire.FetchV2{}}
 	for x, ranges := range p.mergedRanges() {
 		m := p.metas[x]
-		var all cas.FetchV2
+		var all caswire.FetchV2
 		var brs []byteRange
 		for _, cr := range ranges {
 			br := bytesOf(m, cr)
-			rg := cas.RangeV2{Chunks: cr, Bytes: br}
+			rg := caswire.RangeV2{Chunks: cr, Bytes: br}
 			if urlPerRange {
-				out.Fetch[x] = append(out.Fetch[x], cas.FetchV2{URL: h.signXorbURL(base, x, []byteRange{br}, exp), Ranges: []cas.RangeV2{rg}})
+				out.Fetch[x] = append(out.Fetch[x], caswire.FetchV2{URL: h.signXorbURL(base, x, []byteRange{br}, exp), Ranges: []caswire.RangeV2{rg}})
 				continue
 			}
 			brs = append(brs, br)
@@ -216,7 +216,7 @@ func (h *Hub) signedPlan(w http.ResponseWriter, r *http.Request, urlPerRange boo
 		}
 		if !urlPerRange {
 			all.URL = h.signXorbURL(base, x, brs, exp)
-			out.Fetch[x] = []cas.FetchV2{all}
+			out.Fetch[x] = []caswire.FetchV2{all}
 		}
 	}
 	return out

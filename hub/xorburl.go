@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/xetkit/xetkit/cas"
+	"github.com/xetkit/xetkit/caswire"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -29,7 +29,7 @@ const (
 )
 
 // byteRange is an HTTP byte range, both ends inclusive.
-type byteRange = cas.ByteRange
+type byteRange = caswire.ByteRange
 
 func formatRanges(rs []byteRange) string {
 	var b strings.Builder
