@@ -25,6 +25,7 @@ import (
 
 	"github.com/xetkit/xetkit"
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/ingest"
 )
 
 func init() {
@@ -177,7 +178,7 @@ func hubHandler(o serveOptions) (*hub.Hub, error) {
 	if err != nil {
 		return nil, usagef("--faults: %v", err)
 	}
-	return hub.New(hub.Config{Dir: o.data, UserToken: o.token, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize})
+	return hub.New(hub.Config{Dir: o.data, UserToken: o.token, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize, Ingest: ingest.Pipeline})
 }
 
 // newServeMux serves web/ at /, wasm/ at /wasm/ and, when hub is not nil,
