@@ -15,6 +15,8 @@ import (
 
 	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/store"
+	"github.com/xetkit/xetkit/ingest"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -34,13 +36,16 @@ func newHub(t *testing.T, cfg hub.Config) *testHub {
 	th := &testHub{t: t, now: time.Unix(1_800_000_000, 0)}
 	if cfg.Dir == "" && cfg.Store == nil {
 		if memStores {
-			cfg.Store = hub.NewMemStore()
+			cfg.Store = store.NewMem()
 		} else {
 			cfg.Dir = t.TempDir()
 		}
 	}
 	if cfg.UserToken == "" {
 		cfg.UserToken = userToken
+	}
+	if cfg.Ingest == nil {
+		cfg.Ingest = ingest.Pipeline
 	}
 	cfg.Now = func() time.Time { return th.now }
 	h, err := hub.New(cfg)

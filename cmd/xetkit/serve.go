@@ -26,6 +26,7 @@ import (
 	"github.com/xetkit/xetkit"
 	"github.com/xetkit/xetkit/hub"
 	"github.com/xetkit/xetkit/hub/s3store"
+	"github.com/xetkit/xetkit/ingest"
 )
 
 func init() {
@@ -206,7 +207,7 @@ func hubHandler(ctx context.Context, o serveOptions) (*hub.Hub, error) {
 	if err != nil {
 		return nil, usagef("--faults: %v", err)
 	}
-	cfg := hub.Config{Dir: o.data, UserToken: o.token, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize}
+	cfg := hub.Config{Dir: o.data, UserToken: o.token, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize, Ingest: ingest.Pipeline}
 	if o.store != "" {
 		s, err := s3store.Open(ctx, o.store, s3store.Options{})
 		if err != nil {

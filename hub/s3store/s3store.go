@@ -57,7 +57,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
-	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/store"
 )
 
 // Defaults of Options.
@@ -91,7 +91,7 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// Store is a hub.Store in bucket under prefix. Its methods are safe for
+// Store is a store.Store in bucket under prefix. Its methods are safe for
 // concurrent use, and any number of Stores (in any number of processes)
 // may share one bucket and prefix.
 type Store struct {
@@ -116,7 +116,7 @@ type version struct {
 // maxSeen bounds the remembered records; past it the memory starts over.
 const maxSeen = 4096
 
-var _ hub.Store = (*Store)(nil)
+var _ store.Store = (*Store)(nil)
 
 // Open opens the store at uri, "s3://BUCKET" or "s3://BUCKET/PREFIX". The
 // bucket must exist. Without opt.Client the client comes from the
@@ -211,7 +211,7 @@ func (s *Store) Key(kind, name string) string { return s.prefix + kind + "/" + e
 func (s *Store) Where(kind, name string) string { return "s3://" + s.bucket + "/" + s.Key(kind, name) }
 
 // tmpKind is the kind of temporary objects.
-const tmpKind = "tmp"
+const tmpKind = store.Temp
 
 // escape makes name one safe key segment: bytes outside [A-Za-z0-9_.-]
 // and a leading '.' become %XX.
@@ -293,7 +293,7 @@ func (s *Store) Put(kind, name string, parts ...[]byte) (bool, error) {
 
 // PutAll puts each object, a few at once; each is durable when its put
 // returns, so all are when PutAll does.
-func (s *Store) PutAll(objs []hub.Object) error {
+func (s *Store) PutAll(objs []store.Object) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(objs))
 	sem := make(chan struct{}, putParallel)
@@ -312,14 +312,14 @@ func (s *Store) PutAll(objs []hub.Object) error {
 // Open opens object or record kind/name. Its first GET reads up to 64 KiB
 // and learns the size and ETag; later reads are ranged GETs with If-Match
 // on that ETag, so a record replaced meanwhile is an error, never a mix.
-func (s *Store) Open(kind, name string) (hub.ObjectReader, error) {
+func (s *Store) Open(kind, name string) (store.ObjectReader, error) {
 	if err := checkName(kind, name); err != nil {
 		return nil, err
 	}
 	return s.open(s.Key(kind, name), true)
 }
 
-func (s *Store) open(key string, remember bool) (hub.ObjectReader, error) {
+func (s *Store) open(key string, remember bool) (store.ObjectReader, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	out, err := s.c.GetObject(ctx, &s3.GetObjectInput{
@@ -351,7 +351,7 @@ func (s *Store) open(key string, remember bool) (hub.ObjectReader, error) {
 
 // openEmpty opens an object a range could not be read from: an empty one
 // (or one that vanished meanwhile).
-func (s *Store) openEmpty(key string) (hub.ObjectReader, error) {
+func (s *Store) openEmpty(key string) (store.ObjectReader, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	out, err := s.c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &key})
@@ -479,7 +479,7 @@ func (s *Store) list(prefix string) ([]string, error) {
 // conditional on the ETag of the bytes compared with old (If-Match), or on
 // there being none (If-None-Match: *), so of concurrent swaps from one
 // state, in any processes, exactly one succeeds; the others get
-// hub.ErrSwapped.
+// store.ErrSwapped.
 func (s *Store) Swap(kind, name string, old, data []byte) error {
 	if err := checkName(kind, name); err != nil {
 		return err
@@ -494,13 +494,13 @@ func (s *Store) Swap(kind, name string, old, data []byte) error {
 		if !ok || !bytes.Equal(cur.data, old) || data == nil {
 			var err error
 			if cur, err = s.readRecord(key); errors.Is(err, fs.ErrNotExist) {
-				return hub.ErrSwapped
+				return store.ErrSwapped
 			} else if err != nil {
 				return err
 			}
 		}
 		if !bytes.Equal(cur.data, old) {
-			return hub.ErrSwapped
+			return store.ErrSwapped
 		}
 		etag = cur.etag
 	}
@@ -515,7 +515,7 @@ func (s *Store) Swap(kind, name string, old, data []byte) error {
 			return nil
 		}
 		if err == nil {
-			return hub.ErrSwapped
+			return store.ErrSwapped
 		}
 		return err
 	case data == nil:
@@ -537,7 +537,7 @@ func (s *Store) Swap(kind, name string, old, data []byte) error {
 	}
 	if lostRace(err) || status(err) == http.StatusNotFound {
 		s.forget(key)
-		return hub.ErrSwapped
+		return store.ErrSwapped
 	}
 	if err != nil {
 		return s.fail("swap", key, err)
@@ -586,17 +586,6 @@ func (s *Store) forget(key string) {
 	s.mu.Unlock()
 }
 
-// SizeError is a temporary object whose reader did not give the size it
-// was to have.
-type SizeError struct{ Got, Want int64 }
-
-func (e *SizeError) Error() string {
-	if e.Got > e.Want {
-		return fmt.Sprintf("more than the %d bytes expected", e.Want)
-	}
-	return fmt.Sprintf("%d bytes, not the %d expected", e.Got, e.Want)
-}
-
 // PutTemp stores exactly size bytes of r as temporary object name,
 // replacing one of that name. Up to one part size goes in one PUT; more
 // goes as a multipart upload, a part in memory at a time, completed only
@@ -628,14 +617,14 @@ func readExactly(r io.Reader, size int64) ([]byte, int64, error) {
 	buf := make([]byte, size)
 	n, err := io.ReadFull(r, buf)
 	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		return nil, int64(n), &SizeError{int64(n), size}
+		return nil, int64(n), &store.SizeError{Got: int64(n), Want: size}
 	}
 	if err != nil {
 		return nil, int64(n), err
 	}
 	var one [1]byte
 	if m, _ := io.ReadFull(r, one[:]); m > 0 {
-		return nil, int64(n) + 1, &SizeError{size + 1, size}
+		return nil, int64(n) + 1, &store.SizeError{Got: size + 1, Want: size}
 	}
 	return buf, int64(n), nil
 }
@@ -663,7 +652,7 @@ func (s *Store) multipart(key string, r io.Reader, size int64) (n int64, err err
 		got, rerr := io.ReadFull(r, buf[:m])
 		n += int64(got)
 		if rerr == io.ErrUnexpectedEOF || rerr == io.EOF {
-			return n, &SizeError{n, size}
+			return n, &store.SizeError{Got: n, Want: size}
 		}
 		if rerr != nil {
 			return n, rerr
@@ -683,7 +672,7 @@ func (s *Store) multipart(key string, r io.Reader, size int64) (n int64, err err
 	}
 	var one [1]byte
 	if m, _ := io.ReadFull(r, one[:]); m > 0 {
-		return n + 1, &SizeError{size + 1, size}
+		return n + 1, &store.SizeError{Got: size + 1, Want: size}
 	}
 	cctx, cancel = s.ctx()
 	defer cancel()
@@ -698,7 +687,7 @@ func (s *Store) multipart(key string, r io.Reader, size int64) (n int64, err err
 }
 
 // OpenTemp opens temporary object name.
-func (s *Store) OpenTemp(name string) (hub.ObjectReader, error) {
+func (s *Store) OpenTemp(name string) (store.ObjectReader, error) {
 	return s.open(s.prefix+tmpKind+"/"+escape(name), false)
 }
 

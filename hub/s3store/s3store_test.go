@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/s3store/s3test"
 )
@@ -109,7 +109,7 @@ func TestReplicas(t *testing.T) {
 					t.Fatalf("round %d: stores %d and %d both won", round, winner, i)
 				}
 				winner = i
-			} else if !errors.Is(err, hub.ErrSwapped) {
+			} else if !errors.Is(err, store.ErrSwapped) {
 				t.Fatal(err)
 			}
 		}
@@ -136,7 +136,7 @@ func TestReplicas(t *testing.T) {
 	if err := stores[2].Swap("repos", "r", cur, []byte("newer")); err != nil {
 		t.Fatal(err)
 	}
-	if err := stale.Swap("repos", "r", cur, []byte("lost")); !errors.Is(err, hub.ErrSwapped) {
+	if err := stale.Swap("repos", "r", cur, []byte("lost")); !errors.Is(err, store.ErrSwapped) {
 		t.Fatalf("swap from a remembered but replaced record: %v, want ErrSwapped", err)
 	}
 	// Objects: of concurrent puts of one name through the stores, one writes.

@@ -1,4 +1,4 @@
-// Package storetest is the conformance suite of hub.Store: what every
+// Package storetest is the conformance suite of store.Store: what every
 // store (the folder, memory and S3 ones) must do, checked the same way on
 // each.
 package storetest
@@ -11,16 +11,17 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
-	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/store"
 )
 
 // Config describes the store under test.
 type Config struct {
 	// Open returns an empty store, for t.
-	Open func(t *testing.T) hub.Store
+	Open func(t *testing.T) store.Store
 	// ListPage is the most names the store lists with one request (0: it
 	// lists all at once); List is checked on more names than that.
 	ListPage int
@@ -45,7 +46,7 @@ func Run(t *testing.T, cfg Config) {
 }
 
 // read returns object kind/name whole, checking Size against the bytes.
-func read(t *testing.T, s hub.Store, kind, name string) []byte {
+func read(t *testing.T, s store.Store, kind, name string) []byte {
 	t.Helper()
 	o, err := s.Open(kind, name)
 	if err != nil {
@@ -55,7 +56,7 @@ func read(t *testing.T, s hub.Store, kind, name string) []byte {
 	return readAll(t, o)
 }
 
-func readAll(t *testing.T, o hub.ObjectReader) []byte {
+func readAll(t *testing.T, o store.ObjectReader) []byte {
 	t.Helper()
 	b := make([]byte, o.Size())
 	if n, err := o.ReadAt(b, 0); n != len(b) || (err != nil && err != io.EOF) {
@@ -80,7 +81,7 @@ func random(seed uint64, n int) []byte {
 	return b
 }
 
-func testPut(t *testing.T, s hub.Store) {
+func testPut(t *testing.T, s store.Store) {
 	_, err := s.Open("xorbs", "a")
 	mustNotExist(t, err, "open before put")
 	wrote, err := s.Put("xorbs", "a", []byte("hello, "), nil, []byte("world"))
@@ -108,7 +109,7 @@ func testPut(t *testing.T, s hub.Store) {
 	}
 }
 
-func testPutConcurrent(t *testing.T, s hub.Store) {
+func testPutConcurrent(t *testing.T, s store.Store) {
 	const n = 8
 	var wg sync.WaitGroup
 	wrote := make([]bool, n)
@@ -142,7 +143,7 @@ func testPutConcurrent(t *testing.T, s hub.Store) {
 	}
 }
 
-func testReadAt(t *testing.T, s hub.Store) {
+func testReadAt(t *testing.T, s store.Store) {
 	data := random(7, 300<<10+17)
 	if _, err := s.Put("xorbs", "big", data); err != nil {
 		t.Fatal(err)
@@ -192,7 +193,7 @@ func testReadAt(t *testing.T, s hub.Store) {
 	}
 }
 
-func testList(t *testing.T, s hub.Store, page int) {
+func testList(t *testing.T, s store.Store, page int) {
 	if names, err := s.List("blobs"); err != nil || len(names) != 0 {
 		t.Fatalf("empty kind lists %q, %v", names, err)
 	}
@@ -220,19 +221,22 @@ func testList(t *testing.T, s hub.Store, page int) {
 	}
 }
 
-func testSwap(t *testing.T, s hub.Store) {
+func testSwap(t *testing.T, s store.Store) {
 	const kind, name = "repos", "models/ns/name"
 	v1, v2, v3 := []byte("head 1"), []byte("head 2"), []byte("head 3")
-	if err := s.Swap(kind, name, v1, v2); !errors.Is(err, hub.ErrSwapped) {
+	if err := s.Swap(kind, name, v1, v2); !errors.Is(err, store.ErrSwapped) {
 		t.Fatalf("replace of a missing record: %v, want ErrSwapped", err)
+	}
+	if err := s.Swap(kind, name, nil, nil); err != nil {
+		t.Fatalf("removing a record that must not exist and does not: %v", err)
 	}
 	if err := s.Swap(kind, name, nil, v1); err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	if err := s.Swap(kind, name, nil, v2); !errors.Is(err, hub.ErrSwapped) {
+	if err := s.Swap(kind, name, nil, v2); !errors.Is(err, store.ErrSwapped) {
 		t.Fatalf("second create: %v, want ErrSwapped", err)
 	}
-	if err := s.Swap(kind, name, nil, nil); !errors.Is(err, hub.ErrSwapped) {
+	if err := s.Swap(kind, name, nil, nil); !errors.Is(err, store.ErrSwapped) {
 		t.Fatalf("removal of a record that must not exist but does: %v, want ErrSwapped", err)
 	}
 	if got := read(t, s, kind, name); !bytes.Equal(got, v1) {
@@ -241,7 +245,7 @@ func testSwap(t *testing.T, s hub.Store) {
 	if err := s.Swap(kind, name, v1, v2); err != nil {
 		t.Fatalf("replace: %v", err)
 	}
-	if err := s.Swap(kind, name, v1, v3); !errors.Is(err, hub.ErrSwapped) {
+	if err := s.Swap(kind, name, v1, v3); !errors.Is(err, store.ErrSwapped) {
 		t.Fatalf("replace from a stale record: %v, want ErrSwapped", err)
 	}
 	if got := read(t, s, kind, name); !bytes.Equal(got, v2) {
@@ -258,7 +262,7 @@ func testSwap(t *testing.T, s hub.Store) {
 	if err := s.Swap(kind, name, long, v3); err != nil {
 		t.Fatalf("replace of a %d-byte record: %v", len(long), err)
 	}
-	if err := s.Swap(kind, name, v2, nil); !errors.Is(err, hub.ErrSwapped) {
+	if err := s.Swap(kind, name, v2, nil); !errors.Is(err, store.ErrSwapped) {
 		t.Fatalf("removal from a stale record: %v, want ErrSwapped", err)
 	}
 	if err := s.Swap(kind, name, v3, nil); err != nil {
@@ -266,7 +270,7 @@ func testSwap(t *testing.T, s hub.Store) {
 	}
 	_, err := s.Open(kind, name)
 	mustNotExist(t, err, "open after removal")
-	if err := s.Swap(kind, name, v3, nil); !errors.Is(err, hub.ErrSwapped) {
+	if err := s.Swap(kind, name, v3, nil); !errors.Is(err, store.ErrSwapped) {
 		t.Fatalf("second removal: %v, want ErrSwapped", err)
 	}
 	if err := s.Swap(kind, name, nil, v1); err != nil {
@@ -276,7 +280,7 @@ func testSwap(t *testing.T, s hub.Store) {
 
 // testSwapConcurrent races swaps from one state: exactly one wins each
 // round, and the record holds the winner's bytes.
-func testSwapConcurrent(t *testing.T, s hub.Store) {
+func testSwapConcurrent(t *testing.T, s store.Store) {
 	const kind, name, n = "repos", "race", 8
 	var cur []byte // nil: the record does not exist
 	for round := range 4 {
@@ -297,7 +301,7 @@ func testSwapConcurrent(t *testing.T, s hub.Store) {
 				t.Fatalf("round %d: swaps %d and %d both won", round, winner, i)
 			case err == nil:
 				winner = i
-			case !errors.Is(err, hub.ErrSwapped):
+			case !errors.Is(err, store.ErrSwapped):
 				t.Fatalf("round %d: swap %d: %v", round, i, err)
 			}
 		}
@@ -328,7 +332,7 @@ func (r *failingReader) Read(p []byte) (int, error) {
 	return m, nil
 }
 
-func testTemp(t *testing.T, s hub.Store, big int) {
+func testTemp(t *testing.T, s store.Store, big int) {
 	_, err := s.OpenTemp("p1")
 	mustNotExist(t, err, "open of a missing temporary object")
 	for i, size := range []int{0, 1000, big + 12345} {
@@ -366,8 +370,15 @@ func testTemp(t *testing.T, s hub.Store, big int) {
 		{"long small", func() io.Reader { return bytes.NewReader(data[:101]) }, 100},
 	} {
 		for _, name := range []string{"fresh", "t1"} {
-			if _, err := s.PutTemp(name, c.r(), int64(c.size)); err == nil {
+			_, err := s.PutTemp(name, c.r(), int64(c.size))
+			var sizeErr *store.SizeError
+			switch {
+			case err == nil:
 				t.Fatalf("PutTemp from a %s reader succeeded", c.name)
+			case strings.HasPrefix(c.name, "broken") && !errors.Is(err, errBroken):
+				t.Fatalf("PutTemp from a %s reader: %v, want the reader's error", c.name, err)
+			case !strings.HasPrefix(c.name, "broken") && !errors.As(err, &sizeErr):
+				t.Fatalf("PutTemp from a %s reader: %v, want a store.SizeError", c.name, err)
 			}
 			o, err := s.OpenTemp(name)
 			if name == "fresh" {
@@ -390,16 +401,16 @@ func testTemp(t *testing.T, s hub.Store, big int) {
 	s.RemoveTemp("never")
 }
 
-func testPutAll(t *testing.T, s hub.Store) {
+func testPutAll(t *testing.T, s store.Store) {
 	if _, err := s.Put("trees", "old", []byte("old bytes")); err != nil {
 		t.Fatal(err)
 	}
-	var objs []hub.Object
+	var objs []store.Object
 	for i := range 20 {
-		objs = append(objs, hub.Object{Kind: "trees", Name: fmt.Sprintf("p%02d", i), Data: random(uint64(i), 100+i)})
+		objs = append(objs, store.Object{Kind: "trees", Name: fmt.Sprintf("p%02d", i), Data: random(uint64(i), 100+i)})
 	}
-	objs = append(objs, hub.Object{Kind: "trees", Name: "old", Data: []byte("new bytes")},
-		hub.Object{Kind: "blobs", Name: "b", Data: nil})
+	objs = append(objs, store.Object{Kind: "trees", Name: "old", Data: []byte("new bytes")},
+		store.Object{Kind: "blobs", Name: "b", Data: nil})
 	if err := s.PutAll(objs); err != nil {
 		t.Fatal(err)
 	}

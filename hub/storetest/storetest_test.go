@@ -3,15 +3,15 @@ package storetest_test
 import (
 	"testing"
 
-	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/s3store/s3test"
 	"github.com/xetkit/xetkit/hub/storetest"
 )
 
 func TestFSStore(t *testing.T) {
-	storetest.Run(t, storetest.Config{Open: func(t *testing.T) hub.Store {
-		s, err := hub.OpenFSStore(t.TempDir())
+	storetest.Run(t, storetest.Config{Open: func(t *testing.T) store.Store {
+		s, err := store.OpenFS(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -20,7 +20,7 @@ func TestFSStore(t *testing.T) {
 }
 
 func TestMemStore(t *testing.T) {
-	storetest.Run(t, storetest.Config{Open: func(*testing.T) hub.Store { return hub.NewMemStore() }})
+	storetest.Run(t, storetest.Config{Open: func(*testing.T) store.Store { return store.NewMem() }})
 }
 
 // TestS3Store runs the suite on versitygw, with pages of 7 names so that
@@ -31,7 +31,7 @@ func TestS3Store(t *testing.T) {
 	bucket := srv.NewBucket(t)
 	n := 0
 	storetest.Run(t, storetest.Config{
-		Open: func(t *testing.T) hub.Store {
+		Open: func(t *testing.T) store.Store {
 			n++
 			return srv.Store(t, "s3://"+bucket+"/suite/"+string(rune('a'+n)), s3store.Options{ListPageSize: 7, PartSize: 5 << 20})
 		},

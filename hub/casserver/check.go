@@ -1,11 +1,11 @@
-package hub
+package casserver
 
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"slices"
 
+	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
@@ -19,16 +19,12 @@ type Problem struct {
 func (p Problem) String() string { return p.Path + ": " + p.Err }
 
 // Problems lists what New could not read from the store and left out.
-func (h *Hub) Problems() []Problem { return h.idx.problems }
+func (h *Server) Problems() []Problem { return h.idx.problems }
 
-// CheckStore reads every object of the store in dir, as New does and more
-// thoroughly (each xorb is decompressed and its hash checked against its
-// name), and returns what is wrong. It changes nothing.
-func CheckStore(dir string) ([]Problem, error) {
-	if _, err := os.Stat(dir); err != nil {
-		return nil, err
-	}
-	st := &store{s: &fsStore{dir: dir}}
+// Check reads every object of st, as New does and more thoroughly (each
+// xorb is decompressed and its hash checked against its name), and
+// returns what is wrong. It changes nothing.
+func Check(st store.Store) ([]Problem, error) {
 	idx, err := rebuildIndex(st)
 	if err != nil {
 		return nil, err
@@ -41,15 +37,15 @@ func CheckStore(dir string) ([]Problem, error) {
 	slices.SortFunc(names, func(a, b xethash.Hash) int { return bytes.Compare(a[:], b[:]) })
 	for _, x := range names {
 		if msg := checkXorbFile(st, x.String(), x); msg != "" {
-			problems = append(problems, Problem{Path: st.path(kindXorb, x.String()), Err: msg})
+			problems = append(problems, Problem{Path: st.Where(store.Xorbs, x.String()), Err: msg})
 		}
 	}
 	return problems, nil
 }
 
 // checkXorbFile returns what is wrong with the stored xorb n, or "".
-func checkXorbFile(st *store, n string, want xethash.Hash) string {
-	b, err := st.read(kindXorb, n)
+func checkXorbFile(st store.Store, n string, want xethash.Hash) string {
+	b, err := store.Read(st, store.Xorbs, n)
 	if err != nil {
 		return err.Error()
 	}

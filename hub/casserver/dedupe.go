@@ -1,4 +1,4 @@
-package hub
+package casserver
 
 import (
 	"net/http"
@@ -20,14 +20,14 @@ const dedupeMaxXorbs = 64
 // chunkKey returns the chunk hash key of the rotation period holding t and
 // when that key expires. Keys derive from the hub secret, so they need no
 // storage and change every KeyRotation.
-func (h *Hub) chunkKey(t time.Time) (xethash.Hash, time.Time) {
+func (h *Server) chunkKey(t time.Time) (xethash.Hash, time.Time) {
 	period := int64(h.cfg.KeyRotation / time.Second)
 	if period <= 0 {
 		period = 1
 	}
 	epoch := t.Unix() / period
 	var key xethash.Hash
-	copy(key[:], h.sign("dedupe-key", strconv.FormatInt(epoch, 10)))
+	copy(key[:], h.cfg.Key.Sign("dedupe-key", strconv.FormatInt(epoch, 10)))
 	return key, time.Unix((epoch+1)*period, 0)
 }
 
@@ -35,12 +35,12 @@ func (h *Hub) chunkKey(t time.Time) (xethash.Hash, time.Time) {
 // 404 when the chunk is not in the global dedupe index, else a stored-form
 // shard describing the xorbs registered with it (see dedupeMaxXorbs), its
 // chunk hashes keyed with the current key.
-func (h *Hub) handleDedupe(w http.ResponseWriter, r *http.Request) {
+func (h *Server) handleDedupe(w http.ResponseWriter, r *http.Request) {
 	if _, ok := h.authorize(w, r, scopeRead); !ok {
 		return
 	}
 	if p := r.PathValue("prefix"); !prefixOK(p) {
-		h.fail(w, http.StatusBadRequest, "unknown dedupe prefix %q: the prefix is \"default-merkledb\"", p)
+		h.ans.Fail(w, http.StatusBadRequest, "unknown dedupe prefix %q: the prefix is \"default-merkledb\"", p)
 		return
 	}
 	c, ok := h.parseHashParam(w, r, "hash")
@@ -49,12 +49,12 @@ func (h *Hub) handleDedupe(w http.ResponseWriter, r *http.Request) {
 	}
 	s, ok := h.dedupeAnswer(c)
 	if !ok {
-		h.fail(w, http.StatusNotFound, "chunk %s is not tracked by global deduplication", c)
+		h.ans.Fail(w, http.StatusNotFound, "chunk %s is not tracked by global deduplication", c)
 		return
 	}
 	body, err := s.Marshal(shard.WriteOptions{LookupTables: true})
 	if err != nil {
-		h.fail(w, http.StatusInternalServerError, "building the dedupe shard: %v", err)
+		h.ans.Fail(w, http.StatusInternalServerError, "building the dedupe shard: %v", err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
@@ -67,7 +67,7 @@ func (h *Hub) handleDedupe(w http.ResponseWriter, r *http.Request) {
 // index does not hold it): a stored-form shard describing the xorbs of the
 // shard that registered it (at most dedupeMaxXorbs, around the one holding
 // it), its chunk hashes keyed with the current key.
-func (h *Hub) dedupeAnswer(c xethash.Hash) (*shard.Shard, bool) {
+func (h *Server) dedupeAnswer(c xethash.Hash) (*shard.Shard, bool) {
 	h.stats.dedupeQueries.Add(1)
 	h.mu.RLock()
 	x, found := h.idx.dedupe[c]

@@ -1,4 +1,4 @@
-package hub
+package store
 
 import (
 	"bytes"
@@ -18,8 +18,8 @@ type memStore struct {
 	temp map[string][]byte
 }
 
-// NewMemStore returns an empty Store in memory.
-func NewMemStore() Store {
+// NewMem returns an empty Store in memory.
+func NewMem() Store {
 	return &memStore{objs: map[string]map[string][]byte{}, temp: map[string][]byte{}}
 }
 
@@ -100,7 +100,7 @@ func (m *memStore) PutTemp(name string, r io.Reader, size int64) (int64, error) 
 	b, err := io.ReadAll(io.LimitReader(r, size+1))
 	n := int64(len(b))
 	if err == nil && n != size {
-		err = &sizeError{n, size}
+		err = &SizeError{Got: n, Want: size}
 	}
 	if err != nil {
 		return n, err

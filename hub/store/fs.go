@@ -1,4 +1,4 @@
-package hub
+package store
 
 import (
 	"bytes"
@@ -13,14 +13,6 @@ import (
 	"sync"
 )
 
-// The kinds of object, each a folder of the filesystem store.
-const (
-	kindXorb  = "xorbs"  // one file per xorb, named by its XET hash string
-	kindShard = "shards" // one file per shard as uploaded, named by its SHA-256
-	kindGrant = "grants" // one file per (repository, shard) upload: "repo\nshard name"
-	tmpDir    = "tmp"    // temporary files; emptied at start
-)
-
 // fsStore is the Store in a folder: a subfolder per kind, a file per
 // object. An object appears under its final name only once fully written
 // and synced, so a crash or a dropped upload never leaves a partial object
@@ -30,15 +22,14 @@ type fsStore struct {
 	swapMu sync.Mutex
 }
 
-// OpenFSStore opens (or creates) the Store in folder dir, the one
-// Config.Dir names, and removes what writes interrupted by a crash left.
-func OpenFSStore(dir string) (Store, error) {
-	for _, d := range []string{kindXorb, kindShard, kindGrant, kindRepo, kindCommit, kindBlob, kindTree, tmpDir} {
+// OpenFS opens (or creates) the Store in folder dir and removes what writes interrupted by a crash left.
+func OpenFS(dir string) (Store, error) {
+	for _, d := range append([]string{Temp}, Kinds...) {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, fmt.Errorf("hub store: %w", err)
 		}
 	}
-	tmp := filepath.Join(dir, tmpDir)
+	tmp := filepath.Join(dir, Temp)
 	entries, err := os.ReadDir(tmp)
 	if err != nil {
 		return nil, fmt.Errorf("hub store: %w", err)
@@ -66,7 +57,7 @@ func (s *fsStore) Put(kind, name string, parts ...[]byte) (bool, error) {
 	if _, err := os.Stat(final); err == nil {
 		return false, nil
 	}
-	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), kind+"-*")
+	f, err := os.CreateTemp(filepath.Join(s.dir, Temp), kind+"-*")
 	if err != nil {
 		return false, err
 	}
@@ -119,7 +110,7 @@ func (s *fsStore) PutAll(objs []Object) error {
 		if _, err := os.Stat(final); err == nil {
 			continue
 		}
-		f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), o.Kind+"-*")
+		f, err := os.CreateTemp(filepath.Join(s.dir, Temp), o.Kind+"-*")
 		if err != nil {
 			return err
 		}
@@ -230,28 +221,18 @@ func (s *fsStore) List(kind string) ([]string, error) {
 	return names, nil
 }
 
-// sizeError is a temporary object that did not get the size it must have.
-type sizeError struct{ got, want int64 }
-
-func (e *sizeError) Error() string {
-	if e.got > e.want {
-		return fmt.Sprintf("more than the %d bytes expected", e.want)
-	}
-	return fmt.Sprintf("%d bytes, not the %d expected", e.got, e.want)
-}
-
 // PutTemp stores exactly size bytes of r as the temporary object name
 // (replacing one of that name): whole or not at all. Temporary objects
 // are removed when the store opens.
 func (s *fsStore) PutTemp(name string, r io.Reader, size int64) (int64, error) {
-	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), "part-*")
+	f, err := os.CreateTemp(filepath.Join(s.dir, Temp), "part-*")
 	if err != nil {
 		return 0, err
 	}
 	defer os.Remove(f.Name()) // a no-op once renamed
 	n, err := io.Copy(f, r)
 	if err == nil && n != size {
-		err = &sizeError{n, size}
+		err = &SizeError{Got: n, Want: size}
 	}
 	if err == nil {
 		err = f.Sync()
@@ -260,18 +241,18 @@ func (s *fsStore) PutTemp(name string, r io.Reader, size int64) (int64, error) {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(s.dir, tmpDir, name))
+		err = os.Rename(f.Name(), filepath.Join(s.dir, Temp, name))
 	}
 	return n, err
 }
 
 // OpenTemp opens the temporary object name.
 func (s *fsStore) OpenTemp(name string) (ObjectReader, error) {
-	return openFile(filepath.Join(s.dir, tmpDir, name))
+	return openFile(filepath.Join(s.dir, Temp, name))
 }
 
 // RemoveTemp removes the temporary object name, if it exists.
-func (s *fsStore) RemoveTemp(name string) { _ = os.Remove(filepath.Join(s.dir, tmpDir, name)) }
+func (s *fsStore) RemoveTemp(name string) { _ = os.Remove(filepath.Join(s.dir, Temp, name)) }
 
 // Swap replaces record kind/name with data if it holds old. The file is
 // read, compared and replaced by rename under a lock of the folder's, so
@@ -293,6 +274,9 @@ func (s *fsStore) Swap(kind, name string, old, data []byte) error {
 		return ErrSwapped
 	}
 	if data == nil {
+		if old == nil {
+			return nil // it must not exist, and does not
+		}
 		if err := os.Remove(final); err != nil {
 			return err
 		}
@@ -302,7 +286,7 @@ func (s *fsStore) Swap(kind, name string, old, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), kind+"-*")
+	f, err := os.CreateTemp(filepath.Join(s.dir, Temp), kind+"-*")
 	if err != nil {
 		return err
 	}
@@ -324,4 +308,13 @@ func (s *fsStore) Swap(kind, name string, old, data []byte) error {
 	}
 	syncDir(filepath.Dir(final))
 	return nil
+}
+
+// ExistingFS is the Store in folder dir as it stands, for reading it
+// without changing anything (OpenFS creates folders and clears Temp).
+func ExistingFS(dir string) (Store, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, err
+	}
+	return &fsStore{dir: dir}, nil
 }

@@ -1,4 +1,4 @@
-package hub
+package casserver
 
 import (
 	"net/http"
@@ -6,14 +6,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/xetkit/xetkit/cas"
+	"github.com/xetkit/xetkit/caswire"
+	"github.com/xetkit/xetkit/hub/internal/httpx"
 	"github.com/xetkit/xetkit/xethash"
 )
 
 // The reconstruction wire types, shared with the client.
 type (
-	chunkRange = cas.ChunkRange
-	reconTerm  = cas.Term
+	chunkRange = caswire.ChunkRange
+	reconTerm  = caswire.Term
 )
 
 // planned is a reconstruction worked out for a byte range of a file.
@@ -25,7 +26,7 @@ type planned struct {
 
 // plan answers the common part of both reconstruction versions. It writes
 // the error answer itself and returns nil when there is none to give.
-func (h *Hub) plan(w http.ResponseWriter, r *http.Request) *planned {
+func (h *Server) plan(w http.ResponseWriter, r *http.Request) *planned {
 	claims, ok := h.authorize(w, r, scopeRead)
 	if !ok {
 		return nil
@@ -41,19 +42,19 @@ func (h *Hub) plan(w http.ResponseWriter, r *http.Request) *planned {
 	if f == nil || !readable {
 		// The same answer whether another repository has it or nobody:
 		// a token learns nothing about other repositories' files.
-		h.fail(w, http.StatusNotFound, "file %s is not known in %s", fh, claims.repo)
+		h.ans.Fail(w, http.StatusNotFound, "file %s is not known in %s", fh, claims.repo)
 		return nil
 	}
 	first, last := uint64(0), f.size // requested bytes [first, last)
 	if rh := r.Header.Get("Range"); rh != "" {
 		a, b, ok := parseReconRange(rh, f.size)
 		if !ok {
-			h.fail(w, http.StatusBadRequest, "malformed Range %q: want bytes={start}-{end}, bytes={start}- or bytes=-{suffix length}", rh)
+			h.ans.Fail(w, http.StatusBadRequest, "malformed Range %q: want bytes={start}-{end}, bytes={start}- or bytes=-{suffix length}", rh)
 			return nil
 		}
 		if a >= f.size {
 			w.Header().Set("Content-Range", "bytes */"+strconv.FormatUint(f.size, 10))
-			h.fail(w, http.StatusRequestedRangeNotSatisfiable, "range starts at byte %d, but file %s has %d bytes", a, fh, f.size)
+			h.ans.Fail(w, http.StatusRequestedRangeNotSatisfiable, "range starts at byte %d, but file %s has %d bytes", a, fh, f.size)
 			return nil
 		}
 		first = a
@@ -73,7 +74,7 @@ func (h *Hub) plan(w http.ResponseWriter, r *http.Request) *planned {
 		if m == nil {
 			var err error
 			if m, err = h.xorbMetaOf(t.Xorb); err != nil || m == nil {
-				h.fail(w, http.StatusInternalServerError, "xorb %s of file %s cannot be read: %v", t.Xorb, fh, err)
+				h.ans.Fail(w, http.StatusInternalServerError, "xorb %s of file %s cannot be read: %v", t.Xorb, fh, err)
 				return nil
 			}
 			p.metas[t.Xorb] = m
@@ -167,24 +168,24 @@ func bytesOf(m *xorbMeta, r chunkRange) byteRange {
 
 // handleReconstructionV1 answers GET /v1/reconstructions/{file}: one signed
 // URL per chunk range per xorb.
-func (h *Hub) handleReconstructionV1(w http.ResponseWriter, r *http.Request) {
+func (h *Server) handleReconstructionV1(w http.ResponseWriter, r *http.Request) {
 	out := h.signedPlan(w, r, true)
 	if out == nil {
 		return
 	}
 	v1, err := out.V1()
 	if err != nil {
-		h.fail(w, http.StatusInternalServerError, "%v", err)
+		h.ans.Fail(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, v1)
+	httpx.WriteJSON(w, http.StatusOK, v1)
 }
 
 // handleReconstructionV2 answers GET /v2/reconstructions/{file}: one signed
 // URL per xorb covering all the byte ranges needed from it.
-func (h *Hub) handleReconstructionV2(w http.ResponseWriter, r *http.Request) {
+func (h *Server) handleReconstructionV2(w http.ResponseWriter, r *http.Request) {
 	if out := h.signedPlan(w, r, false); out != nil {
-		writeJSON(w, http.StatusOK, out.V2())
+		httpx.WriteJSON(w, http.StatusOK, out.V2())
 	}
 }
 
@@ -192,23 +193,23 @@ func (h *Hub) handleReconstructionV2(w http.ResponseWriter, r *http.Request) {
 // expiring xorb URLs: one per chunk range (urlPerRange, as v1 answers) or
 // one per xorb for all its ranges. It answers the request itself and
 // returns nil when the file cannot be planned.
-func (h *Hub) signedPlan(w http.ResponseWriter, r *http.Request, urlPerRange bool) *cas.Plan {
+func (h *Server) signedPlan(w http.ResponseWriter, r *http.Request, urlPerRange bool) *caswire.Plan {
 	p := h.plan(w, r)
 	if p == nil {
 		return nil
 	}
-	base := h.baseURL(r)
+	base := h.cfg.BaseURL(r)
 	exp := h.now().Add(h.cfg.URLTTL).Unix()
-	out := &cas.Plan{Offset: p.offset, Terms: p.terms, Fetch: map[xethash.Hash][]cas.FetchV2{}}
+	out := &caswire.Plan{Offset: p.offset, Terms: p.terms, Fetch: map[xethash.Hash][]caswire.FetchV2{}}
 	for x, ranges := range p.mergedRanges() {
 		m := p.metas[x]
-		var all cas.FetchV2
+		var all caswire.FetchV2
 		var brs []byteRange
 		for _, cr := range ranges {
 			br := bytesOf(m, cr)
-			rg := cas.RangeV2{Chunks: cr, Bytes: br}
+			rg := caswire.RangeV2{Chunks: cr, Bytes: br}
 			if urlPerRange {
-				out.Fetch[x] = append(out.Fetch[x], cas.FetchV2{URL: h.signXorbURL(base, x, []byteRange{br}, exp), Ranges: []cas.RangeV2{rg}})
+				out.Fetch[x] = append(out.Fetch[x], caswire.FetchV2{URL: h.signXorbURL(base, x, []byteRange{br}, exp), Ranges: []caswire.RangeV2{rg}})
 				continue
 			}
 			brs = append(brs, br)
@@ -216,7 +217,7 @@ func (h *Hub) signedPlan(w http.ResponseWriter, r *http.Request, urlPerRange boo
 		}
 		if !urlPerRange {
 			all.URL = h.signXorbURL(base, x, brs, exp)
-			out.Fetch[x] = []cas.FetchV2{all}
+			out.Fetch[x] = []caswire.FetchV2{all}
 		}
 	}
 	return out

@@ -1,4 +1,4 @@
-package hub
+package hubapi
 
 import (
 	"crypto/rand"
@@ -8,27 +8,24 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
 )
-
-// kindTree holds the pages of repository trees (package tree), named by
-// the hex of their SHA-256.
-const kindTree = "trees"
 
 // treeCacheBytes bounds the decoded tree pages kept in memory.
 const treeCacheBytes = 64 << 20
 
 // pageStore keeps tree pages in the hub's store.
-type pageStore struct{ s *store }
+type pageStore struct{ s store.Store }
 
-func (p pageStore) Get(id tree.ID) ([]byte, error) { return p.s.read(kindTree, id.String()) }
+func (p pageStore) Get(id tree.ID) ([]byte, error) { return store.Read(p.s, store.Trees, id.String()) }
 
 func (p pageStore) PutAll(pages map[tree.ID][]byte) error {
-	objs := make([]Object, 0, len(pages))
+	objs := make([]store.Object, 0, len(pages))
 	for id, b := range pages {
-		objs = append(objs, Object{kindTree, id.String(), b})
+		objs = append(objs, store.Object{Kind: store.Trees, Name: id.String(), Data: b})
 	}
-	return p.s.putAll(objs)
+	return p.s.PutAll(objs)
 }
 
 // newCommit returns a commit of repo on parent whose id is fixed before
@@ -115,7 +112,7 @@ func treeError(err error) error {
 // before trees were paged holds its whole file list: its tree is built on
 // first read, from its parent's, so each file keeps the commit that last
 // changed it, and remembered for the life of the hub.
-func (h *Hub) rootOf(cid string, c *commitObj) (tree.ID, error) {
+func (h *Server) rootOf(cid string, c *commitObj) (tree.ID, error) {
 	if c.Root != "" {
 		return tree.ParseID(c.Root)
 	}
@@ -199,7 +196,7 @@ func legacyDiff(from, to []treeEntry) ([]tree.Change, error) {
 }
 
 // allFiles lists every file of a tree, in path order.
-func (h *Hub) allFiles(root tree.ID) ([]treeEntry, error) {
+func (h *Server) allFiles(root tree.ID) ([]treeEntry, error) {
 	var out []treeEntry
 	err := h.trees.Walk(root, "", true, "", func(p string, e tree.Entry) bool {
 		if !e.Dir {
@@ -211,7 +208,7 @@ func (h *Hub) allFiles(root tree.ID) ([]treeEntry, error) {
 }
 
 // entry finds the file at path p of commit cid.
-func (h *Hub) entry(cid string, c *commitObj, p string) (treeEntry, bool, error) {
+func (h *Server) entry(cid string, c *commitObj, p string) (treeEntry, bool, error) {
 	root, err := h.rootOf(cid, c)
 	if err != nil {
 		return treeEntry{}, false, err

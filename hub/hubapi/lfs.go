@@ -1,7 +1,6 @@
-package hub
+package hubapi
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -13,10 +12,8 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/xetkit/xetkit/pipeline"
-	"github.com/xetkit/xetkit/shard"
-	"github.com/xetkit/xetkit/xethash"
-	"github.com/xetkit/xetkit/xorb"
+	"github.com/xetkit/xetkit/hub/internal/httpx"
+	"github.com/xetkit/xetkit/hub/store"
 )
 
 // The git LFS transfers of clients without Xet (huggingface_hub without
@@ -33,6 +30,12 @@ import (
 
 // lfsURLPath is where the signed LFS transfer URLs point.
 const lfsURLPath = "/_xetkit/lfs/"
+
+// Query parameters of a signed LFS transfer URL.
+const (
+	paramExpires = "X-Xet-Expires"
+	paramSig     = "X-Xet-Signature"
+)
 
 // lfsTTL is how long the URLs of one LFS transfer stay valid: a multipart
 // upload's part URLs are all handed out at once.
@@ -57,7 +60,7 @@ func (o lfsObject) message() string {
 }
 
 // url signs o into a URL under base.
-func (h *Hub) lfsURL(base string, o lfsObject) string {
+func (h *Server) lfsURL(base string, o lfsObject) string {
 	q := url.Values{}
 	q.Set("repo", o.repo)
 	q.Set("oid", o.oid)
@@ -66,13 +69,13 @@ func (h *Hub) lfsURL(base string, o lfsObject) string {
 		q.Set("part", strconv.Itoa(o.part))
 	}
 	q.Set(paramExpires, strconv.FormatInt(o.exp, 10))
-	q.Set(paramSig, base64.RawURLEncoding.EncodeToString(h.sign("lfs", o.message())))
+	q.Set(paramSig, base64.RawURLEncoding.EncodeToString(h.cfg.Key.Sign("lfs", o.message())))
 	return base + lfsURLPath + o.op + "?" + q.Encode()
 }
 
 // lfsRequest reads and checks the signed URL of an LFS transfer request,
 // or answers 403.
-func (h *Hub) lfsRequest(w http.ResponseWriter, r *http.Request) (lfsObject, bool) {
+func (h *Server) lfsRequest(w http.ResponseWriter, r *http.Request) (lfsObject, bool) {
 	q := r.URL.Query()
 	o := lfsObject{op: r.PathValue("op"), repo: q.Get("repo"), oid: q.Get("oid")}
 	var err1, err2, err3 error
@@ -82,12 +85,12 @@ func (h *Hub) lfsRequest(w http.ResponseWriter, r *http.Request) (lfsObject, boo
 		o.part, err3 = strconv.Atoi(p)
 	}
 	sig, err := base64.RawURLEncoding.Strict().DecodeString(q.Get(paramSig))
-	if err != nil || err1 != nil || err2 != nil || err3 != nil || !hmac.Equal(sig, h.sign("lfs", o.message())) {
-		h.fail(w, http.StatusForbidden, "LFS transfer URL signature is missing or invalid")
+	if err != nil || err1 != nil || err2 != nil || err3 != nil || !hmac.Equal(sig, h.cfg.Key.Sign("lfs", o.message())) {
+		h.ans.Fail(w, http.StatusForbidden, "LFS transfer URL signature is missing or invalid")
 		return o, false
 	}
 	if h.now().Unix() >= o.exp {
-		h.fail(w, http.StatusForbidden, "LFS transfer URL expired; ask the batch API again")
+		h.ans.Fail(w, http.StatusForbidden, "LFS transfer URL expired; ask the batch API again")
 		return o, false
 	}
 	return o, true
@@ -95,7 +98,7 @@ func (h *Hub) lfsRequest(w http.ResponseWriter, r *http.Request) (lfsObject, boo
 
 // lfsParts is how many parts an object of size bytes is sent in: 1 for
 // the basic transfer.
-func (h *Hub) lfsParts(size int64) int {
+func (h *Server) lfsParts(size int64) int {
 	if size <= h.cfg.LFSPartSize {
 		return 1
 	}
@@ -114,7 +117,7 @@ type lfsAction struct {
 // upload action's header lists by part number, with chunk_size, and a
 // completion POST to its href (multipart, when the client offers it and
 // the object is larger than a part). A verify action follows either.
-func (h *Hub) lfsUploadActions(base, repo, oid string, size int64, multipart bool) (map[string]lfsAction, error) {
+func (h *Server) lfsUploadActions(base, repo, oid string, size int64, multipart bool) (map[string]lfsAction, error) {
 	exp := h.now().Unix() + lfsTTL
 	obj := lfsObject{repo: repo, oid: oid, size: size, exp: exp}
 	parts := h.lfsParts(size)
@@ -149,7 +152,7 @@ func partName(o lfsObject, i int) string {
 }
 
 // partSize is the size of part i (1-based) of o.
-func (h *Hub) partSize(o lfsObject, i int) int64 {
+func (h *Server) partSize(o lfsObject, i int) int64 {
 	if h.lfsParts(o.size) == 1 {
 		return o.size
 	}
@@ -159,7 +162,7 @@ func (h *Hub) partSize(o lfsObject, i int) int64 {
 // handleLFS answers the signed LFS transfer URLs: PUT …/object (basic),
 // PUT …/part (one part of a multipart upload), POST …/complete (its
 // completion) and POST …/verify.
-func (h *Hub) handleLFS(w http.ResponseWriter, r *http.Request) {
+func (h *Server) handleLFS(w http.ResponseWriter, r *http.Request) {
 	o, ok := h.lfsRequest(w, r)
 	if !ok {
 		return
@@ -172,7 +175,7 @@ func (h *Hub) handleLFS(w http.ResponseWriter, r *http.Request) {
 		h.completeLFS(w, r, o)
 	case o.op == "part" && r.Method == http.MethodPut:
 		if o.part < 1 || o.part > h.lfsParts(o.size) {
-			h.fail(w, http.StatusBadRequest, "part %d of an object in %d parts", o.part, h.lfsParts(o.size))
+			h.ans.Fail(w, http.StatusBadRequest, "part %d of an object in %d parts", o.part, h.lfsParts(o.size))
 			return
 		}
 		h.receivePart(w, r, o, o.part)
@@ -180,42 +183,42 @@ func (h *Hub) handleLFS(w http.ResponseWriter, r *http.Request) {
 		// The body lists the parts and their ETags; the SHA-256 of the
 		// whole object is what decides, so only its size is bounded here.
 		if _, err := io.Copy(io.Discard, io.LimitReader(r.Body, 16<<20)); err != nil {
-			h.fail(w, http.StatusBadRequest, "reading the completion: %v", err)
+			h.ans.Fail(w, http.StatusBadRequest, "reading the completion: %v", err)
 			return
 		}
 		h.completeLFS(w, r, o)
 	case o.op == "verify" && r.Method == http.MethodPost:
 		if _, _, err := h.fileBySHA(o.oid, o.size); err != nil {
-			h.fail(w, http.StatusNotFound, "object %s of %d bytes is not stored: %v", o.oid, o.size, err)
+			h.ans.Fail(w, http.StatusNotFound, "object %s of %d bytes is not stored: %v", o.oid, o.size, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"oid": o.oid, "size": o.size})
+		httpx.WriteJSON(w, http.StatusOK, map[string]any{"oid": o.oid, "size": o.size})
 	default:
-		h.fail(w, http.StatusMethodNotAllowed, "%s %s: not an LFS transfer operation", r.Method, r.URL.Path)
+		h.ans.Fail(w, http.StatusMethodNotAllowed, "%s %s: not an LFS transfer operation", r.Method, r.URL.Path)
 	}
 }
 
 // receivePart stores part i of o from the request body, which must have
 // exactly the part's size, and answers with its ETag (the client hands
 // the ETags back on completion). It answers the error itself.
-func (h *Hub) receivePart(w http.ResponseWriter, r *http.Request, o lfsObject, i int) bool {
+func (h *Server) receivePart(w http.ResponseWriter, r *http.Request, o lfsObject, i int) bool {
 	want := h.partSize(o, i)
 	if r.ContentLength >= 0 && r.ContentLength != want {
-		h.fail(w, http.StatusBadRequest, "part %d of object %s is %d bytes, not %d", i, o.oid, r.ContentLength, want)
+		h.ans.Fail(w, http.StatusBadRequest, "part %d of object %s is %d bytes, not %d", i, o.oid, r.ContentLength, want)
 		return false
 	}
 	sum := sha256.New()
-	n, err := h.store.putTemp(partName(o, i), io.TeeReader(io.LimitReader(r.Body, want+1), sum), want)
+	n, err := h.store.PutTemp(partName(o, i), io.TeeReader(io.LimitReader(r.Body, want+1), sum), want)
 	if err != nil {
-		var short *sizeError
+		var short *store.SizeError
 		if errors.As(err, &short) {
-			h.fail(w, http.StatusBadRequest, "part %d of object %s: %v", i, o.oid, err)
+			h.ans.Fail(w, http.StatusBadRequest, "part %d of object %s: %v", i, o.oid, err)
 		} else {
-			h.failStore(w, "storing an LFS part", err)
+			h.ans.FailStore(w, "storing an LFS part", err)
 		}
 		return false
 	}
-	h.stats.lfsBytesReceived.Add(n)
+	h.lfsBytesReceived.Add(n)
 	w.Header().Set("ETag", `"`+hex.EncodeToString(sum.Sum(nil))+`"`)
 	if o.op == "part" {
 		w.WriteHeader(http.StatusOK)
@@ -225,17 +228,17 @@ func (h *Hub) receivePart(w http.ResponseWriter, r *http.Request, o lfsObject, i
 
 // completeLFS checks that the parts of o add up to its SHA-256, then
 // stores the object as Xet for its repo. The parts are removed either way.
-func (h *Hub) completeLFS(w http.ResponseWriter, r *http.Request, o lfsObject) {
+func (h *Server) completeLFS(w http.ResponseWriter, r *http.Request, o lfsObject) {
 	parts := h.lfsParts(o.size)
 	defer func() {
 		for i := 1; i <= parts; i++ {
-			h.store.removeTemp(partName(o, i))
+			h.store.RemoveTemp(partName(o, i))
 		}
 	}()
 	open := func() (io.Reader, error) {
 		readers := make([]io.Reader, 0, parts)
 		for i := 1; i <= parts; i++ {
-			f, err := h.store.openTemp(partName(o, i))
+			f, err := h.store.OpenTemp(partName(o, i))
 			if err != nil {
 				return nil, fmt.Errorf("part %d of %d has not been uploaded", i, parts)
 			}
@@ -251,11 +254,15 @@ func (h *Hub) completeLFS(w http.ResponseWriter, r *http.Request, o lfsObject) {
 		}
 	}
 	if err != nil {
-		h.fail(w, http.StatusBadRequest, "object %s of %d bytes: %v", o.oid, o.size, err)
+		h.ans.Fail(w, http.StatusBadRequest, "object %s of %d bytes: %v", o.oid, o.size, err)
 		return
 	}
-	if _, err := h.ingest(r.Context(), o.repo, o.oid, o.size, open); err != nil {
-		h.failUpload(w, "storing object "+o.oid, err)
+	sum, err := h.cas.Ingest(r.Context(), o.repo, o.size, open)
+	if err == nil && sum != o.oid {
+		err = &httpx.Refusal{Msg: fmt.Sprintf("the object's SHA-256 is %s, not %s", sum, o.oid)}
+	}
+	if err != nil {
+		h.ans.FailUpload(w, "storing object "+o.oid, err)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
@@ -264,7 +271,7 @@ func (h *Hub) completeLFS(w http.ResponseWriter, r *http.Request, o lfsObject) {
 // closingReader reads a stored object from its start and closes it at
 // the end of its bytes.
 type closingReader struct {
-	o   ObjectReader
+	o   store.ObjectReader
 	off int64
 }
 
@@ -278,52 +285,4 @@ func (c *closingReader) Read(p []byte) (int, error) {
 		c.o.Close()
 	}
 	return n, err
-}
-
-// ingest stores the size bytes that open gives (whose SHA-256 is oid) as
-// a Xet file of repo: chunks, xorbs and a shard with the SHA-256, through
-// the one upload pipeline with the hub itself as its store.
-func (h *Hub) ingest(ctx context.Context, repo, oid string, size int64, open func() (io.Reader, error)) (pipeline.Result, error) {
-	select {
-	case h.ingests <- struct{}{}:
-		defer func() { <-h.ingests }()
-	case <-ctx.Done():
-		return pipeline.Result{}, context.Cause(ctx)
-	}
-	res, err := (&pipeline.Uploader{}).Run(ctx, &hubStore{h: h, repo: repo}, []pipeline.Source{{Name: oid, Size: size, Open: open}})
-	if err != nil {
-		return pipeline.Result{}, err
-	}
-	if res[0].SHA256 != oid {
-		return pipeline.Result{}, &refusal{fmt.Sprintf("the object's SHA-256 is %s, not %s", res[0].SHA256, oid)}
-	}
-	return res[0], nil
-}
-
-// hubStore is the hub as the upload pipeline's store: dedupe answers,
-// xorbs and shards go straight into its CAS layer, for one repo.
-type hubStore struct {
-	h    *Hub
-	repo string
-}
-
-// Query answers as the dedupe API would.
-func (s *hubStore) Query(_ context.Context, c xethash.Hash) (*shard.Shard, error) {
-	sh, ok := s.h.dedupeAnswer(c)
-	if !ok {
-		return nil, nil
-	}
-	return sh, nil
-}
-
-// PutXorb stores a xorb as an upload of it would.
-func (s *hubStore) PutXorb(_ context.Context, x *xorb.Built) error {
-	_, err := s.h.acceptXorb(x.Hash, x.Records())
-	return err
-}
-
-// PutShard registers a shard for the store's repo.
-func (s *hubStore) PutShard(_ context.Context, b []byte) error {
-	_, err := s.h.acceptShard(s.repo, b, nil)
-	return err
 }

@@ -1,4 +1,4 @@
-package hub
+package casserver
 
 import (
 	"crypto/sha256"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -112,16 +113,16 @@ func newIndex() *index {
 // rebuildIndex reads the store: every xorb's name, then every shard and
 // the repositories it was uploaded to. A shard that cannot be read is left
 // out and listed in problems (xetkit store check says more).
-func rebuildIndex(st *store) (*index, error) {
+func rebuildIndex(st store.Store) (*index, error) {
 	idx := newIndex()
-	names, err := st.list(kindXorb)
+	names, err := st.List(store.Xorbs)
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range names {
 		h, err := xethash.Parse(n)
 		if err != nil || h.String() != n {
-			idx.problems = append(idx.problems, Problem{Path: st.path(kindXorb, n), Err: "not named by a xorb hash; ignored"})
+			idx.problems = append(idx.problems, Problem{Path: st.Where(store.Xorbs, n), Err: "not named by a xorb hash; ignored"})
 			continue
 		}
 		idx.xorbs[h] = nil
@@ -130,13 +131,13 @@ func rebuildIndex(st *store) (*index, error) {
 	if err != nil {
 		return nil, err
 	}
-	if names, err = st.list(kindShard); err != nil {
+	if names, err = st.List(store.Shards); err != nil {
 		return nil, err
 	}
 	for _, n := range names {
 		s, err := readShard(st, n)
 		if err != nil {
-			idx.problems = append(idx.problems, Problem{Path: st.path(kindShard, n), Err: err.Error() + "; ignored"})
+			idx.problems = append(idx.problems, Problem{Path: st.Where(store.Shards, n), Err: err.Error() + "; ignored"})
 			continue
 		}
 		idx.register(s)
@@ -158,8 +159,8 @@ func rebuildIndex(st *store) (*index, error) {
 }
 
 // readShard reads and parses the stored shard named n (its SHA-256).
-func readShard(st *store, n string) (*shard.Shard, error) {
-	b, err := st.read(kindShard, n)
+func readShard(st store.Store, n string) (*shard.Shard, error) {
+	b, err := store.Read(st, store.Shards, n)
 	if err != nil {
 		return nil, err
 	}
@@ -181,17 +182,17 @@ func grantName(repo, shardName string) string {
 }
 
 // readGrants reads the upload records: shard name → repositories.
-func readGrants(st *store, idx *index) (map[string][]string, error) {
-	names, err := st.list(kindGrant)
+func readGrants(st store.Store, idx *index) (map[string][]string, error) {
+	names, err := st.List(store.Grants)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string][]string{}
 	for _, n := range names {
-		b, err := st.read(kindGrant, n)
+		b, err := store.Read(st, store.Grants, n)
 		repo, shardName, ok := strings.Cut(strings.TrimSpace(string(b)), "\n")
 		if err != nil || !ok || grantName(repo, shardName) != n {
-			idx.problems = append(idx.problems, Problem{Path: st.path(kindGrant, n), Err: "not a readable upload record; ignored"})
+			idx.problems = append(idx.problems, Problem{Path: st.Where(store.Grants, n), Err: "not a readable upload record; ignored"})
 			continue
 		}
 		out[shardName] = append(out[shardName], repo)
@@ -257,7 +258,7 @@ func (idx *index) addDedupe(chunk, x xethash.Hash) {
 // xorbMetaOf returns the metadata of a stored xorb with its record
 // boundaries, reading the xorb file when they are not known yet. It returns
 // nil, nil for a xorb that is not stored.
-func (h *Hub) xorbMetaOf(x xethash.Hash) (*xorbMeta, error) {
+func (h *Server) xorbMetaOf(x xethash.Hash) (*xorbMeta, error) {
 	h.mu.RLock()
 	m, stored := h.idx.xorbs[x]
 	h.mu.RUnlock()
@@ -267,7 +268,7 @@ func (h *Hub) xorbMetaOf(x xethash.Hash) (*xorbMeta, error) {
 	if m != nil && m.ends != nil {
 		return m, nil
 	}
-	b, err := h.store.read(kindXorb, x.String())
+	b, err := store.Read(h.store, store.Xorbs, x.String())
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package hub
+package hubapi
 
 import (
 	"crypto/sha1"
@@ -15,27 +15,24 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/internal/repopath"
 	"github.com/xetkit/xetkit/xethash"
 )
 
-// The Hub layer above CAS (shared/reference/hub-api.md): repositories with
-// branches, commits and trees. Its state is files in the store:
+// Repositories with branches, commits and trees. Their state is objects
+// in the store:
 //
-//	repos/{models|datasets|spaces}/{ns}/{name}  the repo: visibility and branch heads (JSON)
-//	commits/{id}                                one immutable commit with its whole tree (JSON)
+//	repos/{models|datasets|spaces}/{ns}/{name}  the repo record: visibility and refs (JSON)
+//	commits/{id}                                one immutable commit (JSON)
+//	trees/{hash}                                one page of a commit's tree
 //	blobs/{sha256}                              the bytes of a small regular file
 //
-// Commits and blobs are content-addressed and written before the repo file
-// names them; the repo file is replaced whole (temporary file, fsync,
-// rename), so a crash at any moment leaves each branch at its old or its
-// new commit. Nothing of it is cached across requests except commits,
-// which never change.
-const (
-	kindRepo   = "repos"
-	kindCommit = "commits"
-	kindBlob   = "blobs"
-)
+// Commits, trees and blobs are content-addressed and written before the
+// repo record names them; the record is replaced whole by compare-and-swap,
+// so a crash at any moment leaves each branch at its old or its new
+// commit. Nothing of it is cached across requests except commits and tree
+// pages, which never change.
 
 // repoID names a repository: its type ("model", "dataset" or "space") and
 // "namespace/name".
@@ -175,20 +172,20 @@ var (
 	errNoEntry    = errors.New("entry not found")
 )
 
-// repoPath is the name of a repo's record under kindRepo: lower case,
+// repoPath is the name of a repo's record under store.Repos: lower case,
 // since repository ids compare without case.
 func repoPath(r repoID) string { return r.key() }
 
 // loadRepo reads a repo's state; errNoRepo when it does not exist. A repo
 // record that a store from before ids compared without case holds under
 // its id's own case moves to the lower-case name on first read.
-func (s *store) loadRepo(r repoID) (*repoState, error) {
-	b, err := s.read(kindRepo, repoPath(r))
+func (s objects) loadRepo(r repoID) (*repoState, error) {
+	b, err := store.Read(s, store.Repos, repoPath(r))
 	if errors.Is(err, fs.ErrNotExist) {
 		cased := r.typ + "s/" + r.ns + "/" + r.name
-		if b, err = s.read(kindRepo, cased); err == nil && cased != repoPath(r) {
-			if err = s.swap(kindRepo, repoPath(r), nil, b); err == nil {
-				err = s.swap(kindRepo, cased, b, nil)
+		if b, err = store.Read(s, store.Repos, cased); err == nil && cased != repoPath(r) {
+			if err = s.Swap(store.Repos, repoPath(r), nil, b); err == nil {
+				err = s.Swap(store.Repos, cased, b, nil)
 			}
 		}
 	}
@@ -200,7 +197,7 @@ func (s *store) loadRepo(r repoID) (*repoState, error) {
 	}
 	var st repoState
 	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("repo record %s: %w", s.path(kindRepo, repoPath(r)), err)
+		return nil, fmt.Errorf("repo record %s: %w", s.Where(store.Repos, repoPath(r)), err)
 	}
 	if st.Branches == nil {
 		st.Branches = map[string]string{}
@@ -210,14 +207,14 @@ func (s *store) loadRepo(r repoID) (*repoState, error) {
 }
 
 // saveRepo replaces the repo's state it was loaded as (nil: a new repo)
-// with st, by compare-and-swap: ErrSwapped when another writer got there
+// with st, by compare-and-swap: store.ErrSwapped when another writer got there
 // first.
-func (s *store) saveRepo(r repoID, st *repoState) error {
+func (s objects) saveRepo(r repoID, st *repoState) error {
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := s.swap(kindRepo, repoPath(r), st.read, b); err != nil {
+	if err := s.Swap(store.Repos, repoPath(r), st.read, b); err != nil {
 		return err
 	}
 	st.read = b
@@ -226,26 +223,26 @@ func (s *store) saveRepo(r repoID, st *repoState) error {
 
 // removeRepo deletes a repo's state as it was loaded; its commits stay,
 // unreachable.
-func (s *store) removeRepo(r repoID, st *repoState) error {
-	return s.swap(kindRepo, repoPath(r), st.read, nil)
+func (s objects) removeRepo(r repoID, st *repoState) error {
+	return s.Swap(store.Repos, repoPath(r), st.read, nil)
 }
 
 // putCommit stores commit c, whose id is id (headerID).
-func (s *store) putCommit(id string, c *commitObj) error {
+func (s objects) putCommit(id string, c *commitObj) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
-	_, err = s.put(kindCommit, id, b)
+	_, err = s.Put(store.Commits, id, b)
 	return err
 }
 
 // loadCommit reads a commit by id.
-func (s *store) loadCommit(id string) (*commitObj, error) {
+func (s objects) loadCommit(id string) (*commitObj, error) {
 	if !commitIDPattern.MatchString(id) {
 		return nil, errNoRevision
 	}
-	b, err := s.read(kindCommit, id)
+	b, err := store.Read(s, store.Commits, id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errNoRevision
 	}

@@ -1,4 +1,4 @@
-package hub
+package casserver
 
 import (
 	"crypto/sha256"
@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/xetkit/xetkit/hub/internal/httpx"
+	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -19,7 +21,7 @@ import (
 // readBody reads a whole upload body of at most limit bytes, adding what
 // it read to counter. It answers 413 (and returns false) for a larger
 // body, before reading it when Content-Length already says so.
-func (h *Hub) readBody(w http.ResponseWriter, r *http.Request, what string, counter interface{ Add(int64) int64 }, limit int64) ([]byte, bool) {
+func (h *Server) readBody(w http.ResponseWriter, r *http.Request, what string, counter interface{ Add(int64) int64 }, limit int64) ([]byte, bool) {
 	return h.readBodyInto(nil, w, r, what, counter, limit)
 }
 
@@ -29,17 +31,17 @@ func (h *Hub) readBody(w http.ResponseWriter, r *http.Request, what string, coun
 var xorbBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // readBodyInto is readBody reading into buf's memory (grown as needed).
-func (h *Hub) readBodyInto(buf []byte, w http.ResponseWriter, r *http.Request, what string, counter interface{ Add(int64) int64 }, limit int64) ([]byte, bool) {
+func (h *Server) readBodyInto(buf []byte, w http.ResponseWriter, r *http.Request, what string, counter interface{ Add(int64) int64 }, limit int64) ([]byte, bool) {
 	select {
 	case h.uploads <- struct{}{}:
 		defer func() { <-h.uploads }()
 	default:
 		w.Header().Set("Retry-After", "1")
-		h.fail(w, http.StatusServiceUnavailable, "the hub is reading %d uploads already; try again shortly", cap(h.uploads))
+		h.ans.Fail(w, http.StatusServiceUnavailable, "the hub is reading %d uploads already; try again shortly", cap(h.uploads))
 		return nil, false
 	}
 	if r.ContentLength > limit {
-		h.fail(w, http.StatusRequestEntityTooLarge, "%s of %d bytes is larger than the %d-byte limit", what, r.ContentLength, limit)
+		h.ans.Fail(w, http.StatusRequestEntityTooLarge, "%s of %d bytes is larger than the %d-byte limit", what, r.ContentLength, limit)
 		return nil, false
 	}
 	body := http.MaxBytesReader(w, r.Body, limit)
@@ -75,33 +77,23 @@ func (h *Hub) readBodyInto(buf []byte, w http.ResponseWriter, r *http.Request, w
 		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				h.fail(w, http.StatusRequestEntityTooLarge, "%s is larger than the %d-byte limit", what, limit)
+				h.ans.Fail(w, http.StatusRequestEntityTooLarge, "%s is larger than the %d-byte limit", what, limit)
 			} else {
-				h.fail(w, http.StatusBadRequest, "reading %s: %v", what, err)
+				h.ans.Fail(w, http.StatusBadRequest, "reading %s: %v", what, err)
 			}
 			return nil, false
 		}
 	}
 }
 
-// failStore answers a failed store write: 507 when the disk is full (the
-// client should not retry: nothing will change soon), else 500.
-func (h *Hub) failStore(w http.ResponseWriter, what string, err error) {
-	status := http.StatusInternalServerError
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
-		status = http.StatusInsufficientStorage
-	}
-	h.fail(w, status, "%s: %v", what, err)
-}
-
 // handleXorbUpload answers POST /v1/xorbs/default/{hash}: the body must be a
 // well-formed xorb (with or without its footer) whose chunks hash to {hash}.
-func (h *Hub) handleXorbUpload(w http.ResponseWriter, r *http.Request) {
+func (h *Server) handleXorbUpload(w http.ResponseWriter, r *http.Request) {
 	if _, ok := h.authorize(w, r, scopeWrite); !ok {
 		return
 	}
 	if p := r.PathValue("prefix"); p != "default" {
-		h.fail(w, http.StatusBadRequest, "unknown xorb prefix %q: the only prefix is \"default\"", p)
+		h.ans.Fail(w, http.StatusBadRequest, "unknown xorb prefix %q: the only prefix is \"default\"", p)
 		return
 	}
 	want, ok := h.parseHashParam(w, r, "hash")
@@ -117,23 +109,17 @@ func (h *Hub) handleXorbUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	inserted, err := h.acceptXorb(want, body)
 	if err != nil {
-		h.failUpload(w, "storing xorb "+want.String(), err)
+		h.ans.FailUpload(w, "storing xorb "+want.String(), err)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
+	httpx.WriteJSON(w, http.StatusOK, struct {
 		WasInserted bool `json:"was_inserted"`
 	}{inserted})
 }
 
-// refusal is an upload the hub refuses (a 400), as opposed to a failure to
-// store it.
-type refusal struct{ msg string }
-
-func (e *refusal) Error() string { return e.msg }
-
 // acceptXorb checks a xorb body (chunk records, with or without footer)
 // against its hash and stores it, reporting whether it is new.
-func (h *Hub) acceptXorb(want xethash.Hash, body []byte) (bool, error) {
+func (h *Server) acceptXorb(want xethash.Hash, body []byte) (bool, error) {
 	x, err := xorb.ParsePartial(body)
 	if err == nil && len(x.Records) > xorb.MaxChunks {
 		err = fmt.Errorf("xorb holds %d chunks, more than the %d allowed", len(x.Records), xorb.MaxChunks)
@@ -148,20 +134,20 @@ func (h *Hub) acceptXorb(want xethash.Hash, body []byte) (bool, error) {
 		err = x.Verify()
 	}
 	if err != nil {
-		return false, &refusal{fmt.Sprintf("bad xorb: %v", err)}
+		return false, &httpx.Refusal{Msg: fmt.Sprintf("bad xorb: %v", err)}
 	}
 	entries := x.Entries()
 	if got := xethash.Xorb(entries); got != want {
-		return false, &refusal{fmt.Sprintf("xorb hash mismatch: the body's chunks hash to %s, not %s", got, want)}
+		return false, &httpx.Refusal{Msg: fmt.Sprintf("xorb hash mismatch: the body's chunks hash to %s, not %s", got, want)}
 	}
 	// Stored with its footer, so that a reader of a few chunk records can
 	// check them against the footer's hashes (a suffix range). The footer
 	// is written after the body, not appended to a copy of it.
 	footer, err := x.MissingFooter()
 	if err != nil {
-		return false, &refusal{fmt.Sprintf("bad xorb: %v", err)}
+		return false, &httpx.Refusal{Msg: fmt.Sprintf("bad xorb: %v", err)}
 	}
-	inserted, err := h.store.put(kindXorb, want.String(), body, footer)
+	inserted, err := h.store.Put(store.Xorbs, want.String(), body, footer)
 	if err != nil {
 		return false, err
 	}
@@ -186,7 +172,7 @@ func (h *Hub) acceptXorb(want xethash.Hash, body []byte) (bool, error) {
 
 // readShard authorizes a shard upload and reads its body (bounded by
 // MaxShardSize), or answers the request itself.
-func (h *Hub) readShard(w http.ResponseWriter, r *http.Request) (repo string, body []byte, ok bool) {
+func (h *Server) readShard(w http.ResponseWriter, r *http.Request) (repo string, body []byte, ok bool) {
 	claims, ok := h.authorize(w, r, scopeWrite)
 	if !ok {
 		return "", nil, false
@@ -197,21 +183,21 @@ func (h *Hub) readShard(w http.ResponseWriter, r *http.Request) (repo string, bo
 
 // handleShardUpload answers POST /v1/shards with {"result": 1} for a new
 // shard and 0 for one already stored.
-func (h *Hub) handleShardUpload(w http.ResponseWriter, r *http.Request) {
+func (h *Server) handleShardUpload(w http.ResponseWriter, r *http.Request) {
 	repo, body, ok := h.readShard(w, r)
 	if !ok {
 		return
 	}
 	inserted, err := h.acceptShard(repo, body, nil)
 	if err != nil {
-		h.failUpload(w, "storing shard", err)
+		h.ans.FailUpload(w, "storing shard", err)
 		return
 	}
 	result := 0
 	if inserted {
 		result = 1
 	}
-	writeJSON(w, http.StatusOK, struct {
+	httpx.WriteJSON(w, http.StatusOK, struct {
 		Result int `json:"result"`
 	}{result})
 }
@@ -221,7 +207,7 @@ func (h *Hub) handleShardUpload(w http.ResponseWriter, r *http.Request) {
 // "total"}, {"type": "committing", "stage"}) that end in {"type":
 // "result"} or, once the stream has begun, {"type": "error", "message",
 // "retryable"}: the status is 200 by then, so the last frame is the answer.
-func (h *Hub) handleShardUploadV2(w http.ResponseWriter, r *http.Request) {
+func (h *Server) handleShardUploadV2(w http.ResponseWriter, r *http.Request) {
 	repo, body, ok := h.readShard(w, r)
 	if !ok {
 		return
@@ -244,26 +230,15 @@ func (h *Hub) handleShardUploadV2(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	if err != nil {
-		var re *refusal
+		var re *httpx.Refusal
 		retryable := !errors.As(err, &re) && !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT)
 		if !retryable {
-			h.stats.rejected.Add(1)
+			h.ans.Rejected.Add(1)
 		}
 		event(map[string]any{"type": "error", "message": err.Error(), "retryable": retryable})
 		return
 	}
 	event(map[string]any{"type": "result"})
-}
-
-// failUpload answers a failed upload: 400 for a refusal, else as a
-// failure to store (what).
-func (h *Hub) failUpload(w http.ResponseWriter, what string, err error) {
-	var re *refusal
-	if errors.As(err, &re) {
-		h.fail(w, http.StatusBadRequest, "%s", re.msg)
-		return
-	}
-	h.failStore(w, what, err)
 }
 
 // acceptShard checks an uploaded shard and stores it for repo (the CAS
@@ -273,13 +248,13 @@ func (h *Hub) failUpload(w http.ResponseWriter, what string, err error) {
 // file hash that matches its chunks: a client cannot register content it
 // does not hold. progress, if set, hears of each file checked
 // ("validating") and of the writes ("uploading", "syncing").
-func (h *Hub) acceptShard(repo string, body []byte, progress func(stage string, verified, total int)) (bool, error) {
+func (h *Server) acceptShard(repo string, body []byte, progress func(stage string, verified, total int)) (bool, error) {
 	if progress == nil {
 		progress = func(string, int, int) {}
 	}
 	s, err := shard.Parse(body)
 	if err != nil {
-		return false, &refusal{fmt.Sprintf("bad shard: %v", err)}
+		return false, &httpx.Refusal{Msg: fmt.Sprintf("bad shard: %v", err)}
 	}
 	for _, f := range shard.ValidateUpload(s, h.now()) {
 		// Let through what does not change what the shard registers: a
@@ -287,23 +262,23 @@ func (h *Hub) acceptShard(repo string, body []byte, progress func(stage string, 
 		// the footer and lookup tables an upload needs not carry (a popular
 		// client sends a footer whose empty tables sit at offset 0).
 		if f.Severity == shard.Error && f.Rule != shard.RuleUploadSHA256 && f.Section != "footer" && f.Section != "lookups" {
-			return false, &refusal{fmt.Sprintf("shard rejected: %s (byte offset %d)", f.Message, f.Offset)}
+			return false, &httpx.Refusal{Msg: fmt.Sprintf("shard rejected: %s (byte offset %d)", f.Message, f.Offset)}
 		}
 	}
 	if msg := h.checkShard(s, progress); msg != "" {
-		return false, &refusal{"shard rejected: " + msg}
+		return false, &httpx.Refusal{Msg: "shard rejected: " + msg}
 	}
 	progress("uploading", 0, 0)
 	sum := sha256.Sum256(body)
 	name := hex.EncodeToString(sum[:])
-	inserted, err := h.store.put(kindShard, name, body)
+	inserted, err := h.store.Put(store.Shards, name, body)
 	if err != nil {
 		return false, err
 	}
 	progress("syncing", 0, 0)
 	// The files are the token's repository's from now on, even when the
 	// same shard came earlier through another repository.
-	if _, err := h.store.put(kindGrant, grantName(repo, name), []byte(repo+"\n"+name)); err != nil {
+	if _, err := h.store.Put(store.Grants, grantName(repo, name), []byte(repo+"\n"+name)); err != nil {
 		return false, fmt.Errorf("recording the shard's repository: %w", err)
 	}
 	h.mu.Lock()
@@ -322,7 +297,7 @@ func (h *Hub) acceptShard(repo string, body []byte, progress func(stage string, 
 
 // checkShard returns what is wrong with an uploaded shard, or "". It
 // tells progress of each file checked.
-func (h *Hub) checkShard(s *shard.Shard, progress func(stage string, verified, total int)) string {
+func (h *Server) checkShard(s *shard.Shard, progress func(stage string, verified, total int)) string {
 	var key xethash.KeyedChunker
 	if s.Footer != nil && !s.Footer.ChunkHashKey.IsZero() {
 		key = xethash.NewKeyedChunker(s.Footer.ChunkHashKey)
@@ -368,7 +343,7 @@ func (h *Hub) checkShard(s *shard.Shard, progress func(stage string, verified, t
 }
 
 // checkFile checks one file block against the stored xorbs.
-func (h *Hub) checkFile(f *shard.File) string {
+func (h *Server) checkFile(f *shard.File) string {
 	if len(f.Terms) > 0 && len(f.Verification) != len(f.Terms) {
 		return fmt.Sprintf("file %s at byte %d has no verification entries; this hub requires them", f.Hash, f.Offset)
 	}

@@ -1,14 +1,14 @@
-package hub
+package casserver
 
 import (
 	"crypto/hmac"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/xetkit/xetkit/hub/internal/httpx"
 )
 
 // scope is what a CAS token allows.
@@ -39,24 +39,15 @@ type tokenClaims struct {
 // issueToken signs claims: "xk1." + base64url(scope|exp|repo) + "." +
 // base64url(HMAC-SHA256). The hub keeps no token table: the signature is
 // the proof.
-func (h *Hub) issueToken(c tokenClaims) string {
+func (h *Server) issueToken(c tokenClaims) string {
 	payload := c.scope.String() + "|" + strconv.FormatInt(c.exp, 10) + "|" + c.repo
 	enc := base64.RawURLEncoding.EncodeToString([]byte(payload))
-	return tokenPrefix + enc + "." + base64.RawURLEncoding.EncodeToString(h.sign("token", enc))
-}
-
-// sign returns HMAC-SHA256 under the hub secret of a domain and a message.
-func (h *Hub) sign(domain, msg string) []byte {
-	m := hmac.New(sha256.New, h.secret[:])
-	m.Write([]byte(domain))
-	m.Write([]byte{0})
-	m.Write([]byte(msg))
-	return m.Sum(nil)
+	return tokenPrefix + enc + "." + base64.RawURLEncoding.EncodeToString(h.cfg.Key.Sign("token", enc))
 }
 
 // parseToken checks a CAS token's signature and expiry. The message says
 // what is wrong without echoing the token.
-func (h *Hub) parseToken(tok string) (tokenClaims, string) {
+func (h *Server) parseToken(tok string) (tokenClaims, string) {
 	rest, ok := strings.CutPrefix(tok, tokenPrefix)
 	enc, sig, ok2 := strings.Cut(rest, ".")
 	// Go's base64 decoders skip CR and LF; a token is one exact spelling.
@@ -64,7 +55,7 @@ func (h *Hub) parseToken(tok string) (tokenClaims, string) {
 		return tokenClaims{}, "not a token issued by this hub"
 	}
 	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
-	if err != nil || !hmac.Equal(got, h.sign("token", enc)) {
+	if err != nil || !hmac.Equal(got, h.cfg.Key.Sign("token", enc)) {
 		return tokenClaims{}, "token signature is invalid"
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(enc)
@@ -94,55 +85,27 @@ func (h *Hub) parseToken(tok string) (tokenClaims, string) {
 	return c, ""
 }
 
-// bearer returns the token of an "Authorization: Bearer" header.
-func bearer(r *http.Request) (string, bool) {
-	a := r.Header.Get("Authorization")
-	if len(a) < 7 || !strings.EqualFold(a[:7], "bearer ") {
-		return "", false
-	}
-	return strings.TrimSpace(a[7:]), true
-}
-
 // authorize checks the CAS token of r for scope need: 401 when it is
 // missing, invalid or expired, 403 when its scope is too weak.
-func (h *Hub) authorize(w http.ResponseWriter, r *http.Request, need scope) (tokenClaims, bool) {
-	tok, ok := bearer(r)
+func (h *Server) authorize(w http.ResponseWriter, r *http.Request, need scope) (tokenClaims, bool) {
+	tok, ok := httpx.Bearer(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-cas"`)
-		h.fail(w, http.StatusUnauthorized, "missing Authorization: Bearer token (get one from /api/{type}s/{repo}/xet-%s-token/{rev})", need)
+		h.ans.Fail(w, http.StatusUnauthorized, "missing Authorization: Bearer token (get one from /api/{type}s/{repo}/xet-%s-token/{rev})", need)
 		return tokenClaims{}, false
 	}
 	c, msg := h.parseToken(tok)
 	if msg != "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-cas", error="invalid_token"`)
-		h.fail(w, http.StatusUnauthorized, "%s", msg)
+		h.ans.Fail(w, http.StatusUnauthorized, "%s", msg)
 		return tokenClaims{}, false
 	}
 	if c.scope < need {
-		h.fail(w, http.StatusForbidden, "token has %s scope; this request needs %s", c.scope, need)
+		h.ans.Fail(w, http.StatusForbidden, "token has %s scope; this request needs %s", c.scope, need)
 		return tokenClaims{}, false
 	}
 	return c, true
 }
 
-// userScope checks the user token of a token-endpoint request; 0 and a
-// message when it is refused.
-func (h *Hub) userScope(r *http.Request) (scope, string) {
-	if h.cfg.UserToken == "" {
-		return scopeWrite, ""
-	}
-	tok, ok := bearer(r)
-	if !ok {
-		return 0, "missing Authorization: Bearer <user token> (the --token of xetkit serve)"
-	}
-	if subtle.ConstantTimeCompare([]byte(tok), []byte(h.cfg.UserToken)) == 1 {
-		return scopeWrite, ""
-	}
-	if h.cfg.ReadUserToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(h.cfg.ReadUserToken)) == 1 {
-		return scopeRead, ""
-	}
-	return 0, "user token not recognised"
-}
-
 // now returns the hub clock in whole seconds.
-func (h *Hub) now() time.Time { return h.cfg.Now() }
+func (h *Server) now() time.Time { return h.cfg.Now() }

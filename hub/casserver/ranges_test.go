@@ -1,9 +1,11 @@
-package hub
+package casserver
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xetkit/xetkit/hub/internal/keys"
 )
 
 func TestParseRanges(t *testing.T) {
@@ -94,7 +96,11 @@ func FuzzParseReconRange(f *testing.F) {
 
 // Only tokens this hub signed, unexpired, are accepted, whatever the input.
 func FuzzParseToken(f *testing.F) {
-	h := &Hub{cfg: Config{Now: func() time.Time { return time.Unix(1000, 0) }}}
+	key, err := keys.New()
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := &Server{cfg: Config{Key: key, Now: func() time.Time { return time.Unix(1000, 0) }}}
 	good := h.issueToken(tokenClaims{scope: scopeWrite, repo: "models/a/b", exp: 2000})
 	f.Add(good)
 	f.Add(h.issueToken(tokenClaims{scope: scopeRead, repo: "x", exp: 10}))

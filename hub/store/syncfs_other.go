@@ -1,6 +1,6 @@
 //go:build !linux
 
-package hub
+package store
 
 import "errors"
 

@@ -1,4 +1,4 @@
-package hub
+package store
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package hub
+package casserver
 
 import (
 	"cmp"
@@ -14,7 +14,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/xetkit/xetkit/cas"
+	"github.com/xetkit/xetkit/caswire"
+	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -29,7 +30,7 @@ const (
 )
 
 // byteRange is an HTTP byte range, both ends inclusive.
-type byteRange = cas.ByteRange
+type byteRange = caswire.ByteRange
 
 func formatRanges(rs []byteRange) string {
 	var b strings.Builder
@@ -45,19 +46,19 @@ func formatRanges(rs []byteRange) string {
 
 // signXorbURL returns a URL that serves the given byte ranges of a xorb
 // until exp (Unix seconds), and nothing else.
-func (h *Hub) signXorbURL(base string, x xethash.Hash, ranges []byteRange, exp int64) string {
+func (h *Server) signXorbURL(base string, x xethash.Hash, ranges []byteRange, exp int64) string {
 	rs := formatRanges(ranges)
 	q := url.Values{}
 	q.Set(paramRange, rs)
 	q.Set(paramExpires, strconv.FormatInt(exp, 10))
-	q.Set(paramSig, base64.RawURLEncoding.EncodeToString(h.sign("xorb-url", x.String()+"|"+rs+"|"+strconv.FormatInt(exp, 10))))
+	q.Set(paramSig, base64.RawURLEncoding.EncodeToString(h.cfg.Key.Sign("xorb-url", x.String()+"|"+rs+"|"+strconv.FormatInt(exp, 10))))
 	return base + xorbURLPath + x.String() + "?" + q.Encode()
 }
 
 // handleXorbFetch serves a signed xorb URL: the Range header must ask only
 // for bytes inside the signed ranges. Several ranges give a
 // multipart/byteranges answer (RFC 9110 §14.6).
-func (h *Hub) handleXorbFetch(w http.ResponseWriter, r *http.Request) {
+func (h *Server) handleXorbFetch(w http.ResponseWriter, r *http.Request) {
 	x, ok := h.parseHashParam(w, r, "hash")
 	if !ok {
 		return
@@ -65,30 +66,30 @@ func (h *Hub) handleXorbFetch(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	rs, expS, sig := q.Get(paramRange), q.Get(paramExpires), q.Get(paramSig)
 	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
-	if err != nil || !hmac.Equal(got, h.sign("xorb-url", x.String()+"|"+rs+"|"+expS)) {
-		h.fail(w, http.StatusForbidden, "xorb URL signature is missing or invalid")
+	if err != nil || !hmac.Equal(got, h.cfg.Key.Sign("xorb-url", x.String()+"|"+rs+"|"+expS)) {
+		h.ans.Fail(w, http.StatusForbidden, "xorb URL signature is missing or invalid")
 		return
 	}
 	exp, err := strconv.ParseInt(expS, 10, 64)
 	if err != nil || h.now().Unix() >= exp {
-		h.fail(w, http.StatusForbidden, "xorb URL expired; ask for the reconstruction again")
+		h.ans.Fail(w, http.StatusForbidden, "xorb URL expired; ask for the reconstruction again")
 		return
 	}
 	meta, err := h.xorbMetaOf(x)
 	if err != nil || meta == nil {
-		h.fail(w, http.StatusNotFound, "xorb %s is not stored", x)
+		h.ans.Fail(w, http.StatusNotFound, "xorb %s is not stored", x)
 		return
 	}
-	f, err := h.store.open(kindXorb, x.String())
+	f, err := h.store.Open(store.Xorbs, x.String())
 	if err != nil {
-		h.fail(w, http.StatusNotFound, "xorb %s is not stored", x)
+		h.ans.Fail(w, http.StatusNotFound, "xorb %s is not stored", x)
 		return
 	}
 	defer f.Close()
 	size := meta.size
 	signed, err := parseRanges(rs, size)
 	if err != nil {
-		h.fail(w, http.StatusForbidden, "xorb URL signs a bad range: %v", err)
+		h.ans.Fail(w, http.StatusForbidden, "xorb URL signs a bad range: %v", err)
 		return
 	}
 	// The footer (after the last chunk record) lists every chunk hash: any
@@ -100,18 +101,18 @@ func (h *Hub) handleXorbFetch(w http.ResponseWriter, r *http.Request) {
 	}
 	want := r.Header.Get("Range")
 	if want == "" {
-		h.fail(w, http.StatusForbidden, "a signed xorb URL serves byte ranges: send Range: %s", rs)
+		h.ans.Fail(w, http.StatusForbidden, "a signed xorb URL serves byte ranges: send Range: %s", rs)
 		return
 	}
 	asked, err := parseRanges(want, size)
 	if err != nil {
 		w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", size))
-		h.fail(w, http.StatusRequestedRangeNotSatisfiable, "Range %q: %v (the xorb has %d bytes)", want, err, size)
+		h.ans.Fail(w, http.StatusRequestedRangeNotSatisfiable, "Range %q: %v (the xorb has %d bytes)", want, err, size)
 		return
 	}
 	for _, a := range asked {
 		if !covered(a, allowed) {
-			h.fail(w, http.StatusForbidden, "requested bytes %d-%d are outside the ranges this URL signs (%s) and the footer", a.Start, a.End, rs)
+			h.ans.Fail(w, http.StatusForbidden, "requested bytes %d-%d are outside the ranges this URL signs (%s) and the footer", a.Start, a.End, rs)
 			return
 		}
 	}

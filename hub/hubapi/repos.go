@@ -1,0 +1,178 @@
+package hubapi
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/xetkit/xetkit/hub/internal/httpx"
+	"github.com/xetkit/xetkit/hub/tree"
+)
+
+// repoRequest is the body of POST /api/repos/create and DELETE /api/repos/delete.
+type repoRequest struct {
+	Name         string `json:"name"`
+	Organization string `json:"organization"`
+	Type         string `json:"type"`
+	Private      *bool  `json:"private"`
+	Visibility   string `json:"visibility"`
+	Files        []struct {
+		Path     string `json:"path"`
+		Content  string `json:"content"`
+		Encoding string `json:"encoding"`
+	} `json:"files"`
+}
+
+// readRepoRequest checks that the caller may write, then reads and checks
+// a create or delete body.
+func (h *Server) readRepoRequest(w http.ResponseWriter, r *http.Request) (repoRequest, repoID, bool) {
+	var req repoRequest
+	if !h.writer(w, r) {
+		return req, repoID{}, false
+	}
+	if !h.decodeBody(w, r, MaxCommitSize, "JSON", &req) {
+		return req, repoID{}, false
+	}
+	ns, name := req.Organization, req.Name
+	if ns == "" {
+		var found bool
+		if ns, name, found = strings.Cut(req.Name, "/"); !found {
+			// An id without a namespace is the user's own, as on the Hub.
+			ns, name = userName, req.Name
+		}
+	}
+	if req.Type == "" {
+		req.Type = "model"
+	}
+	id, err := parseRepoID(req.Type, ns, name)
+	if err != nil {
+		h.ans.Fail(w, http.StatusBadRequest, "%v", err)
+		return req, repoID{}, false
+	}
+	return req, id, true
+}
+
+// handleCreateRepo answers POST /api/repos/create: 409 if the repo exists.
+func (h *Server) handleCreateRepo(w http.ResponseWriter, r *http.Request) {
+	req, id, ok := h.readRepoRequest(w, r)
+	if !ok {
+		return
+	}
+	var ops []commitOp
+	for _, f := range req.Files {
+		op, err := inlineOp(f.Path, f.Content, f.Encoding)
+		if err != nil {
+			h.ans.Fail(w, http.StatusBadRequest, "files: %v", err)
+			return
+		}
+		ops = append(ops, op)
+	}
+	private := req.Visibility == "private" || (req.Private != nil && *req.Private)
+	lock := h.repoLocks.of(id.key())
+	lock.Lock()
+	defer lock.Unlock()
+	if _, err := h.store.loadRepo(id); err == nil {
+		// huggingface_hub's create_repo(exist_ok=True) reads the url of
+		// the existing repo from this answer.
+		h.ans.FailWith(w, http.StatusConflict, map[string]string{"url": h.cfg.BaseURL(r) + "/" + id.webPrefix(), "name": id.id()},
+			"You already created this %s repo: %s", id.typ, id.id())
+		return
+	} else if !errors.Is(err, errNoRepo) {
+		h.ans.FailStore(w, "repository", err)
+		return
+	}
+	if _, err := h.createRepo(id, private, ops); err != nil {
+		var oe *opError
+		if errors.As(err, &oe) {
+			h.ans.Fail(w, http.StatusBadRequest, "create repository: %v", err)
+		} else {
+			h.ans.FailStore(w, "create repository", err)
+		}
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]string{"url": h.cfg.BaseURL(r) + "/" + id.webPrefix(), "name": id.id(), "id": id.id()})
+}
+
+// createRepo writes a new repo whose main branch holds one commit with
+// ops applied to an empty tree. The caller holds the repo's lock.
+func (h *Server) createRepo(id repoID, private bool, ops []commitOp) (*repoState, error) {
+	st := &repoState{Type: id.typ, ID: id.id(), Private: private, Created: h.now().UTC(), Branches: map[string]string{}}
+	files, err := h.resolveOps(ops)
+	if err != nil {
+		return nil, err
+	}
+	cid, err := h.writeCommit(id, "", tree.ID{}, "initial commit", "", ops, files)
+	if err != nil {
+		return nil, err
+	}
+	st.Branches["main"] = cid
+	return st, h.store.saveRepo(id, st)
+}
+
+// handleDeleteRepo answers DELETE /api/repos/delete.
+func (h *Server) handleDeleteRepo(w http.ResponseWriter, r *http.Request) {
+	_, id, ok := h.readRepoRequest(w, r)
+	if !ok {
+		return
+	}
+	lock := h.repoLocks.of(id.key())
+	lock.Lock()
+	defer lock.Unlock()
+	st, err := h.store.loadRepo(id)
+	if err != nil {
+		h.failMiss(w, id, "repository", err)
+		return
+	}
+	if err := h.store.removeRepo(id, st); err != nil {
+		h.ans.FailStore(w, "delete repository", err)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// handleRepoInfo answers GET /api/{type}s/{ns}/{name} and …/revision/{rev}.
+func (h *Server) handleRepoInfo(w http.ResponseWriter, r *http.Request) {
+	rv, ok := h.apiRevision(w, r)
+	if !ok {
+		return
+	}
+	id, st, cid, c := rv.id, rv.st, rv.cid, rv.c
+	root, err := h.rootOf(cid, c)
+	siblings := []map[string]any{}
+	if err == nil {
+		err = h.trees.Walk(root, "", true, "", func(p string, e tree.Entry) bool {
+			if !e.Dir {
+				siblings = append(siblings, map[string]any{"rfilename": p, "size": e.File.Size})
+			}
+			return true
+		})
+	}
+	if err != nil {
+		h.ans.FailStore(w, "tree", err)
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{
+		"_id": id.key(), "id": id.id(), "author": id.ns, "sha": cid, "private": st.Private,
+		"gated": false, "disabled": false, "downloads": 0, "likes": 0, "tags": []string{},
+		"createdAt": st.Created.Format(time.RFC3339), "lastModified": c.Date.Format(time.RFC3339),
+		"siblings": siblings,
+	})
+}
+
+// ensureRepo creates repo id if it does not exist (public, with an empty
+// main branch); it answers the error itself.
+func (h *Server) ensureRepo(w http.ResponseWriter, id repoID) bool {
+	lock := h.repoLocks.of(id.key())
+	lock.Lock()
+	defer lock.Unlock()
+	_, err := h.store.loadRepo(id)
+	if errors.Is(err, errNoRepo) {
+		_, err = h.createRepo(id, false, nil)
+	}
+	if err != nil {
+		h.ans.FailStore(w, "repository", err)
+		return false
+	}
+	return true
+}
