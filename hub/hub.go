@@ -27,6 +27,10 @@ import (
 // Config.LFSPartSize says otherwise.
 const DefaultLFSPartSize = 64 << 20
 
+// keyRotation is how long the newest signing key signs before the next
+// replaces it.
+const keyRotation = 7 * 24 * time.Hour
+
 // Upload bodies larger than these get 413 (see casserver).
 const (
 	MaxXorbSize  = casserver.MaxXorbSize
@@ -157,9 +161,17 @@ func New(cfg Config) (*Hub, error) {
 			return nil, err
 		}
 	}
-	key, err := keys.New()
+	// The signing keys live in the store, so tokens and URLs one process
+	// issued hold on every process on it, and after a restart. A key
+	// replaced by rotation verifies until everything it signed expired:
+	// the longest life of a token or URL (an LFS transfer URL's day).
+	key, err := keys.Open(backing, keys.Options{
+		Rotation: keyRotation,
+		Overlap:  max(cfg.TokenTTL, cfg.URLTTL, hubapi.LFSURLTTL) + 2*keys.DefaultRefresh,
+		Now:      cfg.Now,
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("hub: %w", err)
 	}
 	h := &Hub{cfg: cfg, store: &store.Hooked{Store: backing}}
 	h.ans = httpx.Answer{Rejected: &h.rejected}

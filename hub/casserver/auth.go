@@ -1,7 +1,6 @@
 package casserver
 
 import (
-	"crypto/hmac"
 	"encoding/base64"
 	"net/http"
 	"strconv"
@@ -55,7 +54,7 @@ func (h *Server) parseToken(tok string) (tokenClaims, string) {
 		return tokenClaims{}, "not a token issued by this hub"
 	}
 	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
-	if err != nil || !hmac.Equal(got, h.cfg.Key.Sign("token", enc)) {
+	if err != nil || !h.cfg.Key.Verify("token", enc, got) {
 		return tokenClaims{}, "token signature is invalid"
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(enc)

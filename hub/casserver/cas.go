@@ -282,10 +282,11 @@ func (h *Server) acceptShard(repo string, body []byte, progress func(stage strin
 		return false, fmt.Errorf("recording the shard's repository: %w", err)
 	}
 	h.mu.Lock()
-	if inserted {
-		h.idx.register(s)
+	if _, known := h.idx.shardFiles[name]; !known {
+		h.idx.register(name, s)
 	}
 	h.idx.grant(repo, s)
+	h.idx.grantNames[grantName(repo, name)] = true
 	h.mu.Unlock()
 	if inserted {
 		h.stats.shardsStored.Add(1)

@@ -69,10 +69,24 @@ func (h *Server) handleDedupe(w http.ResponseWriter, r *http.Request) {
 // it), its chunk hashes keyed with the current key.
 func (h *Server) dedupeAnswer(c xethash.Hash) (*shard.Shard, bool) {
 	h.stats.dedupeQueries.Add(1)
-	h.mu.RLock()
-	x, found := h.idx.dedupe[c]
-	group := h.idx.group[x]
-	h.mu.RUnlock()
+	var x xethash.Hash
+	var group []xethash.Hash
+	look := func() bool {
+		h.mu.RLock()
+		defer h.mu.RUnlock()
+		var found bool
+		x, found = h.idx.dedupe[c]
+		group = h.idx.group[x]
+		return found
+	}
+	seq := h.syncSeq.Load()
+	found := look()
+	if !found && time.Since(time.Unix(0, h.lastSync.Load())) >= dedupeSyncEvery {
+		// Chunks another process stored become known within seconds;
+		// not on every miss, which most queries of a new upload are.
+		h.sync(seq)
+		found = look()
+	}
 	if !found {
 		return nil, false
 	}

@@ -3,7 +3,9 @@ package casserver
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/xetkit/xetkit/hub/store"
@@ -74,8 +76,15 @@ type index struct {
 	// hash, from the uploaded shards' metadata: how a commit's lfsFile
 	// (named by SHA-256) finds its xet file.
 	bySHA map[xethash.Hash]xethash.Hash
-	// problems lists what could not be read from the store at start.
+	// problems lists what could not be read from the store.
 	problems []Problem
+
+	// What of the store has been read, so that a sync reads only what is
+	// new: the files of each shard read (nil for one unreadable), the
+	// grant records read, and grants whose shard is not read yet.
+	shardFiles map[string][]xethash.Hash
+	grantNames map[string]bool
+	pending    map[string][]string
 }
 
 // grant lets repo's tokens read the files of s.
@@ -107,6 +116,10 @@ func newIndex() *index {
 		group:   map[xethash.Hash][]xethash.Hash{},
 		readers: map[xethash.Hash]map[string]bool{},
 		bySHA:   map[xethash.Hash]xethash.Hash{},
+
+		shardFiles: map[string][]xethash.Hash{},
+		grantNames: map[string]bool{},
+		pending:    map[string][]string{},
 	}
 }
 
@@ -127,35 +140,115 @@ func rebuildIndex(st store.Store) (*index, error) {
 		}
 		idx.xorbs[h] = nil
 	}
-	grants, err := readGrants(st, idx)
+	d, err := readNews(st, idx.known)
 	if err != nil {
 		return nil, err
+	}
+	idx.apply(d, false)
+	return idx, nil
+}
+
+// news is what of the store an index has not read yet: shards and grant
+// records written since (by this process, or by another on the store).
+type news struct {
+	shards   map[string]*shard.Shard // by name; nil: unreadable
+	grants   map[string]grantRecord  // by record name; zero: unreadable
+	problems []Problem
+}
+
+// grantRecord is one grant: repo may read the files of shard target, or
+// with grantFilePrefix the one file target names.
+type grantRecord struct{ repo, target string }
+
+// known reports whether the index has read the shard or grant record of
+// that kind and name.
+func (idx *index) known(kind, name string) bool {
+	if kind == store.Shards {
+		_, ok := idx.shardFiles[name]
+		return ok
+	}
+	return idx.grantNames[name]
+}
+
+// readNews lists the shards and grant records of st and reads those that
+// known says are new. It only reads the store.
+func readNews(st store.Store, known func(kind, name string) bool) (*news, error) {
+	d := &news{shards: map[string]*shard.Shard{}, grants: map[string]grantRecord{}}
+	names, err := st.List(store.Grants)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if known(store.Grants, n) {
+			continue
+		}
+		b, err := store.Read(st, store.Grants, n)
+		repo, target, ok := strings.Cut(strings.TrimSpace(string(b)), "\n")
+		if err != nil || !ok || grantName(repo, target) != n {
+			d.problems = append(d.problems, Problem{Path: st.Where(store.Grants, n), Err: "not a readable upload record; ignored"})
+			d.grants[n] = grantRecord{}
+			continue
+		}
+		d.grants[n] = grantRecord{repo, target}
 	}
 	if names, err = st.List(store.Shards); err != nil {
 		return nil, err
 	}
 	for _, n := range names {
-		s, err := readShard(st, n)
-		if err != nil {
-			idx.problems = append(idx.problems, Problem{Path: st.Where(store.Shards, n), Err: err.Error() + "; ignored"})
+		if known(store.Shards, n) {
 			continue
 		}
-		idx.register(s)
-		for _, repo := range grants[n] {
-			idx.grant(repo, s)
+		s, err := readShard(st, n)
+		if err != nil {
+			d.problems = append(d.problems, Problem{Path: st.Where(store.Shards, n), Err: err.Error() + "; ignored"})
 		}
+		d.shards[n] = s
 	}
-	// Files committed to a repo other than the one that uploaded them.
-	for name, repos := range grants {
-		if fh, ok := strings.CutPrefix(name, grantFilePrefix); ok {
-			if f, err := xethash.Parse(fh); err == nil {
-				for _, repo := range repos {
-					idx.grantFile(repo, f)
+	return d, nil
+}
+
+// apply registers what readNews found. Shards written by another process
+// were checked when it accepted them, so their xorbs are stored: with
+// trustXorbs they count as stored here too.
+func (idx *index) apply(d *news, trustXorbs bool) {
+	idx.problems = append(idx.problems, d.problems...)
+	for n, s := range d.shards {
+		if _, ok := idx.shardFiles[n]; ok {
+			continue // registered meanwhile by an upload here
+		}
+		if s == nil {
+			idx.shardFiles[n] = nil
+			continue
+		}
+		if trustXorbs {
+			for i := range s.Xorbs {
+				if _, ok := idx.xorbs[s.Xorbs[i].Hash]; !ok {
+					idx.xorbs[s.Xorbs[i].Hash] = nil
 				}
 			}
 		}
+		idx.register(n, s)
 	}
-	return idx, nil
+	for n, g := range d.grants {
+		idx.grantNames[n] = true
+		if g.repo == "" {
+			continue
+		}
+		if fh, ok := strings.CutPrefix(g.target, grantFilePrefix); ok {
+			if f, err := xethash.Parse(fh); err == nil {
+				idx.grantFile(g.repo, f)
+			}
+			continue
+		}
+		for _, f := range idx.shardFiles[g.target] {
+			idx.grantFile(g.repo, f)
+		}
+		if _, ok := idx.shardFiles[g.target]; !ok {
+			// The grant came before its shard is registered: keep it for
+			// then (registerGrants).
+			idx.pending[g.target] = append(idx.pending[g.target], g.repo)
+		}
+	}
 }
 
 // readShard reads and parses the stored shard named n (its SHA-256).
@@ -181,28 +274,19 @@ func grantName(repo, shardName string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// readGrants reads the upload records: shard name → repositories.
-func readGrants(st store.Store, idx *index) (map[string][]string, error) {
-	names, err := st.List(store.Grants)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string][]string{}
-	for _, n := range names {
-		b, err := store.Read(st, store.Grants, n)
-		repo, shardName, ok := strings.Cut(strings.TrimSpace(string(b)), "\n")
-		if err != nil || !ok || grantName(repo, shardName) != n {
-			idx.problems = append(idx.problems, Problem{Path: st.Where(store.Grants, n), Err: "not a readable upload record; ignored"})
-			continue
-		}
-		out[shardName] = append(out[shardName], repo)
-	}
-	return out, nil
-}
-
-// register adds a checked shard's files, xorbs and dedupe entries.
-func (idx *index) register(s *shard.Shard) {
+// register adds a checked shard's files, xorbs and dedupe entries, and
+// grants its files to the repositories whose grants came before it.
+func (idx *index) register(name string, s *shard.Shard) {
 	idx.shards++
+	files := make([]xethash.Hash, len(s.Files))
+	for i := range s.Files {
+		files[i] = s.Files[i].Hash
+	}
+	idx.shardFiles[name] = files
+	for _, repo := range idx.pending[name] {
+		idx.grant(repo, s)
+	}
+	delete(idx.pending, name)
 	// Keyed chunk hashes (not accepted from uploads) cannot be indexed.
 	keyed := s.Footer != nil && !s.Footer.ChunkHashKey.IsZero()
 	group := make([]xethash.Hash, 0, len(s.Xorbs))
@@ -262,13 +346,15 @@ func (h *Server) xorbMetaOf(x xethash.Hash) (*xorbMeta, error) {
 	h.mu.RLock()
 	m, stored := h.idx.xorbs[x]
 	h.mu.RUnlock()
-	if !stored {
-		return nil, nil
-	}
 	if m != nil && m.ends != nil {
 		return m, nil
 	}
+	// A xorb the index lacks may have been stored by another process on
+	// the store: the store, not the index, says whether it is there.
 	b, err := store.Read(h.store, store.Xorbs, x.String())
+	if !stored && errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -35,11 +35,14 @@ func (h *Server) plan(w http.ResponseWriter, r *http.Request) *planned {
 	if !ok {
 		return nil
 	}
-	h.mu.RLock()
-	f := h.idx.files[fh]
-	readable := h.idx.readable(claims.repo, fh)
-	h.mu.RUnlock()
-	if f == nil || !readable {
+	var f *fileMeta
+	readable := h.fresh(func() bool {
+		h.mu.RLock()
+		defer h.mu.RUnlock()
+		f = h.idx.files[fh]
+		return f != nil && h.idx.readable(claims.repo, fh)
+	})
+	if !readable {
 		// The same answer whether another repository has it or nobody:
 		// a token learns nothing about other repositories' files.
 		h.ans.Fail(w, http.StatusNotFound, "file %s is not known in %s", fh, claims.repo)

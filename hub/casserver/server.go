@@ -109,6 +109,53 @@ type Server struct {
 
 	mu  sync.RWMutex
 	idx *index
+
+	// The index is a cache of the store, which other processes (replicas
+	// on one bucket) write too: a lookup that misses reads what the store
+	// gained since (sync), so nothing another process stored is missed.
+	syncMu   sync.Mutex
+	syncSeq  atomic.Int64 // syncs started
+	lastSync atomic.Int64 // when the last one started, Unix nanoseconds
+}
+
+// dedupeSyncEvery bounds how often dedupe misses, which are most queries
+// of a new upload, read the store for shards another process stored.
+const dedupeSyncEvery = 5 * time.Second
+
+// fresh runs look, and when it finds nothing, brings the index up to the
+// store and runs it again.
+func (h *Server) fresh(look func() bool) bool {
+	seq := h.syncSeq.Load()
+	if look() {
+		return true
+	}
+	h.sync(seq)
+	return look()
+}
+
+// sync reads the shards and grant records the index lacks, unless a sync
+// that started after seq (the caller's syncSeq before its lookup) has run:
+// then that one already saw everything the caller could have missed.
+// A store that cannot be listed leaves the index as it was.
+func (h *Server) sync(seq int64) {
+	h.syncMu.Lock()
+	defer h.syncMu.Unlock()
+	if h.syncSeq.Load() > seq {
+		return
+	}
+	h.syncSeq.Add(1)
+	h.lastSync.Store(time.Now().UnixNano())
+	d, err := readNews(h.store, func(kind, name string) bool {
+		h.mu.RLock()
+		defer h.mu.RUnlock()
+		return h.idx.known(kind, name)
+	})
+	if err != nil {
+		return
+	}
+	h.mu.Lock()
+	h.idx.apply(d, true)
+	h.mu.Unlock()
 }
 
 // New rebuilds the index from cfg.Store and returns a Server.
@@ -197,13 +244,20 @@ func (h *Server) Token(repo string, write bool) (string, int64) {
 // FileBySHA256 finds the stored Xet file whose content has SHA-256 sha,
 // and its size.
 func (h *Server) FileBySHA256(sha xethash.Hash) (xethash.Hash, int64, bool) {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	f, ok := h.idx.bySHA[sha]
-	if !ok || h.idx.files[f] == nil {
-		return xethash.Hash{}, 0, false
-	}
-	return f, int64(h.idx.files[f].size), true
+	var f xethash.Hash
+	var size int64
+	ok := h.fresh(func() bool {
+		h.mu.RLock()
+		defer h.mu.RUnlock()
+		var ok bool
+		f, ok = h.idx.bySHA[sha]
+		if !ok || h.idx.files[f] == nil {
+			return false
+		}
+		size = int64(h.idx.files[f].size)
+		return true
+	})
+	return f, size, ok
 }
 
 // Grant lets repo's CAS tokens read file from now on, and records that
@@ -229,9 +283,13 @@ func (h *Server) Grant(repo string, f xethash.Hash) error {
 // Open returns the bytes of stored Xet file f, rebuilt from its xorbs with
 // every chunk's hash checked as it is read, and its size.
 func (h *Server) Open(f xethash.Hash) (io.ReaderAt, int64, error) {
-	h.mu.RLock()
-	meta := h.idx.files[f]
-	h.mu.RUnlock()
+	var meta *fileMeta
+	h.fresh(func() bool {
+		h.mu.RLock()
+		defer h.mu.RUnlock()
+		meta = h.idx.files[f]
+		return meta != nil
+	})
 	if meta == nil {
 		return nil, 0, fmt.Errorf("xet file %s is not in the store", f)
 	}

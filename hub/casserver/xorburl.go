@@ -2,7 +2,6 @@ package casserver
 
 import (
 	"cmp"
-	"crypto/hmac"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -66,7 +65,7 @@ func (h *Server) handleXorbFetch(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	rs, expS, sig := q.Get(paramRange), q.Get(paramExpires), q.Get(paramSig)
 	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
-	if err != nil || !hmac.Equal(got, h.cfg.Key.Sign("xorb-url", x.String()+"|"+rs+"|"+expS)) {
+	if err != nil || !h.cfg.Key.Verify("xorb-url", x.String()+"|"+rs+"|"+expS, got) {
 		h.ans.Fail(w, http.StatusForbidden, "xorb URL signature is missing or invalid")
 		return
 	}

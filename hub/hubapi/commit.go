@@ -349,14 +349,23 @@ func (h *Server) commitOnce(w http.ResponseWriter, id repoID, branch string, hdr
 		lock.Lock()
 		defer lock.Unlock()
 	}
-	if st, err = h.store.loadRepo(id); err != nil {
-		return "", err
+	// The lock orders this process's commits; the record's compare-and-
+	// swap orders them with other processes' (replicas on one store): a
+	// swap lost to a change elsewhere in the record (another branch, a
+	// tag) is tried again on the new record while the branch is still at
+	// head.
+	for {
+		if st, err = h.store.loadRepo(id); err != nil {
+			return "", err
+		}
+		if now := st.Branches[branch]; now != head {
+			return "", fmt.Errorf("%w: its head is %s", errBranchMoved, now)
+		}
+		st.Branches[target(st)] = cid
+		if err = h.store.saveRepo(id, st); !errors.Is(err, store.ErrSwapped) {
+			return cid, err
+		}
 	}
-	if now := st.Branches[branch]; now != head {
-		return "", fmt.Errorf("%w: its head is %s", errBranchMoved, now)
-	}
-	st.Branches[target(st)] = cid
-	return cid, h.store.saveRepo(id, st)
 }
 
 // errNoBranch is a commit to a branch the repo lacks.

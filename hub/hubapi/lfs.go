@@ -1,7 +1,6 @@
 package hubapi
 
 import (
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -11,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/xetkit/xetkit/hub/internal/httpx"
 	"github.com/xetkit/xetkit/hub/store"
@@ -37,9 +37,12 @@ const (
 	paramSig     = "X-Xet-Signature"
 )
 
-// lfsTTL is how long the URLs of one LFS transfer stay valid: a multipart
-// upload's part URLs are all handed out at once.
-const lfsTTL = 24 * 60 * 60 // seconds
+// LFSURLTTL is how long the URLs of one LFS transfer stay valid: a
+// multipart upload's part URLs are all handed out at once.
+const LFSURLTTL = 24 * time.Hour
+
+// lfsTTL is LFSURLTTL in seconds.
+const lfsTTL = int64(LFSURLTTL / time.Second)
 
 // maxLFSParts bounds the parts of one object (S3's limit too): a larger
 // object is refused rather than answered with an unbounded list of URLs.
@@ -85,7 +88,7 @@ func (h *Server) lfsRequest(w http.ResponseWriter, r *http.Request) (lfsObject, 
 		o.part, err3 = strconv.Atoi(p)
 	}
 	sig, err := base64.RawURLEncoding.Strict().DecodeString(q.Get(paramSig))
-	if err != nil || err1 != nil || err2 != nil || err3 != nil || !hmac.Equal(sig, h.cfg.Key.Sign("lfs", o.message())) {
+	if err != nil || err1 != nil || err2 != nil || err3 != nil || !h.cfg.Key.Verify("lfs", o.message(), sig) {
 		h.ans.Fail(w, http.StatusForbidden, "LFS transfer URL signature is missing or invalid")
 		return o, false
 	}

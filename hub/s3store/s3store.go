@@ -116,7 +116,7 @@ type version struct {
 // maxSeen bounds the remembered records; past it the memory starts over.
 const maxSeen = 4096
 
-var _ store.Store = (*Store)(nil)
+var _ store.Collectable = (*Store)(nil)
 
 // Open opens the store at uri, "s3://BUCKET" or "s3://BUCKET/PREFIX". The
 // bucket must exist. Without opt.Client the client comes from the
@@ -447,17 +447,25 @@ func (s *Store) List(kind string) ([]string, error) {
 }
 
 func (s *Store) list(prefix string) ([]string, error) {
+	var names []string
+	err := s.walk(prefix, func(name string, _ types.Object) { names = append(names, name) })
+	slices.Sort(names) // keys sort as escaped names, not as names
+	return names, err
+}
+
+// walk calls f with the name and listing entry of each object under
+// prefix, a page at a time.
+func (s *Store) walk(prefix string, f func(name string, o types.Object)) error {
 	in := &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: &prefix}
 	if s.opt.ListPageSize > 0 {
 		in.MaxKeys = aws.Int32(s.opt.ListPageSize)
 	}
-	var names []string
 	for p := s3.NewListObjectsV2Paginator(s.c, in); p.HasMorePages(); {
 		ctx, cancel := s.ctx()
 		page, err := p.NextPage(ctx)
 		cancel()
 		if err != nil {
-			return nil, s.fail("list", prefix, err)
+			return s.fail("list", prefix, err)
 		}
 		for _, o := range page.Contents {
 			esc := strings.TrimPrefix(aws.ToString(o.Key), prefix)
@@ -468,11 +476,37 @@ func (s *Store) list(prefix string) ([]string, error) {
 			if err != nil {
 				continue // not written by this store
 			}
-			names = append(names, name)
+			f(name, o)
 		}
 	}
-	slices.Sort(names) // keys sort as escaped names, not as names
-	return names, nil
+	return nil
+}
+
+// Written returns when each object of kind was written (its
+// LastModified), by name, from the listing alone.
+func (s *Store) Written(kind string) (map[string]time.Time, error) {
+	if err := checkName(kind, "-"); err != nil {
+		return nil, err
+	}
+	out := map[string]time.Time{}
+	err := s.walk(s.prefix+kind+"/", func(name string, o types.Object) { out[name] = aws.ToTime(o.LastModified) })
+	return out, err
+}
+
+// Remove deletes object kind/name (unconditionally: objects never
+// change, and garbage collection decided no one needs it).
+func (s *Store) Remove(kind, name string) error {
+	if err := checkName(kind, name); err != nil {
+		return err
+	}
+	key := s.Key(kind, name)
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if _, err := s.c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: &key}); err != nil && status(err) != http.StatusNotFound {
+		return s.fail("delete", key, err)
+	}
+	s.forget(key)
+	return nil
 }
 
 // Swap replaces record kind/name with data if it holds old. The write is

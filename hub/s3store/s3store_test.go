@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/s3store/s3test"
+	"github.com/xetkit/xetkit/hub/store"
 )
 
 func TestParseURL(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // fsStore is the Store in a folder: a subfolder per kind, a file per
@@ -202,23 +203,75 @@ type fileObject struct {
 
 func (f fileObject) Size() int64 { return f.size }
 
-// List returns the names stored under kind, sorted.
+// List returns the names stored under kind, sorted: those of its
+// subfolders too, as slash-separated paths (repository records).
 func (s *fsStore) List(kind string) ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(s.dir, kind))
+	infos, err := s.walk(kind)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
 		return nil, err
 	}
-	var names []string
-	for _, e := range entries {
-		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
-			names = append(names, e.Name())
-		}
+	names := make([]string, 0, len(infos))
+	for n := range infos {
+		names = append(names, n)
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+// Written returns when each object of kind was written (its file's
+// modification time), by name.
+func (s *fsStore) Written(kind string) (map[string]time.Time, error) {
+	infos, err := s.walk(kind)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]time.Time, len(infos))
+	for n, fi := range infos {
+		out[n] = fi.ModTime()
+	}
+	return out, nil
+}
+
+// walk finds the files of kind, by slash-separated name, leaving out dot
+// files.
+func (s *fsStore) walk(kind string) (map[string]fs.FileInfo, error) {
+	root := filepath.Join(s.dir, kind)
+	out := map[string]fs.FileInfo{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if strings.HasPrefix(d.Name(), ".") && p != root {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		out[filepath.ToSlash(rel)] = fi
+		return nil
+	})
+	return out, err
+}
+
+// Remove deletes object kind/name; one already gone is no error.
+func (s *fsStore) Remove(kind, name string) error {
+	p := s.path(kind, name)
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	syncDir(filepath.Dir(p))
+	return nil
 }
 
 // PutTemp stores exactly size bytes of r as the temporary object name

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+	"time"
 )
 
 // Store is where a hub keeps what it serves. Objects (xorbs, shards,
@@ -43,6 +44,17 @@ type Store interface {
 	RemoveTemp(name string)
 	// Where names object kind/name for messages: a path, a URL.
 	Where(kind, name string) string
+}
+
+// Collectable is a Store whose objects garbage collection can age and
+// delete: the folder and S3 stores are.
+type Collectable interface {
+	Store
+	// Written returns when each object of kind was written, by name.
+	Written(kind string) (map[string]time.Time, error)
+	// Remove deletes object kind/name, which no one may need any more;
+	// one already gone is no error.
+	Remove(kind, name string) error
 }
 
 // Object is one object for Store.PutAll.
@@ -83,11 +95,12 @@ const (
 	Commits = "commits" // one immutable commit (JSON), named by its id
 	Blobs   = "blobs"   // the bytes of a small regular file, named by their SHA-256
 	Trees   = "trees"   // one page of a commit's file tree, named by its hash
+	Keys    = "keys"    // records: the keys the hub signs with (package hub/internal/keys)
 	Temp    = "tmp"     // temporary objects (PutTemp); emptied at start
 )
 
 // Kinds lists every kind of object, Temp aside.
-var Kinds = []string{Xorbs, Shards, Grants, Repos, Commits, Blobs, Trees}
+var Kinds = []string{Xorbs, Shards, Grants, Repos, Commits, Blobs, Trees, Keys}
 
 // Read returns object (or record) kind/name of s whole.
 func Read(s Store, kind, name string) ([]byte, error) {

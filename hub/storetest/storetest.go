@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/xetkit/xetkit/hub/store"
 )
@@ -43,6 +44,52 @@ func Run(t *testing.T, cfg Config) {
 	t.Run("SwapConcurrent", func(t *testing.T) { testSwapConcurrent(t, cfg.Open(t)) })
 	t.Run("Temp", func(t *testing.T) { testTemp(t, cfg.Open(t), cfg.BigTemp) })
 	t.Run("PutAll", func(t *testing.T) { testPutAll(t, cfg.Open(t)) })
+	t.Run("Collectable", func(t *testing.T) {
+		s, ok := cfg.Open(t).(store.Collectable)
+		if !ok {
+			t.Skip("this store is not store.Collectable (it keeps nothing for long)")
+		}
+		testCollectable(t, s)
+	})
+}
+
+func testCollectable(t *testing.T, s store.Collectable) {
+	before := time.Now().Add(-2 * time.Second) // S3 keeps whole seconds
+	for _, n := range []string{"a", "b"} {
+		if _, err := s.Put("xorbs", n, []byte(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Swap("repos", "models/ns/r", nil, []byte("r")); err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now().Add(2 * time.Second)
+	for _, kind := range []string{"xorbs", "repos"} {
+		w, err := s.Written(kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, _ := s.List(kind)
+		if len(w) != len(names) {
+			t.Fatalf("Written(%s) has %d names, List %d", kind, len(w), len(names))
+		}
+		for _, n := range names {
+			if at, ok := w[n]; !ok || at.Before(before) || at.After(after) {
+				t.Fatalf("Written(%s)[%q] = %v, %v; want between %v and %v", kind, n, at, ok, before, after)
+			}
+		}
+	}
+	if err := s.Remove("xorbs", "a"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Open("xorbs", "a")
+	mustNotExist(t, err, "open after Remove")
+	if names, _ := s.List("xorbs"); !slices.Equal(names, []string{"b"}) {
+		t.Fatalf("List after Remove: %q", names)
+	}
+	if err := s.Remove("xorbs", "a"); err != nil {
+		t.Fatalf("removing what is gone: %v", err)
+	}
 }
 
 // read returns object kind/name whole, checking Size against the bytes.
@@ -241,6 +288,13 @@ func testSwap(t *testing.T, s store.Store) {
 	}
 	if got := read(t, s, kind, name); !bytes.Equal(got, v1) {
 		t.Fatalf("after create: %q", got)
+	}
+	// Names with slashes list as they were written.
+	if err := s.Swap(kind, "models/ns/other", nil, v1); err != nil {
+		t.Fatal(err)
+	}
+	if names, err := s.List(kind); err != nil || !slices.Equal(names, []string{"models/ns/name", "models/ns/other"}) {
+		t.Fatalf("List(%s) = %q, %v", kind, names, err)
 	}
 	if err := s.Swap(kind, name, v1, v2); err != nil {
 		t.Fatalf("replace: %v", err)

@@ -3,9 +3,9 @@ package storetest_test
 import (
 	"testing"
 
-	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/s3store/s3test"
+	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/storetest"
 )
 

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/xetkit/xetkit/hub/store"
 )
 
 // Answer writes errors as the Hub does ({"error": message} and the
@@ -94,8 +96,13 @@ func (e *Refusal) Error() string { return e.Msg }
 // client should not retry: nothing will change soon), else 500.
 func (a Answer) FailStore(w http.ResponseWriter, what string, err error) {
 	status := http.StatusInternalServerError
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+	switch {
+	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
 		status = http.StatusInsufficientStorage
+	case errors.Is(err, store.ErrSwapped):
+		// Another request (here or on another replica) changed the same
+		// record first: the change can be sent again.
+		status = http.StatusConflict
 	}
 	a.Fail(w, status, "%s: %v", what, err)
 }

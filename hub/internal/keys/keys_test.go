@@ -1,4 +1,4 @@
-package keyring
+package keys
 
 import (
 	"bytes"
@@ -18,8 +18,8 @@ type memRecord struct {
 	reads int
 }
 
-func (m *memRecord) record() Record {
-	return Record{
+func (m *memRecord) record() record {
+	return record{
 		Read: func() ([]byte, error) {
 			m.mu.Lock()
 			defer m.mu.Unlock()
@@ -54,22 +54,18 @@ func (c *clock) add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func open(t *testing.T, rec *memRecord, c *clock) *Ring {
+func openRing(t *testing.T, rec *memRecord, c *clock) *Key {
 	t.Helper()
-	r, err := Open(rec.record(), Options{Rotation: 24 * time.Hour, Overlap: 2 * time.Hour, Refresh: time.Minute, Now: c.now})
+	r, err := open(rec.record(), Options{Rotation: 24 * time.Hour, Overlap: 2 * time.Hour, Refresh: time.Minute, Now: c.now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func sign(t *testing.T, r *Ring, msg string) []byte {
+func sign(t *testing.T, r *Key, msg string) []byte {
 	t.Helper()
-	s, err := r.Sign("token", msg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return r.Sign("token", msg)
 }
 
 // TestShared: processes opening one store at once agree on one key, and
@@ -77,11 +73,11 @@ func sign(t *testing.T, r *Ring, msg string) []byte {
 func TestShared(t *testing.T) {
 	rec := &memRecord{}
 	c := &clock{t: time.Unix(1_800_000_000, 0)}
-	rings := make([]*Ring, 8)
+	rings := make([]*Key, 8)
 	var wg sync.WaitGroup
 	for i := range rings {
 		wg.Add(1)
-		go func() { defer wg.Done(); rings[i] = open(t, rec, c) }()
+		go func() { defer wg.Done(); rings[i] = openRing(t, rec, c) }()
 	}
 	wg.Wait()
 	sig := sign(t, rings[3], "m")
@@ -90,7 +86,7 @@ func TestShared(t *testing.T) {
 			t.Fatalf("ring %d signs with another key", i)
 		}
 	}
-	restarted := open(t, rec, c)
+	restarted := openRing(t, rec, c)
 	if !restarted.Verify("token", "m", sig) {
 		t.Fatal("a ring opened later rejects a signature made before")
 	}
@@ -105,7 +101,7 @@ func TestShared(t *testing.T) {
 func TestRotation(t *testing.T) {
 	rec := &memRecord{}
 	c := &clock{t: time.Unix(1_800_000_000, 0)}
-	a, b := open(t, rec, c), open(t, rec, c)
+	a, b := openRing(t, rec, c), openRing(t, rec, c)
 	old := sign(t, a, "m")
 	c.add(25 * time.Hour)
 	if !b.Verify("token", "m", old) { // b reads the record now
@@ -148,7 +144,7 @@ func TestRotation(t *testing.T) {
 func TestUnknownSignatures(t *testing.T) {
 	rec := &memRecord{}
 	c := &clock{t: time.Unix(1_800_000_000, 0)}
-	r := open(t, rec, c)
+	r := openRing(t, rec, c)
 	before := rec.reads
 	for range 100 {
 		if r.Verify("token", "m", make([]byte, 32)) {
@@ -164,7 +160,7 @@ func TestBadRecord(t *testing.T) {
 	c := &clock{t: time.Unix(1_800_000_000, 0)}
 	for _, data := range []string{"not json", `{"keys":[{"secret":"AAAA","created":1}]}`} {
 		rec := &memRecord{data: []byte(data)}
-		if _, err := Open(rec.record(), Options{Now: c.now}); err == nil {
+		if _, err := open(rec.record(), Options{Now: c.now}); err == nil {
 			t.Errorf("a record %q was accepted", data)
 		}
 	}
