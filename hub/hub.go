@@ -292,7 +292,30 @@ func CheckStore(dir string) ([]Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	return casserver.Check(st)
+	return Check(st)
+}
+
+// Check reads every object of st, as New does and more thoroughly (each
+// xorb is decompressed and its hash checked against its name), follows
+// every ref through its commits and trees to its files, and returns what
+// is wrong: damaged objects, and objects a ref needs that are missing. It
+// changes nothing.
+func Check(st store.Store) ([]Problem, error) {
+	problems, err := casserver.Check(st)
+	if err != nil {
+		return nil, err
+	}
+	reached, damage, err := hubapi.Reach(st, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range damage {
+		problems = append(problems, Problem{Path: d.Path, Err: d.Err})
+	}
+	for _, f := range casserver.Unregistered(st, reached.Files) {
+		problems = append(problems, Problem{Path: st.Where(store.Shards, "*"), Err: fmt.Sprintf("xet file %s, which a ref reaches, is in no readable shard", f)})
+	}
+	return problems, nil
 }
 
 // IsHubPath reports whether the hub answers this URL path (escaped), for

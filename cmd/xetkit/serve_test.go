@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/xetkit/xetkit"
+	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/s3store/s3test"
 )
 
@@ -431,5 +432,41 @@ func TestServeOnS3(t *testing.T) {
 	status, _, errOut := runCLI(t, nil, "serve", "--addr", "127.0.0.1:0", "--root", o.root, "--store", "s3://no-such-bucket/x")
 	if status != 1 || !strings.Contains(errOut, "no-such-bucket") {
 		t.Errorf("serve on a missing bucket: status %d, %q", status, errOut)
+	}
+}
+
+// TestStoreCommandsOnS3: store check and store gc take an S3 URL as well
+// as a folder; gc lists without --delete and deletes with it.
+func TestStoreCommandsOnS3(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.NewBucket(t)
+	srv.Env(t)
+	uri := "s3://" + bucket + "/team"
+	if status, _, errOut := runCLI(t, nil, "store", "check", uri); status != 0 || !strings.Contains(errOut, "no problems") {
+		t.Fatalf("check of an empty store: %d %q", status, errOut)
+	}
+	// An old xorb no shard names: unreachable once past a grace period.
+	st := srv.Store(t, uri, s3store.Options{})
+	name := strings.Repeat("ab", 32)
+	if _, err := st.Put("xorbs", name, []byte("not referenced")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // S3 keeps whole seconds
+	status, out, errOut := runCLI(t, nil, "store", "gc", "--grace", "1s", uri)
+	if status != 0 || !strings.Contains(out, "xorbs/"+name) || !strings.Contains(errOut, "pass --delete") {
+		t.Fatalf("gc dry run: %d %q %q", status, out, errOut)
+	}
+	if status, _, errOut := runCLI(t, nil, "store", "gc", uri); status != 0 || !strings.Contains(errOut, "0 unreachable") {
+		t.Fatalf("gc within the default grace: %d %q", status, errOut)
+	}
+	status, _, errOut = runCLI(t, nil, "store", "gc", "--delete", "--grace", "1s", uri)
+	if status != 0 || !strings.Contains(errOut, "deleted 1 ") {
+		t.Fatalf("gc --delete: %d %q", status, errOut)
+	}
+	if names, _ := st.List("xorbs"); len(names) != 0 {
+		t.Fatalf("xorbs after gc --delete: %q", names)
+	}
+	if status, _, errOut := runCLI(t, nil, "store", "gc", "--grace", "0s", uri); status != 2 || !strings.Contains(errOut, "positive") {
+		t.Fatalf("--grace 0s: %d %q", status, errOut)
 	}
 }
