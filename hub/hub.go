@@ -48,6 +48,11 @@ type Config struct {
 	// Store, if set, is where the hub keeps everything instead (see
 	// package store).
 	Store store.Store
+	// DirectURLs makes the xorb URLs of reconstructions presigned reads
+	// on the store itself (it must be a store.Presigner, as the S3 store
+	// is), valid for URLTTL and scoped to the one xorb, so that clients
+	// fetch bytes from the store and the hub answers only metadata.
+	DirectURLs bool
 	// UserToken is the bearer token the token endpoints require to hand out
 	// read or write CAS tokens. Empty: the token endpoints accept any caller.
 	UserToken string
@@ -173,13 +178,21 @@ func New(cfg Config) (*Hub, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hub: %w", err)
 	}
+	var presign func(kind, name string, ttl time.Duration) (string, error)
+	if cfg.DirectURLs {
+		ps, ok := backing.(store.Presigner)
+		if !ok {
+			return nil, errors.New("hub: direct URLs need a store clients can read from (S3)")
+		}
+		presign = ps.PresignGet
+	}
 	h := &Hub{cfg: cfg, store: &store.Hooked{Store: backing}}
 	h.ans = httpx.Answer{Rejected: &h.rejected}
 	h.faults = newFaultInjector(cfg.Faults, &h.faultsInjected)
 	if h.cas, err = casserver.New(casserver.Config{
 		Store: h.store, Key: key, BaseURL: h.baseURL, Answer: h.ans, Now: cfg.Now,
 		TokenTTL: cfg.TokenTTL, URLTTL: cfg.URLTTL, KeyRotation: cfg.KeyRotation, MaxUploads: cfg.MaxUploads,
-		Ingest: cfg.Ingest,
+		Ingest: cfg.Ingest, Presign: presign,
 	}); err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ import (
 func init() {
 	register(&command{
 		name:    "serve",
-		usage:   "[--addr 127.0.0.1:8080] [--url URL] [--data DIR | --store s3://BUCKET/PREFIX] [--token T] [--root DIR]",
+		usage:   "[--addr 127.0.0.1:8080] [--url URL] [--data DIR | --store s3://BUCKET/PREFIX [--direct-urls]] [--token T] [--root DIR]",
 		summary: "serve the viewer page, the WebAssembly module and a local hub on one loopback port",
 		details: `The local hub answers the Hub API that @huggingface/hub and huggingface_hub call
 (repositories, commits, trees, resolve, the LFS batch and the xet token routes)
@@ -65,7 +65,11 @@ environment:
 
 Requests use path-style addresses (http://host/BUCKET/KEY), and every write
 is conditional (If-None-Match, If-Match), so that the server, not the hub,
-decides races.`,
+decides races. Several xetkit serve processes on one bucket and prefix act
+as one hub (behind any load balancer): tokens and signed URLs are signed with
+keys kept in the bucket. With --direct-urls the xorb URLs of reconstructions
+are presigned GETs on the bucket itself (valid as long as a signed URL, for
+that one xorb): clients then need to reach the S3 server too.`,
 		run: runServe,
 	})
 }
@@ -76,6 +80,7 @@ type serveOptions struct {
 	root        string // checkout holding web/ and wasm/; "": the files built in
 	data        string // hub store folder
 	store       string // hub store in S3, s3://BUCKET/PREFIX; "": the folder
+	directURLs  bool   // xorb URLs presigned on the S3 store itself
 	token       string // hub user token
 	allowRemote bool   // listen on a non-loopback address
 	faults      string // hub fault plan, for tests (hub.ParseFaults)
@@ -94,6 +99,7 @@ func runServe(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	fs.StringVar(&o.root, "root", "", "serve web/ and wasm/ from this checkout (to see edits without rebuilding; default: the copies built into this binary)")
 	fs.StringVar(&o.data, "data", "", "folder where the local hub keeps xorbs and shards (default: a temporary folder)")
 	fs.StringVar(&o.store, "store", "", "keep the hub's data in an S3 bucket, s3://BUCKET/PREFIX, instead of a folder (server and credentials from the AWS environment; see above)")
+	fs.BoolVar(&o.directURLs, "direct-urls", false, "with --store s3://…: hand clients presigned range GETs on the bucket for xorb bytes, so downloads do not pass through the hub (the bucket must be reachable by clients)")
 	fs.StringVar(&o.token, "token", "", "hub user token its token endpoints require (default: a random hf_… one, printed at start); pass your own as --token hf_…")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow listening on a non-loopback address (the hub has no other protection)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 5*time.Minute, "longest time to receive one whole request, body included")
@@ -110,6 +116,9 @@ func runServe(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	}
 	if o.store != "" && o.data != "" {
 		return usagef("--data and --store name two stores: pass one")
+	}
+	if o.directURLs && o.store == "" {
+		return usagef("--direct-urls needs --store s3://BUCKET/PREFIX: clients read xorbs from the bucket")
 	}
 	if o.store != "" {
 		if _, _, err := s3store.ParseURL(o.store); err != nil {
@@ -207,7 +216,7 @@ func hubHandler(ctx context.Context, o serveOptions) (*hub.Hub, error) {
 	if err != nil {
 		return nil, usagef("--faults: %v", err)
 	}
-	cfg := hub.Config{Dir: o.data, UserToken: o.token, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize, Ingest: ingest.Pipeline}
+	cfg := hub.Config{Dir: o.data, UserToken: o.token, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize, Ingest: ingest.Pipeline, DirectURLs: o.directURLs}
 	if o.store != "" {
 		s, err := s3store.Open(ctx, o.store, s3store.Options{})
 		if err != nil {

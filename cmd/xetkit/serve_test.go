@@ -424,6 +424,7 @@ func TestServeOnS3(t *testing.T) {
 	}{
 		{[]string{"serve", "--data", t.TempDir(), "--store", "s3://" + bucket}, "pass one"},
 		{[]string{"serve", "--store", "/tmp/x"}, "want s3://BUCKET/PREFIX"},
+		{[]string{"serve", "--direct-urls"}, "needs --store"},
 	} {
 		if status, _, errOut := runCLI(t, nil, c.args...); status != 2 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: status %d, %q; want 2 and %q", c.args, status, errOut, c.want)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/xetkit/xetkit/caswire"
 	"github.com/xetkit/xetkit/hub/internal/httpx"
+	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -206,11 +207,25 @@ func (h *Server) signedPlan(w http.ResponseWriter, r *http.Request, urlPerRange 
 	out := &caswire.Plan{Offset: p.offset, Terms: p.terms, Fetch: map[xethash.Hash][]caswire.FetchV2{}}
 	for x, ranges := range p.mergedRanges() {
 		m := p.metas[x]
+		var direct string
+		if h.cfg.Presign != nil {
+			// One presigned URL of the whole xorb, one fetch entry per
+			// range: S3 serves one range per GET.
+			var err error
+			if direct, err = h.cfg.Presign(store.Xorbs, x.String(), h.cfg.URLTTL); err != nil {
+				h.ans.FailStore(w, "signing a xorb URL", err)
+				return nil
+			}
+		}
 		var all caswire.FetchV2
 		var brs []byteRange
 		for _, cr := range ranges {
 			br := bytesOf(m, cr)
 			rg := caswire.RangeV2{Chunks: cr, Bytes: br}
+			if direct != "" {
+				out.Fetch[x] = append(out.Fetch[x], caswire.FetchV2{URL: direct, Ranges: []caswire.RangeV2{rg}})
+				continue
+			}
 			if urlPerRange {
 				out.Fetch[x] = append(out.Fetch[x], caswire.FetchV2{URL: h.signXorbURL(base, x, []byteRange{br}, exp), Ranges: []caswire.RangeV2{rg}})
 				continue
@@ -218,7 +233,7 @@ func (h *Server) signedPlan(w http.ResponseWriter, r *http.Request, urlPerRange 
 			brs = append(brs, br)
 			all.Ranges = append(all.Ranges, rg)
 		}
-		if !urlPerRange {
+		if direct == "" && !urlPerRange {
 			all.URL = h.signXorbURL(base, x, brs, exp)
 			out.Fetch[x] = []caswire.FetchV2{all}
 		}

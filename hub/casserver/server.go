@@ -50,6 +50,10 @@ type Config struct {
 	// MaxUploads bounds the xorb and shard uploads read at once; one more
 	// is answered 503 with Retry-After.
 	MaxUploads int
+	// Presign, if set, makes the xorb URLs of reconstructions URLs that
+	// read the stored xorb straight from the store (store.Presigner), valid
+	// for URLTTL: the bytes never pass through the hub.
+	Presign func(kind, name string, ttl time.Duration) (string, error)
 	// Ingest turns bytes into Xet (chunks, xorbs, a shard) through sink,
 	// for the LFS transfers of clients without Xet; nil: Server.Ingest
 	// refuses.

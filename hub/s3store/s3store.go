@@ -116,7 +116,10 @@ type version struct {
 // maxSeen bounds the remembered records; past it the memory starts over.
 const maxSeen = 4096
 
-var _ store.Collectable = (*Store)(nil)
+var (
+	_ store.Collectable = (*Store)(nil)
+	_ store.Presigner   = (*Store)(nil)
+)
 
 // Open opens the store at uri, "s3://BUCKET" or "s3://BUCKET/PREFIX". The
 // bucket must exist. Without opt.Client the client comes from the
@@ -782,4 +785,21 @@ func (r *partsReader) Seek(off int64, whence int) (int64, error) {
 	}
 	r.off = off
 	return off, nil
+}
+
+// PresignGet returns a presigned GET of object kind/name, valid for ttl:
+// a client reads any byte range of that one object with it, straight
+// from the S3 server. Signing needs no request.
+func (s *Store) PresignGet(kind, name string, ttl time.Duration) (string, error) {
+	if err := checkName(kind, name); err != nil {
+		return "", err
+	}
+	key := s.Key(kind, name)
+	ctx, cancel := s.ctx()
+	defer cancel()
+	req, err := s3.NewPresignClient(s.c).PresignGetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &key}, s3.WithPresignExpires(ttl))
+	if err != nil {
+		return "", s.fail("presign", key, err)
+	}
+	return req.URL, nil
 }

@@ -57,6 +57,14 @@ type Collectable interface {
 	Remove(kind, name string) error
 }
 
+// Presigner is a Store whose objects clients can read straight from it:
+// the S3 store, whose server serves a presigned GET.
+type Presigner interface {
+	// PresignGet returns a URL that reads object kind/name (any byte range
+	// of it) until ttl has passed, and nothing else.
+	PresignGet(kind, name string, ttl time.Duration) (string, error)
+}
+
 // Object is one object for Store.PutAll.
 type Object struct {
 	Kind, Name string
