@@ -13,10 +13,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -159,9 +161,45 @@ func (srv *Server) Config() aws.Config {
 }
 
 // Client is a new S3 client of the server's, as the store makes them.
-func (srv *Server) Client() *s3.Client {
-	c := s3store.NewClient(srv.Config())
-	return c
+func (srv *Server) Client() *s3.Client { return s3store.NewClient(srv.Config()) }
+
+// Counter counts the requests of a client, by method.
+type Counter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// RoundTrip counts the request and sends it.
+func (c *Counter) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[r.Method]++
+	c.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// Counts returns the requests so far, by method, and resets them.
+func (c *Counter) Counts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.n = nil
+	return n
+}
+
+// CountingStore is Store with a client whose requests c counts.
+func (srv *Server) CountingStore(t testing.TB, uri string, opt s3store.Options, c *Counter) *s3store.Store {
+	t.Helper()
+	cfg := srv.Config()
+	cfg.HTTPClient = &http.Client{Transport: c}
+	opt.Client = s3store.NewClient(cfg)
+	s, err := s3store.Open(context.Background(), uri, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // Env sets the standard AWS environment variables to reach the server,
