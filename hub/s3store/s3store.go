@@ -72,6 +72,8 @@ const (
 	// headBytes is what Open reads with its first GET: a record, commit or
 	// tree page usually fits, so reading one costs one request.
 	headBytes = 64 << 10
+	// readAhead is what a read smaller than it fetches (see ReadAt).
+	readAhead = 4 << 20
 	// putParallel bounds the puts PutAll sends at once.
 	putParallel = 8
 )
@@ -395,13 +397,20 @@ type object struct {
 	etag string
 	size int64
 	head []byte
+
+	mu     sync.Mutex
+	win    []byte // the bytes the last small read fetched
+	winOff int64  // where they start
 }
 
 func (o *object) Size() int64  { return o.size }
 func (o *object) Close() error { return nil }
 
-// ReadAt reads len(p) bytes at off: from the bytes Open read, else with
-// one ranged GET pinned to the ETag Open saw.
+// ReadAt reads len(p) bytes at off: from the bytes Open read or the
+// window the last GET read, else with one ranged GET pinned to the ETag
+// Open saw. A small read fetches readAhead bytes, kept for the reads that
+// follow it: callers copy objects in 32 KiB pieces, and a request per
+// piece would cost a round trip each.
 func (o *object) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("s3 store: read of s3://%s/%s at negative offset %d", o.s.bucket, o.key, off)
@@ -414,24 +423,48 @@ func (o *object) ReadAt(p []byte, off int64) (int, error) {
 		n := copy(p, o.head[off:off+want])
 		return n, eofIf(int64(n) < int64(len(p)))
 	}
+	if want >= readAhead {
+		if err := o.get(p[:want], off); err != nil {
+			return 0, err
+		}
+		return int(want), eofIf(want < int64(len(p)))
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if off < o.winOff || off+want > o.winOff+int64(len(o.win)) {
+		get := min(readAhead, o.size-off)
+		if int64(cap(o.win)) < get {
+			o.win = make([]byte, get)
+		}
+		o.win, o.winOff = o.win[:get], off
+		if err := o.get(o.win, off); err != nil {
+			o.win = o.win[:0]
+			return 0, err
+		}
+	}
+	n := copy(p, o.win[off-o.winOff:off-o.winOff+want])
+	return n, eofIf(int64(n) < int64(len(p)))
+}
+
+// get fills dst with the bytes at off, in one ranged GET.
+func (o *object) get(dst []byte, off int64) error {
 	ctx, cancel := o.s.ctx()
 	defer cancel()
 	out, err := o.s.c.GetObject(ctx, &s3.GetObjectInput{
 		Bucket: &o.s.bucket, Key: &o.key, IfMatch: &o.etag,
-		Range: aws.String(fmt.Sprintf("bytes=%d-%d", off, off+want-1)),
+		Range: aws.String(fmt.Sprintf("bytes=%d-%d", off, off+int64(len(dst))-1)),
 	})
 	if err != nil {
 		if status(err) == http.StatusPreconditionFailed {
 			err = errors.New("the object changed while it was read")
 		}
-		return 0, o.s.fail("get", o.key, err)
+		return o.s.fail("get", o.key, err)
 	}
 	defer out.Body.Close()
-	n, err := io.ReadFull(out.Body, p[:want])
-	if err != nil {
-		return n, o.s.fail("get", o.key, fmt.Errorf("%d of the %d bytes at offset %d: %w", n, want, off, err))
+	if n, err := io.ReadFull(out.Body, dst); err != nil {
+		return o.s.fail("get", o.key, fmt.Errorf("%d of the %d bytes at offset %d: %w", n, len(dst), off, err))
 	}
-	return n, eofIf(int64(n) < int64(len(p)))
+	return nil
 }
 
 func eofIf(short bool) error {

@@ -79,34 +79,50 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skipf("skipping the S3 store: %s", why)
 	}
-	srv := &Server{AccessKey: "xetkit-test", SecretKey: randomHex(16), Region: "us-east-1"}
-	var lastErr error
+	srv, stop, err := StartIn(bin, t.TempDir())
+	if err != nil {
+		t.Fatalf("starting versitygw: %v", err)
+	}
+	t.Cleanup(stop)
+	return srv
+}
+
+// StartIn starts versitygw (the binary bin) over folder dir, which must
+// exist, for a test process rather than one test; stop kills it.
+func StartIn(bin, dir string) (srv *Server, stop func(), err error) {
+	srv = &Server{AccessKey: "xetkit-test", SecretKey: randomHex(16), Region: "us-east-1"}
 	for try := 0; try < 3; try++ {
-		if lastErr = srv.start(t, bin); lastErr == nil {
-			return srv
+		if stop, err = srv.start(bin, dir); err == nil {
+			return srv, stop, nil
 		}
 	}
-	t.Fatalf("starting versitygw: %v", lastErr)
-	return nil
+	return nil, nil, err
 }
 
 // start starts the server once on a port just found free.
-func (srv *Server) start(t testing.TB, bin string) error {
+func (srv *Server) start(bin, dir string) (func(), error) {
 	addr, err := freePort()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	root := t.TempDir()
-	logf, err := os.Create(filepath.Join(t.TempDir(), "versitygw.log"))
+	root, err := os.MkdirTemp(dir, "versitygw-")
 	if err != nil {
-		return err
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(root, "versitygw.log"))
+	if err != nil {
+		return nil, err
 	}
 	defer logf.Close()
+	data := filepath.Join(root, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(bin, "--port", addr, "--access", srv.AccessKey, "--secret", srv.SecretKey,
-		"--region", srv.Region, "--quiet", "posix", root)
+		"--region", srv.Region, "--quiet", "posix", data)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
-		return err
+		return nil, err
 	}
 	var exited atomic.Bool
 	done := make(chan struct{})
@@ -123,13 +139,12 @@ func (srv *Server) start(t testing.TB, bin string) error {
 		_, err = c.ListBuckets(ctx, &s3.ListBucketsInput{})
 		cancel()
 		if err == nil {
-			t.Cleanup(stop)
-			return nil
+			return stop, nil
 		}
 		if exited.Load() || time.Now().After(deadline) {
 			stop()
 			log, _ := os.ReadFile(logf.Name())
-			return fmt.Errorf("versitygw on %s did not answer: %v\n%s", addr, err, strings.TrimSpace(string(log)))
+			return nil, fmt.Errorf("versitygw on %s did not answer: %v\n%s", addr, err, strings.TrimSpace(string(log)))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
