@@ -15,6 +15,7 @@ import (
 
 	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/ingest"
 	"github.com/xetkit/xetkit/shard"
@@ -35,9 +36,12 @@ func newHub(t *testing.T, cfg hub.Config) *testHub {
 	t.Helper()
 	th := &testHub{t: t, now: time.Unix(1_800_000_000, 0)}
 	if cfg.Dir == "" && cfg.Store == nil {
-		if memStores {
+		switch {
+		case memStores:
 			cfg.Store = store.NewMem()
-		} else {
+		case s3Server != nil:
+			cfg.Store = s3Server.Store(t, "s3://"+s3Server.NewBucket(t)+"/hub", s3store.Options{})
+		default:
 			cfg.Dir = t.TempDir()
 		}
 	}
