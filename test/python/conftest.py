@@ -47,13 +47,17 @@ def _die_with_parent():
 class Hub:
     """One running `xetkit serve`: its URL, token, store and counters."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, env=None):
+        """Starts a hub with extra serve flags; with env (variables to add),
+        args name its store (--store s3://…) instead of a fresh folder."""
         if not XETKIT.exists():
             raise RuntimeError(f"{XETKIT} is missing: go build -o bin/xetkit ./cmd/xetkit")
         self.data = pathlib.Path(tempfile.mkdtemp(prefix="hub-", dir=_SCRATCH))
+        store = [] if env else ["--data", str(self.data)]
         self.proc = subprocess.Popen(
-            [str(XETKIT), "serve", "--addr", "127.0.0.1:0", "--data", str(self.data), "--token", TOKEN, *args],
+            [str(XETKIT), "serve", "--addr", "127.0.0.1:0", *store, "--token", TOKEN, *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_die_with_parent,
+            env={**os.environ, **env} if env else None,
         )
         printed = ""
         while True:
@@ -90,8 +94,8 @@ def make_hub():
     """Starts hubs with extra serve flags; each stops when the test ends."""
     hubs = []
 
-    def start(*args):
-        hubs.append(Hub(*args))
+    def start(*args, env=None):
+        hubs.append(Hub(*args, env=env))
         return hubs[-1]
 
     yield start
