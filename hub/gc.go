@@ -140,5 +140,12 @@ func GC(st store.Collectable, o GCOptions) (*GCReport, error) {
 			rep.Deleted++
 		}
 	}
+	// Hubs running on the store read this within seconds and stop
+	// offering the deleted xorbs for dedupe.
+	if len(rep.Unreachable[store.Xorbs]) > 0 {
+		if err := casserver.NoteDeleted(st, rep.Unreachable[store.Xorbs], o.Now().Unix()); err != nil {
+			return rep, fmt.Errorf("gc: recording what it deleted: %w", err)
+		}
+	}
 	return rep, nil
 }

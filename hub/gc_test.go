@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/hub"
 	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/s3store/s3test"
 	"github.com/xetkit/xetkit/hub/store"
+	"github.com/xetkit/xetkit/xethash"
 )
 
 // TestGC on the folder and S3 stores: after a repository is deleted, a GC
@@ -18,6 +20,7 @@ import (
 // upload not yet committed survives; a dry run deletes nothing; and the
 // store checks clean before and after.
 func TestGC(t *testing.T) {
+	ownStores(t)
 	t.Run("folder", func(t *testing.T) {
 		st, err := store.OpenFS(t.TempDir())
 		if err != nil {
@@ -76,6 +79,10 @@ func testGC(t *testing.T, st store.Collectable) {
 	if !slices.Contains(dry.Unreachable[store.Xorbs], pending.xorb.Hash.String()) {
 		t.Error("the uncommitted upload's xorb is not unreachable past the grace period")
 	}
+	droppedChunk := "/v1/chunks/default-merkledb/" + xethash.Chunk(chunking.Split(dropped)[0]).String()
+	if status, body, _ := th.do("GET", droppedChunk, tok, nil); status != 200 {
+		t.Fatalf("dedupe of the dropped file's first chunk before gc: %d %s", status, body)
+	}
 	rep, err = hub.GC(st, hub.GCOptions{Delete: true, Now: later})
 	if err != nil || rep.Deleted == 0 {
 		t.Fatalf("gc: %v, deleted %d, problems %v", err, rep.Deleted, rep.Problems)
@@ -102,6 +109,18 @@ func testGC(t *testing.T, st store.Collectable) {
 		if status != 200 || !bytes.Equal(got, want) {
 			t.Fatalf("%s after gc: %d, %d bytes", path, status, len(got))
 		}
+	}
+	// The hub that ran meanwhile stops offering the deleted xorbs for
+	// dedupe within seconds (it reads what gc deleted every 5 s).
+	for deadline := time.Now().Add(7 * time.Second); ; {
+		status, _, _ := th.do("GET", droppedChunk, tok, nil)
+		if status == 404 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the running hub still answers dedupe with a deleted xorb: %d", status)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	// A second gc finds nothing more.
 	if again, err := hub.GC(st, hub.GCOptions{Delete: true, Now: later}); err != nil || again.Deleted != 0 {

@@ -20,6 +20,14 @@ import (
 	"github.com/xetkit/xetkit/hubclient"
 )
 
+// ownStores skips a test that picks its own stores in the runs that
+// repeat the suite on other stores (memory, S3): it ran in the first.
+func ownStores(t *testing.T) {
+	if memStores || s3Server != nil {
+		t.Skip("picks its own stores: run once, in the first run")
+	}
+}
+
 // s3Hubs returns n hubs on one S3 bucket and prefix, each through a store
 // and client of its own, as separate processes would be, and one more
 // store on it for the test to look with.
@@ -76,6 +84,7 @@ func accepts(t *testing.T, th *testHub, is issued, seed uint64) {
 // folder accepts the tokens and URLs it handed out before (an upload
 // interrupted by a restart resumes with the client's token).
 func TestSigningKeysOutliveTheProcess(t *testing.T) {
+	ownStores(t)
 	dir := t.TempDir()
 	first := newHub(t, hub.Config{Dir: dir})
 	is := issue(t, first, 61)
@@ -90,6 +99,7 @@ func TestSigningKeysOutliveTheProcess(t *testing.T) {
 // TestSigningKeysShared: replicas on one bucket accept each other's tokens
 // and URLs, and so does a replica started later.
 func TestSigningKeysShared(t *testing.T) {
+	ownStores(t)
 	hubs, _ := s3Hubs(t, 2)
 	is := issue(t, hubs[0], 63)
 	accepts(t, hubs[1], is, 64)
@@ -118,6 +128,7 @@ func (th *testHub) commitInline(path, content, parent string) (int, string) {
 // every one lands (or, naming a parent that moved, gets 412), and the
 // history is one line holding each commit that landed.
 func TestReplicas(t *testing.T) {
+	ownStores(t)
 	hubs, look := s3Hubs(t, 2)
 	a, b := hubs[0], hubs[1]
 	data := randomData(70, 3<<20)
@@ -213,6 +224,7 @@ func countParented(each int) int { return (each + 2) / 3 }
 // presigned reads on the S3 server; the bytes fetched there decode to the
 // file's, and the hub serves none of them.
 func TestDirectURLs(t *testing.T) {
+	ownStores(t)
 	srv := s3test.Start(t)
 	uri := "s3://" + srv.NewBucket(t) + "/direct"
 	th := newHub(t, hub.Config{Store: srv.Store(t, uri, s3store.Options{}), DirectURLs: true})

@@ -1,6 +1,10 @@
 package casserver
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
 	"slices"
 	"strings"
 	"time"
@@ -198,4 +202,71 @@ func Unregistered(st store.Store, files map[xethash.Hash]bool) []xethash.Hash {
 	c := &Collection{st: st, shards: map[string]*shardRefs{}, grants: map[string]grantRecord{}}
 	c.read(listed, nil)
 	return c.Unregistered(files)
+}
+
+// gcRecord is the record store gc leaves of the xorbs it deleted (the
+// last run's), under store.GC: hubs running on the store meanwhile read
+// it and stop offering them for dedupe.
+const gcRecord = "deleted"
+
+// gcNote is the JSON of that record.
+type gcNote struct {
+	At    int64    `json:"at"`
+	Xorbs []string `json:"xorbs"`
+}
+
+// NoteDeleted records that xorbs were deleted, at (Unix seconds), for
+// running hubs to forget them.
+func NoteDeleted(st store.Store, xorbs []string, at int64) error {
+	b, err := json.Marshal(gcNote{At: at, Xorbs: xorbs})
+	if err != nil {
+		return err
+	}
+	for try := 0; ; try++ {
+		old, err := store.Read(st, store.GC, gcRecord)
+		if errors.Is(err, fs.ErrNotExist) {
+			old, err = nil, nil
+		}
+		if err != nil {
+			return err
+		}
+		if err = st.Swap(store.GC, gcRecord, old, b); err == nil || !errors.Is(err, store.ErrSwapped) || try == 5 {
+			return err
+		}
+	}
+}
+
+// gcCheckEvery bounds how often a hub reads the gc record.
+const gcCheckEvery = 5 * time.Second
+
+// checkGC reads the gc record, at most every gcCheckEvery, and forgets
+// the xorbs a gc deleted since the last read.
+func (h *Server) checkGC() {
+	now := time.Now().UnixNano()
+	last := h.gcChecked.Load()
+	if now-last < int64(gcCheckEvery) || !h.gcChecked.CompareAndSwap(last, now) {
+		return
+	}
+	b, err := store.Read(h.store, store.GC, gcRecord)
+	if err != nil {
+		return
+	}
+	h.gcMu.Lock()
+	same := bytes.Equal(b, h.gcSeen)
+	h.gcSeen = b
+	h.gcMu.Unlock()
+	var note gcNote
+	if same || json.Unmarshal(b, &note) != nil {
+		return
+	}
+	for _, n := range note.Xorbs {
+		if x, err := xethash.Parse(n); err == nil {
+			h.mu.RLock()
+			_, known := h.idx.xorbs[x]
+			h.mu.RUnlock()
+			if known {
+				h.forgetXorb(x)
+			}
+		}
+	}
 }

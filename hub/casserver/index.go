@@ -352,7 +352,12 @@ func (h *Server) xorbMetaOf(x xethash.Hash) (*xorbMeta, error) {
 	// A xorb the index lacks may have been stored by another process on
 	// the store: the store, not the index, says whether it is there.
 	b, err := store.Read(h.store, store.Xorbs, x.String())
-	if !stored && errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) {
+		if stored {
+			// Deleted since the index learned of it (store gc, on
+			// another process): no dedupe answer offers it any more.
+			h.forgetXorb(x)
+		}
 		return nil, nil
 	}
 	if err != nil {
@@ -378,4 +383,17 @@ func (h *Server) xorbMetaOf(x xethash.Hash) (*xorbMeta, error) {
 	h.idx.xorbs[x] = loaded
 	h.mu.Unlock()
 	return loaded, nil
+}
+
+// forgetXorb drops a xorb the store no longer holds from the index, and
+// the dedupe entries that lead to it.
+func (h *Server) forgetXorb(x xethash.Hash) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.idx.xorbs, x)
+	for c, held := range h.idx.dedupe {
+		if held == x {
+			delete(h.idx.dedupe, c)
+		}
+	}
 }

@@ -120,6 +120,11 @@ type Server struct {
 	syncMu   sync.Mutex
 	syncSeq  atomic.Int64 // syncs started
 	lastSync atomic.Int64 // when the last one started, Unix nanoseconds
+
+	// What store gc deleted, as last read (checkGC).
+	gcChecked atomic.Int64 // when, Unix nanoseconds
+	gcMu      sync.Mutex
+	gcSeen    []byte
 }
 
 // dedupeSyncEvery bounds how often dedupe misses, which are most queries

@@ -105,8 +105,10 @@ type Store struct {
 	// seen remembers the ETag of each record as last read or written by
 	// this Store, so a Swap need not read the record again to learn it.
 	// It is only a hint: the If-Match on the write is what decides.
-	mu   sync.Mutex
-	seen map[string]version
+	mu          sync.Mutex
+	seen        map[string]version
+	seenBytes   int
+	recordKinds map[string]bool // kinds Swap was called on: records
 }
 
 // version is a record's bytes and the ETag the server gave them.
@@ -115,8 +117,9 @@ type version struct {
 	data []byte
 }
 
-// maxSeen bounds the remembered records; past it the memory starts over.
-const maxSeen = 4096
+// maxSeenBytes bounds the bytes of the remembered records; past it the
+// memory starts over.
+const maxSeenBytes = 16 << 20
 
 var (
 	_ store.Collectable = (*Store)(nil)
@@ -149,7 +152,7 @@ func Open(ctx context.Context, uri string, opt Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	s := &Store{c: opt.Client, bucket: bucket, prefix: prefix, opt: opt, seen: map[string]version{}}
+	s := &Store{c: opt.Client, bucket: bucket, prefix: prefix, opt: opt, seen: map[string]version{}, recordKinds: map[string]bool{}}
 	hctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
 	if _, err := s.c.HeadBucket(hctx, &s3.HeadBucketInput{Bucket: &bucket}); err != nil {
@@ -321,7 +324,10 @@ func (s *Store) Open(kind, name string) (store.ObjectReader, error) {
 	if err := checkName(kind, name); err != nil {
 		return nil, err
 	}
-	return s.open(s.Key(kind, name), true)
+	s.mu.Lock()
+	record := s.recordKinds[kind]
+	s.mu.Unlock()
+	return s.open(s.Key(kind, name), record)
 }
 
 func (s *Store) open(key string, remember bool) (store.ObjectReader, error) {
@@ -554,6 +560,9 @@ func (s *Store) Swap(kind, name string, old, data []byte) error {
 	if err := checkName(kind, name); err != nil {
 		return err
 	}
+	s.mu.Lock()
+	s.recordKinds[kind] = true // Open remembers what it reads of this kind
+	s.mu.Unlock()
 	key := s.Key(kind, name)
 	var etag string
 	if old != nil {
@@ -634,13 +643,16 @@ func (s *Store) readRecord(key string) (version, error) {
 	return v, nil
 }
 
+// remember keeps a record's version for the next Swap of it.
 func (s *Store) remember(key string, v version) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.seen) >= maxSeen {
+	if s.seenBytes+len(v.data) > maxSeenBytes {
 		clear(s.seen)
+		s.seenBytes = 0
 	}
 	s.seen[key] = v
+	s.seenBytes += len(v.data)
 }
 
 func (s *Store) recall(key string) (version, bool) {

@@ -104,11 +104,12 @@ const (
 	Blobs   = "blobs"   // the bytes of a small regular file, named by their SHA-256
 	Trees   = "trees"   // one page of a commit's file tree, named by its hash
 	Keys    = "keys"    // records: the keys the hub signs with (package hub/internal/keys)
+	GC      = "gc"      // records: what the last store gc deleted, for running hubs to forget
 	Temp    = "tmp"     // temporary objects (PutTemp); emptied at start
 )
 
 // Kinds lists every kind of object, Temp aside.
-var Kinds = []string{Xorbs, Shards, Grants, Repos, Commits, Blobs, Trees, Keys}
+var Kinds = []string{Xorbs, Shards, Grants, Repos, Commits, Blobs, Trees, Keys, GC}
 
 // Read returns object (or record) kind/name of s whole.
 func Read(s Store, kind, name string) ([]byte, error) {
