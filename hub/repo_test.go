@@ -354,6 +354,10 @@ func TestKillDuringCommits(t *testing.T) {
 				t.Fatalf("round %d: %s: %d %s", round, e.Path, status, body)
 			}
 		}
+		// And the store checks clean: every ref reaches whole objects.
+		if problems, err := hub.CheckStore(dir); err != nil || len(problems) != 0 {
+			t.Fatalf("round %d: store check after the kill: %v %v", round, err, problems)
+		}
 		t.Logf("round %d: %d commits acknowledged, main at %s with %d entries", round, len(acked), head[:8], len(entries))
 		th.srv.Close()
 	}
