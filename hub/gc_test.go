@@ -3,6 +3,7 @@ package hub_test
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,5 +126,52 @@ func testGC(t *testing.T, st store.Collectable) {
 	// A second gc finds nothing more.
 	if again, err := hub.GC(st, hub.GCOptions{Delete: true, Now: later}); err != nil || again.Deleted != 0 {
 		t.Fatalf("second gc: %v, deleted %d (%v)", err, again.Deleted, again.Unreachable)
+	}
+}
+
+// TestCheckFindsMissingObjects: on both stores, check reports a xorb a
+// shard names that is gone, and a commit a ref reaches that is gone.
+func TestCheckFindsMissingObjects(t *testing.T) {
+	ownStores(t)
+	t.Run("folder", func(t *testing.T) {
+		st, err := store.OpenFS(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		testCheckFindsMissing(t, st.(store.Collectable))
+	})
+	t.Run("S3", func(t *testing.T) {
+		srv := s3test.Start(t)
+		testCheckFindsMissing(t, srv.Store(t, "s3://"+srv.NewBucket(t)+"/check", s3store.Options{}))
+	})
+}
+
+func testCheckFindsMissing(t *testing.T, st store.Collectable) {
+	th := newHub(t, hub.Config{Store: st})
+	res := th.commitFile("alice/m", "data.bin", randomData(84, 1<<20))
+	if problems, err := hub.Check(st); err != nil || len(problems) != 0 {
+		t.Fatalf("check of a whole store: %v %v", err, problems)
+	}
+	xorbs, _ := st.List(store.Xorbs)
+	if len(xorbs) != 1 {
+		t.Fatalf("%d xorbs", len(xorbs))
+	}
+	st.Remove(store.Xorbs, xorbs[0])
+	st.Remove(store.Commits, res.OID)
+	problems, err := hub.Check(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var xorbFound, commitFound bool
+	for _, p := range problems {
+		xorbFound = xorbFound || strings.Contains(p.Err, "names xorb "+xorbs[0])
+		commitFound = commitFound || strings.Contains(p.Path, res.OID)
+	}
+	if !xorbFound || !commitFound {
+		t.Fatalf("check after removing xorb %s and commit %s: %v", xorbs[0], res.OID, problems)
+	}
+	// And gc, finding damage, deletes nothing.
+	if rep, err := hub.GC(st, hub.GCOptions{Delete: true, Now: func() time.Time { return time.Now().Add(48 * time.Hour) }}); err == nil || rep.Deleted != 0 {
+		t.Fatalf("gc on a damaged store: %v, deleted %d", err, rep.Deleted)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/xethash"
@@ -38,6 +39,31 @@ func Check(st store.Store) ([]Problem, error) {
 	for _, x := range names {
 		if msg := checkXorbFile(st, x.String(), x); msg != "" {
 			problems = append(problems, Problem{Path: st.Where(store.Xorbs, x.String()), Err: msg})
+		}
+	}
+	// Every xorb a readable shard names must be stored.
+	c := &Collection{st: st, shards: map[string]*shardRefs{}, grants: map[string]grantRecord{}}
+	shards := map[string]time.Time{}
+	for n := range idx.shardFiles {
+		shards[n] = time.Time{}
+	}
+	c.read(shards, nil)
+	var shardNames []string
+	for n := range c.shards {
+		shardNames = append(shardNames, n)
+	}
+	slices.Sort(shardNames)
+	for _, n := range shardNames {
+		refs := c.shards[n]
+		if refs == nil {
+			continue
+		}
+		missing := map[xethash.Hash]bool{}
+		for _, x := range refs.xorbs {
+			if _, ok := idx.xorbs[x]; !ok && !missing[x] {
+				missing[x] = true
+				problems = append(problems, Problem{Path: st.Where(store.Shards, n), Err: fmt.Sprintf("names xorb %s, which is not stored", x)})
+			}
 		}
 	}
 	return problems, nil
