@@ -48,9 +48,11 @@ token, public repositories can be read; writes always need it.
 
 huggingface_hub with hf_xet works the same way (HF_ENDPOINT=<the URL>,
 HF_TOKEN=<the token>). Clients without Xet use the LFS basic and multipart
-transfers; the hub stores those files as Xet itself. Pass --url when
-clients reach the hub by another name than the listening address (say
-localhost, or through a proxy): the URLs the hub returns are built on it.`,
+transfers; the hub stores those files as Xet itself. The URLs the hub
+returns are built on the name a client used: 127.0.0.1 or localhost for a
+loopback listener. Pass --url when clients reach it by another name too
+(through a proxy that keeps the Host or sets X-Forwarded-Host): requests
+to that name get URLs built on it.`,
 		run: runServe,
 	})
 }
@@ -81,7 +83,7 @@ func runServe(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow listening on a non-loopback address (the hub has no other protection)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 5*time.Minute, "longest time to receive one whole request, body included")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", time.Minute, "close a keep-alive connection idle this long")
-	fs.StringVar(&o.publicURL, "url", "", "the base URL clients reach the hub at, e.g. http://localhost:8080 (default: http:// and the listening address); every URL the hub returns is built on it, and clients refuse URLs on another host than the one they were pointed at")
+	fs.StringVar(&o.publicURL, "url", "", "another base URL clients reach the hub at, e.g. https://hub.example.com behind a proxy: requests to its host (Host or X-Forwarded-Host) get the URLs the hub returns built on it, as clients refuse URLs on another host than the one they were pointed at; requests to the listening address get them on the name they used")
 	fs.Int64Var(&o.lfsPartSize, "lfs-part-size", hub.DefaultLFSPartSize, "part size in bytes of the LFS multipart transfer, for clients without Xet: larger objects are sent in parts of this size")
 	fs.StringVar(&o.faults, "faults", "", "make the hub fail requests, for tests: N (the first N), KIND:N,... (kinds 5xx, 429, drop, lost, flip, cut, ok), or loop:KIND,... (every request, in turn); optionally @/path|/path")
 	args, err := parseFlags(e, c, fs, args)
