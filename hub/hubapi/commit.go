@@ -57,6 +57,7 @@ type commitHeader struct {
 	Summary      string `json:"summary"`
 	Description  string `json:"description"`
 	ParentCommit string `json:"parentCommit"`
+	author       string // the committer, from the request's token
 }
 
 // readCommit parses an NDJSON commit body: a header, then operations.
@@ -169,13 +170,18 @@ func (h *Server) resolveOps(ops []commitOp) ([]treeEntry, error) {
 	return files, nil
 }
 
+// commitMeta is what a commit says besides its changes.
+type commitMeta struct {
+	title, message, author string
+}
+
 // writeCommit writes a commit of repo id on parent (whose tree is
 // parentRoot) making the changes ops (files from resolveOps): its blobs,
 // its tree's new pages and the commit, each synced, and returns its id. No
 // branch points at it yet, so nothing needs a lock: a commit refused here
 // writes nothing a reader can reach.
-func (h *Server) writeCommit(id repoID, parent string, parentRoot tree.ID, title, message string, ops []commitOp, files []treeEntry) (string, error) {
-	c, cid, err := newCommit(id.key(), parent, title, message, h.now())
+func (h *Server) writeCommit(id repoID, parent string, parentRoot tree.ID, m commitMeta, ops []commitOp, files []treeEntry) (string, error) {
+	c, cid, err := newCommit(id.key(), parent, m, h.now())
 	if err != nil {
 		return "", err
 	}
@@ -248,12 +254,13 @@ func (h *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 	if hdr.Summary == "" {
 		hdr.Summary = "Upload with xetkit"
 	}
+	hdr.author = h.author(r)
 	files, err := h.resolveOps(ops)
 	if err != nil {
 		h.ans.Fail(w, http.StatusBadRequest, "commit: %v", err)
 		return
 	}
-	if !h.ensureRepo(w, id) { // the local hub's convenience: see serve --help
+	if !h.ensureRepo(w, r, id) { // the local hub's convenience: see serve --help
 		return
 	}
 	// The commit is built and written on the branch's head without a lock;
@@ -341,7 +348,7 @@ func (h *Server) commitOnce(w http.ResponseWriter, id repoID, branch string, hdr
 	if err != nil {
 		return "", fmt.Errorf("head commit: %w", err)
 	}
-	cid, err := h.writeCommit(id, head, root, hdr.Summary, hdr.Description, ops, files)
+	cid, err := h.writeCommit(id, head, root, commitMeta{hdr.Summary, hdr.Description, hdr.author}, ops, files)
 	if err != nil {
 		return "", err
 	}

@@ -16,7 +16,7 @@ import (
 // or multipart gets signed URLs to PUT the bytes to, and the hub turns
 // them into Xet itself (see lfs.go).
 func (h *Server) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repoID) {
-	if !h.writer(w, r) || !h.ensureRepo(w, id) {
+	if !h.writer(w, r) || !h.ensureRepo(w, r, id) {
 		return
 	}
 	var req struct {

@@ -82,7 +82,7 @@ func (h *Server) handleCreateRepo(w http.ResponseWriter, r *http.Request) {
 		h.ans.FailStore(w, "repository", err)
 		return
 	}
-	if _, err := h.createRepo(id, private, ops); err != nil {
+	if _, err := h.createRepo(id, private, ops, h.author(r)); err != nil {
 		var oe *opError
 		if errors.As(err, &oe) {
 			h.ans.Fail(w, http.StatusBadRequest, "create repository: %v", err)
@@ -95,14 +95,14 @@ func (h *Server) handleCreateRepo(w http.ResponseWriter, r *http.Request) {
 }
 
 // createRepo writes a new repo whose main branch holds one commit with
-// ops applied to an empty tree. The caller holds the repo's lock.
-func (h *Server) createRepo(id repoID, private bool, ops []commitOp) (*repoState, error) {
+// ops applied to an empty tree, by author. The caller holds the repo's lock.
+func (h *Server) createRepo(id repoID, private bool, ops []commitOp, author string) (*repoState, error) {
 	st := &repoState{Type: id.typ, ID: id.id(), Private: private, Created: h.now().UTC(), Branches: map[string]string{}}
 	files, err := h.resolveOps(ops)
 	if err != nil {
 		return nil, err
 	}
-	cid, err := h.writeCommit(id, "", tree.ID{}, "initial commit", "", ops, files)
+	cid, err := h.writeCommit(id, "", tree.ID{}, commitMeta{title: "initial commit", author: author}, ops, files)
 	if err != nil {
 		return nil, err
 	}
@@ -162,13 +162,13 @@ func (h *Server) handleRepoInfo(w http.ResponseWriter, r *http.Request) {
 
 // ensureRepo creates repo id if it does not exist (public, with an empty
 // main branch); it answers the error itself.
-func (h *Server) ensureRepo(w http.ResponseWriter, id repoID) bool {
+func (h *Server) ensureRepo(w http.ResponseWriter, r *http.Request, id repoID) bool {
 	lock := h.repoLocks.of(id.key())
 	lock.Lock()
 	defer lock.Unlock()
 	_, err := h.store.loadRepo(id)
 	if errors.Is(err, errNoRepo) {
-		_, err = h.createRepo(id, false, nil)
+		_, err = h.createRepo(id, false, nil, h.author(r))
 	}
 	if err != nil {
 		h.ans.FailStore(w, "repository", err)

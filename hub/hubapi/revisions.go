@@ -82,15 +82,17 @@ func (h *Server) apiRevision(w http.ResponseWriter, r *http.Request) (*revision,
 	return h.readAt(w, r, id, rev)
 }
 
-// resolveRev finds the commit a revision names: a branch, or a commit id
-// of this repo.
+// resolveRev finds the commit a revision names: a branch (or another ref
+// such as refs/pr/1), a tag, or a commit id of this repo.
 func (h *Server) resolveRev(st *repoState, id repoID, rev string) (string, *commitObj, error) {
 	if rev == "HEAD" {
 		rev = "main" // the default branch
 	}
 	cid, ok := st.Branches[rev]
 	if !ok {
-		cid = rev
+		if cid, ok = st.Tags[rev]; !ok {
+			cid = rev
+		}
 	}
 	c, err := h.commit(cid)
 	if err == nil && !strings.EqualFold(c.Repo, id.key()) {

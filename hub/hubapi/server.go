@@ -111,6 +111,12 @@ func (h *Server) Register(m *http.ServeMux) {
 	m.HandleFunc("POST "+repo+"/paths-info/{rev}", h.handlePathsInfo)
 	m.HandleFunc("GET "+repo+"/tree/{rev}", h.handleTree)
 	m.HandleFunc("GET "+repo+"/tree/{rev}/{path...}", h.handleTree)
+	m.HandleFunc("POST "+repo+"/branch/{branch}", h.handleCreateBranch)
+	m.HandleFunc("DELETE "+repo+"/branch/{branch}", h.handleDeleteBranch)
+	m.HandleFunc("POST "+repo+"/tag/{rev}", h.handleCreateTag)
+	m.HandleFunc("DELETE "+repo+"/tag/{rev}", h.handleDeleteTag)
+	m.HandleFunc("GET "+repo+"/refs", h.handleRefs)
+	m.HandleFunc("GET "+repo+"/commits/{rev}", h.handleCommits)
 	m.HandleFunc(lfsURLPath+"{op}", h.handleLFS)
 }
 

@@ -75,6 +75,10 @@ func (h *Server) writer(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// author is the name of the user whose token r carries, who a commit it
+// makes is by.
+func (h *Server) author(r *http.Request) string { return userName }
+
 // userName is the name of the hub's one user: the namespace of a repo
 // created without one.
 const userName = "local"
