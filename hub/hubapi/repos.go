@@ -152,12 +152,19 @@ func (h *Server) handleRepoInfo(w http.ResponseWriter, r *http.Request) {
 		h.ans.FailStore(w, "tree", err)
 		return
 	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]any{
+	info := repoSummary(id, st, cid, c)
+	info["siblings"] = siblings
+	httpx.WriteJSON(w, http.StatusOK, info)
+}
+
+// repoSummary is what a repo info answer and a listing say of a repo at
+// commit cid (c).
+func repoSummary(id repoID, st *repoState, cid string, c *commitObj) map[string]any {
+	return map[string]any{
 		"_id": id.key(), "id": id.id(), "author": id.ns, "sha": cid, "private": st.Private,
 		"gated": false, "disabled": false, "downloads": 0, "likes": 0, "tags": []string{},
 		"createdAt": st.Created.Format(time.RFC3339), "lastModified": c.Date.Format(time.RFC3339),
-		"siblings": siblings,
-	})
+	}
 }
 
 // ensureRepo creates repo id if it does not exist (public, with an empty

@@ -15,7 +15,7 @@ func (h *Server) reader(w http.ResponseWriter, r *http.Request, id repoID) (*rep
 		return nil, false
 	}
 	st, err := h.store.loadRepo(id)
-	if err == nil && st.Private && s == 0 {
+	if err == nil && !h.maySee(s, id, st) {
 		err = errNoRepo
 	}
 	if err != nil {
@@ -27,6 +27,12 @@ func (h *Server) reader(w http.ResponseWriter, r *http.Request, id repoID) (*rep
 		return nil, false
 	}
 	return st, true
+}
+
+// maySee reports whether a user of role u (0: no token) may see repo id:
+// public repos anyone, private ones any user.
+func (h *Server) maySee(u role, id repoID, st *repoState) bool {
+	return !st.Private || u != 0
 }
 
 // apiRepo reads the repo of an /api/{type}s/{ns}/{name}/… route, or

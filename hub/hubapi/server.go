@@ -100,6 +100,11 @@ func (h *Server) Register(m *http.ServeMux) {
 	m.HandleFunc("POST /api/repos/create", h.handleCreateRepo)
 	m.HandleFunc("POST /api/validate-yaml", h.handleValidateYAML)
 	m.HandleFunc("DELETE /api/repos/delete", h.handleDeleteRepo)
+	m.HandleFunc("GET /api/models", h.handleList("model"))
+	m.HandleFunc("GET /api/datasets", h.handleList("dataset"))
+	m.HandleFunc("GET /api/spaces", h.handleList("space"))
+	m.HandleFunc("GET /api/settings/repositories", h.handleUserRepos)
+	m.HandleFunc("GET /api/organizations/{ns}/settings/repositories", h.handleUserRepos)
 	repo := "/api/{type}/{ns}/{name}"
 	m.HandleFunc("GET "+repo, h.handleRepoInfo)
 	m.HandleFunc("GET "+repo+"/revision/{rev}", h.handleRepoInfo)

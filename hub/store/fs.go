@@ -202,20 +202,35 @@ type fileObject struct {
 
 func (f fileObject) Size() int64 { return f.size }
 
-// List returns the names stored under kind, sorted.
+// List returns the names stored under kind, sorted: names with a "/" too
+// (kept in subfolders), as Put was given them.
 func (s *fsStore) List(kind string) ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(s.dir, kind))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
+	root := filepath.Join(s.dir, kind)
 	var names []string
-	for _, e := range entries {
-		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
-			names = append(names, e.Name())
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == root {
+				return fs.SkipAll
+			}
+			return err
 		}
+		if strings.HasPrefix(e.Name(), ".") && p != root {
+			if e.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if e.Type().IsRegular() {
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return err
+			}
+			names = append(names, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Strings(names)
 	return names, nil

@@ -86,9 +86,8 @@ def hub():
     h.stop()
 
 
-@pytest.fixture
-def make_hub():
-    """Starts hubs with extra serve flags; each stops when the test ends."""
+def _hubs():
+    """Starts hubs with extra serve flags; stops them when resumed."""
     hubs = []
 
     def start(*args):
@@ -98,6 +97,18 @@ def make_hub():
     yield start
     for h in hubs:
         h.stop()
+
+
+@pytest.fixture
+def make_hub():
+    """Starts hubs with extra serve flags; each stops when the test ends."""
+    yield from _hubs()
+
+
+@pytest.fixture(scope="module")
+def make_hub_module():
+    """make_hub for hubs a module's tests share."""
+    yield from _hubs()
 
 
 @pytest.fixture
