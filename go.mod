@@ -11,4 +11,7 @@ require (
 	golang.org/x/text v0.44.0
 )
 
-require github.com/klauspost/cpuid/v2 v2.0.12 // indirect
+require (
+	github.com/klauspost/cpuid/v2 v2.0.12 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+)

@@ -101,6 +101,7 @@ type repoState struct {
 	Created  time.Time         `json:"created"`
 	Branches map[string]string `json:"branches"`       // branch (or refs/pr/N, refs/convert/X) → head commit id
 	Tags     map[string]string `json:"tags,omitempty"` // tag → commit id; a tag never moves
+	SDK      string            `json:"sdk,omitempty"`  // a Space's SDK (gradio, docker, static)
 
 	read []byte // the record it was loaded from (nil for a new repo), for saveRepo's swap
 }
