@@ -51,6 +51,10 @@ type Config struct {
 	// ReadUserToken, when set, is a second user token that may obtain only
 	// read CAS tokens (its write-token requests get 403).
 	ReadUserToken string
+	// Users, if set, are the hub's people: users, organisations and their
+	// tokens (see hubapi.Users, ParseUsers). UserToken, if also set, is
+	// then the token of an administrator who owns every namespace.
+	Users *hubapi.Users
 	// TokenTTL is how long a CAS token lives (default 1 hour).
 	TokenTTL time.Duration
 	// URLTTL is how long a signed xorb URL lives (default 15 minutes).
@@ -175,7 +179,7 @@ func New(cfg Config) (*Hub, error) {
 	}
 	h.api = hubapi.New(hubapi.Config{
 		Store: h.store, CAS: h.cas, Key: key, BaseURL: h.baseURL, Answer: h.ans, Now: cfg.Now,
-		UserToken: cfg.UserToken, ReadUserToken: cfg.ReadUserToken, TreePageSize: cfg.TreePageSize, LFSPartSize: cfg.LFSPartSize,
+		UserToken: cfg.UserToken, ReadUserToken: cfg.ReadUserToken, Users: cfg.Users, TreePageSize: cfg.TreePageSize, LFSPartSize: cfg.LFSPartSize,
 	})
 	h.routes()
 	return h, nil

@@ -25,13 +25,14 @@ import (
 
 	"github.com/xetkit/xetkit"
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/hubapi"
 	"github.com/xetkit/xetkit/ingest"
 )
 
 func init() {
 	register(&command{
 		name:    "serve",
-		usage:   "[--addr 127.0.0.1:8080] [--url URL] [--data DIR] [--token T] [--root DIR]",
+		usage:   "[--addr 127.0.0.1:8080] [--url URL] [--data DIR] [--token T] [--users FILE] [--root DIR]",
 		summary: "serve the viewer page, the WebAssembly module and a local hub on one loopback port",
 		details: `The local hub answers the Hub API that @huggingface/hub and huggingface_hub call
 (repositories, commits, trees, resolve, the LFS batch and the xet token routes)
@@ -40,7 +41,11 @@ and the CAS API, so those clients work against it unmodified:
   hubUrl: "http://127.0.0.1:8080", accessToken: "<the token printed at start>"
 
 It has one user: the --token (default: a random hf_… token, printed at start;
-pass your own with --token hf_…). That user owns every namespace. As a
+pass your own with --token hf_…). That user owns every namespace. For a team,
+--users FILE names the people instead: users with their tokens (the SHA-256
+of each, in hex: printf %s hf_… | sha256sum; a read or a write role) and
+organisations with their members. A user writes to its own namespace and its
+organisations'; private repositories are seen only by those people. As a
 development convenience, a commit or a write-token request for a repository
 that does not exist creates it (public); createRepo creates one explicitly,
 and an id without a namespace lands in the user's own ("local"). Without a
@@ -63,6 +68,7 @@ type serveOptions struct {
 	root        string // checkout holding web/ and wasm/; "": the files built in
 	data        string // hub store folder
 	token       string // hub user token
+	users       string // file of the hub's users, organisations and tokens; "": the token's one user
 	allowRemote bool   // listen on a non-loopback address
 	faults      string // hub fault plan, for tests (hub.ParseFaults)
 	publicURL   string // base URL clients reach the hub at; "": the listening address
@@ -80,6 +86,7 @@ func runServe(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	fs.StringVar(&o.root, "root", "", "serve web/ and wasm/ from this checkout (to see edits without rebuilding; default: the copies built into this binary)")
 	fs.StringVar(&o.data, "data", "", "folder where the local hub keeps xorbs and shards (default: a temporary folder)")
 	fs.StringVar(&o.token, "token", "", "hub user token its token endpoints require (default: a random hf_… one, printed at start); pass your own as --token hf_…")
+	fs.StringVar(&o.users, "users", "", "JSON file of the hub's people: users with their tokens (stored as SHA-256 hex, each read or write) and organisations with their members; then --token, if given, is an administrator's who owns every namespace")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow listening on a non-loopback address (the hub has no other protection)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 5*time.Minute, "longest time to receive one whole request, body included")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", time.Minute, "close a keep-alive connection idle this long")
@@ -111,7 +118,7 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.token == "" {
+	if o.token == "" && o.users == "" {
 		o.token = randomToken()
 	}
 	if o.data == "" {
@@ -148,7 +155,11 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	fmt.Fprintf(e.stdout, "xetkit serve: %s\n", url)
 	fmt.Fprintf(e.stdout, "  page and module from %s\n", from)
 	if h != nil {
-		fmt.Fprintf(e.stdout, "  hub at %s (token %s), store in %s\n", url, o.token, o.data)
+		who := "token " + o.token
+		if o.users != "" {
+			who = "people from " + o.users
+		}
+		fmt.Fprintf(e.stdout, "  hub at %s (%s), store in %s\n", url, who, o.data)
 		for _, p := range h.Problems() {
 			fmt.Fprintf(e.stderr, "xetkit serve: store: %s (xetkit store check %s)\n", p, o.data)
 		}
@@ -180,7 +191,17 @@ func hubHandler(o serveOptions) (*hub.Hub, error) {
 	if err != nil {
 		return nil, usagef("--faults: %v", err)
 	}
-	return hub.New(hub.Config{Dir: o.data, UserToken: o.token, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize, Ingest: ingest.Pipeline})
+	var users *hubapi.Users
+	if o.users != "" {
+		b, err := os.ReadFile(o.users)
+		if err != nil {
+			return nil, usagef("--users: %v", err)
+		}
+		if users, err = hubapi.ParseUsers(b); err != nil {
+			return nil, usagef("--users %s: %v", o.users, err)
+		}
+	}
+	return hub.New(hub.Config{Dir: o.data, UserToken: o.token, Users: users, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize, Ingest: ingest.Pipeline})
 }
 
 // newServeMux serves web/ at /, wasm/ at /wasm/ and, when hub is not nil,

@@ -233,7 +233,7 @@ func (e *opError) Unwrap() error { return e.err }
 // refs/pr/N from the branch (answered as pullRequestUrl .../discussions/N).
 func (h *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 	id, ok := h.apiRepo(w, r)
-	if !ok || !h.writer(w, r) {
+	if !ok || !h.writer(w, r, id.ns) {
 		return
 	}
 	branch := r.PathValue("rev")

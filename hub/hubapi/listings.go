@@ -31,9 +31,9 @@ type listedRepo struct {
 }
 
 // visibleRepos loads the repositories of type typ ("" for all) that a
-// user of role u may see, sorted by id. Records that cannot be read are
+// user u (nil: no token) may see, sorted by id. Records that cannot be read are
 // left out (xetkit store check reports them).
-func (h *Server) visibleRepos(u role, typ string) ([]listedRepo, error) {
+func (h *Server) visibleRepos(u *identity, typ string) ([]listedRepo, error) {
 	names, err := h.store.List(store.Repos)
 	if err != nil {
 		return nil, err
@@ -49,7 +49,7 @@ func (h *Server) visibleRepos(u role, typ string) ([]listedRepo, error) {
 			continue
 		}
 		st, err := h.store.loadRepo(id)
-		if err != nil || !h.maySee(u, id, st) {
+		if err != nil || !maySee(u, id, st) {
 			continue
 		}
 		if ns, name, ok := strings.Cut(st.ID, "/"); ok {
@@ -68,7 +68,7 @@ func (h *Server) visibleRepos(u role, typ string) ([]listedRepo, error) {
 // handleList answers GET /api/{models|datasets|spaces}.
 func (h *Server) handleList(typ string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		u, ok := h.hubUser(w, r)
+		u, ok := h.caller(w, r)
 		if !ok {
 			return
 		}
@@ -158,16 +158,19 @@ func sortRepos(repos []listedRepo, key, direction string) bool {
 // with its type, visibility, last update and storage (the bytes of the
 // files at the default branch's head).
 func (h *Server) handleUserRepos(w http.ResponseWriter, r *http.Request) {
-	u, ok := h.hubUser(w, r)
+	u, ok := h.caller(w, r)
 	if !ok {
 		return
 	}
-	if u == 0 {
+	if u == nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-hub"`)
 		h.ans.Fail(w, http.StatusUnauthorized, "listing repositories with their storage needs Authorization: Bearer <user token>")
 		return
 	}
-	ns := r.PathValue("ns")
+	ns := r.PathValue("ns") // "": the caller's own repositories
+	if ns == "" && !u.everywhere {
+		ns = u.name
+	}
 	repos, err := h.visibleRepos(u, "")
 	if err != nil {
 		h.ans.FailStore(w, "listing", err)

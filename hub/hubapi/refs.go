@@ -44,7 +44,7 @@ func (h *Server) checkRefName(w http.ResponseWriter, kind, name string) bool {
 // saves it. It answers the request's misses and store failures.
 func (h *Server) changeRefs(w http.ResponseWriter, r *http.Request, change func(id repoID, st *repoState) bool) {
 	id, ok := h.apiRepo(w, r)
-	if !ok || !h.writer(w, r) {
+	if !ok || !h.writer(w, r, id.ns) {
 		return
 	}
 	lock := h.repoLocks.of(id.key())

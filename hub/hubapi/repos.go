@@ -25,13 +25,10 @@ type repoRequest struct {
 	} `json:"files"`
 }
 
-// readRepoRequest checks that the caller may write, then reads and checks
-// a create or delete body.
+// readRepoRequest reads and checks a create or delete body, then that
+// the caller may write to the repo's namespace.
 func (h *Server) readRepoRequest(w http.ResponseWriter, r *http.Request) (repoRequest, repoID, bool) {
 	var req repoRequest
-	if !h.writer(w, r) {
-		return req, repoID{}, false
-	}
 	if !h.decodeBody(w, r, MaxCommitSize, "JSON", &req) {
 		return req, repoID{}, false
 	}
@@ -40,7 +37,7 @@ func (h *Server) readRepoRequest(w http.ResponseWriter, r *http.Request) (repoRe
 		var found bool
 		if ns, name, found = strings.Cut(req.Name, "/"); !found {
 			// An id without a namespace is the user's own, as on the Hub.
-			ns, name = userName, req.Name
+			ns, name = h.author(r), req.Name
 		}
 	}
 	if req.Type == "" {
@@ -51,7 +48,7 @@ func (h *Server) readRepoRequest(w http.ResponseWriter, r *http.Request) (repoRe
 		h.ans.Fail(w, http.StatusBadRequest, "%v", err)
 		return req, repoID{}, false
 	}
-	return req, id, true
+	return req, id, h.writer(w, r, id.ns)
 }
 
 // handleCreateRepo answers POST /api/repos/create: 409 if the repo exists.

@@ -10,16 +10,16 @@ import (
 // a request without one only public repos (a private one answers as if
 // missing, as the Hugging Face Hub does).
 func (h *Server) reader(w http.ResponseWriter, r *http.Request, id repoID) (*repoState, bool) {
-	s, ok := h.hubUser(w, r)
+	u, ok := h.caller(w, r)
 	if !ok {
 		return nil, false
 	}
 	st, err := h.store.loadRepo(id)
-	if err == nil && !h.maySee(s, id, st) {
+	if err == nil && !maySee(u, id, st) {
 		err = errNoRepo
 	}
 	if err != nil {
-		if errors.Is(err, errNoRepo) && s == 0 {
+		if errors.Is(err, errNoRepo) && u == nil {
 			h.ans.FailCode(w, http.StatusUnauthorized, codeRepoNotFound, "%s repository %s not found (or private: pass a user token)", id.typ, id.id())
 			return nil, false
 		}
@@ -29,10 +29,10 @@ func (h *Server) reader(w http.ResponseWriter, r *http.Request, id repoID) (*rep
 	return st, true
 }
 
-// maySee reports whether a user of role u (0: no token) may see repo id:
-// public repos anyone, private ones any user.
-func (h *Server) maySee(u role, id repoID, st *repoState) bool {
-	return !st.Private || u != 0
+// maySee reports whether user u (nil: no token) may see repo id: public
+// repos anyone, private ones the people of their namespace.
+func maySee(u *identity, id repoID, st *repoState) bool {
+	return !st.Private || (u != nil && u.owns(id.ns))
 }
 
 // apiRepo reads the repo of an /api/{type}s/{ns}/{name}/… route, or

@@ -49,6 +49,8 @@ type Config struct {
 	// UserToken is the write user token; empty: every caller writes.
 	// ReadUserToken, if set, is a user token that only reads.
 	UserToken, ReadUserToken string
+	// Users, if set, are the hub's people (see Users).
+	Users *Users
 	// TreePageSize is how many entries one tree listing page holds.
 	TreePageSize int
 	// LFSPartSize is the part size of the LFS multipart transfer.
