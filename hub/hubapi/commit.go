@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -176,16 +175,27 @@ type commitMeta struct {
 }
 
 // writeCommit writes a commit of repo id on parent (whose tree is
-// parentRoot) making the changes ops (files from resolveOps): its blobs,
-// its tree's new pages and the commit, each synced, and returns its id. No
-// branch points at it yet, so nothing needs a lock: a commit refused here
-// writes nothing a reader can reach.
+// parentRoot) making the changes ops (files from resolveOps), and lets the
+// repo's CAS tokens read the files it adds; it returns the commit's id.
 func (h *Server) writeCommit(id repoID, parent string, parentRoot tree.ID, m commitMeta, ops []commitOp, files []treeEntry) (string, error) {
-	c, cid, err := newCommit(id.key(), parent, m, h.now())
+	ch, err := changesOf(ops, files)
 	if err != nil {
 		return "", err
 	}
-	ch, err := changesOf(ops, files)
+	cid, err := h.writeChanges(id, parent, parentRoot, m, ch, func() error { return h.storeBlobs(ops, files) })
+	if err != nil {
+		return "", err
+	}
+	return cid, h.grantCommitted(id, files)
+}
+
+// writeChanges writes a commit of repo id on parent (whose tree is
+// parentRoot) making the tree changes ch: its tree's new pages, then
+// (after before, which stores what the changes name) the commit, each
+// synced, and returns its id. No branch points at it yet, so nothing needs
+// a lock: a commit refused here writes nothing a reader can reach.
+func (h *Server) writeChanges(id repoID, parent string, parentRoot tree.ID, m commitMeta, ch []tree.Change, before func() error) (string, error) {
+	c, cid, err := newCommit(id.key(), parent, m, h.now())
 	if err != nil {
 		return "", err
 	}
@@ -194,13 +204,13 @@ func (h *Server) writeCommit(id repoID, parent string, parentRoot tree.ID, m com
 		return "", treeError(err)
 	}
 	c.Root = root.String()
-	if err := h.storeBlobs(ops, files); err != nil {
+	if err := before(); err != nil {
 		return "", err
 	}
 	if err := h.store.putCommit(cid, c); err != nil {
 		return "", err
 	}
-	return cid, h.grantCommitted(id, files)
+	return cid, nil
 }
 
 // storeBlobs stores the bytes of the regular files among ops, once the
@@ -306,15 +316,13 @@ func (h *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, answer)
 }
 
-// nextPR is the number of a repo's next pull request: one more than the
-// highest refs/pr/N.
+// nextPR is the number of a repo's next discussion or pull request: one
+// more than the highest refs/pr/N or discussion.
 func nextPR(st *repoState) int {
-	n := 0
+	n := len(st.Discussions)
 	for b := range st.Branches {
-		if v, ok := strings.CutPrefix(b, "refs/pr/"); ok {
-			if k, err := strconv.Atoi(v); err == nil && k > n {
-				n = k
-			}
+		if k, ok := prNumber(b); ok && k > n {
+			n = k
 		}
 	}
 	return n + 1
@@ -362,7 +370,11 @@ func (h *Server) commitOnce(w http.ResponseWriter, id repoID, branch string, hdr
 	if now := st.Branches[branch]; now != head {
 		return "", fmt.Errorf("%w: its head is %s", errBranchMoved, now)
 	}
-	st.Branches[target(st)] = cid
+	ref := target(st)
+	st.Branches[ref] = cid
+	if num, ok := prNumber(ref); ok {
+		h.prCommitted(st, num, branch, head, cid, hdr)
+	}
 	return cid, h.store.saveRepo(id, st)
 }
 

@@ -39,14 +39,20 @@ func (h *Server) checkRefName(w http.ResponseWriter, kind, name string) bool {
 	return true
 }
 
-// changeRefs loads repo id for writing under its lock, lets change edit
-// its record (answering any refusal itself and returning false), then
-// saves it. It answers the request's misses and store failures.
+// changeRefs checks that r may write to its repo, then changes the repo's
+// record (changeRepo) and answers 200.
 func (h *Server) changeRefs(w http.ResponseWriter, r *http.Request, change func(id repoID, st *repoState) bool) {
 	id, ok := h.apiRepo(w, r)
 	if !ok || !h.writer(w, r, id.ns) {
 		return
 	}
+	h.changeRepo(w, id, func(st *repoState) bool { return change(id, st) }, func() { w.WriteHeader(http.StatusOK) })
+}
+
+// changeRepo loads repo id under its lock, lets change edit its record
+// (answering any refusal itself and returning false), saves it and calls
+// done to answer. It answers misses and store failures.
+func (h *Server) changeRepo(w http.ResponseWriter, id repoID, change func(st *repoState) bool, done func()) {
 	lock := h.repoLocks.of(id.key())
 	lock.Lock()
 	defer lock.Unlock()
@@ -55,14 +61,14 @@ func (h *Server) changeRefs(w http.ResponseWriter, r *http.Request, change func(
 		h.failMiss(w, id, "repository", err)
 		return
 	}
-	if !change(id, st) {
+	if !change(st) {
 		return
 	}
 	if err := h.store.saveRepo(id, st); err != nil {
-		h.ans.FailStore(w, "refs", err)
+		h.ans.FailStore(w, "repository", err)
 		return
 	}
-	w.WriteHeader(http.StatusOK)
+	done()
 }
 
 // handleCreateBranch answers POST …/branch/{branch} with an optional body

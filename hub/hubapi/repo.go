@@ -102,6 +102,10 @@ type repoState struct {
 	Branches map[string]string `json:"branches"`       // branch (or refs/pr/N, refs/convert/X) → head commit id
 	Tags     map[string]string `json:"tags,omitempty"` // tag → commit id; a tag never moves
 	SDK      string            `json:"sdk,omitempty"`  // a Space's SDK (gradio, docker, static)
+	// Discussions are the repo's discussions and pull requests, number
+	// i+1 at index i; kept in the record so that a merge moves the branch
+	// and closes the pull request in one swap.
+	Discussions []*discussion `json:"discussions,omitempty"`
 
 	read []byte // the record it was loaded from (nil for a new repo), for saveRepo's swap
 }

@@ -124,6 +124,13 @@ func (h *Server) Register(m *http.ServeMux) {
 	m.HandleFunc("DELETE "+repo+"/tag/{rev}", h.handleDeleteTag)
 	m.HandleFunc("GET "+repo+"/refs", h.handleRefs)
 	m.HandleFunc("GET "+repo+"/commits/{rev}", h.handleCommits)
+	m.HandleFunc("GET "+repo+"/discussions", h.handleDiscussions)
+	m.HandleFunc("POST "+repo+"/discussions", h.handleCreateDiscussion)
+	m.HandleFunc("GET "+repo+"/discussions/{num}", h.handleDiscussion)
+	m.HandleFunc("POST "+repo+"/discussions/{num}/comment", h.handleComment)
+	m.HandleFunc("POST "+repo+"/discussions/{num}/status", h.handleStatus)
+	m.HandleFunc("POST "+repo+"/discussions/{num}/title", h.handleTitle)
+	m.HandleFunc("POST "+repo+"/discussions/{num}/merge", h.handleMerge)
 	m.HandleFunc(lfsURLPath+"{op}", h.handleLFS)
 }
 
