@@ -31,4 +31,5 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sts v1.47.1 // indirect
 	github.com/aws/smithy-go v1.28.1 // indirect
 	github.com/klauspost/cpuid/v2 v2.0.12 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

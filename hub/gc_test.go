@@ -2,6 +2,8 @@ package hub_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -50,6 +52,24 @@ func testGC(t *testing.T, st store.Collectable) {
 	th.putShard(tok, pending.shard(t, true))
 	status, body, _ := th.do("DELETE", "/api/repos/delete", userToken, []byte(`{"type":"model","organization":"alice","name":"drop"}`))
 	wantStatus(t, "delete repo", status, body, 200)
+	// A file only a tag reaches (deleted from main after the tag) stays;
+	// a file only a deleted branch reached goes.
+	tagged := "only on a deleted branch, but tagged"
+	scratch := "only on a deleted branch"
+	for branch, content := range map[string]string{"tagged": tagged, "scratch": scratch} {
+		status, body, _ = th.do("POST", "/api/models/alice/keep/branch/"+branch, userToken, []byte(`{"startingPoint":"main"}`))
+		wantStatus(t, "branch", status, body, 200)
+		status, body, _ = th.do("POST", "/api/models/alice/keep/commit/"+branch, userToken,
+			commitBody(map[string]any{"summary": branch}, inlineFile(branch+".txt", content)))
+		wantStatus(t, "commit to "+branch, status, body, 200)
+		if branch == "tagged" {
+			status, body, _ = th.do("POST", "/api/models/alice/keep/tag/tagged", userToken, []byte(`{"tag":"v1"}`))
+			wantStatus(t, "tag", status, body, 200)
+		}
+		status, body, _ = th.do("DELETE", "/api/models/alice/keep/branch/"+branch, userToken, nil)
+		wantStatus(t, "delete branch", status, body, 200)
+	}
+	scratchBlob := fmt.Sprintf("%x", sha256.Sum256([]byte(scratch)))
 
 	before := map[string][]string{}
 	for _, kind := range store.Kinds {
@@ -105,11 +125,14 @@ func testGC(t *testing.T, st store.Collectable) {
 		t.Fatalf("check after gc: %v %v", err, problems)
 	}
 	fresh := newHub(t, hub.Config{Store: st})
-	for path, want := range map[string][]byte{"kept.bin": kept, "shared.bin": shared} {
-		status, got, _ := fresh.do("GET", "/alice/keep/resolve/main/"+path, userToken, nil)
+	for path, want := range map[string][]byte{"main/kept.bin": kept, "main/shared.bin": shared, "v1/tagged.txt": []byte(tagged)} {
+		status, got, _ := fresh.do("GET", "/alice/keep/resolve/"+path, userToken, nil)
 		if status != 200 || !bytes.Equal(got, want) {
 			t.Fatalf("%s after gc: %d, %d bytes", path, status, len(got))
 		}
+	}
+	if blobs, _ := st.List(store.Blobs); slices.Contains(blobs, scratchBlob) || !slices.Contains(dry.Unreachable[store.Blobs], scratchBlob) {
+		t.Fatalf("the file of the deleted branch: unreachable %v, still stored %v", slices.Contains(dry.Unreachable[store.Blobs], scratchBlob), slices.Contains(blobs, scratchBlob))
 	}
 	// The hub that ran meanwhile stops offering the deleted xorbs for
 	// dedupe within seconds (it reads what gc deleted every 5 s).

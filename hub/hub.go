@@ -10,6 +10,7 @@ package hub
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -59,6 +60,10 @@ type Config struct {
 	// ReadUserToken, when set, is a second user token that may obtain only
 	// read CAS tokens (its write-token requests get 403).
 	ReadUserToken string
+	// Users, if set, are the hub's people: users, organisations and their
+	// tokens (see hubapi.Users, ParseUsers). UserToken, if also set, is
+	// then the token of an administrator who owns every namespace.
+	Users *hubapi.Users
 	// TokenTTL is how long a CAS token lives (default 1 hour).
 	TokenTTL time.Duration
 	// URLTTL is how long a signed xorb URL lives (default 15 minutes).
@@ -66,12 +71,13 @@ type Config struct {
 	// KeyRotation is how long one chunk hash key of the dedupe responses
 	// lives before the next replaces it (default 1 hour).
 	KeyRotation time.Duration
-	// PublicURL is the hub's absolute base URL as clients reach it
-	// ("http://localhost:8080"): every URL the hub returns (casUrl, signed
-	// xorb URLs, commit and repo URLs, links) is built from it, and clients
-	// such as huggingface_hub refuse URLs on another host than the one they
-	// were pointed at. Empty: "http://" + the local address the request
-	// arrived on (never the client's Host header, which anyone can set).
+	// PublicURL is another base URL clients reach the hub at
+	// ("https://hub.example.com", through a proxy): requests that come to
+	// its host get the URLs the hub returns (casUrl, signed xorb URLs,
+	// commit and repo URLs, links) built on it, since clients such as
+	// huggingface_hub refuse URLs on another host than the one they were
+	// pointed at. Requests to the listening address (on loopback: under
+	// any loopback name) get URLs on the name they used (see baseURL).
 	PublicURL string
 	// MaxUploads bounds the xorb and shard uploads read at once (default
 	// 32); one more is answered 503 with Retry-After, so a crowd of slow
@@ -198,7 +204,7 @@ func New(cfg Config) (*Hub, error) {
 	}
 	h.api = hubapi.New(hubapi.Config{
 		Store: h.store, CAS: h.cas, Key: key, BaseURL: h.baseURL, Answer: h.ans, Now: cfg.Now,
-		UserToken: cfg.UserToken, ReadUserToken: cfg.ReadUserToken, TreePageSize: cfg.TreePageSize, LFSPartSize: cfg.LFSPartSize,
+		UserToken: cfg.UserToken, ReadUserToken: cfg.ReadUserToken, Users: cfg.Users, TreePageSize: cfg.TreePageSize, LFSPartSize: cfg.LFSPartSize,
 	})
 	h.routes()
 	return h, nil
@@ -254,7 +260,7 @@ func setCORS(w http.ResponseWriter, r *http.Request) {
 	}
 	hd.Set("Access-Control-Allow-Origin", origin)
 	hd.Add("Vary", "Origin")
-	hd.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, DELETE, OPTIONS")
+	hd.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, DELETE, OPTIONS")
 	hd.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Range, X-Xet-Session-Id")
 	hd.Set("Access-Control-Expose-Headers", "Content-Range, Content-Length, Content-Type, Accept-Ranges, ETag, Link, Retry-After, "+
 		"X-Xet-Hash, X-Linked-Size, X-Linked-ETag, X-Repo-Commit, X-Error-Code, X-Error-Message, "+
@@ -288,8 +294,64 @@ func (h *Hub) handleStats(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, h.Stats())
 }
 
-// baseURL is the hub's own base URL as the client of r should see it.
-func (h *Hub) baseURL(r *http.Request) string { return httpx.BaseURL(r, h.cfg.PublicURL) }
+// baseURL is the hub's base URL as the client of r sees it: the Hub API,
+// the CAS API and signed URLs all live under it, and clients refuse URLs on
+// another host than the one they were pointed at. So it is built on the
+// host the request came to when that is a name the hub answers as: the
+// PublicURL's host (in Host, or in the X-Forwarded-Host a proxy sets), or
+// the listening address, in every loopback spelling (127.0.0.1, localhost)
+// when it listens on loopback. Any other Host (anyone can set one) gets
+// the PublicURL, or else the listening address.
+func (h *Hub) baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if pub := h.cfg.PublicURL; pub != "" {
+		host := strings.SplitN(pub, "://", 2)[1]
+		if strings.EqualFold(r.Host, host) || strings.EqualFold(r.Header.Get("X-Forwarded-Host"), host) {
+			return pub
+		}
+	}
+	local := "127.0.0.1" // no server address: a test calling ServeHTTP directly
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		local = a.String()
+	}
+	if answersAs(local, r.Host) {
+		return scheme + "://" + strings.ToLower(r.Host)
+	}
+	if h.cfg.PublicURL != "" {
+		return h.cfg.PublicURL
+	}
+	return scheme + "://" + local
+}
+
+// answersAs reports whether a server listening on local (host:port) is
+// reached under host (a Host header): the same address, or on loopback
+// the same port under another loopback name.
+func answersAs(local, host string) bool {
+	if strings.EqualFold(local, host) {
+		return true
+	}
+	lh, lport, err := net.SplitHostPort(local)
+	if err != nil {
+		return false
+	}
+	hh, hport, err := net.SplitHostPort(host)
+	if err != nil || hport != lport {
+		return false
+	}
+	return isLoopback(lh) && isLoopback(hh)
+}
+
+// isLoopback reports whether host names this machine's loopback.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
 
 // Problem is something wrong with one object of a hub's store.
 type Problem = casserver.Problem

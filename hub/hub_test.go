@@ -77,6 +77,10 @@ func (th *testHub) do(method, path, token string, body []byte, hdr ...string) (i
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" { // net/http sends req.Host, not a Host header
+			req.Host = hdr[i+1]
+			continue
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := th.srv.Client().Do(req)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -57,6 +56,7 @@ type commitHeader struct {
 	Summary      string `json:"summary"`
 	Description  string `json:"description"`
 	ParentCommit string `json:"parentCommit"`
+	author       string // the committer, from the request's token
 }
 
 // readCommit parses an NDJSON commit body: a header, then operations.
@@ -169,17 +169,33 @@ func (h *Server) resolveOps(ops []commitOp) ([]treeEntry, error) {
 	return files, nil
 }
 
+// commitMeta is what a commit says besides its changes.
+type commitMeta struct {
+	title, message, author string
+}
+
 // writeCommit writes a commit of repo id on parent (whose tree is
-// parentRoot) making the changes ops (files from resolveOps): its blobs,
-// its tree's new pages and the commit, each synced, and returns its id. No
-// branch points at it yet, so nothing needs a lock: a commit refused here
-// writes nothing a reader can reach.
-func (h *Server) writeCommit(id repoID, parent string, parentRoot tree.ID, title, message string, ops []commitOp, files []treeEntry) (string, error) {
-	c, cid, err := newCommit(id.key(), parent, title, message, h.now())
+// parentRoot) making the changes ops (files from resolveOps), and lets the
+// repo's CAS tokens read the files it adds; it returns the commit's id.
+func (h *Server) writeCommit(id repoID, parent string, parentRoot tree.ID, m commitMeta, ops []commitOp, files []treeEntry) (string, error) {
+	ch, err := changesOf(ops, files)
 	if err != nil {
 		return "", err
 	}
-	ch, err := changesOf(ops, files)
+	cid, err := h.writeChanges(id, parent, parentRoot, m, ch, func() error { return h.storeBlobs(ops, files) })
+	if err != nil {
+		return "", err
+	}
+	return cid, h.grantCommitted(id, files)
+}
+
+// writeChanges writes a commit of repo id on parent (whose tree is
+// parentRoot) making the tree changes ch: its tree's new pages, then
+// (after before, which stores what the changes name) the commit, each
+// synced, and returns its id. No branch points at it yet, so nothing needs
+// a lock: a commit refused here writes nothing a reader can reach.
+func (h *Server) writeChanges(id repoID, parent string, parentRoot tree.ID, m commitMeta, ch []tree.Change, before func() error) (string, error) {
+	c, cid, err := newCommit(id.key(), parent, m, h.now())
 	if err != nil {
 		return "", err
 	}
@@ -188,13 +204,13 @@ func (h *Server) writeCommit(id repoID, parent string, parentRoot tree.ID, title
 		return "", treeError(err)
 	}
 	c.Root = root.String()
-	if err := h.storeBlobs(ops, files); err != nil {
+	if err := before(); err != nil {
 		return "", err
 	}
 	if err := h.store.putCommit(cid, c); err != nil {
 		return "", err
 	}
-	return cid, h.grantCommitted(id, files)
+	return cid, nil
 }
 
 // storeBlobs stores the bytes of the regular files among ops, once the
@@ -227,7 +243,7 @@ func (e *opError) Unwrap() error { return e.err }
 // refs/pr/N from the branch (answered as pullRequestUrl .../discussions/N).
 func (h *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 	id, ok := h.apiRepo(w, r)
-	if !ok || !h.writer(w, r) {
+	if !ok || !h.writer(w, r, id.ns) {
 		return
 	}
 	branch := r.PathValue("rev")
@@ -248,12 +264,13 @@ func (h *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 	if hdr.Summary == "" {
 		hdr.Summary = "Upload with xetkit"
 	}
+	hdr.author = h.author(r)
 	files, err := h.resolveOps(ops)
 	if err != nil {
 		h.ans.Fail(w, http.StatusBadRequest, "commit: %v", err)
 		return
 	}
-	if !h.ensureRepo(w, id) { // the local hub's convenience: see serve --help
+	if !h.ensureRepo(w, r, id) { // the local hub's convenience: see serve --help
 		return
 	}
 	// The commit is built and written on the branch's head without a lock;
@@ -299,15 +316,13 @@ func (h *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, answer)
 }
 
-// nextPR is the number of a repo's next pull request: one more than the
-// highest refs/pr/N.
+// nextPR is the number of a repo's next discussion or pull request: one
+// more than the highest refs/pr/N or discussion.
 func nextPR(st *repoState) int {
-	n := 0
+	n := len(st.Discussions)
 	for b := range st.Branches {
-		if v, ok := strings.CutPrefix(b, "refs/pr/"); ok {
-			if k, err := strconv.Atoi(v); err == nil && k > n {
-				n = k
-			}
+		if k, ok := prNumber(b); ok && k > n {
+			n = k
 		}
 	}
 	return n + 1
@@ -341,7 +356,7 @@ func (h *Server) commitOnce(w http.ResponseWriter, id repoID, branch string, hdr
 	if err != nil {
 		return "", fmt.Errorf("head commit: %w", err)
 	}
-	cid, err := h.writeCommit(id, head, root, hdr.Summary, hdr.Description, ops, files)
+	cid, err := h.writeCommit(id, head, root, commitMeta{hdr.Summary, hdr.Description, hdr.author}, ops, files)
 	if err != nil {
 		return "", err
 	}
@@ -361,7 +376,11 @@ func (h *Server) commitOnce(w http.ResponseWriter, id repoID, branch string, hdr
 		if now := st.Branches[branch]; now != head {
 			return "", fmt.Errorf("%w: its head is %s", errBranchMoved, now)
 		}
-		st.Branches[target(st)] = cid
+		ref := target(st)
+		st.Branches[ref] = cid
+		if num, ok := prNumber(ref); ok {
+			h.prCommitted(st, num, branch, head, cid, hdr)
+		}
 		if err = h.store.saveRepo(id, st); !errors.Is(err, store.ErrSwapped) {
 			return cid, err
 		}

@@ -16,7 +16,7 @@ import (
 // or multipart gets signed URLs to PUT the bytes to, and the hub turns
 // them into Xet itself (see lfs.go).
 func (h *Server) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repoID) {
-	if !h.writer(w, r) || !h.ensureRepo(w, id) {
+	if !h.writer(w, r, id.ns) || !h.ensureRepo(w, r, id) {
 		return
 	}
 	var req struct {
@@ -123,7 +123,7 @@ func (h *Server) fileBySHA(oid string, size int64) (xethash.Hash, int64, error) 
 // "failed" those it does not.
 func (h *Server) handleLFSDuplicate(w http.ResponseWriter, r *http.Request) {
 	src, ok := h.apiRepo(w, r)
-	if !ok || !h.writer(w, r) {
+	if !ok || !h.writer(w, r, src.ns) {
 		return
 	}
 	if _, ok := h.reader(w, r, src); !ok {
@@ -145,7 +145,7 @@ func (h *Server) handleLFSDuplicate(w http.ResponseWriter, r *http.Request) {
 	}
 	ns, name, found := strings.Cut(req.Target.Name, "/")
 	if !found {
-		ns, name = userName, req.Target.Name
+		ns, name = h.author(r), req.Target.Name
 	}
 	dst, err := parseRepoID(req.Target.Type, ns, name)
 	if err != nil {

@@ -25,7 +25,7 @@ type preuploadFile struct {
 // which files go inline ("regular") and which through Xet ("lfs").
 func (h *Server) handlePreupload(w http.ResponseWriter, r *http.Request) {
 	id, ok := h.apiRepo(w, r)
-	if !ok || !h.writer(w, r) {
+	if !ok || !h.writer(w, r, id.ns) {
 		return
 	}
 	// The files already at the revision: a client skips those whose oid

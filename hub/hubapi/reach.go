@@ -23,7 +23,8 @@ type Reached struct {
 type Damage struct{ Path, Err string }
 
 // Reach reads every repository record of st and follows each ref (branch,
-// tag, pull request) through its commits back to the first, and each
+// tag, pull request, and every commit a discussion names) through its
+// commits back to the first, and each
 // commit's tree through its pages to its files. What a ref reaches but
 // the store lacks is damage; the walk goes on past it. Given what an
 // earlier Reach found (r), it adds what the refs reach now, reading only
@@ -49,7 +50,7 @@ func Reach(st store.Store, r *Reached) (*Reached, []Damage, error) {
 			damage = append(damage, Damage{st.Where(store.Repos, name), fmt.Sprintf("unreadable repository record: %v", err)})
 			continue
 		}
-		for ref, head := range rs.Branches {
+		for ref, head := range rs.roots() {
 			for id := head; id != "" && !r.Commits[id]; {
 				c, err := objs.loadCommit(id)
 				if err != nil {
@@ -105,4 +106,31 @@ func (r *Reached) commitFiles(trees *tree.Trees, c *commitObj) error {
 		err = bad
 	}
 	return err
+}
+
+// roots are the commits a repository's record names, by what names them:
+// its branches and pull request refs, its tags, and the commits its
+// discussions name (a pull request's base, merge commit and commits).
+func (rs *repoState) roots() map[string]string {
+	out := map[string]string{}
+	for b, id := range rs.Branches {
+		out[b] = id
+	}
+	for t, id := range rs.Tags {
+		out["tag "+t] = id
+	}
+	for _, d := range rs.Discussions {
+		name := fmt.Sprintf("discussion %d", d.Num)
+		for i, id := range []string{d.From, d.MergeCommit} {
+			if id != "" {
+				out[fmt.Sprintf("%s (%d)", name, i)] = id
+			}
+		}
+		for _, e := range d.Events {
+			if e.OID != "" {
+				out[name+" event "+e.ID] = e.OID
+			}
+		}
+	}
+	return out
 }

@@ -99,7 +99,13 @@ type repoState struct {
 	ID       string            `json:"id"`
 	Private  bool              `json:"private"`
 	Created  time.Time         `json:"created"`
-	Branches map[string]string `json:"branches"` // branch → head commit id
+	Branches map[string]string `json:"branches"`       // branch (or refs/pr/N, refs/convert/X) → head commit id
+	Tags     map[string]string `json:"tags,omitempty"` // tag → commit id; a tag never moves
+	SDK      string            `json:"sdk,omitempty"`  // a Space's SDK (gradio, docker, static)
+	// Discussions are the repo's discussions and pull requests, number
+	// i+1 at index i; kept in the record so that a merge moves the branch
+	// and closes the pull request in one swap.
+	Discussions []*discussion `json:"discussions,omitempty"`
 
 	read []byte // the record it was loaded from (nil for a new repo), for saveRepo's swap
 }
@@ -112,6 +118,7 @@ type commitObj struct {
 	Repo    string    `json:"repo"` // repoID.key(): commit ids never collide across repos
 	Parent  string    `json:"parent,omitempty"`
 	Title   string    `json:"title"`
+	Author  string    `json:"author,omitempty"` // the user who committed (none in commits of before users)
 	Message string    `json:"message,omitempty"`
 	Date    time.Time `json:"date"`
 	Nonce   string    `json:"nonce,omitempty"`
@@ -201,6 +208,9 @@ func (s objects) loadRepo(r repoID) (*repoState, error) {
 	}
 	if st.Branches == nil {
 		st.Branches = map[string]string{}
+	}
+	if st.Tags == nil {
+		st.Tags = map[string]string{}
 	}
 	st.read = b
 	return &st, nil

@@ -10,16 +10,16 @@ import (
 // a request without one only public repos (a private one answers as if
 // missing, as the Hugging Face Hub does).
 func (h *Server) reader(w http.ResponseWriter, r *http.Request, id repoID) (*repoState, bool) {
-	s, ok := h.hubUser(w, r)
+	u, ok := h.caller(w, r)
 	if !ok {
 		return nil, false
 	}
 	st, err := h.store.loadRepo(id)
-	if err == nil && st.Private && s == 0 {
+	if err == nil && !maySee(u, id, st) {
 		err = errNoRepo
 	}
 	if err != nil {
-		if errors.Is(err, errNoRepo) && s == 0 {
+		if errors.Is(err, errNoRepo) && u == nil {
 			h.ans.FailCode(w, http.StatusUnauthorized, codeRepoNotFound, "%s repository %s not found (or private: pass a user token)", id.typ, id.id())
 			return nil, false
 		}
@@ -27,6 +27,12 @@ func (h *Server) reader(w http.ResponseWriter, r *http.Request, id repoID) (*rep
 		return nil, false
 	}
 	return st, true
+}
+
+// maySee reports whether user u (nil: no token) may see repo id: public
+// repos anyone, private ones the people of their namespace.
+func maySee(u *identity, id repoID, st *repoState) bool {
+	return !st.Private || (u != nil && u.owns(id.ns))
 }
 
 // apiRepo reads the repo of an /api/{type}s/{ns}/{name}/… route, or
@@ -82,15 +88,17 @@ func (h *Server) apiRevision(w http.ResponseWriter, r *http.Request) (*revision,
 	return h.readAt(w, r, id, rev)
 }
 
-// resolveRev finds the commit a revision names: a branch, or a commit id
-// of this repo.
+// resolveRev finds the commit a revision names: a branch (or another ref
+// such as refs/pr/1), a tag, or a commit id of this repo.
 func (h *Server) resolveRev(st *repoState, id repoID, rev string) (string, *commitObj, error) {
 	if rev == "HEAD" {
 		rev = "main" // the default branch
 	}
 	cid, ok := st.Branches[rev]
 	if !ok {
-		cid = rev
+		if cid, ok = st.Tags[rev]; !ok {
+			cid = rev
+		}
 	}
 	c, err := h.commit(cid)
 	if err == nil && !strings.EqualFold(c.Repo, id.key()) {

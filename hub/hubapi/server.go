@@ -49,6 +49,8 @@ type Config struct {
 	// UserToken is the write user token; empty: every caller writes.
 	// ReadUserToken, if set, is a user token that only reads.
 	UserToken, ReadUserToken string
+	// Users, if set, are the hub's people (see Users).
+	Users *Users
 	// TreePageSize is how many entries one tree listing page holds.
 	TreePageSize int
 	// LFSPartSize is the part size of the LFS multipart transfer.
@@ -100,6 +102,11 @@ func (h *Server) Register(m *http.ServeMux) {
 	m.HandleFunc("POST /api/repos/create", h.handleCreateRepo)
 	m.HandleFunc("POST /api/validate-yaml", h.handleValidateYAML)
 	m.HandleFunc("DELETE /api/repos/delete", h.handleDeleteRepo)
+	m.HandleFunc("GET /api/models", h.handleList("model"))
+	m.HandleFunc("GET /api/datasets", h.handleList("dataset"))
+	m.HandleFunc("GET /api/spaces", h.handleList("space"))
+	m.HandleFunc("GET /api/settings/repositories", h.handleUserRepos)
+	m.HandleFunc("GET /api/organizations/{ns}/settings/repositories", h.handleUserRepos)
 	repo := "/api/{type}/{ns}/{name}"
 	m.HandleFunc("GET "+repo, h.handleRepoInfo)
 	m.HandleFunc("GET "+repo+"/revision/{rev}", h.handleRepoInfo)
@@ -111,6 +118,19 @@ func (h *Server) Register(m *http.ServeMux) {
 	m.HandleFunc("POST "+repo+"/paths-info/{rev}", h.handlePathsInfo)
 	m.HandleFunc("GET "+repo+"/tree/{rev}", h.handleTree)
 	m.HandleFunc("GET "+repo+"/tree/{rev}/{path...}", h.handleTree)
+	m.HandleFunc("POST "+repo+"/branch/{branch}", h.handleCreateBranch)
+	m.HandleFunc("DELETE "+repo+"/branch/{branch}", h.handleDeleteBranch)
+	m.HandleFunc("POST "+repo+"/tag/{rev}", h.handleCreateTag)
+	m.HandleFunc("DELETE "+repo+"/tag/{rev}", h.handleDeleteTag)
+	m.HandleFunc("GET "+repo+"/refs", h.handleRefs)
+	m.HandleFunc("GET "+repo+"/commits/{rev}", h.handleCommits)
+	m.HandleFunc("GET "+repo+"/discussions", h.handleDiscussions)
+	m.HandleFunc("POST "+repo+"/discussions", h.handleCreateDiscussion)
+	m.HandleFunc("GET "+repo+"/discussions/{num}", h.handleDiscussion)
+	m.HandleFunc("POST "+repo+"/discussions/{num}/comment", h.handleComment)
+	m.HandleFunc("POST "+repo+"/discussions/{num}/status", h.handleStatus)
+	m.HandleFunc("POST "+repo+"/discussions/{num}/title", h.handleTitle)
+	m.HandleFunc("POST "+repo+"/discussions/{num}/merge", h.handleMerge)
 	m.HandleFunc(lfsURLPath+"{op}", h.handleLFS)
 }
 

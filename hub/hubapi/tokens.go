@@ -21,7 +21,7 @@ func (h *Server) token(w http.ResponseWriter, r *http.Request, want role) {
 		return
 	}
 	if want == roleWrite {
-		if !h.writer(w, r) || !h.ensureRepo(w, id) {
+		if !h.writer(w, r, id.ns) || !h.ensureRepo(w, r, id) {
 			return
 		}
 	} else if _, ok := h.reader(w, r, id); !ok {

@@ -32,12 +32,12 @@ func (p pageStore) PutAll(pages map[tree.ID][]byte) error {
 // its tree is built (the tree's entries name it): the id hashes the
 // commit without its root, and a random nonce keeps two commits with the
 // same message at the same instant apart.
-func newCommit(repo, parent, title, message string, now time.Time) (*commitObj, string, error) {
+func newCommit(repo, parent string, m commitMeta, now time.Time) (*commitObj, string, error) {
 	var nonce [8]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return nil, "", err
 	}
-	c := &commitObj{Repo: repo, Parent: parent, Title: title, Message: message, Date: now.UTC(), Nonce: hex.EncodeToString(nonce[:])}
+	c := &commitObj{Repo: repo, Parent: parent, Title: m.title, Message: m.message, Author: m.author, Date: now.UTC(), Nonce: hex.EncodeToString(nonce[:])}
 	id, err := c.headerID()
 	return c, id, err
 }

@@ -29,7 +29,7 @@ type Store interface {
 	// Open opens object or record kind/name for reading
 	// (fs.ErrNotExist when there is none).
 	Open(kind, name string) (ObjectReader, error)
-	// List returns the names of kind, sorted.
+	// List returns the names of kind, sorted (whole names, "/" and all).
 	List(kind string) ([]string, error)
 	// Swap replaces record kind/name with data if it still holds old,
 	// atomically: old nil means it must not exist, data nil removes it.

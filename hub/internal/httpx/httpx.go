@@ -1,13 +1,11 @@
 // Package httpx holds what both layers of xetkit serve answer with: JSON
-// bodies, errors in the Hub's shape, bearer tokens and the base URL that
-// answers are built on.
+// bodies, errors in the Hub's shape, bearer tokens.
 package httpx
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -67,23 +65,6 @@ func Bearer(r *http.Request) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(a[7:]), true
-}
-
-// BaseURL is the hub's base URL as the client of r should see it: the
-// Hub API, the CAS API and signed URLs all live under it. public is the
-// configured public URL, or "".
-func BaseURL(r *http.Request, public string) string {
-	if public != "" {
-		return public
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-		return scheme + "://" + a.String()
-	}
-	return scheme + "://127.0.0.1" // no server address: a test calling ServeHTTP directly
 }
 
 // Refusal is a request whose content the hub refuses (answered 400), as
