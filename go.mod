@@ -13,6 +13,7 @@ require (
 	github.com/zeebo/blake3 v0.2.4
 	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.44.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
@@ -31,5 +32,4 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sts v1.47.1 // indirect
 	github.com/aws/smithy-go v1.28.1 // indirect
 	github.com/klauspost/cpuid/v2 v2.0.12 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
