@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/xetkit/xetkit/hub/internal/httpx"
 )
 
 // FaultKind is one way the hub fails a request on purpose.
@@ -234,7 +236,7 @@ func (fi *faultInjector) inject(w http.ResponseWriter, r *http.Request, run http
 		_, _ = w.Write(body)
 	case Fault429:
 		w.Header().Set("Retry-After", "0")
-		writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "injected fault: too many requests"})
+		httpx.WriteJSON(w, http.StatusTooManyRequests, map[string]string{"error": "injected fault: too many requests"})
 	case FaultDrop:
 		if r.Body != nil {
 			// Take some of the body so the client is mid-upload when the
@@ -246,7 +248,7 @@ func (fi *faultInjector) inject(w http.ResponseWriter, r *http.Request, run http
 		run.ServeHTTP(discardWriter{h: make(http.Header)}, r)
 		panic(http.ErrAbortHandler)
 	default:
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "injected fault: service unavailable"})
+		httpx.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "injected fault: service unavailable"})
 	}
 	return true
 }

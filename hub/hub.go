@@ -1,47 +1,45 @@
-// Package hub is a local Xet hub for development and tests: the CAS contract
-// of shared/reference/cas.openapi.yaml (xorb and shard upload, global dedupe
-// queries, reconstructions v1 and v2 with signed xorb URLs) and the Hub
-// layer of shared/reference/hub-api.md above it (repositories, branches,
-// commits, trees, resolve, the LFS batch and token routes), on a
-// filesystem store, so @huggingface/hub works against it unmodified.
-//
-// Every object is written atomically (temporary file, fsync, rename) and
-// named by its content, so a retried or repeated upload never leaves a
-// partial or duplicate object behind. The in-memory indexes are rebuilt from
-// the stored shards and xorbs when the hub starts.
+// Package hub is xetkit serve's local Xet hub: a CAS layer (package
+// casserver: shared/reference/cas.openapi.yaml) and a Hub layer above it
+// (package hubapi: shared/reference/hub-api.md), each over the one
+// store.Store, the Hub layer reaching the CAS layer only through its CAS
+// interface, so @huggingface/hub and huggingface_hub work against it
+// unmodified. This package wires them together behind one http.Handler:
+// CORS, fault injection, the base URL answers are built on, counters.
 package hub
 
 import (
-	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/xetkit/xetkit/hub/tree"
-	"github.com/xetkit/xetkit/shard"
-	"github.com/xetkit/xetkit/xethash"
-	"github.com/xetkit/xetkit/xorb"
+	"github.com/xetkit/xetkit/hub/casserver"
+	"github.com/xetkit/xetkit/hub/hubapi"
+	"github.com/xetkit/xetkit/hub/internal/httpx"
+	"github.com/xetkit/xetkit/hub/internal/keys"
+	"github.com/xetkit/xetkit/hub/store"
 )
 
 // DefaultLFSPartSize is the LFS multipart transfer's part size unless
 // Config.LFSPartSize says otherwise.
 const DefaultLFSPartSize = 64 << 20
 
-// Upload bodies larger than these get 413. A xorb is bounded by its chunk
-// data (xorb.MaxBytes, where the reference client cuts), so its body may
-// be xorb.MaxSize: a little over 64 MiB. Shards are cut at 64 MiB by
-// clients (§14.5).
+// keyRotation is how long the newest signing key signs before the next
+// replaces it.
+const keyRotation = 7 * 24 * time.Hour
+
+// Upload bodies larger than these get 413 (see casserver).
 const (
-	MaxXorbSize  = xorb.MaxSize
-	MaxShardSize = shard.MaxSize
+	MaxXorbSize  = casserver.MaxXorbSize
+	MaxShardSize = casserver.MaxShardSize
 )
+
+// MaxPathsInfo bounds the paths of one paths-info call.
+const MaxPathsInfo = hubapi.MaxPathsInfo
 
 // Config configures a Hub. Dir or Store is required.
 type Config struct {
@@ -49,14 +47,23 @@ type Config struct {
 	// missing. Ignored when Store is set.
 	Dir string
 	// Store, if set, is where the hub keeps everything instead (see
-	// NewMemStore).
-	Store Store
+	// package store).
+	Store store.Store
+	// DirectURLs makes the xorb URLs of reconstructions presigned reads
+	// on the store itself (it must be a store.Presigner, as the S3 store
+	// is), valid for URLTTL and scoped to the one xorb, so that clients
+	// fetch bytes from the store and the hub answers only metadata.
+	DirectURLs bool
 	// UserToken is the bearer token the token endpoints require to hand out
 	// read or write CAS tokens. Empty: the token endpoints accept any caller.
 	UserToken string
 	// ReadUserToken, when set, is a second user token that may obtain only
 	// read CAS tokens (its write-token requests get 403).
 	ReadUserToken string
+	// Users, if set, are the hub's people: users, organisations and their
+	// tokens (see hubapi.Users, ParseUsers). UserToken, if also set, is
+	// then the token of an administrator who owns every namespace.
+	Users *hubapi.Users
 	// TokenTTL is how long a CAS token lives (default 1 hour).
 	TokenTTL time.Duration
 	// URLTTL is how long a signed xorb URL lives (default 15 minutes).
@@ -64,12 +71,13 @@ type Config struct {
 	// KeyRotation is how long one chunk hash key of the dedupe responses
 	// lives before the next replaces it (default 1 hour).
 	KeyRotation time.Duration
-	// PublicURL is the hub's absolute base URL as clients reach it
-	// ("http://localhost:8080"): every URL the hub returns (casUrl, signed
-	// xorb URLs, commit and repo URLs, links) is built from it, and clients
-	// such as huggingface_hub refuse URLs on another host than the one they
-	// were pointed at. Empty: "http://" + the local address the request
-	// arrived on (never the client's Host header, which anyone can set).
+	// PublicURL is another base URL clients reach the hub at
+	// ("https://hub.example.com", through a proxy): requests that come to
+	// its host get the URLs the hub returns (casUrl, signed xorb URLs,
+	// commit and repo URLs, links) built on it, since clients such as
+	// huggingface_hub refuse URLs on another host than the one they were
+	// pointed at. Requests to the listening address (on loopback: under
+	// any loopback name) get URLs on the name they used (see baseURL).
 	PublicURL string
 	// MaxUploads bounds the xorb and shard uploads read at once (default
 	// 32); one more is answered 503 with Retry-After, so a crowd of slow
@@ -81,6 +89,10 @@ type Config struct {
 	// LFSPartSize is the part size of the LFS multipart transfer (default
 	// 64 MiB): larger objects are uploaded in parts of this size.
 	LFSPartSize int64
+	// Ingest turns the bytes of LFS transfers (clients without Xet) into
+	// Xet; nil: such uploads are refused. xetkit serve passes the upload
+	// pipeline's (package ingest).
+	Ingest casserver.IngestFunc
 	// Faults injects failures into the first requests (see Faults).
 	Faults Faults
 	// Now is the clock (default time.Now); tests move it.
@@ -106,43 +118,17 @@ type Stats struct {
 	FaultsInjected     int64 `json:"faultsInjected"`     // requests failed on purpose
 }
 
-// counters are the live Stats.
-type counters struct {
-	xorbBytesReceived, xorbBytesStored, xorbsStored, xorbsExisting atomic.Int64
-	shardBytesReceived, shardsStored, shardsExisting               atomic.Int64
-	lfsBytesReceived                                               atomic.Int64
-	dedupeQueries, dedupeHits, reconstructions, xorbBytesServed    atomic.Int64
-	tokensIssued, rejected, faultsInjected                         atomic.Int64
-}
-
 // Hub serves the hub and CAS APIs. It is an http.Handler.
 type Hub struct {
 	cfg    Config
-	secret [32]byte // signs tokens and xorb URLs, seeds dedupe keys
-	store  *store
+	store  *store.Hooked
+	cas    *casserver.Server
+	api    *hubapi.Server
 	mux    *http.ServeMux
+	ans    httpx.Answer
 	faults *faultInjector
-	stats  counters
 
-	uploads chan struct{} // one token per upload being read (Config.MaxUploads)
-	ingests chan struct{} // one token per LFS object being stored as Xet
-
-	mu  sync.RWMutex
-	idx *index
-
-	// repoLocks serialize the changes of each repo file: a branch moves
-	// from the head a commit was built on, which nobody else can move
-	// meanwhile. Commits are written before, without a lock.
-	repoLocks repoLocks
-	trees     *tree.Trees
-	// legacyRoots are the trees built for commits stored before trees
-	// were paged (Hub.rootOf).
-	legacyMu    sync.Mutex
-	legacyRoots map[string]tree.ID
-	commitsMu   sync.Mutex
-	commits     map[string]*commitObj // cache of immutable commits
-	commitBytes int64                 // their estimated size
-	started     time.Time
+	rejected, faultsInjected atomic.Int64
 }
 
 // New opens (or creates) the store in cfg.Dir, rebuilds the indexes from
@@ -182,51 +168,52 @@ func New(cfg Config) (*Hub, error) {
 	backing := cfg.Store
 	if backing == nil {
 		var err error
-		if backing, err = OpenFSStore(cfg.Dir); err != nil {
+		if backing, err = store.OpenFS(cfg.Dir); err != nil {
 			return nil, err
 		}
 	}
-	st := &store{s: backing}
-	h := &Hub{cfg: cfg, store: st, uploads: make(chan struct{}, cfg.MaxUploads), ingests: make(chan struct{}, 2), commits: map[string]*commitObj{}, started: cfg.Now(),
-		trees: tree.New(pageStore{st}, treeCacheBytes), legacyRoots: map[string]tree.ID{}}
-	h.faults = newFaultInjector(cfg.Faults, &h.stats.faultsInjected)
-	if _, err := rand.Read(h.secret[:]); err != nil {
+	// The signing keys live in the store, so tokens and URLs one process
+	// issued hold on every process on it, and after a restart. A key
+	// replaced by rotation verifies until everything it signed expired:
+	// the longest life of a token or URL (an LFS transfer URL's day).
+	key, err := keys.Open(backing, keys.Options{
+		Rotation: keyRotation,
+		Overlap:  max(cfg.TokenTTL, cfg.URLTTL, hubapi.LFSURLTTL) + 2*keys.DefaultRefresh,
+		Now:      cfg.Now,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hub: %w", err)
+	}
+	var presign func(kind, name string, ttl time.Duration) (string, error)
+	if cfg.DirectURLs {
+		ps, ok := backing.(store.Presigner)
+		if !ok {
+			return nil, errors.New("hub: direct URLs need a store clients can read from (S3)")
+		}
+		presign = ps.PresignGet
+	}
+	h := &Hub{cfg: cfg, store: &store.Hooked{Store: backing}}
+	h.ans = httpx.Answer{Rejected: &h.rejected}
+	h.faults = newFaultInjector(cfg.Faults, &h.faultsInjected)
+	if h.cas, err = casserver.New(casserver.Config{
+		Store: h.store, Key: key, BaseURL: h.baseURL, Answer: h.ans, Now: cfg.Now,
+		TokenTTL: cfg.TokenTTL, URLTTL: cfg.URLTTL, KeyRotation: cfg.KeyRotation, MaxUploads: cfg.MaxUploads,
+		Ingest: cfg.Ingest, Presign: presign,
+	}); err != nil {
 		return nil, err
 	}
-	var err error
-	if h.idx, err = rebuildIndex(st); err != nil {
-		return nil, err
-	}
+	h.api = hubapi.New(hubapi.Config{
+		Store: h.store, CAS: h.cas, Key: key, BaseURL: h.baseURL, Answer: h.ans, Now: cfg.Now,
+		UserToken: cfg.UserToken, ReadUserToken: cfg.ReadUserToken, Users: cfg.Users, TreePageSize: cfg.TreePageSize, LFSPartSize: cfg.LFSPartSize,
+	})
 	h.routes()
 	return h, nil
 }
 
 func (h *Hub) routes() {
 	m := http.NewServeMux()
-	m.HandleFunc("GET /api/whoami-v2", h.handleWhoAmI)
-	m.HandleFunc("POST /api/repos/create", h.handleCreateRepo)
-	m.HandleFunc("POST /api/validate-yaml", h.handleValidateYAML)
-	m.HandleFunc("DELETE /api/repos/delete", h.handleDeleteRepo)
-	repo := "/api/{type}/{ns}/{name}"
-	m.HandleFunc("GET "+repo, h.handleRepoInfo)
-	m.HandleFunc("GET "+repo+"/revision/{rev}", h.handleRepoInfo)
-	m.HandleFunc("GET "+repo+"/xet-read-token/{rev}", h.handleToken(scopeRead))
-	m.HandleFunc("GET "+repo+"/xet-write-token/{rev}", h.handleToken(scopeWrite))
-	m.HandleFunc("POST "+repo+"/preupload/{rev}", h.handlePreupload)
-	m.HandleFunc("POST "+repo+"/commit/{rev}", h.handleCommit)
-	m.HandleFunc("POST "+repo+"/lfs-files/duplicate", h.handleLFSDuplicate)
-	m.HandleFunc("POST "+repo+"/paths-info/{rev}", h.handlePathsInfo)
-	m.HandleFunc("GET "+repo+"/tree/{rev}", h.handleTree)
-	m.HandleFunc("GET "+repo+"/tree/{rev}/{path...}", h.handleTree)
-	m.HandleFunc("POST /v1/xorbs/{prefix}/{hash}", h.handleXorbUpload)
-	m.HandleFunc("POST /v1/shards", h.handleShardUpload)
-	m.HandleFunc("POST /v2/shards", h.handleShardUploadV2)
-	m.HandleFunc("GET /v1/chunks/{prefix}/{hash}", h.handleDedupe)
-	m.HandleFunc("GET /v1/reconstructions/{file}", h.handleReconstructionV1)
-	m.HandleFunc("GET /v2/reconstructions/{file}", h.handleReconstructionV2)
-	m.HandleFunc("POST /v1/telemetry", h.handleTelemetry)
-	m.HandleFunc("GET "+xorbURLPath+"{hash}", h.handleXorbFetch)
-	m.HandleFunc(lfsURLPath+"{op}", h.handleLFS)
+	h.api.Register(m)
+	h.cas.Register(m)
 	m.HandleFunc("GET /_xetkit/stats", h.handleStats)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		for _, method := range []string{http.MethodGet, http.MethodPost} {
@@ -234,11 +221,11 @@ func (h *Hub) routes() {
 			other.Method = method
 			if _, pattern := m.Handler(other); pattern != "/" {
 				w.Header().Set("Allow", method)
-				h.fail(w, http.StatusMethodNotAllowed, "%s %s: this endpoint takes %s", r.Method, r.URL.Path, method)
+				h.ans.Fail(w, http.StatusMethodNotAllowed, "%s %s: this endpoint takes %s", r.Method, r.URL.Path, method)
 				return
 			}
 		}
-		h.fail(w, http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
+		h.ans.Fail(w, http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
 	})
 	h.mux = m
 }
@@ -257,11 +244,8 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/_xetkit/stats" && h.faults.inject(w, r, h.mux) {
 		return
 	}
-	if !strings.HasPrefix(r.URL.Path, "/api/") {
-		if wr, ok := parseWebRoute(r.URL.EscapedPath()); ok {
-			h.serveWeb(w, r, wr)
-			return
-		}
+	if !strings.HasPrefix(r.URL.Path, "/api/") && h.api.ServeWeb(w, r) {
+		return
 	}
 	h.mux.ServeHTTP(w, r)
 }
@@ -276,7 +260,7 @@ func setCORS(w http.ResponseWriter, r *http.Request) {
 	}
 	hd.Set("Access-Control-Allow-Origin", origin)
 	hd.Add("Vary", "Origin")
-	hd.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, DELETE, OPTIONS")
+	hd.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, DELETE, OPTIONS")
 	hd.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Range, X-Xet-Session-Id")
 	hd.Set("Access-Control-Expose-Headers", "Content-Range, Content-Length, Content-Type, Accept-Ranges, ETag, Link, Retry-After, "+
 		"X-Xet-Hash, X-Linked-Size, X-Linked-ETag, X-Repo-Commit, X-Error-Code, X-Error-Message, "+
@@ -286,97 +270,136 @@ func setCORS(w http.ResponseWriter, r *http.Request) {
 
 // Stats returns a snapshot of the counters.
 func (h *Hub) Stats() Stats {
-	c := &h.stats
+	c := h.cas.Stats()
 	return Stats{
-		XorbBytesReceived:  c.xorbBytesReceived.Load(),
-		XorbBytesStored:    c.xorbBytesStored.Load(),
-		XorbsStored:        c.xorbsStored.Load(),
-		XorbsExisting:      c.xorbsExisting.Load(),
-		ShardBytesReceived: c.shardBytesReceived.Load(),
-		ShardsStored:       c.shardsStored.Load(),
-		ShardsExisting:     c.shardsExisting.Load(),
-		LFSBytesReceived:   c.lfsBytesReceived.Load(),
-		DedupeQueries:      c.dedupeQueries.Load(),
-		DedupeHits:         c.dedupeHits.Load(),
-		Reconstructions:    c.reconstructions.Load(),
-		XorbBytesServed:    c.xorbBytesServed.Load(),
-		TokensIssued:       c.tokensIssued.Load(),
-		Rejected:           c.rejected.Load(),
-		FaultsInjected:     c.faultsInjected.Load(),
+		XorbBytesReceived:  c.XorbBytesReceived,
+		XorbBytesStored:    c.XorbBytesStored,
+		XorbsStored:        c.XorbsStored,
+		XorbsExisting:      c.XorbsExisting,
+		ShardBytesReceived: c.ShardBytesReceived,
+		ShardsStored:       c.ShardsStored,
+		ShardsExisting:     c.ShardsExisting,
+		LFSBytesReceived:   h.api.LFSBytesReceived(),
+		DedupeQueries:      c.DedupeQueries,
+		DedupeHits:         c.DedupeHits,
+		Reconstructions:    c.Reconstructions,
+		XorbBytesServed:    c.XorbBytesServed,
+		TokensIssued:       c.TokensIssued,
+		Rejected:           h.rejected.Load(),
+		FaultsInjected:     h.faultsInjected.Load(),
 	}
 }
 
 func (h *Hub) handleStats(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.Stats())
+	httpx.WriteJSON(w, http.StatusOK, h.Stats())
 }
 
-// handleTelemetry accepts and drops client telemetry, as a server with
-// telemetry disabled does.
-func (h *Hub) handleTelemetry(w http.ResponseWriter, r *http.Request) {
-	if _, ok := h.authorize(w, r, scopeRead); !ok {
-		return
-	}
-	w.WriteHeader(http.StatusOK)
-}
-
-// baseURL is the hub's own base URL as the client should see it: the
-// Hub API, the CAS API and signed URLs all live under it.
+// baseURL is the hub's base URL as the client of r sees it: the Hub API,
+// the CAS API and signed URLs all live under it, and clients refuse URLs on
+// another host than the one they were pointed at. So it is built on the
+// host the request came to when that is a name the hub answers as: the
+// PublicURL's host (in Host, or in the X-Forwarded-Host a proxy sets), or
+// the listening address, in every loopback spelling (127.0.0.1, localhost)
+// when it listens on loopback. Any other Host (anyone can set one) gets
+// the PublicURL, or else the listening address.
 func (h *Hub) baseURL(r *http.Request) string {
-	if h.cfg.PublicURL != "" {
-		return h.cfg.PublicURL
-	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
+	if pub := h.cfg.PublicURL; pub != "" {
+		host := strings.SplitN(pub, "://", 2)[1]
+		if strings.EqualFold(r.Host, host) || strings.EqualFold(r.Header.Get("X-Forwarded-Host"), host) {
+			return pub
+		}
+	}
+	local := "127.0.0.1" // no server address: a test calling ServeHTTP directly
 	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-		return scheme + "://" + a.String()
+		local = a.String()
 	}
-	return scheme + "://127.0.0.1" // no server address: a test calling ServeHTTP directly
+	if answersAs(local, r.Host) {
+		return scheme + "://" + strings.ToLower(r.Host)
+	}
+	if h.cfg.PublicURL != "" {
+		return h.cfg.PublicURL
+	}
+	return scheme + "://" + local
 }
 
-// fail answers with status and a JSON {"error": message}.
-func (h *Hub) fail(w http.ResponseWriter, status int, format string, args ...any) {
-	h.failWith(w, status, nil, format, args...)
-}
-
-// failWith answers like fail, with more fields in the JSON body.
-func (h *Hub) failWith(w http.ResponseWriter, status int, fields map[string]string, format string, args ...any) {
-	if status >= 400 && status < 500 {
-		h.stats.rejected.Add(1)
+// answersAs reports whether a server listening on local (host:port) is
+// reached under host (a Host header): the same address, or on loopback
+// the same port under another loopback name.
+func answersAs(local, host string) bool {
+	if strings.EqualFold(local, host) {
+		return true
 	}
-	msg := fmt.Sprintf(format, args...)
-	// huggingface_hub shows X-Error-Message; a header holds one line.
-	w.Header().Set("X-Error-Message", strings.NewReplacer("\r", " ", "\n", " ").Replace(msg))
-	body := map[string]string{"error": msg}
-	for k, v := range fields {
-		body[k] = v
-	}
-	writeJSON(w, status, body)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
+	lh, lport, err := net.SplitHostPort(local)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+		return false
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	hh, hport, err := net.SplitHostPort(host)
+	if err != nil || hport != lport {
+		return false
+	}
+	return isLoopback(lh) && isLoopback(hh)
 }
 
-// parseHashParam reads a hash path parameter (64 lowercase hex, the XET
-// string form) or answers 400.
-func (h *Hub) parseHashParam(w http.ResponseWriter, r *http.Request, name string) (xethash.Hash, bool) {
-	s := r.PathValue(name)
-	v, err := xethash.Parse(s)
-	if err == nil && v.String() != s {
-		err = errors.New("hash must be lowercase hex")
+// isLoopback reports whether host names this machine's loopback.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
 	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Problem is something wrong with one object of a hub's store.
+type Problem = casserver.Problem
+
+// Problems lists what New could not read from the store and left out.
+func (h *Hub) Problems() []Problem { return h.cas.Problems() }
+
+// CheckStore reads every object of the store in dir, as New does and more
+// thoroughly (each xorb is decompressed and its hash checked against its
+// name), and returns what is wrong. It changes nothing.
+func CheckStore(dir string) ([]Problem, error) {
+	st, err := store.ExistingFS(dir)
 	if err != nil {
-		h.fail(w, http.StatusBadRequest, "malformed %s %q: %v", name, s, err)
-		return xethash.Hash{}, false
+		return nil, err
 	}
-	return v, true
+	return Check(st)
+}
+
+// Check reads every object of st, as New does and more thoroughly (each
+// xorb is decompressed and its hash checked against its name), follows
+// every ref through its commits and trees to its files, and returns what
+// is wrong: damaged objects, and objects a ref needs that are missing. It
+// changes nothing.
+func Check(st store.Store) ([]Problem, error) {
+	problems, err := casserver.Check(st)
+	if err != nil {
+		return nil, err
+	}
+	reached, damage, err := hubapi.Reach(st, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range damage {
+		problems = append(problems, Problem{Path: d.Path, Err: d.Err})
+	}
+	for _, f := range casserver.Unregistered(st, reached.Files) {
+		problems = append(problems, Problem{Path: st.Where(store.Shards, "*"), Err: fmt.Sprintf("xet file %s, which a ref reaches, is in no readable shard", f)})
+	}
+	return problems, nil
+}
+
+// IsHubPath reports whether the hub answers this URL path (escaped), for
+// mounting it beside other handlers on one server.
+func IsHubPath(escaped string) bool {
+	for _, p := range Paths {
+		if strings.HasPrefix(escaped, p) {
+			return true
+		}
+	}
+	return hubapi.IsWebRoute(escaped)
 }

@@ -15,6 +15,9 @@ import (
 
 	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/s3store"
+	"github.com/xetkit/xetkit/hub/store"
+	"github.com/xetkit/xetkit/ingest"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -33,14 +36,20 @@ func newHub(t *testing.T, cfg hub.Config) *testHub {
 	t.Helper()
 	th := &testHub{t: t, now: time.Unix(1_800_000_000, 0)}
 	if cfg.Dir == "" && cfg.Store == nil {
-		if memStores {
-			cfg.Store = hub.NewMemStore()
-		} else {
+		switch {
+		case memStores:
+			cfg.Store = store.NewMem()
+		case s3Server != nil:
+			cfg.Store = s3Server.Store(t, "s3://"+s3Server.NewBucket(t)+"/hub", s3store.Options{})
+		default:
 			cfg.Dir = t.TempDir()
 		}
 	}
 	if cfg.UserToken == "" {
 		cfg.UserToken = userToken
+	}
+	if cfg.Ingest == nil {
+		cfg.Ingest = ingest.Pipeline
 	}
 	cfg.Now = func() time.Time { return th.now }
 	h, err := hub.New(cfg)
@@ -68,6 +77,10 @@ func (th *testHub) do(method, path, token string, body []byte, hdr ...string) (i
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" { // net/http sends req.Host, not a Host header
+			req.Host = hdr[i+1]
+			continue
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := th.srv.Client().Do(req)

@@ -56,18 +56,46 @@ func TestCreateRepoAnswers(t *testing.T) {
 	}
 }
 
-// With PublicURL, every URL the hub returns is built on it, whatever
-// address the request came to.
-func TestPublicURL(t *testing.T) {
-	const public = "http://localhost:9999"
+// The URLs the hub returns are built on the name the request came to
+// when the hub answers as it: either loopback spelling of its port, or
+// PublicURL's host (also as a proxy's X-Forwarded-Host); any other Host
+// gets PublicURL, or else the listening address.
+func TestURLsMatchTheCaller(t *testing.T) {
+	const public = "http://hub.example:9999"
 	th := newHub(t, hub.Config{PublicURL: public + "/"})
-	status, b, hdr := th.do("GET", "/api/models/alice/m/xet-write-token/main", userToken, nil)
-	if status != 200 || !strings.Contains(string(b), `"casUrl":"`+public+`"`) || hdr.Get("X-Xet-Cas-Url") != public {
-		t.Fatalf("token: %d %s %v", status, b, hdr)
+	listen := strings.TrimPrefix(th.srv.URL, "http://")
+	port := listen[strings.LastIndexByte(listen, ':')+1:]
+	for _, c := range []struct{ host, forwarded, want string }{
+		{"", "", th.srv.URL},
+		{"localhost:" + port, "", "http://localhost:" + port},
+		{"LocalHost:" + port, "", "http://localhost:" + port},
+		{"127.0.0.1:" + port, "", "http://127.0.0.1:" + port},
+		{"hub.example:9999", "", public},
+		{"127.0.0.1:" + port, "hub.example:9999", public},
+		{"evil.example", "", public},
+		{"localhost:1", "", public},
+	} {
+		hdr := []string{}
+		if c.host != "" {
+			hdr = append(hdr, "Host", c.host)
+		}
+		if c.forwarded != "" {
+			hdr = append(hdr, "X-Forwarded-Host", c.forwarded)
+		}
+		status, b, h := th.do("GET", "/api/models/alice/m/xet-write-token/main", userToken, nil, hdr...)
+		if status != 200 || !strings.Contains(string(b), `"casUrl":"`+c.want+`"`) || h.Get("X-Xet-Cas-Url") != c.want {
+			t.Errorf("Host %q, X-Forwarded-Host %q: token %d %s %v, want casUrl %s", c.host, c.forwarded, status, b, h.Get("X-Xet-Cas-Url"), c.want)
+		}
+		status, b, _ = th.do("POST", "/api/models/alice/m/commit/main", userToken, commitBody(map[string]any{"summary": "x"}, inlineFile("a.txt", "a")), hdr...)
+		if status != 200 || !strings.Contains(string(b), `"commitUrl":"`+c.want+`/alice/m/commit/`) {
+			t.Errorf("Host %q: commit %d %s, want a commitUrl on %s", c.host, status, b, c.want)
+		}
 	}
-	status, b, _ = th.do("POST", "/api/models/alice/m/commit/main", userToken, commitBody(map[string]any{"summary": "x"}, inlineFile("a.txt", "a")))
-	if status != 200 || !strings.Contains(string(b), `"commitUrl":"`+public+`/alice/m/commit/`) {
-		t.Fatalf("commit: %d %s", status, b)
+	// Without PublicURL, a foreign Host gets the listening address.
+	plain := newHub(t, hub.Config{})
+	status, b, _ := plain.do("GET", "/api/models/alice/m/xet-write-token/main", userToken, nil, "Host", "evil.example")
+	if status != 200 || !strings.Contains(string(b), `"casUrl":"`+plain.srv.URL+`"`) {
+		t.Errorf("foreign Host without PublicURL: %d %s, want casUrl %s", status, b, plain.srv.URL)
 	}
 	for _, bad := range []string{"localhost:8080", "ftp://x", "http://x/path", "http://x?q=1"} {
 		if _, err := hub.New(hub.Config{Dir: t.TempDir(), PublicURL: bad}); err == nil || !strings.Contains(err.Error(), "origin") {

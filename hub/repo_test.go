@@ -20,6 +20,7 @@ import (
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/s3store/s3test"
 	"github.com/xetkit/xetkit/hubclient"
 	"github.com/xetkit/xetkit/pipeline"
 )
@@ -31,6 +32,20 @@ const memStoreEnv = "XETKIT_TEST_HUB_MEMSTORE"
 
 // memStores is whether this run puts newHub's hubs in memory.
 var memStores = os.Getenv(memStoreEnv) != ""
+
+// s3StoreEnv, set to "ENDPOINT ACCESS SECRET", runs the tests with their
+// hubs on S3 (a new bucket each): TestMain's third run, on a versitygw it
+// starts.
+const s3StoreEnv = "XETKIT_TEST_HUB_S3"
+
+// s3Server is the S3 server of this run's hubs, or nil.
+var s3Server = func() *s3test.Server {
+	f := strings.Fields(os.Getenv(s3StoreEnv))
+	if len(f) != 3 {
+		return nil
+	}
+	return &s3test.Server{Endpoint: f[0], AccessKey: f[1], SecretKey: f[2], Region: "us-east-1"}
+}()
 
 // TestMain runs the tests on the filesystem store, then on the store in
 // memory (tests that name a Dir keep the filesystem). It doubles as a hub
@@ -57,7 +72,7 @@ func TestMain(m *testing.M) {
 		return
 	}
 	code := m.Run()
-	if code == 0 && !memStores && !fuzzingOrBenching() {
+	if code == 0 && !memStores && s3Server == nil && !fuzzingOrBenching() {
 		cmd := exec.Command(os.Args[0], os.Args[1:]...)
 		cmd.Env = append(os.Environ(), memStoreEnv+"=1")
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
@@ -65,8 +80,45 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "the hub tests on the store in memory failed: %v\n", err)
 			code = 1
 		}
+		if code == 0 {
+			code = runOnS3()
+		}
 	}
 	os.Exit(code)
+}
+
+// runOnS3 runs the tests once more with their hubs on S3, on a versitygw
+// started for the run, and returns the exit code. Without versitygw the
+// run is skipped with a message (and fails under CI).
+func runOnS3() int {
+	bin, why := s3test.Binary()
+	if bin == "" {
+		fmt.Fprintf(os.Stderr, "the hub tests on S3 were not run: %s\n", why)
+		if os.Getenv("CI") == "true" {
+			return 1
+		}
+		return 0
+	}
+	dir, err := os.MkdirTemp("", "xetkit-hub-s3-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	srv, stop, err := s3test.StartIn(bin, dir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "the hub tests on S3: starting versitygw: %v\n", err)
+		return 1
+	}
+	defer stop()
+	cmd := exec.Command(os.Args[0], os.Args[1:]...)
+	cmd.Env = append(os.Environ(), s3StoreEnv+"="+srv.Endpoint+" "+srv.AccessKey+" "+srv.SecretKey)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "the hub tests on S3 failed: %v\n", err)
+		return 1
+	}
+	return 0
 }
 
 // fuzzingOrBenching reports whether this run fuzzes or benchmarks, which
@@ -301,6 +353,10 @@ func TestKillDuringCommits(t *testing.T) {
 			if status, body, _ := th.do("GET", "/k/crash/resolve/main/"+e.Path, userToken, nil); status != 200 {
 				t.Fatalf("round %d: %s: %d %s", round, e.Path, status, body)
 			}
+		}
+		// And the store checks clean: every ref reaches whole objects.
+		if problems, err := hub.CheckStore(dir); err != nil || len(problems) != 0 {
+			t.Fatalf("round %d: store check after the kill: %v %v", round, err, problems)
 		}
 		t.Logf("round %d: %d commits acknowledged, main at %s with %d entries", round, len(acked), head[:8], len(entries))
 		th.srv.Close()

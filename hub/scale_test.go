@@ -137,7 +137,12 @@ func TestManyFiles(t *testing.T) {
 // files are being stored, a one-file commit to another repository lands.
 func TestBigCommitDoesNotStall(t *testing.T) {
 	th := newHub(t, hub.Config{})
-	const n = 100_000
+	n := 100_000
+	if s3Server != nil {
+		// On S3 each file is a PUT (100,000 take two minutes on a loopback
+		// versitygw): a tenth still holds the repo's writes for seconds.
+		n = 10_000
+	}
 	content := strings.Repeat("x", 1000)
 	ops := make([]map[string]any, n)
 	for i := range ops {

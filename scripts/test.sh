@@ -2,7 +2,8 @@
 # The README's test command: installs what the tests need (npm packages from
 # the lock file, Debian's Chromium, the Python packages of
 # test/python/requirements.txt in .venv), then runs every test: Go unit tests and
-# vet (native and GOOS=js), each fuzz target for a short time, the Node
+# vet (native and GOOS=js), versitygw (an S3 server for the S3 store's
+# tests, installed into .cache/bin), each fuzz target for a short time, the Node
 # cross-checks and module tests, the TypeScript check, the reference client
 # (huggingface_hub with hf_xet, in .venv) against xetkit serve, and the
 # Playwright end-to-end tests in Chromium.
@@ -16,6 +17,7 @@ FUZZTIME=${FUZZTIME:-8s}
 XETKIT_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/xetkit-test-cache-XXXXXX")
 export XETKIT_CACHE
 trap 'rm -rf "$XETKIT_CACHE"' EXIT
+VERSITYGW_VERSION=v1.8.0
 
 step() { printf '\n==> %s\n' "$*"; }
 die() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
@@ -44,6 +46,14 @@ GOOS=js GOARCH=wasm go vet $(GOOS=js GOARCH=wasm go list ./... | grep -v -e '/hu
 step "build: wasm/xetkit.wasm and bin/xetkit"
 if [ -f scripts/build-wasm.sh ]; then bash scripts/build-wasm.sh; fi
 go build -o bin/xetkit ./cmd/xetkit
+
+# The S3 store's tests (and the hub's on S3) run against a real S3 server,
+# versitygw, which they start on a loopback port over a temporary folder.
+step "versitygw $VERSITYGW_VERSION (the S3 server of the store tests) in .cache/bin"
+if ! go version -m .cache/bin/versitygw 2>/dev/null | grep -q "mod[[:space:]]*github.com/versity/versitygw[[:space:]]*$VERSITYGW_VERSION"; then
+  GOBIN="$PWD/.cache/bin" go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
+fi
+export VERSITYGW="$PWD/.cache/bin/versitygw"
 
 step "go test"
 go test -count=1 ./...

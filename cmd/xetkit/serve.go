@@ -25,12 +25,15 @@ import (
 
 	"github.com/xetkit/xetkit"
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/hubapi"
+	"github.com/xetkit/xetkit/hub/s3store"
+	"github.com/xetkit/xetkit/ingest"
 )
 
 func init() {
 	register(&command{
 		name:    "serve",
-		usage:   "[--addr 127.0.0.1:8080] [--url URL] [--data DIR] [--token T] [--root DIR]",
+		usage:   "[--addr 127.0.0.1:8080] [--url URL] [--data DIR | --store s3://BUCKET/PREFIX [--direct-urls]] [--token T] [--users FILE] [--root DIR]",
 		summary: "serve the viewer page, the WebAssembly module and a local hub on one loopback port",
 		details: `The local hub answers the Hub API that @huggingface/hub and huggingface_hub call
 (repositories, commits, trees, resolve, the LFS batch and the xet token routes)
@@ -39,7 +42,11 @@ and the CAS API, so those clients work against it unmodified:
   hubUrl: "http://127.0.0.1:8080", accessToken: "<the token printed at start>"
 
 It has one user: the --token (default: a random hf_… token, printed at start;
-pass your own with --token hf_…). That user owns every namespace. As a
+pass your own with --token hf_…). That user owns every namespace. For a team,
+--users FILE names the people instead: users with their tokens (the SHA-256
+of each, in hex: printf %s hf_… | sha256sum; a read or a write role) and
+organisations with their members. A user writes to its own namespace and its
+organisations'; private repositories are seen only by those people. As a
 development convenience, a commit or a write-token request for a repository
 that does not exist creates it (public); createRepo creates one explicitly,
 and an id without a namespace lands in the user's own ("local"). Without a
@@ -47,9 +54,29 @@ token, public repositories can be read; writes always need it.
 
 huggingface_hub with hf_xet works the same way (HF_ENDPOINT=<the URL>,
 HF_TOKEN=<the token>). Clients without Xet use the LFS basic and multipart
-transfers; the hub stores those files as Xet itself. Pass --url when
-clients reach the hub by another name than the listening address (say
-localhost, or through a proxy): the URLs the hub returns are built on it.`,
+transfers; the hub stores those files as Xet itself. The URLs the hub
+returns are built on the name a client used: 127.0.0.1 or localhost for a
+loopback listener. Pass --url when clients reach it by another name too
+(through a proxy that keeps the Host or sets X-Forwarded-Host): requests
+to that name get URLs built on it.
+
+The hub keeps its data in a folder (--data DIR; default a temporary one,
+removed at exit) or, with --store s3://BUCKET/PREFIX, in an S3 bucket (AWS S3
+or a server of one's own: MinIO, versitygw, ...) under that key prefix. The
+bucket must exist. The S3 server and credentials come from the standard AWS
+environment:
+
+  AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL   the server (default: AWS), e.g. http://127.0.0.1:7070
+  AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY  the credentials (or any other source the AWS SDK reads)
+  AWS_REGION                                the region (default us-east-1)
+
+Requests use path-style addresses (http://host/BUCKET/KEY), and every write
+is conditional (If-None-Match, If-Match), so that the server, not the hub,
+decides races. Several xetkit serve processes on one bucket and prefix act
+as one hub (behind any load balancer): tokens and signed URLs are signed with
+keys kept in the bucket. With --direct-urls the xorb URLs of reconstructions
+are presigned GETs on the bucket itself (valid as long as a signed URL, for
+that one xorb): clients then need to reach the S3 server too.`,
 		run: runServe,
 	})
 }
@@ -59,7 +86,10 @@ type serveOptions struct {
 	addr        string // listen address; loopback unless allowRemote
 	root        string // checkout holding web/ and wasm/; "": the files built in
 	data        string // hub store folder
+	store       string // hub store in S3, s3://BUCKET/PREFIX; "": the folder
+	directURLs  bool   // xorb URLs presigned on the S3 store itself
 	token       string // hub user token
+	users       string // file of the hub's users, organisations and tokens; "": the token's one user
 	allowRemote bool   // listen on a non-loopback address
 	faults      string // hub fault plan, for tests (hub.ParseFaults)
 	publicURL   string // base URL clients reach the hub at; "": the listening address
@@ -76,11 +106,14 @@ func runServe(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free one)")
 	fs.StringVar(&o.root, "root", "", "serve web/ and wasm/ from this checkout (to see edits without rebuilding; default: the copies built into this binary)")
 	fs.StringVar(&o.data, "data", "", "folder where the local hub keeps xorbs and shards (default: a temporary folder)")
+	fs.StringVar(&o.store, "store", "", "keep the hub's data in an S3 bucket, s3://BUCKET/PREFIX, instead of a folder (server and credentials from the AWS environment; see above)")
+	fs.BoolVar(&o.directURLs, "direct-urls", false, "with --store s3://…: hand clients presigned range GETs on the bucket for xorb bytes, so downloads do not pass through the hub (the bucket must be reachable by clients)")
 	fs.StringVar(&o.token, "token", "", "hub user token its token endpoints require (default: a random hf_… one, printed at start); pass your own as --token hf_…")
+	fs.StringVar(&o.users, "users", "", "JSON file of the hub's people: users with their tokens (stored as SHA-256 hex, each read or write) and organisations with their members; then --token, if given, is an administrator's who owns every namespace")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow listening on a non-loopback address (the hub has no other protection)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 5*time.Minute, "longest time to receive one whole request, body included")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", time.Minute, "close a keep-alive connection idle this long")
-	fs.StringVar(&o.publicURL, "url", "", "the base URL clients reach the hub at, e.g. http://localhost:8080 (default: http:// and the listening address); every URL the hub returns is built on it, and clients refuse URLs on another host than the one they were pointed at")
+	fs.StringVar(&o.publicURL, "url", "", "another base URL clients reach the hub at, e.g. https://hub.example.com behind a proxy: requests to its host (Host or X-Forwarded-Host) get the URLs the hub returns built on it, as clients refuse URLs on another host than the one they were pointed at; requests to the listening address get them on the name they used")
 	fs.Int64Var(&o.lfsPartSize, "lfs-part-size", hub.DefaultLFSPartSize, "part size in bytes of the LFS multipart transfer, for clients without Xet: larger objects are sent in parts of this size")
 	fs.StringVar(&o.faults, "faults", "", "make the hub fail requests, for tests: N (the first N), KIND:N,... (kinds 5xx, 429, drop, lost, flip, cut, ok), or loop:KIND,... (every request, in turn); optionally @/path|/path")
 	args, err := parseFlags(e, c, fs, args)
@@ -89,6 +122,17 @@ func runServe(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	}
 	if len(args) != 0 {
 		return usagef("serve takes no arguments, only flags (got %q)", args[0])
+	}
+	if o.store != "" && o.data != "" {
+		return usagef("--data and --store name two stores: pass one")
+	}
+	if o.directURLs && o.store == "" {
+		return usagef("--direct-urls needs --store s3://BUCKET/PREFIX: clients read xorbs from the bucket")
+	}
+	if o.store != "" {
+		if _, _, err := s3store.ParseURL(o.store); err != nil {
+			return usagef("--store: %v", err)
+		}
 	}
 	if o.lfsPartSize <= 0 {
 		return usagef("--lfs-part-size %d: want a positive number of bytes", o.lfsPartSize)
@@ -108,10 +152,10 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.token == "" {
+	if o.token == "" && o.users == "" {
 		o.token = randomToken()
 	}
-	if o.data == "" {
+	if o.data == "" && o.store == "" {
 		// A throwaway store: nothing in it outlives this server.
 		if o.data, err = os.MkdirTemp("", "xetkit-hub-"); err != nil {
 			return err
@@ -124,7 +168,7 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	if o.idleTimeout <= 0 {
 		o.idleTimeout = time.Minute
 	}
-	h, err := hubHandler(o)
+	h, err := hubHandler(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -145,9 +189,17 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	fmt.Fprintf(e.stdout, "xetkit serve: %s\n", url)
 	fmt.Fprintf(e.stdout, "  page and module from %s\n", from)
 	if h != nil {
-		fmt.Fprintf(e.stdout, "  hub at %s (token %s), store in %s\n", url, o.token, o.data)
+		where := o.data
+		if o.store != "" {
+			where = o.store
+		}
+		who := "token " + o.token
+		if o.users != "" {
+			who = "people from " + o.users
+		}
+		fmt.Fprintf(e.stdout, "  hub at %s (%s), store in %s\n", url, who, where)
 		for _, p := range h.Problems() {
-			fmt.Fprintf(e.stderr, "xetkit serve: store: %s (xetkit store check %s)\n", p, o.data)
+			fmt.Fprintf(e.stderr, "xetkit serve: store: %s (xetkit store check %s)\n", p, where)
 		}
 	}
 	fmt.Fprintln(e.stdout, "  Ctrl-C stops")
@@ -170,14 +222,32 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	return nil
 }
 
-// hubHandler returns the local hub on the store in o.data. Its paths
-// (hub.IsHubPath) are routed to it.
-func hubHandler(o serveOptions) (*hub.Hub, error) {
+// hubHandler returns the local hub on the store in o.data, or in S3 at
+// o.store. Its paths (hub.IsHubPath) are routed to it.
+func hubHandler(ctx context.Context, o serveOptions) (*hub.Hub, error) {
 	faults, err := hub.ParseFaults(o.faults)
 	if err != nil {
 		return nil, usagef("--faults: %v", err)
 	}
-	return hub.New(hub.Config{Dir: o.data, UserToken: o.token, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize})
+	var users *hubapi.Users
+	if o.users != "" {
+		b, err := os.ReadFile(o.users)
+		if err != nil {
+			return nil, usagef("--users: %v", err)
+		}
+		if users, err = hubapi.ParseUsers(b); err != nil {
+			return nil, usagef("--users %s: %v", o.users, err)
+		}
+	}
+	cfg := hub.Config{Dir: o.data, UserToken: o.token, Users: users, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize, Ingest: ingest.Pipeline, DirectURLs: o.directURLs}
+	if o.store != "" {
+		s, err := s3store.Open(ctx, o.store, s3store.Options{})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Store = s
+	}
+	return hub.New(cfg)
 }
 
 // newServeMux serves web/ at /, wasm/ at /wasm/ and, when hub is not nil,

@@ -18,7 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/xetkit/xetkit"
+	"github.com/xetkit/xetkit/hub/s3store"
+	"github.com/xetkit/xetkit/hub/s3store/s3test"
 )
 
 // syncBuffer lets the test read what serve prints while it runs.
@@ -371,5 +376,98 @@ func TestServeCompresses(t *testing.T) {
 		if resp.Header.Get("Content-Encoding") != "" || !bytes.HasPrefix(big, body) || len(body) == 0 {
 			t.Errorf("%v: encoding %q, %d bytes", hdr, resp.Header.Get("Content-Encoding"), len(body))
 		}
+	}
+}
+
+// TestServeOnS3: serve --store keeps the hub in a bucket (server and
+// credentials from the AWS environment), where a second server finds it.
+func TestServeOnS3(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.NewBucket(t)
+	srv.Env(t)
+	o := serveOptions{addr: "127.0.0.1:0", root: fakeRoot(t, true), store: "s3://" + bucket + "/team", token: "hf_s3"}
+	base, out, stop := startServe(t, o)
+	if !strings.Contains(out.String(), "store in s3://"+bucket+"/team") {
+		t.Errorf("serve does not say where its store is: %q", out.String())
+	}
+	req, _ := http.NewRequest("POST", base+"api/repos/create", strings.NewReader(`{"type":"model","name":"on-s3"}`))
+	req.Header.Set("Authorization", "Bearer hf_s3")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("create repo: %s", resp.Status)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := srv.Client().ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: aws.String("team/repos/")})
+	if err != nil || len(keys.Contents) != 1 {
+		t.Fatalf("the bucket holds %v under team/repos/ (%v), want the one repo", keys, err)
+	}
+	base, _, stop = startServe(t, o)
+	defer stop()
+	resp, err = http.Get(base + "api/models/local/on-s3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the repo created by the first server, read from the second: %s", resp.Status)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--data", t.TempDir(), "--store", "s3://" + bucket}, "pass one"},
+		{[]string{"serve", "--store", "/tmp/x"}, "want s3://BUCKET/PREFIX"},
+		{[]string{"serve", "--direct-urls"}, "needs --store"},
+	} {
+		if status, _, errOut := runCLI(t, nil, c.args...); status != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: status %d, %q; want 2 and %q", c.args, status, errOut, c.want)
+		}
+	}
+	status, _, errOut := runCLI(t, nil, "serve", "--addr", "127.0.0.1:0", "--root", o.root, "--store", "s3://no-such-bucket/x")
+	if status != 1 || !strings.Contains(errOut, "no-such-bucket") {
+		t.Errorf("serve on a missing bucket: status %d, %q", status, errOut)
+	}
+}
+
+// TestStoreCommandsOnS3: store check and store gc take an S3 URL as well
+// as a folder; gc lists without --delete and deletes with it.
+func TestStoreCommandsOnS3(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.NewBucket(t)
+	srv.Env(t)
+	uri := "s3://" + bucket + "/team"
+	if status, _, errOut := runCLI(t, nil, "store", "check", uri); status != 0 || !strings.Contains(errOut, "no problems") {
+		t.Fatalf("check of an empty store: %d %q", status, errOut)
+	}
+	// An old xorb no shard names: unreachable once past a grace period.
+	st := srv.Store(t, uri, s3store.Options{})
+	name := strings.Repeat("ab", 32)
+	if _, err := st.Put("xorbs", name, []byte("not referenced")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // S3 keeps whole seconds
+	status, out, errOut := runCLI(t, nil, "store", "gc", "--grace", "1s", uri)
+	if status != 0 || !strings.Contains(out, "xorbs/"+name) || !strings.Contains(errOut, "pass --delete") {
+		t.Fatalf("gc dry run: %d %q %q", status, out, errOut)
+	}
+	if status, _, errOut := runCLI(t, nil, "store", "gc", uri); status != 0 || !strings.Contains(errOut, "0 unreachable") {
+		t.Fatalf("gc within the default grace: %d %q", status, errOut)
+	}
+	status, _, errOut = runCLI(t, nil, "store", "gc", "--delete", "--grace", "1s", uri)
+	if status != 0 || !strings.Contains(errOut, "deleted 1 ") {
+		t.Fatalf("gc --delete: %d %q", status, errOut)
+	}
+	if names, _ := st.List("xorbs"); len(names) != 0 {
+		t.Fatalf("xorbs after gc --delete: %q", names)
+	}
+	if status, _, errOut := runCLI(t, nil, "store", "gc", "--grace", "0s", uri); status != 2 || !strings.Contains(errOut, "positive") {
+		t.Fatalf("--grace 0s: %d %q", status, errOut)
 	}
 }

@@ -213,6 +213,37 @@ func (t *Trees) eachEntry(root ID, fn func(Entry) error) error {
 	return nil
 }
 
+// Pages visits the tree whose pages start at root: it adds the id of every
+// page it reads to seen, never reading one already there (trees of
+// successive commits share most pages), and calls file for each file of
+// the pages it reads. A page that cannot be read ends the walk with its
+// error.
+func (t *Trees) Pages(root ID, seen map[ID]bool, file func(File)) error {
+	if root.IsZero() || seen[root] {
+		return nil
+	}
+	p, err := t.page(root)
+	if err != nil {
+		return fmt.Errorf("tree page %s: %w", root, err)
+	}
+	seen[root] = true
+	for _, c := range p.children {
+		if err := t.Pages(c.id, seen, file); err != nil {
+			return err
+		}
+	}
+	for _, e := range p.entries {
+		if e.Dir {
+			if err := t.Pages(e.Root, seen, file); err != nil {
+				return err
+			}
+		} else {
+			file(e.File)
+		}
+	}
+	return nil
+}
+
 // Apply makes the changes, in order, to the tree root as commit and
 // returns the new tree's root, writing only pages the store lacks. Nothing
 // is written when a change is refused.

@@ -13,6 +13,7 @@ import pathlib
 import re
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import tempfile
@@ -47,13 +48,17 @@ def _die_with_parent():
 class Hub:
     """One running `xetkit serve`: its URL, token, store and counters."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, env=None):
+        """Starts a hub with extra serve flags; with env (variables to add),
+        args name its store (--store s3://…) instead of a fresh folder."""
         if not XETKIT.exists():
             raise RuntimeError(f"{XETKIT} is missing: go build -o bin/xetkit ./cmd/xetkit")
         self.data = pathlib.Path(tempfile.mkdtemp(prefix="hub-", dir=_SCRATCH))
+        store = [] if env else ["--data", str(self.data)]
         self.proc = subprocess.Popen(
-            [str(XETKIT), "serve", "--addr", "127.0.0.1:0", "--data", str(self.data), "--token", TOKEN, *args],
+            [str(XETKIT), "serve", "--addr", "127.0.0.1:0", *store, "--token", TOKEN, *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_die_with_parent,
+            env={**os.environ, **env} if env else None,
         )
         printed = ""
         while True:
@@ -61,9 +66,9 @@ class Hub:
             if not line:
                 raise RuntimeError(f"xetkit serve printed no URL: {printed} {self.proc.stderr.read()}")
             printed += line
-            m = re.search(r"http://127\.0\.0\.1:\d+", line)
+            m = re.match(r"xetkit serve: (http://[^/\s]+)", line)
             if m:
-                self.url = m.group(0)
+                self.url = m.group(1)
                 break
         self.token = TOKEN
         self.api = HfApi(endpoint=self.url, token=TOKEN)
@@ -85,18 +90,29 @@ def hub():
     h.stop()
 
 
-@pytest.fixture
-def make_hub():
-    """Starts hubs with extra serve flags; each stops when the test ends."""
+def _hubs():
+    """Starts hubs with extra serve flags; stops them when resumed."""
     hubs = []
 
-    def start(*args):
-        hubs.append(Hub(*args))
+    def start(*args, env=None):
+        hubs.append(Hub(*args, env=env))
         return hubs[-1]
 
     yield start
     for h in hubs:
         h.stop()
+
+
+@pytest.fixture
+def make_hub():
+    """Starts hubs with extra serve flags; each stops when the test ends."""
+    yield from _hubs()
+
+
+@pytest.fixture(scope="module")
+def make_hub_module():
+    """make_hub for hubs a module's tests share."""
+    yield from _hubs()
 
 
 @pytest.fixture
@@ -162,6 +178,25 @@ def run_xetkit(*args, **kw):
     if p.returncode != 0:
         raise AssertionError(f"xetkit {' '.join(args)}: exit {p.returncode}: {p.stderr}")
     return p.stdout
+
+
+def free_port():
+    """A loopback port free now, for a hub that must know its port first."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_hf(*args, endpoint, token=TOKEN, check=True):
+    """Runs the hf CLI of huggingface_hub against a hub, with the token in
+    HF_TOKEN (which it sends only without HF_HUB_DISABLE_IMPLICIT_TOKEN);
+    returns the process."""
+    env = dict(os.environ, HF_ENDPOINT=endpoint, HF_TOKEN=token)
+    env.pop("HF_HUB_DISABLE_IMPLICIT_TOKEN", None)
+    p = subprocess.run([str(ROOT / ".venv" / "bin" / "hf"), *args], capture_output=True, text=True, env=env)
+    if check and p.returncode != 0:
+        raise AssertionError(f"hf {' '.join(args)}: exit {p.returncode}: {p.stdout} {p.stderr}")
+    return p
 
 
 def run_node(*args):

@@ -1,0 +1,45 @@
+package hub_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The server is built from its own layers and the format packages: no
+// package of the hub imports a client package, directly or not.
+func TestHubImportsNoClientPackage(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 20 {
+		t.Fatalf("go list gave %d packages: %q", len(deps), deps)
+	}
+	hasOwn := false
+	for _, p := range deps {
+		hasOwn = hasOwn || p == "github.com/xetkit/xetkit/hub/casserver"
+		for _, client := range []string{"cas", "pipeline", "hubclient", "wasm"} {
+			if p == "github.com/xetkit/xetkit/"+client {
+				t.Errorf("the hub depends on the client package %s", p)
+			}
+		}
+	}
+	if !hasOwn {
+		t.Fatalf("go list did not list the hub's own packages: %q", deps)
+	}
+}
+
+// The Hub layer reaches the CAS layer only through its CAS interface.
+func TestHubLayerImportsNoCASLayer(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "./hubapi").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if p == "github.com/xetkit/xetkit/hub/casserver" {
+			t.Errorf("the Hub layer imports the CAS layer")
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package hubapi
+
+import (
+	"fmt"
+	"html"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/xetkit/xetkit/hub/internal/httpx"
+)
+
+// commitsPageSize is how many commits one history page holds, as on the
+// Hub; the next page is linked with rel="next".
+const commitsPageSize = 50
+
+// historyEntry is one commit of a history answer.
+type historyEntry struct {
+	ID        string          `json:"id"`
+	Title     string          `json:"title"`
+	Message   string          `json:"message"`
+	Authors   []historyAuthor `json:"authors"`
+	Date      string          `json:"date"`
+	Formatted *formatted      `json:"formatted,omitempty"`
+}
+
+// historyAuthor is an author of a commit.
+type historyAuthor struct {
+	User string `json:"user"`
+}
+
+// formatted is a commit's title and message as HTML (expand[]=formatted).
+type formatted struct {
+	Title   string `json:"title"`
+	Message string `json:"message"`
+}
+
+// handleCommits answers GET /api/{type}s/{repo}/commits/{rev}: the history
+// from the revision's commit back to the first, newest first, a page at a
+// time. The next page's link names the first commit it holds as its
+// revision, so a page is the same however the branch moved meanwhile.
+func (h *Server) handleCommits(w http.ResponseWriter, r *http.Request) {
+	rv, ok := h.apiRevision(w, r)
+	if !ok {
+		return
+	}
+	withFormatted := false
+	for _, v := range r.URL.Query()["expand[]"] {
+		withFormatted = withFormatted || v == "formatted"
+	}
+	page := make([]historyEntry, 0, commitsPageSize)
+	cid, c := rv.cid, rv.c
+	for cid != "" && len(page) < commitsPageSize {
+		author := c.Author
+		if author == "" {
+			author = userName // commits from before users were kept
+		}
+		e := historyEntry{ID: cid, Title: c.Title, Message: c.Message, Authors: []historyAuthor{{author}}, Date: c.Date.UTC().Format(time.RFC3339)}
+		if withFormatted {
+			e.Formatted = &formatted{html.EscapeString(c.Title), html.EscapeString(c.Message)}
+		}
+		page = append(page, e)
+		if cid = c.Parent; cid != "" {
+			var err error
+			if c, err = h.commit(cid); err != nil {
+				h.ans.FailStore(w, "commit "+cid, err)
+				return
+			}
+		}
+	}
+	if cid != "" {
+		next := fmt.Sprintf("%s/api/%ss/%s/commits/%s", h.cfg.BaseURL(r), rv.id.typ, rv.id.id(), url.PathEscape(cid))
+		if q := r.URL.RawQuery; q != "" {
+			next += "?" + q
+		}
+		w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next"`, next))
+	}
+	httpx.WriteJSON(w, http.StatusOK, page)
+}

@@ -1,0 +1,54 @@
+package hubapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+)
+
+// Error codes a Hub client branches on (the X-Error-Code header).
+const (
+	codeRepoNotFound     = "RepoNotFound"
+	codeRevisionNotFound = "RevisionNotFound"
+	codeEntryNotFound    = "EntryNotFound"
+)
+
+// decodeBody decodes the JSON body of r, at most limit bytes of it, into v.
+// A malformed body is answered 400, naming what the body is, and false.
+func (h *Server) decodeBody(w http.ResponseWriter, r *http.Request, limit int64, what string, v any) bool {
+	if err := json.NewDecoder(io.LimitReader(r.Body, limit)).Decode(v); err != nil {
+		h.ans.Fail(w, http.StatusBadRequest, "malformed %s body: %v", what, err)
+		return false
+	}
+	return true
+}
+
+// maxFilesPerCall bounds the files one preupload or duplicate call names,
+// so that one request cannot make the hub look up any number of files.
+const maxFilesPerCall = 1000
+
+// tooManyFiles answers 400 and reports true when a call names more than
+// maxFilesPerCall files.
+func (h *Server) tooManyFiles(w http.ResponseWriter, n int, call string) bool {
+	if n <= maxFilesPerCall {
+		return false
+	}
+	h.ans.Fail(w, http.StatusBadRequest, "%d files in one %s call; at most %d", n, call, maxFilesPerCall)
+	return true
+}
+
+// failMiss answers errNoRepo, errNoRevision or errNoEntry with their 404
+// and code, and anything else as a store failure.
+func (h *Server) failMiss(w http.ResponseWriter, id repoID, what string, err error) {
+	switch {
+	case errors.Is(err, errNoRepo):
+		h.ans.FailCode(w, http.StatusNotFound, codeRepoNotFound, "%s repository %s not found", id.typ, id.id())
+	case errors.Is(err, errNoRevision):
+		h.ans.FailCode(w, http.StatusNotFound, codeRevisionNotFound, "%s: revision not found in %s %s", what, id.typ, id.id())
+	case errors.Is(err, errNoEntry):
+		h.ans.FailCode(w, http.StatusNotFound, codeEntryNotFound, "%s: no such file in %s %s", what, id.typ, id.id())
+	default:
+		h.ans.FailStore(w, what, err)
+	}
+}

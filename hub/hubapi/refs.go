@@ -1,0 +1,204 @@
+package hubapi
+
+import (
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/xetkit/xetkit/hub/internal/httpx"
+)
+
+// Branches and tags: POST and DELETE /api/{type}s/{repo}/branch/{branch},
+// POST /api/{type}s/{repo}/tag/{revision} (the tag in the body), DELETE
+// …/tag/{tag}, and GET …/refs. A branch moves with commits; a tag names
+// one commit for good: creating one that exists is 409, as is a branch
+// that exists, and the default branch cannot be deleted.
+
+// defaultBranch is every repo's default branch.
+const defaultBranch = "main"
+
+// Prefixes of the refs kept among the branches that are not branches.
+const (
+	prRefPrefix      = "refs/pr/"
+	convertRefPrefix = "refs/convert/"
+)
+
+// refName is a branch or tag name as git takes them, less what would make
+// it ambiguous here (a leading "refs/", a 40-hex name that reads as a
+// commit id).
+var refName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}$`)
+
+// checkRefName answers 400 and reports false for a name no ref may have.
+func (h *Server) checkRefName(w http.ResponseWriter, kind, name string) bool {
+	if !refName.MatchString(name) || strings.Contains(name, "..") || strings.Contains(name, "//") || strings.HasSuffix(name, "/") ||
+		strings.HasSuffix(name, ".lock") || strings.HasPrefix(name, "refs/") || commitIDPattern.MatchString(name) || name == "HEAD" {
+		h.ans.Fail(w, http.StatusBadRequest, "invalid %s name %q", kind, name)
+		return false
+	}
+	return true
+}
+
+// changeRefs checks that r may write to its repo, then changes the repo's
+// record (changeRepo) and answers 200.
+func (h *Server) changeRefs(w http.ResponseWriter, r *http.Request, change func(id repoID, st *repoState) bool) {
+	id, ok := h.apiRepo(w, r)
+	if !ok || !h.writer(w, r, id.ns) {
+		return
+	}
+	h.changeRepo(w, id, func(st *repoState) bool { return change(id, st) }, func() { w.WriteHeader(http.StatusOK) })
+}
+
+// changeRepo loads repo id under its lock, lets change edit its record
+// (answering any refusal itself and returning false), saves it and calls
+// done to answer. It answers misses and store failures.
+func (h *Server) changeRepo(w http.ResponseWriter, id repoID, change func(st *repoState) bool, done func()) {
+	lock := h.repoLocks.of(id.key())
+	lock.Lock()
+	defer lock.Unlock()
+	st, err := h.store.loadRepo(id)
+	if err != nil {
+		h.failMiss(w, id, "repository", err)
+		return
+	}
+	if !change(st) {
+		return
+	}
+	if err := h.store.saveRepo(id, st); err != nil {
+		h.ans.FailStore(w, "repository", err)
+		return
+	}
+	done()
+}
+
+// handleCreateBranch answers POST …/branch/{branch} with an optional body
+// {"startingPoint": revision} (default: the default branch's head).
+func (h *Server) handleCreateBranch(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		StartingPoint string `json:"startingPoint"`
+	}
+	if r.ContentLength != 0 && !h.decodeBody(w, r, 1<<20, "branch", &req) {
+		return
+	}
+	branch := r.PathValue("branch")
+	h.changeRefs(w, r, func(id repoID, st *repoState) bool {
+		if !h.checkRefName(w, "branch", branch) {
+			return false
+		}
+		if _, ok := st.Branches[branch]; ok {
+			h.ans.Fail(w, http.StatusConflict, "Reference already exists: branch %s of %s %s", branch, id.typ, id.id())
+			return false
+		}
+		from := req.StartingPoint
+		if from == "" {
+			from = defaultBranch
+		}
+		cid, _, err := h.resolveRev(st, id, from)
+		if err != nil {
+			h.failMiss(w, id, "starting point "+from, err)
+			return false
+		}
+		st.Branches[branch] = cid
+		return true
+	})
+}
+
+// handleDeleteBranch answers DELETE …/branch/{branch}.
+func (h *Server) handleDeleteBranch(w http.ResponseWriter, r *http.Request) {
+	branch := r.PathValue("branch")
+	h.changeRefs(w, r, func(id repoID, st *repoState) bool {
+		if _, ok := st.Branches[branch]; !ok || strings.HasPrefix(branch, "refs/") {
+			h.ans.FailCode(w, http.StatusNotFound, codeRevisionNotFound, "branch %q not found in %s %s", branch, id.typ, id.id())
+			return false
+		}
+		if branch == defaultBranch {
+			h.ans.Fail(w, http.StatusForbidden, "cannot delete %s: it is the default branch of %s %s", branch, id.typ, id.id())
+			return false
+		}
+		delete(st.Branches, branch)
+		return true
+	})
+}
+
+// handleCreateTag answers POST …/tag/{revision} with the body {"tag",
+// "message"?}: the tag names the revision's commit for good.
+func (h *Server) handleCreateTag(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Tag     string `json:"tag"`
+		Message string `json:"message"`
+	}
+	if !h.decodeBody(w, r, 1<<20, "tag", &req) {
+		return
+	}
+	rev := r.PathValue("rev")
+	h.changeRefs(w, r, func(id repoID, st *repoState) bool {
+		if !h.checkRefName(w, "tag", req.Tag) {
+			return false
+		}
+		if _, ok := st.Tags[req.Tag]; ok {
+			h.ans.Fail(w, http.StatusConflict, "Reference already exists: tag %s of %s %s (a tag never moves)", req.Tag, id.typ, id.id())
+			return false
+		}
+		cid, _, err := h.resolveRev(st, id, rev)
+		if err != nil {
+			h.failMiss(w, id, "revision "+rev, err)
+			return false
+		}
+		st.Tags[req.Tag] = cid
+		return true
+	})
+}
+
+// handleDeleteTag answers DELETE …/tag/{tag}.
+func (h *Server) handleDeleteTag(w http.ResponseWriter, r *http.Request) {
+	tag := r.PathValue("rev")
+	h.changeRefs(w, r, func(id repoID, st *repoState) bool {
+		if _, ok := st.Tags[tag]; !ok {
+			h.ans.FailCode(w, http.StatusNotFound, codeRevisionNotFound, "tag %q not found in %s %s", tag, id.typ, id.id())
+			return false
+		}
+		delete(st.Tags, tag)
+		return true
+	})
+}
+
+// gitRef is one ref of a refs answer.
+type gitRef struct {
+	Name         string `json:"name"`
+	Ref          string `json:"ref"`
+	TargetCommit string `json:"targetCommit"`
+}
+
+// handleRefs answers GET …/refs: branches, tags, converts and (with
+// include_prs=1) pull requests, each sorted by name.
+func (h *Server) handleRefs(w http.ResponseWriter, r *http.Request) {
+	id, ok := h.apiRepo(w, r)
+	if !ok {
+		return
+	}
+	st, ok := h.reader(w, r, id)
+	if !ok {
+		return
+	}
+	out := map[string][]gitRef{"branches": {}, "tags": {}, "converts": {}, "pullRequests": {}}
+	for name, cid := range st.Branches {
+		switch {
+		case strings.HasPrefix(name, prRefPrefix):
+			out["pullRequests"] = append(out["pullRequests"], gitRef{name, name, cid})
+		case strings.HasPrefix(name, convertRefPrefix):
+			out["converts"] = append(out["converts"], gitRef{strings.TrimPrefix(name, convertRefPrefix), name, cid})
+		default:
+			out["branches"] = append(out["branches"], gitRef{name, "refs/heads/" + name, cid})
+		}
+	}
+	for name, cid := range st.Tags {
+		out["tags"] = append(out["tags"], gitRef{name, "refs/tags/" + name, cid})
+	}
+	if v := r.URL.Query().Get("include_prs"); v != "1" && v != "true" {
+		out["pullRequests"] = []gitRef{}
+	}
+	for _, refs := range out {
+		sort.Slice(refs, func(i, j int) bool { return refs[i].Name < refs[j].Name })
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,138 @@
+// Package hubapi is the Hub layer of xetkit serve: the routes of
+// shared/reference/hub-api.md (users, repositories, refs, commits, trees,
+// LFS, resolve) as @huggingface/hub and huggingface_hub call them, over a
+// store.Store, reaching the CAS layer only through the CAS interface.
+// Handlers are grouped by resource, one file each.
+package hubapi
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xetkit/xetkit/hub/internal/httpx"
+	"github.com/xetkit/xetkit/hub/internal/keys"
+	"github.com/xetkit/xetkit/hub/store"
+	"github.com/xetkit/xetkit/hub/tree"
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// CAS is what the Hub layer asks of the CAS layer.
+type CAS interface {
+	// FileBySHA256 finds the stored Xet file whose content has SHA-256
+	// sha, and its size.
+	FileBySHA256(sha xethash.Hash) (file xethash.Hash, size int64, ok bool)
+	// Token issues a CAS token for repo ("models/ns/name"; write also
+	// reads) and its expiry in Unix seconds.
+	Token(repo string, write bool) (token string, exp int64)
+	// Grant lets repo's CAS tokens read file, durably.
+	Grant(repo string, file xethash.Hash) error
+	// Open returns the bytes of a stored Xet file, each chunk verified as
+	// it is read, and its size.
+	Open(file xethash.Hash) (io.ReaderAt, int64, error)
+	// Ingest stores the size bytes that open gives as a Xet file of repo
+	// and returns their SHA-256 (hex).
+	Ingest(ctx context.Context, repo string, size int64, open func() (io.Reader, error)) (string, error)
+}
+
+// Config configures a Server; every field is required but the tokens.
+type Config struct {
+	Store   store.Store
+	CAS     CAS
+	Key     *keys.Key                  // signs LFS transfer URLs
+	BaseURL func(*http.Request) string // the base URL answers are built on
+	Answer  httpx.Answer               // how errors are answered and counted
+	Now     func() time.Time           // the clock
+	// UserToken is the write user token; empty: every caller writes.
+	// ReadUserToken, if set, is a user token that only reads.
+	UserToken, ReadUserToken string
+	// Users, if set, are the hub's people (see Users).
+	Users *Users
+	// TreePageSize is how many entries one tree listing page holds.
+	TreePageSize int
+	// LFSPartSize is the part size of the LFS multipart transfer.
+	LFSPartSize int64
+}
+
+// Server serves the Hub API.
+type Server struct {
+	cfg   Config
+	store objects
+	cas   CAS
+	ans   httpx.Answer
+
+	lfsBytesReceived atomic.Int64
+
+	// repoLocks serialize the changes of each repo record: a branch moves
+	// from the head a commit was built on, which nobody else can move
+	// meanwhile. Commits are written before, without a lock.
+	repoLocks repoLocks
+	trees     *tree.Trees
+	// legacyRoots are the trees built for commits stored before trees
+	// were paged (Server.rootOf).
+	legacyMu    sync.Mutex
+	legacyRoots map[string]tree.ID
+	commitsMu   sync.Mutex
+	commits     map[string]*commitObj // cache of immutable commits
+	commitBytes int64                 // their estimated size
+	started     time.Time
+}
+
+// objects is the store as the Hub layer reads and writes it (repo
+// records, commits: see repo.go).
+type objects struct{ store.Store }
+
+// New returns a Server over cfg.Store.
+func New(cfg Config) *Server {
+	st := objects{cfg.Store}
+	return &Server{cfg: cfg, store: st, cas: cfg.CAS, ans: cfg.Answer, commits: map[string]*commitObj{}, started: cfg.Now(),
+		trees: tree.New(pageStore{st}, treeCacheBytes), legacyRoots: map[string]tree.ID{}}
+}
+
+// LFSBytesReceived is the bytes of LFS transfer uploads since the start.
+func (h *Server) LFSBytesReceived() int64 { return h.lfsBytesReceived.Load() }
+
+// Register adds the Hub API routes to m; web-style routes (resolve, the
+// LFS batch) are answered by ServeWeb.
+func (h *Server) Register(m *http.ServeMux) {
+	m.HandleFunc("GET /api/whoami-v2", h.handleWhoAmI)
+	m.HandleFunc("POST /api/repos/create", h.handleCreateRepo)
+	m.HandleFunc("POST /api/validate-yaml", h.handleValidateYAML)
+	m.HandleFunc("DELETE /api/repos/delete", h.handleDeleteRepo)
+	m.HandleFunc("GET /api/models", h.handleList("model"))
+	m.HandleFunc("GET /api/datasets", h.handleList("dataset"))
+	m.HandleFunc("GET /api/spaces", h.handleList("space"))
+	m.HandleFunc("GET /api/settings/repositories", h.handleUserRepos)
+	m.HandleFunc("GET /api/organizations/{ns}/settings/repositories", h.handleUserRepos)
+	repo := "/api/{type}/{ns}/{name}"
+	m.HandleFunc("GET "+repo, h.handleRepoInfo)
+	m.HandleFunc("GET "+repo+"/revision/{rev}", h.handleRepoInfo)
+	m.HandleFunc("GET "+repo+"/xet-read-token/{rev}", h.handleToken(roleRead))
+	m.HandleFunc("GET "+repo+"/xet-write-token/{rev}", h.handleToken(roleWrite))
+	m.HandleFunc("POST "+repo+"/preupload/{rev}", h.handlePreupload)
+	m.HandleFunc("POST "+repo+"/commit/{rev}", h.handleCommit)
+	m.HandleFunc("POST "+repo+"/lfs-files/duplicate", h.handleLFSDuplicate)
+	m.HandleFunc("POST "+repo+"/paths-info/{rev}", h.handlePathsInfo)
+	m.HandleFunc("GET "+repo+"/tree/{rev}", h.handleTree)
+	m.HandleFunc("GET "+repo+"/tree/{rev}/{path...}", h.handleTree)
+	m.HandleFunc("POST "+repo+"/branch/{branch}", h.handleCreateBranch)
+	m.HandleFunc("DELETE "+repo+"/branch/{branch}", h.handleDeleteBranch)
+	m.HandleFunc("POST "+repo+"/tag/{rev}", h.handleCreateTag)
+	m.HandleFunc("DELETE "+repo+"/tag/{rev}", h.handleDeleteTag)
+	m.HandleFunc("GET "+repo+"/refs", h.handleRefs)
+	m.HandleFunc("GET "+repo+"/commits/{rev}", h.handleCommits)
+	m.HandleFunc("GET "+repo+"/discussions", h.handleDiscussions)
+	m.HandleFunc("POST "+repo+"/discussions", h.handleCreateDiscussion)
+	m.HandleFunc("GET "+repo+"/discussions/{num}", h.handleDiscussion)
+	m.HandleFunc("POST "+repo+"/discussions/{num}/comment", h.handleComment)
+	m.HandleFunc("POST "+repo+"/discussions/{num}/status", h.handleStatus)
+	m.HandleFunc("POST "+repo+"/discussions/{num}/title", h.handleTitle)
+	m.HandleFunc("POST "+repo+"/discussions/{num}/merge", h.handleMerge)
+	m.HandleFunc(lfsURLPath+"{op}", h.handleLFS)
+}
+
+// now returns the hub clock.
+func (h *Server) now() time.Time { return h.cfg.Now() }

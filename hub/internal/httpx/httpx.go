@@ -1,0 +1,100 @@
+// Package httpx holds what both layers of xetkit serve answer with: JSON
+// bodies, errors in the Hub's shape, bearer tokens.
+package httpx
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/xetkit/xetkit/hub/store"
+)
+
+// Answer writes errors as the Hub does ({"error": message} and the
+// X-Error-Message header huggingface_hub shows), counting the 4xx ones.
+type Answer struct {
+	Rejected *atomic.Int64 // requests answered with a 4xx
+}
+
+// Fail answers with status and a JSON {"error": message}.
+func (a Answer) Fail(w http.ResponseWriter, status int, format string, args ...any) {
+	a.FailWith(w, status, nil, format, args...)
+}
+
+// FailCode answers like Fail with the X-Error-Code a Hub client branches on.
+func (a Answer) FailCode(w http.ResponseWriter, status int, code, format string, args ...any) {
+	w.Header().Set("X-Error-Code", code)
+	a.Fail(w, status, format, args...)
+}
+
+// FailWith answers like Fail, with more fields in the JSON body.
+func (a Answer) FailWith(w http.ResponseWriter, status int, fields map[string]string, format string, args ...any) {
+	if status >= 400 && status < 500 && a.Rejected != nil {
+		a.Rejected.Add(1)
+	}
+	msg := fmt.Sprintf(format, args...)
+	// huggingface_hub shows X-Error-Message; a header holds one line.
+	w.Header().Set("X-Error-Message", strings.NewReplacer("\r", " ", "\n", " ").Replace(msg))
+	body := map[string]string{"error": msg}
+	for k, v := range fields {
+		body[k] = v
+	}
+	WriteJSON(w, status, body)
+}
+
+// WriteJSON answers with status and v as JSON.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// Bearer returns the token of an "Authorization: Bearer" header.
+func Bearer(r *http.Request) (string, bool) {
+	a := r.Header.Get("Authorization")
+	if len(a) < 7 || !strings.EqualFold(a[:7], "bearer ") {
+		return "", false
+	}
+	return strings.TrimSpace(a[7:]), true
+}
+
+// Refusal is a request whose content the hub refuses (answered 400), as
+// opposed to a failure of its own.
+type Refusal struct{ Msg string }
+
+func (e *Refusal) Error() string { return e.Msg }
+
+// FailStore answers a failed store write: 507 when the disk is full (the
+// client should not retry: nothing will change soon), else 500.
+func (a Answer) FailStore(w http.ResponseWriter, what string, err error) {
+	status := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
+		status = http.StatusInsufficientStorage
+	case errors.Is(err, store.ErrSwapped):
+		// Another request (here or on another replica) changed the same
+		// record first: the change can be sent again.
+		status = http.StatusConflict
+	}
+	a.Fail(w, status, "%s: %v", what, err)
+}
+
+// FailUpload answers a failed upload: 400 for a Refusal, else as
+// FailStore.
+func (a Answer) FailUpload(w http.ResponseWriter, what string, err error) {
+	var re *Refusal
+	if errors.As(err, &re) {
+		a.Fail(w, http.StatusBadRequest, "%s", re.Msg)
+		return
+	}
+	a.FailStore(w, what, err)
+}

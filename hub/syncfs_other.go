@@ -1,8 +1,0 @@
-//go:build !linux
-
-package hub
-
-import "errors"
-
-// syncFS is not available here: callers sync file by file.
-func syncFS(string) error { return errors.New("no syncfs on this system") }
