@@ -102,7 +102,10 @@ func TestResumeSendsOnlyTheRest(t *testing.T) {
 	if sent+before > int64(len(data))*105/100 {
 		t.Errorf("%d + %d xorb bytes sent for a %d-byte file", before, sent, len(data))
 	}
-	if res[0].ResumedBytes < int64(len(data))/2 || res[0].ResumedBytes != last.Resumed || res[0].ResumedBytes+res[0].NewBytes != int64(len(data)) {
+	// What the first attempt sent is resumed, less the xorbs still in flight
+	// when it was stopped (the CAS may have taken them unrecorded): at most
+	// Concurrency (2) of 256 KiB.
+	if res[0].ResumedBytes < before-2*(256<<10) || res[0].ResumedBytes != last.Resumed || res[0].ResumedBytes+res[0].NewBytes != int64(len(data)) {
 		t.Errorf("result %+v, last progress %+v", res[0], last)
 	}
 	if got := download(t, c, res[0].Hash, nil); !bytes.Equal(got, data) {
