@@ -36,8 +36,10 @@ func init() {
 		usage:   "[--addr 127.0.0.1:8080] [--url URL] [--data DIR | --store s3://BUCKET/PREFIX [--direct-urls]] [--token T] [--users FILE] [--root DIR]",
 		summary: "serve the viewer page, the WebAssembly module and a local hub on one loopback port",
 		details: `The local hub answers the Hub API that @huggingface/hub and huggingface_hub call
-(repositories, commits, trees, resolve, the LFS batch and the xet token routes)
-and the CAS API, so those clients work against it unmodified:
+(repositories, commits, trees, resolve, the LFS batch and the xet token routes;
+branches, tags, history, listings, discussions and pull requests, settings,
+duplicate and super-squash) and the CAS API, so those clients work against it
+unmodified:
 
   hubUrl: "http://127.0.0.1:8080", accessToken: "<the token printed at start>"
 

@@ -420,29 +420,27 @@ func (h *Server) mergeCommit(id repoID, d *discussion, base, pr, author string) 
 			return "", nil, err
 		}
 	}
-	files := make([]map[string]tree.File, 3)
+	files := make([]map[string]treeEntry, 3)
 	for i, root := range roots {
-		files[i] = map[string]tree.File{}
-		err := h.trees.Walk(root, "", true, "", func(p string, e tree.Entry) bool {
-			if !e.Dir {
-				files[i][p] = e.File
-			}
-			return true
-		})
+		all, err := h.allFiles(root)
 		if err != nil {
 			return "", nil, err
+		}
+		files[i] = make(map[string]treeEntry, len(all))
+		for _, e := range all {
+			files[i][e.Path] = e
 		}
 	}
 	from, onBase, onPR := files[0], files[1], files[2]
 	var ch []tree.Change
 	var conflicts []string
-	changed := func(m map[string]tree.File, p string) bool {
+	changed := func(m map[string]treeEntry, p string) bool {
 		a, inA := from[p]
 		b, inB := m[p]
 		return inA != inB || a != b
 	}
 	seen := map[string]bool{}
-	for _, m := range []map[string]tree.File{from, onPR} {
+	for _, m := range []map[string]treeEntry{from, onPR} {
 		for p := range m {
 			if seen[p] || !changed(onPR, p) {
 				continue
@@ -454,7 +452,11 @@ func (h *Server) mergeCommit(id repoID, d *discussion, base, pr, author string) 
 				continue
 			}
 			if keep {
-				ch = append(ch, tree.Change{Op: tree.PutFile, Path: p, File: f})
+				tf, err := treeFile(f)
+				if err != nil {
+					return "", nil, err
+				}
+				ch = append(ch, tree.Change{Op: tree.PutFile, Path: p, File: tf})
 			} else if _, onB := onBase[p]; onB {
 				ch = append(ch, tree.Change{Op: tree.DeleteFile, Path: p})
 			}

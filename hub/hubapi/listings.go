@@ -10,7 +10,6 @@ import (
 
 	"github.com/xetkit/xetkit/hub/internal/httpx"
 	"github.com/xetkit/xetkit/hub/store"
-	"github.com/xetkit/xetkit/hub/tree"
 )
 
 // Listings: GET /api/models, /api/datasets and /api/spaces (author,
@@ -202,12 +201,10 @@ func (h *Server) storage(cid string, c *commitObj) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	files, err := h.allFiles(root)
 	var size int64
-	err = h.trees.Walk(root, "", true, "", func(_ string, e tree.Entry) bool {
-		if !e.Dir {
-			size += e.File.Size
-		}
-		return true
-	})
+	for _, e := range files {
+		size += e.Size
+	}
 	return size, err
 }

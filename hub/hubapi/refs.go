@@ -82,11 +82,13 @@ func (h *Server) handleCreateBranch(w http.ResponseWriter, r *http.Request) {
 	}
 	branch := r.PathValue("branch")
 	h.changeRefs(w, r, func(id repoID, st *repoState) bool {
-		if !h.checkRefName(w, "branch", branch) {
-			return false
-		}
+		// An existing ref is 409 whatever its name (refs/pr/1 too), so
+		// that exist_ok accepts it.
 		if _, ok := st.Branches[branch]; ok {
 			h.ans.Fail(w, http.StatusConflict, "Reference already exists: branch %s of %s %s", branch, id.typ, id.id())
+			return false
+		}
+		if !h.checkRefName(w, "branch", branch) {
 			return false
 		}
 		from := req.StartingPoint

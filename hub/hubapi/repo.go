@@ -99,9 +99,10 @@ type repoState struct {
 	ID       string            `json:"id"`
 	Private  bool              `json:"private"`
 	Created  time.Time         `json:"created"`
-	Branches map[string]string `json:"branches"`       // branch (or refs/pr/N, refs/convert/X) → head commit id
-	Tags     map[string]string `json:"tags,omitempty"` // tag → commit id; a tag never moves
-	SDK      string            `json:"sdk,omitempty"`  // a Space's SDK (gradio, docker, static)
+	Branches map[string]string `json:"branches"`        // branch (or refs/pr/N, refs/convert/X) → head commit id
+	Tags     map[string]string `json:"tags,omitempty"`  // tag → commit id; a tag never moves
+	SDK      string            `json:"sdk,omitempty"`   // a Space's SDK (gradio, docker, static)
+	Gated    string            `json:"gated,omitempty"` // "auto" or "manual"; "": not gated
 	// Discussions are the repo's discussions and pull requests, number
 	// i+1 at index i; kept in the record so that a merge moves the branch
 	// and closes the pull request in one swap.

@@ -145,14 +145,13 @@ func (h *Server) handleRepoInfo(w http.ResponseWriter, r *http.Request) {
 	blobs := r.URL.Query().Get("blobs")
 	withBlobs := blobs == "1" || strings.EqualFold(blobs, "true")
 	root, err := h.rootOf(cid, c)
-	siblings := []map[string]any{}
+	var files []treeEntry
 	if err == nil {
-		err = h.trees.Walk(root, "", true, "", func(p string, e tree.Entry) bool {
-			if !e.Dir {
-				siblings = append(siblings, sibling(entryOf(p, e.File), withBlobs))
-			}
-			return true
-		})
+		files, err = h.allFiles(root)
+	}
+	siblings := make([]map[string]any, 0, len(files))
+	for _, e := range files {
+		siblings = append(siblings, sibling(e, withBlobs))
 	}
 	var card map[string]any
 	if err == nil {
@@ -197,7 +196,7 @@ func sibling(e treeEntry, blobs bool) map[string]any {
 func repoSummary(id repoID, st *repoState, cid string, c *commitObj) map[string]any {
 	info := map[string]any{
 		"_id": id.key(), "id": id.id(), "author": id.ns, "sha": cid, "private": st.Private,
-		"gated": false, "disabled": false, "downloads": 0, "likes": 0, "tags": []string{},
+		"gated": gatedJSON(st.Gated), "disabled": false, "downloads": 0, "likes": 0, "tags": []string{},
 		"createdAt": st.Created.Format(time.RFC3339), "lastModified": c.Date.Format(time.RFC3339),
 	}
 	if id.typ == "space" && st.SDK != "" {
@@ -221,4 +220,13 @@ func (h *Server) ensureRepo(w http.ResponseWriter, r *http.Request, id repoID) b
 		return false
 	}
 	return true
+}
+
+// gatedJSON is a repo's gated setting as the Hub answers it: false, or
+// "auto" or "manual".
+func gatedJSON(g string) any {
+	if g == "" {
+		return false
+	}
+	return g
 }

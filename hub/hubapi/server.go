@@ -102,6 +102,7 @@ func (h *Server) Register(m *http.ServeMux) {
 	m.HandleFunc("POST /api/repos/create", h.handleCreateRepo)
 	m.HandleFunc("POST /api/validate-yaml", h.handleValidateYAML)
 	m.HandleFunc("DELETE /api/repos/delete", h.handleDeleteRepo)
+	m.HandleFunc("POST /api/repos/move", h.handleMove)
 	m.HandleFunc("GET /api/models", h.handleList("model"))
 	m.HandleFunc("GET /api/datasets", h.handleList("dataset"))
 	m.HandleFunc("GET /api/spaces", h.handleList("space"))
@@ -131,6 +132,11 @@ func (h *Server) Register(m *http.ServeMux) {
 	m.HandleFunc("POST "+repo+"/discussions/{num}/status", h.handleStatus)
 	m.HandleFunc("POST "+repo+"/discussions/{num}/title", h.handleTitle)
 	m.HandleFunc("POST "+repo+"/discussions/{num}/merge", h.handleMerge)
+	m.HandleFunc("PUT "+repo+"/settings", h.handleSettings)
+	m.HandleFunc("POST "+repo+"/duplicate", h.handleDuplicate)
+	m.HandleFunc("POST "+repo+"/super-squash/{branch}", h.handleSuperSquash)
+	m.HandleFunc("GET "+repo+"/auth-check", h.handleAuthCheck(false))
+	m.HandleFunc("GET "+repo+"/auth-check/write", h.handleAuthCheck(true))
 	m.HandleFunc(lfsURLPath+"{op}", h.handleLFS)
 }
 

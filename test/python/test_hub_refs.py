@@ -151,3 +151,17 @@ def test_hf_cli_refs(hub, tmp):
     assert again.returncode != 0 and "already exists" in again.stderr  # the CLI reads our 409 so
     listed = run_hf("repos", "tag", "list", repo, "--json", endpoint=hub.url, token=hub.token).stdout
     assert "v0.1" in listed
+
+
+def test_upload_to_a_pull_request_ref_with_the_cli(api, hub, tmp):
+    repo = "refs/cli-pr"
+    api.create_repo(repo)
+    pr = api.create_commit(repo, [CommitOperationAdd("a.txt", b"a")], commit_message="pr", create_pr=True)
+    with pytest.raises(HfHubHTTPError) as e:
+        api.create_branch(repo, branch="refs/pr/1")
+    assert e.value.response.status_code == 409
+    folder = tmp / "pr-up"
+    write(folder / "b.txt", b"b\n")
+    run_hf("upload", repo, str(folder), ".", "--revision", "refs/pr/1", endpoint=hub.url, token=hub.token)
+    assert sorted(api.list_repo_files(repo, revision="refs/pr/1")) == ["a.txt", "b.txt"]
+    assert api.list_repo_commits(repo, revision="refs/pr/1")[1].commit_id == pr.oid

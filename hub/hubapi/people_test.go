@@ -1,0 +1,50 @@
+package hubapi
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"testing"
+)
+
+func hashOf(tok string) string {
+	sum := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(sum[:])
+}
+
+// A users file is taken whole or refused with a message naming the fault.
+func TestParseUsers(t *testing.T) {
+	good := `{"users": [{"name": "alice", "tokens": [{"sha256": "` + hashOf("hf_a") + `", "role": "write"},
+		{"sha256": "` + hashOf("hf_ar") + `", "role": "read"}]}, {"name": "bob", "tokens": []}],
+		"orgs": [{"name": "team", "members": ["alice", "bob"]}]}`
+	us, err := ParseUsers([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := us.lookup("hf_a"); u == nil || u.name != "alice" || u.role != roleWrite || !u.owns("team") || !u.owns("Alice") || u.owns("bob") {
+		t.Errorf("hf_a: %+v", u)
+	}
+	if u := us.lookup("hf_ar"); u == nil || u.role != roleRead {
+		t.Errorf("hf_ar: %+v", u)
+	}
+	if us.lookup("hf_other") != nil || us.lookup(hashOf("hf_a")) != nil {
+		t.Error("a token no user has (or a stored hash sent as a token) was accepted")
+	}
+	for _, c := range []struct{ file, want string }{
+		{`{"users": [{"name": "a", "tokens": [{"sha256": "hf_plain", "role": "write"}]}]}`, "sha256 must be"},
+		{`{"users": [{"name": "a", "tokens": [{"sha256": "` + strings.ToUpper(hashOf("x")) + `", "role": "write"}]}]}`, "sha256 must be"},
+		{`{"users": [{"name": "a", "tokens": [{"sha256": "` + hashOf("x") + `", "role": "admin"}]}]}`, `role "admin"`},
+		{`{"users": [{"name": "a", "tokens": [{"sha256": "` + hashOf("x") + `", "role": "read"}]}, {"name": "b", "tokens": [{"sha256": "` + hashOf("x") + `", "role": "read"}]}]}`, "given twice"},
+		{`{"users": [{"name": "a"}, {"name": "A"}]}`, "given twice"},
+		{`{"users": [{"name": "a/b"}]}`, "not a namespace"},
+		{`{"users": [{"name": "api"}]}`, "not a namespace"},
+		{`{"users": [{"name": "a"}], "orgs": [{"name": "o", "members": ["z"]}]}`, `member "z"`},
+		{`{"users": [{"name": "a"}], "orgs": [{"name": "o", "members": ["o"]}]}`, `member "o"`},
+		{`{"users": [], "admins": []}`, "unknown field"},
+		{`[`, "users file"},
+	} {
+		if _, err := ParseUsers([]byte(c.file)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error with %q", c.file, err, c.want)
+		}
+	}
+}
