@@ -12,15 +12,16 @@ import (
 // and only here, by one controller per host that every download and upload
 // of the Client shares. It works as TCP's congestion window does:
 //
-//   - The window starts at InitialConcurrency requests.
-//   - Growth is earned: requests complete in rounds (a round ends when as
-//     many requests have completed as the window allows), and a round in
-//     which callers had to wait for a slot measures the throughput. The
-//     window grows (doubling at first, as TCP's slow start, then by one a
-//     round) while each growth pays: the requests added must bring at
-//     least half their share of the throughput measured before them. A
-//     link already full, or a server that is the bottleneck, stops the
-//     growth; a link that gets faster resumes it.
+//   - The window starts at InitialConcurrency requests and doubles each
+//     round (a round ends when as many requests have completed as the
+//     window allows) in which callers had to wait for a place, as TCP's
+//     slow start does, until the first congestion.
+//   - After that, growth is earned: a round in which callers waited
+//     measures the throughput, and the window grows by one while each
+//     growth pays: the requests added must bring more than half their
+//     share of the throughput measured before them. A link already full,
+//     or a server that is the bottleneck, stops the growth; a link that
+//     gets faster resumes it.
 //   - Congestion halves it: an answer 429, 502, 503 or 504, a request that
 //     timed out (408) or got no answer (reset, refused, cut short) halves
 //     the window, once per round trip (the requests sent before the
@@ -45,9 +46,9 @@ var (
 	// DefaultMaxConcurrency is the most requests in flight to one host
 	// (Client.MaxConcurrency overrides it).
 	DefaultMaxConcurrency = platformDefault(6, 32)
-	// InitialConcurrency is the window a controller starts with: a few
-	// requests, as browsers and the reference clients open at once.
-	InitialConcurrency = 4
+	// InitialConcurrency is the window a controller starts with: what a
+	// browser opens to a host at once (6), a few more natively.
+	InitialConcurrency = platformDefault(6, 8)
 )
 
 // probeRounds is how many rounds without congestion the window waits just
@@ -68,8 +69,8 @@ type controller struct {
 	window   int
 	inFlight int
 	waiters  []chan struct{} // in arrival order
-	// slowStart: the window doubles while growth pays; off after the first
-	// growth that did not pay, or the first congestion.
+	// slowStart: the window doubles each saturated round; off after the
+	// first congestion.
 	slowStart bool
 	// pausedUntil: no request starts before (a Retry-After).
 	pausedUntil time.Time
@@ -243,26 +244,25 @@ func (ctl *controller) endRound(now time.Time) {
 	defer ctl.newRound()
 	ctl.calm++
 	elapsed := now.Sub(ctl.roundStart).Seconds()
-	if !ctl.waited || elapsed <= 0 || ctl.window >= ctl.ceiling {
+	if !(ctl.waited || len(ctl.waiters) > 0) || elapsed <= 0 || ctl.window >= ctl.ceiling {
 		return // the window was not what limited the round
 	}
-	if ctl.window+1 >= ctl.cutAt && ctl.calm < probeRounds {
+	if ctl.cutAt > 0 && ctl.window+1 >= ctl.cutAt && ctl.calm < probeRounds {
 		return // just below where congestion came: stay a while
+	}
+	if ctl.slowStart {
+		ctl.window = min(ctl.ceiling, ctl.window*2)
+		return
 	}
 	rate := float64(ctl.roundBytes) / elapsed
 	if ctl.baseWindow > 0 && ctl.window > ctl.baseWindow {
 		added := float64(ctl.window-ctl.baseWindow) / float64(ctl.baseWindow)
 		if rate <= ctl.base*(1+added/2) {
-			ctl.slowStart = false // the last growth did not pay: hold
-			return
+			return // the last growth did not pay: hold
 		}
 	}
 	ctl.base, ctl.baseWindow = rate, ctl.window
-	if ctl.slowStart {
-		ctl.window = min(ctl.ceiling, ctl.window*2)
-	} else {
-		ctl.window = min(ctl.ceiling, ctl.window+1)
-	}
+	ctl.window = min(ctl.ceiling, ctl.window+1)
 }
 
 func (ctl *controller) newRound() {

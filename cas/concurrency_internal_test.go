@@ -19,6 +19,7 @@ func testController(ceiling int) *controller {
 func TestControllerHalvesOncePerRoundTrip(t *testing.T) {
 	ctl := testController(32)
 	ctl.window = 8
+	ctl.slowStart = false
 	var slots []*slot
 	for range 8 {
 		s, err := ctl.acquire(context.Background())
@@ -79,8 +80,8 @@ func TestControllerHonoursRetryAfter(t *testing.T) {
 	}
 }
 
-// The window grows while throughput grows with it, and holds when the
-// added requests bring nothing (a link already full).
+// Out of slow start, the window grows while throughput grows with it,
+// and holds when the added requests bring nothing (a link already full).
 func TestControllerGrowsWhileItPays(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -93,6 +94,7 @@ func TestControllerGrowsWhileItPays(t *testing.T) {
 		ctl := testController(32)
 		now := time.Unix(0, 0)
 		ctl.now = func() time.Time { return now }
+		ctl.window, ctl.slowStart = 4, false // as after a first congestion
 		for range 200 {
 			// One saturated round: as many requests as the window, each
 			// of 1 MB, taking the time the link gives the window.
@@ -112,6 +114,29 @@ func TestControllerGrowsWhileItPays(t *testing.T) {
 		}
 		if !tc.want(ctl.window) {
 			t.Errorf("%s: window %d", tc.name, ctl.window)
+		}
+	}
+}
+
+// In slow start the window doubles each round in which requests waited
+// for a place, up to the ceiling.
+func TestControllerSlowStart(t *testing.T) {
+	ctl := testController(20)
+	ctl.window = 4
+	for _, want := range []int{8, 16, 20, 20} {
+		var slots []*slot
+		for range ctl.window {
+			s, _ := ctl.acquire(context.Background())
+			slots = append(slots, s)
+		}
+		ctl.mu.Lock()
+		ctl.waited = true
+		ctl.mu.Unlock()
+		for _, s := range slots {
+			s.release(1e6, delivered, 0)
+		}
+		if ctl.window != want {
+			t.Fatalf("window %d after a saturated round, want %d", ctl.window, want)
 		}
 	}
 }

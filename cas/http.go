@@ -170,9 +170,12 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 			_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
 			body.Close()
 			sent := max(req.ContentLength, 0)
-			if body.err != nil && ctx.Err() == nil {
+			switch {
+			case body.err != nil && ctx.Err() == nil:
 				sl.release(sent+body.n, congested, 0) // the answer broke off
-			} else {
+			case congestionStatus(resp.StatusCode): // a 429 taken as an answer (a dedupe miss)
+				sl.release(0, congested, retryAfter(resp))
+			default:
 				sl.release(sent+body.n, delivered, 0)
 			}
 			if herr == nil {
