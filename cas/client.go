@@ -216,6 +216,18 @@ func (c *Client) token(ctx context.Context, s scope, stale *casToken) (*casToken
 	return &t, nil
 }
 
+// PrefetchToken starts fetching a CAS token (write, or read) in the
+// background, so that a caller with a round trip of its own to make first
+// (a commit's preupload) does not then wait another for the token. A
+// failure is left for the request that needs the token to report.
+func (c *Client) PrefetchToken(ctx context.Context, write bool) {
+	s := scopeRead
+	if write {
+		s = scopeWrite
+	}
+	go func() { _, _ = c.token(ctx, s, nil) }()
+}
+
 // DecodeJSON reads a JSON response body into v.
 func DecodeJSON(resp *Response, v any) error {
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
