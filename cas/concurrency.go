@@ -34,12 +34,14 @@ import (
 //     passed (at most 30 s), besides delaying the retry of the request it
 //     came with.
 //   - The window stays between 1 and the ceiling: Client.MaxConcurrency,
-//     or DefaultMaxConcurrency (6 in the browser, where Chromium opens at
-//     most 6 HTTP/1.1 connections to a host and queues the rest itself).
+//     or DefaultMaxConcurrency (32 natively; 6 in the browser, where
+//     Chromium opens at most 6 HTTP/1.1 connections to a host and queues
+//     the rest itself).
 //
 // Bytes in flight are bounded apart from this, by what the download
-// engine and the upload pipeline hold (DownloadBuffer, the pipeline's
-// xorbs in flight).
+// engine and the upload pipeline may hold (DownloadBuffer here,
+// pipeline.UploadBuffer): the window decides how many requests, the
+// buffers how much memory.
 
 // The controller's platform defaults.
 var (

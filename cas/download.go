@@ -54,7 +54,9 @@ type plan struct {
 // Every chunk is checked against its xorb's footer before it is written; a
 // whole file also against the file hash, and a range against the whole
 // file (its reconstruction hashed, through the footers, to the file hash).
-// On error, what was written to w must be discarded.
+// On error, what was written to w must be discarded. As io.Writer
+// requires, w keeps none of the slices it is handed: the download reuses
+// their memory once Write returns.
 func (c *Client) Download(ctx context.Context, file xethash.Hash, w io.Writer, rng *Range) (int64, error) {
 	return c.DownloadSized(ctx, file, -1, w, rng)
 }
@@ -128,6 +130,7 @@ func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, size int6
 		seg = DefaultSegmentSize
 	}
 	footers, ends := map[xethash.Hash][]xethash.Entry{}, map[xethash.Hash][]uint32{}
+	pool := &bufPool{}
 	var entries []xethash.Entry
 	var pos int64
 	for size < 0 || pos < size {
@@ -140,7 +143,7 @@ func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, size int6
 			break // the file ends exactly where the last segment did
 		}
 		d := c.newDownloader(ctx, file, rng, p)
-		d.footers, d.ends, d.collect = footers, ends, &entries
+		d.footers, d.ends, d.collect, d.pool = footers, ends, &entries, pool
 		// A segment that starts inside a chunk starts with the chunk the
 		// one before ended with: count it once.
 		d.dropFirst = pos > 0 && p.offset > 0
@@ -164,7 +167,7 @@ func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, size int6
 
 func (c *Client) newDownloader(ctx context.Context, file xethash.Hash, rng *Range, p *plan) *downloader {
 	return &downloader{c: c, ctx: ctx, file: file, rng: rng, plan: p,
-		footers: map[xethash.Hash][]xethash.Entry{}, ends: map[xethash.Hash][]uint32{}, footerJobs: map[xethash.Hash]*footerJob{}}
+		footers: map[xethash.Hash][]xethash.Entry{}, ends: map[xethash.Hash][]uint32{}, footerJobs: map[xethash.Hash]*footerJob{}, pool: &bufPool{}}
 }
 
 // seqChunk is one chunk of a file, in order: where it is stored and its size.
@@ -387,6 +390,48 @@ type downloader struct {
 	// the first one left out when dropFirst is set.
 	collect   *[]xethash.Entry
 	dropFirst bool
+	// pool holds the buffers of ranges written, for the next ones.
+	pool *bufPool
+}
+
+// bufPool keeps the buffers of fetched ranges once their chunks are
+// written, for the ranges fetched next: a download cycles through about
+// DownloadBuffer of them instead of leaving a garbage buffer behind each
+// piece (which WebAssembly memory, never shrinking, would keep).
+type bufPool struct {
+	mu   sync.Mutex
+	free [][]byte
+	held int64
+}
+
+// get returns a buffer of n bytes, one put back if one is large enough.
+func (p *bufPool) get(n int64) []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, b := range p.free {
+		if int64(cap(b)) >= n {
+			p.free = append(p.free[:i], p.free[i+1:]...)
+			p.held -= int64(cap(b))
+			return b[:n]
+		}
+	}
+	return make([]byte, n)
+}
+
+// reuseBuffers: natively the pool lowers a download's peak resident
+// size (256 MiB through loopback: 240 -> 195 MB). Under WebAssembly it
+// was measured to raise the peak instead (a 1 GiB download in Node:
+// 293 -> 965 MiB), not yet understood, so there it is off.
+var reuseBuffers = platformDefault(false, true)
+
+// put takes back a buffer no chunk given out refers to any more.
+func (p *bufPool) put(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if reuseBuffers && b != nil && p.held+int64(cap(b)) <= DownloadBuffer {
+		p.free = append(p.free, b)
+		p.held += int64(cap(b))
+	}
 }
 
 // footerJob is the fetch of one xorb's footer, which every part of that
@@ -396,10 +441,13 @@ type footerJob struct {
 	err  error
 }
 
-// fetched is one decoded range: its chunks and their hashes.
+// fetched is one decoded range: its chunks and their hashes, and the
+// buffer it was read into, which the chunks may point into (nil when it
+// is not the range's own).
 type fetched struct {
 	chunks [][]byte
 	hashes []xethash.Hash
+	raw    []byte
 }
 
 // source finds the fetch entry and range that cover a term. The caller
@@ -433,12 +481,16 @@ var (
 	// PieceSize: a term whose range is larger is fetched in pieces of at
 	// most this many bytes, in parallel. Large enough that a request's
 	// round trip is a small part of its time on a slow connection (8 MiB
-	// at 10 MB/s takes 0.8 s, against a 0.1 s round trip).
-	PieceSize int64 = 8 << 20
+	// at 10 MB/s takes 0.8 s, against a 0.1 s round trip); in the browser,
+	// whose WebAssembly memory never shrinks, half that.
+	PieceSize = platformDefault[int64](4<<20, 8<<20)
 	// DownloadBuffer bounds the bytes of xorb data a download holds,
 	// fetched (not yet written) or on their way: what bounds its memory.
-	// A single range larger than it is still fetched, alone.
-	DownloadBuffer = platformDefault[int64](64<<20, 128<<20)
+	// A single range larger than it is still fetched, alone. In the
+	// browser, 6 pieces: one on each connection Chromium opens to a host
+	// (a 1 GiB download then peaks at about 260 MiB of WebAssembly memory
+	// and Node's resident size under 300 MiB).
+	DownloadBuffer = platformDefault[int64](24<<20, 128<<20)
 )
 
 // footersAhead is how many xorbs' footers are fetched ahead of the term
@@ -612,7 +664,12 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 			}
 		}
 		if j.uses--; j.uses == 0 {
-			j.got = nil // the writer holds no more of it
+			// Written and no later term reads it: its buffers serve the
+			// next ranges.
+			for _, rg := range j.got {
+				d.pool.put(rg.got.raw)
+			}
+			j.got = nil
 			buf.release(j.bytes)
 		}
 		if st.termEnds {
@@ -1019,7 +1076,7 @@ func (d *downloader) get(e *fetchEntry, ranges []fetchRange, resume bool, take f
 		}, func(resp *Response) error {
 			decs := make([]*rangeDecoder, len(ranges)-taken)
 			for i, r := range ranges[taken:] {
-				decs[i] = &rangeDecoder{xorb: e.xorb, r: r, known: known}
+				decs[i] = &rangeDecoder{xorb: e.xorb, r: r, known: known, pool: d.pool}
 			}
 			return readRanges(resp, decs, func(dec *rangeDecoder) error {
 				taken++
@@ -1091,6 +1148,7 @@ type rangeDecoder struct {
 	off   int    // where the next record starts
 	dec   xorb.Decoder
 	got   fetched
+	pool  *bufPool // where a range read on its own gets its buffer
 }
 
 // start gives the decoder the buffer the range is read into.
@@ -1249,8 +1307,14 @@ func readRanges(resp *Response, decs []*rangeDecoder, take func(*rangeDecoder) e
 func readStream(r io.Reader, decs []*rangeDecoder, take func(*rangeDecoder) error) error {
 	for i, d := range decs {
 		n := d.r.bytes.End - d.r.bytes.Start + 1
-		b := make([]byte, n)
+		var b []byte
+		if d.pool != nil {
+			b = d.pool.get(n)
+		} else {
+			b = make([]byte, n)
+		}
 		d.start(b)
+		d.got.raw = b
 		for filled := 0; filled < len(b); {
 			k, err := r.Read(b[filled:])
 			if k > 0 {
