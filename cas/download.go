@@ -183,9 +183,15 @@ type seqChunk struct {
 func (d *downloader) chunkSequence() ([]seqChunk, error) {
 	var seq []seqChunk
 	var entries []xethash.Entry
-	// The footers are fetched side by side, as the controller allows.
+	// The footers are fetched side by side, as the controller allows; a
+	// failure stops the others.
+	ctx, cancel := context.WithCancel(d.ctx)
+	d.ctx = ctx
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
 	for _, t := range d.plan.terms {
 		d.startFooter(&wg, t)
 	}
