@@ -12,12 +12,13 @@ import (
 // and only here, by one controller per host that every download and upload
 // of the Client shares. It works as TCP's congestion window does:
 //
-//   - The window starts at InitialConcurrency requests and doubles each
-//     round (a round ends when as many requests have completed as the
-//     window allows) in which callers had to wait for a place, as TCP's
-//     slow start does, until the first congestion.
-//   - After that, growth is earned: a round in which callers waited
-//     measures the throughput, and the window grows by one while each
+//   - The window starts at InitialConcurrency requests and, as TCP's slow
+//     start, grows by one for each request that completes while others
+//     wait for a place (so it doubles each round trip of a busy client),
+//     until the first congestion.
+//   - After that, growth is earned: requests complete in rounds (a round
+//     ends when as many have completed as the window allows), a round in
+//     which callers waited measures the throughput, and the window grows by one while each
 //     growth pays: the requests added must bring more than half their
 //     share of the throughput measured before them. A link already full,
 //     or a server that is the bottleneck, stops the growth; a link that
@@ -71,8 +72,8 @@ type controller struct {
 	window   int
 	inFlight int
 	waiters  []chan struct{} // in arrival order
-	// slowStart: the window doubles each saturated round; off after the
-	// first congestion.
+	// slowStart: the window grows by one for each request completed while
+	// others waited; off after the first congestion.
 	slowStart bool
 	// pausedUntil: no request starts before (a Retry-After).
 	pausedUntil time.Time
@@ -234,6 +235,9 @@ func (s *slot) release(n int64, o outcome, retryAfter time.Duration) {
 	}
 	ctl.roundDone++
 	ctl.roundBytes += n
+	if ctl.slowStart && len(ctl.waiters) > 0 && ctl.window < ctl.ceiling {
+		ctl.window++
+	}
 	if ctl.roundDone >= ctl.window {
 		ctl.endRound(now)
 	}
@@ -253,8 +257,7 @@ func (ctl *controller) endRound(now time.Time) {
 		return // just below where congestion came: stay a while
 	}
 	if ctl.slowStart {
-		ctl.window = min(ctl.ceiling, ctl.window*2)
-		return
+		return // grown request by request
 	}
 	rate := float64(ctl.roundBytes) / elapsed
 	if ctl.baseWindow > 0 && ctl.window > ctl.baseWindow {

@@ -118,25 +118,46 @@ func TestControllerGrowsWhileItPays(t *testing.T) {
 	}
 }
 
-// In slow start the window doubles each round in which requests waited
-// for a place, up to the ceiling.
+// In slow start each request that completes while another waits adds a
+// place (the window doubles each round trip of a busy client), up to the
+// ceiling; one that completes with no one waiting adds none.
 func TestControllerSlowStart(t *testing.T) {
-	ctl := testController(20)
+	ctl := testController(6)
 	ctl.window = 4
-	for _, want := range []int{8, 16, 20, 20} {
-		var slots []*slot
-		for range ctl.window {
+	var slots []*slot
+	for range 4 {
+		s, _ := ctl.acquire(context.Background())
+		slots = append(slots, s)
+	}
+	got := make(chan *slot)
+	for range 3 {
+		go func() {
 			s, _ := ctl.acquire(context.Background())
-			slots = append(slots, s)
-		}
+			got <- s
+		}()
+	}
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
 		ctl.mu.Lock()
-		ctl.waited = true
+		n := len(ctl.waiters)
 		ctl.mu.Unlock()
-		for _, s := range slots {
-			s.release(1e6, delivered, 0)
+		if n == 3 || time.Now().After(deadline) {
+			break
 		}
-		if ctl.window != want {
-			t.Fatalf("window %d after a saturated round, want %d", ctl.window, want)
-		}
+	}
+	slots[0].release(1e6, delivered, 0) // 3 waiting: 5 places, 2 of them free
+	if ctl.window != 5 {
+		t.Fatalf("window %d after a completion while 3 waited, want 5", ctl.window)
+	}
+	slots = append(slots[1:], <-got, <-got)
+	slots[0].release(1e6, delivered, 0) // 1 waiting: 6, the ceiling
+	slots = append(slots[1:], <-got)
+	if ctl.window != 6 {
+		t.Fatalf("window %d, want the ceiling 6", ctl.window)
+	}
+	for _, s := range slots {
+		s.release(1e6, delivered, 0)
+	}
+	if ctl.window != 6 || ctl.inFlight != 0 {
+		t.Fatalf("window %d with %d in flight after all completed, want 6 and 0", ctl.window, ctl.inFlight)
 	}
 }
