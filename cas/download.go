@@ -486,17 +486,17 @@ func (d *downloader) source(t Term) (*fetchEntry, fetchRange, bool) {
 var (
 	// PieceSize: a term whose range is larger is fetched in pieces of at
 	// most this many bytes, in parallel. Large enough that a request's
-	// round trip is a small part of its time on a slow connection (8 MiB
-	// at 10 MB/s takes 0.8 s, against a 0.1 s round trip); in the browser,
-	// whose WebAssembly memory never shrinks, half that.
-	PieceSize = platformDefault[int64](4<<20, 8<<20)
+	// round trip is a small part of its time on a slow connection (4 MiB
+	// at 10 MB/s takes 0.4 s, against a 0.1 s round trip), small enough
+	// that many fit in the buffer.
+	PieceSize int64 = 4 << 20
 	// DownloadBuffer bounds the bytes of xorb data a download holds,
 	// fetched (not yet written) or on their way: what bounds its memory.
 	// A single range larger than it is still fetched, alone. In the
 	// browser, 6 pieces: one on each connection Chromium opens to a host
 	// (a 1 GiB download then peaks at about 260 MiB of WebAssembly memory
 	// and Node's resident size under 300 MiB).
-	DownloadBuffer = platformDefault[int64](24<<20, 128<<20)
+	DownloadBuffer = platformDefault[int64](24<<20, 64<<20)
 )
 
 // footersAhead is how many xorbs' footers are fetched ahead of the term
