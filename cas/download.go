@@ -132,12 +132,40 @@ func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, size int6
 	footers, ends := map[xethash.Hash][]xethash.Entry{}, map[xethash.Hash][]uint32{}
 	pool := &bufPool{}
 	var entries []xethash.Entry
+	// When the size says another segment follows, its reconstruction is
+	// asked for while this one downloads: no round trip between them.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type ahead struct {
+		start int64
+		p     *plan
+		err   error
+	}
+	var next chan ahead
 	var pos int64
 	for size < 0 || pos < size {
 		rng := &Range{Start: pos, End: pos + seg}
-		p, err := c.reconstruction(ctx, file, rng)
+		var p *plan
+		var err error
+		if next != nil {
+			if a := <-next; a.start == pos {
+				p, err = a.p, a.err
+			}
+			next = nil
+		}
+		if p == nil && err == nil {
+			p, err = c.reconstruction(ctx, file, rng)
+		}
 		if err != nil {
 			return pos, err
+		}
+		if size >= 0 && pos+seg < size {
+			ch := make(chan ahead, 1)
+			next = ch
+			go func(start int64) {
+				p, err := c.reconstruction(ctx, file, &Range{Start: start, End: start + seg})
+				ch <- ahead{start, p, err}
+			}(pos + seg)
 		}
 		if p.pastEnd {
 			break // the file ends exactly where the last segment did
