@@ -55,12 +55,19 @@ type Client struct {
 	// TokenMargin: a CAS token is refreshed when it has less than this left
 	// to live (default 60 s).
 	TokenMargin time.Duration
+	// MaxConcurrency caps the requests in flight to one host, downloads and
+	// uploads together (default DefaultMaxConcurrency); within it the
+	// Client's controller adapts to the link (see concurrency.go).
+	MaxConcurrency int
 
 	mu     sync.Mutex
 	tokens [3]*casToken // by scope
 	now    func() time.Time
 	// shardV1 is set once the hub answered /v2/shards with 404 or 501.
 	shardV1 atomic.Bool
+	// controllers holds the concurrency controller of each host.
+	ctlMu       sync.Mutex
+	controllers map[string]*controller
 }
 
 // The retry budget. With the defaults the waits add up to between one and
@@ -207,6 +214,18 @@ func (c *Client) token(ctx context.Context, s scope, stale *casToken) (*casToken
 	t.CasURL = strings.TrimRight(t.CasURL, "/")
 	c.tokens[s] = &t
 	return &t, nil
+}
+
+// PrefetchToken starts fetching a CAS token (write, or read) in the
+// background, so that a caller with a round trip of its own to make first
+// (a commit's preupload) does not then wait another for the token. A
+// failure is left for the request that needs the token to report.
+func (c *Client) PrefetchToken(ctx context.Context, write bool) {
+	s := scopeRead
+	if write {
+		s = scopeWrite
+	}
+	go func() { _, _ = c.token(ctx, s, nil) }()
 }
 
 // DecodeJSON reads a JSON response body into v.

@@ -10,6 +10,7 @@ import (
 	"mime/multipart"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -53,7 +54,9 @@ type plan struct {
 // Every chunk is checked against its xorb's footer before it is written; a
 // whole file also against the file hash, and a range against the whole
 // file (its reconstruction hashed, through the footers, to the file hash).
-// On error, what was written to w must be discarded.
+// On error, what was written to w must be discarded. As io.Writer
+// requires, w keeps none of the slices it is handed: the download reuses
+// their memory once Write returns.
 func (c *Client) Download(ctx context.Context, file xethash.Hash, w io.Writer, rng *Range) (int64, error) {
 	return c.DownloadSized(ctx, file, -1, w, rng)
 }
@@ -130,19 +133,48 @@ func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, size int6
 		seg = DefaultSegmentSize
 	}
 	footers, ends := map[xethash.Hash][]xethash.Entry{}, map[xethash.Hash][]uint32{}
+	pool := &bufPool{}
 	var entries []xethash.Entry
+	// When the size says another segment follows, its reconstruction is
+	// asked for while this one downloads: no round trip between them.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type ahead struct {
+		start int64
+		p     *plan
+		err   error
+	}
+	var next chan ahead
 	var pos int64
 	for size < 0 || pos < size {
 		rng := &Range{Start: pos, End: pos + seg}
-		p, err := c.reconstruction(ctx, file, rng)
+		var p *plan
+		var err error
+		if next != nil {
+			if a := <-next; a.start == pos {
+				p, err = a.p, a.err
+			}
+			next = nil
+		}
+		if p == nil && err == nil {
+			p, err = c.reconstruction(ctx, file, rng)
+		}
 		if err != nil {
 			return pos, err
+		}
+		if size >= 0 && pos+seg < size {
+			ch := make(chan ahead, 1)
+			next = ch
+			go func(start int64) {
+				p, err := c.reconstruction(ctx, file, &Range{Start: start, End: start + seg})
+				ch <- ahead{start, p, err}
+			}(pos + seg)
 		}
 		if p.pastEnd {
 			break // the file ends exactly where the last segment did
 		}
 		d := c.newDownloader(ctx, file, rng, p)
-		d.footers, d.ends, d.collect = footers, ends, &entries
+		d.footers, d.ends, d.collect, d.pool = footers, ends, &entries, pool
 		// A segment that starts inside a chunk starts with the chunk the
 		// one before ended with: count it once.
 		d.dropFirst = pos > 0 && p.offset > 0
@@ -166,7 +198,7 @@ func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, size int6
 
 func (c *Client) newDownloader(ctx context.Context, file xethash.Hash, rng *Range, p *plan) *downloader {
 	return &downloader{c: c, ctx: ctx, file: file, rng: rng, plan: p,
-		cache: map[cacheKey]*fetched{}, uses: map[cacheKey]int{}, footers: map[xethash.Hash][]xethash.Entry{}, ends: map[xethash.Hash][]uint32{}}
+		footers: map[xethash.Hash][]xethash.Entry{}, ends: map[xethash.Hash][]uint32{}, footerJobs: map[xethash.Hash]*footerJob{}, pool: &bufPool{}}
 }
 
 // seqChunk is one chunk of a file, in order: where it is stored and its size.
@@ -182,11 +214,25 @@ type seqChunk struct {
 func (d *downloader) chunkSequence() ([]seqChunk, error) {
 	var seq []seqChunk
 	var entries []xethash.Entry
+	// The footers are fetched side by side, as the controller allows; a
+	// failure stops the others.
+	ctx, cancel := context.WithCancel(d.ctx)
+	d.ctx = ctx
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	for _, t := range d.plan.terms {
+		d.startFooter(&wg, t)
+	}
 	for i, t := range d.plan.terms {
-		if err := d.footerOf(t); err != nil {
+		if err := d.awaitFooter(d.ctx, t); err != nil {
 			return nil, err
 		}
+		d.mu.Lock()
 		known := d.footers[t.Hash]
+		d.mu.Unlock()
 		if known == nil {
 			return nil, fmt.Errorf("%w: the server does not serve xorb %s's footer, so a range cannot be checked", ErrVerify, t.Hash)
 		}
@@ -353,13 +399,17 @@ type cacheKey struct {
 }
 
 type downloader struct {
-	c     *Client
-	ctx   context.Context
-	file  xethash.Hash
-	rng   *Range
-	plan  *plan
-	cache map[cacheKey]*fetched // decoded chunks of fetched ranges
-	uses  map[cacheKey]int      // terms still to read each range
+	c    *Client
+	ctx  context.Context
+	file xethash.Hash
+	rng  *Range
+	// mu guards what the download's requests share: the plan's URLs (a
+	// renewal replaces them), footers, ends and footerJobs.
+	mu   sync.Mutex
+	plan *plan
+	gen  int // renewals of the plan's URLs so far
+	// renewMu makes renewals one at a time.
+	renewMu sync.Mutex
 	// footers holds each xorb's chunks (hash and size), read from its
 	// footer before any of its records, so every chunk is checked before
 	// it is written; a nil entry: the server would not serve the footer.
@@ -367,6 +417,8 @@ type downloader struct {
 	// ends holds, for each xorb whose footer was read, where each chunk
 	// record ends: what lets a large range be fetched a piece at a time.
 	ends map[xethash.Hash][]uint32
+	// footerJobs: the footer fetches started, one per xorb.
+	footerJobs map[xethash.Hash]*footerJob
 	// strict: a footer the server will not serve is an error (a range
 	// asked for cannot be checked otherwise); else the file hash at the
 	// end is the check.
@@ -375,15 +427,68 @@ type downloader struct {
 	// the first one left out when dropFirst is set.
 	collect   *[]xethash.Entry
 	dropFirst bool
+	// pool holds the buffers of ranges written, for the next ones.
+	pool *bufPool
 }
 
-// fetched is one decoded range: its chunks and their hashes.
+// bufPool keeps the buffers of fetched ranges once their chunks are
+// written, for the ranges fetched next: a download cycles through about
+// DownloadBuffer of them instead of leaving a garbage buffer behind each
+// piece (which WebAssembly memory, never shrinking, would keep).
+type bufPool struct {
+	mu   sync.Mutex
+	free [][]byte
+	held int64
+}
+
+// get returns a buffer of n bytes, one put back if one is large enough.
+func (p *bufPool) get(n int64) []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, b := range p.free {
+		if int64(cap(b)) >= n {
+			p.free = append(p.free[:i], p.free[i+1:]...)
+			p.held -= int64(cap(b))
+			return b[:n]
+		}
+	}
+	return make([]byte, n)
+}
+
+// reuseBuffers: natively the pool lowers a download's peak resident
+// size (256 MiB through loopback: 240 -> 195 MB). Under WebAssembly it
+// was measured to raise the peak instead (a 1 GiB download in Node:
+// 293 -> 965 MiB), not yet understood, so there it is off.
+var reuseBuffers = platformDefault(false, true)
+
+// put takes back a buffer no chunk given out refers to any more.
+func (p *bufPool) put(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if reuseBuffers && b != nil && p.held+int64(cap(b)) <= DownloadBuffer {
+		p.free = append(p.free, b)
+		p.held += int64(cap(b))
+	}
+}
+
+// footerJob is the fetch of one xorb's footer, which every part of that
+// xorb waits for.
+type footerJob struct {
+	done chan struct{}
+	err  error
+}
+
+// fetched is one decoded range: its chunks and their hashes, and the
+// buffer it was read into, which the chunks may point into (nil when it
+// is not the range's own).
 type fetched struct {
 	chunks [][]byte
 	hashes []xethash.Hash
+	raw    []byte
 }
 
-// source finds the fetch entry and range that cover a term.
+// source finds the fetch entry and range that cover a term. The caller
+// holds d.mu, or no request of the download has started.
 func (d *downloader) source(t Term) (*fetchEntry, fetchRange, bool) {
 	for _, e := range d.plan.entries[t.Hash] {
 		for _, r := range e.ranges {
@@ -395,11 +500,112 @@ func (d *downloader) source(t Term) (*fetchEntry, fetchRange, bool) {
 	return nil, fetchRange{}, false
 }
 
+// The download engine. The terms are cut into jobs, each one request: a
+// piece of a large term (a byte range of its xorb cut by the footer's
+// record boundaries), or the range (all ranges, for a v2 URL signed for
+// several) that serves a small term, fetched once for all the terms that
+// use it. One goroutine (dispatch) walks the terms in order, reads each
+// xorb's footer first (a few xorbs ahead), and starts the jobs as the
+// download buffer admits them; each job's request waits for a place in
+// the Client's concurrency window, so as many run at once as the
+// controller allows. The caller's goroutine takes the jobs in file order,
+// as each is done, and writes their chunks, each checked against its
+// xorb's footer when it was decoded. A job's bytes leave the buffer once
+// the writer has taken the last term that uses it.
+
+// The engine's platform defaults.
+var (
+	// PieceSize: a term whose range is larger is fetched in pieces of at
+	// most this many bytes, in parallel. Large enough that a request's
+	// round trip is a small part of its time on a slow connection (4 MiB
+	// at 10 MB/s takes 0.4 s, against a 0.1 s round trip), small enough
+	// that many fit in the buffer.
+	PieceSize int64 = 4 << 20
+	// DownloadBuffer bounds the bytes of xorb data a download holds,
+	// fetched (not yet written) or on their way: what bounds its memory.
+	// A single range larger than it is still fetched, alone. In the
+	// browser, 6 pieces: one on each connection Chromium opens to a host
+	// (a 1 GiB download then peaks at about 260 MiB of WebAssembly memory
+	// and Node's resident size under 300 MiB).
+	DownloadBuffer = platformDefault[int64](24<<20, 64<<20)
+)
+
+// footersAhead is how many xorbs' footers are fetched ahead of the term
+// the engine is cutting into jobs.
+const footersAhead = 8
+
+// job is one request of the download engine.
+type job struct {
+	seq   int   // in the order the writer takes them
+	bytes int64 // of xorb data: its share of the download buffer
+	uses  int   // steps still to take from it (the writer's count)
+	done  chan struct{}
+	err   error
+	got   []rangeGot // set when done without error
+}
+
+// rangeGot is one fetched range and its decoded chunks.
+type rangeGot struct {
+	r   fetchRange
+	got *fetched
+}
+
+// step is what the writer takes next: chunks of term from job (all of
+// the job's chunks when piece, else those of the range that covers the
+// term).
+type step struct {
+	term     int
+	job      *job
+	piece    bool
+	termEnds bool
+}
+
+// buffer is the download buffer: bytes of the jobs started and not yet
+// written.
+type buffer struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	used  int64
+	limit int64
+	want  int // the job the writer waits for
+}
+
+// admit waits until j fits in the buffer, or the buffer is empty, or the
+// writer waits for j (a job larger than the buffer, or one held for a
+// later term, never stops the download).
+func (b *buffer) admit(ctx context.Context, j *job) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.used > 0 && b.used+j.bytes > b.limit && b.want < j.seq {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		b.cond.Wait()
+	}
+	b.used += j.bytes
+	return nil
+}
+
+func (b *buffer) release(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+func (b *buffer) waitFor(seq int) {
+	b.mu.Lock()
+	b.want = seq
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
 func (d *downloader) run(w io.Writer) (int64, error) {
 	file, rng := d.file, d.rng
 	fail := func(format string, args ...any) (int64, error) {
 		return 0, fmt.Errorf("download %s: %w: %s", file, ErrVerify, fmt.Sprintf(format, args...))
 	}
+	uses := map[cacheKey]int{} // terms that read each range
 	for i, t := range d.plan.terms {
 		if t.Range.End <= t.Range.Start {
 			return fail("term %d has an empty chunk range", i)
@@ -409,7 +615,7 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 			return 0, fmt.Errorf("download %s: the reconstruction gives no URL for term %d (xorb %s chunks [%d, %d))",
 				file, i, t.Hash, t.Range.Start, t.Range.End)
 		}
-		d.uses[cacheKey{t.Hash, r.chunks.Start}]++
+		uses[cacheKey{t.Hash, r.chunks.Start}]++
 	}
 	skip := d.plan.offset
 	want := int64(-1) // bytes to write; -1: all
@@ -442,47 +648,76 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 		written += int64(n)
 		return err
 	}
-	// One goroutine fetches the parts in order and hands each over once it
-	// is whole and checked, then goes on with the next while this one
-	// writes it: the server sends meanwhile, and the pieces of a large
-	// term come in one request. Only that goroutine touches the
-	// downloader, until it ends.
 	ctx, cancel := context.WithCancelCause(d.ctx)
 	d.ctx = ctx
-	parts := make(chan part)
-	fetchErr := make(chan error, 1)
-	go func() {
-		defer close(parts)
-		fetchErr <- d.produce(func(p part) error {
-			select {
-			case parts <- p:
-				return nil
-			case <-ctx.Done():
-				return context.Cause(ctx)
-			}
-		})
-	}()
+	buf := &buffer{limit: DownloadBuffer, want: -1}
+	buf.cond = sync.NewCond(&buf.mu)
+	stopWake := context.AfterFunc(ctx, func() { buf.waitFor(-1) })
+	defer stopWake()
+	var wg sync.WaitGroup
+	steps := make(chan step, 64)
+	dispatchErr := make(chan error, 1)
+	wg.Go(func() {
+		defer close(steps)
+		dispatchErr <- d.dispatch(ctx, &wg, buf, uses, steps)
+	})
 	defer func() {
 		cancel(errors.New("the download ended"))
-		for range parts {
+		for range steps {
 		}
+		wg.Wait()
 	}()
-	for p := range parts {
-		for j, data := range p.got.chunks[p.lo:p.hi] {
-			if err := emit(p.got.hashes[p.lo+uint32(j)], data); err != nil {
+	for st := range steps {
+		j := st.job
+		buf.waitFor(j.seq)
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return written, context.Cause(ctx)
+		}
+		if j.err != nil {
+			return written, fmt.Errorf("download %s: %w", file, j.err)
+		}
+		t := d.plan.terms[st.term]
+		var got *fetched
+		var lo, hi uint32
+		if st.piece {
+			got = j.got[0].got
+			hi = uint32(len(got.chunks))
+		} else {
+			for _, rg := range j.got {
+				if rg.r.chunks.Start <= t.Range.Start && t.Range.End <= rg.r.chunks.End {
+					got, lo, hi = rg.got, t.Range.Start-rg.r.chunks.Start, t.Range.End-rg.r.chunks.Start
+					break
+				}
+			}
+			if got == nil {
+				return fail("the ranges fetched for term %d do not cover it (the reconstruction changed when renewed)", st.term)
+			}
+		}
+		for k, data := range got.chunks[lo:hi] {
+			if err := emit(got.hashes[lo+uint32(k)], data); err != nil {
 				return written, err
 			}
 		}
-		if p.termEnds {
-			t := d.plan.terms[p.term]
+		if j.uses--; j.uses == 0 {
+			// Written and no later term reads it: its buffers serve the
+			// next ranges.
+			for _, rg := range j.got {
+				d.pool.put(rg.got.raw)
+			}
+			j.got = nil
+			buf.release(j.bytes)
+		}
+		if st.termEnds {
 			if termBytes != t.UnpackedLength {
 				return fail("term %d (xorb %s chunks [%d, %d)) decodes to %d bytes, the reconstruction says %d",
-					p.term, t.Hash, t.Range.Start, t.Range.End, termBytes, t.UnpackedLength)
+					st.term, t.Hash, t.Range.Start, t.Range.End, termBytes, t.UnpackedLength)
 			}
 			termBytes = 0
 		}
 	}
-	if err := <-fetchErr; err != nil {
+	if err := <-dispatchErr; err != nil {
 		return written, fmt.Errorf("download %s: %w", file, err)
 	}
 	// The hub clamps a range to the file's end; only a short first answer
@@ -493,67 +728,156 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 	return written, nil
 }
 
-// pieceSize bounds what a download holds of a xorb whose footer gives its
-// record boundaries: a larger range is read, checked and written a piece
-// at a time (all in one request), so a download holds about two pieces
-// (the one being written, the next) rather than a whole xorb (64 MiB from
-// a native upload). Pieces cost no requests, so they are small.
-const pieceSize = 2 << 20
-
-// part is one fetched part of the download: chunks [lo, hi) of got, of
-// term term (the term's last part if termEnds).
-type part struct {
-	term     int
-	got      *fetched
-	lo, hi   uint32
-	termEnds bool
-}
-
-// produce fetches the download's parts in order and hands each to send:
-// a large term's pieces (cut by its xorb's footer, which is read first)
-// from one request as each is whole, or a term's chunks from the range
-// that covers it, fetched once and cached while later terms need it.
-func (d *downloader) produce(send func(part) error) error {
-	for i, t := range d.plan.terms {
-		if err := d.renewing(t, func(e *fetchEntry, _ fetchRange, renewed bool) error { return d.footer(e, renewed) }); err != nil {
+// dispatch cuts the terms into jobs, in order, hands the writer its steps
+// and starts each job once the buffer admits it (on wg).
+func (d *downloader) dispatch(ctx context.Context, wg *sync.WaitGroup, buf *buffer, uses map[cacheKey]int, steps chan<- step) error {
+	byRange := map[cacheKey]*job{} // range jobs, by every range they fetch
+	seq := 0
+	send := func(s step) error {
+		select {
+		case steps <- s:
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	start := func(j *job, fetch func(j *job) error) error {
+		if err := buf.admit(ctx, j); err != nil {
 			return err
 		}
+		wg.Go(func() {
+			defer close(j.done)
+			j.err = fetch(j)
+		})
+		return nil
+	}
+	ahead, started, reached := 0, map[xethash.Hash]bool{}, map[xethash.Hash]bool{}
+	for i, t := range d.plan.terms {
+		// Footers of the next few xorbs are on their way meanwhile.
+		for ; ahead < len(d.plan.terms) && len(started)-len(reached) < footersAhead; ahead++ {
+			if h := d.plan.terms[ahead].Hash; !started[h] {
+				started[h] = true
+				d.startFooter(wg, d.plan.terms[ahead])
+			}
+		}
+		if !started[t.Hash] {
+			started[t.Hash] = true
+			d.startFooter(wg, t)
+		}
+		reached[t.Hash] = true
+		if err := d.awaitFooter(ctx, t); err != nil {
+			return err
+		}
+		d.mu.Lock()
 		_, r, _ := d.source(t)
-		if pieces := d.pieces(t, r); pieces != nil {
-			sent := 0
-			err := d.renewing(t, func(e *fetchEntry, _ fetchRange, _ bool) error {
-				return d.get(e, pieces[sent:], true, func(_ fetchRange, got *fetched) error {
-					sent++
-					return send(part{term: i, got: got, hi: uint32(len(got.chunks)), termEnds: sent == len(pieces)})
-				})
-			})
-			if err != nil {
+		pieces := d.pieces(t, r)
+		d.mu.Unlock()
+		for k, pc := range pieces {
+			j := &job{seq: seq, bytes: pc.bytes.End - pc.bytes.Start + 1, uses: 1, done: make(chan struct{})}
+			seq++
+			if err := send(step{term: i, job: j, piece: true, termEnds: k == len(pieces)-1}); err != nil {
+				return err
+			}
+			if err := start(j, func(j *job) error { return d.fetchPiece(t, pc, j) }); err != nil {
+				return err
+			}
+		}
+		if pieces != nil {
+			continue
+		}
+		key := cacheKey{t.Hash, r.chunks.Start}
+		if j := byRange[key]; j != nil {
+			if err := send(step{term: i, job: j, termEnds: true}); err != nil {
 				return err
 			}
 			continue
 		}
-		got, r, err := d.chunksOf(t)
-		if err != nil {
+		d.mu.Lock()
+		e, _, _ := d.source(t)
+		j := &job{seq: seq, done: make(chan struct{})}
+		for _, rr := range e.ranges {
+			k := cacheKey{t.Hash, rr.chunks.Start}
+			j.bytes += rr.bytes.End - rr.bytes.Start + 1
+			j.uses += uses[k]
+			byRange[k] = j
+		}
+		d.mu.Unlock()
+		seq++
+		if err := send(step{term: i, job: j, termEnds: true}); err != nil {
 			return err
 		}
-		key := cacheKey{t.Hash, r.chunks.Start}
-		if d.uses[key]--; d.uses[key] == 0 {
-			delete(d.cache, key) // the part holds what it needs
-		}
-		if err := send(part{term: i, got: got, lo: t.Range.Start - r.chunks.Start, hi: t.Range.End - r.chunks.Start, termEnds: true}); err != nil {
+		if err := start(j, func(j *job) error { return d.fetchRanges(t, j) }); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// pieces cuts term t's chunks into byte ranges of at most pieceSize (one
+// fetchPiece fetches one piece of term t.
+func (d *downloader) fetchPiece(t Term, pc fetchRange, j *job) error {
+	return d.renewing(t, func(e *fetchEntry, _ fetchRange, _ bool) error {
+		return d.get(e, []fetchRange{pc}, true, func(r fetchRange, got *fetched) error {
+			j.got = []rangeGot{{r, got}}
+			return nil
+		})
+	})
+}
+
+// fetchRanges fetches every range of the entry that serves term t, with
+// one request.
+func (d *downloader) fetchRanges(t Term, j *job) error {
+	return d.renewing(t, func(e *fetchEntry, _ fetchRange, _ bool) error {
+		j.got = j.got[:0]
+		return d.get(e, e.ranges, false, func(r fetchRange, got *fetched) error {
+			for k := range j.got {
+				if j.got[k].r == r { // a retry's copy
+					j.got[k].got = got
+					return nil
+				}
+			}
+			j.got = append(j.got, rangeGot{r, got})
+			return nil
+		})
+	})
+}
+
+// startFooter starts fetching the footer of t's xorb, unless it is known
+// or on its way.
+func (d *downloader) startFooter(wg *sync.WaitGroup, t Term) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.footerJobs[t.Hash]; ok {
+		return
+	}
+	fj := &footerJob{done: make(chan struct{})}
+	d.footerJobs[t.Hash] = fj
+	wg.Go(func() {
+		defer close(fj.done)
+		fj.err = d.footerOf(t)
+	})
+}
+
+// awaitFooter waits for the footer of t's xorb (started by startFooter).
+func (d *downloader) awaitFooter(ctx context.Context, t Term) error {
+	d.mu.Lock()
+	fj := d.footerJobs[t.Hash]
+	d.mu.Unlock()
+	select {
+	case <-fj.done:
+		return fj.err
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// pieces cuts term t's chunks into byte ranges of at most PieceSize (one
 // chunk at least) by its xorb's record boundaries, or returns nil when the
 // range r that serves it is small, or the boundaries are unknown or
 // disagree with r (then r is fetched whole, as the reconstruction says).
+// The caller holds d.mu.
 func (d *downloader) pieces(t Term, r fetchRange) []fetchRange {
 	ends := d.ends[t.Hash]
-	if r.bytes.End-r.bytes.Start+1 <= pieceSize || int(t.Range.End) > len(ends) || t.Range.End > r.chunks.End || t.Range.Start < r.chunks.Start {
+	if r.bytes.End-r.bytes.Start+1 <= PieceSize || int(t.Range.End) > len(ends) || t.Range.End > r.chunks.End || t.Range.Start < r.chunks.Start {
 		return nil
 	}
 	start := func(c uint32) int64 {
@@ -568,7 +892,7 @@ func (d *downloader) pieces(t Term, r fetchRange) []fetchRange {
 	var out []fetchRange
 	for c := t.Range.Start; c < t.Range.End; {
 		end := c + 1
-		for end < t.Range.End && int64(ends[end])-start(c) <= pieceSize {
+		for end < t.Range.End && int64(ends[end])-start(c) <= PieceSize {
 			end++
 		}
 		out = append(out, fetchRange{chunks: ChunkRange{Start: c, End: end}, bytes: ByteRange{Start: start(c), End: int64(ends[end-1]) - 1}})
@@ -577,37 +901,16 @@ func (d *downloader) pieces(t Term, r fetchRange) []fetchRange {
 	return out
 }
 
-// chunksOf returns the decoded, checked chunks of the fetched range that
-// covers term t, fetching it (and first its xorb's footer) if need be. A
-// signed URL that has expired (403) is replaced by asking for the
-// reconstruction again, once per expiry.
-func (d *downloader) chunksOf(t Term) (*fetched, fetchRange, error) {
-	var got *fetched
-	var at fetchRange
-	err := d.renewing(t, func(e *fetchEntry, r fetchRange, renewed bool) error {
-		at = r
-		key := cacheKey{t.Hash, r.chunks.Start}
-		if got = d.cache[key]; got != nil {
-			return nil
-		}
-		if err := d.footer(e, renewed); err != nil {
-			return err
-		}
-		if err := d.fetch(e); err != nil {
-			return err
-		}
-		got = d.cache[key]
-		return nil
-	})
-	return got, at, err
-}
-
 // renewing runs try on the fetch entry that serves term t and, when that
 // fails with a stale URL, once more on the URLs of a renewed
-// reconstruction (renewed is then set).
+// reconstruction (renewed is then set). Parts that fail together renew
+// the URLs once.
 func (d *downloader) renewing(t Term, try func(e *fetchEntry, r fetchRange, renewed bool) error) error {
 	for renewed := false; ; renewed = true {
+		d.mu.Lock()
 		e, r, ok := d.source(t)
+		gen := d.gen
+		d.mu.Unlock()
 		if !ok {
 			return fmt.Errorf("%w: the reconstruction gives no URL for xorb %s chunks [%d, %d)", ErrVerify, t.Hash, t.Range.Start, t.Range.End)
 		}
@@ -615,7 +918,7 @@ func (d *downloader) renewing(t Term, try func(e *fetchEntry, r fetchRange, rene
 		if renewed || !staleURL(err) {
 			return err
 		}
-		if err := d.refresh(); err != nil {
+		if err := d.refresh(gen); err != nil {
 			return err
 		}
 	}
@@ -628,9 +931,18 @@ func staleURL(err error) bool {
 	return errors.As(err, &he) && (he.Status == statusForbidden || he.Status == statusNotFound || he.Status == statusBadRequest)
 }
 
-// refresh asks for the reconstruction again, for new signed URLs. The
-// terms must not change: the file is content-addressed.
-func (d *downloader) refresh() error {
+// refresh asks for the reconstruction again, for new signed URLs, unless
+// they were renewed since generation gen. The terms must not change: the
+// file is content-addressed.
+func (d *downloader) refresh(gen int) error {
+	d.renewMu.Lock()
+	defer d.renewMu.Unlock()
+	d.mu.Lock()
+	renewed := d.gen != gen
+	d.mu.Unlock()
+	if renewed {
+		return nil
+	}
 	p, err := d.c.reconstruction(d.ctx, d.file, d.rng)
 	if err != nil {
 		return err
@@ -643,7 +955,10 @@ func (d *downloader) refresh() error {
 			return fmt.Errorf("%w: term %d of the reconstruction changed when asked again", ErrVerify, i)
 		}
 	}
+	d.mu.Lock()
 	d.plan.entries = p.entries
+	d.gen++
+	d.mu.Unlock()
 	return nil
 }
 
@@ -656,7 +971,10 @@ func (d *downloader) refresh() error {
 // A 403 may be an expired URL: it is an error until the URLs were renewed
 // (renewed), and then means the server keeps footers to itself.
 func (d *downloader) footer(e *fetchEntry, renewed bool) error {
-	if _, done := d.footers[e.xorb]; done {
+	d.mu.Lock()
+	_, done := d.footers[e.xorb]
+	d.mu.Unlock()
+	if done {
 		return nil
 	}
 	// The terms name chunks up to some index of the xorb, which has at
@@ -692,7 +1010,9 @@ func (d *downloader) footer(e *fetchEntry, renewed bool) error {
 		}
 		if err == nil {
 			if known, err = footerEntries(f, e.xorb); err == nil {
+				d.mu.Lock()
 				d.ends[e.xorb] = f.BoundarySection.ChunkBoundaryOffsets
+				d.mu.Unlock()
 			}
 		}
 		if err != nil {
@@ -705,7 +1025,9 @@ func (d *downloader) footer(e *fetchEntry, renewed bool) error {
 	if known == nil && d.strict {
 		return fmt.Errorf("%w: the server does not serve xorb %s's footer, so a range of it cannot be checked", ErrVerify, e.xorb)
 	}
+	d.mu.Lock()
 	d.footers[e.xorb] = known
+	d.mu.Unlock()
 	return nil
 }
 
@@ -765,16 +1087,6 @@ func (d *downloader) suffix(e *fetchEntry, n int64) (tail []byte, size int64, st
 	return tail, size, status, err
 }
 
-// fetch downloads every range of a fetch entry with one request (a
-// multi-range one when it has several, as v2 URLs are signed for exactly
-// that set), decodes the chunk records and caches the chunks.
-func (d *downloader) fetch(e *fetchEntry) error {
-	return d.get(e, e.ranges, false, func(r fetchRange, got *fetched) error {
-		d.cache[cacheKey{e.xorb, r.chunks.Start}] = got
-		return nil
-	})
-}
-
 // get fetches byte ranges of e's xorb in one request, and decodes and
 // checks their chunks: take gets each range, in order, once it is whole
 // (as it arrives, where the answer is one stream). With resume (ranges
@@ -783,7 +1095,9 @@ func (d *downloader) fetch(e *fetchEntry) error {
 // without, every request asks for exactly ranges (a v2 URL is signed for
 // that set), and take may see a range again after a retry.
 func (d *downloader) get(e *fetchEntry, ranges []fetchRange, resume bool, take func(r fetchRange, got *fetched) error) error {
+	d.mu.Lock()
 	known := d.footers[e.xorb]
+	d.mu.Unlock()
 	op := "fetch xorb " + e.xorb.String()
 	taken, damagedAt, again := 0, -1, 0
 	for {
@@ -799,7 +1113,7 @@ func (d *downloader) get(e *fetchEntry, ranges []fetchRange, resume bool, take f
 		}, func(resp *Response) error {
 			decs := make([]*rangeDecoder, len(ranges)-taken)
 			for i, r := range ranges[taken:] {
-				decs[i] = &rangeDecoder{xorb: e.xorb, r: r, known: known}
+				decs[i] = &rangeDecoder{xorb: e.xorb, r: r, known: known, pool: d.pool}
 			}
 			return readRanges(resp, decs, func(dec *rangeDecoder) error {
 				taken++
@@ -871,6 +1185,7 @@ type rangeDecoder struct {
 	off   int    // where the next record starts
 	dec   xorb.Decoder
 	got   fetched
+	pool  *bufPool // where a range read on its own gets its buffer
 }
 
 // start gives the decoder the buffer the range is read into.
@@ -1029,8 +1344,14 @@ func readRanges(resp *Response, decs []*rangeDecoder, take func(*rangeDecoder) e
 func readStream(r io.Reader, decs []*rangeDecoder, take func(*rangeDecoder) error) error {
 	for i, d := range decs {
 		n := d.r.bytes.End - d.r.bytes.Start + 1
-		b := make([]byte, n)
+		var b []byte
+		if d.pool != nil {
+			b = d.pool.get(n)
+		} else {
+			b = make([]byte, n)
+		}
 		d.start(b)
+		d.got.raw = b
 		for filled := 0; filled < len(b); {
 			k, err := r.Read(b[filled:])
 			if k > 0 {

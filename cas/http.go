@@ -88,15 +88,24 @@ func retryableStatus(s int) bool {
 		(s >= 500 && s != statusNotImplemented && s != statusInsufficientStorage)
 }
 
+// congestionStatus reports whether an answer says the server or the path
+// to it is overloaded: what halves the concurrency window.
+func congestionStatus(s int) bool {
+	return s == statusTooManyRequests || s == statusRequestTimeout || s == 502 || s == 503 || s == 504
+}
+
 // watchedBody remembers whether reading the body failed, which means the
-// connection broke and the request may be retried.
+// connection broke and the request may be retried, and counts the bytes
+// read (for the concurrency controller).
 type watchedBody struct {
 	io.ReadCloser
 	err error
+	n   int64
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
 	if err != nil && err != io.EOF {
 		b.err = err
 	}
@@ -131,6 +140,10 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 		if tok != nil {
 			req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 		}
+		sl, err := c.controllerFor(req.URL).acquire(ctx)
+		if err != nil {
+			return err
+		}
 		resp, err := c.httpClient().Do(req)
 		if err == nil {
 			// What the handlers rely on, whatever the Doer filled in.
@@ -142,8 +155,10 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 		switch {
 		case err != nil:
 			if ctx.Err() != nil {
+				sl.release(0, delivered, 0)
 				return context.Cause(ctx)
 			}
+			sl.release(0, congested, 0) // refused, reset, timed out
 			if strings.Contains(err.Error(), "unsupported protocol scheme") {
 				return fmt.Errorf("%s: %w", op, err)
 			}
@@ -154,6 +169,15 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 			herr := handle(resp)
 			_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
 			body.Close()
+			sent := max(req.ContentLength, 0)
+			switch {
+			case body.err != nil && ctx.Err() == nil:
+				sl.release(sent+body.n, congested, 0) // the answer broke off
+			case congestionStatus(resp.StatusCode): // a 429 taken as an answer (a dedupe miss)
+				sl.release(0, congested, retryAfter(resp))
+			default:
+				sl.release(sent+body.n, delivered, 0)
+			}
 			if herr == nil {
 				return nil
 			}
@@ -172,15 +196,21 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 			// The token may have expired in flight or the hub restarted:
 			// one more try with a new one.
 			drain(resp)
+			sl.release(0, delivered, 0)
 			stale, refreshed = tok, true
 			continue
 		default:
 			herr := &HTTPError{Op: op, Method: req.Method, URL: redact(req), Status: resp.StatusCode,
 				Code: resp.Header.Get("X-Error-Code"), Message: errorMessage(resp), Attempts: attempt}
+			wait = retryAfter(resp)
+			if congestionStatus(resp.StatusCode) {
+				sl.release(0, congested, wait)
+			} else {
+				sl.release(0, delivered, wait)
+			}
 			if !retryableStatus(resp.StatusCode) {
 				return herr
 			}
-			wait = retryAfter(resp)
 			lastErr = herr
 		}
 		if attempt > retries {

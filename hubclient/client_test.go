@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -291,61 +292,6 @@ func TestDownloadDetectsCorruption(t *testing.T) {
 	}
 }
 
-// gatedTransport holds back the rest of every xorb answer after its first
-// gate bytes until open is closed: a download that waits for a whole xorb
-// before writing any of it never gets the rest (the read fails after a
-// while).
-type gatedTransport struct {
-	gate     int64
-	open     chan struct{}
-	requests atomic.Int32
-}
-
-func (g *gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err == nil && strings.Contains(req.URL.Path, "/_xetkit/xorbs/") && !strings.HasPrefix(req.Header.Get("Range"), "bytes=-") {
-		g.requests.Add(1)
-		resp.Body = &gatedBody{ReadCloser: resp.Body, left: g.gate, open: g.open}
-	}
-	return resp, err
-}
-
-type gatedBody struct {
-	io.ReadCloser
-	left int64
-	open chan struct{}
-}
-
-func (b *gatedBody) Read(p []byte) (int, error) {
-	if b.left > 0 {
-		n, err := b.ReadCloser.Read(p[:min(int64(len(p)), b.left)])
-		b.left -= int64(n)
-		return n, err
-	}
-	select {
-	case <-b.open:
-		return b.ReadCloser.Read(p)
-	case <-time.After(20 * time.Second):
-		return 0, errors.New("nothing was written while the rest of the xorb was held back")
-	}
-}
-
-// openingWriter closes open once at least n bytes were written to it.
-type openingWriter struct {
-	bytes.Buffer
-	n    int
-	open chan struct{}
-}
-
-func (w *openingWriter) Write(p []byte) (int, error) {
-	before := w.Len()
-	n, err := w.Buffer.Write(p)
-	if before < w.n && w.Len() >= w.n {
-		close(w.open)
-	}
-	return n, err
-}
-
 // hubWithOneXorb starts a hub holding big.bin, 30 MiB of random bytes
 // (seed) in one xorb.
 func hubWithOneXorb(t *testing.T, seed uint64) (*httptest.Server, []byte) {
@@ -359,19 +305,19 @@ func hubWithOneXorb(t *testing.T, seed uint64) (*httptest.Server, []byte) {
 	return srv, data
 }
 
-// A large xorb range is read, checked and written a piece at a time (cut
-// at the record boundaries its footer gives), all from one request: the
-// first pieces are written before the rest of the xorb has come, so a
-// download holds a few MiB of it, not the whole xorb.
-func TestLargeRangesStreamInPieces(t *testing.T) {
+// A large xorb range is fetched in pieces cut at the record boundaries
+// its footer gives, each its own request of at most cas.PieceSize bytes,
+// several at once, and written in order: a download holds a few pieces of
+// a xorb, not the whole xorb, and a slow connection is not the limit.
+func TestLargeRangesFetchInParallelPieces(t *testing.T) {
 	srv, data := hubWithOneXorb(t, 21)
 	for _, r := range []*cas.Range{nil, {Start: 9 << 20, End: 27 << 20}} {
-		out := &openingWriter{n: 6 << 20, open: make(chan struct{})}
-		g := &gatedTransport{gate: 12 << 20, open: out.open}
+		rc := &rangeCounter{hold: 2}
 		d := newClient(srv)
-		d.HTTP = cas.HTTPClient(&http.Client{Transport: g})
+		d.HTTP = cas.HTTPClient(&http.Client{Transport: rc})
 		d.Retries = 0
-		if _, err := d.DownloadPath(context.Background(), "big.bin", out, r); err != nil {
+		var out bytes.Buffer
+		if _, err := d.DownloadPath(context.Background(), "big.bin", &out, r); err != nil {
 			t.Fatalf("range %v: %v", r, err)
 		}
 		lo, hi := int64(0), int64(len(data))
@@ -381,8 +327,22 @@ func TestLargeRangesStreamInPieces(t *testing.T) {
 		if !bytes.Equal(out.Bytes(), data[lo:hi]) {
 			t.Fatalf("range %v: the download differs", r)
 		}
-		if n := g.requests.Load(); n != 1 {
-			t.Fatalf("range %v: %d xorb requests, want 1", r, n)
+		ranges, most := rc.seen()
+		var asked int64
+		for _, rg := range ranges {
+			a, b, ok := strings.Cut(strings.TrimPrefix(rg, "bytes="), "-")
+			start, err1 := strconv.ParseInt(a, 10, 64)
+			end, err2 := strconv.ParseInt(b, 10, 64)
+			if !ok || err1 != nil || err2 != nil || end-start+1 > cas.PieceSize {
+				t.Fatalf("range %v: a xorb request for %q, want one span of at most %d bytes", r, rg, cas.PieceSize)
+			}
+			asked += end - start + 1
+		}
+		if min := (hi-lo)/cas.PieceSize + 1; int64(len(ranges)) < min || asked > (hi-lo)+(2<<20) {
+			t.Errorf("range %v: %d xorb requests for %d bytes, want at least %d pieces, none fetched twice", r, len(ranges), asked, min)
+		}
+		if most < 2 {
+			t.Errorf("range %v: at most %d xorb requests in flight, want the pieces fetched side by side", r, most)
 		}
 	}
 }
@@ -427,23 +387,26 @@ func (m *midwayFaults) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// A large xorb range that breaks midway (the connection cut, then a byte
-// flipped) is asked for again from the first piece not yet written, not
-// from its start: what was written stays, and the download comes out
-// whole and right.
-func TestLargeRangeResumesAtItsPiece(t *testing.T) {
+// Pieces of a large xorb range that break (the connection cut, then a
+// byte flipped) are each asked for again, and only they: the download
+// comes out whole and right.
+func TestBrokenPiecesAreFetchedAgain(t *testing.T) {
 	srv, data := hubWithOneXorb(t, 22)
-	m := &midwayFaults{cut: 15 << 20, flip: 1 << 20, ranges: make(chan string, 8)}
+	m := &midwayFaults{cut: 1 << 20, flip: 1 << 20, ranges: make(chan string, 16)}
 	d := newClient(srv)
 	d.HTTP = cas.HTTPClient(&http.Client{Transport: m})
 	if got := downloadPath(t, d, "big.bin", nil); !bytes.Equal(got, data) {
 		t.Fatal("the download differs")
 	}
-	var ranges []string
+	count := map[string]int{}
 	for len(m.ranges) > 0 {
-		ranges = append(ranges, <-m.ranges)
+		count[<-m.ranges]++
 	}
-	if m.n.Load() != 3 || !strings.HasPrefix(ranges[0], "bytes=0-") || strings.HasPrefix(ranges[1], "bytes=0-") || ranges[1] != ranges[2] {
-		t.Fatalf("%d xorb requests %q: want the whole range, then twice the rest from the first piece not written (after the cut, after the flip)", m.n.Load(), ranges)
+	again := 0
+	for _, n := range count {
+		again += n - 1
+	}
+	if int(m.n.Load()) != len(count)+2 || again != 2 {
+		t.Fatalf("%d xorb requests %v: want each piece once, and the two that broke once more", m.n.Load(), count)
 	}
 }

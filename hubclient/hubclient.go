@@ -86,6 +86,7 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 		}
 		seen[f.Path] = true
 	}
+	c.PrefetchToken(ctx, true) // while the hub answers the preupload
 	inline, err := c.preupload(ctx, files)
 	if err != nil {
 		return nil, err

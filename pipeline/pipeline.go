@@ -21,8 +21,12 @@ import (
 // the fields before the first Run; an Uploader may then run several
 // sessions at once.
 type Uploader struct {
-	// Concurrency bounds the xorbs handed to the store at once (default
-	// DefaultConcurrency). Memory use is about Concurrency+2 xorbs.
+	// Concurrency bounds the sealed xorbs an upload holds at once, being
+	// sent or waiting for a place in the store's concurrency window
+	// (default: as many as UploadBuffer holds, at least 2). The store
+	// (the CAS client's controller) decides how many are sent at once;
+	// those waiting are the xorbs built ahead while the link is busy.
+	// Memory use is about Concurrency+2 xorbs.
 	Concurrency int
 	// XorbSize is how much chunk data (uncompressed) a xorb holds before
 	// it is sealed (default DefaultXorbSize, at most xorb.MaxBytes, where
@@ -62,14 +66,29 @@ func (u *Uploader) clock() time.Time {
 }
 
 // The platform defaults of the pipeline, decided here and nowhere else.
-// Under WebAssembly memory only grows, so fewer and smaller xorbs in
-// flight keep the peak of a large upload low; natively a xorb is as large
-// as the protocol allows (64 MiB of chunk data). Set
-// Uploader.XorbSize to get the same bytes on every platform.
+//
+// Xorbs are cut at 8 MiB of chunk data on every platform (the same
+// sources give the same xorbs everywhere), not at the 64 MiB the format
+// allows and the reference client cuts at: a xorb is one POST on one
+// connection, so on a link that caps each connection (25 MB/s) a 256 MiB
+// file in 64 MiB xorbs is 4 requests of 2.7 s each, at most 4 connections
+// busy and a long tail, where 8 MiB xorbs keep as many connections busy
+// as the link needs and end together (measured in the commit that set
+// it). File hashes and chunk boundaries do not depend on it; xorb hashes
+// do, and a download reads either. UploadBuffer bounds the sealed xorbs
+// an upload holds (under WebAssembly memory only grows).
 var (
-	DefaultXorbSize    = platformDefault(8<<20, xorb.MaxBytes)
-	DefaultConcurrency = platformDefault(3, 4)
+	DefaultXorbSize = 8 << 20
+	UploadBuffer    = platformDefault(48<<20, 128<<20)
 )
+
+// concurrency is how many sealed xorbs of xorbSize a session holds.
+func (u *Uploader) concurrency(xorbSize int) int {
+	if u.Concurrency > 0 {
+		return u.Concurrency
+	}
+	return max(2, UploadBuffer/xorbSize)
+}
 
 func platformDefault(wasm, native int) int {
 	if runtime.GOOS == "js" {

@@ -23,7 +23,17 @@ const readSize = 1 << 20
 func (f *fileRun) readAll(rd io.Reader) (total int64, digest [32]byte, err error) {
 	s := f.s
 	o := s.u.Offload
-	r := &chunkReader{ctx: s.ctx, o: o.encoding(), records: true, emit: f.chunks}
+	emit := f.chunks
+	if Lookahead > 0 {
+		p := f.startPlacer()
+		emit = p.push
+		defer func() {
+			if perr := p.finish(); perr != nil {
+				err = perr
+			}
+		}()
+	}
+	r := &chunkReader{ctx: s.ctx, o: o.encoding(), records: true, emit: emit}
 	r.onRead = func(t int64) { s.progress(f.idx, func(p *Progress) { p.Read = t }) }
 	if o == nil || o.SHA256 == nil {
 		r.sum = &localSHA{sha256x.New()}

@@ -58,6 +58,12 @@ type session struct {
 	cur     int32 // slot of the xorb being built, -1 if none
 	curNew  map[int]int64
 
+	// ahead holds the dedupe queries sent ahead of placement (qmu guards
+	// it; queries waits for them).
+	qmu     sync.Mutex
+	ahead   map[xethash.Hash]*query
+	queries sync.WaitGroup
+
 	queue  chan sealed            // for the uploaders
 	spare  chan []byte            // xorb buffers the uploaders are done with
 	slotOf map[xethash.Hash]int32 // slot of each xorb by hash
@@ -109,15 +115,16 @@ func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Re
 		queue: make(chan sealed),
 		spare: make(chan []byte, 2),
 		prog:  make([]Progress, len(sources)),
+		ahead: map[xethash.Hash]*query{},
 	}
+	defer func() {
+		fail(nil) // ends any query sent ahead that no one waits for
+		s.queries.Wait()
+	}()
 	for i, src := range sources {
 		s.prog[i] = Progress{Index: i, Name: src.Name, Size: src.Size}
 	}
-	workers := u.Concurrency
-	if workers <= 0 {
-		workers = DefaultConcurrency
-	}
-	for range workers {
+	for range u.concurrency(u.xorbSize()) {
 		s.wg.Go(s.uploader)
 	}
 	results := make([]Result, len(sources))
@@ -162,6 +169,14 @@ func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Re
 		s.progress(i, func(p *Progress) { p.Done = true })
 	}
 	return results, nil
+}
+
+// xorbSize is the chunk data at which a xorb is sealed.
+func (u *Uploader) xorbSize() int {
+	if u.XorbSize <= 0 {
+		return DefaultXorbSize
+	}
+	return min(u.XorbSize, xorb.MaxBytes)
 }
 
 // known returns the client's chunk cache.
@@ -355,7 +370,7 @@ func (s *session) find(h xethash.Hash, first bool) (ref, bool, error) {
 		return ref{}, false, nil
 	}
 	s.queried[h] = true
-	sh, err := s.store.Query(s.ctx, h)
+	sh, err := s.query(h)
 	if err != nil {
 		return ref{}, false, err
 	}
@@ -381,11 +396,7 @@ func (s *session) remoteRef(loc chunkLoc) ref {
 // addNew puts a chunk into the xorb being built, sealing it first when
 // full.
 func (s *session) addNew(c chunkIn, f *fileRun) (ref, error) {
-	limit := s.u.XorbSize
-	if limit <= 0 {
-		limit = DefaultXorbSize
-	}
-	limit = min(limit, xorb.MaxBytes)
+	limit := s.u.xorbSize()
 	if s.cur < 0 {
 		s.cur = int32(len(s.slots))
 		s.slots = append(s.slots, &slot{})

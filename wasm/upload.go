@@ -87,7 +87,7 @@ func clientArg(o js.Value) (*hubclient.Client, error) {
 		lo, hi int
 		set    func(int)
 	}{
-		{"concurrency", 1, 16, func(n int) { c.Concurrency = n }},
+		{"concurrency", 1, 32, func(n int) { c.MaxConcurrency = n }},
 		{"retries", 0, 100, func(n int) { c.Retries = cmp.Or(n, cas.NoRetries) }}, // 0: none
 		{"retryDelayMs", 0, 60_000, func(n int) { c.RetryDelay = time.Duration(n) * time.Millisecond }},
 	} {

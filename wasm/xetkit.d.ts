@@ -380,7 +380,7 @@ export interface UploadOptions extends HubOptions {
   onProgress?: (p: UploadProgress) => void;
   /** Chunk record compression (default "auto"). */
   compression?: "auto" | "lz4" | "bg4-lz4" | "none";
-  /** Xorb uploads in flight (default 3). */
+  /** Most requests in flight at once (default: adapt to the link, 6 at most in a browser: Chromium opens 6 HTTP/1.1 connections to a host). */
   concurrency?: number;
   /** Chunk data (uncompressed bytes) at which a xorb is sealed (default 8 MiB under WebAssembly, at most 64 MiB, where the reference client cuts); the same size gives processFile's bytes. */
   xorbSize?: number;

@@ -30,7 +30,7 @@ func init() {
 // clientFlags are the flags upload and download share.
 type clientFlags struct {
 	hub, repo, repoType, revision, token string
-	retries                              int
+	retries, concurrency                 int
 	retryDelay                           time.Duration
 }
 
@@ -42,6 +42,7 @@ func (cf *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&cf.token, "token", "", "user token, hf_… (default $HF_TOKEN)")
 	fs.IntVar(&cf.retries, "retries", cas.DefaultRetries, "times a failed request (429, 5xx, a dropped connection) is tried again; 0: never")
 	fs.DurationVar(&cf.retryDelay, "retry-delay", cas.DefaultRetryDelay, "first wait before a retry; it doubles with each one, up to 30s")
+	fs.IntVar(&cf.concurrency, "concurrency", 0, fmt.Sprintf("most requests in flight at once (0: adapt to the link, from %d up to %d; fewer on 429, 503 and dropped connections)", cas.InitialConcurrency, cas.DefaultMaxConcurrency))
 }
 
 // hubCommand parses the flags of c, a command that talks to a hub: the
@@ -75,17 +76,18 @@ func (cf *clientFlags) client() (*hubclient.Client, error) {
 	if retries <= 0 {
 		retries = cas.NoRetries
 	}
+	if cf.concurrency < 0 {
+		return nil, usagef("--concurrency %d: want 0 (adapt) or more", cf.concurrency)
+	}
 	return &hubclient.Client{Client: cas.Client{Hub: cf.hub, Repo: cf.repo, RepoType: cf.repoType, Revision: cf.revision, Token: tok,
-		Retries: retries, RetryDelay: cf.retryDelay}}, nil
+		Retries: retries, RetryDelay: cf.retryDelay, MaxConcurrency: cf.concurrency}}, nil
 }
 
 func runUpload(e *env, c *command, fs *flag.FlagSet, args []string) error {
-	var concurrency int
 	var message, prefix string
 	var noCommit bool
 	var rf resumeFlags
 	rf.register(fs)
-	fs.IntVar(&concurrency, "concurrency", 4, "xorb uploads in flight")
 	fs.StringVar(&message, "message", "", "commit title (default \"Upload with xetkit\")")
 	fs.StringVar(&prefix, "prefix", "", "folder in the repository the files go into, e.g. weights/")
 	fs.BoolVar(&noCommit, "no-commit", false, "only store the files in CAS: no commit, so no path in the repository finds them")
@@ -96,7 +98,6 @@ func runUpload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	if len(args) == 0 {
 		return usagef("want at least one FILE or DIR (- for standard input, with --no-commit)")
 	}
-	client.Concurrency = concurrency
 	files, err := repoFiles(e, args, prefix, noCommit)
 	if err != nil {
 		return err

@@ -1,0 +1,288 @@
+package cas
+
+import (
+	"context"
+	"net/url"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// How many requests a Client keeps in flight to one host is decided here,
+// and only here, by one controller per host that every download and upload
+// of the Client shares. It works as TCP's congestion window does:
+//
+//   - The window starts at InitialConcurrency requests and, as TCP's slow
+//     start, grows by one for each request that completes while others
+//     wait for a place (so it doubles each round trip of a busy client),
+//     until the first congestion.
+//   - After that, growth is earned: requests complete in rounds (a round
+//     ends when as many have completed as the window allows), a round in
+//     which callers waited measures the throughput, and the window grows by one while each
+//     growth pays: the requests added must bring more than half their
+//     share of the throughput measured before them. A link already full,
+//     or a server that is the bottleneck, stops the growth; a link that
+//     gets faster resumes it.
+//   - Congestion halves it: an answer 429, 502, 503 or 504, a request that
+//     timed out (408) or got no answer (reset, refused, cut short) halves
+//     the window, once per round trip (the requests sent before the
+//     halving that fail with it do not halve it again), and ends the
+//     doubling. The window then grows back by one a round up to just
+//     below where it was cut, and probes that level again only after
+//     probeRounds rounds without congestion: a server that refuses above
+//     N requests sees N or fewer nearly all the time.
+//   - A Retry-After pauses every new request to that host until it has
+//     passed (at most 30 s), besides delaying the retry of the request it
+//     came with.
+//   - The window stays between 1 and the ceiling: Client.MaxConcurrency,
+//     or DefaultMaxConcurrency (32 natively; 6 in the browser, where
+//     Chromium opens at most 6 HTTP/1.1 connections to a host and queues
+//     the rest itself).
+//
+// Bytes in flight are bounded apart from this, by what the download
+// engine and the upload pipeline may hold (DownloadBuffer here,
+// pipeline.UploadBuffer): the window decides how many requests, the
+// buffers how much memory.
+
+// The controller's platform defaults.
+var (
+	// DefaultMaxConcurrency is the most requests in flight to one host
+	// (Client.MaxConcurrency overrides it).
+	DefaultMaxConcurrency = platformDefault(6, 32)
+	// InitialConcurrency is the window a controller starts with: what a
+	// browser opens to a host at once (6), a few more natively.
+	InitialConcurrency = platformDefault(6, 8)
+)
+
+// probeRounds is how many rounds without congestion the window waits just
+// below the level it was last cut at before trying that level again.
+const probeRounds = 16
+
+func platformDefault[T any](wasm, native T) T {
+	if runtime.GOOS == "js" {
+		return wasm
+	}
+	return native
+}
+
+// controller is the concurrency controller of one host.
+type controller struct {
+	mu       sync.Mutex
+	ceiling  int
+	window   int
+	inFlight int
+	waiters  []chan struct{} // in arrival order
+	// slowStart: the window grows by one for each request completed while
+	// others waited; off after the first congestion.
+	slowStart bool
+	// pausedUntil: no request starts before (a Retry-After).
+	pausedUntil time.Time
+	// lastCut is when the window was last halved: requests sent before it
+	// that fail do not halve it again.
+	lastCut time.Time
+	// cutAt is the window congestion last came at (0: none yet), and
+	// calm the rounds without congestion since.
+	cutAt, calm int
+
+	// The round being measured.
+	roundStart time.Time
+	roundDone  int
+	roundBytes int64
+	waited     bool // a caller waited for a slot during the round
+	// base is the throughput (bytes/s) measured at window baseWindow, what
+	// a larger window must beat to grow further.
+	base       float64
+	baseWindow int
+	now        func() time.Time // tests set it
+}
+
+func (ctl *controller) clock() time.Time {
+	if ctl.now != nil {
+		return ctl.now()
+	}
+	return time.Now()
+}
+
+// slot is one request's place in its controller's window.
+type slot struct {
+	c     *controller
+	start time.Time
+}
+
+// outcome is what a request's answer says about the path to its host.
+type outcome int
+
+const (
+	delivered outcome = iota // an answer, whatever its status, without congestion
+	congested                // 429, 502-504, 408, or no answer
+)
+
+// controllerFor returns the controller of u's host.
+func (c *Client) controllerFor(u *url.URL) *controller {
+	c.ctlMu.Lock()
+	defer c.ctlMu.Unlock()
+	if c.controllers == nil {
+		c.controllers = map[string]*controller{}
+	}
+	key := u.Scheme + "://" + u.Host
+	ctl := c.controllers[key]
+	if ctl == nil {
+		ceiling := c.MaxConcurrency
+		if ceiling <= 0 {
+			ceiling = DefaultMaxConcurrency
+		}
+		ctl = &controller{ceiling: ceiling, window: min(InitialConcurrency, ceiling), slowStart: true}
+		c.controllers[key] = ctl
+	}
+	return ctl
+}
+
+// InFlightLimit reports the window of the controller of rawURL's host: how
+// many requests the Client lets be in flight there now (what tests and
+// benchmarks read).
+func (c *Client) InFlightLimit(rawURL string) int {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return 0
+	}
+	ctl := c.controllerFor(u)
+	ctl.mu.Lock()
+	defer ctl.mu.Unlock()
+	return ctl.window
+}
+
+// acquire waits for a place in the window (and for any Retry-After pause
+// to pass).
+func (ctl *controller) acquire(ctx context.Context) (*slot, error) {
+	for {
+		ctl.mu.Lock()
+		now := ctl.clock()
+		if wait := ctl.pausedUntil.Sub(now); wait > 0 {
+			ctl.mu.Unlock()
+			if err := sleep(ctx, wait); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if ctl.inFlight < ctl.window && len(ctl.waiters) == 0 {
+			ctl.inFlight++
+			if ctl.roundStart.IsZero() {
+				ctl.roundStart = now
+			}
+			ctl.mu.Unlock()
+			return &slot{c: ctl, start: now}, nil
+		}
+		ctl.waited = true
+		ch := make(chan struct{})
+		ctl.waiters = append(ctl.waiters, ch)
+		ctl.mu.Unlock()
+		select {
+		case <-ch:
+			// Woken with a place kept for it.
+			ctl.mu.Lock()
+			now = ctl.clock()
+			if ctl.roundStart.IsZero() {
+				ctl.roundStart = now
+			}
+			ctl.mu.Unlock()
+			return &slot{c: ctl, start: now}, nil
+		case <-ctx.Done():
+			ctl.mu.Lock()
+			for i, w := range ctl.waiters {
+				if w == ch {
+					ctl.waiters = append(ctl.waiters[:i], ctl.waiters[i+1:]...)
+					ctl.mu.Unlock()
+					return nil, context.Cause(ctx)
+				}
+			}
+			// Woken meanwhile: give the place back.
+			ctl.inFlight--
+			ctl.wake()
+			ctl.mu.Unlock()
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// release ends a request: n bytes moved (sent and received), what the
+// answer said, and a Retry-After (0: none).
+func (s *slot) release(n int64, o outcome, retryAfter time.Duration) {
+	ctl := s.c
+	ctl.mu.Lock()
+	defer ctl.mu.Unlock()
+	now := ctl.clock()
+	ctl.inFlight--
+	if retryAfter > 0 && now.Add(retryAfter).After(ctl.pausedUntil) {
+		ctl.pausedUntil = now.Add(retryAfter)
+		// Whoever waits then is let through when the pause ends.
+		time.AfterFunc(retryAfter, func() {
+			ctl.mu.Lock()
+			defer ctl.mu.Unlock()
+			ctl.wake()
+		})
+	}
+	if o == congested {
+		if s.start.After(ctl.lastCut) {
+			ctl.cutAt, ctl.calm = ctl.window, 0
+			ctl.window = max(1, ctl.window/2)
+			ctl.slowStart = false
+			ctl.lastCut = now
+			ctl.base, ctl.baseWindow = 0, 0 // measured before the congestion
+			ctl.newRound()
+		}
+		ctl.wake()
+		return
+	}
+	ctl.roundDone++
+	ctl.roundBytes += n
+	if ctl.slowStart && len(ctl.waiters) > 0 && ctl.window < ctl.ceiling {
+		ctl.window++
+	}
+	if ctl.roundDone >= ctl.window {
+		ctl.endRound(now)
+	}
+	ctl.wake()
+}
+
+// endRound measures the round just completed and grows the window if it
+// pays (see the comment at the top of this file).
+func (ctl *controller) endRound(now time.Time) {
+	defer ctl.newRound()
+	ctl.calm++
+	elapsed := now.Sub(ctl.roundStart).Seconds()
+	if !(ctl.waited || len(ctl.waiters) > 0) || elapsed <= 0 || ctl.window >= ctl.ceiling {
+		return // the window was not what limited the round
+	}
+	if ctl.cutAt > 0 && ctl.window+1 >= ctl.cutAt && ctl.calm < probeRounds {
+		return // just below where congestion came: stay a while
+	}
+	if ctl.slowStart {
+		return // grown request by request
+	}
+	rate := float64(ctl.roundBytes) / elapsed
+	if ctl.baseWindow > 0 && ctl.window > ctl.baseWindow {
+		added := float64(ctl.window-ctl.baseWindow) / float64(ctl.baseWindow)
+		if rate <= ctl.base*(1+added/2) {
+			return // the last growth did not pay: hold
+		}
+	}
+	ctl.base, ctl.baseWindow = rate, ctl.window
+	ctl.window = min(ctl.ceiling, ctl.window+1)
+}
+
+func (ctl *controller) newRound() {
+	ctl.roundStart, ctl.roundDone, ctl.roundBytes, ctl.waited = time.Time{}, 0, 0, false
+	if ctl.inFlight > 0 {
+		ctl.roundStart = ctl.clock()
+	}
+}
+
+// wake hands free places in the window to waiters, first come first.
+func (ctl *controller) wake() {
+	for len(ctl.waiters) > 0 && ctl.inFlight < ctl.window && !ctl.clock().Before(ctl.pausedUntil) {
+		ch := ctl.waiters[0]
+		ctl.waiters = ctl.waiters[1:]
+		ctl.inFlight++
+		close(ch)
+	}
+}
