@@ -24,8 +24,6 @@ const MiB = 1 << 20;
 // costs nothing, small enough that Go's memory (which never shrinks) stays
 // a few MiB above what the work itself needs.
 const PIECE = 8 * MiB;
-// Target bytes of whole chunks per job sent to a worker.
-const BATCH = 2 * MiB;
 
 const isNode =
   typeof process !== "undefined" && process.versions != null && process.versions.node != null &&
@@ -163,38 +161,54 @@ function kernelsModule() {
 }
 
 // startGo runs this thread's instance of the compiled modules ({go, kernels}):
-// {api, memory, go, kernels}.
+// {api, memory, go, kernels}. In Node, Go's Host has Node's SHA-256: native
+// code, several times the module's own speed.
 async function startGo(compiled) {
   try {
-    return await runGo(compiled.go, defineGo, unrefGoTimers, compiled.kernels);
+    const sha = isNode ? (await nodeHost()).sha256 : null;
+    return await runGo(compiled.go, defineGo, unrefGoTimers, compiled.kernels, sha);
   } catch (e) {
     throw new XetkitError(`load: xetkit.wasm did not start: ${e && e.message ? e.message : e}`, "INTERNAL");
   }
 }
 
-// call invokes a Go function and turns its error objects into XetkitError.
-function call(go, name, ...args) {
-  let r;
+// Calls into Go. Each export is declared once, in exports.json (its
+// arguments, result and error codes); Go checks every call against it, and
+// wasm/test/exports.test.mjs checks these calls. Every export answers
+// {ok: true, value} or {ok: false, error}; an async one a Promise of that.
+
+// invoke calls the export name of the instance go.
+function invoke(go, name, args) {
   try {
-    r = go.api[name](...args);
+    return go.api[name](...args);
   } catch (e) {
     // Only a dead Go runtime throws here (wasm_exec: "Go program has
     // already exited"): every Go-side failure comes back as a value.
     throw new XetkitError(`${name}: ${e && e.message ? e.message : e}`, "INTERNAL");
   }
-  if (r !== null && typeof r === "object" && r.xetkitError === true) {
-    const err = new XetkitError(r.message, r.code, r.offset);
-    if (r.goStack) err.goStack = r.goStack;
-    throw err;
-  }
-  return r;
 }
 
-// splitHashes cuts a string of XET strings back to back into an array.
-function splitHashes(all) {
-  const out = new Array(all.length / 64);
-  for (let i = 0; i < out.length; i++) out[i] = all.slice(64 * i, 64 * i + 64);
-  return out;
+// unwrap returns an answer's value, or throws its error as a XetkitError.
+function unwrap(r) {
+  if (r.ok) return r.value;
+  throw errorOf(r.error);
+}
+
+// errorOf makes a XetkitError of an error Go (or a worker) answered.
+function errorOf(e) {
+  const err = new XetkitError(e.message, e.code, e.offset);
+  if (e.status) err.status = e.status;
+  return err;
+}
+
+/** call runs a sync export. */
+function call(go, name, ...args) {
+  return unwrap(invoke(go, name, args));
+}
+
+/** callAsync runs an async export. */
+async function callAsync(go, name, ...args) {
+  return unwrap(await invoke(go, name, args));
 }
 
 // lazyTerms makes each file's entries and verification, which the JSON of
@@ -376,7 +390,7 @@ function hashString(h, what) {
 }
 
 // packEntries turns [{hash, length | size}] into the (hashes, sizes) pair
-// Go reads.
+// Go reads: an array of hashes and a Float64Array.
 function packEntries(chunks, what) {
   if (!Array.isArray(chunks)) throw typeError(`${what} must be an array of {hash, length}, got ${describe(chunks)}`);
   const hashes = new Array(chunks.length);
@@ -389,7 +403,7 @@ function packEntries(chunks, what) {
     if (typeof n !== "number") throw typeError(`${what}[${i}].length must be a number, got ${describe(n)}`);
     sizes[i] = n;
   }
-  return [hashes.join(""), new Uint8Array(sizes.buffer)];
+  return [hashes, sizes];
 }
 
 function shardOptions(options, what) {
@@ -403,18 +417,14 @@ function shardOptions(options, what) {
 
 function packHashes(hashes, what) {
   if (!Array.isArray(hashes)) throw typeError(`${what} must be an array of XET hash strings, got ${describe(hashes)}`);
-  return hashes.map((h, i) => hashString(h, `${what}[${i}]`)).join("");
+  return hashes.map((h, i) => hashString(h, `${what}[${i}]`));
 }
 
-// appendChunks decodes Go's packed [lengths, hashes] into chunk objects.
-function appendChunks(out, packed, offset) {
-  const [lens, hex] = packed;
-  const view = new DataView(lens.buffer, lens.byteOffset, lens.byteLength);
-  const n = lens.byteLength >>> 2;
-  for (let i = 0; i < n; i++) {
-    const length = view.getUint32(4 * i, true);
-    out.push({ offset, length, hash: hex.slice(64 * i, 64 * i + 64) });
-    offset += length;
+// appendChunks turns Go's Chunks ({lengths, hashes}) into chunk objects.
+function appendChunks(out, { lengths, hashes }, offset) {
+  for (let i = 0; i < lengths.length; i++) {
+    out.push({ offset, length: lengths[i], hash: hashes[i] });
+    offset += lengths[i];
   }
   return offset;
 }
@@ -432,8 +442,9 @@ function sourceSize(src) {
 
 // ---- the API ----
 
+// A chunker dropped unfinished lets its Go state go.
 const registry = typeof FinalizationRegistry === "function"
-  ? new FinalizationRegistry(({ go, fn, id }) => { try { go.api[fn](id); } catch { /* instance gone */ } })
+  ? new FinalizationRegistry(({ go, id }) => { try { call(go, "chunkerFree", id); } catch { /* instance gone */ } })
   : null;
 
 class Chunker {
@@ -448,7 +459,7 @@ class Chunker {
   #open() {
     if (!this.#id) {
       this.#id = call(this.#go, "chunkerNew");
-      registry?.register(this, { go: this.#go, fn: "chunkerFree", id: this.#id }, this);
+      registry?.register(this, { go: this.#go, id: this.#id }, this);
     }
     return this.#id;
   }
@@ -465,7 +476,7 @@ class Chunker {
     const id = this.#open();
     try {
       for (let off = 0; off < b.length; off += PIECE) {
-        this.#offset = appendChunks(out, call(this.#go, "chunkerPush", id, b.subarray(off, off + PIECE), true), this.#offset);
+        this.#offset = appendChunks(out, call(this.#go, "chunkerPush", id, b.subarray(off, off + PIECE)), this.#offset);
       }
     } catch (e) {
       // A failed push leaves the stream in an unknown state: drop it.
@@ -483,7 +494,7 @@ class Chunker {
     const id = this.#id;
     this.#close();
     try {
-      appendChunks(out, call(this.#go, "chunkerFinish", id, true), this.#offset);
+      appendChunks(out, call(this.#go, "chunkerFinish", id), this.#offset);
     } finally {
       this.#offset = 0;
     }
@@ -524,16 +535,18 @@ class Xetkit {
           lens[i] = n;
         }
         try {
-          return splitHashes(call(g, "hashChunks", b, new Uint8Array(lens.buffer)));
+          return call(g, "hashChunks", b, lens);
         } catch (e) {
           throw new XetkitError(`hash.chunks: ${e.message}`, e.code);
         }
       },
       file(chunks) {
-        return call(g, "hashFile", ...packEntries(chunks, "hash.file: chunks"));
+        const [hashes, sizes] = packEntries(chunks, "hash.file: chunks");
+        return call(g, "hashFile", hashes, sizes);
       },
       xorb(chunks) {
-        return call(g, "hashXorb", ...packEntries(chunks, "hash.xorb: chunks"));
+        const [hashes, sizes] = packEntries(chunks, "hash.xorb: chunks");
+        return call(g, "hashXorb", hashes, sizes);
       },
       verification(hashes) {
         return call(g, "hashVerification", packHashes(hashes, "hash.verification: hashes"));
@@ -583,7 +596,7 @@ class Xetkit {
     if (typeof packed !== "boolean") throw typeError("parseShard: options.packedChunks must be a boolean");
     const b = toBytes(bytes, "parseShard: bytes");
     const r = call(this.#go, "parseShard", b, upload, validate, packed);
-    const parsed = JSON.parse(r.json);
+    const parsed = r.parsed;
     if (packed) lazyTerms(b, parsed.files, r.termLayout, (raw) => this.hashStrings(raw));
     if (r.rowLayout) {
       parsed.chunkRows = rowsOf(b, parsed.xorbs, r.rowLayout);
@@ -628,7 +641,7 @@ class Xetkit {
   /** The findings of a shard (what parseShard includes), without the rest. */
   validateShard(bytes, options = {}) {
     const { upload } = shardOptions(options, "validateShard");
-    return JSON.parse(call(this.#go, "validateShard", toBytes(bytes, "validateShard: bytes"), upload));
+    return call(this.#go, "validateShard", toBytes(bytes, "validateShard: bytes"), upload);
   }
 
   /**
@@ -642,7 +655,7 @@ class Xetkit {
     const pool = (await this.#getPool()) ?? (await this.#getAside());
     if (!pool) return this.validateShard(b, options);
     const copy = b.slice(); // moved to the worker; the caller keeps its bytes
-    return JSON.parse(await pool.run("validateShard", [copy, upload], [copy.buffer]));
+    return pool.run("validateShard", [copy, upload], [copy.buffer]);
   }
 
   /**
@@ -653,7 +666,7 @@ class Xetkit {
     if (options === null || typeof options !== "object") throw typeError("parseXorb: options must be an object");
     const verify = options.verify ?? true;
     if (typeof verify !== "boolean") throw typeError("parseXorb: options.verify must be a boolean");
-    return JSON.parse(call(this.#go, "parseXorb", toBytes(bytes, "parseXorb: bytes"), verify));
+    return call(this.#go, "parseXorb", toBytes(bytes, "parseXorb: bytes"), verify);
   }
 
   /**
@@ -666,13 +679,13 @@ class Xetkit {
     const { part, at = 0, index = 0 } = selection;
     if (typeof part !== "string") throw typeError("shardFields: selection.part must be a string");
     if (!Number.isSafeInteger(at) || !Number.isSafeInteger(index)) throw typeError("shardFields: selection.at and selection.index must be integers");
-    return JSON.parse(call(this.#go, "shardFields", toBytes(bytes, "shardFields: bytes"), part, at, index));
+    return call(this.#go, "shardFields", toBytes(bytes, "shardFields: bytes"), part, at, index);
   }
 
   /** The field spans of the xorb chunk record whose header is at offset: header fields, then the payload. */
   xorbFields(bytes, offset) {
     if (!Number.isSafeInteger(offset) || offset < 0) throw typeError("xorbFields: offset must be a non-negative integer");
-    return JSON.parse(call(this.#go, "xorbFields", toBytes(bytes, "xorbFields: bytes"), offset));
+    return call(this.#go, "xorbFields", toBytes(bytes, "xorbFields: bytes"), offset);
   }
 
   /** Flags of a shard "file" block, "chunk" entry or other record as text, naming the defined bits. */
@@ -694,7 +707,7 @@ class Xetkit {
 
   /** The XET strings of the 32-byte raw hashes in bytes (e.g. parseShard's packed chunkRows.hashes). */
   hashStrings(bytes) {
-    return splitHashes(call(this.#go, "hashStrings", toBytes(bytes, "hashStrings: bytes")));
+    return call(this.#go, "hashStrings", toBytes(bytes, "hashStrings: bytes"));
   }
 
   /** Like chunk, with chunk hashing spread over the worker pool (if the instance has one). Accepts a Blob too. */
@@ -708,9 +721,8 @@ class Xetkit {
 
   async #chunkAsync(src, signal) {
     const pool = await this.#getPool();
-    const hooks = { signal, ...(pool ? workerHooks(pool, null) : {}) };
     const out = [];
-    appendChunks(out, await settle(call(this.#go, "chunkStream", src, hooks)), 0);
+    appendChunks(out, await callAsync(this.#go, "chunkStream", src, { signal }, pool?.offload(null)), 0);
     return out;
   }
 
@@ -732,21 +744,19 @@ class Xetkit {
     let xorbs = 0;
     // The upload pipeline itself, with a collector for a hub: the xorbs
     // and the shard are what upload() with the same options would send.
-    const hooks = {
+    const events = {
       signal: options.signal,
       onXorb: async (x) => {
         xorbs++;
         if (onXorb) await onXorb(x);
       },
       xorbBytes: onXorb !== undefined,
-      ...(pool ? workerHooks(pool, compression) : {}),
-      ...await hostSHAHooks(this.#go),
     };
-    if (onProgress) hooks.onProgress = (p) => onProgress({ bytesProcessed: p.hashed, totalBytes: total, xorbs });
+    if (onProgress) events.onProgress = (p) => onProgress({ bytesProcessed: p.hashed, totalBytes: total, xorbs });
     const opts = { compression, xorbSize: options.xorbSize };
     checkSignal(options.signal, "processFile");
-    const [json, packedChunks, shard] = await held(() => settle(call(this.#go, "processFile", [{ name: "file", data: src }], opts, hooks)), options.signal);
-    const result = JSON.parse(json);
+    const files = [{ name: "file", data: src }];
+    const { result, chunks: packedChunks, shard } = await held(() => callAsync(this.#go, "processFile", files, opts, events, pool?.offload(compression)), options.signal);
     result.xorbs ??= [];
     result.terms ??= [];
     result.chunks = [];
@@ -793,7 +803,7 @@ class Xetkit {
     hashString(fileHash, "fileTerms: fileHash");
     const opts = transferOptions(options, "fileTerms");
     opts.signal = options.signal;
-    return held(async () => JSON.parse(await settle(call(this.#go, "fileTerms", fileHash, opts))), options.signal);
+    return held(() => callAsync(this.#go, "fileTerms", fileHash, opts), options.signal);
   }
 
   /** Lists a repository's files and folders at a revision (under options.path). */
@@ -803,7 +813,7 @@ class Xetkit {
     opts.path = options.path ?? "";
     opts.recursive = options.recursive ?? true;
     opts.signal = options.signal;
-    return held(async () => JSON.parse(await settle(call(this.#go, "listFiles", opts))), options.signal);
+    return held(() => callAsync(this.#go, "listFiles", opts), options.signal);
   }
 
   /**
@@ -820,7 +830,7 @@ class Xetkit {
     const type = options.type ?? "";
     if (typeof type !== "string") throw typeError("open: options.type must be a string");
     return held(async () => {
-      const r = await settle(call(this.#go, "openFile", { path: target.path }, opts));
+      const r = await callAsync(this.#go, "openFile", { path: target.path }, opts);
       const core = { go: this.#go, handle: r.handle, path: target.path, hash: r.hash || null };
       openFiles.register(core, { go: this.#go, handle: r.handle });
       return new LazyBlob(core, 0, r.size, type);
@@ -865,21 +875,6 @@ class Xetkit {
 // ---- upload and download (owner: wasm/upload.go) ----
 // Argument checks and the hooks that connect Go's upload session
 // (uploadFiles in wasm/upload.go) to the worker pool; the protocol is Go's.
-
-function transferError(r) {
-  const err = new XetkitError(r.message, r.code, r.offset);
-  if (r.status) err.status = r.status;
-  if (r.goStack) err.goStack = r.goStack;
-  return err;
-}
-
-// settle awaits a promise from Go, which resolves to an error object on
-// failure.
-async function settle(p) {
-  const r = await p;
-  if (r !== null && typeof r === "object" && r.xetkitError === true) throw transferError(r);
-  return r;
-}
 
 function defaultHub(options, what) {
   const hub = options.hub ?? (typeof location !== "undefined" ? location.origin : undefined);
@@ -973,58 +968,15 @@ async function uploadFiles(go, pool, files, options) {
   const compression = options.compression ?? "auto";
   if (typeof compression !== "string") throw typeError("upload: options.compression must be a string");
   const { onProgress } = options;
-  const hooks = {
-    signal: options.signal,
-    // A Blob of Go's bytes [ptr, ptr+len), read straight out of the
-    // instance's memory: an upload body with no JavaScript copy.
-    blobOf: (ptr, len) => new Blob([new Uint8Array(go.memory.buffer, ptr, len)]),
-  };
+  const events = { signal: options.signal };
   if (onProgress) {
-    hooks.onProgress = (p) => onProgress({
+    events.onProgress = (p) => onProgress({
       file: p.name, index: p.index, read: p.read, hashed: p.hashed, deduped: p.deduped,
       uploaded: p.uploaded, total: p.size, done: p.done,
     });
   }
-  if (pool) Object.assign(hooks, workerHooks(pool, compression));
-  Object.assign(hooks, await hostSHAHooks(go));
   opts.compression = compression;
-  return JSON.parse(await settle(call(go, "uploadFiles", sources, opts, hooks)));
-}
-
-// workerHooks hands the pipeline's per-byte work to the pool: chunk hashing
-// and compression (hashing alone with compression null) on whichever
-// worker is least busy, a file's SHA-256 on worker 0, whose jobs run in
-// order. Go copies the bytes of each job (at most jobBytes) into a
-// buffer(n) and the worker sends it back for the next (a fresh buffer
-// costs page faults on every use). Two jobs per worker keep every worker
-// busy; while they have those, this thread hashes the next batch itself
-// rather than wait (busy), and at most inFlight batches are out in all.
-function workerHooks(pool, compression) {
-  return {
-    jobBytes: BATCH,
-    busy: () => pool.pending() >= 2 * pool.size,
-    inFlight: 4 * pool.size,
-    buffer: (n) => pool.buffer(n),
-    encode: (bytes, lens) => pool.run("encodeChunks", [bytes, lens, compression], [bytes.buffer], true),
-    shaNew: () => pool.runOn(0, "digestNew", []),
-    shaWrite: (id, bytes) => pool.runOn(0, "digestWrite", [id, bytes], [bytes.buffer], true),
-    shaSum: (id) => pool.runOn(0, "digestSum", [id]),
-  };
-}
-
-// hostSHAHooks: in Node a file's SHA-256 runs in Node's crypto, on this
-// thread, straight out of the instance's memory (Go prefers it to the
-// pool's): several times the speed of the module's own, with no copy.
-// Browsers have no SHA-256 that can be fed piece by piece; there it stays
-// in the module (or on the pool).
-async function hostSHAHooks(go) {
-  if (!isNode) return {};
-  const host = await nodeHost();
-  return {
-    shaBegin: () => host.sha256(),
-    shaUpdate: (h, ptr, len) => { h.update(new Uint8Array(go.memory.buffer, ptr, len)); },
-    shaEnd: (h) => h.digest("hex"),
-  };
+  return callAsync(go, "uploadFiles", sources, opts, events, pool?.offload(compression));
 }
 
 // downloadArgs checks download's target and options; returns the target
@@ -1034,7 +986,7 @@ function downloadArgs(target, options) {
     if (typeof target.path !== "string" || target.path === "") throw typeError("download: {path} must name a file in the repository");
     target = { path: target.path };
   } else {
-    hashString(target, "download: the file hash (or {path})");
+    target = { hash: hashString(target, "download: the file hash (or {path})") };
   }
   const opts = transferOptions(options, "download");
   const { range } = options;
@@ -1050,11 +1002,11 @@ function downloadArgs(target, options) {
   return [target, opts];
 }
 
-// downloadHooks are the hooks of Go's downloadFile: onData(bytes) (a
+// downloadEvents are the events of Go's downloadFile: onData(bytes) (a
 // returned promise is awaited: backpressure), onSize(n) (told first when
 // known; may return a Uint8Array of n bytes to write into) and progress
 // with the total once known.
-function downloadHooks(options, onData, onSize) {
+function downloadEvents(options, onData, onSize) {
   let total = options.range ? options.range.end - options.range.start : undefined;
   const { onProgress } = options;
   return {
@@ -1081,7 +1033,7 @@ async function downloadTo(go, target, options, sink) {
   let n;
   try {
     const [t, opts] = downloadArgs(target, options);
-    n = await settle(call(go, "downloadFile", t, opts, downloadHooks(options, (b) => sink.write(b))));
+    n = await callAsync(go, "downloadFile", t, opts, downloadEvents(options, (b) => sink.write(b)));
   } catch (e) {
     await sink.abort(e);
     throw e;
@@ -1102,8 +1054,8 @@ async function downloadFile(go, target, options) {
   const [t, opts] = downloadArgs(target, options);
   const parts = [];
   let whole = null; // the bytes, allocated at once when the size is known first
-  const hooks = downloadHooks(options, (b) => { parts.push(b); }, as === "bytes" ? (n) => (whole = new Uint8Array(n)) : undefined);
-  const n = await settle(call(go, "downloadFile", t, opts, hooks));
+  const events = downloadEvents(options, (b) => { parts.push(b); }, as === "bytes" ? (n) => (whole = new Uint8Array(n)) : undefined);
+  const n = await callAsync(go, "downloadFile", t, opts, events);
   if (whole) return n === whole.length ? whole : whole.subarray(0, n);
   if (as === "blob") return new Blob(parts);
   if (parts.length === 1) return parts[0];
@@ -1179,7 +1131,7 @@ class LazyBlob {
   // read hands the bytes to hooks (readFile's: onData, onSize, signal).
   #read(hooks) {
     const { go, handle } = this.#core;
-    return held(() => settle(call(go, "readFile", handle, this.#start, this.#end, hooks)), hooks.signal);
+    return held(() => callAsync(go, "readFile", handle, this.#start, this.#end, hooks), hooks.signal);
   }
 
   async bytes() {
@@ -1269,10 +1221,18 @@ class Pool {
     return this.#send(best, op, args, transfer, recycle);
   }
 
-  // buffer returns a job buffer of n bytes, reusing one a worker sent back.
-  buffer(n) {
-    if (n > BATCH) return new Uint8Array(n);
-    return new Uint8Array(this.free.pop() || new ArrayBuffer(BATCH), 0, n);
+  // buffer returns a job buffer of n bytes, over one a worker sent back or
+  // a new one of capacity bytes. A buffer is made only when none is free,
+  // so there are never more than the most jobs out at once.
+  buffer(n, capacity) {
+    const b = this.free.pop();
+    return new Uint8Array(b && b.byteLength >= n ? b : new ArrayBuffer(Math.max(n, capacity)), 0, n);
+  }
+
+  // offload is the pool as Go's pipeline uses it, for compression (null:
+  // chunk hashing only).
+  offload(compression) {
+    return new Offload(this, compression);
   }
 
   // runOn sends a job to worker i: jobs sent to one worker run in order.
@@ -1295,18 +1255,13 @@ class Pool {
     return p;
   }
 
-  // reuse keeps a job buffer that is done with for buffer() to hand out.
-  reuse(buf) {
-    if (buf.byteLength === BATCH && this.free.length < 4 * this.size + 8) this.free.push(buf);
-  }
-
   #reply(w, msg) {
-    if (msg.recycled) this.reuse(msg.recycled);
+    if (msg.recycled) this.free.push(msg.recycled);
     const c = w.calls.get(msg.id);
     if (!c) return;
     w.calls.delete(msg.id);
     if (w.calls.size === 0) w.unref();
-    if (msg.error) c.reject(new XetkitError(msg.error.message, msg.error.code, msg.error.offset));
+    if (msg.error) c.reject(errorOf(msg.error));
     else c.resolve(msg.result);
   }
 
@@ -1321,6 +1276,34 @@ class Pool {
     }
     this.workers = [];
   }
+}
+
+/**
+ * Offload is the pool as Go's upload pipeline uses it: the Offload
+ * interface of exports.json (Go calls its fields as functions). Chunk
+ * hashing and compression go to whichever worker is least busy, a file's
+ * SHA-256 to worker 0, whose jobs run in order; how many jobs go out and
+ * when is Go's decision. Each job's bytes come in a job buffer (buffer),
+ * which the worker sends back for the next (a fresh buffer costs page
+ * faults on every use).
+ */
+class Offload {
+  #pool;
+  #compression;
+
+  constructor(pool, compression) {
+    this.#pool = pool;
+    this.#compression = compression;
+    this.workers = pool.size;
+  }
+
+  workers = 0;
+  buffer = (n, capacity) => this.#pool.buffer(n, capacity);
+  encode = (bytes, lengths) => this.#pool.run("encodeChunks", [bytes, lengths, this.#compression], [bytes.buffer], true);
+  pending = () => this.#pool.pending();
+  shaNew = () => this.#pool.runOn(0, "digestNew", []);
+  shaWrite = (id, bytes) => this.#pool.runOn(0, "digestWrite", [id, bytes], [bytes.buffer], true);
+  shaSum = (id) => this.#pool.runOn(0, "digestSum", [id]);
 }
 
 // workerSource is the script every pool worker runs: serveJobs on the
