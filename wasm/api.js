@@ -6,11 +6,6 @@ import { Pool } from "./pool.js";
 import { lazyTerms, rowsOf } from "./shardrecords.js";
 import { downloadFile, downloadTo, LazyBlob, openFiles, streamSink, transferOptions, uploadFiles } from "./transfers.js";
 
-const MiB = 1 << 20;
-// Bytes handed to Go per call when streaming: large enough that crossing
-// costs nothing, small enough that Go's memory (which never shrinks) stays
-// a few MiB above what the work itself needs.
-const PIECE = 8 * MiB;
 
 // packEntries turns [{hash, length | size}] into the (hashes, sizes) pair
 // Go reads: an array of hashes and a Float64Array.
@@ -97,9 +92,8 @@ class Chunker {
     if (b.length === 0) return out;
     const id = this.#open();
     try {
-      for (let off = 0; off < b.length; off += PIECE) {
-        this.#offset = appendChunks(out, call(this.#go, "chunkerPush", id, b.subarray(off, off + PIECE)), this.#offset);
-      }
+      // Go copies the bytes in a piece at a time.
+      this.#offset = appendChunks(out, call(this.#go, "chunkerPush", id, b), this.#offset);
     } catch (e) {
       // A failed push leaves the stream in an unknown state: drop it.
       try { call(this.#go, "chunkerFree", id); } catch { /* ignore */ }
@@ -179,8 +173,8 @@ export class Xetkit {
       sha256(bytes) {
         const b = toBytes(bytes, "hash.sha256: bytes");
         const id = call(g, "digestNew");
-        // A piece at a time, so the module's memory never holds all of b.
-        for (let at = 0; at < b.length; at += PIECE) call(g, "digestWrite", id, b.subarray(at, at + PIECE));
+        // Go copies b in a piece at a time: its memory never holds all of b.
+        call(g, "digestWrite", id, b);
         return call(g, "digestSum", id);
       },
     });

@@ -11,11 +11,26 @@ import (
 	"github.com/xetkit/xetkit/xethash"
 )
 
-// inbuf receives the bytes of the current call. xetkit.js never passes more
-// than a few MiB at a time to a chunker, so it stays small, and nothing
-// keeps pointing into it after a call returns (the Chunker copies the
-// unfinished tail of a push into its own buffer).
+// inbuf receives the bytes of the current call, a piece at a time where
+// a call streams them (eachPiece), and nothing keeps pointing into it after
+// a call returns (the Chunker copies the unfinished tail of a push into its
+// own buffer).
 var inbuf []byte
+
+// piece is the most bytes a streaming call copies into Go at once: large
+// enough that crossing costs nothing, small enough that Go's memory (which
+// never shrinks) stays a few MiB above what the work itself needs.
+const piece = 8 << 20
+
+// eachPiece copies the Uint8Array v into inbuf a piece at a time and
+// calls fn with each.
+func eachPiece(v js.Value, fn func([]byte)) {
+	n := v.Length()
+	for off := 0; off < n; off += piece {
+		inbuf = bytesArg(v.Call("subarray", off, min(off+piece, n)), inbuf)
+		fn(inbuf)
+	}
+}
 
 // chunks gathers the Chunks result: {lengths: Uint32Array, hashes: string[]}.
 type chunks struct {
@@ -28,28 +43,19 @@ func (c *chunks) add(h xethash.Hash, size int) {
 	c.hashes = append(c.hashes, h)
 }
 
-// of hashes cs and returns them as a Chunks value.
-func (c *chunks) of(cs []chunking.Chunk) js.Value {
-	c.lens, c.hashes = c.lens[:0], c.hashes[:0]
+// hash adds the chunks cs, hashed.
+func (c *chunks) hash(cs []chunking.Chunk) {
 	for _, ch := range cs {
 		c.add(xethash.Chunk(ch.Data), len(ch.Data))
 	}
-	return c.value()
 }
 
 func (c *chunks) value() js.Value {
 	o := jsx.Object.New()
-	o.Set("lengths", u32Array(c.lens))
+	o.Set("lengths", jsx.U32Array(c.lens))
 	o.Set("hashes", hashStrings(c.hashes))
 	return o
 }
-
-// u32Array is a new Uint32Array of v.
-func u32Array(v []int) js.Value {
-	return js.Global().Get("Uint32Array").New(jsx.Bytes(jsx.U32Bytes(v)).Get("buffer"))
-}
-
-var result chunks
 
 func exportChunking(api js.Value) {
 	export(api, "chunkerNew", func(args []js.Value) (any, error) {
@@ -60,8 +66,9 @@ func exportChunking(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		inbuf = bytesArg(args[1], inbuf)
-		return result.of(c.Push(inbuf)), nil
+		var out chunks
+		eachPiece(args[1], func(b []byte) { out.hash(c.Push(b)) })
+		return out.value(), nil
 	})
 	export(api, "chunkerFinish", func(args []js.Value) (any, error) {
 		id, c, err := handleArg[*chunking.Chunker](args[0], "chunker")
@@ -69,7 +76,9 @@ func exportChunking(api js.Value) {
 			return nil, err
 		}
 		delete(live, id)
-		return result.of(c.Finish()), nil
+		var out chunks
+		out.hash(c.Finish())
+		return out.value(), nil
 	})
 	export(api, "chunkerFree", func(args []js.Value) (any, error) {
 		delete(live, args[0].Int())
@@ -97,7 +106,7 @@ func exportChunking(api js.Value) {
 	export(api, "hashChunks", func(args []js.Value) (any, error) {
 		var out chunks
 		inbuf = bytesArg(args[0], inbuf)
-		if err := pipeline.EachChunk(inbuf, u32sArg(args[1]), func(c []byte) error { out.add(xethash.Chunk(c), len(c)); return nil }); err != nil {
+		if err := pipeline.EachChunk(inbuf, jsx.U32sOf(args[1]), func(c []byte) error { out.add(xethash.Chunk(c), len(c)); return nil }); err != nil {
 			return nil, errorf(codeRange, "lengths: %v", err)
 		}
 		return hashStrings(out.hashes), nil

@@ -46,7 +46,7 @@ func exportEncode(api js.Value) {
 		} else if encoder.Mode, err = modeArg(args[2]); err != nil {
 			return nil, err
 		}
-		encHashes, encRecs, encLens, err = pipeline.EncodeChunks(enc, data, u32sArg(args[1]), encHashes[:0], encRecs[:0], encLens[:0])
+		encHashes, encRecs, encLens, err = pipeline.EncodeChunks(enc, data, jsx.U32sOf(args[1]), encHashes[:0], encRecs[:0], encLens[:0])
 		if err != nil {
 			return nil, errorf(codeRange, "%v", err)
 		}
@@ -57,7 +57,7 @@ func exportEncode(api js.Value) {
 		o := jsx.Object.New()
 		o.Set("hashes", jsx.Bytes(hashBytes))
 		o.Set("records", jsx.Bytes(encRecs))
-		o.Set("recordLengths", u32Array(encLens))
+		o.Set("recordLengths", jsx.U32Array(encLens))
 		return o, nil
 	})
 }

@@ -73,9 +73,6 @@ func entriesArg(args []js.Value) ([]xethash.Entry, error) {
 	return out, nil
 }
 
-// digestBuf receives the bytes of digestWrite calls.
-var digestBuf []byte
-
 func exportHashes(api js.Value) {
 	export(api, "hashChunk", func(args []js.Value) (any, error) {
 		inbuf = bytesArg(args[0], inbuf)
@@ -129,8 +126,7 @@ func exportHashes(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		digestBuf = bytesArg(args[1], digestBuf)
-		h.Write(digestBuf)
+		eachPiece(args[1], func(b []byte) { h.Write(b) })
 		return nil, nil
 	})
 	export(api, "digestSum", func(args []js.Value) (any, error) {

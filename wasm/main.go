@@ -41,7 +41,7 @@ func main() {
 		m["x"] = 1 // assignment to a nil map
 		return nil, nil
 	})
-	checkRegistered(api)
+	decl.CheckRegistered(api)
 	host = hostOf(js.Global().Call(os.Args[1], api))
 	select {}
 }
@@ -53,15 +53,6 @@ func main() {
 func bytesArg(v js.Value, dst []byte) []byte {
 	jsx.Held(v.Length())
 	return jsx.CopyInto(dst, v)
-}
-
-// u32sArg reads a Uint32Array.
-func u32sArg(v js.Value) []int {
-	n := v.Length()
-	b := make([]byte, 4*n)
-	js.CopyBytesToGo(b, jsx.Uint8Array.New(v.Get("buffer"), v.Get("byteOffset"), 4*n))
-	out, _ := jsx.U32s(b)
-	return out
 }
 
 // live maps the integer ids JavaScript holds to Go state (chunkers,

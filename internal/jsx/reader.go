@@ -274,6 +274,20 @@ func U32s(b []byte) ([]int, error) {
 	return out, nil
 }
 
+// U32Array is a new Uint32Array of v.
+func U32Array(v []int) js.Value {
+	return js.Global().Get("Uint32Array").New(Bytes(U32Bytes(v)).Get("buffer"))
+}
+
+// U32sOf reads a Uint32Array.
+func U32sOf(v js.Value) []int {
+	n := v.Length()
+	b := make([]byte, 4*n)
+	js.CopyBytesToGo(b, Uint8Array.New(v.Get("buffer"), v.Get("byteOffset"), 4*n))
+	out, _ := U32s(b)
+	return out
+}
+
 // U32Bytes is the inverse of U32s.
 func U32Bytes(v []int) []byte {
 	out := make([]byte, 0, 4*len(v))
