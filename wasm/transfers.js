@@ -5,8 +5,6 @@
 import { call, callAsync, describe, hashString, held, isBlob, isNode, nodeHost, toBytes, typeError, XetkitError } from "./calls.js";
 
 // ---- upload and download (owner: wasm/upload.go) ----
-// Argument checks and the hooks that connect Go's upload session
-// (uploadFiles in wasm/upload.go) to the worker pool; the protocol is Go's.
 
 function defaultHub(options, what) {
   const hub = options.hub ?? (typeof location !== "undefined" ? location.origin : undefined);
@@ -260,10 +258,10 @@ export class LazyBlob {
     return new LazyBlob(this.#core, this.#start + s, this.#start + Math.max(s, e), blobType(contentType));
   }
 
-  // read hands the bytes to hooks (readFile's: onData, onSize, signal).
-  #read(hooks) {
+  // read hands the bytes to events (readFile's: onData, onSize, signal).
+  #read(events) {
     const { go, handle } = this.#core;
-    return held(() => callAsync(go, "readFile", handle, this.#start, this.#end, hooks), hooks.signal);
+    return held(() => callAsync(go, "readFile", handle, this.#start, this.#end, events), events.signal);
   }
 
   async bytes() {
