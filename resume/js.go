@@ -91,3 +91,15 @@ func (b JS) Remove(scope, name string) error {
 	_, err := b.call("remove", scope, name)
 	return err
 }
+
+// OpenJS opens the State of scope kept by the JavaScript object v (see
+// JS), telling the console of the records it had to ignore; nil when v is
+// not an object (the caller keeps no state).
+func OpenJS(v js.Value, scope string) *State {
+	if v.Type() != js.TypeObject {
+		return nil
+	}
+	return Open(JS{V: v}, scope, Options{Warn: func(msg string) {
+		js.Global().Get("console").Call("warn", "xetkit: "+msg)
+	}})
+}

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"syscall/js"
 
 	"github.com/xetkit/xetkit/chunking"
@@ -12,139 +11,104 @@ import (
 	"github.com/xetkit/xetkit/xethash"
 )
 
-// inbuf receives the bytes of the current call. xetkit.js never passes more
-// than a few MiB at a time to a chunker, so it stays small, and nothing
-// keeps pointing into it after a call returns (the Chunker copies the
-// unfinished tail of a push into its own buffer).
+// inbuf receives the bytes of the current call, a piece at a time where
+// a call streams them (eachPiece), and nothing keeps pointing into it after
+// a call returns (the Chunker copies the unfinished tail of a push into its
+// own buffer).
 var inbuf []byte
 
-// chunkResult packs chunks for JavaScript: their lengths as little-endian
-// u32 in a Uint8Array and, when hashed, their hashes as one string of XET
-// strings back to back.
-type chunkResult struct {
-	lens []byte
-	hex  []byte
-}
+// piece is the most bytes a streaming call copies into Go at once: large
+// enough that crossing costs nothing, small enough that Go's memory (which
+// never shrinks) stays a few MiB above what the work itself needs.
+const piece = 8 << 20
 
-func (r *chunkResult) reset() { r.lens, r.hex = r.lens[:0], r.hex[:0] }
-
-func (r *chunkResult) add(data []byte, hash bool) {
-	if hash {
-		r.addHashed(xethash.Chunk(data), len(data))
-		return
+// eachPiece copies the Uint8Array v into inbuf a piece at a time and
+// calls fn with each.
+func eachPiece(v js.Value, fn func([]byte)) {
+	n := v.Length()
+	for off := 0; off < n; off += piece {
+		inbuf = bytesArg(v.Call("subarray", off, min(off+piece, n)), inbuf)
+		fn(inbuf)
 	}
-	r.lens = binary.LittleEndian.AppendUint32(r.lens, uint32(len(data)))
 }
 
-// addHashed adds a chunk of size bytes whose hash is known.
-func (r *chunkResult) addHashed(h xethash.Hash, size int) {
-	r.lens = binary.LittleEndian.AppendUint32(r.lens, uint32(size))
-	r.hex = h.AppendString(r.hex)
+// chunks gathers the Chunks result: {lengths: Uint32Array, hashes: string[]}.
+type chunks struct {
+	lens   []int
+	hashes []xethash.Hash
 }
 
-// of packs chunks, hashing them if hash.
-func (r *chunkResult) of(chunks []chunking.Chunk, hash bool) js.Value {
-	r.reset()
-	for _, ch := range chunks {
-		r.add(ch.Data, hash)
+func (c *chunks) add(h xethash.Hash, size int) {
+	c.lens = append(c.lens, size)
+	c.hashes = append(c.hashes, h)
+}
+
+// hash adds the chunks cs, hashed.
+func (c *chunks) hash(cs []chunking.Chunk) {
+	for _, ch := range cs {
+		c.add(xethash.Chunk(ch.Data), len(ch.Data))
 	}
-	return r.value()
 }
 
-func (r *chunkResult) value() js.Value {
-	out := js.Global().Get("Array").New(2)
-	out.SetIndex(0, jsx.Bytes(r.lens))
-	out.SetIndex(1, string(r.hex))
-	return out
+func (c *chunks) value() js.Value {
+	o := jsx.Object.New()
+	o.Set("lengths", jsx.U32Array(c.lens))
+	o.Set("hashes", hashStrings(c.hashes))
+	return o
 }
-
-var result chunkResult
 
 func exportChunking(api js.Value) {
-	// chunkerNew() → handle
 	export(api, "chunkerNew", func(args []js.Value) (any, error) {
 		return addHandle(chunking.NewChunker()), nil
 	})
-	// chunkerPush(handle, bytes, hash) → [lengths, hashes]
 	export(api, "chunkerPush", func(args []js.Value) (any, error) {
-		_, c, err := handleArg[*chunking.Chunker](args, 0, "chunker")
+		_, c, err := handleArg[*chunking.Chunker](args[0], "chunker")
 		if err != nil {
 			return nil, err
 		}
-		if inbuf, err = bytesArg(args, 1, "bytes", inbuf); err != nil {
-			return nil, err
-		}
-		return result.of(c.Push(inbuf), boolArg(args, 2)), nil
+		var out chunks
+		eachPiece(args[1], func(b []byte) { out.hash(c.Push(b)) })
+		return out.value(), nil
 	})
-	// chunkerFinish(handle, hash) → [lengths, hashes]; closes the handle.
 	export(api, "chunkerFinish", func(args []js.Value) (any, error) {
-		id, c, err := handleArg[*chunking.Chunker](args, 0, "chunker")
+		id, c, err := handleArg[*chunking.Chunker](args[0], "chunker")
 		if err != nil {
 			return nil, err
 		}
 		delete(live, id)
-		return result.of(c.Finish(), boolArg(args, 1)), nil
+		var out chunks
+		out.hash(c.Finish())
+		return out.value(), nil
 	})
-	// chunkerFree(handle) drops a chunker that will not be finished.
 	export(api, "chunkerFree", func(args []js.Value) (any, error) {
-		if id, err := intArg(args, 0, "handle"); err == nil {
-			delete(live, id)
-		}
+		delete(live, args[0].Int())
 		return nil, nil
 	})
-	// chunkStream(data, hooks) → Promise of [lengths, hashes]: every chunk
-	// of a Blob or Uint8Array (pipeline.ChunkHashes), hashed on the pool
-	// when hooks has its encode (see workerOffload, with compression null);
-	// hooks.signal stops it.
+	// chunkStream: every chunk of a source (pipeline.ChunkHashes), hashed
+	// on the pool when an offload is given.
 	export(api, "chunkStream", func(args []js.Value) (any, error) {
-		hooks := arg(args, 1)
-		ctx, stop, err := hooksContext(hooks)
-		if err != nil {
-			return nil, err
-		}
-		rd := jsx.NewReader(ctx, arg(args, 0))
+		ctx, stop := jsx.AbortContext(args[1].Get("signal"))
+		rd := jsx.NewReader(ctx, args[0])
 		if rd == nil {
 			stop()
 			return nil, errorf(codeType, "data must be a Blob or a Uint8Array")
 		}
-		o := hooksOffload(ctx, hooks, func() *jsx.Reader { return nil })
-		return promise(func() (any, error) {
+		o := offloadOf(ctx, args[2], false)
+		return async(func() (any, error) {
 			defer stop()
-			var out chunkResult
-			err := pipeline.ChunkHashes(ctx, rd, o, out.addHashed)
-			if err != nil {
+			var out chunks
+			if err := pipeline.ChunkHashes(ctx, rd, o, out.add); err != nil {
 				return nil, err
 			}
 			return out.value(), nil
 		}), nil
 	})
-	// hashChunks(bytes, lengths) → hashes: the chunk hash of each run of
-	// lengths[i] bytes of bytes, in order (hash.chunks).
 	export(api, "hashChunks", func(args []js.Value) (any, error) {
-		data, lens, _, err := chunksArg(args)
-		if err != nil {
-			return nil, err
-		}
-		result.reset()
-		if err := pipeline.EachChunk(data, lens, func(c []byte) error { result.add(c, true); return nil }); err != nil {
+		var out chunks
+		inbuf = bytesArg(args[0], inbuf)
+		if err := pipeline.EachChunk(inbuf, jsx.U32sOf(args[1]), func(c []byte) error { out.add(xethash.Chunk(c), len(c)); return nil }); err != nil {
 			return nil, errorf(codeRange, "lengths: %v", err)
 		}
-		return string(result.hex), nil
+		return hashStrings(out.hashes), nil
 	})
-}
-
-// chunksArg reads the (bytes, lengths) arguments of the workers' ops:
-// chunks back to back and their lengths as little-endian u32; it returns
-// the lengths also as they came.
-func chunksArg(args []js.Value) (data []byte, lens []int, raw []byte, err error) {
-	if inbuf, err = bytesArg(args, 0, "bytes", inbuf); err != nil {
-		return nil, nil, nil, err
-	}
-	if raw, err = bytesArg(args, 1, "lengths", nil); err != nil {
-		return nil, nil, nil, err
-	}
-	if lens, err = jsx.U32s(raw); err != nil {
-		return nil, nil, nil, errorf(codeRange, "lengths: %v", err)
-	}
-	return inbuf, lens, raw, nil
 }

@@ -33,22 +33,20 @@ var (
 )
 
 func exportEncode(api js.Value) {
-	// encodeChunks(bytes, lengths, compression) → [hashes, lengths, records,
-	// record lengths]: chunk hashes (raw, 32 bytes each) and chunk records,
+	// encodeChunks: chunk hashes (raw, 32 bytes each) and chunk records,
 	// the work an upload hands to the pool's workers (pipeline.Offload);
 	// with compression null, the hashes only (chunkAsync's work).
 	export(api, "encodeChunks", func(args []js.Value) (any, error) {
-		data, lens, lb, err := chunksArg(args)
-		if err != nil {
-			return nil, err
-		}
+		data := bytesArg(args[0], inbuf)
+		inbuf = data
 		enc := &encoder
-		if arg(args, 2).IsNull() {
+		var err error
+		if args[2].IsNull() || args[2].IsUndefined() {
 			enc = nil
-		} else if encoder.Mode, err = modeArg(arg(args, 2)); err != nil {
+		} else if encoder.Mode, err = modeArg(args[2]); err != nil {
 			return nil, err
 		}
-		encHashes, encRecs, encLens, err = pipeline.EncodeChunks(enc, data, lens, encHashes[:0], encRecs[:0], encLens[:0])
+		encHashes, encRecs, encLens, err = pipeline.EncodeChunks(enc, data, jsx.U32sOf(args[1]), encHashes[:0], encRecs[:0], encLens[:0])
 		if err != nil {
 			return nil, errorf(codeRange, "%v", err)
 		}
@@ -56,6 +54,10 @@ func exportEncode(api js.Value) {
 		for i := range encHashes {
 			hashBytes = append(hashBytes, encHashes[i][:]...)
 		}
-		return []any{jsx.Bytes(hashBytes), jsx.Bytes(lb), jsx.Bytes(encRecs), jsx.Bytes(jsx.U32Bytes(encLens))}, nil
+		o := jsx.Object.New()
+		o.Set("hashes", jsx.Bytes(hashBytes))
+		o.Set("records", jsx.Bytes(encRecs))
+		o.Set("recordLengths", jsx.U32Array(encLens))
+		return o, nil
 	})
 }

@@ -9,60 +9,53 @@ import (
 
 	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
 
 func exportFormats(api js.Value) {
-	// buildShard(specJSON) → bytes
 	export(api, "buildShard", func(args []js.Value) (any, error) {
-		s, err := stringArg(args, 0, "spec")
-		if err != nil {
-			return nil, err
-		}
-		sp, err := shard.ParseSpec([]byte(s))
+		sp, err := shard.ParseSpec([]byte(args[0].String()))
 		if err != nil {
 			return nil, err
 		}
 		b, err := shard.Build(sp)
 		return jsx.Bytes(b), err
 	})
-	// parseShard(bytes, upload, validate, packed) → ParsedShard JSON; upload
+	// parseShard(bytes, upload, validate, packed) → {parsed, …}: upload
 	// adds the checks of the upload API (as "xetkit shard parse --upload");
 	// validate false skips the validator (findings: []), so a huge shard's
-	// structure is ready sooner. packed true returns {json, chunkRows}
-	// instead: the JSON without the xorbs' chunk rows, and those rows as
-	// columns (see packChunkRows).
+	// structure is ready sooner. The xorbs' chunk rows come as columns
+	// (chunkRows, see packChunkRows), or, packed and not validated, not at
+	// all: rowLayout says where xetkit.js finds them in its own bytes.
 	export(api, "parseShard", func(args []js.Value) (any, error) {
-		validate := arg(args, 2).IsUndefined() || arg(args, 2).Truthy()
+		upload, validate, packed := args[1].Bool(), args[2].Bool(), args[3].Bool()
 		out := jsx.Object.New()
-		if !validate && boolArg(args, 3) {
+		if !validate && packed {
 			// Packed rows, no findings: the chunk records are neither
 			// copied here nor decoded; xetkit.js reads them from its own
 			// bytes, where rowLayout says they lie.
-			r, err := readerArg(args, 0)
-			if err != nil {
-				return nil, err
-			}
+			r := jsx.NewReaderAt(args[0])
 			j, err := shard.SummaryJSONAt(nil, r, r.Size())
 			if err != nil {
 				return nil, err
 			}
-			out.Set("json", string(j))
+			out.Set("parsed", parseJSON(j))
 			out.Set("rowLayout", layoutObject(map[string]int{"recordSize": shard.RecordSize, "hash": shard.ChunkHashAt,
 				"byteRangeStart": shard.ChunkByteRangeStartAt, "unpackedBytes": shard.ChunkUnpackedBytesAt, "flags": shard.ChunkFlagsAt}))
 			out.Set("termLayout", termLayout())
 			return out, nil
 		}
-		s, err := shardArg(args)
+		s, err := shard.Parse(bytesArg(args[0], nil))
 		if err != nil {
 			return nil, err
 		}
 		var findings []shard.Finding
 		if validate {
-			findings = validateShard(s, boolArg(args, 1))
+			findings = validateShard(s, upload)
 		}
-		if boolArg(args, 3) {
-			out.Set("json", string(shard.AppendParsedJSONWithoutChunks(nil, s, findings)))
+		if packed {
+			out.Set("parsed", parseJSON(shard.AppendParsedJSONWithoutChunks(nil, s, findings)))
 			out.Set("chunkRows", packChunkRows(s, false))
 			out.Set("termLayout", termLayout())
 			return out, nil
@@ -70,7 +63,7 @@ func exportFormats(api js.Value) {
 		// Full objects: JSON for the few, columns for the millions of chunk
 		// rows and chunk lookups, which xetkit.js turns into objects
 		// directly (a JSON round trip of them costs more than the parse).
-		out.Set("json", string(shard.AppendParsedJSONWithoutChunkRows(nil, s, findings)))
+		out.Set("parsed", parseJSON(shard.AppendParsedJSONWithoutChunkRows(nil, s, findings)))
 		out.Set("chunkRows", packChunkRows(s, true))
 		l := s.ChunkLookupColumns()
 		lookups := jsx.Object.New()
@@ -82,69 +75,46 @@ func exportFormats(api js.Value) {
 		out.Set("chunkLookups", lookups)
 		return out, nil
 	})
-	// validateShard(bytes, upload) → findings JSON: the findings parseShard
-	// would include.
+	// validateShard: the findings parseShard would include.
 	export(api, "validateShard", func(args []js.Value) (any, error) {
-		s, err := shardArg(args)
+		s, err := shard.Parse(bytesArg(args[0], nil))
 		if err != nil {
 			return nil, err
 		}
-		findings := validateShard(s, boolArg(args, 1))
+		findings := validateShard(s, args[1].Bool())
 		if findings == nil {
 			findings = []shard.Finding{}
 		}
 		return jsonOf(findings, nil)
 	})
-	// shardFields(bytes, part, at, index) → Field[] JSON: shard.Fields,
-	// which reads only the records it needs out of the array.
+	// shardFields: shard.Fields, which reads only the records it needs out
+	// of the array.
 	export(api, "shardFields", func(args []js.Value) (any, error) {
-		r, err := readerArg(args, 0)
-		if err != nil {
-			return nil, err
-		}
-		// A part that is not a string reads as an unknown part.
-		sel := shard.Selection{Part: arg(args, 1).String(), At: int64(arg(args, 2).Int()), Index: arg(args, 3).Int()}
+		r := jsx.NewReaderAt(args[0])
+		sel := shard.Selection{Part: args[1].String(), At: int64(args[2].Float()), Index: args[3].Int()}
 		return jsonOf(shard.Fields(r, r.Size(), sel))
 	})
-	// xorbFields(bytes, offset) → Field[] JSON of the chunk record there.
+	// xorbFields: the fields of the chunk record at an offset.
 	export(api, "xorbFields", func(args []js.Value) (any, error) {
-		r, err := readerArg(args, 0)
-		if err != nil {
-			return nil, err
-		}
-		return jsonOf(xorb.RecordFields(r, int64(arg(args, 1).Int())))
+		r := jsx.NewReaderAt(args[0])
+		return jsonOf(xorb.RecordFields(r, int64(args[1].Float())))
 	})
-	// shardFlags(record, flags) → shard.FlagsText
 	export(api, "shardFlags", func(args []js.Value) (any, error) {
-		record, err := stringArg(args, 0, "record")
-		if err != nil {
-			return nil, err
-		}
-		return shard.FlagsText(record, uint32(arg(args, 1).Int())), nil
+		return shard.FlagsText(args[0].String(), uint32(args[1].Float())), nil
 	})
-	// shardEntryAt(blockAt, offset) → shard.EntryAt
 	export(api, "shardEntryAt", func(args []js.Value) (any, error) {
-		return shard.EntryAt(int64(arg(args, 0).Int()), int64(arg(args, 1).Int())), nil
+		return shard.EntryAt(int64(args[0].Float()), int64(args[1].Float())), nil
 	})
-	// kindOf(bytes) → shard.Kind: "shard", "xorb" or "file".
 	export(api, "kindOf", func(args []js.Value) (any, error) {
-		r, err := readerArg(args, 0)
-		if err != nil {
-			return nil, err
-		}
+		r := jsx.NewReaderAt(args[0])
 		return shard.Kind(r, r.Size()), nil
 	})
-	// parseXorb(bytes, verify) → xorb summary JSON
 	export(api, "parseXorb", func(args []js.Value) (any, error) {
-		b, err := bytesArg(args, 0, "bytes", nil)
+		x, err := xorb.ParsePartial(bytesArg(args[0], nil))
 		if err != nil {
 			return nil, err
 		}
-		x, err := xorb.ParsePartial(b)
-		if err != nil {
-			return nil, err
-		}
-		if v := arg(args, 1); v.IsUndefined() || v.Truthy() {
+		if args[1].Bool() {
 			if err := x.Verify(); err != nil {
 				return nil, err
 			}
@@ -153,7 +123,7 @@ func exportFormats(api js.Value) {
 	})
 }
 
-// jsonOf returns v as JSON text, or err.
+// jsonOf returns v as a JavaScript value (through JSON), or err.
 func jsonOf(v any, err error) (any, error) {
 	if err != nil {
 		return nil, err
@@ -162,8 +132,11 @@ func jsonOf(v any, err error) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return string(out), nil
+	return parseJSON(out), nil
 }
+
+// parseJSON is the JavaScript value of JSON text.
+func parseJSON(j []byte) js.Value { return js.Global().Get("JSON").Call("parse", string(j)) }
 
 // packChunkRows hands shard.ChunkColumns over as Uint8Arrays; the hashes
 // as raw bytes, or as one string of their XET strings back to back
@@ -208,20 +181,12 @@ func layoutObject(fields map[string]int) js.Value {
 	return o
 }
 
-// readerArg reads a Uint8Array argument in place (jsx.ReaderAt).
-func readerArg(args []js.Value, i int) (*jsx.ReaderAt, error) {
-	v, err := arrayArg(args, i, "bytes")
-	if err != nil {
-		return nil, err
+// appendHashStrings appends the XET strings of the 32-byte hashes in raw
+// back to back: a column of hex, sliced by xetkit.js (a string for each of
+// millions of rows would cost a crossing each).
+func appendHashStrings(dst, raw []byte) []byte {
+	for i := 0; i+xethash.Size <= len(raw); i += xethash.Size {
+		dst = xethash.Hash(raw[i : i+xethash.Size]).AppendString(dst)
 	}
-	return jsx.NewReaderAt(v), nil
-}
-
-// shardArg parses the shard bytes of the first argument.
-func shardArg(args []js.Value) (*shard.Shard, error) {
-	b, err := bytesArg(args, 0, "bytes", nil)
-	if err != nil {
-		return nil, err
-	}
-	return shard.Parse(b)
+	return dst
 }

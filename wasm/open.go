@@ -11,24 +11,20 @@ import (
 
 // exportOpen binds hubclient.Open and cas.File: the lazy files of xk.open.
 func exportOpen(api js.Value) {
-	// openFile({path}, options) → Promise of {handle, size, hash} (hash ""
-	// for a file stored in git). options: the client's and signal.
+	// openFile({path}, options) → {handle, size, hash} (hash "" for a file
+	// stored in git). options: the client's and signal.
 	export(api, "openFile", func(args []js.Value) (any, error) {
-		t := arg(args, 0)
-		if t.Type() != js.TypeObject {
-			return nil, errorf(codeType, "open: the target must be {path}")
-		}
-		path, err := optString(t, "path", true)
+		path, err := optString(args[0], "path", true)
 		if err != nil {
 			return nil, err
 		}
-		o := arg(args, 1)
+		o := args[1]
 		c, err := clientArg(o)
 		if err != nil {
 			return nil, err
 		}
 		ctx, stop := jsx.AbortContext(o.Get("signal"))
-		return promise(func() (any, error) {
+		return async(func() (any, error) {
 			defer stop()
 			// The File outlives this call; readFile gives each read its
 			// own context.
@@ -44,30 +40,22 @@ func exportOpen(api js.Value) {
 		}), nil
 	})
 
-	// readFile(handle, start, end, hooks) → Promise of the bytes written:
-	// bytes [start, end) of the file, checked, to hooks.onData in order
-	// (or into the array hooks.onSize(n) returns), as downloadFile gives
-	// them. xetkit.js checked start and end: integers, 0 ≤ start ≤ end ≤ size.
+	// readFile(handle, start, end, events) → the bytes written: bytes
+	// [start, end) of the file, checked, to events.onData in order (or into
+	// the array events.onSize(n) returns), as downloadFile gives them.
+	// xetkit.js checked start and end: 0 ≤ start ≤ end ≤ size.
 	export(api, "readFile", func(args []js.Value) (any, error) {
-		_, f, err := handleArg[*cas.File](args, 0, "file")
+		_, f, err := handleArg[*cas.File](args[0], "file")
 		if err != nil {
 			return nil, err
 		}
-		start, err := intArg(args, 1, "start")
-		if err != nil {
-			return nil, err
+		start, end, ev := args[1].Int(), args[2].Int(), args[3]
+		if ev.Get("onData").Type() != js.TypeFunction {
+			return nil, errorf(codeType, "events.onData must be a function")
 		}
-		end, err := intArg(args, 2, "end")
-		if err != nil {
-			return nil, err
-		}
-		hooks := arg(args, 3)
-		if hooks.Type() != js.TypeObject || hooks.Get("onData").Type() != js.TypeFunction {
-			return nil, errorf(codeType, "hooks.onData must be a function")
-		}
-		ctx, stop := jsx.AbortContext(hooks.Get("signal"))
-		w := &jsx.Writer{Ctx: ctx, OnData: hooks.Get("onData"), OnSize: hooks.Get("onSize")}
-		return promise(func() (any, error) {
+		ctx, stop := jsx.AbortContext(ev.Get("signal"))
+		w := &jsx.Writer{Ctx: ctx, OnData: ev.Get("onData"), OnSize: ev.Get("onSize")}
+		return async(func() (any, error) {
 			defer stop()
 			w.Expect(int64(max(0, min(int64(end), f.Size())-int64(start))))
 			n, err := f.WriteRange(ctx, w, int64(start), int64(end))
@@ -83,7 +71,7 @@ func exportOpen(api js.Value) {
 
 	// closeFile(handle) lets the file and the bytes it keeps go.
 	export(api, "closeFile", func(args []js.Value) (any, error) {
-		id, _, err := handleArg[*cas.File](args, 0, "file")
+		id, _, err := handleArg[*cas.File](args[0], "file")
 		if err != nil {
 			return nil, err
 		}

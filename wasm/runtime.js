@@ -12,13 +12,14 @@
  * adjust go.importObject before the instance starts. kernels, the compiled
  * kernels.wasm or null, is instantiated on the instance's memory and
  * supplies Go's "xetkit_kernels" imports; without it Go is told they are
- * not there and runs its portable code.
+ * not there and runs its portable code. sha, if given, is the host's
+ * SHA-256 (see Host).
  *
  * wasm_exec.js and Go's js.Global() see a globalThis of this instance's own:
  * reads fall through to the real one, writes (wasm_exec's fs, process, path
  * and Go, and the start callback) stay on it. Nothing leaks onto the page.
  */
-export async function startGo(module, defineGo, tune, kernels) {
+export async function startGo(module, defineGo, tune, kernels, sha) {
   const own = Object.create(null);
   const scope = new Proxy(Object.create(null), {
     get: (_, key) => (key in own ? own[key] : globalThis[key]),
@@ -31,9 +32,24 @@ export async function startGo(module, defineGo, tune, kernels) {
   });
   const Go = defineGo(scope);
   const go = new Go();
+  /**
+   * Host is what Go takes at start (the Host interface of exports.json):
+   * blobOf(ptr, len), a Blob of the instance's bytes [ptr, ptr+len) (an
+   * upload body with no copy), and the host's own SHA-256 where sha (a
+   * factory of Node crypto hashes) is given, fed straight out of the
+   * instance's memory; else null.
+   */
+  class Host {
+    blobOf = (ptr, len) => new Blob([new Uint8Array(memory.buffer, ptr, len)]);
+    shaBegin = sha ? () => sha() : null;
+    shaUpdate = sha ? (h, ptr, len) => { h.update(new Uint8Array(memory.buffer, ptr, len)); } : null;
+    shaEnd = sha ? (h) => h.digest("hex") : null;
+  }
   let api = null;
+  let memory = null;
   own.xetkitReady = (a) => {
     api = a;
+    return new Host();
   };
   // Go reads a Blob through a BYOB reader (jsx.Reader): this fills want
   // bytes of buffer in as many reads as the stream takes (each gives what
@@ -75,6 +91,7 @@ export async function startGo(module, defineGo, tune, kernels) {
     sha256_blocks: (state, inp, n, scratch) => k.sha256_blocks(state, inp, n, scratch),
   };
   const instance = await WebAssembly.instantiate(module, go.importObject);
+  memory = instance.exports.mem;
   if (kernels) k = new WebAssembly.Instance(kernels, { env: { memory: instance.exports.mem } }).exports;
   go.run(instance); // runs main until it blocks, which is after it called back
   delete own.xetkitReady;

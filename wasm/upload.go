@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"runtime/debug"
 	"syscall/js"
 	"time"
 
@@ -20,17 +19,6 @@ import (
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
-
-// promise is jsx.Promise with failures as the objects xetkit.js throws;
-// a panic is an INTERNAL error.
-func promise(fn func() (any, error)) js.Value {
-	return jsx.Promise(fn, func(err error, panicked any) js.Value {
-		if panicked != nil {
-			err = errorf(codeInternal, "internal error: %v\n%s", panicked, debug.Stack())
-		}
-		return errorValue(err)
-	})
-}
 
 // ---- options ----
 
@@ -121,12 +109,8 @@ func pipelineOptions(c *hubclient.Client, o js.Value) error {
 // ---- sources ----
 
 // sourcesArg reads [{name, data}] where data is a Blob or a Uint8Array
-// (xetkit.js normalizes what users pass). cur is set to the file being
-// read.
-func sourcesArg(ctx context.Context, v js.Value, cur **jsx.Reader) ([]pipeline.Source, error) {
-	if v.Type() != js.TypeObject || !js.Global().Get("Array").Call("isArray", v).Bool() {
-		return nil, errorf(codeType, "files must be an array")
-	}
+// (xetkit.js normalizes what users pass).
+func sourcesArg(ctx context.Context, v js.Value) ([]pipeline.Source, error) {
 	out := make([]pipeline.Source, v.Length())
 	for i := range out {
 		data := v.Index(i).Get("data")
@@ -135,8 +119,7 @@ func sourcesArg(ctx context.Context, v js.Value, cur **jsx.Reader) ([]pipeline.S
 			return nil, errorf(codeType, "files[%d].data must be a Blob or a Uint8Array", i)
 		}
 		out[i] = pipeline.Source{Name: fmt.Sprintf("file %d", i), Size: r.Size(), Open: func() (io.Reader, error) {
-			*cur = jsx.NewReader(ctx, data)
-			return *cur, nil
+			return jsx.NewReader(ctx, data), nil
 		}}
 		if name := v.Index(i).Get("name"); name.Type() == js.TypeString {
 			out[i].Name = name.String()
@@ -145,54 +128,20 @@ func sourcesArg(ctx context.Context, v js.Value, cur **jsx.Reader) ([]pipeline.S
 	return out, nil
 }
 
-// pipelineCall reads the files and hooks arguments (0 and 2) that both
-// pipeline exports take, returns the sources and a context that the hooks'
-// signal cancels (stop releases it), and connects c to the hooks.
-func pipelineCall(c *hubclient.Client, args []js.Value) (context.Context, func(), []pipeline.Source, js.Value, error) {
-	hooks := arg(args, 2)
-	ctx, stop, err := hooksContext(hooks)
-	if err != nil {
-		return nil, nil, nil, hooks, err
-	}
-	var cur *jsx.Reader
-	sources, err := sourcesArg(ctx, arg(args, 0), &cur)
+// pipelineCall reads the arguments (files, options, events, offload) that
+// both pipeline exports take: it returns the sources and a context that
+// the events' signal cancels (stop releases it), and connects c to the
+// offload and the events.
+func pipelineCall(c *hubclient.Client, args []js.Value) (context.Context, func(), []pipeline.Source, error) {
+	ctx, stop := jsx.AbortContext(args[2].Get("signal"))
+	sources, err := sourcesArg(ctx, args[0])
 	if err != nil {
 		stop()
-		return nil, nil, nil, hooks, err
+		return nil, nil, nil, err
 	}
-	c.Offload = hooksOffload(ctx, hooks, func() *jsx.Reader { return cur })
-	progressHook(c, hooks.Get("onProgress"))
-	return ctx, stop, sources, hooks, nil
-}
-
-// hooksContext checks that hooks is an object and returns a context that
-// its signal, if any, cancels (stop releases it).
-func hooksContext(hooks js.Value) (ctx context.Context, stop func(), err error) {
-	if hooks.Type() != js.TypeObject {
-		return nil, nil, errorf(codeType, "hooks must be an object")
-	}
-	ctx, stop = jsx.AbortContext(hooks.Get("signal"))
-	return ctx, stop, nil
-}
-
-// hooksOffload is what hooks take off this instance: the pool's work (see
-// workerOffload) where they have encode, and a file's SHA-256 in the
-// host's own crypto (see hostDigest) where they have shaUpdate; nil where
-// they have neither.
-func hooksOffload(ctx context.Context, hooks js.Value, reading func() *jsx.Reader) *pipeline.Offload {
-	var o *pipeline.Offload
-	if hooks.Get("encode").Type() == js.TypeFunction {
-		o = workerOffload(ctx, hooks, reading)
-	}
-	if hooks.Get("shaUpdate").Type() == js.TypeFunction {
-		if o == nil {
-			o = &pipeline.Offload{}
-		}
-		o.SHA256 = func() (pipeline.Digest, error) {
-			return &hostDigest{hooks: hooks, h: hooks.Call("shaBegin")}, nil
-		}
-	}
-	return o
+	c.Offload = offloadOf(ctx, args[3], true)
+	progressHook(c, args[2].Get("onProgress"))
+	return ctx, stop, sources, nil
 }
 
 // progressHook passes the pipeline's progress to on(event), if it is a
@@ -214,14 +163,12 @@ func progressHook(c *hubclient.Client, on js.Value) {
 // ---- exports ----
 
 func exportUpload(api js.Value) {
-	// uploadFiles(files, options, hooks) → Promise of {commit, files} as
-	// JSON, or of an error object. files: [{name, data: Blob | Uint8Array}]
-	// (name: the path in the repo); options: {hub, repo, repoType,
-	// revision, token, commit: {message} | false, concurrency, xorbSize,
-	// retries, retryDelayMs}; hooks: {onProgress(event), signal, and, to
-	// use the workers, encode, shaNew, shaWrite, shaSum, shaState}.
+	// uploadFiles: files [{name, data}] (name: the path in the repo) into
+	// the repo; options: {hub, repo, repoType, revision, token, commit:
+	// {message} | false, concurrency, xorbSize, retries, retryDelayMs,
+	// resumeStore: {list, read, write, remove} (resume.JS) or absent}.
 	export(api, "uploadFiles", func(args []js.Value) (any, error) {
-		o := arg(args, 1)
+		o := args[1]
 		c, err := clientArg(o)
 		if err != nil {
 			return nil, err
@@ -233,13 +180,13 @@ func exportUpload(api js.Value) {
 				return nil, err
 			}
 		}
-		ctx, stop, sources, hooks, err := pipelineCall(c, args)
+		ctx, stop, sources, err := pipelineCall(c, args)
 		if err != nil {
 			return nil, err
 		}
-		c.HTTP = &cas.FetchTransport{BlobOf: hooks.Get("blobOf")}
-		store := hooks.Get("resumeStore")
-		return promise(func() (any, error) {
+		c.HTTP = &cas.FetchTransport{BlobOf: host.BlobOf}
+		store := o.Get("resumeStore")
+		return async(func() (any, error) {
 			defer stop()
 			// The xorbs of this upload are garbage once it returns: let the
 			// next one reuse their space rather than grow memory.
@@ -248,11 +195,8 @@ func exportUpload(api js.Value) {
 			for i, s := range sources {
 				files[i] = hubclient.RepoFile{Path: s.Name, Source: s}
 			}
-			var state *resume.State
-			if store.Type() == js.TypeObject {
-				state = resume.Open(resume.JS{V: store}, resume.Scope(c.Hub, c.RepoType, c.Repo), resume.Options{Warn: func(msg string) {
-					js.Global().Get("console").Call("warn", "xetkit: "+msg)
-				}})
+			state := resume.OpenJS(store, resume.Scope(c.Hub, c.RepoType, c.Repo))
+			if state != nil {
 				c.Resume = state
 			}
 			rep, err := c.Put(ctx, files, opts)
@@ -263,21 +207,21 @@ func exportUpload(api js.Value) {
 		}), nil
 	})
 
-	// fileTerms(fileHash, options) → Promise of the file's terms as JSON:
-	// [{xorb, start, end, bytes}], as the hub's reconstruction gives them.
+	// fileTerms: the file's terms [{xorb, start, end, bytes}], as the
+	// hub's reconstruction gives them.
 	export(api, "fileTerms", func(args []js.Value) (any, error) {
-		h, err := hashArg(args, 0, "fileHash")
+		h, err := hashArg(args[0], "fileHash")
 		if err != nil {
 			return nil, err
 		}
-		return hubCall(arg(args, 1), func(ctx context.Context, c *hubclient.Client) (any, error) { return c.Terms(ctx, h) })
+		return hubCall(args[1], func(ctx context.Context, c *hubclient.Client) (any, error) { return c.Terms(ctx, h) })
 	})
 
-	// listFiles(options) → Promise of the repo's entries as JSON:
-	// [{type, path, size, oid, xetHash?, lfs?}]. options: the client's, and
-	// path (a folder, "" the root) and recursive.
+	// listFiles: the repo's entries [{type, path, size, oid, xetHash?,
+	// lfs?}]. options: the client's, and path (a folder, "" the root) and
+	// recursive.
 	export(api, "listFiles", func(args []js.Value) (any, error) {
-		o := arg(args, 0)
+		o := args[0]
 		dir, err := optString(o, "path", false)
 		if err != nil {
 			return nil, err
@@ -287,19 +231,18 @@ func exportUpload(api js.Value) {
 		})
 	})
 
-	// processFile(file, options, hooks) → Promise of [result JSON, packed
-	// chunks, shard bytes]: the upload pipeline with a collector instead of
-	// a hub, so the xorbs and shard are byte for byte what uploadFiles with
-	// the same options sends. file: {name, data: Blob | Uint8Array};
-	// options: {xorbSize, compression}; hooks: {onXorb(xorb) (a returned
-	// promise is awaited; xorb.bytes only if xorbBytes), xorbBytes,
-	// onProgress, signal, encode, shaNew, shaWrite, shaSum}.
+	// processFile: the upload pipeline with a collector instead of a hub,
+	// so the xorbs and shard are byte for byte what uploadFiles with the
+	// same options sends: {result, chunks, shard}. files: [{name, data}],
+	// one file; options: {xorbSize, compression}; events.onXorb(xorb) is
+	// told each xorb (a returned promise is awaited; xorb.bytes only if
+	// events.xorbBytes).
 	export(api, "processFile", func(args []js.Value) (any, error) {
 		c := &hubclient.Client{}
-		if err := pipelineOptions(c, arg(args, 1)); err != nil {
+		if err := pipelineOptions(c, args[1]); err != nil {
 			return nil, err
 		}
-		ctx, stop, sources, hooks, err := pipelineCall(c, args)
+		ctx, stop, sources, err := pipelineCall(c, args)
 		if err != nil {
 			return nil, err
 		}
@@ -307,9 +250,9 @@ func exportUpload(api js.Value) {
 			stop()
 			return nil, errorf(codeType, "processFile takes one file")
 		}
-		onXorb, withBytes := hooks.Get("onXorb"), hooks.Get("xorbBytes").Truthy()
+		onXorb, withBytes := args[2].Get("onXorb"), args[2].Get("xorbBytes").Truthy()
 		index := 0
-		return promise(func() (any, error) {
+		return async(func() (any, error) {
 			defer stop()
 			defer runtime.GC()
 			res, err := c.Process(ctx, sources[0], func(b *xorb.Built) error {
@@ -334,32 +277,29 @@ func exportUpload(api js.Value) {
 			if err != nil {
 				return nil, err
 			}
-			var packed chunkResult
+			var cs chunks
 			for _, e := range res.Chunks {
-				packed.addHashed(e.Hash, int(e.Size))
+				cs.add(e.Hash, int(e.Size))
 			}
-			return []any{j, packed.value(), jsx.Bytes(res.Shard)}, nil
+			return map[string]any{"result": j, "chunks": cs.value(), "shard": jsx.Bytes(res.Shard)}, nil
 		}), nil
 	})
 
-	// downloadFile(fileHash, options, hooks) → Promise of the bytes
-	// written, or of an error object. The file's bytes go to
-	// hooks.onData(Uint8Array) in order; hooks.onProgress(written) follows
-	// each; options.range {start, end} selects a part. Whole files are
-	// verified against the file hash; nothing is final before the promise
-	// resolves.
+	// downloadFile(target, options, events) → the bytes written. target:
+	// {path} or {hash}. The file's bytes go to events.onData(Uint8Array) in
+	// order; events.onProgress(written) follows each; options.range
+	// {start, end} selects a part. Whole files are verified against the
+	// file hash; nothing is final before the promise resolves.
 	export(api, "downloadFile", func(args []js.Value) (any, error) {
 		var h xethash.Hash
-		var path string
-		var err error
-		if t := arg(args, 0); t.Type() == js.TypeObject {
-			if path, err = optString(t, "path", true); err != nil {
-				return nil, err
-			}
-		} else if h, err = hashArg(args, 0, "fileHash"); err != nil {
+		path, err := optString(args[0], "path", false)
+		if err == nil && path == "" {
+			h, err = hashArg(args[0].Get("hash"), "fileHash")
+		}
+		if err != nil {
 			return nil, err
 		}
-		o := arg(args, 1)
+		o := args[1]
 		c, err := clientArg(o)
 		if err != nil {
 			return nil, err
@@ -368,13 +308,13 @@ func exportUpload(api js.Value) {
 		if r := o.Get("range"); r.Type() == js.TypeObject {
 			rng = &cas.Range{Start: int64(r.Get("start").Float()), End: int64(r.Get("end").Float())}
 		}
-		hooks := arg(args, 2)
-		if hooks.Type() != js.TypeObject || hooks.Get("onData").Type() != js.TypeFunction {
-			return nil, errorf(codeType, "hooks.onData must be a function")
+		ev := args[2]
+		if ev.Get("onData").Type() != js.TypeFunction {
+			return nil, errorf(codeType, "events.onData must be a function")
 		}
-		ctx, stop := jsx.AbortContext(hooks.Get("signal"))
-		w := &jsx.Writer{Ctx: ctx, OnData: hooks.Get("onData"), OnSize: hooks.Get("onSize"), OnProgress: hooks.Get("onProgress")}
-		return promise(func() (any, error) {
+		ctx, stop := jsx.AbortContext(ev.Get("signal"))
+		w := &jsx.Writer{Ctx: ctx, OnData: ev.Get("onData"), OnSize: ev.Get("onSize"), OnProgress: ev.Get("onProgress")}
+		return async(func() (any, error) {
 			defer stop()
 			defer runtime.GC()
 			var n int64
@@ -402,7 +342,7 @@ func hubCall(o js.Value, run func(context.Context, *hubclient.Client) (any, erro
 		return nil, err
 	}
 	ctx, stop := jsx.AbortContext(o.Get("signal"))
-	return promise(func() (any, error) {
+	return async(func() (any, error) {
 		defer stop()
 		return jsonOf(run(ctx, c))
 	}), nil

@@ -5,8 +5,8 @@
 // self-contained, like runtime.js.
 //
 // The worker runs its own instance of xetkit.wasm, compiled once by the
-// page and sent in the first message, and answers jobs {id, op, args} with
-// {id, result} or {id, error}. Results that are byte arrays are transferred,
+// page and sent in the first message, and answers jobs {id, op, args} (op:
+// a sync export of exports.json) with {id, result} or {id, error}. Results that are byte arrays are transferred,
 // not copied.
 
 /**
@@ -16,13 +16,14 @@
 export function serveJobs(port, startGo, defineGo) {
   let go = null; // {api, memory}
 
-  // Transferable byte arrays in a result, so postMessage moves them.
+  // Transferable arrays in a result (or the fields of one), so
+  // postMessage moves them.
   const transfers = (result) => {
     const out = [];
     const add = (v) => {
-      if (v instanceof Uint8Array && v.byteOffset === 0 && v.byteLength === v.buffer.byteLength) out.push(v.buffer);
+      if (ArrayBuffer.isView(v) && v.byteOffset === 0 && v.byteLength === v.buffer.byteLength) out.push(v.buffer);
     };
-    if (Array.isArray(result)) result.forEach(add);
+    if (result !== null && typeof result === "object" && !ArrayBuffer.isView(result)) Object.values(result).forEach(add);
     else add(result);
     return out;
   };
@@ -51,12 +52,12 @@ export function serveJobs(port, startGo, defineGo) {
       port.post({ id, error: { message: `${op}: ${e && e.message ? e.message : e}`, code: "INTERNAL" } }, []);
       return;
     }
-    if (r !== null && typeof r === "object" && r.xetkitError === true) {
-      port.post({ id, error: { message: r.message, code: r.code, offset: r.offset } }, []);
+    if (!r.ok) {
+      port.post({ id, error: r.error }, []);
       return;
     }
-    const reply = { id, result: r };
-    const t = transfers(r);
+    const reply = { id, result: r.value };
+    const t = transfers(r.value);
     // The job's byte array (its first argument that is one) goes back to
     // be filled again.
     const input = msg.recycle ? args.find((a) => a instanceof Uint8Array) : undefined;

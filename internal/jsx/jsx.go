@@ -141,6 +141,9 @@ func (r *ReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// Resolved returns a Promise resolved to v.
+func Resolved(v js.Value) js.Value { return js.Global().Get("Promise").Call("resolve", v) }
+
 // Promise runs fn on its own goroutine (it may wait for JavaScript: fetch,
 // Blob reads, workers) and returns a Promise of its result. A failure, or
 // a panic (err nil, panicked what was recovered), resolves to what fail

@@ -37,14 +37,8 @@ type Reader struct {
 	ahead  js.Value // promise of the filled view of the next read, or undefined
 	spare  js.Value // an ArrayBuffer to read into next, or undefined
 	// last is the Uint8Array of the last read from a Blob, which Go has
-	// copied and no longer needs (see TakeLast).
+	// copied: its buffer is read into next.
 	last js.Value
-	// Buffers, if a function, gives the buffers a Blob is read into: n →
-	// a Uint8Array over a reused ArrayBuffer of at least n bytes. Where
-	// TakeLast hands reads away (to a worker, which sends their buffers
-	// back to that source), reading into fresh ArrayBuffers would fault
-	// in every page of every read on this thread.
-	Buffers js.Value
 }
 
 // blobReadSize is how much one read of a Blob's stream fills: the piece
@@ -73,7 +67,7 @@ func NextTask(ctx context.Context) error {
 // of a Blob end with ctx; nil when src is neither.
 func NewReader(ctx context.Context, src js.Value) *Reader {
 	r := &Reader{ctx: ctx, src: src, ahead: js.Undefined(), last: js.Undefined(), pull: js.Undefined(),
-		stream: js.Undefined(), spare: js.Undefined(), Buffers: js.Undefined()}
+		stream: js.Undefined(), spare: js.Undefined()}
 	blob := js.Global().Get("Blob")
 	switch {
 	case src.Type() != js.TypeObject:
@@ -92,20 +86,6 @@ func NewReader(ctx context.Context, src js.Value) *Reader {
 
 // Size returns the length of the source in bytes.
 func (r *Reader) Size() int64 { return r.size }
-
-// TakeLast returns the Uint8Array of the last read from a Blob when it
-// holds n bytes, and forgets it: Go has copied it, so a consumer of the
-// same bytes on the JavaScript side (a SHA-256 worker) can take it as it is
-// instead of a copy (its buffer then leaves the round). Otherwise it
-// returns undefined.
-func (r *Reader) TakeLast(n int) js.Value {
-	u := r.last
-	if u.IsUndefined() || u.Get("length").Int() != n {
-		return js.Undefined()
-	}
-	r.last = js.Undefined()
-	return u
-}
 
 // Read implements io.Reader.
 func (r *Reader) Read(p []byte) (int, error) {
@@ -159,8 +139,8 @@ func (r *Reader) Read(p []byte) (int, error) {
 	r.off += int64(n)
 	Held(n)
 	Collect()
-	// The buffer of the read before this one goes round again, unless a
-	// consumer took it; then ask for the next read at once.
+	// The buffer of the read before this one goes round again; then ask
+	// for the next read at once.
 	if r.byob && !r.last.IsUndefined() {
 		r.spare = r.last.Get("buffer")
 	}
@@ -210,11 +190,7 @@ func (r *Reader) next() js.Value {
 	buf := r.spare
 	r.spare = js.Undefined()
 	if buf.IsUndefined() || buf.Get("byteLength").Int() < want {
-		if r.Buffers.Type() == js.TypeFunction {
-			buf = r.Buffers.Invoke(max(want, blobReadSize)).Get("buffer")
-		} else {
-			buf = js.Global().Get("ArrayBuffer").New(max(want, blobReadSize))
-		}
+		buf = js.Global().Get("ArrayBuffer").New(max(want, blobReadSize))
 	}
 	// The loader's filler (wasm/runtime.js) reads until the buffer is full;
 	// without it (Go's own wasm_exec.js), one read gives what it gives.
@@ -296,6 +272,20 @@ func U32s(b []byte) ([]int, error) {
 		out[i] = int(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return out, nil
+}
+
+// U32Array is a new Uint32Array of v.
+func U32Array(v []int) js.Value {
+	return js.Global().Get("Uint32Array").New(Bytes(U32Bytes(v)).Get("buffer"))
+}
+
+// U32sOf reads a Uint32Array.
+func U32sOf(v js.Value) []int {
+	n := v.Length()
+	b := make([]byte, 4*n)
+	js.CopyBytesToGo(b, Uint8Array.New(v.Get("buffer"), v.Get("byteOffset"), 4*n))
+	out, _ := U32s(b)
+	return out
 }
 
 // U32Bytes is the inverse of U32s.

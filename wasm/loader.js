@@ -1,0 +1,151 @@
+// Loading: fetching and compiling xetkit.wasm and the kernels, starting Go
+// on this thread, and sizing the worker pool. load is the package's entry
+// point (re-exported by xetkit.js).
+
+import { defineGo } from "./go-runtime.js";
+import { kernelsBase64 } from "./kernels.js";
+import { startGo as runGo } from "./runtime.js";
+import { describe, isNode, nodeHost, typeError, XetkitError } from "./calls.js";
+import { Xetkit } from "./api.js";
+
+function loadError(message, cause) {
+  const err = new XetkitError(message, "LOAD");
+  if (cause !== undefined) err.cause = cause;
+  return err;
+}
+
+// compile fetches (or reads, for a file: URL in Node) and compiles the wasm.
+async function compile(url) {
+  let bytes;
+  let res;
+  try {
+    if (isNode && url.protocol === "file:") {
+      bytes = await (await nodeHost()).readWasm(url);
+    } else {
+      res = await fetch(url);
+    }
+  } catch (e) {
+    throw loadError(`load: cannot read xetkit.wasm at ${url}: ${e && e.message ? e.message : e} (build it with scripts/build-wasm.sh, or pass wasmURL or wasmModule)`, e);
+  }
+  if (res && !res.ok) {
+    throw loadError(`load: cannot fetch xetkit.wasm at ${url}: HTTP ${res.status} (pass wasmURL: where your build put xetkit.wasm)`);
+  }
+  try {
+    if (res && typeof WebAssembly.compileStreaming === "function" &&
+        (res.headers.get("content-type") || "").startsWith("application/wasm")) {
+      return await WebAssembly.compileStreaming(res);
+    }
+    return await WebAssembly.compile(bytes ?? await res.arrayBuffer());
+  } catch (e) {
+    // A dev server's fallback page where the wasm should be is the common case.
+    const html = res && (res.headers.get("content-type") || "").startsWith("text/html")
+      ? " (the server answered with an HTML page: pass wasmURL, where your build serves xetkit.wasm)"
+      : "";
+    throw loadError(`load: ${url} is not a usable xetkit.wasm: ${e && e.message ? e.message : e}${html}`, e);
+  }
+}
+
+// unrefGoTimers keeps the Go runtime's own timers (its periodic forced GC,
+// for one) from holding a Node process open: xetkit only does work while
+// called, so an idle instance must not delay exit.
+function unrefGoTimers(go) {
+  if (!isNode) return;
+  for (const mod of Object.values(go.importObject)) {
+    const schedule = mod && mod["runtime.scheduleTimeoutEvent"];
+    if (typeof schedule !== "function") continue;
+    mod["runtime.scheduleTimeoutEvent"] = (sp) => {
+      const id = go._nextCallbackTimeoutID;
+      schedule(sp);
+      go._scheduledTimeouts?.get(id)?.unref?.();
+    };
+  }
+}
+
+// kernelsModule compiles kernels.wasm (SIMD BLAKE3, SHA-256) once; it is
+// null where the engine cannot run it (no SIMD: WebAssembly.validate fails),
+// and then Go runs its portable code.
+let kernelsCompiled = null;
+function kernelsModule() {
+  kernelsCompiled ??= (async () => {
+    const bytes = Uint8Array.from(atob(kernelsBase64), (c) => c.charCodeAt(0));
+    return WebAssembly.validate(bytes) ? WebAssembly.compile(bytes) : null;
+  })();
+  return kernelsCompiled;
+}
+
+// startGo runs this thread's instance of the compiled modules ({go, kernels}):
+// {api, memory, go, kernels}. In Node, Go's Host has Node's SHA-256: native
+// code, several times the module's own speed.
+async function startGo(compiled) {
+  try {
+    const sha = isNode ? (await nodeHost()).sha256 : null;
+    return await runGo(compiled.go, defineGo, unrefGoTimers, compiled.kernels, sha);
+  } catch (e) {
+    throw new XetkitError(`load: xetkit.wasm did not start: ${e && e.message ? e.message : e}`, "INTERNAL");
+  }
+}
+
+// Instances by wasm URL or module and pool size.
+const loaded = new Map();
+
+/**
+ * Loads xetkit.wasm and returns the API. Repeated calls with the same
+ * options share one instance.
+ * @param {{wasmURL?: string | URL, wasmModule?: WebAssembly.Module, workers?: number, kernels?: boolean}} [options]
+ */
+export function load(options = {}) {
+  if (options === null || typeof options !== "object") {
+    return Promise.reject(typeError("load: options must be an object"));
+  }
+  const { wasmURL, wasmModule, workers, kernels = true } = options;
+  if (typeof kernels !== "boolean") {
+    return Promise.reject(typeError(`load: kernels must be a boolean, got ${describe(kernels)}`));
+  }
+  if (wasmModule !== undefined && !(wasmModule instanceof WebAssembly.Module)) {
+    return Promise.reject(typeError(`load: wasmModule must be a WebAssembly.Module, got ${describe(wasmModule)}`));
+  }
+  if (wasmModule !== undefined && wasmURL !== undefined) {
+    return Promise.reject(new XetkitError("load: give wasmURL or wasmModule, not both", "VALUE"));
+  }
+  if (wasmURL !== undefined && typeof wasmURL !== "string" && !(wasmURL instanceof URL)) {
+    return Promise.reject(typeError(`load: wasmURL must be a string or a URL, got ${describe(wasmURL)}`));
+  }
+  if (workers !== undefined && (!Number.isInteger(workers) || workers < 0 || workers > 256)) {
+    return Promise.reject(new XetkitError("load: workers must be an integer from 0 to 256", "RANGE"));
+  }
+  let source;
+  try {
+    // Written out in full so bundlers (Vite, webpack) see the asset and emit
+    // it; a relative wasmURL is resolved like fetch would, against the page.
+    source = wasmModule ?? (wasmURL === undefined
+      ? new URL("./xetkit.wasm", import.meta.url)
+      : new URL(wasmURL, globalThis.location?.href ?? import.meta.url));
+  } catch (e) {
+    return Promise.reject(new XetkitError(`load: wasmURL ${JSON.stringify(String(wasmURL))} is not a URL`, "VALUE"));
+  }
+  let byWorkers = loaded.get(wasmModule ?? source.href);
+  if (!byWorkers) loaded.set(wasmModule ?? source.href, byWorkers = new Map());
+  const key = `${workers ?? "default"} ${kernels}`;
+  let p = byWorkers.get(key);
+  if (!p) {
+    p = (async () => {
+      const compiled = { go: wasmModule ?? await compile(source), kernels: kernels ? await kernelsModule() : null };
+      return new Xetkit(compiled, await startGo(compiled), workers ?? await defaultWorkers(), workers === undefined);
+    })();
+    byWorkers.set(key, p);
+    p.catch(() => byWorkers.delete(key));
+  }
+  return p;
+}
+
+// defaultWorkers sizes the pool: a worker for each core but two, so that
+// with one core taken by another program the calling thread and every
+// worker still have a core each. A worker without a core of its own only
+// adds copies and thread switches to the same CPU time (on 2 cores with
+// one busy, a pool of 1 or 2 workers ran at 0.6 to 0.8 of the calling
+// thread alone), and the browser's own threads (file reads, the network)
+// need CPU as well. With 2 cores or fewer there is no pool.
+async function defaultWorkers() {
+  const cores = isNode ? (await nodeHost()).parallelism() : (globalThis.navigator && navigator.hardwareConcurrency) || 1;
+  return Math.max(0, cores - 2);
+}

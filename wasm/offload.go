@@ -1,0 +1,46 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"context"
+	"syscall/js"
+
+	"github.com/xetkit/xetkit/internal/jsoffload"
+	"github.com/xetkit/xetkit/pipeline"
+)
+
+// Host is what the page gives the instance at start (exports.json,
+// interfaces.Host): blobOf(ptr, len), a Blob of the instance's own memory,
+// and, in Node, a native SHA-256 (shaBegin, shaUpdate, shaEnd), or null.
+type Host struct {
+	BlobOf                      js.Value
+	shaBegin, shaUpdate, shaEnd js.Value
+}
+
+var host Host
+
+// hostOf binds the Host object h.
+func hostOf(h js.Value) Host {
+	if h.Type() != js.TypeObject {
+		return Host{BlobOf: js.Undefined(), shaBegin: js.Null()}
+	}
+	return Host{BlobOf: h.Get("blobOf"), shaBegin: h.Get("shaBegin"), shaUpdate: h.Get("shaUpdate"), shaEnd: h.Get("shaEnd")}
+}
+
+// offloadOf is the pipeline.Offload of an upload or a chunking: the pool's
+// workers where v is an Offload, and, with sha, a file's SHA-256 in the
+// host's own crypto where it has one; nil where there is neither.
+func offloadOf(ctx context.Context, v js.Value, sha bool) *pipeline.Offload {
+	var o *pipeline.Offload
+	if v.Type() == js.TypeObject {
+		o = jsoffload.Pool(ctx, v)
+	}
+	if sha && host.shaBegin.Type() == js.TypeFunction {
+		if o == nil {
+			o = &pipeline.Offload{}
+		}
+		o.SHA256 = jsoffload.HostSHA256(host.shaBegin, host.shaUpdate, host.shaEnd)
+	}
+	return o
+}
