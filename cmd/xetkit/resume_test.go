@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/resume"
 )
 
@@ -169,7 +170,7 @@ func TestUploadResumesAfterKill(t *testing.T) {
 	bin, h, file, sum, cache, hubArgs := resumeSetup(t, 41, resumeFileSize)
 	stateDir := filepath.Join(cache, "uploads", resume.Scope(h.srv.URL, "model", "alice/big"))
 	args := append(append([]string{"upload"}, hubArgs...), "--cache-dir", cache, "--quiet", file)
-	records := killedUpload(t, bin, args, stateDir, 4)
+	records := killedUpload(t, bin, args, stateDir, resumeFileSize/pipeline.DefaultXorbSize)
 	first := h.stats().XorbBytesReceived
 
 	cmd := exec.Command(bin, append(append([]string{"upload"}, hubArgs...), "--cache-dir", cache, "--json", file)...)
@@ -207,10 +208,10 @@ func TestUploadResumesAfterKill(t *testing.T) {
 // restarted): the upload run again still commits a file that downloads
 // identical.
 func TestUploadResumeWhenTheHubLostAXorb(t *testing.T) {
-	bin, h, file, sum, cache, hubArgs := resumeSetup(t, 42, 128<<20) // two xorbs
+	bin, h, file, sum, cache, hubArgs := resumeSetup(t, 42, 128<<20)
 	stateDir := filepath.Join(cache, "uploads", resume.Scope(h.srv.URL, "model", "alice/big"))
 	args := append(append([]string{"upload"}, hubArgs...), "--cache-dir", cache, "--quiet", file)
-	records := killedUpload(t, bin, args, stateDir, 2)
+	records := killedUpload(t, bin, args, stateDir, (128<<20)/pipeline.DefaultXorbSize)
 	name := filepath.Base(records[0]) // <time>-<xorb hash>.shard
 	lost := filepath.Join(h.dir, "xorbs", strings.TrimSuffix(name[17:], ".shard"))
 	if err := os.Remove(lost); err != nil {
