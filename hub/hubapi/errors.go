@@ -38,6 +38,12 @@ func (h *Server) tooManyFiles(w http.ResponseWriter, n int, call string) bool {
 	return true
 }
 
+// failNoBranch answers 404 RevisionNotFound for a branch id lacks; why,
+// if not empty, is added to the message.
+func (h *Server) failNoBranch(w http.ResponseWriter, id repoID, branch, why string) {
+	h.ans.FailCode(w, http.StatusNotFound, codeRevisionNotFound, "branch %q not found in %s %s%s", branch, id.typ, id.id(), why)
+}
+
 // failMiss answers errNoRepo, errNoRevision or errNoEntry with their 404
 // and code, and anything else as a store failure.
 func (h *Server) failMiss(w http.ResponseWriter, id repoID, what string, err error) {
