@@ -20,7 +20,7 @@ func (h *Server) handleSettings(w http.ResponseWriter, r *http.Request) {
 		Private    *bool  `json:"private"`
 		Gated      any    `json:"gated"`
 	}
-	if !h.decodeBody(w, r, 1<<20, "settings", &req) {
+	if !h.decodeBody(w, r, maxSmallBody, "settings", &req) {
 		return
 	}
 	gated, gatedSet := "", req.Gated != nil
@@ -86,7 +86,7 @@ func (h *Server) handleSuperSquash(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Message string `json:"message"`
 	}
-	if r.ContentLength != 0 && !h.decodeBody(w, r, 1<<20, "super-squash", &req) {
+	if !h.decodeOptional(w, r, "super-squash", &req) {
 		return
 	}
 	branch := r.PathValue("branch")
@@ -129,7 +129,7 @@ func (h *Server) handleDuplicate(w http.ResponseWriter, r *http.Request) {
 		Visibility string `json:"visibility"`
 		Private    *bool  `json:"private"`
 	}
-	if !h.decodeBody(w, r, 1<<20, "duplicate", &req) {
+	if !h.decodeBody(w, r, maxSmallBody, "duplicate", &req) {
 		return
 	}
 	ns, name, _ := strings.Cut(req.Repository, "/")

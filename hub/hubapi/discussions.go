@@ -233,7 +233,7 @@ func (h *Server) handleCreateDiscussion(w http.ResponseWriter, r *http.Request) 
 		Description string `json:"description"`
 		PullRequest bool   `json:"pullRequest"`
 	}
-	if !h.decodeBody(w, r, 1<<20, "discussion", &req) || !h.nonBlank(w, req.Title, "a discussion needs a title") {
+	if !h.decodeBody(w, r, maxSmallBody, "discussion", &req) || !h.nonBlank(w, req.Title, "a discussion needs a title") {
 		return
 	}
 	author := h.author(r)
@@ -303,7 +303,7 @@ func (h *Server) handleComment(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Comment string `json:"comment"`
 	}
-	if !h.decodeBody(w, r, 1<<20, "comment", &req) || !h.nonBlank(w, req.Comment, "an empty comment") {
+	if !h.decodeBody(w, r, maxSmallBody, "comment", &req) || !h.nonBlank(w, req.Comment, "an empty comment") {
 		return
 	}
 	h.discussionChange(w, r, false, func(id repoID, st *repoState, d *discussion, author string) (any, bool) {
@@ -320,7 +320,7 @@ func (h *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 		Status  string `json:"status"`
 		Comment string `json:"comment"`
 	}
-	if !h.decodeBody(w, r, 1<<20, "status", &req) {
+	if !h.decodeBody(w, r, maxSmallBody, "status", &req) {
 		return
 	}
 	if req.Status != "open" && req.Status != "closed" {
@@ -341,7 +341,7 @@ func (h *Server) handleTitle(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Title string `json:"title"`
 	}
-	if !h.decodeBody(w, r, 1<<20, "title", &req) || !h.nonBlank(w, req.Title, "an empty title") {
+	if !h.decodeBody(w, r, maxSmallBody, "title", &req) || !h.nonBlank(w, req.Title, "an empty title") {
 		return
 	}
 	h.discussionChange(w, r, false, func(id repoID, st *repoState, d *discussion, author string) (any, bool) {
@@ -360,7 +360,7 @@ func (h *Server) handleMerge(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Comment string `json:"comment"`
 	}
-	if r.ContentLength > 0 && !h.decodeBody(w, r, 1<<20, "merge", &req) {
+	if !h.decodeOptional(w, r, "merge", &req) {
 		return
 	}
 	h.discussionChange(w, r, true, func(id repoID, st *repoState, d *discussion, author string) (any, bool) {

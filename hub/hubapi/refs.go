@@ -85,7 +85,7 @@ func (h *Server) handleCreateBranch(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		StartingPoint string `json:"startingPoint"`
 	}
-	if r.ContentLength != 0 && !h.decodeBody(w, r, 1<<20, "branch", &req) {
+	if !h.decodeOptional(w, r, "branch", &req) {
 		return
 	}
 	branch := r.PathValue("branch")
@@ -137,7 +137,7 @@ func (h *Server) handleCreateTag(w http.ResponseWriter, r *http.Request) {
 		Tag     string `json:"tag"`
 		Message string `json:"message"`
 	}
-	if !h.decodeBody(w, r, 1<<20, "tag", &req) {
+	if !h.decodeBody(w, r, maxSmallBody, "tag", &req) {
 		return
 	}
 	rev := r.PathValue("rev")
