@@ -259,19 +259,8 @@ func (h *Server) changeDiscussions(w http.ResponseWriter, r *http.Request, needW
 	if !ok {
 		return
 	}
-	u, ok := h.caller(w, r)
-	switch {
-	case !ok:
-		return
-	case needWrite:
-		if !h.writer(w, r, id.ns) {
-			return
-		}
-	case u == nil:
-		h.ans.Fail(w, http.StatusUnauthorized, "discussing needs Authorization: Bearer <user token>")
-		return
-	case u.role < roleWrite:
-		h.ans.Fail(w, http.StatusForbidden, "this user token is read-only; discussing needs a write token")
+	u, ok := h.signedIn(w, r, "discussing", true)
+	if !ok || (needWrite && !h.owner(w, u, id.ns)) {
 		return
 	}
 	var answer any
