@@ -18,12 +18,11 @@
 //   node bench/download-chromium.mjs [rounds] [MiB]
 
 import { execFileSync } from "node:child_process";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import * as esbuild from "esbuild";
-import { browserRSS, cpuSpent, cpuTimes, MiB, plainChromium, randomFile, tempDir, within } from "./proc.lib.mjs";
+import { browserRSS, cpuSpent, cpuTimes, hubSite, MiB, plainChromium, randomFile, tempDir, within } from "./proc.lib.mjs";
 import { startServer } from "../test/common.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -38,14 +37,7 @@ const tmp = tempDir("download");
 // The site xetkit serve serves: the repository's wasm/, and a web/ of the
 // bench page and the peer, so that both clients run on the hub's origin,
 // as the page of "xetkit serve" does.
-const site = join(tmp, "site");
-mkdirSync(join(site, "web"), { recursive: true });
-symlinkSync(join(root, "wasm"), join(site, "wasm"));
-const browserBuild = join(root, "node_modules", "@huggingface", "hub", "dist", "browser", "index.mjs");
-await esbuild.build({
-  stdin: { contents: `export { downloadFile } from ${JSON.stringify(browserBuild)};`, resolveDir: root },
-  bundle: true, format: "esm", platform: "browser", outfile: join(site, "web", "peer.js"), logLevel: "error",
-});
+const site = await hubSite(root, tmp, ["downloadFile"]);
 
 // The page: load the client (timed apart: a page pays it once), report
 // ready (the resident size's base is taken then), download, report. It

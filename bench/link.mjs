@@ -33,14 +33,13 @@
 
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { createReadStream, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { createReadStream, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import * as esbuild from "esbuild";
 import { startLink } from "./link.lib.mjs";
-import { cpuSeconds, cpuTimes, plainChromium, randomFile, tempDir, within } from "./proc.lib.mjs";
+import { cpuSeconds, cpuTimes, hubSite, plainChromium, randomFile, tempDir, within } from "./proc.lib.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const bin = join(root, "bin", "xetkit");
@@ -77,16 +76,7 @@ const tmp = tempDir("link");
 const log = (s) => console.log(s);
 
 // ---- the site the hub serves: wasm/, and a web/ of the bench page and the peer ----
-const site = join(tmp, "site");
-mkdirSync(join(site, "web"), { recursive: true });
-symlinkSync(join(root, "wasm"), join(site, "wasm"));
-if (clients.includes("chromium-hub")) {
-  const browserBuild = join(root, "node_modules", "@huggingface", "hub", "dist", "browser", "index.mjs");
-  await esbuild.build({
-    stdin: { contents: `export { downloadFile, uploadFile } from ${JSON.stringify(browserBuild)};`, resolveDir: root },
-    bundle: true, format: "esm", platform: "browser", outfile: join(site, "web", "peer.js"), logLevel: "error",
-  });
-}
+const site = await hubSite(root, tmp, clients.includes("chromium-hub") ? ["downloadFile", "uploadFile"] : []);
 // The page: load the client, fetch the file to upload from this script's
 // server (not through the link) into a File, then upload it and download
 // it back by path, telling this script when each transfer begins and ends

@@ -1,7 +1,7 @@
 // Node-only helpers for the browser benchmarks.
 import { execFileSync, spawn } from "node:child_process";
 import { createHash, randomFillSync } from "node:crypto";
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeSync } from "node:fs";
 import { createServer } from "node:http";
 import { availableParallelism, tmpdir } from "node:os";
 import { extname, join, normalize, sep } from "node:path";
@@ -201,6 +201,25 @@ export function tempDir(what) {
   const dir = mkdtempSync(join(tmpdir(), `xetkit-bench-${what}-`));
   process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
   return dir;
+}
+
+// hubSite makes the site a bench's "xetkit serve --root" serves, in a
+// folder site of tmp: the repository's wasm/, and a web/ (where the bench
+// writes its page) holding peer.js, a bundle of @huggingface/hub's browser
+// build exporting peerExports (none: no bundle). Returns the site's path.
+export async function hubSite(root, tmp, peerExports) {
+  const site = join(tmp, "site");
+  mkdirSync(join(site, "web"), { recursive: true });
+  symlinkSync(join(root, "wasm"), join(site, "wasm"));
+  if (peerExports.length > 0) {
+    const esbuild = await import("esbuild");
+    const browserBuild = join(root, "node_modules", "@huggingface", "hub", "dist", "browser", "index.mjs");
+    await esbuild.build({
+      stdin: { contents: `export { ${peerExports.join(", ")} } from ${JSON.stringify(browserBuild)};`, resolveDir: root },
+      bundle: true, format: "esm", platform: "browser", outfile: join(site, "web", "peer.js"), logLevel: "error",
+    });
+  }
+  return site;
 }
 
 // MiB formats a byte count in whole MiB.

@@ -39,6 +39,28 @@ function safetensors(tensors, metadata) {
   return { bytes: out, headerLength: json.length };
 }
 
+// upload puts bytes on the hub as the file name of the repo, with the CLI.
+function upload(name, bytes) {
+  const dir = mkdtempSync(join(tmpdir(), "xetkit-peek-"));
+  try {
+    writeFileSync(join(dir, name), bytes);
+    execFileSync(bin, ["upload", "--hub", env.url, "--repo", repo, "--token", token, "--quiet", join(dir, name)]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// listRepo opens the Repository panel on the repo and waits for its files.
+async function listRepo(page) {
+  await page.click("#repo-btn");
+  await page.fill("#hub-url", env.url.replace(/\/$/, ""));
+  await page.fill("#hub-token", token);
+  await page.fill("#hub-repo", repo);
+  await page.click("#tab-repo");
+  await page.click("#repo-list");
+  await page.waitForFunction(() => document.querySelector("#repo-files")?.dataset.state === "done");
+}
+
 test("Peek shows a safetensors header read lazily, without downloading the file", { timeout: 120_000 }, pageTest(env, async (page) => {
   const tensors = [
     { name: "model.embed_tokens.weight", dtype: "F32", shape: [4096, 1024] },
@@ -48,22 +70,10 @@ test("Peek shows a safetensors header read lazily, without downloading the file"
     { name: "position_ids", dtype: "I64", shape: [1, 512] },
   ];
   const { bytes, headerLength } = safetensors(tensors, { format: "pt" });
-  const dir = mkdtempSync(join(tmpdir(), "xetkit-peek-"));
-  try {
-    writeFileSync(join(dir, "model.safetensors"), bytes);
-    execFileSync(bin, ["upload", "--hub", env.url, "--repo", repo, "--token", token, "--quiet", join(dir, "model.safetensors")]);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  upload("model.safetensors", bytes);
   assert.ok(bytes.length > 24 << 20);
 
-  await page.click("#repo-btn");
-  await page.fill("#hub-url", env.url.replace(/\/$/, ""));
-  await page.fill("#hub-token", token);
-  await page.fill("#hub-repo", repo);
-  await page.click("#tab-repo");
-  await page.click("#repo-list");
-  await page.waitForFunction(() => document.querySelector("#repo-files")?.dataset.state === "done");
+  await listRepo(page);
   const before = await hubStats(env.url);
   await page.locator('tr.xf-entry[data-path="model.safetensors"] .xf-peek-btn').click();
   await page.waitForFunction(() => document.querySelector("#repo-peek")?.dataset.state !== "running", null, { timeout: 60_000 });
@@ -103,22 +113,10 @@ test("Peek shows a safetensors header read lazily, without downloading the file"
 }));
 
 test("Peek of a file that is not safetensors says where it breaks the format", { timeout: 60_000 }, pageTest(env, async (page) => {
-  const dir = mkdtempSync(join(tmpdir(), "xetkit-peek-"));
   const bad = randomBytes(300 << 10, 23);
   bad[7] = 0x7f; // a header length far past the end
-  try {
-    writeFileSync(join(dir, "broken.safetensors"), bad);
-    execFileSync(bin, ["upload", "--hub", env.url, "--repo", repo, "--token", token, "--quiet", join(dir, "broken.safetensors")]);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  await page.click("#repo-btn");
-  await page.fill("#hub-url", env.url.replace(/\/$/, ""));
-  await page.fill("#hub-token", token);
-  await page.fill("#hub-repo", repo);
-  await page.click("#tab-repo");
-  await page.click("#repo-list");
-  await page.waitForFunction(() => document.querySelector("#repo-files")?.dataset.state === "done");
+  upload("broken.safetensors", bad);
+  await listRepo(page);
   await page.locator('tr.xf-entry[data-path="broken.safetensors"] .xf-peek-btn').click();
   await page.waitForFunction(() => document.querySelector("#repo-peek")?.dataset.state === "failed");
   assert.match(await page.locator("#repo-peek [role=alert]").innerText(), /not a safetensors file: the header length at offset 0 says \d+ bytes/);

@@ -195,15 +195,16 @@ func New(cfg Config) (*Hub, error) {
 	h := &Hub{cfg: cfg, store: &store.Hooked{Store: backing}}
 	h.ans = httpx.Answer{Rejected: &h.rejected}
 	h.faults = newFaultInjector(cfg.Faults, &h.faultsInjected)
+	base := httpx.Base{Store: h.store, Key: key, BaseURL: h.baseURL, Answer: h.ans, Now: cfg.Now}
 	if h.cas, err = casserver.New(casserver.Config{
-		Store: h.store, Key: key, BaseURL: h.baseURL, Answer: h.ans, Now: cfg.Now,
+		Base:     base,
 		TokenTTL: cfg.TokenTTL, URLTTL: cfg.URLTTL, KeyRotation: cfg.KeyRotation, MaxUploads: cfg.MaxUploads,
 		Ingest: cfg.Ingest, Presign: presign,
 	}); err != nil {
 		return nil, err
 	}
 	h.api = hubapi.New(hubapi.Config{
-		Store: h.store, CAS: h.cas, Key: key, BaseURL: h.baseURL, Answer: h.ans, Now: cfg.Now,
+		Base: base, CAS: h.cas,
 		UserToken: cfg.UserToken, ReadUserToken: cfg.ReadUserToken, Users: cfg.Users, TreePageSize: cfg.TreePageSize, LFSPartSize: cfg.LFSPartSize,
 	})
 	h.routes()

@@ -155,9 +155,7 @@ func TestReplicas(t *testing.T) {
 	var wg sync.WaitGroup
 	for r, th := range hubs {
 		for i := range each {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				parent := ""
 				if i%3 == 0 {
 					parent = base
@@ -166,7 +164,7 @@ func TestReplicas(t *testing.T) {
 				mu.Lock()
 				results = append(results, result{st, id, parent != ""})
 				mu.Unlock()
-			}()
+			})
 		}
 	}
 	wg.Wait()

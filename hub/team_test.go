@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -21,6 +23,42 @@ func (th *testHub) decode(method, path, token string, body []byte, want int, int
 	if into != nil {
 		if err := json.Unmarshal(b, into); err != nil {
 			th.t.Fatalf("%s %s: %v in %s", method, path, err, b)
+		}
+	}
+}
+
+// A body that may be left out (create a branch, super-squash, merge) may
+// also come empty and chunked, as a client streaming nothing sends it; a
+// malformed one is still 400.
+func TestOptionalBodies(t *testing.T) {
+	th := newHub(t, hub.Config{})
+	th.decode("POST", "/api/models/alice/m/commit/main", userToken, commitBody(map[string]any{"summary": "a"}, inlineFile("a.txt", "a")), 200, nil)
+	th.decode("POST", "/api/models/alice/m/commit/main?create_pr=1", userToken, commitBody(map[string]any{"summary": "pr"}, inlineFile("p.txt", "p")), 200, nil)
+	chunked := func(path, body string) int {
+		// A reader of unknown length: the request goes out chunked.
+		req, err := http.NewRequest("POST", th.srv.URL+path, struct{ io.Reader }{strings.NewReader(body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+userToken)
+		resp, err := th.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		path, body string
+		want       int
+	}{
+		{"/api/models/alice/m/branch/dev", "", 200},
+		{"/api/models/alice/m/branch/dev2", "{", 400},
+		{"/api/models/alice/m/super-squash/dev", "", 200},
+		{"/api/models/alice/m/discussions/1/merge", "", 200},
+	} {
+		if got := chunked(c.path, c.body); got != c.want {
+			t.Errorf("POST %s with %q chunked: %d, want %d", c.path, c.body, got, c.want)
 		}
 	}
 }

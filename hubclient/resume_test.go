@@ -35,6 +35,17 @@ func (s *swappableHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.cur.Load().ServeHTTP(w, r)
 }
 
+// startSwappableHub starts a hub over a fresh folder behind a test server
+// that can swap it for another (a restart over the same folder).
+func startSwappableHub(t *testing.T) (string, *swappableHub, *httptest.Server) {
+	dir := t.TempDir()
+	sw := &swappableHub{}
+	sw.start(t, dir)
+	srv := httptest.NewServer(sw)
+	t.Cleanup(srv.Close)
+	return dir, sw, srv
+}
+
 func (s *swappableHub) start(t *testing.T, dir string) *hub.Hub {
 	return s.startWith(t, hub.Config{Dir: dir})
 }
@@ -121,11 +132,7 @@ func TestResumeSendsOnlyTheRest(t *testing.T) {
 // the hub restarted) makes the hub refuse the shard; the upload then sends
 // the resumed chunks again and the file still downloads identical.
 func TestResumeWhenTheCASLostAXorb(t *testing.T) {
-	dir := t.TempDir()
-	sw := &swappableHub{}
-	sw.start(t, dir)
-	srv := httptest.NewServer(sw)
-	t.Cleanup(srv.Close)
+	dir, sw, srv := startSwappableHub(t)
 	data := randomBytes(72, 6<<20)
 	b := &resume.Memory{}
 	interruptedUpload(t, srv, b, data)
@@ -176,11 +183,7 @@ func TestResumeWhenTheCASLostAXorb(t *testing.T) {
 // retries) is not a refusal: the state keeps every record, nothing is
 // sent twice, and the next attempt still resumes.
 func TestResumeKeepsTheStateWhenTheShardCannotBeSent(t *testing.T) {
-	dir := t.TempDir()
-	sw := &swappableHub{}
-	sw.start(t, dir)
-	srv := httptest.NewServer(sw)
-	t.Cleanup(srv.Close)
+	dir, sw, srv := startSwappableHub(t)
 	data := randomBytes(73, 6<<20)
 	b := &resume.Memory{}
 	interruptedUpload(t, srv, b, data)

@@ -26,6 +26,32 @@ import (
 	"github.com/xetkit/xetkit/hub/s3store/s3test"
 )
 
+// send sends req and returns the answer, its body read and closed; a
+// request that gets no answer fails the test.
+func send(t *testing.T, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+// get sends a GET of url.
+func get(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return send(t, req)
+}
+
 // syncBuffer lets the test read what serve prints while it runs.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -128,12 +154,7 @@ func TestServeFilesAndTypes(t *testing.T) {
 		{"wasm/", "404", "", ""},
 	}
 	for _, c := range cases {
-		resp, err := http.Get(base + c.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, body := get(t, base+c.path)
 		if got := resp.Status[:3]; got != c.status {
 			t.Errorf("GET /%s: status %s, want %s", c.path, resp.Status, c.status)
 			continue
@@ -149,12 +170,7 @@ func TestServeFilesAndTypes(t *testing.T) {
 		}
 	}
 	req, _ := http.NewRequest(http.MethodPost, base+"app.js", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusMethodNotAllowed {
+	if resp, _ := send(t, req); resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST /app.js: status %d, want 405", resp.StatusCode)
 	}
 	if err := stop(); err != nil {
@@ -183,26 +199,16 @@ func TestServeFromTheBinary(t *testing.T) {
 	}
 	for p, name := range map[string]string{"": "web/index.html", "app.js": "web/app.js", "wasm/xetkit.js": "wasm/xetkit.js", "wasm/xetkit.wasm": "wasm/xetkit.wasm"} {
 		want, _ := fs.ReadFile(xetkit.Site, name)
-		resp, err := http.Get(base + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, body := get(t, base+p)
 		if resp.StatusCode != 200 || !bytes.Equal(body, want) || len(body) == 0 {
 			t.Errorf("GET /%s: %d, %d bytes (want the built-in %d)", p, resp.StatusCode, len(body), len(want))
 		}
 	}
 	// The module again, as a browser asks once it has it: 304, no body.
-	resp, _ := http.Get(base + "wasm/xetkit.wasm")
-	resp.Body.Close()
+	resp, _ := get(t, base+"wasm/xetkit.wasm")
 	req, _ := http.NewRequest("GET", base+"wasm/xetkit.wasm", nil)
 	req.Header.Set("If-None-Match", resp.Header.Get("ETag"))
-	again, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again.Body.Close()
+	again, _ := send(t, req)
 	if resp.Header.Get("ETag") == "" || again.StatusCode != http.StatusNotModified {
 		t.Errorf("revalidating the module: ETag %q, status %d (want 304)", resp.Header.Get("ETag"), again.StatusCode)
 	}
@@ -393,13 +399,8 @@ func TestServeOnS3(t *testing.T) {
 	req, _ := http.NewRequest("POST", base+"api/repos/create", strings.NewReader(`{"type":"model","name":"on-s3"}`))
 	req.Header.Set("Authorization", "Bearer hf_s3")
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("create repo: %s", resp.Status)
+	if resp, body := send(t, req); resp.StatusCode != http.StatusOK {
+		t.Fatalf("create repo: %s %s", resp.Status, body)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
@@ -410,13 +411,8 @@ func TestServeOnS3(t *testing.T) {
 	}
 	base, _, stop = startServe(t, o)
 	defer stop()
-	resp, err = http.Get(base + "api/models/local/on-s3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("the repo created by the first server, read from the second: %s", resp.Status)
+	if resp, body := get(t, base+"api/models/local/on-s3"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the repo created by the first server, read from the second: %s %s", resp.Status, body)
 	}
 	for _, c := range []struct {
 		args []string

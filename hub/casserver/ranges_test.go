@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xetkit/xetkit/hub/internal/httpx"
 	"github.com/xetkit/xetkit/hub/internal/keys"
 )
 
@@ -100,7 +101,7 @@ func FuzzParseToken(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	h := &Server{cfg: Config{Key: key, Now: func() time.Time { return time.Unix(1000, 0) }}}
+	h := &Server{cfg: Config{Base: httpx.Base{Key: key, Now: func() time.Time { return time.Unix(1000, 0) }}}}
 	good := h.issueToken(tokenClaims{scope: scopeWrite, repo: "models/a/b", exp: 2000})
 	f.Add(good)
 	f.Add(h.issueToken(tokenClaims{scope: scopeRead, repo: "x", exp: 10}))

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub/internal/httpx"
-	"github.com/xetkit/xetkit/hub/internal/keys"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
@@ -37,13 +36,11 @@ const (
 	MaxShardSize = shard.MaxSize
 )
 
-// Config configures a Server; every field is required but Ingest.
+// Config configures a Server; every field is required but Presign and
+// Ingest.
 type Config struct {
-	Store   store.Store
-	Key     *keys.Key                  // signs CAS tokens and xorb URLs, seeds dedupe keys
-	BaseURL func(*http.Request) string // the base URL answers are built on
-	Answer  httpx.Answer               // how errors are answered and counted
-	Now     func() time.Time           // the clock
+	// The Key signs CAS tokens and xorb URLs and seeds dedupe keys.
+	httpx.Base
 	// TokenTTL is how long a CAS token lives, URLTTL a signed xorb URL,
 	// KeyRotation one chunk hash key of the dedupe answers.
 	TokenTTL, URLTTL, KeyRotation time.Duration

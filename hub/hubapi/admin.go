@@ -20,7 +20,7 @@ func (h *Server) handleSettings(w http.ResponseWriter, r *http.Request) {
 		Private    *bool  `json:"private"`
 		Gated      any    `json:"gated"`
 	}
-	if !h.decodeBody(w, r, 1<<20, "settings", &req) {
+	if !h.decodeBody(w, r, maxSmallBody, "settings", &req) {
 		return
 	}
 	gated, gatedSet := "", req.Gated != nil
@@ -60,11 +60,7 @@ func (h *Server) handleSettings(w http.ResponseWriter, r *http.Request) {
 // wholeTree is every file of commit cid as tree changes onto an empty
 // tree, and the files themselves.
 func (h *Server) wholeTree(cid string) ([]tree.Change, []treeEntry, error) {
-	c, err := h.commit(cid)
-	if err != nil {
-		return nil, nil, err
-	}
-	root, err := h.rootOf(cid, c)
+	root, err := h.commitRoot(cid)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -90,7 +86,7 @@ func (h *Server) handleSuperSquash(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Message string `json:"message"`
 	}
-	if r.ContentLength != 0 && !h.decodeBody(w, r, 1<<20, "super-squash", &req) {
+	if !h.decodeOptional(w, r, "super-squash", &req) {
 		return
 	}
 	branch := r.PathValue("branch")
@@ -98,7 +94,7 @@ func (h *Server) handleSuperSquash(w http.ResponseWriter, r *http.Request) {
 	h.changeRefs(w, r, func(id repoID, st *repoState) bool {
 		head, ok := st.Branches[branch]
 		if !ok {
-			h.ans.FailCode(w, http.StatusNotFound, codeRevisionNotFound, "branch %q not found in %s %s", branch, id.typ, id.id())
+			h.failNoBranch(w, id, branch, "")
 			return false
 		}
 		ch, _, err := h.wholeTree(head)
@@ -133,7 +129,7 @@ func (h *Server) handleDuplicate(w http.ResponseWriter, r *http.Request) {
 		Visibility string `json:"visibility"`
 		Private    *bool  `json:"private"`
 	}
-	if !h.decodeBody(w, r, 1<<20, "duplicate", &req) {
+	if !h.decodeBody(w, r, maxSmallBody, "duplicate", &req) {
 		return
 	}
 	ns, name, _ := strings.Cut(req.Repository, "/")
@@ -196,11 +192,8 @@ func (h *Server) handleMove(w http.ResponseWriter, r *http.Request) {
 // and …/auth-check/write (may it write there).
 func (h *Server) handleAuthCheck(write bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, ok := h.apiRepo(w, r)
-		if !ok {
-			return
-		}
-		if _, ok := h.reader(w, r, id); !ok || (write && !h.writer(w, r, id.ns)) {
+		id, _, ok := h.apiReader(w, r)
+		if !ok || (write && !h.writer(w, r, id.ns)) {
 			return
 		}
 		httpx.WriteJSON(w, http.StatusOK, map[string]any{"ok": true})

@@ -395,7 +395,7 @@ func (h *Server) failCommit(w http.ResponseWriter, id repoID, branch, parent str
 	var oe *opError
 	switch {
 	case errors.Is(err, errNoBranch):
-		h.ans.FailCode(w, http.StatusNotFound, codeRevisionNotFound, "branch %q not found in %s %s (commits go to an existing branch)", branch, id.typ, id.id())
+		h.failNoBranch(w, id, branch, " (commits go to an existing branch)")
 	case errors.Is(err, errBranchMoved):
 		h.ans.Fail(w, http.StatusPreconditionFailed, "parentCommit %s is not the head of %s (%v): someone committed since; fetch the new head and retry", parent, branch, err)
 	case errors.Is(err, errNoEntry):

@@ -71,6 +71,38 @@ func (h *Server) newEvent(typ, author string) *event {
 	return &event{ID: hex.EncodeToString(id[:]), Type: typ, Author: author, Created: h.now().UTC()}
 }
 
+// addEvent appends a new event of type typ by author to d and returns it.
+func (h *Server) addEvent(d *discussion, typ, author string) *event {
+	e := h.newEvent(typ, author)
+	d.Events = append(d.Events, e)
+	return e
+}
+
+// addComment appends author's comment text to d, unless text is empty.
+func (h *Server) addComment(d *discussion, author, text string) {
+	if text != "" {
+		h.addEvent(d, "comment", author).Text = text
+	}
+}
+
+// setStatus appends author's comment (if any) and a change of d's status
+// to status, and returns the status change.
+func (h *Server) setStatus(d *discussion, author, comment, status string) *event {
+	h.addComment(d, author, comment)
+	e := h.addEvent(d, "status-change", author)
+	e.Status, d.Status = status, status
+	return e
+}
+
+// nonBlank answers 400 with msg and reports false when text is blank.
+func (h *Server) nonBlank(w http.ResponseWriter, text, msg string) bool {
+	if strings.TrimSpace(text) == "" {
+		h.ans.Fail(w, http.StatusBadRequest, "%s", msg)
+		return false
+	}
+	return true
+}
+
 // discussionOf returns discussion num of st, or nil.
 func discussionOf(st *repoState, num int) *discussion {
 	if num < 1 || num > len(st.Discussions) {
@@ -90,15 +122,10 @@ func (h *Server) prCommitted(st *repoState, num int, branch, head, cid string, h
 		}
 		d = &discussion{Num: num, Title: hdr.Summary, Author: hdr.author, IsPR: true, Status: "open", Created: h.now().UTC(), Base: branch, From: head}
 		st.Discussions = append(st.Discussions, d)
-		if hdr.Description != "" {
-			c := h.newEvent("comment", hdr.author)
-			c.Text = hdr.Description
-			d.Events = append(d.Events, c)
-		}
+		h.addComment(d, hdr.author, hdr.Description)
 	}
-	e := h.newEvent("commit", hdr.author)
+	e := h.addEvent(d, "commit", hdr.author)
 	e.OID, e.Subject = cid, hdr.Summary
-	d.Events = append(d.Events, e)
 }
 
 // eventJSON is an event as the Hub answers it.
@@ -127,11 +154,7 @@ func discussionJSON(id repoID, d *discussion) map[string]any {
 // handleDiscussions answers GET …/discussions (type, status, author; page
 // p of discussionsPageSize, newest first).
 func (h *Server) handleDiscussions(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.apiRepo(w, r)
-	if !ok {
-		return
-	}
-	st, ok := h.reader(w, r, id)
+	id, st, ok := h.apiReader(w, r)
 	if !ok {
 		return
 	}
@@ -159,11 +182,7 @@ func (h *Server) handleDiscussions(w http.ResponseWriter, r *http.Request) {
 // handleDiscussion answers GET …/discussions/{num}: its events and, for a
 // pull request, its base and merge commit.
 func (h *Server) handleDiscussion(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.apiRepo(w, r)
-	if !ok {
-		return
-	}
-	st, ok := h.reader(w, r, id)
+	id, st, ok := h.apiReader(w, r)
 	if !ok {
 		return
 	}
@@ -214,11 +233,7 @@ func (h *Server) handleCreateDiscussion(w http.ResponseWriter, r *http.Request) 
 		Description string `json:"description"`
 		PullRequest bool   `json:"pullRequest"`
 	}
-	if !h.decodeBody(w, r, 1<<20, "discussion", &req) {
-		return
-	}
-	if strings.TrimSpace(req.Title) == "" {
-		h.ans.Fail(w, http.StatusBadRequest, "a discussion needs a title")
+	if !h.decodeBody(w, r, maxSmallBody, "discussion", &req) || !h.nonBlank(w, req.Title, "a discussion needs a title") {
 		return
 	}
 	author := h.author(r)
@@ -230,11 +245,7 @@ func (h *Server) handleCreateDiscussion(w http.ResponseWriter, r *http.Request) 
 			d.IsPR, d.Status, d.Base, d.From = true, "draft", defaultBranch, st.Branches[defaultBranch]
 			st.Branches[fmt.Sprintf("%s%d", prRefPrefix, num)] = d.From
 		}
-		if req.Description != "" {
-			c := h.newEvent("comment", author)
-			c.Text = req.Description
-			d.Events = append(d.Events, c)
-		}
+		h.addComment(d, author, req.Description)
 		st.Discussions = append(st.Discussions, d)
 		return map[string]any{"num": num, "url": fmt.Sprintf("%s/%s/discussions/%d", h.cfg.BaseURL(r), id.webPrefix(), num)}, true
 	})
@@ -248,19 +259,8 @@ func (h *Server) changeDiscussions(w http.ResponseWriter, r *http.Request, needW
 	if !ok {
 		return
 	}
-	u, ok := h.caller(w, r)
-	switch {
-	case !ok:
-		return
-	case needWrite:
-		if !h.writer(w, r, id.ns) {
-			return
-		}
-	case u == nil:
-		h.ans.Fail(w, http.StatusUnauthorized, "discussing needs Authorization: Bearer <user token>")
-		return
-	case u.role < roleWrite:
-		h.ans.Fail(w, http.StatusForbidden, "this user token is read-only; discussing needs a write token")
+	u, ok := h.signedIn(w, r, "discussing", true)
+	if !ok || (needWrite && !h.owner(w, u, id.ns)) {
 		return
 	}
 	var answer any
@@ -292,17 +292,12 @@ func (h *Server) handleComment(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Comment string `json:"comment"`
 	}
-	if !h.decodeBody(w, r, 1<<20, "comment", &req) {
-		return
-	}
-	if strings.TrimSpace(req.Comment) == "" {
-		h.ans.Fail(w, http.StatusBadRequest, "an empty comment")
+	if !h.decodeBody(w, r, maxSmallBody, "comment", &req) || !h.nonBlank(w, req.Comment, "an empty comment") {
 		return
 	}
 	h.discussionChange(w, r, false, func(id repoID, st *repoState, d *discussion, author string) (any, bool) {
-		e := h.newEvent("comment", author)
+		e := h.addEvent(d, "comment", author)
 		e.Text = req.Comment
-		d.Events = append(d.Events, e)
 		return map[string]any{"newMessage": eventJSON(e)}, true
 	})
 }
@@ -314,7 +309,7 @@ func (h *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 		Status  string `json:"status"`
 		Comment string `json:"comment"`
 	}
-	if !h.decodeBody(w, r, 1<<20, "status", &req) {
+	if !h.decodeBody(w, r, maxSmallBody, "status", &req) {
 		return
 	}
 	if req.Status != "open" && req.Status != "closed" {
@@ -326,15 +321,7 @@ func (h *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 			h.ans.Fail(w, http.StatusConflict, "pull request #%d is merged; its status cannot change", d.Num)
 			return nil, false
 		}
-		if req.Comment != "" {
-			c := h.newEvent("comment", author)
-			c.Text = req.Comment
-			d.Events = append(d.Events, c)
-		}
-		e := h.newEvent("status-change", author)
-		e.Status, d.Status = req.Status, req.Status
-		d.Events = append(d.Events, e)
-		return map[string]any{"newStatus": eventJSON(e)}, true
+		return map[string]any{"newStatus": eventJSON(h.setStatus(d, author, req.Comment, req.Status))}, true
 	})
 }
 
@@ -343,17 +330,12 @@ func (h *Server) handleTitle(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Title string `json:"title"`
 	}
-	if !h.decodeBody(w, r, 1<<20, "title", &req) {
-		return
-	}
-	if strings.TrimSpace(req.Title) == "" {
-		h.ans.Fail(w, http.StatusBadRequest, "an empty title")
+	if !h.decodeBody(w, r, maxSmallBody, "title", &req) || !h.nonBlank(w, req.Title, "an empty title") {
 		return
 	}
 	h.discussionChange(w, r, false, func(id repoID, st *repoState, d *discussion, author string) (any, bool) {
-		e := h.newEvent("title-change", author)
+		e := h.addEvent(d, "title-change", author)
 		e.From, e.To, d.Title = d.Title, strings.TrimSpace(req.Title), strings.TrimSpace(req.Title)
-		d.Events = append(d.Events, e)
 		return map[string]any{"newTitle": eventJSON(e)}, true
 	})
 }
@@ -367,7 +349,7 @@ func (h *Server) handleMerge(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Comment string `json:"comment"`
 	}
-	if r.ContentLength > 0 && !h.decodeBody(w, r, 1<<20, "merge", &req) {
+	if !h.decodeOptional(w, r, "merge", &req) {
 		return
 	}
 	h.discussionChange(w, r, true, func(id repoID, st *repoState, d *discussion, author string) (any, bool) {
@@ -393,16 +375,8 @@ func (h *Server) handleMerge(w http.ResponseWriter, r *http.Request) {
 			h.ans.Fail(w, http.StatusConflict, "pull request #%d cannot merge: %s changed on %s too", d.Num, strings.Join(conflicts, ", "), d.Base)
 			return nil, false
 		}
-		st.Branches[d.Base], d.Status, d.MergeCommit = cid, "merged", cid
-		if req.Comment != "" {
-			c := h.newEvent("comment", author)
-			c.Text = req.Comment
-			d.Events = append(d.Events, c)
-		}
-		e := h.newEvent("status-change", author)
-		e.Status = "merged"
-		d.Events = append(d.Events, e)
-		return map[string]any{"newStatus": eventJSON(e)}, true
+		st.Branches[d.Base], d.MergeCommit = cid, cid
+		return map[string]any{"newStatus": eventJSON(h.setStatus(d, author, req.Comment, "merged"))}, true
 	})
 }
 
@@ -412,11 +386,8 @@ func (h *Server) handleMerge(w http.ResponseWriter, r *http.Request) {
 func (h *Server) mergeCommit(id repoID, d *discussion, base, pr, author string) (string, []string, error) {
 	roots := make([]tree.ID, 3)
 	for i, cid := range []string{d.From, base, pr} {
-		c, err := h.commit(cid)
-		if err == nil {
-			roots[i], err = h.rootOf(cid, c)
-		}
-		if err != nil {
+		var err error
+		if roots[i], err = h.commitRoot(cid); err != nil {
 			return "", nil, err
 		}
 	}

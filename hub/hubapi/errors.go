@@ -14,10 +14,26 @@ const (
 	codeEntryNotFound    = "EntryNotFound"
 )
 
+// maxSmallBody bounds the JSON bodies of the routes that take a few
+// fields (refs, discussions, settings).
+const maxSmallBody = 1 << 20
+
 // decodeBody decodes the JSON body of r, at most limit bytes of it, into v.
 // A malformed body is answered 400, naming what the body is, and false.
 func (h *Server) decodeBody(w http.ResponseWriter, r *http.Request, limit int64, what string, v any) bool {
-	if err := json.NewDecoder(io.LimitReader(r.Body, limit)).Decode(v); err != nil {
+	return h.decode(w, r, limit, what, v, false)
+}
+
+// decodeOptional is decodeBody, at most maxSmallBody bytes, for a body a
+// client may leave out: none, or an empty one, leaves v as it is.
+func (h *Server) decodeOptional(w http.ResponseWriter, r *http.Request, what string, v any) bool {
+	return r.ContentLength == 0 || h.decode(w, r, maxSmallBody, what, v, true)
+}
+
+// decode is decodeBody; with optional, an empty body is no error.
+func (h *Server) decode(w http.ResponseWriter, r *http.Request, limit int64, what string, v any, optional bool) bool {
+	err := json.NewDecoder(io.LimitReader(r.Body, limit)).Decode(v)
+	if err != nil && !(optional && errors.Is(err, io.EOF)) {
 		h.ans.Fail(w, http.StatusBadRequest, "malformed %s body: %v", what, err)
 		return false
 	}
@@ -36,6 +52,12 @@ func (h *Server) tooManyFiles(w http.ResponseWriter, n int, call string) bool {
 	}
 	h.ans.Fail(w, http.StatusBadRequest, "%d files in one %s call; at most %d", n, call, maxFilesPerCall)
 	return true
+}
+
+// failNoBranch answers 404 RevisionNotFound for a branch id lacks; why,
+// if not empty, is added to the message.
+func (h *Server) failNoBranch(w http.ResponseWriter, id repoID, branch, why string) {
+	h.ans.FailCode(w, http.StatusNotFound, codeRevisionNotFound, "branch %q not found in %s %s%s", branch, id.typ, id.id(), why)
 }
 
 // failMiss answers errNoRepo, errNoRevision or errNoEntry with their 404

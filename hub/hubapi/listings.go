@@ -157,13 +157,8 @@ func sortRepos(repos []listedRepo, key, direction string) bool {
 // with its type, visibility, last update and storage (the bytes of the
 // files at the default branch's head).
 func (h *Server) handleUserRepos(w http.ResponseWriter, r *http.Request) {
-	u, ok := h.caller(w, r)
+	u, ok := h.signedIn(w, r, "listing repositories with their storage", false)
 	if !ok {
-		return
-	}
-	if u == nil {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-hub"`)
-		h.ans.Fail(w, http.StatusUnauthorized, "listing repositories with their storage needs Authorization: Bearer <user token>")
 		return
 	}
 	ns := r.PathValue("ns") // "": the caller's own repositories

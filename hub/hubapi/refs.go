@@ -49,10 +49,9 @@ func (h *Server) changeRefs(w http.ResponseWriter, r *http.Request, change func(
 	h.changeRepo(w, id, func(st *repoState) bool { return change(id, st) }, func() { w.WriteHeader(http.StatusOK) })
 }
 
-// changeRepo loads repo id under its lock, lets change edit its record
-// (answering any refusal itself and returning false), saves it and calls
-// done to answer. It answers misses and store failures.
-func (h *Server) changeRepo(w http.ResponseWriter, id repoID, change func(st *repoState) bool, done func()) {
+// lockedRepo loads repo id under its lock and passes its record to use,
+// still under the lock; it answers a miss or store failure itself.
+func (h *Server) lockedRepo(w http.ResponseWriter, id repoID, use func(st *repoState)) {
 	lock := h.repoLocks.of(id.key())
 	lock.Lock()
 	defer lock.Unlock()
@@ -61,14 +60,23 @@ func (h *Server) changeRepo(w http.ResponseWriter, id repoID, change func(st *re
 		h.failMiss(w, id, "repository", err)
 		return
 	}
-	if !change(st) {
-		return
-	}
-	if err := h.store.saveRepo(id, st); err != nil {
-		h.ans.FailStore(w, "repository", err)
-		return
-	}
-	done()
+	use(st)
+}
+
+// changeRepo loads repo id under its lock, lets change edit its record
+// (answering any refusal itself and returning false), saves it and calls
+// done to answer. It answers misses and store failures.
+func (h *Server) changeRepo(w http.ResponseWriter, id repoID, change func(st *repoState) bool, done func()) {
+	h.lockedRepo(w, id, func(st *repoState) {
+		if !change(st) {
+			return
+		}
+		if err := h.store.saveRepo(id, st); err != nil {
+			h.ans.FailStore(w, "repository", err)
+			return
+		}
+		done()
+	})
 }
 
 // handleCreateBranch answers POST …/branch/{branch} with an optional body
@@ -77,7 +85,7 @@ func (h *Server) handleCreateBranch(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		StartingPoint string `json:"startingPoint"`
 	}
-	if r.ContentLength != 0 && !h.decodeBody(w, r, 1<<20, "branch", &req) {
+	if !h.decodeOptional(w, r, "branch", &req) {
 		return
 	}
 	branch := r.PathValue("branch")
@@ -110,7 +118,7 @@ func (h *Server) handleDeleteBranch(w http.ResponseWriter, r *http.Request) {
 	branch := r.PathValue("branch")
 	h.changeRefs(w, r, func(id repoID, st *repoState) bool {
 		if _, ok := st.Branches[branch]; !ok || strings.HasPrefix(branch, "refs/") {
-			h.ans.FailCode(w, http.StatusNotFound, codeRevisionNotFound, "branch %q not found in %s %s", branch, id.typ, id.id())
+			h.failNoBranch(w, id, branch, "")
 			return false
 		}
 		if branch == defaultBranch {
@@ -129,7 +137,7 @@ func (h *Server) handleCreateTag(w http.ResponseWriter, r *http.Request) {
 		Tag     string `json:"tag"`
 		Message string `json:"message"`
 	}
-	if !h.decodeBody(w, r, 1<<20, "tag", &req) {
+	if !h.decodeBody(w, r, maxSmallBody, "tag", &req) {
 		return
 	}
 	rev := r.PathValue("rev")
@@ -174,11 +182,7 @@ type gitRef struct {
 // handleRefs answers GET …/refs: branches, tags, converts and (with
 // include_prs=1) pull requests, each sorted by name.
 func (h *Server) handleRefs(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.apiRepo(w, r)
-	if !ok {
-		return
-	}
-	st, ok := h.reader(w, r, id)
+	_, st, ok := h.apiReader(w, r)
 	if !ok {
 		return
 	}

@@ -188,10 +188,11 @@ func repoPath(r repoID) string { return r.key() }
 // record that a store from before ids compared without case holds under
 // its id's own case moves to the lower-case name on first read.
 func (s objects) loadRepo(r repoID) (*repoState, error) {
-	b, err := store.Read(s, store.Repos, repoPath(r))
+	var st repoState
+	b, err := readRecord(s, store.Repos, repoPath(r), &st)
 	if errors.Is(err, fs.ErrNotExist) {
 		cased := r.typ + "s/" + r.ns + "/" + r.name
-		if b, err = store.Read(s, store.Repos, cased); err == nil && cased != repoPath(r) {
+		if b, err = readRecord(s, store.Repos, cased, &st); err == nil && cased != repoPath(r) {
 			if err = s.Swap(store.Repos, repoPath(r), nil, b); err == nil {
 				err = s.Swap(store.Repos, cased, b, nil)
 			}
@@ -202,10 +203,6 @@ func (s objects) loadRepo(r repoID) (*repoState, error) {
 	}
 	if err != nil {
 		return nil, err
-	}
-	var st repoState
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("repo record %s: %w", s.Where(store.Repos, repoPath(r)), err)
 	}
 	if st.Branches == nil {
 		st.Branches = map[string]string{}
@@ -248,21 +245,32 @@ func (s objects) putCommit(id string, c *commitObj) error {
 	return err
 }
 
+// readRecord reads the JSON object name of kind into v and returns its
+// bytes: fs.ErrNotExist when there is none, an error saying where it is
+// when it does not decode.
+func readRecord(s store.Store, kind, name string, v any) ([]byte, error) {
+	b, err := store.Read(s, kind, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Where(kind, name), err)
+	}
+	return b, nil
+}
+
 // loadCommit reads a commit by id.
 func (s objects) loadCommit(id string) (*commitObj, error) {
 	if !commitIDPattern.MatchString(id) {
 		return nil, errNoRevision
 	}
-	b, err := store.Read(s, store.Commits, id)
+	var c commitObj
+	b, err := readRecord(s, store.Commits, id, &c)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errNoRevision
 	}
 	if err != nil {
 		return nil, err
-	}
-	var c commitObj
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("commit %s: %w", id, err)
 	}
 	want := commitID(b) // a commit stored before trees were paged
 	if c.Root != "" {

@@ -120,19 +120,13 @@ func (h *Server) handleDeleteRepo(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	lock := h.repoLocks.of(id.key())
-	lock.Lock()
-	defer lock.Unlock()
-	st, err := h.store.loadRepo(id)
-	if err != nil {
-		h.failMiss(w, id, "repository", err)
-		return
-	}
-	if err := h.store.removeRepo(id, st); err != nil {
-		h.ans.FailStore(w, "delete repository", err)
-		return
-	}
-	w.WriteHeader(http.StatusOK)
+	h.lockedRepo(w, id, func(st *repoState) {
+		if err := h.store.removeRepo(id, st); err != nil {
+			h.ans.FailStore(w, "delete repository", err)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
 }
 
 // handleRepoInfo answers GET /api/{type}s/{ns}/{name} and …/revision/{rev}.

@@ -51,6 +51,17 @@ func (h *Server) apiRepo(w http.ResponseWriter, r *http.Request) (repoID, bool) 
 	return id, true
 }
 
+// apiReader reads the repo of an /api/{type}s/{ns}/{name}/… route for
+// the caller (apiRepo, then reader), or answers why not.
+func (h *Server) apiReader(w http.ResponseWriter, r *http.Request) (repoID, *repoState, bool) {
+	id, ok := h.apiRepo(w, r)
+	if !ok {
+		return id, nil, false
+	}
+	st, ok := h.reader(w, r, id)
+	return id, st, ok
+}
+
 // revision is a repo being read at one commit.
 type revision struct {
 	id  repoID

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub/internal/httpx"
-	"github.com/xetkit/xetkit/hub/internal/keys"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
 	"github.com/xetkit/xetkit/xethash"
@@ -40,12 +39,9 @@ type CAS interface {
 
 // Config configures a Server; every field is required but the tokens.
 type Config struct {
-	Store   store.Store
-	CAS     CAS
-	Key     *keys.Key                  // signs LFS transfer URLs
-	BaseURL func(*http.Request) string // the base URL answers are built on
-	Answer  httpx.Answer               // how errors are answered and counted
-	Now     func() time.Time           // the clock
+	// The Key signs LFS transfer URLs.
+	httpx.Base
+	CAS CAS
 	// UserToken is the write user token; empty: every caller writes.
 	// ReadUserToken, if set, is a user token that only reads.
 	UserToken, ReadUserToken string

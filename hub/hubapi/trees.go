@@ -108,6 +108,15 @@ func treeError(err error) error {
 	return &opError{pe.Path, pe.Err}
 }
 
+// commitRoot is the root tree of commit cid.
+func (h *Server) commitRoot(cid string) (tree.ID, error) {
+	c, err := h.commit(cid)
+	if err != nil {
+		return tree.ID{}, err
+	}
+	return h.rootOf(cid, c)
+}
+
 // rootOf returns the tree of commit cid. A commit from a store written
 // before trees were paged holds its whole file list: its tree is built on
 // first read, from its parent's, so each file keeps the commit that last

@@ -81,32 +81,50 @@ func (h *Server) identify(tok string, present bool) *identity {
 func (h *Server) caller(w http.ResponseWriter, r *http.Request) (u *identity, ok bool) {
 	tok, present := httpx.Bearer(r)
 	if u = h.identify(tok, present); u == nil && present {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-hub"`)
-		h.ans.Fail(w, http.StatusUnauthorized, "user token not recognised")
+		h.unauthorized(w, "user token not recognised")
 		return nil, false
 	}
 	return u, true
 }
 
-// writer checks that r carries a user token that may write to namespace
-// ns: 401 without one, 403 for a read token or another's namespace.
-func (h *Server) writer(w http.ResponseWriter, r *http.Request, ns string) bool {
+// unauthorized answers 401 with msg and the challenge of a user token.
+func (h *Server) unauthorized(w http.ResponseWriter, msg string) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-hub"`)
+	h.ans.Fail(w, http.StatusUnauthorized, "%s", msg)
+}
+
+// signedIn is caller for a route that needs a user token, what saying
+// what the route does: 401 without one and, with write, 403 for a token
+// that only reads.
+func (h *Server) signedIn(w http.ResponseWriter, r *http.Request, what string, write bool) (*identity, bool) {
 	u, ok := h.caller(w, r)
 	switch {
 	case !ok:
-		return false
+		return nil, false
 	case u == nil:
-		w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-hub"`)
-		h.ans.Fail(w, http.StatusUnauthorized, "missing Authorization: Bearer <user token>; this request writes")
-		return false
-	case u.role < roleWrite:
-		h.ans.Fail(w, http.StatusForbidden, "this user token is read-only; writing needs a write token")
-		return false
-	case !u.owns(ns):
+		h.unauthorized(w, "missing Authorization: Bearer <user token>: "+what+" needs one")
+		return nil, false
+	case write && u.role < roleWrite:
+		h.ans.Fail(w, http.StatusForbidden, "this user token is read-only; %s needs a write token", what)
+		return nil, false
+	}
+	return u, true
+}
+
+// owner answers 403 and reports false unless u may write to namespace ns.
+func (h *Server) owner(w http.ResponseWriter, u *identity, ns string) bool {
+	if !u.owns(ns) {
 		h.ans.Fail(w, http.StatusForbidden, "%s may not write to the namespace %s (a user writes to its own and its organisations')", u.name, ns)
 		return false
 	}
 	return true
+}
+
+// writer checks that r carries a user token that may write to namespace
+// ns: 401 without one, 403 for a read token or another's namespace.
+func (h *Server) writer(w http.ResponseWriter, r *http.Request, ns string) bool {
+	u, ok := h.signedIn(w, r, "writing", true)
+	return ok && h.owner(w, u, ns)
 }
 
 // author is the user whose token r carries (the local user when none
@@ -122,12 +140,8 @@ func (h *Server) author(r *http.Request) string {
 // handleWhoAmI answers GET /api/whoami-v2: the user, its organisations
 // and the token's role.
 func (h *Server) handleWhoAmI(w http.ResponseWriter, r *http.Request) {
-	u, ok := h.caller(w, r)
+	u, ok := h.signedIn(w, r, "whoami", false)
 	if !ok {
-		return
-	}
-	if u == nil {
-		h.ans.Fail(w, http.StatusUnauthorized, "whoami needs Authorization: Bearer <user token>")
 		return
 	}
 	orgs := []map[string]any{}

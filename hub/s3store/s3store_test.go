@@ -95,11 +95,7 @@ func TestReplicas(t *testing.T) {
 		var wg sync.WaitGroup
 		errs := make([]error, n)
 		for i, s := range stores {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = s.Swap("repos", "r", cur, []byte(fmt.Sprintf("v%d by %d", round, i)))
-			}()
+			wg.Go(func() { errs[i] = s.Swap("repos", "r", cur, []byte(fmt.Sprintf("v%d by %d", round, i))) })
 		}
 		wg.Wait()
 		winner := -1
@@ -143,14 +139,12 @@ func TestReplicas(t *testing.T) {
 	var wg sync.WaitGroup
 	wrote := make([]bool, n)
 	for i, s := range stores {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			var err error
 			if wrote[i], err = s.Put("xorbs", "x", []byte(fmt.Sprint(i))); err != nil {
 				t.Error(err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	count := 0

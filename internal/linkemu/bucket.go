@@ -40,10 +40,15 @@ func (b *bucket) take(n int, done <-chan struct{}) bool {
 	b.next = b.next.Add(time.Duration(float64(n) / b.rate * float64(time.Second)))
 	wait := b.next.Sub(now) - b.burst
 	b.mu.Unlock()
-	if wait <= 0 {
+	return sleep(wait, done)
+}
+
+// sleep waits for d, or until done is closed (then it returns false).
+func sleep(d time.Duration, done <-chan struct{}) bool {
+	if d <= 0 {
 		return true
 	}
-	t := time.NewTimer(wait)
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:

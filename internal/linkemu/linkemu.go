@@ -156,15 +156,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.requests.Add(1)
 	p.inFlight.add(1)
 	defer p.inFlight.add(-1)
-	if p.cfg.RTT > 0 {
-		t := time.NewTimer(p.cfg.RTT)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			p.errors.Add(1)
-			return
-		}
+	if !sleep(p.cfg.RTT, r.Context().Done()) {
+		p.errors.Add(1)
+		return
 	}
 	// The server may answer before the proxy has read the request body to
 	// its end (the transport reads on past Content-Length to check there
@@ -297,18 +291,7 @@ var errClosed = errors.New("linkemu: connection closed")
 
 // handshake waits until the connection is open.
 func (c *conn) handshake() bool {
-	wait := time.Until(c.openAt)
-	if wait <= 0 {
-		return true
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-c.done:
-		return false
-	}
+	return sleep(time.Until(c.openAt), c.done)
 }
 
 // Read takes the bytes up from the client: they have arrived, and are

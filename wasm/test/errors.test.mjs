@@ -3,10 +3,8 @@
 // keeps working afterwards.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { load, XetkitError } from "../xetkit.js";
-import { randomBytes, readRef, refChunks, root } from "./helpers.mjs";
-import { join } from "node:path";
+import { randomBytes, rawInstance, readRef, refChunks } from "./helpers.mjs";
 
 const xk = await load({ workers: 2 });
 const sample = randomBytes(200000, 3);
@@ -239,17 +237,7 @@ test("closing the pool under processFile rejects with STATE; the next call start
 
 test("a Go panic becomes an error and the instance keeps working", async () => {
   // The bindings' own test hook, on a raw instance (xetkit.js does not expose it).
-  await import("../wasm_exec.js");
-  const go = new globalThis.Go();
-  let api;
-  globalThis.__xetkitPanicTest = (a) => { api = a; return null; };
-  go.argv = ["xetkit", "__xetkitPanicTest"];
-  // Without the loader, the kernels' imports say they are not there.
-  const none = () => { throw new Error("no kernels"); };
-  go.importObject.xetkit_kernels = { available: () => 0, blake3_x4: none, blake3_roots_x4: none, sha256_blocks: none };
-  const module = await WebAssembly.compile(readFileSync(join(root, "wasm", "xetkit.wasm")));
-  go.run(await WebAssembly.instantiate(module, go.importObject));
-  delete globalThis.__xetkitPanicTest;
+  const api = await rawInstance("__xetkitPanicTest");
   for (const [kind, code] of [["nil map", "INTERNAL"], ["js", "TYPE"]]) {
     const r = api.selfTestPanic(kind);
     assert.equal(r.ok, false);

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import test from "node:test";
 import ts from "typescript";
-import { root } from "./helpers.mjs";
+import { rawInstance, root } from "./helpers.mjs";
 
 const wasmDir = join(root, "wasm");
 const decl = JSON.parse(readFileSync(join(wasmDir, "exports.json"), "utf8"));
@@ -173,16 +173,7 @@ test("the check finds a disagreement", () => {
 });
 
 test("a running instance exports exactly what exports.json declares, in one convention", async () => {
-  await import("../wasm_exec.js");
-  const go = new globalThis.Go();
-  let api;
-  globalThis.__xetkitExportsTest = (a) => { api = a; return null; };
-  go.argv = ["xetkit", "__xetkitExportsTest"];
-  const none = () => { throw new Error("no kernels"); };
-  go.importObject.xetkit_kernels = { available: () => 0, blake3_x4: none, blake3_roots_x4: none, sha256_blocks: none };
-  const module = await WebAssembly.compile(readFileSync(join(wasmDir, "xetkit.wasm")));
-  go.run(await WebAssembly.instantiate(module, go.importObject));
-  delete globalThis.__xetkitExportsTest;
+  const api = await rawInstance("__xetkitExportsTest");
   assert.deepEqual(Object.keys(api).sort(), Object.keys(decl.exports).sort());
   // Every call answers {ok, value} or {ok: false, error}; a wrong argument
   // type is a TYPE error naming the argument, before any Go code runs.

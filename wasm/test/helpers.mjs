@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bin, FACTS, readChunks, refDir, refFile, startServer } from "../../test/common.mjs";
+import { bin, FACTS, readChunks, refDir, refFile, root, startServer } from "../../test/common.mjs";
 
 export { bin, randomBytes, refDir, root } from "../../test/common.mjs";
 export { corpus } from "../../test/corpus.mjs";
@@ -25,6 +25,24 @@ export function cli(args, { input, binary = false } = {}) {
     encoding: binary ? "buffer" : "utf8",
     maxBuffer: 1 << 28,
   });
+}
+
+// rawInstance runs the module without xetkit.js (and without kernels:
+// their imports throw) and returns what the bindings hand to hook, a
+// test hook the module calls, once started with its name as argument,
+// with its exports.
+export async function rawInstance(hook) {
+  await import("../wasm_exec.js");
+  const go = new globalThis.Go();
+  let api;
+  globalThis[hook] = (a) => { api = a; return null; };
+  go.argv = ["xetkit", hook];
+  const none = () => { throw new Error("no kernels"); };
+  go.importObject.xetkit_kernels = { available: () => 0, blake3_x4: none, blake3_roots_x4: none, sha256_blocks: none };
+  const module = await WebAssembly.compile(readFileSync(join(root, "wasm", "xetkit.wasm")));
+  go.run(await WebAssembly.instantiate(module, go.importObject));
+  delete globalThis[hook];
+  return api;
 }
 
 // tempDir returns a fresh directory removed after the test.

@@ -1,5 +1,6 @@
-// Package httpx holds what both layers of xetkit serve answer with: JSON
-// bodies, errors in the Hub's shape, bearer tokens.
+// Package httpx holds what both layers of xetkit serve are built on and
+// answer with: their common configuration, JSON bodies, errors in the
+// Hub's shape, bearer tokens.
 package httpx
 
 import (
@@ -10,9 +11,21 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
+	"github.com/xetkit/xetkit/hub/internal/keys"
 	"github.com/xetkit/xetkit/hub/store"
 )
+
+// Base is what both layers are built on, the same for each; every field
+// is required.
+type Base struct {
+	Store   store.Store
+	Key     *keys.Key                  // signs what the layer hands out (tokens, URLs)
+	BaseURL func(*http.Request) string // the base URL answers are built on
+	Answer  Answer                     // how errors are answered and counted
+	Now     func() time.Time           // the clock
+}
 
 // Answer writes errors as the Hub does ({"error": message} and the
 // X-Error-Message header huggingface_hub shows), counting the 4xx ones.
