@@ -56,6 +56,11 @@ func (h *Server) changeRepo(w http.ResponseWriter, id repoID, change func(st *re
 	lock := h.repoLocks.of(id.key())
 	lock.Lock()
 	defer lock.Unlock()
+	fence, err := h.cas.Fence()
+	if err != nil {
+		h.ans.FailStore(w, "repository", err)
+		return
+	}
 	st, err := h.store.loadRepo(id)
 	if err != nil {
 		h.failMiss(w, id, "repository", err)
@@ -64,7 +69,7 @@ func (h *Server) changeRepo(w http.ResponseWriter, id repoID, change func(st *re
 	if !change(st) {
 		return
 	}
-	if err := h.store.saveRepo(id, st); err != nil {
+	if err := h.store.saveRepo(id, st, fence); err != nil {
 		h.ans.FailStore(w, "repository", err)
 		return
 	}
