@@ -18,7 +18,6 @@ FUZZTIME=${FUZZTIME:-8s}
 XETKIT_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/xetkit-test-cache-XXXXXX")
 export XETKIT_CACHE
 trap 'rm -rf "$XETKIT_CACHE"' EXIT
-VERSITYGW_VERSION=v1.8.0
 
 step() { printf '\n==> %s\n' "$*"; }
 die() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
@@ -50,10 +49,8 @@ go build -o bin/xetkit ./cmd/xetkit
 
 # The S3 store's tests (and the hub's on S3) run against a real S3 server,
 # versitygw, which they start on a loopback port over a temporary folder.
-step "versitygw $VERSITYGW_VERSION (the S3 server of the store tests) in .cache/bin"
-if ! go version -m .cache/bin/versitygw 2>/dev/null | grep -q "mod[[:space:]]*github.com/versity/versitygw[[:space:]]*$VERSITYGW_VERSION"; then
-  GOBIN="$PWD/.cache/bin" go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
-fi
+step "versitygw (the S3 server of the store tests) in .cache/bin"
+bash scripts/install-versitygw.sh
 export VERSITYGW="$PWD/.cache/bin/versitygw"
 
 step "go test"
