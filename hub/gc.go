@@ -49,8 +49,9 @@ type GCReport struct {
 // before xorbs, commits before their pages and blobs).
 var gcKinds = []string{store.Grants, store.Shards, store.Commits, store.Trees, store.Blobs, store.Xorbs}
 
-// DefaultLease is how long a gc's sweep may delete: writers wait for a
-// sweep at most this long if its gc dies.
+// DefaultLease is how long a gc's sweep may go on without renewing its
+// lease (it renews it as it deletes): writers wait at most this long for
+// the sweep of a gc that died.
 const DefaultLease = 15 * time.Minute
 
 // gcBeforeDelete, if set, runs in a sweep after gc's last look at the

@@ -117,9 +117,10 @@ func (f Fence) Holds(st store.Store) error {
 
 // Sweep is an active sweep, begun by a gc.
 type Sweep struct {
-	st   store.Store
-	rec  Record
-	read []byte
+	st    store.Store
+	rec   Record
+	read  []byte
+	lease time.Duration
 }
 
 // Start marks a sweep active for lease (a gc that outlives it stops
@@ -132,7 +133,7 @@ func Start(st store.Store, lease time.Duration) (*Sweep, error) {
 	if r.Running(time.Now()) {
 		return nil, fmt.Errorf("another store gc is deleting (its lease ends at %s)", time.Unix(r.Until, 0).UTC().Format(time.RFC3339))
 	}
-	s := &Sweep{st: st, rec: Record{Gen: r.Gen + 1, Active: true, Until: time.Now().Add(lease).Unix()}}
+	s := &Sweep{st: st, rec: Record{Gen: r.Gen + 1, Active: true, Until: time.Now().Add(lease).Unix()}, lease: lease}
 	if err := s.swap(b); err != nil {
 		if errors.Is(err, store.ErrSwapped) {
 			return nil, errors.New("another store gc began deleting at the same moment")
@@ -145,11 +146,21 @@ func Start(st store.Store, lease time.Duration) (*Sweep, error) {
 // Gen is the sweep's generation.
 func (s *Sweep) Gen() int64 { return s.rec.Gen }
 
-// Live returns an error once the sweep's lease is over: the gc must stop
-// deleting (writers no longer wait for it).
+// Live returns an error once the sweep's lease is over (the gc must stop
+// deleting: writers no longer wait for it); with less than half of it
+// left, it renews the lease.
 func (s *Sweep) Live() error {
-	if time.Now().Unix() >= s.rec.Until {
+	now := time.Now()
+	if now.Unix() >= s.rec.Until {
 		return errors.New("the gc's lease on the store ran out before it finished deleting; run it again")
+	}
+	if time.Unix(s.rec.Until, 0).Sub(now) < s.lease/2 {
+		until := s.rec.Until
+		s.rec.Until = now.Add(s.lease).Unix()
+		if err := s.swap(s.read); err != nil {
+			s.rec.Until = until
+			return fmt.Errorf("renewing the gc's lease on the store: %w", err)
+		}
 	}
 	return nil
 }
