@@ -12,3 +12,11 @@ func FailWrites(h *Hub, err error) {
 
 // UploadsReading is how many upload bodies the hub is reading now.
 func UploadsReading(h *Hub) int { return h.cas.UploadsReading() }
+
+// SetStoreHook makes every later store write of h ask hook first (nil:
+// none): tests run code at a chosen write.
+func SetStoreHook(h *Hub, hook func(kind, name string) error) { h.store.SetHook(hook) }
+
+// SetGCBeforeDelete makes GC run f after its last look at the store and
+// before its first delete (nil: nothing).
+func SetGCBeforeDelete(f func()) { gcBeforeDelete = f }

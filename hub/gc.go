@@ -8,6 +8,7 @@ import (
 
 	"github.com/xetkit/xetkit/hub/casserver"
 	"github.com/xetkit/xetkit/hub/hubapi"
+	"github.com/xetkit/xetkit/hub/internal/sweep"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
 )
@@ -23,8 +24,12 @@ type GCOptions struct {
 	Grace time.Duration
 	// Delete makes GC delete what it finds; without it GC only reports.
 	Delete bool
-	// Now is the clock (default time.Now).
+	// Now is the clock the grace period counts on (default time.Now).
 	Now func() time.Time
+	// Lease is how long the sweep of a deleting gc may last (default
+	// DefaultLease); past it gc stops. It counts on the real clock, as
+	// the hubs that wait for the sweep do.
+	Lease time.Duration
 }
 
 // GCReport is what GC found (and, with Delete, removed).
@@ -44,34 +49,37 @@ type GCReport struct {
 // before xorbs, commits before their pages and blobs).
 var gcKinds = []string{store.Grants, store.Shards, store.Commits, store.Trees, store.Blobs, store.Xorbs}
 
+// DefaultLease is how long a gc's sweep may go on without renewing its
+// lease (it renews it as it deletes): writers wait at most this long for
+// the sweep of a gc that died.
+const DefaultLease = 15 * time.Minute
+
+// gcBeforeDelete, if set, runs in a sweep after gc's last look at the
+// store and before its first delete (tests race writes with it).
+var gcBeforeDelete func()
+
 // GC finds the objects of st that no ref of any repository reaches
 // (xorbs, shards, upload grants, commits, tree pages, small files) and
 // that were written more than the grace period ago, and with
 // o.Delete deletes them. Repository records and signing keys are never
 // deleted.
 //
-// A commit racing with GC is safe, in this order of events:
-//  1. GC lists every object with its write time first. What is written
-//     after the listing (a commit's objects, an upload's xorbs and shard)
-//     is not in it, and what is younger than the grace period is never a
-//     candidate: so nothing a commit or an upload under way writes is
-//     deleted.
-//  2. It then follows every ref, and reads every shard: a shard keeps
-//     every xorb it names, and shards are kept while younger than the
-//     grace period, so an upload that deduplicated against old xorbs
-//     keeps them through its own shard until its commit reaches them.
-//  3. Just before deleting it reads the refs and the shards again: a
-//     commit that landed meanwhile on old objects (a file copied by
-//     SHA-256 from a deleted branch, say) keeps them.
-//
-// What remains is the moment between that last read and the deletes: a
-// commit landing then whose only link to an object is older than the
-// grace period (no young shard names it) loses it. That takes data no ref
-// reached for longer than the grace period being committed again within
-// seconds of a GC's end; xetkit store check reports it if it happens.
+// Besides the refs, gc keeps what these reach: every shard written within
+// the grace period or during the run (an upload not yet committed keeps
+// the xorbs it deduplicated against), and every commit written then (a
+// new repository's first commit, before its record exists). A commit
+// racing with gc is safe through the store's sweep record (package sweep):
+// before its last look at the store a deleting gc marks a sweep there and
+// rewrites every repository record; writes that may make an object needed
+// again are refused (503, Retry-After) from then until the sweep ends, and
+// one prepared before the mark fails its compare-and-swap; every write
+// checked before the mark is stored before it, so the last look sees it.
 func GC(st store.Collectable, o GCOptions) (*GCReport, error) {
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
+	}
+	if o.Lease <= 0 {
+		o.Lease = DefaultLease
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -85,21 +93,111 @@ func GC(st store.Collectable, o GCOptions) (*GCReport, error) {
 		}
 		written[kind] = w
 	}
-	reached, damage, err := hubapi.Reach(st, nil)
+	old := func(kind, name string) bool {
+		at, listed := written[kind][name]
+		return listed && at.Before(cutoff)
+	}
+	reached, damage, err := reachAll(st, nil, old)
+	if err != nil {
+		return nil, err
+	}
+	col := casserver.NewCollection(st, written, cutoff)
+	rep := report(st, col, reached, damage, written, old)
+	if !o.Delete {
+		return rep, nil
+	}
+	if len(rep.Problems) > 0 {
+		return rep, errors.New("gc: the store has damage (listed); nothing deleted")
+	}
+	if rep.candidates() == 0 {
+		return rep, nil // a sweep only keeps more: no writer need wait for one
+	}
+	sw, err := sweep.Start(st, o.Lease)
 	if err != nil {
 		return nil, fmt.Errorf("gc: %w", err)
 	}
-	col := casserver.NewCollection(st, written, cutoff)
-	if o.Delete {
-		if err := col.Rescan(); err != nil {
-			return nil, fmt.Errorf("gc: %w", err)
-		}
-		var more []hubapi.Damage
-		if reached, more, err = hubapi.Reach(st, reached); err != nil {
-			return nil, fmt.Errorf("gc: %w", err)
-		}
-		damage = append(damage, more...)
+	deleted := 0
+	rep, err = sweepAndDelete(st, sw, col, reached, damage, old, func(n int) { deleted = n })
+	// Ended also when gc failed, so writers wait no longer.
+	if endErr := sw.End(deleted); err == nil && endErr != nil {
+		err = fmt.Errorf("gc: ending the sweep: %w", endErr)
 	}
+	return rep, err
+}
+
+// candidates counts the objects the report lists to delete.
+func (rep *GCReport) candidates() int {
+	n := 0
+	for _, names := range rep.Unreachable {
+		n += len(names)
+	}
+	return n
+}
+
+// sweepAndDelete is the part of GC that runs in sweep sw: its last look at
+// the store (the records rewritten, then the refs, shards, grants and
+// commits read again), then the deletes; count hears how many were done.
+func sweepAndDelete(st store.Collectable, sw *sweep.Sweep, col *casserver.Collection, reached *hubapi.Reached, damage []hubapi.Damage,
+	old func(kind, name string) bool, count func(int)) (*GCReport, error) {
+	if err := hubapi.StampRepos(st, sw.Gen()); err != nil {
+		return nil, fmt.Errorf("gc: %w", err)
+	}
+	if err := col.Rescan(); err != nil {
+		return nil, fmt.Errorf("gc: %w", err)
+	}
+	reached, more, err := reachAll(st, reached, old)
+	if err != nil {
+		return nil, err
+	}
+	damage = append(damage, more...)
+	if gcBeforeDelete != nil {
+		gcBeforeDelete()
+	}
+	written := col.Written()
+	rep := report(st, col, reached, damage, written, old)
+	if len(rep.Problems) > 0 {
+		return rep, errors.New("gc: the store has damage (listed); nothing deleted")
+	}
+	for _, kind := range gcKinds {
+		for _, n := range rep.Unreachable[kind] {
+			if err := sw.Live(); err != nil {
+				return rep, fmt.Errorf("gc: %w", err)
+			}
+			if err := st.Remove(kind, n); err != nil {
+				return rep, fmt.Errorf("gc: %w", err)
+			}
+			rep.Deleted++
+			count(rep.Deleted)
+		}
+	}
+	return rep, nil
+}
+
+// reachAll adds to reached (nil: none yet) what the refs reach and what
+// the commits not old (written within the grace period, or since the
+// listing) reach.
+func reachAll(st store.Collectable, reached *hubapi.Reached, old func(kind, name string) bool) (*hubapi.Reached, []hubapi.Damage, error) {
+	reached, damage, err := hubapi.Reach(st, reached)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gc: %w", err)
+	}
+	commits, err := st.List(store.Commits)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gc: listing commits: %w", err)
+	}
+	var young []string
+	for _, n := range commits {
+		if !old(store.Commits, n) {
+			young = append(young, n)
+		}
+	}
+	return reached, append(damage, hubapi.ReachFrom(st, reached, young)...), nil
+}
+
+// report is what gc found: the old objects nothing reached reaches, and
+// the damage.
+func report(st store.Collectable, col *casserver.Collection, reached *hubapi.Reached, damage []hubapi.Damage,
+	written map[string]map[string]time.Time, old func(kind, name string) bool) *GCReport {
 	rep := &GCReport{Unreachable: col.Doomed(reached.Files), Problems: col.Problems}
 	for _, d := range damage {
 		rep.Problems = append(rep.Problems, Problem{Path: d.Path, Err: d.Err})
@@ -107,7 +205,6 @@ func GC(st store.Collectable, o GCOptions) (*GCReport, error) {
 	for _, f := range col.Unregistered(reached.Files) {
 		rep.Problems = append(rep.Problems, Problem{Path: st.Where(store.Shards, "*"), Err: fmt.Sprintf("xet file %s, which a ref reaches, is in no shard", f)})
 	}
-	old := func(kind, name string) bool { at := written[kind][name]; return at.Before(cutoff) }
 	for n := range written[store.Commits] {
 		if !reached.Commits[n] && old(store.Commits, n) {
 			rep.Unreachable[store.Commits] = append(rep.Unreachable[store.Commits], n)
@@ -126,26 +223,5 @@ func GC(st store.Collectable, o GCOptions) (*GCReport, error) {
 	for _, names := range rep.Unreachable {
 		slices.Sort(names)
 	}
-	if !o.Delete {
-		return rep, nil
-	}
-	if len(rep.Problems) > 0 {
-		return rep, errors.New("gc: the store has damage (listed); nothing deleted")
-	}
-	for _, kind := range gcKinds {
-		for _, n := range rep.Unreachable[kind] {
-			if err := st.Remove(kind, n); err != nil {
-				return rep, fmt.Errorf("gc: %w", err)
-			}
-			rep.Deleted++
-		}
-	}
-	// Hubs running on the store read this within seconds and stop
-	// offering the deleted xorbs for dedupe.
-	if len(rep.Unreachable[store.Xorbs]) > 0 {
-		if err := casserver.NoteDeleted(st, rep.Unreachable[store.Xorbs], o.Now().Unix()); err != nil {
-			return rep, fmt.Errorf("gc: recording what it deleted: %w", err)
-		}
-	}
-	return rep, nil
+	return rep
 }

@@ -6,6 +6,8 @@
 #   bash scripts/bench.sh go         # only the Go benchmarks
 #   bash scripts/bench.sh node       # only the JavaScript/WebAssembly ones
 #   bash scripts/bench.sh ref        # only xetkit's CLI beside the reference client (1 GiB files)
+#   bash scripts/bench.sh store      # only the hub's stores: 1 GiB up and down on disk and on S3
+#                                    # (versitygw on loopback), MB/s and S3 requests per GiB
 #   bash scripts/bench.sh link [--mib 64 ...]   # only the clients through an emulated wide-area link
 #                                    # (bench/link.mjs; its flags are passed on)
 set -euo pipefail
@@ -36,6 +38,12 @@ if [ "$what" = all ] || [ "$what" = ref ]; then
   go build -o bin/xetkit ./cmd/xetkit
   bash scripts/python-env.sh
   .venv/bin/python bench/refclient.py
+fi
+
+if [ "$what" = all ] || [ "$what" = store ]; then
+  echo "==> the hub's stores: a file uploaded (committed) and downloaded on disk and on S3 (BenchmarkStoreThroughput)"
+  bash scripts/install-versitygw.sh
+  VERSITYGW="$PWD/.cache/bin/versitygw" go test ./hub -run '^$' -bench StoreThroughput -benchtime 1x
 fi
 
 if [ "$what" = all ] || [ "$what" = link ]; then

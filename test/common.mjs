@@ -3,7 +3,8 @@
 // the reference file, its chunk list, and deterministic random bytes.
 // wasm/test/helpers.mjs and e2e/helpers.mjs add what only they need.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -60,20 +61,56 @@ export function randomBytes(n, seed) {
   return b;
 }
 
+// XETKIT_TEST_STORE=s3 puts the hubs startServer starts (those without a
+// folder of the caller's) on S3: one versitygw per process, started at the
+// first hub, each hub under a prefix of its own.
+const testStore = process.env.XETKIT_TEST_STORE || "disk";
+const versitygw = process.env.VERSITYGW || join(root, ".cache", "bin", "versitygw");
+let s3Server = null;
+let s3Prefixes = 0;
+
+/** Starts versitygw (once per process) with one bucket; resolves to the AWS environment for a hub. */
+function startS3() {
+  s3Server ??= (async () => {
+    if (!existsSync(versitygw)) throw new Error(`versitygw is not installed at ${versitygw} (scripts/test.sh installs it)`);
+    const dir = mkdtempSync(join(tmpdir(), "xetkit-versitygw-"));
+    mkdirSync(join(dir, "xetkit")); // the posix backend's buckets are its top folders
+    const port = await new Promise((r) => {
+      const s = createServer().listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => r(p)); });
+    });
+    const proc = spawn(versitygw, ["--port", `127.0.0.1:${port}`, "--access", "test", "--secret", "test-secret", "--quiet", "posix", dir], { stdio: "ignore" });
+    proc.unref();
+    process.on("exit", () => { proc.kill("SIGKILL"); rmSync(dir, { recursive: true, force: true }); });
+    const endpoint = `http://127.0.0.1:${port}`;
+    for (let i = 0; ; i++) {
+      try { await fetch(endpoint); break; } catch (e) {
+        if (i === 200) throw new Error(`versitygw did not answer at ${endpoint}: ${e.message}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    return { AWS_ENDPOINT_URL_S3: endpoint, AWS_ACCESS_KEY_ID: "test", AWS_SECRET_ACCESS_KEY: "test-secret", AWS_REGION: "us-east-1" };
+  })();
+  return s3Server;
+}
+
 /**
  * Starts `xetkit serve` (bin, or options.binary) on a free loopback port;
  * resolves to {url (ending in "/"), origin (without it), data, pid, stop()}.
  * Options: token (the hub's user token), faults (--faults), data (a store
- * folder the caller keeps; by default a temporary one that stop() removes),
+ * folder the caller keeps; by default a temporary one that stop() removes,
+ * or, with XETKIT_TEST_STORE=s3, a fresh prefix on S3 and data undefined),
  * site (the folder whose web/ and wasm/ are served: by default the
  * checkout, or $XETKIT_E2E_ROOT).
  */
 export async function startServer({ token, faults, data: keep, binary = bin, site = process.env.XETKIT_E2E_ROOT || root } = {}) {
   if (!existsSync(binary)) throw new Error(`${binary} is missing: go build -o bin/xetkit ./cmd/xetkit`);
-  const data = keep || mkdtempSync(join(tmpdir(), "xetkit-hub-"));
+  const onS3 = !keep && testStore === "s3";
+  const data = onS3 ? undefined : keep || mkdtempSync(join(tmpdir(), "xetkit-hub-"));
+  const store = onS3 ? ["--store", `s3://xetkit/hub-${s3Prefixes++}`] : ["--data", data];
+  const env = onS3 ? { ...process.env, ...(await startS3()) } : process.env;
   const extra = [...(token ? ["--token", token] : []), ...(faults ? ["--faults", faults] : [])];
-  const proc = spawn(binary, ["serve", "--addr", "127.0.0.1:0", "--root", site, "--data", data, ...extra], {
-    stdio: ["ignore", "pipe", "pipe"],
+  const proc = spawn(binary, ["serve", "--addr", "127.0.0.1:0", "--root", site, ...store, ...extra], {
+    stdio: ["ignore", "pipe", "pipe"], env,
   });
   let out = "", err = "";
   const url = await new Promise((resolveUrl, reject) => {
@@ -92,7 +129,7 @@ export async function startServer({ token, faults, data: keep, binary = bin, sit
     data,
     pid: proc.pid,
     stop: () => new Promise((r) => {
-      const done = () => { if (!keep) rmSync(data, { recursive: true, force: true }); r(); };
+      const done = () => { if (data && !keep) rmSync(data, { recursive: true, force: true }); r(); };
       if (proc.exitCode != null) return done();
       proc.on("exit", done);
       proc.kill("SIGTERM");

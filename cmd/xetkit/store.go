@@ -26,8 +26,10 @@ func init() {
 		details: `Without --delete, gc only lists what it would delete. The grace period
 protects what is under way: an upload not yet committed, a commit being
 written. Hubs may keep serving the store meanwhile; a commit racing with gc
-is safe (see README, "A hub for a team"). With damage in the store (a ref
-whose commits or files cannot be read) gc deletes nothing.`,
+is safe (see README, "A hub for a team"): while gc deletes, hubs answer
+commits, ref changes and shard uploads 503 with Retry-After (if gc dies,
+until its 15-minute lease ends). With damage in the store (a ref whose
+commits or files cannot be read) gc deletes nothing.`,
 		run: runStoreGC,
 	})
 }

@@ -265,6 +265,13 @@ func (h *Server) acceptShard(repo string, body []byte, progress func(stage strin
 			return false, &httpx.Refusal{Msg: fmt.Sprintf("shard rejected: %s (byte offset %d)", f.Message, f.Offset)}
 		}
 	}
+	// The shard may name xorbs no ref reaches: a store gc's sweep must
+	// not begin between the check and the shard being stored, or it may
+	// delete them unseen (package sweep).
+	fence, err := h.Fence()
+	if err != nil {
+		return false, err
+	}
 	if msg := h.checkShard(s, progress); msg != "" {
 		return false, &httpx.Refusal{Msg: "shard rejected: " + msg}
 	}
@@ -278,15 +285,30 @@ func (h *Server) acceptShard(repo string, body []byte, progress func(stage strin
 	progress("syncing", 0, 0)
 	// The files are the token's repository's from now on, even when the
 	// same shard came earlier through another repository.
-	if _, err := h.store.Put(store.Grants, grantName(repo, name), []byte(repo+"\n"+name)); err != nil {
+	grant := grantName(repo, name)
+	grantNew, err := h.store.Put(store.Grants, grant, []byte(repo+"\n"+name))
+	if err != nil {
 		return false, fmt.Errorf("recording the shard's repository: %w", err)
+	}
+	if err := fence.Holds(h.store); err != nil {
+		// A sweep began meanwhile and may have missed the shard: take it
+		// back (the client sends it again after the sweep, checked anew).
+		if c, ok := h.store.(interface{ Remove(kind, name string) error }); ok {
+			if grantNew {
+				_ = c.Remove(store.Grants, grant)
+			}
+			if inserted {
+				_ = c.Remove(store.Shards, name)
+			}
+		}
+		return false, err
 	}
 	h.mu.Lock()
 	if _, known := h.idx.shardFiles[name]; !known {
 		h.idx.register(name, s)
 	}
 	h.idx.grant(repo, s)
-	h.idx.grantNames[grantName(repo, name)] = true
+	h.idx.grantNames[grant] = true
 	h.mu.Unlock()
 	if inserted {
 		h.stats.shardsStored.Add(1)

@@ -1,14 +1,11 @@
 package casserver
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io/fs"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/xetkit/xetkit/hub/internal/sweep"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/xethash"
 )
@@ -100,6 +97,10 @@ func (c *Collection) Rescan() error {
 	c.read(now[store.Shards], now[store.Grants])
 	return nil
 }
+
+// Written is the listing the collection was made from: kind → name →
+// write time.
+func (c *Collection) Written() map[string]map[string]time.Time { return c.written }
 
 // old reports whether object kind/name was listed and written before the
 // cutoff: only such objects may be deleted.
@@ -204,69 +205,55 @@ func Unregistered(st store.Store, files map[xethash.Hash]bool) []xethash.Hash {
 	return c.Unregistered(files)
 }
 
-// gcRecord is the record store gc leaves of the xorbs it deleted (the
-// last run's), under store.GC: hubs running on the store meanwhile read
-// it and stop offering them for dedupe.
-const gcRecord = "deleted"
+// sweepCheckEvery bounds how often dedupe answers read the sweep record.
+const sweepCheckEvery = 5 * time.Second
 
-// gcNote is the JSON of that record.
-type gcNote struct {
-	At    int64    `json:"at"`
-	Xorbs []string `json:"xorbs"`
+// Fence takes a sweep.Fence for a write that may make stored objects
+// needed again, after bringing the index up to the last sweep: an index
+// built before a sweep deleted objects is rebuilt from the store, so what
+// the write checks against is what the store holds.
+func (h *Server) Fence() (sweep.Fence, error) {
+	rec, _, err := sweep.Read(h.store)
+	if err != nil {
+		return sweep.Fence{}, err
+	}
+	h.sweepChecked.Store(time.Now().UnixNano())
+	f, err := sweep.FenceOf(rec)
+	if err != nil {
+		return f, err
+	}
+	return f, h.sweepSync(rec.Gen)
 }
 
-// NoteDeleted records that xorbs were deleted, at (Unix seconds), for
-// running hubs to forget them.
-func NoteDeleted(st store.Store, xorbs []string, at int64) error {
-	b, err := json.Marshal(gcNote{At: at, Xorbs: xorbs})
+// sweepSync rebuilds the index if a sweep has run since it was built
+// (gen is the record's generation, read with no sweep running).
+func (h *Server) sweepSync(gen int64) error {
+	h.sweepMu.Lock()
+	defer h.sweepMu.Unlock()
+	if gen == h.sweepGen {
+		return nil
+	}
+	idx, err := rebuildIndex(h.store)
 	if err != nil {
 		return err
 	}
-	for try := 0; ; try++ {
-		old, err := store.Read(st, store.GC, gcRecord)
-		if errors.Is(err, fs.ErrNotExist) {
-			old, err = nil, nil
-		}
-		if err != nil {
-			return err
-		}
-		if err = st.Swap(store.GC, gcRecord, old, b); err == nil || !errors.Is(err, store.ErrSwapped) || try == 5 {
-			return err
-		}
-	}
+	h.mu.Lock()
+	h.idx = idx
+	h.mu.Unlock()
+	h.sweepGen = gen
+	return nil
 }
 
-// gcCheckEvery bounds how often a hub reads the gc record.
-const gcCheckEvery = 5 * time.Second
-
-// checkGC reads the gc record, at most every gcCheckEvery, and forgets
-// the xorbs a gc deleted since the last read.
-func (h *Server) checkGC() {
+// checkSweep, at most every sweepCheckEvery, reads the sweep record and
+// rebuilds the index after a sweep: dedupe answers stop offering deleted
+// xorbs within seconds.
+func (h *Server) checkSweep() {
 	now := time.Now().UnixNano()
-	last := h.gcChecked.Load()
-	if now-last < int64(gcCheckEvery) || !h.gcChecked.CompareAndSwap(last, now) {
+	last := h.sweepChecked.Load()
+	if now-last < int64(sweepCheckEvery) || !h.sweepChecked.CompareAndSwap(last, now) {
 		return
 	}
-	b, err := store.Read(h.store, store.GC, gcRecord)
-	if err != nil {
-		return
-	}
-	h.gcMu.Lock()
-	same := bytes.Equal(b, h.gcSeen)
-	h.gcSeen = b
-	h.gcMu.Unlock()
-	var note gcNote
-	if same || json.Unmarshal(b, &note) != nil {
-		return
-	}
-	for _, n := range note.Xorbs {
-		if x, err := xethash.Parse(n); err == nil {
-			h.mu.RLock()
-			_, known := h.idx.xorbs[x]
-			h.mu.RUnlock()
-			if known {
-				h.forgetXorb(x)
-			}
-		}
+	if rec, _, err := sweep.Read(h.store); err == nil && !rec.Running(time.Now()) {
+		_ = h.sweepSync(rec.Gen)
 	}
 }

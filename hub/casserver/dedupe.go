@@ -69,7 +69,7 @@ func (h *Server) handleDedupe(w http.ResponseWriter, r *http.Request) {
 // it), its chunk hashes keyed with the current key.
 func (h *Server) dedupeAnswer(c xethash.Hash) (*shard.Shard, bool) {
 	h.stats.dedupeQueries.Add(1)
-	h.checkGC()
+	h.checkSweep()
 	var x xethash.Hash
 	var group []xethash.Hash
 	look := func() bool {

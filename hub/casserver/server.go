@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub/internal/httpx"
+	"github.com/xetkit/xetkit/hub/internal/sweep"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
@@ -118,10 +119,11 @@ type Server struct {
 	syncSeq  atomic.Int64 // syncs started
 	lastSync atomic.Int64 // when the last one started, Unix nanoseconds
 
-	// What store gc deleted, as last read (checkGC).
-	gcChecked atomic.Int64 // when, Unix nanoseconds
-	gcMu      sync.Mutex
-	gcSeen    []byte
+	// The sweep generation the index was last built after (store gc's
+	// sweeps delete objects the index may hold): see sweepSync.
+	sweepMu      sync.Mutex
+	sweepGen     int64
+	sweepChecked atomic.Int64 // when the record was last read, Unix nanoseconds
 }
 
 // dedupeSyncEvery bounds how often dedupe misses, which are most queries
@@ -168,7 +170,13 @@ func (h *Server) sync(seq int64) {
 func New(cfg Config) (*Server, error) {
 	h := &Server{cfg: cfg, store: cfg.Store, ans: cfg.Answer,
 		uploads: make(chan struct{}, cfg.MaxUploads), ingests: make(chan struct{}, 2)}
-	var err error
+	// The record first: a sweep ending while the index is built makes
+	// the next read of the record rebuild it.
+	rec, _, err := sweep.Read(h.store)
+	if err != nil {
+		return nil, err
+	}
+	h.sweepGen = rec.Gen
 	if h.idx, err = rebuildIndex(h.store); err != nil {
 		return nil, err
 	}

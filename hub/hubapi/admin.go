@@ -138,6 +138,11 @@ func (h *Server) handleDuplicate(w http.ResponseWriter, r *http.Request) {
 		h.ans.Fail(w, http.StatusBadRequest, "repository: %v", err)
 		return
 	}
+	fence, err := h.cas.Fence()
+	if err != nil {
+		h.ans.FailStore(w, "duplicate", err)
+		return
+	}
 	st, ok := h.reader(w, r, src)
 	if !ok || !h.writer(w, r, dst.ns) {
 		return
@@ -171,7 +176,7 @@ func (h *Server) handleDuplicate(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		nst := &repoState{Type: dst.typ, ID: dst.id(), Private: private, SDK: st.SDK, Created: h.now().UTC(),
 			Branches: map[string]string{defaultBranch: cid}, Tags: map[string]string{}}
-		err = h.store.saveRepo(dst, nst)
+		err = h.store.saveRepo(dst, nst, fence)
 	}
 	if err != nil {
 		h.ans.FailStore(w, "duplicate", err)

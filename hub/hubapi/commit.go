@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/xetkit/xetkit/hub/internal/httpx"
+	"github.com/xetkit/xetkit/hub/internal/sweep"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
 	"github.com/xetkit/xetkit/xethash"
@@ -265,6 +266,12 @@ func (h *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 		hdr.Summary = "Upload with xetkit"
 	}
 	hdr.author = h.author(r)
+	// Before anything is checked: see package sweep.
+	fence, err := h.cas.Fence()
+	if err != nil {
+		h.ans.FailStore(w, "commit", err)
+		return
+	}
 	files, err := h.resolveOps(ops)
 	if err != nil {
 		h.ans.Fail(w, http.StatusBadRequest, "commit: %v", err)
@@ -286,7 +293,7 @@ func (h *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 			lock.Lock()
 		}
 		var err error
-		cid, err = h.commitOnce(w, id, branch, hdr, ops, files, try == 0, func(st *repoState) string {
+		cid, err = h.commitOnce(w, id, branch, hdr, ops, files, fence, try == 0, func(st *repoState) string {
 			// A pull request is a new ref, refs/pr/N, whose first commit is
 			// this one on top of the branch; the branch itself does not move.
 			if createPR {
@@ -336,7 +343,8 @@ var errBranchMoved = errors.New("the branch moved while the commit was written")
 // to it, unless the head moved meanwhile (errBranchMoved). With lockSwap,
 // only the swap takes lock; otherwise the caller holds it throughout.
 // target names the ref that moves (the branch, or a new pull request's).
-func (h *Server) commitOnce(w http.ResponseWriter, id repoID, branch string, hdr commitHeader, ops []commitOp, files []treeEntry, lockSwap bool, target func(*repoState) string, lock *sync.Mutex) (string, error) {
+// The swap needs fence (taken before ops were resolved) to hold.
+func (h *Server) commitOnce(w http.ResponseWriter, id repoID, branch string, hdr commitHeader, ops []commitOp, files []treeEntry, fence sweep.Fence, lockSwap bool, target func(*repoState) string, lock *sync.Mutex) (string, error) {
 	st, err := h.store.loadRepo(id)
 	if err != nil {
 		return "", err
@@ -381,7 +389,7 @@ func (h *Server) commitOnce(w http.ResponseWriter, id repoID, branch string, hdr
 		if num, ok := prNumber(ref); ok {
 			h.prCommitted(st, num, branch, head, cid, hdr)
 		}
-		if err = h.store.saveRepo(id, st); !errors.Is(err, store.ErrSwapped) {
+		if err = h.store.saveRepo(id, st, fence); !errors.Is(err, store.ErrSwapped) {
 			return cid, err
 		}
 	}

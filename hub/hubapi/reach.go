@@ -2,7 +2,9 @@ package hubapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
@@ -51,21 +53,80 @@ func Reach(st store.Store, r *Reached) (*Reached, []Damage, error) {
 			continue
 		}
 		for ref, head := range rs.roots() {
-			for id := head; id != "" && !r.Commits[id]; {
-				c, err := objs.loadCommit(id)
-				if err != nil {
-					damage = append(damage, Damage{st.Where(store.Commits, id), fmt.Sprintf("commit of %s %s: %v", name, ref, err)})
-					break
-				}
-				r.Commits[id] = true
-				if err := r.commitFiles(trees, c); err != nil {
-					damage = append(damage, Damage{st.Where(store.Commits, id), fmt.Sprintf("tree of commit of %s %s: %v", name, ref, err)})
-				}
-				id = c.Parent
-			}
+			damage = append(damage, r.walk(objs, trees, head, name+" "+ref)...)
 		}
 	}
 	return r, damage, nil
+}
+
+// ReachFrom adds to r what the commits ids (and their ancestors) reach,
+// as Reach does for the refs' commits: store gc's roots besides the refs
+// are the commits written during its run or its grace period.
+func ReachFrom(st store.Store, r *Reached, ids []string) []Damage {
+	objs := objects{st}
+	trees := tree.New(pageStore{st}, treeCacheBytes)
+	var damage []Damage
+	for _, id := range ids {
+		damage = append(damage, r.walk(objs, trees, id, "young commit "+id)...)
+	}
+	return damage
+}
+
+// walk adds a commit, its ancestors and what their trees reach; what
+// names the root (for damage reports).
+func (r *Reached) walk(objs objects, trees *tree.Trees, head, what string) []Damage {
+	var damage []Damage
+	for id := head; id != "" && !r.Commits[id]; {
+		c, err := objs.loadCommit(id)
+		if err != nil {
+			damage = append(damage, Damage{objs.Where(store.Commits, id), fmt.Sprintf("commit of %s: %v", what, err)})
+			break
+		}
+		r.Commits[id] = true
+		if err := r.commitFiles(trees, c); err != nil {
+			damage = append(damage, Damage{objs.Where(store.Commits, id), fmt.Sprintf("tree of commit of %s: %v", what, err)})
+		}
+		id = c.Parent
+	}
+	return damage
+}
+
+// StampRepos rewrites every repository record of st with sweep
+// generation gen, each by compare-and-swap: a ref change prepared before
+// the sweep began then fails its own swap and is prepared again, through
+// a new sweep.Fence (package sweep).
+func StampRepos(st store.Store, gen int64) error {
+	names, err := st.List(store.Repos)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		for try := 0; ; try++ {
+			b, err := store.Read(st, store.Repos, name)
+			if errors.Is(err, fs.ErrNotExist) {
+				break // deleted meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			var rs repoState
+			if json.Unmarshal(b, &rs) != nil {
+				break // damage, which gc reports and then deletes nothing
+			}
+			rs.Sweep = gen
+			nb, err := json.MarshalIndent(&rs, "", "  ")
+			if err != nil {
+				return err
+			}
+			if err = st.Swap(store.Repos, name, b, nb); err == nil {
+				break
+			}
+			if !errors.Is(err, store.ErrSwapped) || try == 20 {
+				return fmt.Errorf("marking repository record %s for the sweep: %w", name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // commitFiles adds a commit's tree pages and files.

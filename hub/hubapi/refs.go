@@ -65,13 +65,20 @@ func (h *Server) lockedRepo(w http.ResponseWriter, id repoID, use func(st *repoS
 
 // changeRepo loads repo id under its lock, lets change edit its record
 // (answering any refusal itself and returning false), saves it and calls
-// done to answer. It answers misses and store failures.
+// done to answer. It answers misses and store failures. The gc fence is
+// read before anything is checked, so a sweep that begins meanwhile
+// refuses the save (hub/internal/sweep).
 func (h *Server) changeRepo(w http.ResponseWriter, id repoID, change func(st *repoState) bool, done func()) {
+	fence, err := h.cas.Fence()
+	if err != nil {
+		h.ans.FailStore(w, "repository", err)
+		return
+	}
 	h.lockedRepo(w, id, func(st *repoState) {
 		if !change(st) {
 			return
 		}
-		if err := h.store.saveRepo(id, st); err != nil {
+		if err := h.store.saveRepo(id, st, fence); err != nil {
 			h.ans.FailStore(w, "repository", err)
 			return
 		}

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/xetkit/xetkit/hub/internal/sweep"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/internal/repopath"
 	"github.com/xetkit/xetkit/xethash"
@@ -107,6 +108,8 @@ type repoState struct {
 	// i+1 at index i; kept in the record so that a merge moves the branch
 	// and closes the pull request in one swap.
 	Discussions []*discussion `json:"discussions,omitempty"`
+	// Sweep is the last store gc sweep that rewrote the record (StampRepos).
+	Sweep int64 `json:"sweep,omitempty"`
 
 	read []byte // the record it was loaded from (nil for a new repo), for saveRepo's swap
 }
@@ -216,10 +219,14 @@ func (s objects) loadRepo(r repoID) (*repoState, error) {
 
 // saveRepo replaces the repo's state it was loaded as (nil: a new repo)
 // with st, by compare-and-swap: store.ErrSwapped when another writer got there
-// first.
-func (s objects) saveRepo(r repoID, st *repoState) error {
+// first, sweep.ErrSweeping when a store gc's sweep began since fence (taken
+// before the change was checked; see package sweep).
+func (s objects) saveRepo(r repoID, st *repoState, fence sweep.Fence) error {
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
+		return err
+	}
+	if err := fence.Holds(s); err != nil {
 		return err
 	}
 	if err := s.Swap(store.Repos, repoPath(r), st.read, b); err != nil {

@@ -101,6 +101,10 @@ type repoSettings struct {
 // createRepo writes a new repo whose main branch holds one commit with
 // ops applied to an empty tree, by author. The caller holds the repo's lock.
 func (h *Server) createRepo(id repoID, set repoSettings, ops []commitOp, author string) (*repoState, error) {
+	fence, err := h.cas.Fence()
+	if err != nil {
+		return nil, err
+	}
 	st := &repoState{Type: id.typ, ID: id.id(), Private: set.private, SDK: set.sdk, Created: h.now().UTC(), Branches: map[string]string{}, Tags: map[string]string{}}
 	files, err := h.resolveOps(ops)
 	if err != nil {
@@ -111,7 +115,7 @@ func (h *Server) createRepo(id repoID, set repoSettings, ops []commitOp, author 
 		return nil, err
 	}
 	st.Branches["main"] = cid
-	return st, h.store.saveRepo(id, st)
+	return st, h.store.saveRepo(id, st, fence)
 }
 
 // handleDeleteRepo answers DELETE /api/repos/delete.

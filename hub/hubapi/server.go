@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub/internal/httpx"
+	"github.com/xetkit/xetkit/hub/internal/sweep"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
 	"github.com/xetkit/xetkit/xethash"
@@ -35,6 +36,9 @@ type CAS interface {
 	// Ingest stores the size bytes that open gives as a Xet file of repo
 	// and returns their SHA-256 (hex).
 	Ingest(ctx context.Context, repo string, size int64, open func() (io.Reader, error)) (string, error)
+	// Fence takes the sweep.Fence of a write that changes refs, taken
+	// before it checks what it builds on (FileBySHA256 included).
+	Fence() (sweep.Fence, error)
 }
 
 // Config configures a Server; every field is required but the tokens.

@@ -183,6 +183,16 @@ func (h *Hooked) PutAll(objs []Object) error {
 	return h.Store.PutAll(objs)
 }
 
+// Remove removes an object from the store underneath if it can (a
+// Collectable): the hub takes back a shard a gc sweep may have missed.
+func (h *Hooked) Remove(kind, name string) error {
+	c, ok := h.Store.(Collectable)
+	if !ok {
+		return fmt.Errorf("hub store: %s cannot remove objects", h.Store.Where(kind, name))
+	}
+	return c.Remove(kind, name)
+}
+
 // Swap is Store.Swap after the hook.
 func (h *Hooked) Swap(kind, name string, old, data []byte) error {
 	if err := h.check(kind, name); err != nil {

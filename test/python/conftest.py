@@ -7,6 +7,7 @@ the test process (PR_SET_PDEATHSIG), so none outlives a killed run.
 
 import ctypes
 import hashlib
+import itertools
 import json
 import os
 import pathlib
@@ -17,6 +18,8 @@ import socket
 import struct
 import subprocess
 import tempfile
+import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -45,20 +48,93 @@ def _die_with_parent():
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
 
 
+# XETKIT_TEST_STORE=s3 runs every hub of the suite on S3: one versitygw for
+# the session (started at the first hub), each hub under a prefix of its own.
+STORE = os.environ.get("XETKIT_TEST_STORE", "disk")
+if STORE not in ("disk", "s3"):
+    raise RuntimeError(f"XETKIT_TEST_STORE={STORE!r}: want disk or s3")
+VERSITYGW = pathlib.Path(os.environ.get("VERSITYGW", ROOT / ".cache" / "bin" / "versitygw"))
+BUCKET = "xetkit"
+
+
+class S3Server:
+    """A versitygw on a free loopback port over a temporary folder, with one
+    bucket (BUCKET); env is the AWS environment a hub needs to reach it."""
+
+    def __init__(self):
+        if not VERSITYGW.exists():
+            message = f"versitygw is not installed at {VERSITYGW} (scripts/test.sh installs it)"
+            if os.environ.get("CI") == "true" or STORE == "s3":
+                pytest.fail(message)
+            pytest.skip(message)
+        self.root = pathlib.Path(tempfile.mkdtemp(prefix="versitygw-", dir=_SCRATCH))
+        (self.root / BUCKET).mkdir()  # the posix backend's buckets are its top folders
+        port = free_port()
+        self.proc = subprocess.Popen(
+            [str(VERSITYGW), "--port", f"127.0.0.1:{port}", "--access", "pytest", "--secret", "pytest-secret",
+             "--quiet", "posix", str(self.root)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent,
+        )
+        endpoint = f"http://127.0.0.1:{port}"
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(endpoint, timeout=1)
+            except urllib.error.HTTPError:
+                break  # it answers (403 to an unsigned request)
+            except OSError:
+                time.sleep(0.05)
+        else:
+            raise RuntimeError(f"versitygw did not answer at {endpoint}")
+        self.env = {"AWS_ENDPOINT_URL_S3": endpoint, "AWS_ACCESS_KEY_ID": "pytest",
+                    "AWS_SECRET_ACCESS_KEY": "pytest-secret", "AWS_REGION": "us-east-1"}
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+_s3_server = None
+_prefixes = itertools.count()
+
+
+def s3_server():
+    """The session's S3Server, started on first use."""
+    global _s3_server
+    if _s3_server is None:
+        _s3_server = S3Server()
+    return _s3_server
+
+
+def fresh_store(kind=None):
+    """Serve flags and extra environment naming a new, empty store of kind
+    ("disk" or "s3"; by default the suite's, XETKIT_TEST_STORE)."""
+    if (kind or STORE) == "s3":
+        return ["--store", f"s3://{BUCKET}/hub-{next(_prefixes)}"], s3_server().env
+    return ["--data", tempfile.mkdtemp(prefix="hub-", dir=_SCRATCH)], {}
+
+
 class Hub:
     """One running `xetkit serve`: its URL, token, store and counters."""
 
-    def __init__(self, *args, env=None):
-        """Starts a hub with extra serve flags; with env (variables to add),
-        args name its store (--store s3://…) instead of a fresh folder."""
+    def __init__(self, *args, store=None):
+        """Starts a hub with extra serve flags on store (a (flags, env) pair
+        from fresh_store, shared by hubs that are replicas of one another);
+        by default a fresh store of the suite's kind."""
         if not XETKIT.exists():
             raise RuntimeError(f"{XETKIT} is missing: go build -o bin/xetkit ./cmd/xetkit")
-        self.data = pathlib.Path(tempfile.mkdtemp(prefix="hub-", dir=_SCRATCH))
-        store = [] if env else ["--data", str(self.data)]
+        self.store = store or fresh_store()
+        self.args = list(args)
+        self._start(["--addr", "127.0.0.1:0"])
+        self.token = TOKEN
+        self.api = HfApi(endpoint=self.url, token=TOKEN)
+
+    def _start(self, addr):
+        flags, env = self.store
         self.proc = subprocess.Popen(
-            [str(XETKIT), "serve", "--addr", "127.0.0.1:0", *store, "--token", TOKEN, *args],
+            [str(XETKIT), "serve", *addr, *flags, "--token", TOKEN, *self.args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_die_with_parent,
-            env={**os.environ, **env} if env else None,
+            env={**os.environ, **env},
         )
         printed = ""
         while True:
@@ -69,9 +145,14 @@ class Hub:
             m = re.match(r"xetkit serve: (http://[^/\s]+)", line)
             if m:
                 self.url = m.group(1)
-                break
-        self.token = TOKEN
-        self.api = HfApi(endpoint=self.url, token=TOKEN)
+                return
+
+    def restart(self):
+        """Kills the hub (SIGKILL: nothing flushed, nothing closed) and starts
+        it again on the same store and port, as fast as it starts."""
+        self.proc.kill()
+        self.proc.wait()
+        self._start(["--addr", self.url.removeprefix("http://")])
 
     def stats(self):
         with urllib.request.urlopen(self.url + "/_xetkit/stats") as r:
@@ -80,7 +161,9 @@ class Hub:
     def stop(self):
         self.proc.kill()
         self.proc.wait()
-        shutil.rmtree(self.data, ignore_errors=True)
+        flags, _ = self.store
+        if flags[0] == "--data":
+            shutil.rmtree(flags[1], ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -94,8 +177,8 @@ def _hubs():
     """Starts hubs with extra serve flags; stops them when resumed."""
     hubs = []
 
-    def start(*args, env=None):
-        hubs.append(Hub(*args, env=env))
+    def start(*args, store=None):
+        hubs.append(Hub(*args, store=store))
         return hubs[-1]
 
     yield start
@@ -208,4 +291,6 @@ def run_node(*args):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    if _s3_server is not None:
+        _s3_server.stop()
     shutil.rmtree(_SCRATCH, ignore_errors=True)

@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/xetkit/xetkit/hub/internal/keys"
+	"github.com/xetkit/xetkit/hub/internal/sweep"
 	"github.com/xetkit/xetkit/hub/store"
 )
 
@@ -97,6 +99,10 @@ func (a Answer) FailStore(w http.ResponseWriter, what string, err error) {
 		// Another request (here or on another replica) changed the same
 		// record first: the change can be sent again.
 		status = http.StatusConflict
+	case errors.Is(err, sweep.ErrSweeping):
+		// Store gc is deleting: the write can be sent again after it.
+		status = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", strconv.Itoa(sweep.RetryAfter))
 	}
 	a.Fail(w, status, "%s: %v", what, err)
 }
