@@ -143,7 +143,7 @@ func TestReplicas(t *testing.T) {
 
 	// Concurrent commits through both: without a parent every one lands;
 	// with the head as parent, at most one per head lands, the rest 412.
-	const each = 10
+	const each = 20 // commits through each replica
 	base := a.head("alice/m")
 	type result struct {
 		status int
