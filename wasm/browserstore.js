@@ -6,10 +6,27 @@
 const FOLDER = "xetkit-uploads";
 // How old a temporary file must be before list deletes it: a younger one
 // may be a write under way in another tab.
-const STALE_MS = 60 * 60 * 1000;
+const STALE_MS = 60 * 60 * 1000; // without Web Locks
 const PART = ".part";
 
 const missing = (e) => e?.name === "NotFoundError";
+
+// This page's temporary files carry its session, held as a Web Lock while
+// the page lives: list deletes those of sessions no page holds any more
+// (a reload, a crash) at once, and, without Web Locks, once stale.
+const session = Math.random().toString(36).slice(2, 10);
+const LOCK = "xetkit-uploads-";
+let locked = false;
+function holdSession() {
+  if (locked || typeof navigator === "undefined" || !navigator.locks) return;
+  locked = true;
+  navigator.locks.request(LOCK + session, () => new Promise(() => {})).catch(() => {});
+}
+async function liveSessions() {
+  if (typeof navigator === "undefined" || !navigator.locks) return null;
+  const { held = [], pending = [] } = await navigator.locks.query();
+  return new Set([...held, ...pending].map((l) => l.name).filter((n) => n?.startsWith(LOCK)).map((n) => n.slice(LOCK.length)));
+}
 
 /**
  * The upload state's store in this browser: the Origin Private File System
@@ -34,12 +51,32 @@ export function browserResumeStore() {
  */
 export function opfsStore() {
   const base = async (create) => (await navigator.storage.getDirectory()).getDirectoryHandle(FOLDER, { create });
-  const folder = async (scope, create) => (await base(create)).getDirectoryHandle(scope, { create });
+  // The scopes' folders, kept: each step of a write waits for the page's
+  // event loop, which a busy upload turns only now and then, and a record
+  // should be durable as soon after the hub's answer as it can be.
+  const folders = new Map();
+  // inFolder runs fn on the scope's folder; a folder removed since it was
+  // kept, or removed while fn ran (a remove of its last record, here or
+  // in another tab), is looked up (with create, made) again, once.
+  const inFolder = async (scope, create, fn) => {
+    for (let attempt = 0; ; attempt++) {
+      const kept = folders.get(scope);
+      try {
+        const f = kept ?? await (await base(create)).getDirectoryHandle(scope, { create });
+        folders.set(scope, f);
+        return await fn(f);
+      } catch (e) {
+        folders.delete(scope);
+        if (attempt > 0 || !missing(e)) throw e;
+      }
+    }
+  };
   return {
     async list() {
       let root;
       try { root = await base(false); } catch (e) { if (missing(e)) return []; throw e; }
       const out = [];
+      const live = await liveSessions();
       for await (const [scope, dir] of root.entries()) {
         if (dir.kind !== "directory") continue;
         for await (const [name, h] of dir.entries()) {
@@ -47,7 +84,7 @@ export function opfsStore() {
           try {
             const f = await h.getFile();
             if (!name.endsWith(PART)) out.push({ scope, name, size: f.size });
-            else if (Date.now() - f.lastModified > STALE_MS) await dir.removeEntry(name);
+            else if (live ? !live.has(name.split(".").at(-3)) : Date.now() - f.lastModified > STALE_MS) await dir.removeEntry(name);
           } catch { /* removed meanwhile */ }
         }
       }
@@ -55,36 +92,32 @@ export function opfsStore() {
     },
     async read(scope, name) {
       try {
-        const f = await (await (await folder(scope, false)).getFileHandle(name)).getFile();
-        return new Uint8Array(await f.arrayBuffer());
+        return await inFolder(scope, false, async (dir) => new Uint8Array(await (await (await dir.getFileHandle(name)).getFile()).arrayBuffer()));
       } catch (e) {
         if (missing(e)) return null;
         throw e;
       }
     },
-    async write(scope, name, bytes) {
-      // A remove of the scope's last record may take its folder away
-      // while this writes: then once more.
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await writeWhole(await folder(scope, true), name, bytes);
-          return;
-        } catch (e) {
-          if (attempt > 0 || !missing(e)) throw e;
-        }
-      }
-    },
+    // A remove of the scope's last record may take its folder away while
+    // this writes: then the folder is made again.
+    write: (scope, name, bytes) => inFolder(scope, true, (dir) => writeWhole(dir, name, bytes)),
     async remove(scope, name) {
-      let dir;
-      try { dir = await folder(scope, false); } catch (e) { if (missing(e)) return; throw e; }
-      try { await dir.removeEntry(name); } catch (e) { if (!missing(e)) throw e; }
-      try { await (await base(false)).removeEntry(scope); } catch { /* not empty */ }
+      try {
+        await inFolder(scope, false, (dir) => dir.removeEntry(name));
+      } catch (e) {
+        if (!missing(e)) throw e;
+      }
+      try {
+        await (await base(false)).removeEntry(scope);
+        folders.delete(scope);
+      } catch { /* not empty */ }
     },
   };
 }
 
 async function writeWhole(dir, name, bytes) {
-  const probe = await dir.getFileHandle(`${name}.${Math.random().toString(36).slice(2)}${PART}`, { create: true });
+  holdSession();
+  const probe = await dir.getFileHandle(`${name}.${session}.${Math.random().toString(36).slice(2, 10)}${PART}`, { create: true });
   if (typeof probe.move !== "function") {
     await dir.removeEntry(probe.name);
     const w = await (await dir.getFileHandle(name, { create: true })).createWritable();
