@@ -64,7 +64,7 @@ function build() {
   for (const id of ["#hub-url", "#hub-type", "#hub-repo", "#hub-rev"]) conn.querySelector(id).addEventListener("change", remember);
 
   const tabs = el("div.xf-tabs", { role: "tablist", "aria-label": "Transfer" },
-    el("button.xf-tab#tab-upload", { type: "button", role: "tab", "aria-controls": "upload-panel", onclick: () => selectTab("upload") }, "Upload"),
+    el("button.xf-tab#tab-upload", { type: "button", role: "tab", "aria-controls": "upload-panel", onclick: () => { selectTab("upload"); showPending(); } }, "Upload"),
     el("button.xf-tab#tab-download", { type: "button", role: "tab", "aria-controls": "download-panel", onclick: () => selectTab("download") }, "Download"),
     el("button.xf-tab#tab-repo", { type: "button", role: "tab", "aria-controls": "repo-panel", onclick: () => selectTab("repo") }, "Repository"));
 
