@@ -92,14 +92,14 @@ func (b JS) Remove(scope, name string) error {
 	return err
 }
 
-// OpenJS opens the State of scope kept by the JavaScript object v (see
+// OpenJS opens the State of repo kept by the JavaScript object v (see
 // JS), telling the console of the records it had to ignore; nil when v is
 // not an object (the caller keeps no state).
-func OpenJS(v js.Value, scope string) *State {
+func OpenJS(v js.Value, repo Repo) *State {
 	if v.Type() != js.TypeObject {
 		return nil
 	}
-	return Open(JS{V: v}, scope, Options{Warn: func(msg string) {
+	return Open(JS{V: v}, Scope(repo.Hub, repo.Type, repo.Name), Options{Repo: &repo, Warn: func(msg string) {
 		js.Global().Get("console").Call("warn", "xetkit: "+msg)
 	}})
 }

@@ -18,11 +18,13 @@ package resume
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xetkit/xetkit/shard"
@@ -45,6 +47,9 @@ type Options struct {
 	// they are deleted) and of a record that could not be written (the
 	// upload goes on; it will resume less).
 	Warn func(msg string)
+	// Repo, if set, is kept beside the scope's records (as repoLabel) so
+	// that Pending can say whose unfinished uploads they are.
+	Repo *Repo
 }
 
 // Scope names the state of one repository on one hub: the same hub URL,
@@ -72,6 +77,9 @@ type State struct {
 	total   int64                 // their bytes
 	last    int64                 // time of the last record named here
 	broken  bool                  // a write failed: no more are tried
+
+	labelMu sync.Mutex  // held while the scope's repoLabel is written
+	labeled atomic.Bool // it is (or could not be)
 }
 
 type held struct {
@@ -189,9 +197,12 @@ func (st *State) Stored(x *shard.Xorb) {
 	name := recordName(st.last, x.Hash)
 	st.mu.Unlock()
 
+	// The Backend is written without the lock: a JavaScript one waits
+	// for the event loop, which may be waiting for the lock.
 	x = &shard.Xorb{Hash: x.Hash, BytesInXorb: x.BytesInXorb, Chunks: slices.Clone(x.Chunks)}
 	data, err := encodeRecord(x)
 	if err == nil {
+		st.label()
 		err = st.backend.Write(st.scope, name, data)
 	}
 
@@ -211,6 +222,41 @@ func (st *State) Stored(x *shard.Xorb) {
 	st.evict()
 }
 
+// label writes the scope's repoLabel before its first record, so that no
+// record is listed without it (concurrent first records wait for it). A
+// label that cannot be written only leaves the listing without a name.
+func (st *State) label() {
+	if st.opts.Repo == nil || st.labeled.Load() {
+		return
+	}
+	st.labelMu.Lock()
+	defer st.labelMu.Unlock()
+	if st.labeled.Load() {
+		return
+	}
+	b, err := json.Marshal(st.opts.Repo)
+	if err == nil {
+		err = st.backend.Write(st.scope, repoLabel, b)
+	}
+	if err != nil {
+		st.warn("cannot name the repository of the upload state: %v", err)
+	}
+	st.labeled.Store(true)
+}
+
+// unlabel deletes scope's repoLabel once no record of it is left.
+func (st *State) unlabel(scope string) {
+	if slices.ContainsFunc(st.all, func(e Entry) bool { return e.Scope == scope }) {
+		return
+	}
+	if err := st.backend.Remove(scope, repoLabel); err != nil {
+		st.warn("cannot delete upload state record %s/%s: %v", scope, repoLabel, err)
+	}
+	if scope == st.scope {
+		st.labeled.Store(false)
+	}
+}
+
 // evict deletes the oldest records while they are over the bound.
 func (st *State) evict() {
 	for st.total > st.opts.MaxBytes && len(st.all) > 0 {
@@ -224,6 +270,7 @@ func (st *State) evict() {
 		if err := st.backend.Remove(e.Scope, e.Name); err != nil {
 			st.warn("cannot delete upload state record %s/%s: %v", e.Scope, e.Name, err)
 		}
+		st.unlabel(e.Scope)
 	}
 }
 
@@ -237,6 +284,7 @@ func (st *State) remove(name string) {
 	if err := st.backend.Remove(st.scope, name); err != nil {
 		st.warn("cannot delete upload state record %s/%s: %v", st.scope, name, err)
 	}
+	st.unlabel(st.scope)
 	_, x, _ := parseRecordName(name)
 	if h := st.xorbs[x]; h != nil && h.name == name {
 		h.name = ""

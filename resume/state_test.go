@@ -244,3 +244,55 @@ func TestScope(t *testing.T) {
 		}
 	}
 }
+
+// ListPending names each scope's repository and sums its records; the
+// label goes with the scope's last record (Done, or the bound evicting
+// it), so a committed upload leaves nothing listed nor kept.
+func TestListPending(t *testing.T) {
+	for name, b := range map[string]Backend{"dir": Dir{Root: t.TempDir()}, "memory": &Memory{}} {
+		t.Run(name, func(t *testing.T) {
+			repo := &Repo{Hub: "http://hub", Type: "model", Name: "alice/big"}
+			a, c := testXorb(1, 5), testXorb(2, 3)
+			before := time.Now()
+			st := Open(b, "scope1", Options{Repo: repo})
+			st.Stored(a)
+			st.Stored(c)
+			Open(b, "scope2", Options{}).Stored(testXorb(3, 2)) // no label
+
+			got, err := ListPending(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 {
+				t.Fatalf("ListPending: %+v, want two scopes", got)
+			}
+			p := got[1] // scope2 holds the newest record
+			if got[0].Scope != "scope2" || got[0].Repo != nil || got[0].Xorbs != 1 {
+				t.Errorf("the unlabelled scope first: %+v", got[0])
+			}
+			if p.Scope != "scope1" || p.Repo == nil || *p.Repo != *repo || p.Xorbs != 2 || p.Bytes != int64(a.BytesInXorb+c.BytesInXorb) {
+				t.Errorf("scope1: %+v (repo %+v), want 2 xorbs of %d bytes of %+v", p, p.Repo, a.BytesInXorb+c.BytesInXorb, repo)
+			}
+			if p.First.Before(before.Add(-time.Second)) || p.Last.Before(p.First) || time.Since(p.Last) > time.Minute {
+				t.Errorf("times %v..%v, the records were written after %v", p.First, p.Last, before)
+			}
+
+			st.Done()
+			got, _ = ListPending(b)
+			if len(got) != 1 || got[0].Scope != "scope2" {
+				t.Errorf("after Done: %+v, want scope2 only", got)
+			}
+			if l, _ := b.List(); len(l) != 1 {
+				t.Errorf("after Done: %v kept, want scope2's record alone (no label left)", l)
+			}
+
+			// The bound evicts the labelled scope's only record: its label goes too.
+			one := testXorb(4, 4)
+			Open(b, "scope3", Options{Repo: repo}).Stored(one)
+			Open(b, "scope4", Options{MaxBytes: recordSize(t, one) + 1}).Stored(testXorb(5, 4))
+			if l, _ := b.List(); len(l) != 1 || l[0].Scope != "scope4" {
+				t.Errorf("after eviction: %v, want scope4's record alone", l)
+			}
+		})
+	}
+}

@@ -4,7 +4,7 @@
 import { call, callAsync, checkSignal, describe, hashString, held, isBlob, toBytes, typeError, XetkitError } from "./calls.js";
 import { Pool } from "./pool.js";
 import { lazyTerms, rowsOf } from "./shardrecords.js";
-import { downloadFile, downloadTo, LazyBlob, openFiles, streamSink, transferOptions, uploadFiles } from "./transfers.js";
+import { downloadFile, downloadTo, LazyBlob, openFiles, pendingUploads, streamSink, transferOptions, uploadFiles } from "./transfers.js";
 
 
 // packEntries turns [{hash, length | size}] into the (hashes, sizes) pair
@@ -387,9 +387,9 @@ export class Xetkit {
   /**
    * Uploads files into a repository and commits them (commit: false: to
    * CAS only): {commit: {oid, url} | null, files: [{path, size, hash,
-   * sha256, dedupedBytes, uploadedBytes, resumedBytes}]}. In Node it
-   * resumes an interrupted upload of the same files (options.resume,
-   * xetkit.d.ts). Chunk hashing, compression
+   * sha256, dedupedBytes, uploadedBytes, resumedBytes}]}. It resumes an
+   * interrupted upload of the same files (options.resume, xetkit.d.ts).
+   * Chunk hashing, compression
    * and the SHA-256 run on the worker pool (if the instance has one).
    */
   async upload(files, options = {}) {
@@ -411,6 +411,15 @@ export class Xetkit {
       return ts.readable;
     }
     return held(() => downloadFile(this.#go, target, options), options?.signal);
+  }
+
+  /**
+   * The unfinished uploads the upload state holds (options.resume: the
+   * store, as upload takes it), one per repository, the latest first:
+   * [{scope, repo: {hub, repoType, repo} | null, xorbs, bytes, first, last}].
+   */
+  async pendingUploads(options = {}) {
+    return held(() => pendingUploads(this.#go, options));
   }
 
   /**

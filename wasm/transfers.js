@@ -2,6 +2,7 @@
 // download and lazy reads (wasm/upload.go, wasm/open.go) to the caller's
 // files, streams and callbacks; the protocol is Go's.
 
+import { browserResumeStore } from "./browserstore.js";
 import { call, callAsync, describe, hashString, held, isBlob, isNode, nodeHost, toBytes, typeError, XetkitError } from "./calls.js";
 
 // ---- upload and download (owner: wasm/upload.go) ----
@@ -113,18 +114,32 @@ export async function uploadFiles(go, pool, files, options) {
 
 // resumeStoreOf is where an upload keeps the xorbs it stored until it is
 // committed, so that the same upload started again sends only the rest
-// (resume/ in Go decides what goes there): the store given, or in Node by
-// default the folder the command uses; none elsewhere, or with false.
-async function resumeStoreOf(resume) {
+// (resume/ in Go decides what goes there): the store given, else by
+// default in Node the folder the command uses and in a browser its
+// Origin Private File System (or IndexedDB); none with false.
+async function resumeStoreOf(resume, what = "upload") {
   if (resume === false) return null;
   if (resume !== null && typeof resume === "object") {
     for (const m of ["list", "read", "write", "remove"]) {
-      if (typeof resume[m] !== "function") throw typeError(`upload: options.resume.${m} must be a function`);
+      if (typeof resume[m] !== "function") throw typeError(`${what}: options.resume.${m} must be a function`);
     }
     return resume;
   }
-  if (resume !== undefined && resume !== true) throw typeError(`upload: options.resume must be a boolean or a store {list, read, write, remove}, got ${describe(resume)}`);
-  return isNode ? (await nodeHost()).resumeStore() : null;
+  if (resume !== undefined && resume !== true) throw typeError(`${what}: options.resume must be a boolean or a store {list, read, write, remove}, got ${describe(resume)}`);
+  if (isNode) return (await nodeHost()).resumeStore();
+  return (defaultStore ??= { store: browserResumeStore() }).store;
+}
+
+let defaultStore = null;
+
+// pendingUploads lists what the upload state holds of unfinished uploads,
+// per repository (Go's resume.ListPending), with its times as Dates.
+export async function pendingUploads(go, options) {
+  if (options === null || typeof options !== "object") throw typeError("pendingUploads: options must be an object");
+  const store = await resumeStoreOf(options.resume, "pendingUploads");
+  if (!store) return [];
+  const list = await callAsync(go, "pendingUploads", store);
+  return list.map((p) => ({ ...p, first: new Date(p.first), last: new Date(p.last) }));
 }
 
 // downloadArgs checks download's target and options; returns the target

@@ -195,7 +195,7 @@ func exportUpload(api js.Value) {
 			for i, s := range sources {
 				files[i] = hubclient.RepoFile{Path: s.Name, Source: s}
 			}
-			state := resume.OpenJS(store, resume.Scope(c.Hub, c.RepoType, c.Repo))
+			state := resume.OpenJS(store, resume.Repo{Hub: c.Hub, Type: cmp.Or(c.RepoType, "model"), Name: c.Repo})
 			if state != nil {
 				c.Resume = state
 			}
@@ -205,6 +205,13 @@ func exportUpload(api js.Value) {
 			}
 			return jsonOf(rep, err)
 		}), nil
+	})
+
+	// pendingUploads: what the store {list, read, write, remove} holds of
+	// unfinished uploads, per repository (resume.ListPending).
+	export(api, "pendingUploads", func(args []js.Value) (any, error) {
+		store := resume.JS{V: args[0]}
+		return async(func() (any, error) { return jsonOf(resume.ListPending(store)) }), nil
 	})
 
 	// fileTerms: the file's terms [{xorb, start, end, bytes}], as the

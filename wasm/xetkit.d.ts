@@ -388,8 +388,9 @@ export interface UploadOptions extends HubOptions {
    * Where the upload records each xorb the hub accepts, until the commit lands, so that the
    * same upload started again after an interruption (a killed process, a reload) sends only
    * the rest (progress and results count it as resumed). Default: in Node, the folder the
-   * command uses ($XETKIT_CACHE/uploads, else ~/.cache/xetkit/uploads); elsewhere none.
-   * false: none. A ResumeStore: that store.
+   * command uses ($XETKIT_CACHE/uploads, else ~/.cache/xetkit/uploads); in a browser, the
+   * Origin Private File System (folder xetkit-uploads), else IndexedDB (database
+   * xetkit-uploads). false: none. A ResumeStore: that store.
    */
   resume?: boolean | ResumeStore;
 }
@@ -408,6 +409,20 @@ export interface ResumeStore {
   write(scope: string, name: string, bytes: Uint8Array): Promise<void>;
   /** Deletes a record (one that is not there is no error). */
   remove(scope: string, name: string): Promise<void>;
+}
+
+/** What the upload state holds of unfinished uploads to one repository (Xetkit.pendingUploads). */
+export interface PendingUpload {
+  /** The store's name for the hub and repository. */
+  scope: string;
+  /** The hub and repository; null when the state does not say (written by an older version). */
+  repo: { hub: string; repoType: string; repo: string } | null;
+  /** Xorbs the hub accepted and the bytes of file data they hold: what will not be sent again. */
+  xorbs: number;
+  bytes: number;
+  /** When the first and the last of them were recorded. */
+  first: Date;
+  last: Date;
 }
 
 export interface UploadResult {
@@ -587,6 +602,13 @@ export interface Xetkit {
    * read of the LazyBlob fetches, checked, only the chunks under it.
    */
   open(target: { path: string }, options: OpenOptions): Promise<LazyBlob>;
+  /**
+   * The unfinished uploads the upload state holds (see UploadOptions.resume), one per hub and
+   * repository, the latest first: an upload of the same files to that repository sends only
+   * what they do not cover. options.resume names the store as upload takes it (default: the
+   * platform's); false or a platform without one: [].
+   */
+  pendingUploads(options?: { resume?: boolean | ResumeStore }): Promise<PendingUpload[]>;
   /** How the hub rebuilds a file: its terms, each chunks [start, end) of one xorb, as the hub gives them. */
   fileTerms(fileHash: string, options: HubOptions): Promise<FileTerm[]>;
   /** Lists a repository's files and folders. */

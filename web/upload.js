@@ -23,7 +23,7 @@ export function setupTransfer(ctx) {
   document.getElementById("download-btn")?.addEventListener("click", () => open("download"));
   document.getElementById("repo-btn")?.addEventListener("click", () => open("repo"));
   // For the console and the tests: the panels' state.
-  window.xetkitTransfer = { open, batches };
+  window.xetkitTransfer = { open, batches, showPending };
 }
 
 const TABS = ["upload", "download", "repo"];
@@ -32,6 +32,7 @@ const TABS = ["upload", "download", "repo"];
 export function open(tab = "upload") {
   selectTab(tab);
   if (!dialog.open) dialog.showModal();
+  if (tab === "upload") showPending();
   ({ upload: $("#up-files-btn"), download: $("#dl-target"), repo: $("#repo-list") })[tab].focus();
 }
 
@@ -63,7 +64,7 @@ function build() {
   for (const id of ["#hub-url", "#hub-type", "#hub-repo", "#hub-rev"]) conn.querySelector(id).addEventListener("change", remember);
 
   const tabs = el("div.xf-tabs", { role: "tablist", "aria-label": "Transfer" },
-    el("button.xf-tab#tab-upload", { type: "button", role: "tab", "aria-controls": "upload-panel", onclick: () => selectTab("upload") }, "Upload"),
+    el("button.xf-tab#tab-upload", { type: "button", role: "tab", "aria-controls": "upload-panel", onclick: () => { selectTab("upload"); showPending(); } }, "Upload"),
     el("button.xf-tab#tab-download", { type: "button", role: "tab", "aria-controls": "download-panel", onclick: () => selectTab("download") }, "Download"),
     el("button.xf-tab#tab-repo", { type: "button", role: "tab", "aria-controls": "repo-panel", onclick: () => selectTab("repo") }, "Repository"));
 
@@ -77,6 +78,7 @@ function build() {
       field("up-prefix", "Path prefix", el("input#up-prefix", { type: "text", placeholder: "folder/ (optional)", spellcheck: "false", autocomplete: "off" })),
       field("up-message", "Commit message", el("input#up-message", { type: "text", placeholder: "Upload with xetkit", autocomplete: "off" })),
       el("label.xf-check", el("input#up-commit", { type: "checkbox", checked: true }), " commit (else: CAS only, no path)")),
+    el("section.xf-pending#up-pending", { "aria-label": "Unfinished uploads", hidden: true }),
     el("div.xf-legend.muted", { "aria-hidden": "true" },
       el("span.xf-key.xf-key-hashed"), "hashed", el("span.xf-key.xf-key-deduped"), "already on the hub", el("span.xf-key.xf-key-uploaded"), "sent"),
     el("div.xf-batches#up-batches", { "aria-live": "polite" }));
@@ -180,6 +182,53 @@ async function startUpload() {
   if (pending) cancelAnimationFrame(pending);
   view.progress(progress);
   view.finish();
+  showPending();
+}
+
+// ---- unfinished uploads ----------------------------------------------------
+
+/**
+ * Lists what the upload state in this browser holds of unfinished uploads
+ * (interrupted by a reload, a crash, a lost network): per repository, the
+ * xorbs the hub already accepted. Picking the same files for the same
+ * repository resumes: only the rest is sent.
+ */
+async function showPending() {
+  const box = $("#up-pending");
+  let list;
+  try {
+    list = await (await xk()).pendingUploads();
+  } catch (err) {
+    box.hidden = false;
+    box.dataset.state = "failed";
+    box.replaceChildren(el("p.muted", `Unfinished uploads cannot be listed: ${describeError(err).msg}`));
+    return;
+  }
+  box.dataset.state = "done";
+  box.dataset.count = String(list.length);
+  box.hidden = list.length === 0;
+  box.replaceChildren(
+    el("h3.xf-pending-title", "Unfinished uploads"),
+    el("p.muted.xf-pending-hint", "Choose the same files for the same repository to finish one: what the hub already has is not sent again."),
+    el("ul.xf-pending-list", list.map((p) => {
+      const r = p.repo;
+      const name = r ? `${r.repoType === "model" ? "" : r.repoType + "s/"}${r.repo}` : "an unnamed repository";
+      return el("li.xf-pending-item", { dataset: { scope: p.scope, repo: r?.repo ?? "", bytes: String(p.bytes), xorbs: String(p.xorbs) } },
+        el("strong.xf-pending-repo", name),
+        r ? el("span.muted", ` on ${r.hub}`) : null,
+        el("span.xf-pending-what", `: ${sbytes(p.bytes)} stored in ${num(p.xorbs)} xorb${p.xorbs === 1 ? "" : "s"}, `),
+        el("time.xf-pending-when", { datetime: p.last.toISOString(), title: `from ${p.first.toLocaleString()} to ${p.last.toLocaleString()}` }, `last ${p.last.toLocaleString()}`),
+        r ? el("button.btn.xf-pending-use", { type: "button", "aria-label": `Use this repository: ${name}`, onclick: () => useRepo(r) }, "Use this repository") : null);
+    })));
+}
+
+// useRepo fills the form with an unfinished upload's hub and repository.
+function useRepo(r) {
+  $("#hub-url").value = r.hub;
+  $("#hub-type").value = r.repoType;
+  $("#hub-repo").value = r.repo;
+  remember();
+  $("#up-files-btn").focus();
 }
 
 function showBatchError(err) {
@@ -204,8 +253,9 @@ function fileStatus(p, size, state) {
   if (p?.done) return "done";
   if (!p) return "waiting";
   const stored = p.deduped + p.uploaded;
-  if (p.hashed < size) return `hashing ${Math.floor((100 * p.hashed) / size)}%`;
-  return `uploading ${size ? Math.floor((100 * stored) / size) : 100}%`;
+  const resumed = p.resumed ? ` · ${sbytes(p.resumed)} resumed` : "";
+  if (p.hashed < size) return `hashing ${Math.floor((100 * p.hashed) / size)}%${resumed}`;
+  return `uploading ${size ? Math.floor((100 * stored) / size) : 100}%${resumed}`;
 }
 
 function batchView(batch) {
@@ -234,6 +284,7 @@ function batchView(batch) {
         const size = batch.files[i].size;
         rows[i].querySelector(".xf-prog").replaceChildren(bar(p, size));
         rows[i].querySelector(".xf-status").textContent = fileStatus(p, size, batch.state);
+        rows[i].dataset.resumed = String(p.resumed || 0);
       });
     },
     finish() {
@@ -245,11 +296,13 @@ function batchView(batch) {
         rows.forEach((r) => { if (!r.querySelector(".xf-status").textContent.startsWith("done")) r.querySelector(".xf-status").textContent = "stopped"; });
         return;
       }
-      let deduped = 0, sent = 0;
+      let deduped = 0, sent = 0, resumed = 0;
       batch.results.forEach((r, i) => {
         deduped += r.dedupedBytes;
         sent += r.uploadedBytes;
+        resumed += r.resumedBytes;
         const row = rows[i];
+        row.dataset.resumed = String(r.resumedBytes);
         row.dataset.fileHash = r.hash ?? "";
         row.dataset.path = r.path;
         row.dataset.sha256 = r.sha256;
@@ -277,6 +330,8 @@ function batchView(batch) {
         el("span.xf-nw", "dedupe ", el("strong.xf-ratio", { title: `${fbytes(deduped)} already stored` }, percent(deduped, size))),
         " ", el("span.xf-sep", "·"), " ",
         el("span.xf-nw", "sent ", el("strong.xf-sent", { title: fbytes(sent) }, sbytes(sent)), " new"),
+        ...(resumed ? [" ", el("span.xf-sep", "·"), " ", el("span.xf-nw", "resumed ",
+          el("strong.xf-resumed", { title: `${fbytes(resumed)} stored by an interrupted upload, not sent again` }, sbytes(resumed)))] : []),
         ...(batch.commit ? [" ", el("span.xf-sep", "·"), " ", el("span.xf-nw", "commit ",
           el("code.xf-commit-id", { title: `commit ${batch.commit.oid}` }, batch.commit.oid.slice(0, 10)), copyButton(batch.commit.oid))] : []));
     },

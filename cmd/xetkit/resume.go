@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"path/filepath"
@@ -39,7 +40,8 @@ func (rf *resumeFlags) open(e *env, c *hubclient.Client) (*resume.State, error) 
 			return nil, nil
 		}
 	}
-	return resume.Open(resume.Dir{Root: dir}, resume.Scope(c.Hub, c.RepoType, c.Repo), resume.Options{Warn: warn}), nil
+	repo := &resume.Repo{Hub: c.Hub, Type: cmp.Or(c.RepoType, "model"), Name: c.Repo}
+	return resume.Open(resume.Dir{Root: dir}, resume.Scope(c.Hub, c.RepoType, c.Repo), resume.Options{Warn: warn, Repo: repo}), nil
 }
 
 // reportResumed says on standard error how much of the upload an earlier,

@@ -8,6 +8,7 @@ import { readdirSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { load } from "../xetkit.js";
+import { resumeStore } from "../node.js";
 import { randomBytes, root, sha256, tempDir, writeTemp } from "./helpers.mjs";
 import { startServer } from "../../test/common.mjs";
 
@@ -76,6 +77,16 @@ test("xk.upload in Node resumes after its process is killed", { timeout: 180_000
   const kept = records(state).length;
   const before = await xorbBytes(server);
 
+  // What the state holds, as a page would list it after a reload.
+  const xk = await load({ workers: 0 });
+  t.after(() => xk.close());
+  const pending = await xk.pendingUploads({ resume: resumeStore(state) });
+  assert.equal(pending.length, 1, JSON.stringify(pending));
+  assert.deepEqual(pending[0].repo, { hub: server.origin, repoType: "model", repo });
+  assert.equal(pending[0].xorbs, kept);
+  assert.ok(pending[0].bytes > (kept - 1) * xorbSize * 0.5 && pending[0].bytes <= kept * xorbSize, `${pending[0].bytes} bytes in ${kept} xorbs`);
+  assert.ok(pending[0].first <= pending[0].last && Date.now() - pending[0].last < 120_000, `${pending[0].first} .. ${pending[0].last}`);
+
   const second = await startUpload(env).exited;
   assert.equal(second.code, 0, second.err);
   const sent = (await xorbBytes(server)) - before;
@@ -85,9 +96,8 @@ test("xk.upload in Node resumes after its process is killed", { timeout: 180_000
   assert.ok(result.commit && result.files[0].resumedBytes >= size * 0.45, JSON.stringify(result));
   assert.equal(result.files[0].resumedBytes + result.files[0].uploadedBytes, size);
   assert.deepEqual(records(state), [], "state left after the commit");
-
-  const xk = await load({ workers: 0 });
-  t.after(() => xk.close());
+  assert.deepEqual(existsSync(state) ? readdirSync(state, { recursive: true }).filter((n) => !String(n).startsWith(".tmp")) : [], [], "files left after the commit");
+  assert.deepEqual(await xk.pendingUploads({ resume: resumeStore(state) }), []);
   const got = await xk.download({ path: "big.bin" }, { hub: server.origin, repo, token });
   assert.equal(sha256(got), sha256(data));
 });

@@ -2,7 +2,7 @@
 // xetkit.d.ts the way an application would, so a declaration that drifts
 // from the API breaks the build.
 import { load, XetkitError } from "../xetkit.js";
-import type { Chunk, FieldSpan, ParsedShard, ProcessedFile, SealedXorb, ShardFinding, ShardSpec, Xetkit, UploadProgress, UploadResult, UploadedFile, RepoEntry, LazyBlob } from "../xetkit.js";
+import type { Chunk, FieldSpan, ParsedShard, ProcessedFile, SealedXorb, ShardFinding, ShardSpec, Xetkit, UploadProgress, UploadResult, UploadedFile, RepoEntry, LazyBlob, PendingUpload } from "../xetkit.js";
 
 async function main(): Promise<void> {
   const xk: Xetkit = await load({ workers: 2, wasmURL: new URL("../xetkit.wasm", import.meta.url) });
@@ -112,6 +112,9 @@ async function transfer(xk: Xetkit, file: File): Promise<void> {
   const stream: ReadableStream<Uint8Array> = await xk.download({ path: f.path }, { repo: "alice/data", as: "stream" });
   const count: number = await xk.download({ path: f.path }, { repo: "alice/data", to: new WritableStream<Uint8Array>() });
   const entries: RepoEntry[] = await xk.listFiles({ repo: "alice/data", repoType: "dataset", path: "v1", recursive: false });
+  const pending: PendingUpload[] = await xk.pendingUploads();
+  const none: PendingUpload[] = await xk.pendingUploads({ resume: false });
+  console.log(pending[0]?.repo?.repo, pending[0]?.bytes, pending[0]?.last.getTime(), none.length, f.resumedBytes);
   console.log(f.path, f.size, f.sha256, f.dedupedBytes, f.uploadedBytes, oid, bytes.length, blob.size, stream.locked, count, entries[0]?.xetHash, entries[0]?.lfs?.oid);
   const lazy: LazyBlob = await xk.open({ path: "model.safetensors" }, { repo: "alice/data", repoType: "dataset", revision: "main", token: "hf_x", hub: "http://127.0.0.1:8080", type: "application/octet-stream" });
   const head: LazyBlob = lazy.slice(0, 8, "application/x-safetensors-header");

@@ -1,0 +1,189 @@
+// Where a browser keeps an upload's state (the ResumeStore of
+// xetkit.d.ts): the Origin Private File System, else IndexedDB. What goes
+// in the records, and when, is Go's (resume/); a store only keeps them,
+// each whole or not at all.
+
+const FOLDER = "xetkit-uploads";
+// How old a temporary file must be before list deletes it: a younger one
+// may be a write under way in another tab.
+const STALE_MS = 60 * 60 * 1000; // without Web Locks
+const PART = ".part";
+
+const missing = (e) => e?.name === "NotFoundError";
+
+// This page's temporary files carry its session, held as a Web Lock while
+// the page lives: list deletes those of sessions no page holds any more
+// (a reload, a crash) at once, and, without Web Locks, once stale.
+const session = Math.random().toString(36).slice(2, 10);
+const LOCK = "xetkit-uploads-";
+let locked = false;
+function holdSession() {
+  if (locked || typeof navigator === "undefined" || !navigator.locks) return;
+  locked = true;
+  navigator.locks.request(LOCK + session, () => new Promise(() => {})).catch(() => {});
+}
+async function liveSessions() {
+  if (typeof navigator === "undefined" || !navigator.locks) return null;
+  const { held = [], pending = [] } = await navigator.locks.query();
+  return new Set([...held, ...pending].map((l) => l.name).filter((n) => n?.startsWith(LOCK)).map((n) => n.slice(LOCK.length)));
+}
+
+/**
+ * The upload state's store in this browser: the Origin Private File System
+ * where it can write files (createWritable), else IndexedDB, else null
+ * (no state kept).
+ */
+export function browserResumeStore() {
+  if (typeof navigator !== "undefined" && typeof navigator.storage?.getDirectory === "function"
+    && typeof FileSystemFileHandle !== "undefined" && typeof FileSystemFileHandle.prototype.createWritable === "function") {
+    return opfsStore();
+  }
+  if (typeof indexedDB !== "undefined") return indexedDBStore();
+  return null;
+}
+
+/**
+ * Records in the Origin Private File System: xetkit-uploads/<scope>/<name>.
+ * A record is written to a temporary file beside it and moved to its name
+ * once closed, so a reload or a crash mid-write leaves no file under a
+ * record's name (where move() is missing, the record is written in place:
+ * the file system keeps a writable's bytes apart until close()).
+ */
+export function opfsStore() {
+  const base = async (create) => (await navigator.storage.getDirectory()).getDirectoryHandle(FOLDER, { create });
+  // The scopes' folders, kept: each step of a write waits for the page's
+  // event loop, which a busy upload turns only now and then, and a record
+  // should be durable as soon after the hub's answer as it can be.
+  const folders = new Map();
+  // inFolder runs fn on the scope's folder; a folder removed since it was
+  // kept, or removed while fn ran (a remove of its last record, here or
+  // in another tab), is looked up (with create, made) again, once.
+  const inFolder = async (scope, create, fn) => {
+    for (let attempt = 0; ; attempt++) {
+      const kept = folders.get(scope);
+      try {
+        const f = kept ?? await (await base(create)).getDirectoryHandle(scope, { create });
+        folders.set(scope, f);
+        return await fn(f);
+      } catch (e) {
+        folders.delete(scope);
+        if (attempt > 0 || !missing(e)) throw e;
+      }
+    }
+  };
+  return {
+    async list() {
+      let root;
+      try { root = await base(false); } catch (e) { if (missing(e)) return []; throw e; }
+      const out = [];
+      const live = await liveSessions();
+      for await (const [scope, dir] of root.entries()) {
+        if (dir.kind !== "directory") continue;
+        for await (const [name, h] of dir.entries()) {
+          if (h.kind !== "file") continue;
+          try {
+            const f = await h.getFile();
+            if (!name.endsWith(PART)) out.push({ scope, name, size: f.size });
+            else if (live ? !live.has(name.split(".").at(-3)) : Date.now() - f.lastModified > STALE_MS) await dir.removeEntry(name);
+          } catch { /* removed meanwhile */ }
+        }
+      }
+      return out;
+    },
+    async read(scope, name) {
+      try {
+        return await inFolder(scope, false, async (dir) => new Uint8Array(await (await (await dir.getFileHandle(name)).getFile()).arrayBuffer()));
+      } catch (e) {
+        if (missing(e)) return null;
+        throw e;
+      }
+    },
+    // A remove of the scope's last record may take its folder away while
+    // this writes: then the folder is made again.
+    write: (scope, name, bytes) => inFolder(scope, true, (dir) => writeWhole(dir, name, bytes)),
+    async remove(scope, name) {
+      try {
+        await inFolder(scope, false, (dir) => dir.removeEntry(name));
+      } catch (e) {
+        if (!missing(e)) throw e;
+      }
+      try {
+        await (await base(false)).removeEntry(scope);
+        folders.delete(scope);
+      } catch { /* not empty */ }
+    },
+  };
+}
+
+async function writeWhole(dir, name, bytes) {
+  holdSession();
+  const probe = await dir.getFileHandle(`${name}.${session}.${Math.random().toString(36).slice(2, 10)}${PART}`, { create: true });
+  if (typeof probe.move !== "function") {
+    await dir.removeEntry(probe.name);
+    const w = await (await dir.getFileHandle(name, { create: true })).createWritable();
+    await w.write(bytes);
+    await w.close();
+    return;
+  }
+  try {
+    const w = await probe.createWritable();
+    await w.write(bytes);
+    await w.close();
+    await probe.move(name);
+  } catch (e) {
+    await dir.removeEntry(probe.name).catch(() => {});
+    throw e;
+  }
+}
+
+/**
+ * Records in IndexedDB (database xetkit-uploads, store records, keyed by
+ * [scope, name]): each write is one transaction, whole or not at all.
+ */
+export function indexedDBStore() {
+  let db = null;
+  const open = () => (db ??= new Promise((resolve, reject) => {
+    const r = indexedDB.open(FOLDER, 1);
+    r.onupgradeneeded = () => r.result.createObjectStore("records");
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => { db = null; reject(r.error); };
+  }));
+  // run performs one request in a transaction and resolves once the
+  // transaction is committed (durable, as far as the browser makes it).
+  const run = async (mode, req) => {
+    const t = (await open()).transaction("records", mode, { durability: "strict" });
+    const r = req(t.objectStore("records"));
+    return new Promise((resolve, reject) => {
+      t.oncomplete = () => resolve(r.result);
+      t.onerror = t.onabort = () => reject(t.error ?? r.error);
+    });
+  };
+  return {
+    async list() {
+      const out = [];
+      const t = (await open()).transaction("records", "readonly");
+      await new Promise((resolve, reject) => {
+        const c = t.objectStore("records").openCursor();
+        c.onsuccess = () => {
+          const cur = c.result;
+          if (!cur) return resolve();
+          out.push({ scope: cur.key[0], name: cur.key[1], size: cur.value.byteLength });
+          cur.continue();
+        };
+        c.onerror = () => reject(c.error);
+      });
+      return out;
+    },
+    async read(scope, name) {
+      const v = await run("readonly", (s) => s.get([scope, name]));
+      return v === undefined ? null : new Uint8Array(v);
+    },
+    async write(scope, name, bytes) {
+      const copy = bytes.slice().buffer; // bytes may be a view into Go's memory
+      await run("readwrite", (s) => s.put(copy, [scope, name]));
+    },
+    async remove(scope, name) {
+      await run("readwrite", (s) => s.delete([scope, name]));
+    },
+  };
+}
