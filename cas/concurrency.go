@@ -2,6 +2,7 @@ package cas
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"runtime"
 	"sync"
@@ -125,22 +126,35 @@ const (
 	congested                // 429, 502-504, 408, or no answer
 )
 
+// Controllers holds concurrency controllers, one per host and ceiling
+// (Client.MaxConcurrency): the Clients given one Controllers share a
+// host's window and back-off. The zero value is ready to use.
+type Controllers struct {
+	mu sync.Mutex
+	m  map[string]*controller
+}
+
 // controllerFor returns the controller of u's host.
 func (c *Client) controllerFor(u *url.URL) *controller {
-	c.ctlMu.Lock()
-	defer c.ctlMu.Unlock()
-	if c.controllers == nil {
-		c.controllers = map[string]*controller{}
+	ceiling := c.MaxConcurrency
+	if ceiling <= 0 {
+		ceiling = DefaultMaxConcurrency
 	}
-	key := u.Scheme + "://" + u.Host
-	ctl := c.controllers[key]
+	cs := c.Controllers
+	if cs == nil {
+		cs = &c.own
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.m == nil {
+		cs.m = map[string]*controller{}
+	}
+	// Clients capped differently keep windows of their own.
+	key := fmt.Sprintf("%s://%s %d", u.Scheme, u.Host, ceiling)
+	ctl := cs.m[key]
 	if ctl == nil {
-		ceiling := c.MaxConcurrency
-		if ceiling <= 0 {
-			ceiling = DefaultMaxConcurrency
-		}
 		ctl = &controller{ceiling: ceiling, window: min(InitialConcurrency, ceiling), slowStart: true}
-		c.controllers[key] = ctl
+		cs.m[key] = ctl
 	}
 	return ctl
 }
