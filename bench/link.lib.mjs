@@ -55,13 +55,14 @@ async function stop(p) {
 // trip rtt ("40ms"; a new connection waits handshake, by default one round
 // trip too), conn a connection and link in all ("25MB", "100MB"; each
 // direction apart). verbose: the proxy logs its errors and the hub's
-// answers of 400 or more. Resolves to {origin (the hub's URL, through the
+// answers of 400 or more; trace: a file for the proxy's line per request
+// (linkproxy -trace). Resolves to {origin (the hub's URL, through the
 // link), proxy and hub (process ids), stats() and reset() (the proxy's
 // counters; reset also starts them again), stop()}.
-export async function startLink({ rtt, conn, link, handshake = rtt, token, data, site = root, verbose = false }) {
+export async function startLink({ rtt, conn, link, handshake = rtt, token, data, site = root, trace, verbose = false }) {
   const hubPort = await freePort();
   const px = await started(join(root, "bin", "linkproxy"), ["-target", `http://127.0.0.1:${hubPort}`, "-stats", "127.0.0.1:0",
-    "-rtt", rtt, "-handshake", handshake, "-conn-rate", conn, "-link-rate", link, ...(verbose ? ["-v"] : [])], 2, "linkproxy", verbose);
+    "-rtt", rtt, "-handshake", handshake, "-conn-rate", conn, "-link-rate", link, ...(trace ? ["-trace", trace] : []), ...(verbose ? ["-v"] : [])], 2, "linkproxy", verbose);
   const origin = px.lines[0].replace(/\/$/, "");
   const stats = px.lines[1].replace(/^stats: /, "").replace(/\/$/, "");
   let hub;

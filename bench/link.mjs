@@ -24,7 +24,10 @@
 // nothing but that every byte comes back.
 //
 //   node bench/link.mjs [--mib 256] [--clients cli,hf_xet,node,chromium,chromium-hub]
-//                       [--links 40ms/25MB/100MB,100ms/10MB/100MB]
+//                       [--links 40ms/25MB/100MB,100ms/10MB/100MB] [--trace DIR]
+//
+// --trace DIR: each hub's proxy writes a line per request there
+// (bench/linkproxy -trace: its times, method, path, status, bytes).
 //
 // A link is round trip / cap of each connection / cap of the link, the
 // caps in each direction; a new connection also waits one round trip (its
@@ -52,6 +55,7 @@ const { values: opts } = parseArgs({
     mib: { type: "string", default: "256" },
     clients: { type: "string", default: "cli,hf_xet,node,chromium,chromium-hub" },
     links: { type: "string", default: "40ms/25MB/100MB,100ms/10MB/100MB" },
+    trace: { type: "string" },
   },
 });
 const size = Math.round(Number(opts.mib) * 2 ** 20);
@@ -131,7 +135,10 @@ const reportURL = `http://127.0.0.1:${reports.address().port}`;
 let hubs = 0;
 // newLink starts link l in front of a fresh hub serving the bench's site.
 function newLink(l) {
-  return startLink({ rtt: l.rtt, conn: l.conn, link: l.link, token, site, data: join(tmp, `hub-${hubs++}`), verbose: !!process.env.LINK_DEBUG });
+  const n = hubs++;
+  if (opts.trace) mkdirSync(opts.trace, { recursive: true });
+  const trace = opts.trace && join(resolve(opts.trace), `${l.rtt}-${l.conn}-${l.link}-${n}.trace`.replaceAll("/", "_"));
+  return startLink({ rtt: l.rtt, conn: l.conn, link: l.link, token, site, data: join(tmp, `hub-${n}`), trace, verbose: !!process.env.LINK_DEBUG });
 }
 
 // span measures one transfer through the link: begin() starts the

@@ -59,15 +59,20 @@ type Client struct {
 	// uploads together (default DefaultMaxConcurrency); within it the
 	// Client's controller adapts to the link (see concurrency.go).
 	MaxConcurrency int
+	// Controllers, if set, holds the concurrency controllers this Client
+	// uses, shared with the other Clients given the same one: transfers
+	// to one host then share one window and its back-off, as they share
+	// the link (the browser module's calls each make a Client). Nil: the
+	// Client's own.
+	Controllers *Controllers
 
 	mu     sync.Mutex
 	tokens [3]*casToken // by scope
 	now    func() time.Time
 	// shardV1 is set once the hub answered /v2/shards with 404 or 501.
 	shardV1 atomic.Bool
-	// controllers holds the concurrency controller of each host.
-	ctlMu       sync.Mutex
-	controllers map[string]*controller
+	// own holds the controllers when Controllers is nil.
+	own Controllers
 }
 
 // The retry budget. With the defaults the waits add up to between one and

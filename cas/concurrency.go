@@ -2,6 +2,7 @@ package cas
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"runtime"
 	"sync"
@@ -12,10 +13,17 @@ import (
 // and only here, by one controller per host that every download and upload
 // of the Client shares. It works as TCP's congestion window does:
 //
-//   - The window starts at InitialConcurrency requests and, as TCP's slow
-//     start, grows by one for each request that completes while others
-//     wait for a place (so it doubles each round trip of a busy client),
-//     until the first congestion.
+//   - The window starts at InitialConcurrency requests: as many as a
+//     download's buffer holds pieces (DownloadBuffer / PieceSize, and an
+//     upload's buffer as many xorbs: 16 natively, 6 in the browser). A
+//     request here is megabytes, not a packet: on a link of 100 ms and
+//     10 MB/s a connection one 8 MiB xorb takes a second, so a window
+//     that starts lower and grows only as requests complete leaves the
+//     link part idle for the first seconds, while the buffers bound
+//     memory whatever the window. From there, as TCP's slow start, it
+//     grows by one for each request that completes while others wait for
+//     a place (so it doubles each round trip of a busy client), until the
+//     first congestion.
 //   - After that, growth is earned: requests complete in rounds (a round
 //     ends when as many have completed as the window allows), a round in
 //     which callers waited measures the throughput, and the window grows by one while each
@@ -49,9 +57,10 @@ var (
 	// DefaultMaxConcurrency is the most requests in flight to one host
 	// (Client.MaxConcurrency overrides it).
 	DefaultMaxConcurrency = platformDefault(6, 32)
-	// InitialConcurrency is the window a controller starts with: what a
-	// browser opens to a host at once (6), a few more natively.
-	InitialConcurrency = platformDefault(6, 8)
+	// InitialConcurrency is the window a controller starts with: the
+	// pieces a download's buffer holds (16 natively, 6 in the browser,
+	// where it is also what Chromium opens to a host at once).
+	InitialConcurrency = min(int(DownloadBuffer/PieceSize), DefaultMaxConcurrency)
 )
 
 // probeRounds is how many rounds without congestion the window waits just
@@ -117,22 +126,35 @@ const (
 	congested                // 429, 502-504, 408, or no answer
 )
 
+// Controllers holds concurrency controllers, one per host and ceiling
+// (Client.MaxConcurrency): the Clients given one Controllers share a
+// host's window and back-off. The zero value is ready to use.
+type Controllers struct {
+	mu sync.Mutex
+	m  map[string]*controller
+}
+
 // controllerFor returns the controller of u's host.
 func (c *Client) controllerFor(u *url.URL) *controller {
-	c.ctlMu.Lock()
-	defer c.ctlMu.Unlock()
-	if c.controllers == nil {
-		c.controllers = map[string]*controller{}
+	ceiling := c.MaxConcurrency
+	if ceiling <= 0 {
+		ceiling = DefaultMaxConcurrency
 	}
-	key := u.Scheme + "://" + u.Host
-	ctl := c.controllers[key]
+	cs := c.Controllers
+	if cs == nil {
+		cs = &c.own
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.m == nil {
+		cs.m = map[string]*controller{}
+	}
+	// Clients capped differently keep windows of their own.
+	key := fmt.Sprintf("%s://%s %d", u.Scheme, u.Host, ceiling)
+	ctl := cs.m[key]
 	if ctl == nil {
-		ceiling := c.MaxConcurrency
-		if ceiling <= 0 {
-			ceiling = DefaultMaxConcurrency
-		}
 		ctl = &controller{ceiling: ceiling, window: min(InitialConcurrency, ceiling), slowStart: true}
-		c.controllers[key] = ctl
+		cs.m[key] = ctl
 	}
 	return ctl
 }

@@ -161,3 +161,32 @@ func TestControllerSlowStart(t *testing.T) {
 		t.Fatalf("window %d with %d in flight after all completed, want 6 and 0", ctl.window, ctl.inFlight)
 	}
 }
+
+// Clients given one Controllers share a host's window: congestion one of
+// them meets halves the window the other gets; a Client with its own, or
+// capped differently, keeps a window of its own.
+func TestControllersShared(t *testing.T) {
+	var shared Controllers
+	a, b := &Client{Controllers: &shared}, &Client{Controllers: &shared}
+	alone, capped := &Client{}, &Client{Controllers: &shared, MaxConcurrency: 4}
+	u, _ := url.Parse("http://127.0.0.1:1/x")
+	other, _ := url.Parse("http://127.0.0.1:2/x")
+	ctl := a.controllerFor(u)
+	if b.controllerFor(u) != ctl {
+		t.Fatal("two clients with one Controllers got different controllers for one host")
+	}
+	if alone.controllerFor(u) == ctl || capped.controllerFor(u) == ctl || a.controllerFor(other) == ctl {
+		t.Fatal("a client with its own controllers, another ceiling or another host got the shared one")
+	}
+	s, err := a.controllerFor(u).acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.release(0, congested, 0)
+	if w, want := b.InFlightLimit(u.String()), InitialConcurrency/2; w != want {
+		t.Fatalf("window %d seen by the other client after a congestion, want %d", w, want)
+	}
+	if w := alone.InFlightLimit(u.String()); w != InitialConcurrency {
+		t.Fatalf("window %d of a client with its own controllers, want %d", w, InitialConcurrency)
+	}
+}

@@ -516,7 +516,8 @@ func (d *downloader) source(t Term) (*fetchEntry, fetchRange, bool) {
 // The engine's platform defaults.
 var (
 	// PieceSize: a term whose range is larger is fetched in pieces of at
-	// most this many bytes, in parallel. Large enough that a request's
+	// most this many bytes (or an eighth more, where that takes in the
+	// rest of the range), in parallel. Large enough that a request's
 	// round trip is a small part of its time on a slow connection (4 MiB
 	// at 10 MB/s takes 0.4 s, against a 0.1 s round trip), small enough
 	// that many fit in the buffer.
@@ -874,10 +875,11 @@ func (d *downloader) awaitFooter(ctx context.Context, t Term) error {
 // chunk at least) by its xorb's record boundaries, or returns nil when the
 // range r that serves it is small, or the boundaries are unknown or
 // disagree with r (then r is fetched whole, as the reconstruction says).
-// The caller holds d.mu.
+// What would be left after the last full piece, if less than pieceSlack,
+// joins that piece instead. The caller holds d.mu.
 func (d *downloader) pieces(t Term, r fetchRange) []fetchRange {
 	ends := d.ends[t.Hash]
-	if r.bytes.End-r.bytes.Start+1 <= PieceSize || int(t.Range.End) > len(ends) || t.Range.End > r.chunks.End || t.Range.Start < r.chunks.Start {
+	if r.bytes.End-r.bytes.Start+1 <= PieceSize+pieceSlack() || int(t.Range.End) > len(ends) || t.Range.End > r.chunks.End || t.Range.Start < r.chunks.Start {
 		return nil
 	}
 	start := func(c uint32) int64 {
@@ -889,9 +891,13 @@ func (d *downloader) pieces(t Term, r fetchRange) []fetchRange {
 	if start(r.chunks.Start) != r.bytes.Start || int64(ends[r.chunks.End-1])-1 != r.bytes.End {
 		return nil
 	}
+	last := int64(ends[t.Range.End-1])
 	var out []fetchRange
 	for c := t.Range.Start; c < t.Range.End; {
 		end := c + 1
+		if last-start(c) <= PieceSize+pieceSlack() {
+			end = t.Range.End // the rest, in one piece
+		}
 		for end < t.Range.End && int64(ends[end])-start(c) <= PieceSize {
 			end++
 		}
@@ -900,6 +906,13 @@ func (d *downloader) pieces(t Term, r fetchRange) []fetchRange {
 	}
 	return out
 }
+
+// pieceSlack is how much a piece may pass PieceSize to take in the rest
+// of its range rather than leave it for a request of its own: an 8 MiB
+// xorb cut at record boundaries into pieces of at most 4 MiB left a third
+// piece of some 100 KB, a request that is nearly all round trip and holds
+// one of the browser's six connections for it.
+func pieceSlack() int64 { return PieceSize / 8 }
 
 // renewing runs try on the fetch entry that serves term t and, when that
 // fails with a stale URL, once more on the URLs of a renewed

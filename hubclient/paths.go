@@ -101,6 +101,7 @@ type Expecter interface{ Expect(n int64) }
 // and verified as Download does; a file stored in git is fetched whole and
 // checked against its ETag before any byte is written.
 func (c *Client) DownloadPath(ctx context.Context, path string, w io.Writer, rng *cas.Range) (int64, error) {
+	c.PrefetchToken(ctx, false) // while the hub resolves the path: a xet file needs it next
 	info, err := c.Resolve(ctx, path)
 	if err != nil {
 		return 0, err

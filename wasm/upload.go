@@ -52,6 +52,11 @@ func optInt(o js.Value, key string, lo, hi int, set func(int)) error {
 	return nil
 }
 
+// controllers are the concurrency controllers of every call's client: the
+// transfers of a page (or a Node process) to one host share a window and
+// its back-off.
+var controllers cas.Controllers
+
 // clientArg builds the upload client from options {hub, repo, repoType,
 // revision, token, concurrency, retries, retryDelayMs, xorbSize,
 // compression}.
@@ -60,6 +65,7 @@ func clientArg(o js.Value) (*hubclient.Client, error) {
 		return nil, errorf(codeType, "options must be an object")
 	}
 	c := &hubclient.Client{}
+	c.Controllers = &controllers
 	var err error
 	for _, f := range []struct {
 		key      string

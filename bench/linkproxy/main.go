@@ -61,6 +61,7 @@ func run() error {
 	listen := flag.String("listen", "127.0.0.1:0", "loopback address the proxy listens on (port 0 picks a free one)")
 	target := flag.String("target", "", "URL of the server behind the link, e.g. http://127.0.0.1:8080 (required)")
 	stats := flag.String("stats", "", "also serve the counters as JSON on this loopback address (GET /, POST /reset), e.g. 127.0.0.1:0")
+	trace := flag.String("trace", "", "write one line per request to this file when it ends: arrived, forwarded, answer's header and end (ms since start), method, path, status, body bytes up and down")
 	verbose := flag.Bool("v", false, "log proxy errors (the server failing, clients going away mid-body) and answers of 400 or more to stderr")
 	flag.DurationVar(&cfg.RTT, "rtt", 40*time.Millisecond, "round trip each request waits before it is forwarded")
 	flag.DurationVar(&cfg.Handshake, "handshake", 0, "wait before a new connection's first byte (the TCP handshake's round trip)")
@@ -83,6 +84,14 @@ func run() error {
 	cfg.Target = u
 	if *verbose {
 		cfg.ErrorLog = log.New(os.Stderr, "", log.LstdFlags)
+	}
+	if *trace != "" {
+		f, err := os.Create(*trace)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		cfg.Trace = f
 	}
 	p, err := linkemu.New(cfg)
 	if err != nil {

@@ -202,3 +202,30 @@ func TestServeDefaultTokenLooksLikeAHubToken(t *testing.T) {
 		t.Fatalf("default token %q", tok)
 	}
 }
+
+// --no-resume uploads a file through Xet with no state kept (it used to
+// crash: the Uploader was given a nil state it then called).
+func TestUploadNoResume(t *testing.T) {
+	url := testHub(t)
+	f := filepath.Join(t.TempDir(), "a.bin")
+	data := make([]byte, 1<<20) // NUL bytes: binary, so through Xet
+	data[1000] = 7
+	if err := os.WriteFile(f, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	status, out, errOut := runCLI(t, nil, "upload", "--hub", url, "--repo", "alice/x", "--token", "tok", "--no-resume", "--cache-dir", cache, "--json", "--quiet", f)
+	if status != 0 || errOut != "" {
+		t.Fatalf("status %d, stderr %q", status, errOut)
+	}
+	var rep struct {
+		Files  []struct{ Hash *string }
+		Commit *struct{ OID string }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Files) != 1 || rep.Files[0].Hash == nil || rep.Commit == nil {
+		t.Fatalf("--json printed %q (%v)", out, err)
+	}
+	if left, _ := os.ReadDir(cache); len(left) != 0 {
+		t.Errorf("--no-resume left state in the cache folder: %v", left)
+	}
+}

@@ -158,8 +158,8 @@ func resumeSetup(t *testing.T, seed uint64, size int) (bin string, h *restartabl
 	return
 }
 
-// resumeFileSize is four xorbs at the default size: the issue's 1 GiB
-// case, scaled to keep the test short.
+// resumeFileSize is the issue's 1 GiB case, scaled to keep the test
+// short (32 xorbs at the default size).
 const resumeFileSize = 256 << 20
 
 // `xetkit upload` killed with SIGKILL at about half of a file, then run
@@ -170,6 +170,8 @@ func TestUploadResumesAfterKill(t *testing.T) {
 	bin, h, file, sum, cache, hubArgs := resumeSetup(t, 41, resumeFileSize)
 	stateDir := filepath.Join(cache, "uploads", resume.Scope(h.srv.URL, "model", "alice/big"))
 	args := append(append([]string{"upload"}, hubArgs...), "--cache-dir", cache, "--quiet", file)
+	// Killed once half the xorbs are recorded: with the window the
+	// controller starts at, many more than 4 are in flight at once.
 	records := killedUpload(t, bin, args, stateDir, resumeFileSize/pipeline.DefaultXorbSize)
 	first := h.stats().XorbBytesReceived
 

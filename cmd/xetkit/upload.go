@@ -110,7 +110,9 @@ func runUpload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	client.Resume = state
+	if state != nil { // a nil *resume.State in the interface would be called
+		client.Resume = state
+	}
 	m := of.meter(e, "upload")
 	client.OnProgress = uploadMeter(m, sources)
 	ctx, stop := interruptible()

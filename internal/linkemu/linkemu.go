@@ -57,6 +57,13 @@ type Config struct {
 	// clients going away mid-body) and the server's answers of 400 or
 	// more; nil discards them (they are counted).
 	ErrorLog *log.Logger
+	// Trace, if set, receives one line per request when it ends: when it
+	// arrived, was forwarded, got its answer's header and ended
+	// (milliseconds since the proxy started), its method, path and
+	// status, and its body bytes up and down. It shows where a transfer
+	// waits: round trips in a row, an idle link, a tail on few
+	// connections.
+	Trace io.Writer
 }
 
 // Stats are the proxy's counters. Bytes are counted on the client's
@@ -99,6 +106,8 @@ type Proxy struct {
 	bytesUp    atomic.Int64
 	bytesDown  atomic.Int64
 	connsTotal atomic.Int64
+	start      time.Time
+	traceMu    sync.Mutex
 }
 
 // New returns a proxy to cfg.Target with cfg's link.
@@ -111,6 +120,7 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	p := &Proxy{
 		cfg:      cfg,
+		start:    time.Now(),
 		linkUp:   newBucket(cfg.LinkRate, burst),
 		linkDown: newBucket(cfg.LinkRate, burst),
 		transport: &http.Transport{
@@ -156,6 +166,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.requests.Add(1)
 	p.inFlight.add(1)
 	defer p.inFlight.add(-1)
+	if p.cfg.Trace != nil {
+		t := &traced{ResponseWriter: w, arrived: time.Now()}
+		body := &countingBody{ReadCloser: r.Body}
+		r.Body = body
+		w = t
+		defer func() { p.trace(r, t, body.n) }()
+	}
 	if !sleep(p.cfg.RTT, r.Context().Done()) {
 		p.errors.Add(1)
 		return
@@ -165,7 +182,63 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// is no more); by default net/http closes the body once an answer
 	// starts, which would cut the forwarded request and the answer with it.
 	_ = http.NewResponseController(w).EnableFullDuplex()
+	if t, ok := w.(*traced); ok {
+		t.forwarded = time.Now()
+	}
 	p.proxy.ServeHTTP(w, r)
+}
+
+// traced records, for Config.Trace, when a request's answer began and the
+// bytes of its body.
+type traced struct {
+	http.ResponseWriter
+	arrived, forwarded, header time.Time
+	status                     int
+	n                          int64
+}
+
+func (t *traced) WriteHeader(code int) {
+	if t.status == 0 {
+		t.status, t.header = code, time.Now()
+	}
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *traced) Write(b []byte) (int, error) {
+	if t.status == 0 {
+		t.WriteHeader(http.StatusOK)
+	}
+	n, err := t.ResponseWriter.Write(b)
+	t.n += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (t *traced) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+type countingBody struct {
+	io.ReadCloser
+	n int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	return n, err
+}
+
+// trace writes a request's line to Config.Trace.
+func (p *Proxy) trace(r *http.Request, t *traced, up int64) {
+	ms := func(at time.Time) float64 {
+		if at.IsZero() {
+			return -1
+		}
+		return float64(at.Sub(p.start).Microseconds()) / 1000
+	}
+	p.traceMu.Lock()
+	defer p.traceMu.Unlock()
+	fmt.Fprintf(p.cfg.Trace, "%.1f %.1f %.1f %.1f %s %s %d %d %d\n", ms(t.arrived), ms(t.forwarded), ms(t.header), ms(time.Now()),
+		r.Method, r.URL.Path, t.status, up, t.n)
 }
 
 // Serve accepts connections on ln, each shaped by the link, and serves

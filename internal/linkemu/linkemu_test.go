@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -476,6 +477,67 @@ func TestParseRate(t *testing.T) {
 	for _, in := range []string{"", "fast", "-1MB", "NaN", "Inf", "1e300", "25 Mbit"} {
 		if got, err := ParseRate(in); err == nil {
 			t.Errorf("ParseRate(%q) = %d, no error", in, got)
+		}
+	}
+}
+
+// safeBuffer is a bytes.Buffer the proxy's handlers may write to while the
+// test reads it.
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// The trace has one line per request, with its times in order (arrived,
+// forwarded a round trip later, answered, ended), method, path, status and
+// body bytes each way.
+func TestTraceLinePerRequest(t *testing.T) {
+	var trace safeBuffer
+	_, base := start(t, Config{Target: backend(t, nil), RTT: 20 * time.Millisecond, Trace: &trace})
+	c := client(t)
+	post(t, c, base+"/sink", 3000)
+	get(t, c, base+"/bytes?n=5000")
+	resp, err := c.Get(base + "/status/404")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var lines []string
+	for range 100 { // the line is written as the handler returns, after the client has its answer
+		if lines = strings.Split(strings.TrimSpace(trace.String()), "\n"); len(lines) == 3 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	want := []string{"POST /sink 200 3000 4", "GET /bytes 200 0 5000", "GET /status/404 404 0 0"}
+	if len(lines) != len(want) {
+		t.Fatalf("trace:\n%s\nwant %d lines", trace.String(), len(want))
+	}
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) != 9 || strings.Join(f[4:], " ") != want[i] {
+			t.Fatalf("line %q, want times then %q", l, want[i])
+		}
+		var ms [4]float64
+		for j := range ms {
+			if ms[j], err = strconv.ParseFloat(f[j], 64); err != nil {
+				t.Fatalf("line %q: field %d: %v", l, j, err)
+			}
+		}
+		if ms[1]-ms[0] < 19 || ms[2] < ms[1] || ms[3] < ms[2] {
+			t.Errorf("line %q: want arrived, forwarded a round trip (20 ms) later, answered, ended, in order", l)
 		}
 	}
 }
