@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"syscall/js"
 
 	"github.com/xetkit/xetkit/cas"
@@ -49,24 +50,11 @@ func exportOpen(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		start, end, ev := args[1].Int(), args[2].Int(), args[3]
-		if ev.Get("onData").Type() != js.TypeFunction {
-			return nil, errorf(codeType, "events.onData must be a function")
-		}
-		ctx, stop := jsx.AbortContext(ev.Get("signal"))
-		w := &jsx.Writer{Ctx: ctx, OnData: ev.Get("onData"), OnSize: ev.Get("onSize")}
-		return async(func() (any, error) {
-			defer stop()
-			w.Expect(int64(max(0, min(int64(end), f.Size())-int64(start))))
-			n, err := f.WriteRange(ctx, w, int64(start), int64(end))
-			if err == nil {
-				err = w.Flush()
-			}
-			if err != nil {
-				return nil, err
-			}
-			return float64(n), nil
-		}), nil
+		start, end := int64(args[1].Int()), int64(args[2].Int())
+		return streamTo(args[3], func(ctx context.Context, w *jsx.Writer) (int64, error) {
+			w.Expect(max(0, min(end, f.Size())-start))
+			return f.WriteRange(ctx, w, start, end)
+		})
 	})
 
 	// closeFile(handle) lets the file and the bytes it keeps go.

@@ -321,30 +321,36 @@ func exportUpload(api js.Value) {
 		if r := o.Get("range"); r.Type() == js.TypeObject {
 			rng = &cas.Range{Start: int64(r.Get("start").Float()), End: int64(r.Get("end").Float())}
 		}
-		ev := args[2]
-		if ev.Get("onData").Type() != js.TypeFunction {
-			return nil, errorf(codeType, "events.onData must be a function")
-		}
-		ctx, stop := jsx.AbortContext(ev.Get("signal"))
-		w := &jsx.Writer{Ctx: ctx, OnData: ev.Get("onData"), OnSize: ev.Get("onSize"), OnProgress: ev.Get("onProgress")}
-		return async(func() (any, error) {
-			defer stop()
+		return streamTo(args[2], func(ctx context.Context, w *jsx.Writer) (int64, error) {
 			defer runtime.GC()
-			var n int64
 			if path != "" {
-				n, err = c.DownloadPath(ctx, path, w, rng)
-			} else {
-				n, err = c.Download(ctx, h, w, rng)
+				return c.DownloadPath(ctx, path, w, rng)
 			}
-			if err == nil {
-				err = w.Flush()
-			}
-			if err != nil {
-				return nil, err
-			}
-			return float64(n), nil
-		}), nil
+			return c.Download(ctx, h, w, rng)
+		})
 	})
+}
+
+// streamTo runs write into a Writer on events.onData (or the array
+// events.onSize(n) returns), telling events.onProgress, cancelled by
+// events.signal; it resolves to the bytes written once they are flushed.
+func streamTo(ev js.Value, write func(context.Context, *jsx.Writer) (int64, error)) (any, error) {
+	if ev.Get("onData").Type() != js.TypeFunction {
+		return nil, errorf(codeType, "events.onData must be a function")
+	}
+	ctx, stop := jsx.AbortContext(ev.Get("signal"))
+	w := &jsx.Writer{Ctx: ctx, OnData: ev.Get("onData"), OnSize: ev.Get("onSize"), OnProgress: ev.Get("onProgress")}
+	return async(func() (any, error) {
+		defer stop()
+		n, err := write(ctx, w)
+		if err == nil {
+			err = w.Flush()
+		}
+		if err != nil {
+			return nil, err
+		}
+		return float64(n), nil
+	}), nil
 }
 
 // hubCall runs a client call for the options o (signal included) and
