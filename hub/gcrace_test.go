@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub"
-	"github.com/xetkit/xetkit/hub/s3store"
-	"github.com/xetkit/xetkit/hub/s3store/s3test"
 	"github.com/xetkit/xetkit/hub/store"
 )
 
@@ -21,22 +19,7 @@ import (
 // (or lands and keeps its data), never leaving a ref or a shard that names
 // a deleted object: the store checks clean after every case.
 func TestGCRacingWrites(t *testing.T) {
-	ownStores(t)
-	t.Run("folder", func(t *testing.T) {
-		testGCRacingWrites(t, func(t *testing.T) store.Collectable {
-			st, err := store.OpenFS(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return st.(store.Collectable)
-		})
-	})
-	t.Run("S3", func(t *testing.T) {
-		srv := s3test.Start(t)
-		testGCRacingWrites(t, func(t *testing.T) store.Collectable {
-			return srv.Store(t, "s3://"+srv.NewBucket(t)+"/race", s3store.Options{})
-		})
-	})
+	bothStores(t, testGCRacingWrites)
 }
 
 func testGCRacingWrites(t *testing.T, newStore func(*testing.T) store.Collectable) {
@@ -65,6 +48,25 @@ func testGCRacingWrites(t *testing.T, newStore func(*testing.T) store.Collectabl
 			t.Fatalf("gc: %v, deleted %d, problems %v", err, rep.Deleted, rep.Problems)
 		}
 		return rep
+	}
+	// gcAtWrite runs send with gc running whole, once, just before th's
+	// first write of an object of kind meanwhile; it fails the test if
+	// send wrote none.
+	gcAtWrite := func(t *testing.T, th *testHub, st store.Collectable, kind string, send func()) {
+		t.Helper()
+		var ran atomic.Bool
+		hub.SetStoreHook(th.h, func(k, name string) error {
+			if k == kind && ran.CompareAndSwap(false, true) {
+				gc(t, st)
+			}
+			return nil
+		})
+		t.Cleanup(func() { hub.SetStoreHook(th.h, nil) })
+		send()
+		hub.SetStoreHook(th.h, nil)
+		if !ran.Load() {
+			t.Fatalf("no %s was written: gc did not run", kind)
+		}
 	}
 	clean := func(t *testing.T, st store.Collectable) {
 		t.Helper()
@@ -97,21 +99,9 @@ func testGCRacingWrites(t *testing.T, newStore func(*testing.T) store.Collectabl
 	t.Run("commit checked before the sweep", func(t *testing.T) {
 		th, st, sha, gone := setup(t, 92)
 		head := th.head("alice/keep")
-		var armed atomic.Bool
-		armed.Store(true)
-		var rep *hub.GCReport
-		hub.SetStoreHook(th.h, func(kind, name string) error {
-			if kind == store.Commits && armed.Swap(false) {
-				rep = gc(t, st)
-			}
-			return nil
-		})
-		t.Cleanup(func() { hub.SetStoreHook(th.h, nil) })
-		status, body := copyOf(th, sha, len(gone))
-		hub.SetStoreHook(th.h, nil)
-		if rep == nil {
-			t.Fatal("the hook did not run gc")
-		}
+		var status int
+		var body []byte
+		gcAtWrite(t, th, st, store.Commits, func() { status, body = copyOf(th, sha, len(gone)) })
 		wantStatus(t, "commit checked before the sweep", status, body, 503)
 		if th.head("alice/keep") != head {
 			t.Fatal("the branch moved")
@@ -129,17 +119,9 @@ func testGCRacingWrites(t *testing.T, newStore func(*testing.T) store.Collectabl
 		scratch := th.headOf("alice/keep", "scratch")
 		status, body, _ = th.do("DELETE", "/api/models/alice/keep/branch/scratch", userToken, nil)
 		wantStatus(t, "delete branch", status, body, 200)
-		var armed atomic.Bool
-		armed.Store(true)
-		hub.SetStoreHook(th.h, func(kind, name string) error {
-			if kind == store.Repos && armed.Swap(false) {
-				gc(t, st)
-			}
-			return nil
+		gcAtWrite(t, th, st, store.Repos, func() {
+			status, body, _ = th.do("POST", "/api/models/alice/keep/branch/again", userToken, []byte(fmt.Sprintf(`{"startingPoint":%q}`, scratch)))
 		})
-		t.Cleanup(func() { hub.SetStoreHook(th.h, nil) })
-		status, body, _ = th.do("POST", "/api/models/alice/keep/branch/again", userToken, []byte(fmt.Sprintf(`{"startingPoint":%q}`, scratch)))
-		hub.SetStoreHook(th.h, nil)
 		if status != 409 && status != 503 {
 			t.Fatalf("a branch made at commit %s, which gc deleted meanwhile: %d %s", scratch, status, body)
 		}
@@ -155,17 +137,9 @@ func testGCRacingWrites(t *testing.T, newStore func(*testing.T) store.Collectabl
 		tok := th.token("write")
 		th.putXorb(tok, f)
 		th.putShard(tok, f.shard(t, true))
-		var armed atomic.Bool
-		armed.Store(true)
-		hub.SetStoreHook(th.h, func(kind, name string) error {
-			if kind == store.Shards && armed.Swap(false) {
-				gc(t, st)
-			}
-			return nil
-		})
-		t.Cleanup(func() { hub.SetStoreHook(th.h, nil) })
-		status, body, _ := th.do("POST", "/v1/shards", tok, f.shard(t, true))
-		hub.SetStoreHook(th.h, nil)
+		var status int
+		var body []byte
+		gcAtWrite(t, th, st, store.Shards, func() { status, body, _ = th.do("POST", "/v1/shards", tok, f.shard(t, true)) })
 		wantStatus(t, "shard checked before the sweep", status, body, 503)
 		clean(t, st)
 		status, body, _ = th.do("POST", "/v1/shards", tok, f.shard(t, true))
