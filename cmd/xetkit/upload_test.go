@@ -99,6 +99,9 @@ func TestUploadCommitsCLI(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "tree", "sub"), 0o755)
 	os.WriteFile(filepath.Join(dir, "tree", "sub", "w.bin"), weights, 0o644)
 	os.WriteFile(filepath.Join(dir, "tree", "notes.txt"), []byte("hello\n"), 0o644)
+	// A folder's .git is left out.
+	os.MkdirAll(filepath.Join(dir, "tree", ".git"), 0o755)
+	os.WriteFile(filepath.Join(dir, "tree", ".git", "config"), []byte("[core]\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "single.bin"), weights, 0o644)
 	hubArgs := []string{"--hub", url, "--repo", "alice/models", "--type", "dataset", "--token", "tok"}
 	status, out, stderr := runCLI(t, nil, append(append([]string{"upload"}, hubArgs...),
