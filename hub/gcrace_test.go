@@ -75,39 +75,42 @@ func testGCRacingWrites(t *testing.T, newStore func(*testing.T) store.Collectabl
 		}
 	}
 
-	// A commit sent while gc deletes is refused with 503; sent again
-	// after, it finds the file gone.
-	t.Run("commit during the sweep", func(t *testing.T) {
-		th, st, sha, gone := setup(t, 90)
-		head := th.head("alice/keep")
-		var status int
-		var body []byte
-		hub.SetGCBeforeDelete(func() { status, body = copyOf(th, sha, len(gone)) })
-		t.Cleanup(func() { hub.SetGCBeforeDelete(nil) })
-		gc(t, st)
-		hub.SetGCBeforeDelete(nil)
-		wantStatus(t, "commit during the sweep", status, body, 503)
-		clean(t, st)
-		if status, body = copyOf(th, sha, len(gone)); status != 400 || th.head("alice/keep") != head {
-			t.Fatalf("the commit sent again after gc: %d %s", status, body)
-		}
-	})
-
-	// A commit checked before the sweep and stored after its deletes (gc
-	// runs whole as the hub writes the commit object): the swap of the
-	// branch fails, and the commit is refused.
-	t.Run("commit checked before the sweep", func(t *testing.T) {
-		th, st, sha, gone := setup(t, 92)
-		head := th.head("alice/keep")
-		var status int
-		var body []byte
-		gcAtWrite(t, th, st, store.Commits, func() { status, body = copyOf(th, sha, len(gone)) })
-		wantStatus(t, "commit checked before the sweep", status, body, 503)
-		if th.head("alice/keep") != head {
-			t.Fatal("the branch moved")
-		}
-		clean(t, st)
-	})
+	// A commit that meets a sweep is refused with 503, and the branch
+	// stays; sent again after gc, it finds the file gone. It meets the
+	// sweep sent while gc deletes, or checked before the sweep and stored
+	// after its deletes (gc runs whole as the hub writes the commit
+	// object): then the swap of the branch fails.
+	for _, c := range []struct {
+		name string
+		seed uint64
+		race func(t *testing.T, th *testHub, st store.Collectable, send func())
+	}{
+		{"commit during the sweep", 90, func(t *testing.T, th *testHub, st store.Collectable, send func()) {
+			hub.SetGCBeforeDelete(send)
+			t.Cleanup(func() { hub.SetGCBeforeDelete(nil) })
+			gc(t, st)
+			hub.SetGCBeforeDelete(nil)
+		}},
+		{"commit checked before the sweep", 92, func(t *testing.T, th *testHub, st store.Collectable, send func()) {
+			gcAtWrite(t, th, st, store.Commits, send)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			th, st, sha, gone := setup(t, c.seed)
+			head := th.head("alice/keep")
+			var status int
+			var body []byte
+			c.race(t, th, st, func() { status, body = copyOf(th, sha, len(gone)) })
+			wantStatus(t, c.name, status, body, 503)
+			if th.head("alice/keep") != head {
+				t.Fatal("the branch moved")
+			}
+			clean(t, st)
+			if status, body = copyOf(th, sha, len(gone)); status != 400 || th.head("alice/keep") != head {
+				t.Fatalf("the commit sent again after gc: %d %s", status, body)
+			}
+		})
+	}
 
 	// A branch made at a commit no ref reaches, gc running whole just
 	// before the hub swaps the repository record: the swap fails.
