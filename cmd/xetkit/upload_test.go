@@ -6,23 +6,18 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/internal/hubtest"
 )
 
 func testHub(t *testing.T) string {
 	t.Helper()
-	h, err := hub.New(hub.Config{Dir: t.TempDir(), UserToken: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	_, srv := hubtest.Start(t, hub.Config{UserToken: "tok"})
 	return srv.URL
 }
 
