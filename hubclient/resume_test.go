@@ -38,6 +38,17 @@ func interruptedUpload(t *testing.T, srv *httptest.Server, b resume.Backend, dat
 	}
 }
 
+// interruptedOnRestartable starts a hub the test can restart and, as
+// interruptedUpload, half an upload to it of 6 MiB of random bytes (seed),
+// its state in memory.
+func interruptedOnRestartable(t *testing.T, seed uint64) (*hubtest.Restartable, *resume.Memory, []byte) {
+	rh := hubtest.NewRestartable(t, hub.Config{UserToken: userToken})
+	data := randomBytes(seed, 6<<20)
+	b := &resume.Memory{}
+	interruptedUpload(t, rh.Server, b, data)
+	return rh, b, data
+}
+
 // An upload stopped halfway and started again (a new client, as after a
 // restart) sends only what was not stored, reports it as resumed, and the
 // file downloads identical; Done then leaves no state.
@@ -90,11 +101,8 @@ func TestResumeSendsOnlyTheRest(t *testing.T) {
 // the hub restarted) makes the hub refuse the shard; the upload then sends
 // the resumed chunks again and the file still downloads identical.
 func TestResumeWhenTheCASLostAXorb(t *testing.T) {
-	rh := hubtest.NewRestartable(t, hub.Config{UserToken: userToken})
+	rh, b, data := interruptedOnRestartable(t, 72)
 	srv := rh.Server
-	data := randomBytes(72, 6<<20)
-	b := &resume.Memory{}
-	interruptedUpload(t, srv, b, data)
 
 	st := resume.Open(b, "repo", resume.Options{})
 	entries, _ := b.List()
@@ -142,11 +150,8 @@ func TestResumeWhenTheCASLostAXorb(t *testing.T) {
 // retries) is not a refusal: the state keeps every record, nothing is
 // sent twice, and the next attempt still resumes.
 func TestResumeKeepsTheStateWhenTheShardCannotBeSent(t *testing.T) {
-	rh := hubtest.NewRestartable(t, hub.Config{UserToken: userToken})
+	rh, b, data := interruptedOnRestartable(t, 73)
 	srv := rh.Server
-	data := randomBytes(73, 6<<20)
-	b := &resume.Memory{}
-	interruptedUpload(t, srv, b, data)
 	kept, _ := b.List()
 
 	faults, err := hub.ParseFaults("5xx:1000@/v2/shards|/v1/shards")
