@@ -23,17 +23,28 @@ import (
 // upload not yet committed survives; a dry run deletes nothing; and the
 // store checks clean before and after.
 func TestGC(t *testing.T) {
+	bothStores(t, func(t *testing.T, newStore func(*testing.T) store.Collectable) { testGC(t, newStore(t)) })
+}
+
+// bothStores runs test on the folder store and on S3 (versitygw), where
+// newStore makes a new, empty store of that kind. Such a test picks its
+// own stores, so it runs only in the suite's first run (ownStores).
+func bothStores(t *testing.T, test func(t *testing.T, newStore func(*testing.T) store.Collectable)) {
 	ownStores(t)
 	t.Run("folder", func(t *testing.T) {
-		st, err := store.OpenFS(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		testGC(t, st.(store.Collectable))
+		test(t, func(t *testing.T) store.Collectable {
+			st, err := store.OpenFS(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st.(store.Collectable)
+		})
 	})
 	t.Run("S3", func(t *testing.T) {
 		srv := s3test.Start(t)
-		testGC(t, srv.Store(t, "s3://"+srv.NewBucket(t)+"/gc", s3store.Options{}))
+		test(t, func(t *testing.T) store.Collectable {
+			return srv.Store(t, "s3://"+srv.NewBucket(t)+"/hub", s3store.Options{})
+		})
 	})
 }
 
@@ -155,18 +166,7 @@ func testGC(t *testing.T, st store.Collectable) {
 // TestCheckFindsMissingObjects: on both stores, check reports a xorb a
 // shard names that is gone, and a commit a ref reaches that is gone.
 func TestCheckFindsMissingObjects(t *testing.T) {
-	ownStores(t)
-	t.Run("folder", func(t *testing.T) {
-		st, err := store.OpenFS(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		testCheckFindsMissing(t, st.(store.Collectable))
-	})
-	t.Run("S3", func(t *testing.T) {
-		srv := s3test.Start(t)
-		testCheckFindsMissing(t, srv.Store(t, "s3://"+srv.NewBucket(t)+"/check", s3store.Options{}))
-	})
+	bothStores(t, func(t *testing.T, newStore func(*testing.T) store.Collectable) { testCheckFindsMissing(t, newStore(t)) })
 }
 
 func testCheckFindsMissing(t *testing.T, st store.Collectable) {

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub"
-	"github.com/xetkit/xetkit/hub/s3store"
-	"github.com/xetkit/xetkit/hub/s3store/s3test"
 	"github.com/xetkit/xetkit/hub/store"
 )
 
@@ -21,22 +19,7 @@ import (
 // (or lands and keeps its data), never leaving a ref or a shard that names
 // a deleted object: the store checks clean after every case.
 func TestGCRacingWrites(t *testing.T) {
-	ownStores(t)
-	t.Run("folder", func(t *testing.T) {
-		testGCRacingWrites(t, func(t *testing.T) store.Collectable {
-			st, err := store.OpenFS(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return st.(store.Collectable)
-		})
-	})
-	t.Run("S3", func(t *testing.T) {
-		srv := s3test.Start(t)
-		testGCRacingWrites(t, func(t *testing.T) store.Collectable {
-			return srv.Store(t, "s3://"+srv.NewBucket(t)+"/race", s3store.Options{})
-		})
-	})
+	bothStores(t, testGCRacingWrites)
 }
 
 func testGCRacingWrites(t *testing.T, newStore func(*testing.T) store.Collectable) {
@@ -66,6 +49,25 @@ func testGCRacingWrites(t *testing.T, newStore func(*testing.T) store.Collectabl
 		}
 		return rep
 	}
+	// gcAtWrite runs send with gc running whole, once, just before th's
+	// first write of an object of kind meanwhile; it fails the test if
+	// send wrote none.
+	gcAtWrite := func(t *testing.T, th *testHub, st store.Collectable, kind string, send func()) {
+		t.Helper()
+		var ran atomic.Bool
+		hub.SetStoreHook(th.h, func(k, name string) error {
+			if k == kind && ran.CompareAndSwap(false, true) {
+				gc(t, st)
+			}
+			return nil
+		})
+		t.Cleanup(func() { hub.SetStoreHook(th.h, nil) })
+		send()
+		hub.SetStoreHook(th.h, nil)
+		if !ran.Load() {
+			t.Fatalf("no %s was written: gc did not run", kind)
+		}
+	}
 	clean := func(t *testing.T, st store.Collectable) {
 		t.Helper()
 		if problems, err := hub.Check(st); err != nil || len(problems) != 0 {
@@ -73,51 +75,42 @@ func testGCRacingWrites(t *testing.T, newStore func(*testing.T) store.Collectabl
 		}
 	}
 
-	// A commit sent while gc deletes is refused with 503; sent again
-	// after, it finds the file gone.
-	t.Run("commit during the sweep", func(t *testing.T) {
-		th, st, sha, gone := setup(t, 90)
-		head := th.head("alice/keep")
-		var status int
-		var body []byte
-		hub.SetGCBeforeDelete(func() { status, body = copyOf(th, sha, len(gone)) })
-		t.Cleanup(func() { hub.SetGCBeforeDelete(nil) })
-		gc(t, st)
-		hub.SetGCBeforeDelete(nil)
-		wantStatus(t, "commit during the sweep", status, body, 503)
-		clean(t, st)
-		if status, body = copyOf(th, sha, len(gone)); status != 400 || th.head("alice/keep") != head {
-			t.Fatalf("the commit sent again after gc: %d %s", status, body)
-		}
-	})
-
-	// A commit checked before the sweep and stored after its deletes (gc
-	// runs whole as the hub writes the commit object): the swap of the
-	// branch fails, and the commit is refused.
-	t.Run("commit checked before the sweep", func(t *testing.T) {
-		th, st, sha, gone := setup(t, 92)
-		head := th.head("alice/keep")
-		var armed atomic.Bool
-		armed.Store(true)
-		var rep *hub.GCReport
-		hub.SetStoreHook(th.h, func(kind, name string) error {
-			if kind == store.Commits && armed.Swap(false) {
-				rep = gc(t, st)
+	// A commit that meets a sweep is refused with 503, and the branch
+	// stays; sent again after gc, it finds the file gone. It meets the
+	// sweep sent while gc deletes, or checked before the sweep and stored
+	// after its deletes (gc runs whole as the hub writes the commit
+	// object): then the swap of the branch fails.
+	for _, c := range []struct {
+		name string
+		seed uint64
+		race func(t *testing.T, th *testHub, st store.Collectable, send func())
+	}{
+		{"commit during the sweep", 90, func(t *testing.T, th *testHub, st store.Collectable, send func()) {
+			hub.SetGCBeforeDelete(send)
+			t.Cleanup(func() { hub.SetGCBeforeDelete(nil) })
+			gc(t, st)
+			hub.SetGCBeforeDelete(nil)
+		}},
+		{"commit checked before the sweep", 92, func(t *testing.T, th *testHub, st store.Collectable, send func()) {
+			gcAtWrite(t, th, st, store.Commits, send)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			th, st, sha, gone := setup(t, c.seed)
+			head := th.head("alice/keep")
+			var status int
+			var body []byte
+			c.race(t, th, st, func() { status, body = copyOf(th, sha, len(gone)) })
+			wantStatus(t, c.name, status, body, 503)
+			if th.head("alice/keep") != head {
+				t.Fatal("the branch moved")
 			}
-			return nil
+			clean(t, st)
+			if status, body = copyOf(th, sha, len(gone)); status != 400 || th.head("alice/keep") != head {
+				t.Fatalf("the commit sent again after gc: %d %s", status, body)
+			}
 		})
-		t.Cleanup(func() { hub.SetStoreHook(th.h, nil) })
-		status, body := copyOf(th, sha, len(gone))
-		hub.SetStoreHook(th.h, nil)
-		if rep == nil {
-			t.Fatal("the hook did not run gc")
-		}
-		wantStatus(t, "commit checked before the sweep", status, body, 503)
-		if th.head("alice/keep") != head {
-			t.Fatal("the branch moved")
-		}
-		clean(t, st)
-	})
+	}
 
 	// A branch made at a commit no ref reaches, gc running whole just
 	// before the hub swaps the repository record: the swap fails.
@@ -129,17 +122,9 @@ func testGCRacingWrites(t *testing.T, newStore func(*testing.T) store.Collectabl
 		scratch := th.headOf("alice/keep", "scratch")
 		status, body, _ = th.do("DELETE", "/api/models/alice/keep/branch/scratch", userToken, nil)
 		wantStatus(t, "delete branch", status, body, 200)
-		var armed atomic.Bool
-		armed.Store(true)
-		hub.SetStoreHook(th.h, func(kind, name string) error {
-			if kind == store.Repos && armed.Swap(false) {
-				gc(t, st)
-			}
-			return nil
+		gcAtWrite(t, th, st, store.Repos, func() {
+			status, body, _ = th.do("POST", "/api/models/alice/keep/branch/again", userToken, []byte(fmt.Sprintf(`{"startingPoint":%q}`, scratch)))
 		})
-		t.Cleanup(func() { hub.SetStoreHook(th.h, nil) })
-		status, body, _ = th.do("POST", "/api/models/alice/keep/branch/again", userToken, []byte(fmt.Sprintf(`{"startingPoint":%q}`, scratch)))
-		hub.SetStoreHook(th.h, nil)
 		if status != 409 && status != 503 {
 			t.Fatalf("a branch made at commit %s, which gc deleted meanwhile: %d %s", scratch, status, body)
 		}
@@ -155,17 +140,9 @@ func testGCRacingWrites(t *testing.T, newStore func(*testing.T) store.Collectabl
 		tok := th.token("write")
 		th.putXorb(tok, f)
 		th.putShard(tok, f.shard(t, true))
-		var armed atomic.Bool
-		armed.Store(true)
-		hub.SetStoreHook(th.h, func(kind, name string) error {
-			if kind == store.Shards && armed.Swap(false) {
-				gc(t, st)
-			}
-			return nil
-		})
-		t.Cleanup(func() { hub.SetStoreHook(th.h, nil) })
-		status, body, _ := th.do("POST", "/v1/shards", tok, f.shard(t, true))
-		hub.SetStoreHook(th.h, nil)
+		var status int
+		var body []byte
+		gcAtWrite(t, th, st, store.Shards, func() { status, body, _ = th.do("POST", "/v1/shards", tok, f.shard(t, true)) })
 		wantStatus(t, "shard checked before the sweep", status, body, 503)
 		clean(t, st)
 		status, body, _ = th.do("POST", "/v1/shards", tok, f.shard(t, true))

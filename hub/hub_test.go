@@ -18,6 +18,7 @@ import (
 	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/ingest"
+	"github.com/xetkit/xetkit/internal/hubtest"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -52,13 +53,7 @@ func newHub(t *testing.T, cfg hub.Config) *testHub {
 		cfg.Ingest = ingest.Pipeline
 	}
 	cfg.Now = func() time.Time { return th.now }
-	h, err := hub.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	th.h = h
-	th.srv = httptest.NewServer(h)
-	t.Cleanup(th.srv.Close)
+	th.h, th.srv = hubtest.Start(t, cfg)
 	return th
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/internal/hubtest"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -70,11 +71,7 @@ func BenchmarkIngest(b *testing.B) {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 	for b.Loop() {
 		b.StopTimer()
-		h, err := hub.New(hub.Config{Dir: b.TempDir(), UserToken: userToken})
-		if err != nil {
-			b.Fatal(err)
-		}
-		srv := httptest.NewServer(h)
+		srv := httptest.NewServer(hubtest.New(b, hub.Config{UserToken: userToken}))
 		tok := casToken(b, srv.URL)
 		b.StartTimer()
 		for _, x := range xorbs {

@@ -16,6 +16,7 @@ import (
 	"github.com/xetkit/xetkit/hub/s3store/s3test"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hubclient"
+	"github.com/xetkit/xetkit/internal/hubtest"
 	"github.com/xetkit/xetkit/pipeline"
 )
 
@@ -61,11 +62,7 @@ func benchStore(b *testing.B, data []byte, open func(*testing.B) store.Store, co
 	var up, down time.Duration
 	var upReq, downReq int
 	for i := 0; b.Loop(); i++ {
-		h, err := hub.New(hub.Config{Store: open(b), UserToken: userToken})
-		if err != nil {
-			b.Fatal(err)
-		}
-		srv := httptest.NewServer(h)
+		srv := httptest.NewServer(hubtest.New(b, hub.Config{Store: open(b), UserToken: userToken}))
 		c := &hubclient.Client{Client: cas.Client{Hub: srv.URL, Repo: "bench/store", Token: userToken, HTTP: cas.HTTPClient(http.DefaultClient)}}
 		if counter != nil {
 			counter.Counts()

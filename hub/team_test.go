@@ -63,6 +63,56 @@ func TestOptionalBodies(t *testing.T) {
 	}
 }
 
+// A comment and a new title each add one event to a discussion and
+// answer it; a blank or missing text, or one that is not a string, is 400
+// and changes nothing.
+func TestDiscussionTexts(t *testing.T) {
+	th := newHub(t, hub.Config{})
+	th.decode("POST", "/api/models/alice/m/commit/main", userToken, commitBody(map[string]any{"summary": "a"}, inlineFile("a.txt", "a")), 200, nil)
+	th.decode("POST", "/api/models/alice/m/discussions", userToken, []byte(`{"title":"Why?"}`), 200, nil)
+	type event struct {
+		Type string
+		Data struct {
+			From, To string
+			Latest   struct{ Raw string }
+		}
+	}
+	for _, c := range []struct {
+		route, body string
+		want        int
+		answer      string
+	}{
+		{"comment", `{"comment":"  "}`, 400, ""},
+		{"comment", `{}`, 400, ""},
+		{"comment", `{"comment":5}`, 400, ""},
+		{"title", `{"title":null}`, 400, ""},
+		{"title", `{"title":["x"]}`, 400, ""},
+		{"title", `"x"`, 400, ""},
+		{"comment", `{"comment":"because"}`, 200, "newMessage"},
+		{"title", `{"title":" How? "}`, 200, "newTitle"},
+	} {
+		path := "/api/models/alice/m/discussions/1/" + c.route
+		if c.want != 200 {
+			th.decode("POST", path, userToken, []byte(c.body), c.want, nil)
+			continue
+		}
+		var out map[string]event
+		th.decode("POST", path, userToken, []byte(c.body), c.want, &out)
+		if _, ok := out[c.answer]; len(out) != 1 || !ok {
+			t.Errorf("%s %s: answer %+v, want %s", c.route, c.body, out, c.answer)
+		}
+	}
+	var d struct {
+		Title  string
+		Events []event
+	}
+	th.decode("GET", "/api/models/alice/m/discussions/1", userToken, nil, 200, &d)
+	if len(d.Events) != 2 || d.Title != "How?" || d.Events[0].Type != "comment" || d.Events[0].Data.Latest.Raw != "because" ||
+		d.Events[1].Type != "title-change" || d.Events[1].Data.From != "Why?" || d.Events[1].Data.To != "How?" {
+		t.Fatalf("the discussion after: %+v", d)
+	}
+}
+
 // Refs, history, listings and a merged pull request, on whichever store
 // the run uses (listings read nested record names back from it).
 func TestTeamRoutesOnTheStore(t *testing.T) {

@@ -9,15 +9,11 @@ import (
 	"testing"
 
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/internal/hubtest"
 )
 
 func benchHub(b *testing.B) *httptest.Server {
-	h, err := hub.New(hub.Config{Dir: b.TempDir(), UserToken: userToken})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	b.Cleanup(srv.Close)
+	_, srv := hubtest.Start(b, hub.Config{UserToken: userToken})
 	return srv
 }
 

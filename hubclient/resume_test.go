@@ -6,59 +6,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/internal/hubtest"
 	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/resume"
 )
-
-// swappableHub serves through whichever hub is current, so a test can
-// restart the hub (a new index over the same store) at the same URL. It
-// counts the shard uploads.
-type swappableHub struct {
-	cur    atomic.Pointer[hub.Hub]
-	shards atomic.Int64
-}
-
-func (s *swappableHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/shards") {
-		s.shards.Add(1)
-	}
-	s.cur.Load().ServeHTTP(w, r)
-}
-
-// startSwappableHub starts a hub over a fresh folder behind a test server
-// that can swap it for another (a restart over the same folder).
-func startSwappableHub(t *testing.T) (string, *swappableHub, *httptest.Server) {
-	dir := t.TempDir()
-	sw := &swappableHub{}
-	sw.start(t, dir)
-	srv := httptest.NewServer(sw)
-	t.Cleanup(srv.Close)
-	return dir, sw, srv
-}
-
-func (s *swappableHub) start(t *testing.T, dir string) *hub.Hub {
-	return s.startWith(t, hub.Config{Dir: dir})
-}
-
-func (s *swappableHub) startWith(t *testing.T, cfg hub.Config) *hub.Hub {
-	cfg.UserToken = userToken
-	h, err := hub.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.cur.Store(h)
-	return h
-}
 
 // interruptedUpload uploads data with a State over b and stops it once
 // about half of it is stored.
@@ -78,6 +36,17 @@ func interruptedUpload(t *testing.T, srv *httptest.Server, b resume.Backend, dat
 	if _, err := c.UploadFiles(ctx, []pipeline.Source{source("f", data)}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted upload: %v", err)
 	}
+}
+
+// interruptedOnRestartable starts a hub the test can restart and, as
+// interruptedUpload, half an upload to it of 6 MiB of random bytes (seed),
+// its state in memory.
+func interruptedOnRestartable(t *testing.T, seed uint64) (*hubtest.Restartable, *resume.Memory, []byte) {
+	rh := hubtest.NewRestartable(t, hub.Config{UserToken: userToken})
+	data := randomBytes(seed, 6<<20)
+	b := &resume.Memory{}
+	interruptedUpload(t, rh.Server, b, data)
+	return rh, b, data
 }
 
 // An upload stopped halfway and started again (a new client, as after a
@@ -132,10 +101,8 @@ func TestResumeSendsOnlyTheRest(t *testing.T) {
 // the hub restarted) makes the hub refuse the shard; the upload then sends
 // the resumed chunks again and the file still downloads identical.
 func TestResumeWhenTheCASLostAXorb(t *testing.T) {
-	dir, sw, srv := startSwappableHub(t)
-	data := randomBytes(72, 6<<20)
-	b := &resume.Memory{}
-	interruptedUpload(t, srv, b, data)
+	rh, b, data := interruptedOnRestartable(t, 72)
+	srv := rh.Server
 
 	st := resume.Open(b, "repo", resume.Options{})
 	entries, _ := b.List()
@@ -144,11 +111,11 @@ func TestResumeWhenTheCASLostAXorb(t *testing.T) {
 	}
 	lost := entries[len(entries)/2].Name // "<time>-<xorb hash>.shard"
 	lost = lost[17 : 17+64]
-	if err := os.Remove(filepath.Join(dir, "xorbs", lost)); err != nil {
+	if err := os.Remove(filepath.Join(rh.Dir, "xorbs", lost)); err != nil {
 		t.Fatal(err)
 	}
-	sw.start(t, dir)
-	sw.shards.Store(0)
+	rh.Restart(t, hub.Config{UserToken: userToken})
+	rh.Shards.Store(0)
 
 	c := newClient(srv)
 	c.XorbSize = 256 << 10
@@ -168,10 +135,10 @@ func TestResumeWhenTheCASLostAXorb(t *testing.T) {
 	if !last.Done || last.Hashed != int64(len(data)) {
 		t.Errorf("last progress %+v", last)
 	}
-	if n := sw.shards.Load(); n != 2 {
+	if n := rh.Shards.Load(); n != 2 {
 		t.Errorf("%d shard uploads, want 2: one refused for the lost xorb, then one with it sent again", n)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "xorbs", lost)); err != nil {
+	if _, err := os.Stat(filepath.Join(rh.Dir, "xorbs", lost)); err != nil {
 		t.Errorf("the lost xorb was not sent again: %v", err)
 	}
 	if got := download(t, c, res[0].Hash, nil); !bytes.Equal(got, data) {
@@ -183,17 +150,15 @@ func TestResumeWhenTheCASLostAXorb(t *testing.T) {
 // retries) is not a refusal: the state keeps every record, nothing is
 // sent twice, and the next attempt still resumes.
 func TestResumeKeepsTheStateWhenTheShardCannotBeSent(t *testing.T) {
-	dir, sw, srv := startSwappableHub(t)
-	data := randomBytes(73, 6<<20)
-	b := &resume.Memory{}
-	interruptedUpload(t, srv, b, data)
+	rh, b, data := interruptedOnRestartable(t, 73)
+	srv := rh.Server
 	kept, _ := b.List()
 
 	faults, err := hub.ParseFaults("5xx:1000@/v2/shards|/v1/shards")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := sw.startWith(t, hub.Config{Dir: dir, Faults: faults})
+	h := rh.Restart(t, hub.Config{UserToken: userToken, Faults: faults})
 	c := newClient(srv)
 	c.XorbSize, c.Retries = 256<<10, 2
 	c.Resume = resume.Open(b, "repo", resume.Options{})
@@ -209,7 +174,7 @@ func TestResumeKeepsTheStateWhenTheShardCannotBeSent(t *testing.T) {
 		t.Errorf("%d records after the failed attempt, %d before: the state lost what it knew", len(now), len(kept))
 	}
 
-	h = sw.start(t, dir)
+	h = rh.Restart(t, hub.Config{UserToken: userToken})
 	c = newClient(srv)
 	c.XorbSize = 256 << 10
 	c.Resume = resume.Open(b, "repo", resume.Options{})

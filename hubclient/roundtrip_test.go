@@ -21,6 +21,7 @@ import (
 	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/hub"
 	"github.com/xetkit/xetkit/hubclient"
+	"github.com/xetkit/xetkit/internal/hubtest"
 	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/xethash"
 )
@@ -30,19 +31,10 @@ const userToken = "hf_test_user_token"
 // startHub runs a hub on a loopback port for the test's lifetime.
 func startHub(t *testing.T, cfg hub.Config) (*hub.Hub, *httptest.Server) {
 	t.Helper()
-	if cfg.Dir == "" {
-		cfg.Dir = t.TempDir()
-	}
 	if cfg.UserToken == "" {
 		cfg.UserToken = userToken
 	}
-	h, err := hub.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return h, srv
+	return hubtest.Start(t, cfg)
 }
 
 // startHubBehind runs a hub as startHub does, behind front: each request
@@ -50,10 +42,7 @@ func startHub(t *testing.T, cfg hub.Config) (*hub.Hub, *httptest.Server) {
 // returns false to let the hub answer.
 func startHubBehind(t *testing.T, front func(w http.ResponseWriter, r *http.Request, h *hub.Hub) bool) (*hub.Hub, *httptest.Server) {
 	t.Helper()
-	h, err := hub.New(hub.Config{Dir: t.TempDir(), UserToken: userToken})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := hubtest.New(t, hub.Config{UserToken: userToken})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !front(w, r, h) {
 			h.ServeHTTP(w, r)

@@ -8,17 +8,15 @@ import (
 	"encoding/json"
 	"io"
 	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/internal/hubtest"
 	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/resume"
 )
@@ -34,38 +32,6 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
-
-// restartableHub is a local hub that can be restarted over the same store
-// at the same URL (the upload state is kept per hub URL).
-type restartableHub struct {
-	dir    string
-	cur    atomic.Pointer[hub.Hub]
-	srv    *httptest.Server
-	shards atomic.Int64 // shard uploads
-}
-
-func newRestartableHub(t *testing.T) *restartableHub {
-	r := &restartableHub{dir: t.TempDir()}
-	r.restart(t)
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Method == "POST" && strings.HasSuffix(req.URL.Path, "/shards") {
-			r.shards.Add(1)
-		}
-		r.cur.Load().ServeHTTP(w, req)
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-func (r *restartableHub) restart(t *testing.T) {
-	h, err := hub.New(hub.Config{Dir: r.dir, UserToken: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.cur.Store(h)
-}
-
-func (r *restartableHub) stats() hub.Stats { return r.cur.Load().Stats() }
 
 // writeRandomFile writes n random bytes (incompressible: the xorbs carry
 // them whole) and returns their SHA-256.
@@ -145,16 +111,16 @@ func checkDownload(t *testing.T, hubArgs []string, path string, want [32]byte) {
 
 // resumeSetup builds the command, starts a hub and writes a random file
 // of size bytes.
-func resumeSetup(t *testing.T, seed uint64, size int) (bin string, h *restartableHub, file string, sum [32]byte, cache string, hubArgs []string) {
+func resumeSetup(t *testing.T, seed uint64, size int) (bin string, h *hubtest.Restartable, file string, sum [32]byte, cache string, hubArgs []string) {
 	bin = filepath.Join(t.TempDir(), "xetkit")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	h = newRestartableHub(t)
+	h = hubtest.NewRestartable(t, hub.Config{UserToken: "tok"})
 	file = filepath.Join(t.TempDir(), "big.bin")
 	sum = writeRandomFile(t, file, size, seed)
 	cache = t.TempDir()
-	hubArgs = []string{"--hub", h.srv.URL, "--repo", "alice/big", "--token", "tok"}
+	hubArgs = []string{"--hub", h.Server.URL, "--repo", "alice/big", "--token", "tok"}
 	return
 }
 
@@ -168,12 +134,12 @@ const resumeFileSize = 256 << 20
 // gone.
 func TestUploadResumesAfterKill(t *testing.T) {
 	bin, h, file, sum, cache, hubArgs := resumeSetup(t, 41, resumeFileSize)
-	stateDir := filepath.Join(cache, "uploads", resume.Scope(h.srv.URL, "model", "alice/big"))
+	stateDir := filepath.Join(cache, "uploads", resume.Scope(h.Server.URL, "model", "alice/big"))
 	args := append(append([]string{"upload"}, hubArgs...), "--cache-dir", cache, "--quiet", file)
 	// Killed once half the xorbs are recorded: with the window the
 	// controller starts at, many more than 4 are in flight at once.
 	records := killedUpload(t, bin, args, stateDir, resumeFileSize/pipeline.DefaultXorbSize)
-	first := h.stats().XorbBytesReceived
+	first := h.Hub().Stats().XorbBytesReceived
 
 	cmd := exec.Command(bin, append(append([]string{"upload"}, hubArgs...), "--cache-dir", cache, "--json", file)...)
 	var out, errOut bytes.Buffer
@@ -181,7 +147,7 @@ func TestUploadResumesAfterKill(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("second upload: %v: %s", err, errOut.String())
 	}
-	sent := h.stats().XorbBytesReceived - first
+	sent := h.Hub().Stats().XorbBytesReceived - first
 	t.Logf("killed with %d xorbs recorded, after %d xorb bytes received; the second run sent %d bytes (%.1f%% of the file)",
 		len(records), first, sent, 100*float64(sent)/resumeFileSize)
 	if sent >= resumeFileSize*55/100 {
@@ -211,22 +177,22 @@ func TestUploadResumesAfterKill(t *testing.T) {
 // identical.
 func TestUploadResumeWhenTheHubLostAXorb(t *testing.T) {
 	bin, h, file, sum, cache, hubArgs := resumeSetup(t, 42, 128<<20)
-	stateDir := filepath.Join(cache, "uploads", resume.Scope(h.srv.URL, "model", "alice/big"))
+	stateDir := filepath.Join(cache, "uploads", resume.Scope(h.Server.URL, "model", "alice/big"))
 	args := append(append([]string{"upload"}, hubArgs...), "--cache-dir", cache, "--quiet", file)
 	records := killedUpload(t, bin, args, stateDir, (128<<20)/pipeline.DefaultXorbSize)
 	name := filepath.Base(records[0]) // <time>-<xorb hash>.shard
-	lost := filepath.Join(h.dir, "xorbs", strings.TrimSuffix(name[17:], ".shard"))
+	lost := filepath.Join(h.Dir, "xorbs", strings.TrimSuffix(name[17:], ".shard"))
 	if err := os.Remove(lost); err != nil {
 		t.Fatal(err)
 	}
-	h.restart(t)
-	h.shards.Store(0)
+	h.Restart(t, hub.Config{UserToken: "tok"})
+	h.Shards.Store(0)
 
 	status, out, errOut := runCLIEnv(t, bin, args...)
 	if status != 0 || !strings.Contains(out, "commit ") {
 		t.Fatalf("second upload: %d %q %s", status, out, errOut)
 	}
-	if n := h.shards.Load(); n != 2 {
+	if n := h.Shards.Load(); n != 2 {
 		t.Errorf("%d shard uploads, want 2: one refused for the lost xorb, then one with it sent again", n)
 	}
 	if _, err := os.Stat(lost); err != nil {

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/xetkit/xetkit"
 	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/s3store/s3test"
+	"github.com/xetkit/xetkit/internal/syncbuf"
 )
 
 // send sends req and returns the answer, its body read and closed; a
@@ -50,24 +50,6 @@ func get(t *testing.T, url string) (*http.Response, []byte) {
 		t.Fatal(err)
 	}
 	return send(t, req)
-}
-
-// syncBuffer lets the test read what serve prints while it runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // fakeRoot writes a minimal checkout: the page, a module and a wasm file.
@@ -99,10 +81,10 @@ func fakeRoot(t *testing.T, withWasm bool) string {
 
 var urlLine = regexp.MustCompile(`http://127\.0\.0\.1:\d+/`)
 
-func startServe(t *testing.T, o serveOptions) (string, *syncBuffer, func() error) {
+func startServe(t *testing.T, o serveOptions) (string, *syncbuf.Buffer, func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	e := &env{stdin: strings.NewReader(""), stdout: out, stderr: out}
 	errc := make(chan error, 1)
 	go func() { errc <- serve(ctx, e, o) }()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hubclient"
+	"github.com/xetkit/xetkit/internal/dirfiles"
 	"github.com/xetkit/xetkit/pipeline"
 )
 
@@ -179,22 +180,9 @@ func repoFiles(e *env, args []string, prefix string, noCommit bool) ([]hubclient
 		case st.Mode().IsRegular():
 			add(prefix+filepath.Base(name), name, st.Size())
 		case st.IsDir():
-			err := filepath.WalkDir(name, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				if d.IsDir() && d.Name() == ".git" {
-					return filepath.SkipDir
-				}
-				if !d.Type().IsRegular() {
-					return nil
-				}
-				info, err := d.Info()
-				if err != nil {
-					return err
-				}
-				rel, _ := filepath.Rel(name, p)
-				add(prefix+filepath.ToSlash(rel), p, info.Size())
+			gitDir := func(_ string, d fs.DirEntry) bool { return d.IsDir() && d.Name() == ".git" }
+			err := dirfiles.Walk(name, gitDir, func(p, rel string, info fs.FileInfo) error {
+				add(prefix+rel, p, info.Size())
 				return nil
 			})
 			if err != nil {

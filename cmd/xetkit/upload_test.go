@@ -6,23 +6,18 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/internal/hubtest"
 )
 
 func testHub(t *testing.T) string {
 	t.Helper()
-	h, err := hub.New(hub.Config{Dir: t.TempDir(), UserToken: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	_, srv := hubtest.Start(t, hub.Config{UserToken: "tok"})
 	return srv.URL
 }
 
@@ -99,6 +94,9 @@ func TestUploadCommitsCLI(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "tree", "sub"), 0o755)
 	os.WriteFile(filepath.Join(dir, "tree", "sub", "w.bin"), weights, 0o644)
 	os.WriteFile(filepath.Join(dir, "tree", "notes.txt"), []byte("hello\n"), 0o644)
+	// A folder's .git is left out.
+	os.MkdirAll(filepath.Join(dir, "tree", ".git"), 0o755)
+	os.WriteFile(filepath.Join(dir, "tree", ".git", "config"), []byte("[core]\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "single.bin"), weights, 0o644)
 	hubArgs := []string{"--hub", url, "--repo", "alice/models", "--type", "dataset", "--token", "tok"}
 	status, out, stderr := runCLI(t, nil, append(append([]string{"upload"}, hubArgs...),

@@ -78,11 +78,23 @@ func (h *Server) addEvent(d *discussion, typ, author string) *event {
 	return e
 }
 
-// addComment appends author's comment text to d, unless text is empty.
-func (h *Server) addComment(d *discussion, author, text string) {
-	if text != "" {
-		h.addEvent(d, "comment", author).Text = text
+// addComment appends author's comment text to d, unless text is empty,
+// and returns it (nil: none).
+func (h *Server) addComment(d *discussion, author, text string) *event {
+	if text == "" {
+		return nil
 	}
+	e := h.addEvent(d, "comment", author)
+	e.Text = text
+	return e
+}
+
+// retitle gives d the title text (trimmed) and returns the event that
+// records the change.
+func (h *Server) retitle(d *discussion, author, text string) *event {
+	e := h.addEvent(d, "title-change", author)
+	e.From, e.To, d.Title = d.Title, strings.TrimSpace(text), strings.TrimSpace(text)
+	return e
 }
 
 // setStatus appends author's comment (if any) and a change of d's status
@@ -289,16 +301,32 @@ func (h *Server) discussionChange(w http.ResponseWriter, r *http.Request, needWr
 
 // handleComment answers POST …/discussions/{num}/comment {comment}.
 func (h *Server) handleComment(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Comment string `json:"comment"`
+	h.discussionText(w, r, "comment", "newMessage", h.addComment)
+}
+
+// handleTitle answers POST …/discussions/{num}/title {title}.
+func (h *Server) handleTitle(w http.ResponseWriter, r *http.Request) {
+	h.discussionText(w, r, "title", "newTitle", h.retitle)
+}
+
+// discussionText is a change any reader may make to discussion {num}
+// with one text, the body's field (blank is 400): add records it as an
+// event, answered as {answer: the event}.
+func (h *Server) discussionText(w http.ResponseWriter, r *http.Request, field, answer string, add func(d *discussion, author, text string) *event) {
+	var body map[string]any
+	if !h.decodeBody(w, r, maxSmallBody, field, &body) {
+		return
 	}
-	if !h.decodeBody(w, r, maxSmallBody, "comment", &req) || !h.nonBlank(w, req.Comment, "an empty comment") {
+	text, isText := body[field].(string)
+	if !isText && body[field] != nil {
+		h.ans.Fail(w, http.StatusBadRequest, "malformed %s body: %s is not a string", field, field)
+		return
+	}
+	if !h.nonBlank(w, text, "an empty "+field) {
 		return
 	}
 	h.discussionChange(w, r, false, func(id repoID, st *repoState, d *discussion, author string) (any, bool) {
-		e := h.addEvent(d, "comment", author)
-		e.Text = req.Comment
-		return map[string]any{"newMessage": eventJSON(e)}, true
+		return map[string]any{answer: eventJSON(add(d, author, text))}, true
 	})
 }
 
@@ -322,21 +350,6 @@ func (h *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 			return nil, false
 		}
 		return map[string]any{"newStatus": eventJSON(h.setStatus(d, author, req.Comment, req.Status))}, true
-	})
-}
-
-// handleTitle answers POST …/discussions/{num}/title {title}.
-func (h *Server) handleTitle(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Title string `json:"title"`
-	}
-	if !h.decodeBody(w, r, maxSmallBody, "title", &req) || !h.nonBlank(w, req.Title, "an empty title") {
-		return
-	}
-	h.discussionChange(w, r, false, func(id repoID, st *repoState, d *discussion, author string) (any, bool) {
-		e := h.addEvent(d, "title-change", author)
-		e.From, e.To, d.Title = d.Title, strings.TrimSpace(req.Title), strings.TrimSpace(req.Title)
-		return map[string]any{"newTitle": eventJSON(e)}, true
 	})
 }
 

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/xetkit/xetkit/internal/dirfiles"
 )
 
 // fsStore is the Store in a folder: a subfolder per kind, a file per
@@ -237,28 +239,12 @@ func (s *fsStore) Written(kind string) (map[string]time.Time, error) {
 func (s *fsStore) walk(kind string) (map[string]fs.FileInfo, error) {
 	root := filepath.Join(s.dir, kind)
 	out := map[string]fs.FileInfo{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == root && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipAll
-			}
-			return err
-		}
-		if strings.HasPrefix(d.Name(), ".") && p != root {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		out[filepath.ToSlash(rel)] = fi
+	if _, err := os.Lstat(root); errors.Is(err, fs.ErrNotExist) {
+		return out, nil // no object of this kind yet
+	}
+	dotted := func(p string, d fs.DirEntry) bool { return p != root && strings.HasPrefix(d.Name(), ".") }
+	err := dirfiles.Walk(root, dotted, func(_, rel string, fi fs.FileInfo) error {
+		out[rel] = fi
 		return nil
 	})
 	return out, err

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/xetkit/xetkit/internal/syncbuf"
 )
 
 // backend answers GET /bytes?n=N with N bytes, POST /sink by reading the
@@ -481,30 +483,11 @@ func TestParseRate(t *testing.T) {
 	}
 }
 
-// safeBuffer is a bytes.Buffer the proxy's handlers may write to while the
-// test reads it.
-type safeBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // The trace has one line per request, with its times in order (arrived,
 // forwarded a round trip later, answered, ended), method, path, status and
 // body bytes each way.
 func TestTraceLinePerRequest(t *testing.T) {
-	var trace safeBuffer
+	var trace syncbuf.Buffer
 	_, base := start(t, Config{Target: backend(t, nil), RTT: 20 * time.Millisecond, Trace: &trace})
 	c := client(t)
 	post(t, c, base+"/sink", 3000)
