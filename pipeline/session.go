@@ -124,6 +124,7 @@ func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Re
 	for i, src := range sources {
 		s.prog[i] = Progress{Index: i, Name: src.Name, Size: src.Size}
 	}
+	u.checkUnconfirmed(ctx, store)
 	for range u.concurrency(u.xorbSize()) {
 		s.wg.Go(s.uploader)
 	}
@@ -143,6 +144,7 @@ func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Re
 	}
 	close(s.queue)
 	s.wg.Wait()
+	s.settleRecords()
 	if err != nil {
 		return nil, err
 	}
@@ -499,6 +501,7 @@ func (s *session) uploader() {
 		if s.ctx.Err() != nil {
 			continue // drain
 		}
+		s.recordSending(x.slot)
 		if err := s.store.PutXorb(s.ctx, x.built); err != nil {
 			s.fail(err)
 			continue
