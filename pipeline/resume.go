@@ -93,12 +93,19 @@ func (s *session) findResumed(h xethash.Hash) (ref, bool) {
 	return ref{i, index}, true
 }
 
-// recordSending tells the Uploader's StoredChunks of a xorb about to be
-// sent, recordStored of one the store has just accepted.
+// recordSending tells the Uploader's StoredChunks of a xorb just sealed,
+// that will be sent once sl.recorded closes: the record is written while
+// the xorb waits for an uploader, not after. recordStored tells of one
+// the store has just accepted.
 func (s *session) recordSending(sl *slot) {
-	if s.u.Resume != nil {
-		s.u.Resume.Sending(sl.info)
+	if s.u.Resume == nil {
+		return
 	}
+	sl.recorded = make(chan struct{})
+	go func() {
+		defer close(sl.recorded)
+		s.u.Resume.Sending(sl.info)
+	}()
 }
 
 func (s *session) recordStored(sl *slot) {

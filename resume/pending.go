@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/xetkit/xetkit/xethash"
 )
 
 // repoLabel is the name, within a scope, of the Repo a State was opened
@@ -49,6 +51,13 @@ func ListPending(b Backend) ([]Pending, error) {
 	}
 	byScope := map[string]*Pending{}
 	var out []*Pending
+	// A xorb recorded both ways (stopped between the confirmed record's
+	// write and the unconfirmed one's removal) counts as confirmed.
+	type key struct {
+		scope string
+		x     xethash.Hash
+	}
+	confirmedXorbs, unconfirmedXorbs := map[key]bool{}, map[key]bool{}
 	for _, e := range entries {
 		at, x, confirmed, err := parseRecordName(e.Name)
 		if err != nil || e.Size > maxRecordSize {
@@ -78,8 +87,14 @@ func ListPending(b Backend) ([]Pending, error) {
 		if confirmed {
 			p.Xorbs++
 			p.Bytes += int64(info.BytesInXorb)
+			confirmedXorbs[key{e.Scope, x}] = true
 		} else {
-			p.Unconfirmed++
+			unconfirmedXorbs[key{e.Scope, x}] = true
+		}
+	}
+	for k := range unconfirmedXorbs {
+		if !confirmedXorbs[k] {
+			byScope[k.scope].Unconfirmed++
 		}
 	}
 	for _, p := range out {

@@ -78,7 +78,7 @@ type State struct {
 	all     []Entry               // the Backend's records, every scope, oldest first
 	total   int64                 // their bytes
 	last    int64                 // time of the last record named here
-	broken  bool                  // a write failed: no more are tried
+	warned  bool                  // a write failed (told once; later ones are still tried)
 
 	labelMu sync.Mutex  // held while the scope's repoLabel is written
 	labeled atomic.Bool // it is (or could not be)
@@ -206,7 +206,7 @@ func (st *State) Find(chunk xethash.Hash) (*shard.Xorb, uint32, bool) {
 func (st *State) Sending(x *shard.Xorb) {
 	st.mu.Lock()
 	st.touched[x.Hash] = true
-	if st.xorbs[x.Hash] != nil || st.broken {
+	if st.xorbs[x.Hash] != nil {
 		st.mu.Unlock()
 		return
 	}
@@ -240,10 +240,7 @@ func (st *State) confirm(x *shard.Xorb) {
 	switch {
 	case h != nil && h.confirmed:
 		st.mu.Unlock()
-	case st.broken || h != nil && h.name == "":
-		st.add(x, "", true)
-		st.mu.Unlock()
-	case h != nil:
+	case h != nil && h.name != "":
 		at, _, _, _ := parseRecordName(h.name)
 		st.add(h.info, "", true)
 		st.confirming++
@@ -269,7 +266,8 @@ func (st *State) next() int64 {
 }
 
 // write records x under the name for at, then remembers it (see add). A
-// record that cannot be written is warned of once, and no more are tried.
+// record that cannot be written is warned of once (a store can fail once
+// and work again: each record is tried).
 // Lookups are not held up while the record is written.
 func (st *State) write(x *shard.Xorb, at int64, confirmed bool) {
 	// The Backend is written without the lock: a JavaScript one waits
@@ -285,10 +283,10 @@ func (st *State) write(x *shard.Xorb, at int64, confirmed bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if err != nil {
-		if !st.broken {
+		if !st.warned {
 			st.warn("cannot record a stored xorb, so an interrupted upload will resume less: %v", err)
 		}
-		st.broken = true
+		st.warned = true
 		name = ""
 	} else {
 		st.all = append(st.all, Entry{Scope: st.scope, Name: name, Size: int64(len(data))})

@@ -331,6 +331,12 @@ func TestStateUnconfirmedRecords(t *testing.T) {
 			if got := names(); !slices.Equal(got, []string{".sending", ".sending", ".shard"}) {
 				t.Errorf("records %v, want two unconfirmed and one confirmed", got)
 			}
+			// A xorb recorded both ways (a stop between the confirmed
+			// record's write and the other's removal) is confirmed.
+			dup, _ := encodeRecord(accepted)
+			if err := b.Write("s", recordName(1, accepted.Hash, false), dup); err != nil {
+				t.Fatal(err)
+			}
 			if p, _ := ListPending(b); len(p) != 1 || p[0].Xorbs != 1 || p[0].Unconfirmed != 2 || p[0].Bytes != int64(accepted.BytesInXorb) {
 				t.Errorf("ListPending: %+v", p)
 			}
