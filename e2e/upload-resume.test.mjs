@@ -1,13 +1,15 @@
 // Resume in the browser, through the page, against "xetkit serve":
 //
-//  1. a 160 MiB upload through the Upload panel is cut by a reload once
+//  1. a 512 MiB upload through the Upload panel is cut by a reload once
 //     the hub has stored about half of it; after the reload the panel
 //     lists the unfinished upload (repository, bytes stored, when); the
 //     same file picked again for the same repository finishes it, the
 //     progress and the result saying how much was resumed, and the hub's
-//     counters show how much of what it had already stored was sent
-//     again; the committed file downloads identical and the state is
-//     gone (the list is empty and so is the Origin Private File System);
+//     counters show that less than 5 % of the xorb bytes it had already
+//     stored is sent again (the xorbs in flight at the reload, recorded
+//     before they were sent, are asked about rather than sent); the
+//     committed file downloads identical and the state is gone (the list
+//     is empty and so is the Origin Private File System);
 //  2. the browser's stores (OPFS, and IndexedDB, used where OPFS cannot
 //     write) keep records whole, list them and remove them.
 
@@ -19,10 +21,11 @@ import { join } from "node:path";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { setup, pageTest, hubStats, downloadThroughPanel, axeFindings } from "./helpers.mjs";
+import { settledHubStats } from "../test/common.mjs";
 
 const token = "hf_e2e_resume";
 const repo = "alice/e2e-resume";
-const size = 160 << 20; // 20 xorbs of 8 MiB: the issue's 512 MiB, scaled to keep the test near a minute here
+const size = 512 << 20; // 64 xorbs of 8 MiB
 const hubAnswers = { allowConsole: /Failed to load resource: the server responded with a status of 404|net::ERR_|xetkit: / };
 
 const env = {};
@@ -73,19 +76,6 @@ function opfsFiles(page) {
   });
 }
 
-// settled waits until the hub's counters stop moving (the requests cut by
-// the reload have ended) and returns them.
-async function settled(url) {
-  let last = await hubStats(url);
-  for (let i = 0; i < 50; i++) {
-    await new Promise((r) => setTimeout(r, 300));
-    const s = await hubStats(url);
-    if (s.xorbBytesReceived === last.xorbBytesReceived && s.xorbBytesStored === last.xorbBytesStored) return s;
-    last = s;
-  }
-  return last;
-}
-
 test("an upload cut by a reload resumes when the same file is picked again", { timeout: 300_000 }, pageTest(env, async (page, t) => {
   await fillForm(page);
   await page.setInputFiles("#up-files", env.file);
@@ -102,7 +92,7 @@ test("an upload cut by a reload resumes when the same file is picked again", { t
   }
   await page.reload();
   await page.waitForFunction(() => document.body.dataset.ready === "1", null, { timeout: 20_000 });
-  const s1 = await settled(env.url);
+  const s1 = await settledHubStats(env.url, { pauseMs: 300 });
   t.diagnostic(`reloaded after ${Date.now() - t0} ms with ${atReload.xorbBytesStored} xorb bytes stored; once settled ${s1.xorbBytesStored} stored, ${s1.xorbBytesReceived} received`);
 
   // The panel lists the unfinished upload.
@@ -114,7 +104,7 @@ test("an upload cut by a reload resumes when the same file is picked again", { t
   assert.equal(pending[0].repo, repo);
   assert.match(pending[0].text, new RegExp(`${repo} on ${env.url.replace(/\/$/, "")}: [\\d.]+ MiB stored in \\d+ xorbs, last `));
   const recorded = Number(pending[0].bytes);
-  assert.ok(recorded >= 8 << 20 && recorded <= s1.xorbBytesStored, `${recorded} bytes recorded, ${s1.xorbBytesStored} stored by the hub`);
+  assert.ok(recorded <= s1.xorbBytesStored, `${recorded} bytes recorded, ${s1.xorbBytesStored} stored by the hub`);
   const a11y = await axeFindings(page, "upload panel listing an unfinished upload");
   assert.deepEqual(a11y, []);
 
@@ -137,21 +127,21 @@ test("an upload cut by a reload resumes when the same file is picked again", { t
   const row = await batch.locator("tr.xf-file").evaluate((r) => ({ ...r.dataset }));
   const resumed = Number(row.resumed);
   const received = s2.xorbBytesReceived - s1.xorbBytesReceived;
-  const sentAgain = received - (s2.xorbBytesStored - s1.xorbBytesStored);
+  // Sent again: what was received beyond the xorbs newly stored. (Stored
+  // counts a xorb with its footer, received without: a few KiB apart,
+  // which can only lower the figure.)
+  const sentAgain = Math.max(0, received - (s2.xorbBytesStored - s1.xorbBytesStored));
   t.diagnostic(`second run: ${Date.now() - t1} ms, ${received} xorb bytes sent, of which ${sentAgain} the hub already had ` +
-    `(${(100 * sentAgain / s1.xorbBytesStored).toFixed(1)} % of the ${s1.xorbBytesStored} it stored before); resumed ${resumed} (${summary})`);
+    `(${(100 * sentAgain / s1.xorbBytesStored).toFixed(2)} % of the ${s1.xorbBytesStored} it stored before; ${s2.xorbsExisting - s1.xorbsExisting} xorbs); resumed ${resumed} (${summary})`);
   assert.ok(await page.evaluate(() => window.__resumedShown), "the progress never said what was resumed");
   assert.match(summary, /resumed\s+[\d.]+ MiB/);
-  assert.equal(resumed, recorded, "resumed: the bytes the state recorded");
+  // Resumed: at least what was recorded as accepted, and whatever of the
+  // xorbs in flight at the reload the hub turned out to have.
+  assert.ok(resumed >= recorded && resumed >= (s1.xorbBytesStored - sentAgain) * 0.99, `resumed ${resumed}, recorded ${recorded}, the hub had ${s1.xorbBytesStored}`);
   assert.equal(row.sha256, env.sha256);
   assert.ok(received <= size - resumed + (1 << 20), `${received} xorb bytes sent for ${size - resumed} bytes not resumed`);
-  // Sent again: only xorbs the hub accepted that the state never
-  // recorded (their answer came after the reload, or their record was
-  // still being written); never a recorded one. (Stored counts a xorb
-  // with its footer, received without: a few KiB apart.) The issue's bar,
-  // under 5 % of what the hub had, does not hold: see the figure printed.
-  assert.ok(sentAgain <= s1.xorbBytesStored - recorded + (1 << 20),
-    `${sentAgain} xorb bytes the hub had were sent again; it had ${s1.xorbBytesStored - recorded} bytes the state did not record`);
+  // The bar: under 5 % of what the hub had is sent again.
+  assert.ok(sentAgain < s1.xorbBytesStored * 0.05, `${sentAgain} xorb bytes the hub had were sent again, of ${s1.xorbBytesStored}`);
 
   // Downloads identical; the state is gone.
   const got = await downloadThroughPanel(page, "big.bin", { timeout: 120_000 });

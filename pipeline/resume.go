@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
@@ -11,18 +12,67 @@ import (
 // StoredChunks is what an Uploader knows of xorbs stored by earlier
 // uploads that did not finish (package resume keeps it on disk or in the
 // browser's storage). A chunk found there is referenced, not sent again;
-// every xorb the store accepts is reported to it as soon as it is.
+// every xorb is reported to it before it is sent and once the store
+// accepts it.
 type StoredChunks interface {
 	// Find returns the stored xorb that holds a chunk (by its plain
 	// hash) and the chunk's index in it. The xorb's CAS info goes into the
 	// session's shard, as for a xorb the session sent itself.
 	Find(chunk xethash.Hash) (x *shard.Xorb, index uint32, ok bool)
+	// Sending records that the xorb x describes is about to be sent; the
+	// record is durable when it returns. Failing to record is no reason
+	// to stop an upload: it then resumes less.
+	Sending(x *shard.Xorb)
 	// Stored records that the store has accepted the xorb x describes;
-	// the record is durable when it returns. Failing to record is no
-	// reason to stop an upload: it then resumes less.
+	// the record may be written after it returns, but before Settle does.
 	Stored(x *shard.Xorb)
+	// Settle returns once what Stored was told is recorded.
+	Settle()
+	// Unconfirmed returns the xorbs an earlier upload recorded as being
+	// sent, but not as accepted: it stopped before hearing back.
+	Unconfirmed() []*shard.Xorb
+	// Confirmed says that the store has one of those after all.
+	Confirmed(x *shard.Xorb)
 	// Forget drops xorbs the store turned out not to have.
 	Forget(xorbs ...xethash.Hash)
+}
+
+// maxChecks bounds the unconfirmed xorbs asked about at once.
+const maxChecks = 8
+
+// checkUnconfirmed asks the store about each xorb an earlier upload was
+// sending when it stopped, without sending its bytes: a shard that names
+// that xorb alone (an upload-form shard with no file; the CAS accepts a
+// shard only if it has every xorb the shard names, draft §11.7). One the
+// store accepts is confirmed, and its chunks are referenced from then
+// on; one it refuses is forgotten, and its chunks are sent again if the
+// upload needs them. Another failure leaves the xorb unconfirmed: this
+// upload sends what it needs of it.
+func (u *Uploader) checkUnconfirmed(ctx context.Context, store Store) {
+	if u.Resume == nil {
+		return
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxChecks)
+	for _, x := range u.Resume.Unconfirmed() {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			one := shard.Shard{Header: shard.Header{AppID: shard.DefaultAppID, Version: shard.HeaderVersion}, Xorbs: []shard.Xorb{*x}}
+			b, err := one.Marshal(shard.WriteOptions{})
+			if err == nil {
+				err = store.PutShard(ctx, b)
+			}
+			var r refusal
+			switch {
+			case err == nil:
+				u.Resume.Confirmed(x)
+			case errors.As(err, &r) && r.Refused():
+				u.Resume.Forget(x.Hash)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // findResumed looks a chunk up in the Uploader's StoredChunks.
@@ -43,11 +93,32 @@ func (s *session) findResumed(h xethash.Hash) (ref, bool) {
 	return ref{i, index}, true
 }
 
-// recordStored tells the Uploader's StoredChunks of a xorb the store has
-// just accepted.
+// recordSending tells the Uploader's StoredChunks of a xorb just sealed,
+// that will be sent once sl.recorded closes: the record is written while
+// the xorb waits for an uploader, not after. recordStored tells of one
+// the store has just accepted.
+func (s *session) recordSending(sl *slot) {
+	if s.u.Resume == nil {
+		return
+	}
+	sl.recorded = make(chan struct{})
+	go func() {
+		defer close(sl.recorded)
+		s.u.Resume.Sending(sl.info)
+	}()
+}
+
 func (s *session) recordStored(sl *slot) {
 	if s.u.Resume != nil {
 		s.u.Resume.Stored(sl.info)
+	}
+}
+
+// settleRecords waits until the xorbs stored are recorded: an upload
+// started after this one returns must find them.
+func (s *session) settleRecords() {
+	if s.u.Resume != nil {
+		s.u.Resume.Settle()
 	}
 }
 

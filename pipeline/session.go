@@ -34,6 +34,9 @@ type slot struct {
 	// Set when sealed, for the shard and progress.
 	info      *shard.Xorb
 	fileBytes map[int]int64 // new bytes per file index
+	// recorded closes once Uploader.Resume has recorded the xorb as
+	// being sent (nil: nothing to wait for).
+	recorded chan struct{}
 }
 
 // ref is where one chunk of a file lives: chunk index in a slot.
@@ -124,6 +127,7 @@ func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Re
 	for i, src := range sources {
 		s.prog[i] = Progress{Index: i, Name: src.Name, Size: src.Size}
 	}
+	u.checkUnconfirmed(ctx, store)
 	for range u.concurrency(u.xorbSize()) {
 		s.wg.Go(s.uploader)
 	}
@@ -143,6 +147,7 @@ func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Re
 	}
 	close(s.queue)
 	s.wg.Wait()
+	s.settleRecords()
 	if err != nil {
 		return nil, err
 	}
@@ -466,6 +471,7 @@ func (s *session) seal() error {
 		info.Chunks[i] = shard.Chunk{Hash: c.Hash, ByteRangeStart: c.UnpackedOffset, UnpackedBytes: c.UncompressedSize}
 	}
 	sl.info = info
+	s.recordSending(sl)
 	s.slotOf[built.Hash] = s.cur
 	s.cur, s.curNew = -1, nil
 	select {
@@ -498,6 +504,9 @@ func (s *session) uploader() {
 	for x := range s.queue {
 		if s.ctx.Err() != nil {
 			continue // drain
+		}
+		if x.slot.recorded != nil {
+			<-x.slot.recorded
 		}
 		if err := s.store.PutXorb(s.ctx, x.built); err != nil {
 			s.fail(err)

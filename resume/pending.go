@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/xetkit/xetkit/xethash"
 )
 
 // repoLabel is the name, within a scope, of the Repo a State was opened
@@ -25,10 +27,14 @@ type Pending struct {
 	Scope string `json:"scope"`
 	// Repo is nil when the scope's label is missing or unreadable.
 	Repo *Repo `json:"repo"`
-	// Xorbs and Bytes count the recorded xorbs and their chunk data
-	// (uncompressed): what an upload of the same files would not send.
+	// Xorbs and Bytes count the xorbs the CAS confirmed and their chunk
+	// data (uncompressed): what an upload of the same files would not
+	// send.
 	Xorbs int   `json:"xorbs"`
 	Bytes int64 `json:"bytes"`
+	// Unconfirmed counts the xorbs that were being sent when the upload
+	// stopped: the next upload asks the CAS whether it has them.
+	Unconfirmed int `json:"unconfirmed"`
 	// First and Last are when the oldest and newest records were written.
 	First time.Time `json:"first"`
 	Last  time.Time `json:"last"`
@@ -45,8 +51,15 @@ func ListPending(b Backend) ([]Pending, error) {
 	}
 	byScope := map[string]*Pending{}
 	var out []*Pending
+	// A xorb recorded both ways (stopped between the confirmed record's
+	// write and the unconfirmed one's removal) counts as confirmed.
+	type key struct {
+		scope string
+		x     xethash.Hash
+	}
+	confirmedXorbs, unconfirmedXorbs := map[key]bool{}, map[key]bool{}
 	for _, e := range entries {
-		at, x, err := parseRecordName(e.Name)
+		at, x, confirmed, err := parseRecordName(e.Name)
 		if err != nil || e.Size > maxRecordSize {
 			continue
 		}
@@ -71,8 +84,18 @@ func ListPending(b Backend) ([]Pending, error) {
 		if t.After(p.Last) {
 			p.Last = t
 		}
-		p.Xorbs++
-		p.Bytes += int64(info.BytesInXorb)
+		if confirmed {
+			p.Xorbs++
+			p.Bytes += int64(info.BytesInXorb)
+			confirmedXorbs[key{e.Scope, x}] = true
+		} else {
+			unconfirmedXorbs[key{e.Scope, x}] = true
+		}
+	}
+	for k := range unconfirmedXorbs {
+		if !confirmedXorbs[k] {
+			byScope[k.scope].Unconfirmed++
+		}
 	}
 	for _, p := range out {
 		if data, err := b.Read(p.Scope, repoLabel); err == nil && len(data) <= 4096 {

@@ -11,39 +11,54 @@ import (
 	"github.com/xetkit/xetkit/xorb"
 )
 
-// A record is one xorb the CAS accepted: an upload-form shard (the MDB
+// A record is one xorb an upload sent: an upload-form shard (the MDB
 // shard format) holding that xorb's CAS info alone, as the reference
 // client keeps the xorbs of an unfinished session in local shards. It is
-// named "<time>-<xorb hash>.shard", the time (16 hex digits of Unix
-// nanoseconds) ordering records oldest first across scopes.
+// named "<time>-<xorb hash>.shard" once the CAS accepted the xorb, and
+// "<time>-<xorb hash>.sending" from just before the xorb is sent until
+// then (an unconfirmed record: the CAS may or may not have the xorb), the
+// time (16 hex digits of Unix nanoseconds) ordering records oldest first
+// across scopes.
 
-const recordSuffix = ".shard"
+const (
+	recordSuffix      = ".shard"
+	unconfirmedSuffix = ".sending"
+)
 
 // maxRecordSize bounds what is read of a record: one of a full xorb
 // (8,192 chunks of 48 bytes, with the shard's header and bookends) is
 // under 400 KiB.
 const maxRecordSize = 1 << 20
 
-func recordName(at int64, x xethash.Hash) string {
+func recordName(at int64, x xethash.Hash, confirmed bool) string {
+	if !confirmed {
+		return fmt.Sprintf("%016x-%s%s", at, x, unconfirmedSuffix)
+	}
 	return fmt.Sprintf("%016x-%s%s", at, x, recordSuffix)
 }
 
-// parseRecordName returns the time and xorb hash of a record name.
-func parseRecordName(name string) (int64, xethash.Hash, error) {
-	stem, ok := strings.CutSuffix(name, recordSuffix)
-	t, h, ok2 := strings.Cut(stem, "-")
-	if !ok || !ok2 || len(t) != 16 {
-		return 0, xethash.Hash{}, fmt.Errorf("not a record name")
+// parseRecordName returns the time and xorb hash of a record name, and
+// whether the record is confirmed.
+func parseRecordName(name string) (at int64, x xethash.Hash, confirmed bool, err error) {
+	stem, confirmed := strings.CutSuffix(name, recordSuffix)
+	if !confirmed {
+		var ok bool
+		if stem, ok = strings.CutSuffix(name, unconfirmedSuffix); !ok {
+			return 0, x, false, fmt.Errorf("not a record name")
+		}
 	}
-	at, err := strconv.ParseUint(t, 16, 64)
+	t, h, ok := strings.Cut(stem, "-")
+	if !ok || len(t) != 16 {
+		return 0, x, false, fmt.Errorf("not a record name")
+	}
+	u, err := strconv.ParseUint(t, 16, 64)
 	if err != nil {
-		return 0, xethash.Hash{}, fmt.Errorf("not a record name")
+		return 0, x, false, fmt.Errorf("not a record name")
 	}
-	x, err := xethash.Parse(h)
-	if err != nil {
-		return 0, xethash.Hash{}, fmt.Errorf("not a record name: %v", err)
+	if x, err = xethash.Parse(h); err != nil {
+		return 0, x, false, fmt.Errorf("not a record name: %v", err)
 	}
-	return int64(at), x, nil
+	return int64(u), x, confirmed, nil
 }
 
 // encodeRecord returns the bytes of x's record.

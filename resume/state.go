@@ -3,10 +3,12 @@
 // sends only what the CAS does not have yet.
 //
 // A State belongs to one hub and repository (a scope). The pipeline sees
-// it as its "chunks already stored" (pipeline.StoredChunks): each xorb the
-// CAS accepts is recorded durably right away, and a later upload of the
-// same file references the chunks of recorded xorbs instead of sending
-// them. Records live in a Backend (a folder natively, Dir; the browser's
+// it as its "chunks already stored" (pipeline.StoredChunks): each xorb is
+// recorded durably, unconfirmed, before it is sent, and confirmed once the
+// CAS accepts it; a later upload of the same file references the chunks
+// of confirmed xorbs instead of sending them, and those of unconfirmed
+// ones once the CAS says it has them (a reload or a kill can stop an
+// upload after the CAS took a xorb and before its answer came back). Records live in a Backend (a folder natively, Dir; the browser's
 // storage through JavaScript), are bounded in total size (the oldest
 // deleted first), and are dropped by Done once the upload is committed.
 // They are never trusted blindly: a record that does not read back whole
@@ -76,15 +78,19 @@ type State struct {
 	all     []Entry               // the Backend's records, every scope, oldest first
 	total   int64                 // their bytes
 	last    int64                 // time of the last record named here
-	broken  bool                  // a write failed: no more are tried
+	warned  bool                  // a write failed (told once; later ones are still tried)
 
 	labelMu sync.Mutex  // held while the scope's repoLabel is written
 	labeled atomic.Bool // it is (or could not be)
+
+	confirming int        // records being rewritten as confirmed (st.mu)
+	confirmed  *sync.Cond // signalled as each is
 }
 
 type held struct {
-	info *shard.Xorb
-	name string // record name, "" once removed from the Backend
+	info      *shard.Xorb
+	name      string // record name, "" once removed from the Backend
+	confirmed bool   // the CAS accepted it; its chunks are found
 }
 
 type chunkAt struct {
@@ -101,13 +107,14 @@ func Open(b Backend, scope string, opts Options) *State {
 	}
 	st := &State{backend: b, scope: scope, opts: opts,
 		xorbs: map[xethash.Hash]*held{}, chunks: map[xethash.Hash]chunkAt{}, touched: map[xethash.Hash]bool{}}
+	st.confirmed = sync.NewCond(&st.mu)
 	entries, err := b.List()
 	if err != nil {
 		st.warn("cannot list the upload state, so this upload starts from the beginning: %v", err)
 		return st
 	}
 	for _, e := range entries {
-		if _, _, err := parseRecordName(e.Name); err == nil {
+		if _, _, _, err := parseRecordName(e.Name); err == nil {
 			st.all = append(st.all, e)
 			st.total += e.Size
 		}
@@ -118,7 +125,7 @@ func Open(b Backend, scope string, opts Options) *State {
 	st.mu.Unlock()
 	mine := slices.DeleteFunc(slices.Clone(st.all), func(e Entry) bool { return e.Scope != scope })
 	for _, e := range mine {
-		at, want, _ := parseRecordName(e.Name)
+		at, want, confirmed, _ := parseRecordName(e.Name)
 		st.last = max(st.last, at)
 		if e.Size > maxRecordSize {
 			st.warn("ignoring a corrupt upload state record %s/%s (deleted): %d bytes, more than a record can hold", scope, e.Name, e.Size)
@@ -136,7 +143,7 @@ func Open(b Backend, scope string, opts Options) *State {
 			st.remove(e.Name)
 			continue
 		}
-		st.add(x, e.Name)
+		st.add(x, e.Name, confirmed)
 	}
 	return st
 }
@@ -147,20 +154,32 @@ func (st *State) warn(format string, args ...any) {
 	}
 }
 
-// add remembers a xorb's chunks; a chunk already known keeps its place.
-func (st *State) add(x *shard.Xorb, name string) {
-	if old := st.xorbs[x.Hash]; old != nil {
-		if old.name != "" && old.name != name {
-			st.remove(old.name) // the same xorb recorded twice: keep the newer
-		}
-		old.name = name
-		return
+// add remembers a xorb, recorded under name ("": not recorded), and
+// once it is confirmed its chunks (a chunk already known keeps its place).
+// A xorb recorded twice keeps one record: the confirmed one, else the
+// newer.
+func (st *State) add(x *shard.Xorb, name string, confirmed bool) {
+	h := st.xorbs[x.Hash]
+	if h == nil {
+		h = &held{info: x}
+		st.xorbs[x.Hash] = h
 	}
-	h := &held{info: x, name: name}
-	st.xorbs[x.Hash] = h
-	for i, c := range x.Chunks {
-		if _, ok := st.chunks[c.Hash]; !ok {
-			st.chunks[c.Hash] = chunkAt{h, uint32(i)}
+	if name != "" && name != h.name {
+		if h.confirmed && !confirmed {
+			st.remove(name)
+			return
+		}
+		if h.name != "" {
+			st.remove(h.name)
+		}
+		h.name = name
+	}
+	if confirmed && !h.confirmed {
+		h.confirmed = true
+		for i, c := range h.info.Chunks {
+			if _, ok := st.chunks[c.Hash]; !ok {
+				st.chunks[c.Hash] = chunkAt{h, uint32(i)}
+			}
 		}
 	}
 }
@@ -179,27 +198,82 @@ func (st *State) Find(chunk xethash.Hash) (*shard.Xorb, uint32, bool) {
 	return at.x.info, at.index, true
 }
 
-// Stored records, durably before it returns, that the CAS accepted the
-// xorb x describes (its chunk hashes unkeyed). A record that cannot be
-// written is warned of once; the upload goes on without. Lookups are not
-// held up while the record is written.
-func (st *State) Stored(x *shard.Xorb) {
+// Sending records, durably before it returns, that the xorb x describes
+// (its chunk hashes unkeyed) is about to be sent: an unconfirmed record,
+// so that an upload stopped before the CAS's answer comes back can ask
+// the CAS whether it has the xorb instead of sending it again. A record
+// that cannot be written is warned of once; the upload goes on without.
+func (st *State) Sending(x *shard.Xorb) {
 	st.mu.Lock()
 	st.touched[x.Hash] = true
-	if st.xorbs[x.Hash] != nil || st.broken {
-		if st.xorbs[x.Hash] == nil {
-			st.add(x, "")
-		}
+	if st.xorbs[x.Hash] != nil {
 		st.mu.Unlock()
 		return
 	}
-	st.last = max(time.Now().UnixNano(), st.last+1)
-	name := recordName(st.last, x.Hash)
+	at := st.next()
 	st.mu.Unlock()
+	st.write(x, at, false)
+}
 
+// Stored confirms that the CAS accepted the xorb x describes. Its chunks
+// are found at once; its record is rewritten as confirmed in the
+// background (Done and Forget wait for it): the unconfirmed one is durable
+// already, and the worst a crash meanwhile does is leave it for the next
+// upload to ask the CAS about. A xorb not recorded by Sending is recorded
+// before Stored returns.
+func (st *State) Stored(x *shard.Xorb) {
+	st.mu.Lock()
+	st.touched[x.Hash] = true
+	st.confirm(x)
+}
+
+// Confirmed says that the CAS has an unconfirmed xorb after all (see
+// Unconfirmed), as Stored does, without making it this upload's.
+func (st *State) Confirmed(x *shard.Xorb) {
+	st.mu.Lock()
+	st.confirm(x)
+}
+
+// confirm is Stored and Confirmed; st.mu is held on entry, and released.
+func (st *State) confirm(x *shard.Xorb) {
+	h := st.xorbs[x.Hash]
+	switch {
+	case h != nil && h.confirmed:
+		st.mu.Unlock()
+	case h != nil && h.name != "":
+		at, _, _, _ := parseRecordName(h.name)
+		st.add(h.info, "", true)
+		st.confirming++
+		st.mu.Unlock()
+		go func() {
+			st.write(h.info, at, true)
+			st.mu.Lock()
+			st.confirming--
+			st.confirmed.Broadcast()
+			st.mu.Unlock()
+		}()
+	default:
+		at := st.next()
+		st.mu.Unlock()
+		st.write(x, at, true)
+	}
+}
+
+// next returns the time to name a new record by; st.mu is held.
+func (st *State) next() int64 {
+	st.last = max(time.Now().UnixNano(), st.last+1)
+	return st.last
+}
+
+// write records x under the name for at, then remembers it (see add). A
+// record that cannot be written is warned of once (a store can fail once
+// and work again: each record is tried).
+// Lookups are not held up while the record is written.
+func (st *State) write(x *shard.Xorb, at int64, confirmed bool) {
 	// The Backend is written without the lock: a JavaScript one waits
 	// for the event loop, which may be waiting for the lock.
 	x = &shard.Xorb{Hash: x.Hash, BytesInXorb: x.BytesInXorb, Chunks: slices.Clone(x.Chunks)}
+	name := recordName(at, x.Hash, confirmed)
 	data, err := encodeRecord(x)
 	if err == nil {
 		st.label()
@@ -209,17 +283,32 @@ func (st *State) Stored(x *shard.Xorb) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if err != nil {
-		if !st.broken {
+		if !st.warned {
 			st.warn("cannot record a stored xorb, so an interrupted upload will resume less: %v", err)
 		}
-		st.broken = true
+		st.warned = true
 		name = ""
 	} else {
 		st.all = append(st.all, Entry{Scope: st.scope, Name: name, Size: int64(len(data))})
 		st.total += int64(len(data))
 	}
-	st.add(x, name)
+	st.add(x, name, confirmed)
 	st.evict()
+}
+
+// Unconfirmed returns the xorbs recorded as being sent whose acceptance
+// was never heard of (the upload sending them was stopped): the CAS may
+// have them or not. Until Confirmed, their chunks are not found.
+func (st *State) Unconfirmed() []*shard.Xorb {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var out []*shard.Xorb
+	for _, h := range st.xorbs {
+		if !h.confirmed && h.name != "" {
+			out = append(out, h.info)
+		}
+	}
+	return out
 }
 
 // label writes the scope's repoLabel before its first record, so that no
@@ -285,7 +374,7 @@ func (st *State) remove(name string) {
 		st.warn("cannot delete upload state record %s/%s: %v", st.scope, name, err)
 	}
 	st.unlabel(st.scope)
-	_, x, _ := parseRecordName(name)
+	_, x, _, _ := parseRecordName(name)
 	if h := st.xorbs[x]; h != nil && h.name == name {
 		h.name = ""
 	}
@@ -296,6 +385,7 @@ func (st *State) remove(name string) {
 func (st *State) Forget(xorbs ...xethash.Hash) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.settle()
 	for _, x := range xorbs {
 		h := st.xorbs[x]
 		if h == nil {
@@ -320,12 +410,30 @@ func (st *State) Forget(xorbs ...xethash.Hash) {
 // same repository stay.
 func (st *State) Done() {
 	st.mu.Lock()
+	st.settle()
 	touched := slices.Collect(maps.Keys(st.touched))
 	st.mu.Unlock()
 	st.Forget(touched...)
 }
 
-// Xorbs returns how many xorbs the State knows in its scope.
+// Settle returns once the records of the xorbs Stored was told of are
+// written (or could not be).
+func (st *State) Settle() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.settle()
+}
+
+// settle waits, st.mu held, until no record is being rewritten as
+// confirmed: one that lands after its xorb is forgotten would outlive it.
+func (st *State) settle() {
+	for st.confirming > 0 {
+		st.confirmed.Wait()
+	}
+}
+
+// Xorbs returns how many xorbs the State knows in its scope, confirmed
+// or not.
 func (st *State) Xorbs() int {
 	st.mu.Lock()
 	defer st.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -292,6 +293,82 @@ func TestListPending(t *testing.T) {
 			Open(b, "scope4", Options{MaxBytes: recordSize(t, one) + 1}).Stored(testXorb(5, 4))
 			if l, _ := b.List(); len(l) != 1 || l[0].Scope != "scope4" {
 				t.Errorf("after eviction: %v, want scope4's record alone", l)
+			}
+		})
+	}
+}
+
+// A xorb is recorded unconfirmed before it is sent: a State opened after
+// a stop (no Stored heard) lists it as unconfirmed and finds none of its
+// chunks until Confirmed, which keeps it for later uploads (not this
+// one's: Done leaves it); a confirmed xorb needs no asking; and Stored
+// leaves exactly one record, confirmed, once Settle returns.
+func TestStateUnconfirmedRecords(t *testing.T) {
+	for name, b := range map[string]Backend{"dir": Dir{Root: t.TempDir()}, "memory": &Memory{}} {
+		t.Run(name, func(t *testing.T) {
+			warn := Options{Warn: func(m string) { t.Errorf("warning: %s", m) }}
+			sent, accepted, lost := testXorb(1, 4), testXorb(2, 3), testXorb(3, 2)
+			st := Open(b, "s", warn)
+			for _, x := range []*shard.Xorb{sent, accepted, lost} {
+				st.Sending(x)
+			}
+			if _, _, ok := st.Find(sent.Chunks[0].Hash); ok {
+				t.Error("a chunk of a xorb not yet accepted is found")
+			}
+			st.Stored(accepted)
+			if _, _, ok := st.Find(accepted.Chunks[1].Hash); !ok {
+				t.Error("a chunk of an accepted xorb is not found")
+			}
+			st.Settle()
+			names := func() (out []string) {
+				l, _ := b.List()
+				for _, e := range l {
+					out = append(out, e.Name[strings.LastIndex(e.Name, "."):])
+				}
+				slices.Sort(out)
+				return out
+			}
+			if got := names(); !slices.Equal(got, []string{".sending", ".sending", ".shard"}) {
+				t.Errorf("records %v, want two unconfirmed and one confirmed", got)
+			}
+			// A xorb recorded both ways (a stop between the confirmed
+			// record's write and the other's removal) is confirmed.
+			dup, _ := encodeRecord(accepted)
+			if err := b.Write("s", recordName(1, accepted.Hash, false), dup); err != nil {
+				t.Fatal(err)
+			}
+			if p, _ := ListPending(b); len(p) != 1 || p[0].Xorbs != 1 || p[0].Unconfirmed != 2 || p[0].Bytes != int64(accepted.BytesInXorb) {
+				t.Errorf("ListPending: %+v", p)
+			}
+
+			// The process stops; the next upload asks about the two.
+			again := Open(b, "s", warn)
+			un := again.Unconfirmed()
+			slices.SortFunc(un, func(a, b *shard.Xorb) int { return strings.Compare(a.Hash.String(), b.Hash.String()) })
+			want := []xethash.Hash{sent.Hash, lost.Hash}
+			slices.SortFunc(want, func(a, b xethash.Hash) int { return strings.Compare(a.String(), b.String()) })
+			if len(un) != 2 || un[0].Hash != want[0] || un[1].Hash != want[1] || len(un[0].Chunks) == 0 {
+				t.Fatalf("Unconfirmed: %v, want %v", un, want)
+			}
+			if _, _, ok := again.Find(accepted.Chunks[0].Hash); !ok {
+				t.Error("a confirmed xorb is not found after Open")
+			}
+			again.Confirmed(sent)
+			again.Forget(lost.Hash)
+			again.Settle()
+			if x, i, ok := Open(b, "s", warn).Find(sent.Chunks[3].Hash); !ok || x.Hash != sent.Hash || i != 3 {
+				t.Errorf("a confirmed candidate's chunk: %v %d %v", x, i, ok)
+			}
+			if len(again.Unconfirmed()) != 0 {
+				t.Errorf("still unconfirmed: %v", again.Unconfirmed())
+			}
+			again.Find(accepted.Chunks[0].Hash) // this upload uses accepted only
+			again.Done()
+			if got := names(); !slices.Equal(got, []string{".shard"}) {
+				t.Errorf("after Done: records %v, want the confirmed candidate's alone", got)
+			}
+			if x, _, ok := Open(b, "s", warn).Find(sent.Chunks[0].Hash); !ok || x.Hash != sent.Hash {
+				t.Error("the confirmed candidate is not found by the next upload")
 			}
 		})
 	}

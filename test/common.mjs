@@ -136,3 +136,25 @@ export async function startServer({ token, faults, data: keep, binary = bin, sit
     }),
   };
 }
+
+/**
+ * The counters of the hub at url (/_xetkit/stats) once its xorb counters
+ * stop moving: a xorb whose request a stopped upload (a reload, a kill)
+ * gave up on may still be being stored, and until it is, the hub does
+ * not have it. Polls every pauseMs, at most tries times.
+ */
+export async function settledHubStats(url, { pauseMs = 100, tries = 50 } = {}) {
+  const stats = async () => {
+    const r = await fetch(new URL("/_xetkit/stats", url));
+    if (!r.ok) throw new Error(`stats: HTTP ${r.status}`);
+    return r.json();
+  };
+  let last = await stats();
+  for (let i = 0; i < tries; i++) {
+    await new Promise((r) => setTimeout(r, pauseMs));
+    const s = await stats();
+    if (s.xorbBytesReceived === last.xorbBytesReceived && s.xorbBytesStored === last.xorbBytesStored) return s;
+    last = s;
+  }
+  return last;
+}

@@ -8,6 +8,7 @@ const FOLDER = "xetkit-uploads";
 // may be a write under way in another tab.
 const STALE_MS = 60 * 60 * 1000; // without Web Locks
 const PART = ".part";
+const MOVE_ATTEMPTS = 8;
 
 const missing = (e) => e?.name === "NotFoundError";
 
@@ -129,7 +130,17 @@ async function writeWhole(dir, name, bytes) {
     const w = await probe.createWritable();
     await w.write(bytes);
     await w.close();
-    await probe.move(name);
+    // Chromium may still hold the closed writable's lock for a moment
+    // ("cannot be moved while it is locked"): try again shortly.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await probe.move(name);
+        break;
+      } catch (e) {
+        if (e?.name !== "NoModificationAllowedError" || attempt === MOVE_ATTEMPTS) throw e;
+        await new Promise((r) => setTimeout(r, 10 * attempt));
+      }
+    }
   } catch (e) {
     await dir.removeEntry(probe.name).catch(() => {});
     throw e;

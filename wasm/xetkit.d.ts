@@ -420,6 +420,8 @@ export interface PendingUpload {
   /** Xorbs the hub accepted and the bytes of file data they hold: what will not be sent again. */
   xorbs: number;
   bytes: number;
+  /** Xorbs being sent when the upload stopped: the next upload asks the hub whether it has them (without sending their bytes) and sends only those it has not. */
+  unconfirmed: number;
   /** When the first and the last of them were recorded. */
   first: Date;
   last: Date;
