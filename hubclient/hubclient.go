@@ -74,7 +74,11 @@ const maxInline = 64 << 20
 // Commit puts files at their paths on the client's branch in one commit:
 // the hub's preupload says which go inline and which through Xet; the Xet
 // ones are uploaded (deduplicated, as UploadFiles does), then the commit
-// names them by SHA-256. Nothing is committed if any upload fails.
+// names them by SHA-256. Files larger than a hub may take inline
+// (maxInline) can only go through Xet, so their upload starts at once,
+// while the preupload and the CAS token are on their way, in a session of
+// their own; the other Xet files follow in a second one. Nothing is
+// committed if any upload fails.
 func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOptions) (*Committed, error) {
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -87,13 +91,46 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 		seen[f.Path] = true
 	}
 	c.PrefetchToken(ctx, true) // while the hub answers the preupload
-	inline, err := c.preupload(ctx, files)
-	if err != nil {
-		return nil, err
+	// A file larger than maxInline can only go through Xet: its upload
+	// starts now, and is chunked while the hub answers the preupload and
+	// the token comes. The others wait for the hub's word.
+	isXet := make([]bool, len(files))
+	var early []int
+	for i, f := range files {
+		if f.Source.Size > maxInline {
+			isXet[i], early = true, append(early, i)
+		}
 	}
 	results := make([]pipeline.Result, len(files))
-	var xet []pipeline.Source
-	var xetAt []int
+	upload := func(ctx context.Context, at []int) error {
+		srcs := make([]pipeline.Source, len(at))
+		for k, i := range at {
+			srcs[k] = files[i].Source
+			srcs[k].Name = files[i].Path
+		}
+		up, err := c.UploadFiles(ctx, srcs)
+		for k, r := range up {
+			results[at[k]] = r
+		}
+		return err
+	}
+	earlyCtx, stopEarly := context.WithCancel(ctx)
+	defer stopEarly()
+	earlyErr := make(chan error, 1)
+	if len(early) > 0 {
+		go func() { earlyErr <- upload(earlyCtx, early) }()
+	} else {
+		earlyErr <- nil
+	}
+	fail := func(err error) (*Committed, error) {
+		stopEarly()
+		<-earlyErr
+		return nil, err
+	}
+	inline, err := c.preupload(ctx, files)
+	if err != nil {
+		return fail(err)
+	}
 	header := map[string]string{"summary": cmp.Or(opts.Message, "Upload with xetkit")}
 	if opts.Description != "" {
 		header["description"] = opts.Description
@@ -102,29 +139,33 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 		header["parentCommit"] = opts.ParentCommit
 	}
 	lines := []any{map[string]any{"key": "header", "value": header}}
+	var late []int
 	for i, f := range files {
 		if !inline[f.Path] {
-			src := f.Source
-			src.Name = f.Path
-			xet, xetAt = append(xet, src), append(xetAt, i)
+			if !isXet[i] {
+				isXet[i], late = true, append(late, i)
+			}
 			continue
 		}
 		b, err := readAll(f.Source)
 		if err != nil {
-			return nil, fmt.Errorf("commit: %s: %w", f.Path, err)
+			return fail(fmt.Errorf("commit: %s: %w", f.Path, err))
 		}
 		sum := sha256.Sum256(b)
 		results[i] = pipeline.Result{Name: f.Path, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:]), Inline: true, NewBytes: int64(len(b))}
 		lines = append(lines, map[string]any{"key": "file", "value": map[string]string{
 			"path": f.Path, "content": base64.StdEncoding.EncodeToString(b), "encoding": "base64"}})
 	}
-	if len(xet) > 0 {
-		up, err := c.UploadFiles(ctx, xet)
-		if err != nil {
+	if err := <-earlyErr; err != nil {
+		return nil, err
+	}
+	if len(late) > 0 {
+		if err := upload(ctx, late); err != nil {
 			return nil, err
 		}
-		for k, r := range up {
-			results[xetAt[k]] = r
+	}
+	for i, r := range results {
+		if isXet[i] {
 			lines = append(lines, map[string]any{"key": "lfsFile", "value": map[string]any{
 				"path": r.Name, "algo": "sha256", "oid": r.SHA256, "size": r.Size}})
 		}
