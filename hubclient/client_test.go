@@ -412,9 +412,11 @@ func TestBrokenPiecesAreFetchedAgain(t *testing.T) {
 }
 
 // lateFooters holds back every xorb footer answer until pieces of the
-// xorb's data have been asked for, and flips a byte of the answers that
-// hold byte flipAt of the xorb (the first flips of them; -1: all).
+// xorb's data have been asked for, answers the first data request 403
+// (an expired URL) when expire is set, and flips a byte of the answers
+// that hold byte flipAt of the xorb (the first flips of them; -1: all).
 type lateFooters struct {
+	expire       bool
 	flipAt       int64
 	flips        int32
 	flipped      atomic.Int32
@@ -436,7 +438,9 @@ func (l *lateFooters) RoundTrip(req *http.Request) (*http.Response, error) {
 		l.footerSent.Store(true)
 		return resp, err
 	}
-	l.data.Add(1)
+	if l.data.Add(1) == 1 && l.expire {
+		return &http.Response{StatusCode: http.StatusForbidden, Body: io.NopCloser(strings.NewReader("expired")), Request: req}, nil
+	}
 	if !l.footerSent.Load() {
 		l.dataBeforeFt.Add(1)
 	}
@@ -467,16 +471,18 @@ func TestPiecesDoNotWaitForTheFooter(t *testing.T) {
 	srv, data := hubWithOneXorb(t, 23)
 	for _, c := range []struct {
 		name   string
+		expire bool
 		flipAt int64 // a byte of the xorb: in the second span, past the first's overlap
 		flips  int32
 		fails  bool
 	}{
-		{"whole", -1, 0, false},
-		{"a span damaged once", 5 << 20, 1, false},
-		{"a span damaged every time", 5 << 20, -1, true},
+		{"whole", false, -1, 0, false},
+		{"a span's URL expired", true, -1, 0, false},
+		{"a span damaged once", false, 5 << 20, 1, false},
+		{"a span damaged every time", false, 5 << 20, -1, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			l := &lateFooters{flipAt: c.flipAt, flips: c.flips}
+			l := &lateFooters{expire: c.expire, flipAt: c.flipAt, flips: c.flips}
 			d := newClient(srv)
 			d.HTTP = cas.HTTPClient(&http.Client{Transport: l})
 			d.Retries = 0
