@@ -503,16 +503,17 @@ func (d *downloader) source(t Term) (*fetchEntry, fetchRange, bool) {
 
 // The download engine. The terms are cut into jobs, each one request: a
 // piece of a large term (a byte range of its xorb cut by the footer's
-// record boundaries), or the range (all ranges, for a v2 URL signed for
-// several) that serves a small term, fetched once for all the terms that
-// use it. One goroutine (dispatch) walks the terms in order, reads each
-// xorb's footer first (a few xorbs ahead), and starts the jobs as the
+// record boundaries, or, while the footer is on its way, a span cut by
+// bytes alone: see spans), or the range (all ranges, for a v2 URL signed
+// for several) that serves a small term, fetched once for all the terms
+// that use it. One goroutine (dispatch) walks the terms in order, starts
+// the xorbs' footers a few xorbs ahead, and starts the jobs as the
 // download buffer admits them; each job's request waits for a place in
 // the Client's concurrency window, so as many run at once as the
 // controller allows. The caller's goroutine takes the jobs in file order,
 // as each is done, and writes their chunks, each checked against its
-// xorb's footer when it was decoded. A job's bytes leave the buffer once
-// the writer has taken the last term that uses it.
+// xorb's footer before its job is done. A job's bytes leave the buffer
+// once the writer has taken the last term that uses it.
 
 // The engine's platform defaults.
 var (
