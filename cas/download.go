@@ -779,7 +779,7 @@ func (d *downloader) dispatch(ctx context.Context, wg *sync.WaitGroup, buf *buff
 			// Its footer is not in yet: fetched by bytes meanwhile.
 			var prev *job
 			for k, sp := range spans {
-				j := &job{seq: seq, bytes: sp.End - sp.Start + 1, uses: 1, done: make(chan struct{})}
+				j := &job{seq: seq, bytes: spanEnd(sp, r) - sp.Start + 1, uses: 1, done: make(chan struct{})}
 				seq++
 				if err := send(step{term: i, job: j, piece: true, termEnds: k == len(spans)-1}); err != nil {
 					return err
@@ -981,12 +981,16 @@ func (d *downloader) spans(t Term, r fetchRange) []ByteRange {
 	return out
 }
 
+// spanEnd is the last byte fetched for span sp of range r: a record that
+// starts in the span ends at most maxRecord bytes past it.
+func spanEnd(sp ByteRange, r fetchRange) int64 { return min(sp.End+maxRecord, r.bytes.End) }
+
 // fetchSpan fetches span sp of range r (serving term t), then decodes the
 // records that start in it, from where the span before it (after, nil
 // for the first) left off, and checks them against the footer. last: the
 // span ends the range, whose records must end exactly at its end.
 func (d *downloader) fetchSpan(t Term, r fetchRange, sp ByteRange, after *job, last bool, j *job) error {
-	end := min(sp.End+maxRecord, r.bytes.End)
+	end := spanEnd(sp, r)
 	var raw []byte
 	for again := 0; ; again++ {
 		err := d.renewing(t, func(e *fetchEntry, _ fetchRange, _ bool) error {
