@@ -74,11 +74,10 @@ const maxInline = 64 << 20
 // Commit puts files at their paths on the client's branch in one commit:
 // the hub's preupload says which go inline and which through Xet; the Xet
 // ones are uploaded (deduplicated, as UploadFiles does), then the commit
-// names them by SHA-256. Files larger than a hub may take inline
-// (maxInline) can only go through Xet, so their upload starts at once,
-// while the preupload and the CAS token are on their way, in a session of
-// their own; the other Xet files follow in a second one. Nothing is
-// committed if any upload fails.
+// names them by SHA-256. When every file is larger than a hub may take
+// inline (maxInline), they can only go through Xet, so their upload
+// starts at once, while the preupload and the CAS token are on their
+// way. Nothing is committed if any upload fails.
 func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOptions) (*Committed, error) {
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -91,18 +90,16 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 		seen[f.Path] = true
 	}
 	c.PrefetchToken(ctx, true) // while the hub answers the preupload
-	// A file larger than maxInline can only go through Xet: its upload
-	// starts now, and is chunked while the hub answers the preupload and
-	// the token comes. The others wait for the hub's word.
-	isXet := make([]bool, len(files))
-	var early []int
-	for i, f := range files {
-		if f.Source.Size > maxInline {
-			isXet[i], early = true, append(early, i)
-		}
+	// Files larger than a hub may take inline (maxInline) can only go
+	// through Xet: when every file is one, the upload starts at once, and
+	// is chunked while the hub answers the preupload and the token comes.
+	allXet := len(files) > 0
+	for _, f := range files {
+		allXet = allXet && f.Source.Size > maxInline
 	}
 	results := make([]pipeline.Result, len(files))
-	upload := func(ctx context.Context, at []int) error {
+	uploaded := make(chan error, 1)
+	upload := func(ctx context.Context, at []int) {
 		srcs := make([]pipeline.Source, len(at))
 		for k, i := range at {
 			srcs[k] = files[i].Source
@@ -112,19 +109,22 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 		for k, r := range up {
 			results[at[k]] = r
 		}
-		return err
+		uploaded <- err
 	}
-	earlyCtx, stopEarly := context.WithCancel(ctx)
+	early, stopEarly := context.WithCancel(ctx)
 	defer stopEarly()
-	earlyErr := make(chan error, 1)
-	if len(early) > 0 {
-		go func() { earlyErr <- upload(earlyCtx, early) }()
-	} else {
-		earlyErr <- nil
+	if allXet {
+		all := make([]int, len(files))
+		for i := range all {
+			all[i] = i
+		}
+		go upload(early, all)
 	}
 	fail := func(err error) (*Committed, error) {
-		stopEarly()
-		<-earlyErr
+		if allXet {
+			stopEarly()
+			<-uploaded
+		}
 		return nil, err
 	}
 	inline, err := c.preupload(ctx, files)
@@ -139,15 +139,13 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 		header["parentCommit"] = opts.ParentCommit
 	}
 	lines := []any{map[string]any{"key": "header", "value": header}}
-	var late []int
+	var xetAt []int
 	for i, f := range files {
 		if !inline[f.Path] {
-			if !isXet[i] {
-				isXet[i], late = true, append(late, i)
-			}
+			xetAt = append(xetAt, i)
 			continue
 		}
-		b, err := readAll(f.Source)
+		b, err := readAll(f.Source) // fails for a file of the early upload
 		if err != nil {
 			return fail(fmt.Errorf("commit: %s: %w", f.Path, err))
 		}
@@ -156,19 +154,18 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 		lines = append(lines, map[string]any{"key": "file", "value": map[string]string{
 			"path": f.Path, "content": base64.StdEncoding.EncodeToString(b), "encoding": "base64"}})
 	}
-	if err := <-earlyErr; err != nil {
-		return nil, err
+	if !allXet && len(xetAt) > 0 {
+		upload(ctx, xetAt)
 	}
-	if len(late) > 0 {
-		if err := upload(ctx, late); err != nil {
+	if allXet || len(xetAt) > 0 {
+		if err := <-uploaded; err != nil {
 			return nil, err
 		}
 	}
-	for i, r := range results {
-		if isXet[i] {
-			lines = append(lines, map[string]any{"key": "lfsFile", "value": map[string]any{
-				"path": r.Name, "algo": "sha256", "oid": r.SHA256, "size": r.Size}})
-		}
+	for _, i := range xetAt {
+		r := results[i]
+		lines = append(lines, map[string]any{"key": "lfsFile", "value": map[string]any{
+			"path": r.Name, "algo": "sha256", "oid": r.SHA256, "size": r.Size}})
 	}
 	var body bytes.Buffer
 	enc := json.NewEncoder(&body)
