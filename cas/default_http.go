@@ -32,8 +32,9 @@ var defaultClient = func() *http.Client {
 var defaultDialer = &warmDialer{dialer: net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}}
 
 // warmKeep is how long a connection dialled ahead waits to be used before
-// it is closed.
-const warmKeep = 30 * time.Second
+// it is closed (over HTTP/2 a host needs one connection, and the others
+// are closed unused).
+const warmKeep = 10 * time.Second
 
 // warmDialer dials TCP connections, and on request dials some ahead
 // (warm) that the next dials to the same address take instead of waiting
@@ -151,6 +152,9 @@ func (n netHTTP) Do(r *Request) (*Response, error) {
 func (n netHTTP) Warm(u *url.URL, conns int) {
 	if n.warm == nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return
+	}
+	if p, err := http.ProxyFromEnvironment(&http.Request{URL: u}); p != nil || err != nil {
+		return // the connections go to the proxy
 	}
 	port := u.Port()
 	if port == "" {
