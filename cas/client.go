@@ -218,7 +218,29 @@ func (c *Client) token(ctx context.Context, s scope, stale *casToken) (*casToken
 	}
 	t.CasURL = strings.TrimRight(t.CasURL, "/")
 	c.tokens[s] = &t
+	c.warm(t.CasURL) // the transfers that follow go there
 	return &t, nil
+}
+
+// warmer is a Doer that can dial connections ahead of the requests that
+// will use them (the native default; fetch keeps its own).
+type warmer interface {
+	Warm(u *url.URL, conns int)
+}
+
+// warm dials connections to rawURL's host ahead of the transfers about to
+// start there, as many as its controller's window lets requests be in
+// flight, so that they do not each wait for a handshake (a round trip)
+// before their first byte: a download's pieces once the reconstruction is
+// in, an upload's xorbs once the first is sealed.
+func (c *Client) warm(rawURL string) {
+	w, ok := c.httpClient().(warmer)
+	if !ok {
+		return
+	}
+	if u, err := url.Parse(rawURL); err == nil {
+		w.Warm(u, c.InFlightLimit(rawURL))
+	}
 }
 
 // PrefetchToken starts fetching a CAS token (write, or read) in the

@@ -387,6 +387,7 @@ func (c *Client) reconstruction(ctx context.Context, file xethash.Hash, rng *Ran
 				fe.ranges = append(fe.ranges, fetchRange{r.Chunks, r.Bytes})
 			}
 			p.entries[x] = append(p.entries[x], fe)
+			c.warm(f.URL) // once per host: the pieces go there next
 		}
 	}
 	return p, nil
@@ -502,16 +503,17 @@ func (d *downloader) source(t Term) (*fetchEntry, fetchRange, bool) {
 
 // The download engine. The terms are cut into jobs, each one request: a
 // piece of a large term (a byte range of its xorb cut by the footer's
-// record boundaries), or the range (all ranges, for a v2 URL signed for
-// several) that serves a small term, fetched once for all the terms that
-// use it. One goroutine (dispatch) walks the terms in order, reads each
-// xorb's footer first (a few xorbs ahead), and starts the jobs as the
+// record boundaries, or, while the footer is on its way, a span cut by
+// bytes alone: see spans), or the range (all ranges, for a v2 URL signed
+// for several) that serves a small term, fetched once for all the terms
+// that use it. One goroutine (dispatch) walks the terms in order, starts
+// the xorbs' footers a few xorbs ahead, and starts the jobs as the
 // download buffer admits them; each job's request waits for a place in
 // the Client's concurrency window, so as many run at once as the
 // controller allows. The caller's goroutine takes the jobs in file order,
 // as each is done, and writes their chunks, each checked against its
-// xorb's footer when it was decoded. A job's bytes leave the buffer once
-// the writer has taken the last term that uses it.
+// xorb's footer before its job is done. A job's bytes leave the buffer
+// once the writer has taken the last term that uses it.
 
 // The engine's platform defaults.
 var (
@@ -543,6 +545,10 @@ type job struct {
 	done  chan struct{}
 	err   error
 	got   []rangeGot // set when done without error
+	// A span (fetchSpan) ends where the next begins decoding: the byte
+	// its first record starts at, and that record's chunk index.
+	next      int64
+	nextChunk uint32
 }
 
 // rangeGot is one fetched range and its decoded chunks.
@@ -766,11 +772,31 @@ func (d *downloader) dispatch(ctx context.Context, wg *sync.WaitGroup, buf *buff
 			d.startFooter(wg, t)
 		}
 		reached[t.Hash] = true
+		d.mu.Lock()
+		_, r, _ := d.source(t)
+		d.mu.Unlock()
+		if spans := d.spans(t, r); spans != nil {
+			// Its footer is not in yet: fetched by bytes meanwhile.
+			var prev *job
+			for k, sp := range spans {
+				j := &job{seq: seq, bytes: spanEnd(sp, r) - sp.Start + 1, uses: 1, done: make(chan struct{})}
+				seq++
+				if err := send(step{term: i, job: j, piece: true, termEnds: k == len(spans)-1}); err != nil {
+					return err
+				}
+				sp, after, last := sp, prev, k == len(spans)-1
+				if err := start(j, func(j *job) error { return d.fetchSpan(t, r, sp, after, last, j) }); err != nil {
+					return err
+				}
+				prev = j
+			}
+			continue
+		}
 		if err := d.awaitFooter(ctx, t); err != nil {
 			return err
 		}
 		d.mu.Lock()
-		_, r, _ := d.source(t)
+		_, r, _ = d.source(t)
 		pieces := d.pieces(t, r)
 		d.mu.Unlock()
 		for k, pc := range pieces {
@@ -905,6 +931,184 @@ func (d *downloader) pieces(t Term, r fetchRange) []fetchRange {
 		c = end
 	}
 	return out
+}
+
+// Spans: the pieces of a range whose footer has not arrived. A xorb's
+// footer (its chunk hashes, and where each record ends) is fetched a few
+// xorbs ahead, so pieces are usually cut at record boundaries; but for
+// the first xorbs of a download, waiting for their footers would put a
+// round trip before the first byte. Instead such a range is cut by bytes
+// alone, in pieces of PieceSize, each fetched with up to maxRecord bytes
+// past its end, so that every record that starts in a span is whole in
+// its fetch. Each span, once fetched, waits for the span before it (which
+// says where its own first record starts) and for the footer, then
+// decodes its records and checks every chunk against the footer, as a
+// piece does: nothing is written unchecked, and the footer's round trip
+// overlaps the transfer.
+
+// maxRecord is the longest chunk record: a header and at most
+// MaxChunkSize bytes of payload.
+const maxRecord = xorb.HeaderSize + xorb.MaxChunkSize
+
+// spans cuts range r into byte spans when it serves exactly term t, is
+// larger than a piece and its xorb's footer is not in yet; else nil. The
+// caller holds no lock.
+func (d *downloader) spans(t Term, r fetchRange) []ByteRange {
+	if r.chunks != t.Range || r.bytes.End-r.bytes.Start+1 <= PieceSize+pieceSlack() {
+		return nil
+	}
+	d.mu.Lock()
+	fj := d.footerJobs[t.Hash]
+	_, known := d.footers[t.Hash]
+	d.mu.Unlock()
+	if known || fj == nil {
+		return nil
+	}
+	select {
+	case <-fj.done:
+		return nil // in (or failed: awaitFooter says so)
+	default:
+	}
+	var out []ByteRange
+	for at := r.bytes.Start; at <= r.bytes.End; {
+		end := at + PieceSize - 1
+		if r.bytes.End-at+1 <= PieceSize+pieceSlack() {
+			end = r.bytes.End
+		}
+		out = append(out, ByteRange{Start: at, End: end})
+		at = end + 1
+	}
+	return out
+}
+
+// spanEnd is the last byte fetched for span sp of range r: a record that
+// starts in the span ends at most maxRecord bytes past it.
+func spanEnd(sp ByteRange, r fetchRange) int64 { return min(sp.End+maxRecord, r.bytes.End) }
+
+// fetchSpan fetches span sp of range r (serving term t), then decodes the
+// records that start in it, from where the span before it (after, nil
+// for the first) left off, and checks them against the footer. last: the
+// span ends the range, whose records must end exactly at its end.
+func (d *downloader) fetchSpan(t Term, r fetchRange, sp ByteRange, after *job, last bool, j *job) error {
+	end := spanEnd(sp, r)
+	var raw []byte
+	for again := 0; ; again++ {
+		err := d.renewing(t, func(e *fetchEntry, _ fetchRange, _ bool) error {
+			var err error
+			raw, err = d.fetchBytes(e, sp.Start, end)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		pos, chunk := r.bytes.Start, t.Range.Start
+		if after != nil {
+			select {
+			case <-after.done:
+			case <-d.ctx.Done():
+				return context.Cause(d.ctx)
+			}
+			if after.err != nil {
+				return after.err
+			}
+			pos, chunk = after.next, after.nextChunk
+		}
+		if err := d.awaitFooter(d.ctx, t); err != nil {
+			return err
+		}
+		got, next, n, err := d.decodeSpan(t, r, sp, raw, pos, chunk, last)
+		if bad := (*damaged)(nil); errors.As(err, &bad) {
+			if again < damagedRetries {
+				continue // damaged on the way, perhaps: fetched again
+			}
+			return bad.err
+		}
+		if err != nil {
+			return err
+		}
+		j.got = []rangeGot{{fetchRange{chunks: ChunkRange{Start: chunk, End: chunk + n}, bytes: ByteRange{Start: pos, End: next - 1}}, got}}
+		j.next, j.nextChunk = next, chunk+n
+		return nil
+	}
+}
+
+// decodeSpan decodes the records of raw (bytes sp.Start.. of the xorb)
+// that start in sp, the first at pos with chunk index chunk, checked
+// against the footer; it returns them, where the next record starts and
+// how many there were.
+func (d *downloader) decodeSpan(t Term, r fetchRange, sp ByteRange, raw []byte, pos int64, chunk uint32, last bool) (*fetched, int64, uint32, error) {
+	d.mu.Lock()
+	known := d.footers[t.Hash]
+	d.mu.Unlock()
+	bad := func(format string, args ...any) error {
+		return &damaged{fmt.Errorf("%w: xorb %s bytes %d-%d: %s", ErrVerify, t.Hash, sp.Start, sp.End, fmt.Sprintf(format, args...))}
+	}
+	if pos < sp.Start || pos > sp.End+1 {
+		return nil, 0, 0, bad("the record before it ends at byte %d, outside it", pos)
+	}
+	// The records that start in the span, by their headers (each is then
+	// checked by the decoder).
+	next, n := pos, uint32(0)
+	for next <= sp.End && (!last || next <= r.bytes.End) {
+		k, ok := xorb.RecordLen(raw[next-sp.Start:])
+		if !ok || next+int64(k)-sp.Start > int64(len(raw)) {
+			return nil, 0, 0, bad("the record at byte %d runs past the bytes fetched", next)
+		}
+		if chunk+n >= t.Range.End {
+			return nil, 0, 0, bad("more chunk records than the reconstruction's %d", t.Range.End-t.Range.Start)
+		}
+		next += int64(k)
+		n++
+	}
+	if last && (next != r.bytes.End+1 || chunk+n != t.Range.End) {
+		return nil, 0, 0, bad("%d chunk records end at byte %d, the reconstruction says %d end at %d", chunk+n-t.Range.Start, next, t.Range.End-t.Range.Start, r.bytes.End+1)
+	}
+	dec := &rangeDecoder{xorb: t.Hash, r: fetchRange{chunks: ChunkRange{Start: chunk, End: chunk + n}, bytes: ByteRange{Start: pos, End: next - 1}}, known: known}
+	if n > 0 {
+		if err := dec.whole(raw[pos-sp.Start : next-sp.Start]); err != nil {
+			return nil, 0, 0, err
+		}
+	}
+	dec.got.raw = raw
+	return &dec.got, next, n, nil
+}
+
+// fetchBytes reads bytes [start, end] of e's xorb, into a buffer of the
+// download's pool.
+func (d *downloader) fetchBytes(e *fetchEntry, start, end int64) ([]byte, error) {
+	var out []byte
+	err := d.c.call(d.ctx, "fetch xorb "+e.xorb.String(), noAuth, nil, func(string) (*Request, error) {
+		req, err := NewRequest(d.ctx, "GET", e.url, nil)
+		if err == nil {
+			req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", start, end))
+		}
+		return req, err
+	}, func(resp *Response) error {
+		switch resp.StatusCode {
+		case statusPartialContent:
+			if at, _, ok := contentRange(resp.Header.Get("Content-Range")); ok && at != start {
+				return fmt.Errorf("%w: asked for bytes from %d, the answer starts at %d", ErrVerify, start, at)
+			}
+		case statusOK: // the whole xorb
+			if _, err := io.CopyN(io.Discard, resp.Body, start); err != nil {
+				return transient(err)
+			}
+		default:
+			return fmt.Errorf("unexpected status %d for a range request", resp.StatusCode)
+		}
+		b := d.pool.get(end - start + 1)
+		if _, err := io.ReadFull(resp.Body, b); err != nil {
+			return transient(fmt.Errorf("range body: bytes %d-%d ended early: %w", start, end, err))
+		}
+		if resp.StatusCode == statusPartialContent {
+			if k, _ := io.ReadFull(resp.Body, make([]byte, 1)); k > 0 {
+				return transient(errors.New("range body: the body is longer than the bytes asked for"))
+			}
+		}
+		out = b
+		return nil
+	})
+	return out, err
 }
 
 // pieceSlack is how much a piece may pass PieceSize to take in the rest

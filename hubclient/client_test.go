@@ -410,3 +410,99 @@ func TestBrokenPiecesAreFetchedAgain(t *testing.T) {
 		t.Fatalf("%d xorb requests %v: want each piece once, and the two that broke once more", m.n.Load(), count)
 	}
 }
+
+// lateFooters holds back every xorb footer answer until pieces of the
+// xorb's data have been asked for, answers the first data request 403
+// (an expired URL) when expire is set, and flips a byte of the answers
+// that hold byte flipAt of the xorb (the first flips of them; -1: all).
+type lateFooters struct {
+	expire       bool
+	flipAt       int64
+	flips        int32
+	flipped      atomic.Int32
+	data         atomic.Int32 // data requests sent
+	dataBeforeFt atomic.Int32 // of them, sent before any footer was answered
+	footerSent   atomic.Bool
+}
+
+func (l *lateFooters) RoundTrip(req *http.Request) (*http.Response, error) {
+	rg := req.Header.Get("Range")
+	if !strings.Contains(req.URL.Path, "/_xetkit/xorbs/") {
+		return http.DefaultTransport.RoundTrip(req)
+	}
+	if strings.HasPrefix(rg, "bytes=-") {
+		for deadline := time.Now().Add(2 * time.Second); l.data.Load() < 2 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		l.footerSent.Store(true)
+		return resp, err
+	}
+	if l.data.Add(1) == 1 && l.expire {
+		return &http.Response{StatusCode: http.StatusForbidden, Body: io.NopCloser(strings.NewReader("expired")), Request: req}, nil
+	}
+	if !l.footerSent.Load() {
+		l.dataBeforeFt.Add(1)
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	a, b, _ := strings.Cut(strings.TrimPrefix(rg, "bytes="), "-")
+	start, _ := strconv.ParseInt(a, 10, 64)
+	end, _ := strconv.ParseInt(b, 10, 64)
+	if err != nil || l.flipAt < start || l.flipAt > end || (l.flips >= 0 && l.flipped.Load() >= l.flips) {
+		return resp, err
+	}
+	l.flipped.Add(1)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	body[l.flipAt-start] ^= 0x04
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, nil
+}
+
+// A large xorb range whose footer has not arrived is not waited for: it
+// is fetched in byte spans at once, and each span's chunks are checked
+// against the footer once it is in, before any is written. A span
+// damaged on the way is fetched again; one damaged every time fails the
+// download with ErrVerify, having written only the file's bytes.
+func TestPiecesDoNotWaitForTheFooter(t *testing.T) {
+	srv, data := hubWithOneXorb(t, 23)
+	for _, c := range []struct {
+		name   string
+		expire bool
+		flipAt int64 // a byte of the xorb: in the second span, past the first's overlap
+		flips  int32
+		fails  bool
+	}{
+		{"whole", false, -1, 0, false},
+		{"a span's URL expired", true, -1, 0, false},
+		{"a span damaged once", false, 5 << 20, 1, false},
+		{"a span damaged every time", false, 5 << 20, -1, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := &lateFooters{expire: c.expire, flipAt: c.flipAt, flips: c.flips}
+			d := newClient(srv)
+			d.HTTP = cas.HTTPClient(&http.Client{Transport: l})
+			d.Retries = 0
+			var out bytes.Buffer
+			_, err := d.DownloadPath(context.Background(), "big.bin", &out, nil)
+			if !bytes.Equal(out.Bytes(), data[:out.Len()]) {
+				t.Fatalf("%d bytes written that are not the file's (err %v)", out.Len(), err)
+			}
+			switch {
+			case c.fails && !errors.Is(err, cas.ErrVerify):
+				t.Fatalf("err %v, want ErrVerify", err)
+			case !c.fails && (err != nil || out.Len() != len(data)):
+				t.Fatalf("err %v, %d of %d bytes", err, out.Len(), len(data))
+			}
+			if n := l.dataBeforeFt.Load(); n < 2 {
+				t.Errorf("%d data requests before the footer was answered, want the spans fetched meanwhile", n)
+			}
+			if c.flips > 0 && l.flipped.Load() != c.flips {
+				t.Errorf("%d answers damaged, want %d", l.flipped.Load(), c.flips)
+			}
+		})
+	}
+}

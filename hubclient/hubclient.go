@@ -74,7 +74,10 @@ const maxInline = 64 << 20
 // Commit puts files at their paths on the client's branch in one commit:
 // the hub's preupload says which go inline and which through Xet; the Xet
 // ones are uploaded (deduplicated, as UploadFiles does), then the commit
-// names them by SHA-256. Nothing is committed if any upload fails.
+// names them by SHA-256. When every file is larger than a hub may take
+// inline (maxInline), they can only go through Xet, so their upload
+// starts at once, while the preupload and the CAS token are on their
+// way. Nothing is committed if any upload fails.
 func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOptions) (*Committed, error) {
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -87,13 +90,47 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 		seen[f.Path] = true
 	}
 	c.PrefetchToken(ctx, true) // while the hub answers the preupload
-	inline, err := c.preupload(ctx, files)
-	if err != nil {
-		return nil, err
+	// Files larger than a hub may take inline (maxInline) can only go
+	// through Xet: when every file is one, the upload starts at once, and
+	// is chunked while the hub answers the preupload and the token comes.
+	allXet := len(files) > 0
+	for _, f := range files {
+		allXet = allXet && f.Source.Size > maxInline
 	}
 	results := make([]pipeline.Result, len(files))
-	var xet []pipeline.Source
-	var xetAt []int
+	uploaded := make(chan error, 1)
+	upload := func(ctx context.Context, at []int) {
+		srcs := make([]pipeline.Source, len(at))
+		for k, i := range at {
+			srcs[k] = files[i].Source
+			srcs[k].Name = files[i].Path
+		}
+		up, err := c.UploadFiles(ctx, srcs)
+		for k, r := range up {
+			results[at[k]] = r
+		}
+		uploaded <- err
+	}
+	early, stopEarly := context.WithCancel(ctx)
+	defer stopEarly()
+	if allXet {
+		all := make([]int, len(files))
+		for i := range all {
+			all[i] = i
+		}
+		go upload(early, all)
+	}
+	fail := func(err error) (*Committed, error) {
+		if allXet {
+			stopEarly()
+			<-uploaded
+		}
+		return nil, err
+	}
+	inline, err := c.preupload(ctx, files)
+	if err != nil {
+		return fail(err)
+	}
 	header := map[string]string{"summary": cmp.Or(opts.Message, "Upload with xetkit")}
 	if opts.Description != "" {
 		header["description"] = opts.Description
@@ -102,32 +139,33 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 		header["parentCommit"] = opts.ParentCommit
 	}
 	lines := []any{map[string]any{"key": "header", "value": header}}
+	var xetAt []int
 	for i, f := range files {
 		if !inline[f.Path] {
-			src := f.Source
-			src.Name = f.Path
-			xet, xetAt = append(xet, src), append(xetAt, i)
+			xetAt = append(xetAt, i)
 			continue
 		}
-		b, err := readAll(f.Source)
+		b, err := readAll(f.Source) // fails for a file of the early upload
 		if err != nil {
-			return nil, fmt.Errorf("commit: %s: %w", f.Path, err)
+			return fail(fmt.Errorf("commit: %s: %w", f.Path, err))
 		}
 		sum := sha256.Sum256(b)
 		results[i] = pipeline.Result{Name: f.Path, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:]), Inline: true, NewBytes: int64(len(b))}
 		lines = append(lines, map[string]any{"key": "file", "value": map[string]string{
 			"path": f.Path, "content": base64.StdEncoding.EncodeToString(b), "encoding": "base64"}})
 	}
-	if len(xet) > 0 {
-		up, err := c.UploadFiles(ctx, xet)
-		if err != nil {
+	if !allXet && len(xetAt) > 0 {
+		upload(ctx, xetAt)
+	}
+	if allXet || len(xetAt) > 0 {
+		if err := <-uploaded; err != nil {
 			return nil, err
 		}
-		for k, r := range up {
-			results[xetAt[k]] = r
-			lines = append(lines, map[string]any{"key": "lfsFile", "value": map[string]any{
-				"path": r.Name, "algo": "sha256", "oid": r.SHA256, "size": r.Size}})
-		}
+	}
+	for _, i := range xetAt {
+		r := results[i]
+		lines = append(lines, map[string]any{"key": "lfsFile", "value": map[string]any{
+			"path": r.Name, "algo": "sha256", "oid": r.SHA256, "size": r.Size}})
 	}
 	var body bytes.Buffer
 	enc := json.NewEncoder(&body)

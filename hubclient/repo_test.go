@@ -14,7 +14,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
@@ -202,5 +204,39 @@ func TestListFilesEmpty(t *testing.T) {
 	}
 	if j, _ := json.Marshal(entries); string(j) != "[]" {
 		t.Errorf("an empty listing is %s in JSON, want []", j)
+	}
+}
+
+// A file too large for the hub to take inline starts uploading while the
+// hub answers the preupload: a CAS request of its upload comes before the
+// preupload's answer. It commits and downloads back.
+func TestLargeFilesUploadDuringThePreupload(t *testing.T) {
+	var casSeen, early atomic.Bool
+	_, srv := startHubBehind(t, func(w http.ResponseWriter, r *http.Request, h *hub.Hub) bool {
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			casSeen.Store(true)
+		}
+		if strings.Contains(r.URL.Path, "/preupload/") {
+			for deadline := time.Now().Add(5 * time.Second); !casSeen.Load() && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			early.Store(casSeen.Load())
+		}
+		return false
+	})
+	c := newClient(srv)
+	big := randomBytes(71, 64<<20+1)
+	done, err := c.Commit(context.Background(), []hubclient.RepoFile{repoFile("big.bin", big)}, hubclient.CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !early.Load() {
+		t.Error("the preupload was answered before the large file's upload sent anything")
+	}
+	if done.Files[0].Inline || done.Files[0].Hash != fileHash(big) {
+		t.Errorf("big.bin: inline %v, hash %s, want through Xet as %s", done.Files[0].Inline, done.Files[0].Hash, fileHash(big))
+	}
+	if !bytes.Equal(downloadPath(t, c, "big.bin", nil), big) {
+		t.Error("the file does not download back")
 	}
 }
