@@ -213,10 +213,10 @@ async function showPending() {
     el("ul.xf-pending-list", list.map((p) => {
       const r = p.repo;
       const name = r ? `${r.repoType === "model" ? "" : r.repoType + "s/"}${r.repo}` : "an unnamed repository";
-      return el("li.xf-pending-item", { dataset: { scope: p.scope, repo: r?.repo ?? "", bytes: String(p.bytes), xorbs: String(p.xorbs) } },
+      return el("li.xf-pending-item", { dataset: { scope: p.scope, repo: r?.repo ?? "", bytes: String(p.bytes), xorbs: String(p.xorbs), unconfirmed: String(p.unconfirmed) } },
         el("strong.xf-pending-repo", name),
         r ? el("span.muted", ` on ${r.hub}`) : null,
-        el("span.xf-pending-what", `: ${sbytes(p.bytes)} stored in ${num(p.xorbs)} xorb${p.xorbs === 1 ? "" : "s"}, `),
+        el("span.xf-pending-what", `: ${sbytes(p.bytes)} stored in ${num(p.xorbs)} xorb${p.xorbs === 1 ? "" : "s"}${p.unconfirmed ? ` (and ${num(p.unconfirmed)} being sent when it stopped, to be checked with the hub)` : ""}, `),
         el("time.xf-pending-when", { datetime: p.last.toISOString(), title: `from ${p.first.toLocaleString()} to ${p.last.toLocaleString()}` }, `last ${p.last.toLocaleString()}`),
         r ? el("button.btn.xf-pending-use", { type: "button", "aria-label": `Use this repository: ${name}`, onclick: () => useRepo(r) }, "Use this repository") : null);
     })));
