@@ -1,7 +1,7 @@
 // Node-only helpers for the browser benchmarks.
 import { execFileSync, spawn } from "node:child_process";
 import { createHash, randomFillSync } from "node:crypto";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeSync } from "node:fs";
 import { createServer } from "node:http";
 import { availableParallelism, tmpdir } from "node:os";
 import { extname, join, normalize, sep } from "node:path";
@@ -191,6 +191,10 @@ export function randomFile(path, size) {
     h.update(part);
     writeSync(fd, part);
   }
+  // On disk before a client reads it, as a user's file would be: left in
+  // the page cache, the first sync of the file system that a hub makes
+  // (its commit's tree pages) would write it back inside a timed upload.
+  fsyncSync(fd);
   closeSync(fd);
   return { path, sha256: h.digest("hex") };
 }
