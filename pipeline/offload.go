@@ -64,7 +64,9 @@ type Encoded struct {
 }
 
 // Digest is a SHA-256 computed elsewhere. Write must copy p before it
-// returns; Sum waits for the digest of everything written.
+// returns; Sum waits for the digest of everything written. A Digest whose
+// Write may wait for it to catch up can say so with a method Full() bool:
+// the session then runs queued jobs itself rather than wait.
 type Digest interface {
 	Write(p []byte) error
 	Sum() ([sha256x.Size]byte, error)
@@ -224,6 +226,9 @@ func (d *localDigest) Write(p []byte) error {
 	d.in <- append([]byte(nil), p...)
 	return nil
 }
+
+// Full reports whether a Write would wait for the hashing to catch up.
+func (d *localDigest) Full() bool { return len(d.in) == cap(d.in) }
 
 // end waits for every write to be hashed.
 func (d *localDigest) end() hash.Hash {

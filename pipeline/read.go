@@ -117,7 +117,7 @@ func (r *chunkReader) run(rd io.Reader) (total int64, err error) {
 				r.onRead(total)
 			}
 			if r.sum != nil {
-				if err := r.sum.Write(buf[:n]); err != nil {
+				if err := r.digest(buf[:n]); err != nil {
 					return 0, err
 				}
 			}
@@ -187,6 +187,16 @@ func (r *chunkReader) buffer() []byte {
 // the oldest job's result is at hand or none is left to run: the caller
 // works rather than wait for a worker.
 func (r *chunkReader) runQueued() error {
+	for !r.queue[0].here {
+		if ran, err := r.runOne(); !ran || err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runOne runs here the oldest job no worker has taken, if there is one.
+func (r *chunkReader) runOne() (ran bool, err error) {
 	for i := range r.queue {
 		j := &r.queue[i]
 		if j.here || j.taken {
@@ -196,16 +206,27 @@ func (r *chunkReader) runQueued() error {
 			j.taken = true
 			continue
 		}
-		var err error
-		if j.hashes, _, _, err = EncodeChunks(nil, j.data, j.lens, j.hashes[:0], nil, nil); err != nil {
+		j.hashes, _, _, err = EncodeChunks(nil, j.data, j.lens, j.hashes[:0], nil, nil)
+		j.here = true
+		return true, err
+	}
+	return false, nil
+}
+
+// digest writes p to the SHA-256; while that would wait for the SHA-256
+// to catch up (a Digest with Full), the caller runs queued jobs instead.
+func (r *chunkReader) digest(p []byte) error {
+	d, ok := r.sum.(interface{ Full() bool })
+	for ok && r.o != nil && d.Full() {
+		ran, err := r.runOne()
+		if err != nil {
 			return err
 		}
-		j.here = true
-		if i == 0 {
-			return nil
+		if !ran {
+			break
 		}
 	}
-	return nil
+	return r.sum.Write(p)
 }
 
 // takeOne emits the oldest batch's chunks.

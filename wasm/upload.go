@@ -284,14 +284,10 @@ func exportUpload(api js.Value) {
 	// {start, end} selects a part. Whole files are verified against the
 	// file hash; nothing is final before the promise resolves.
 	export(api, "downloadFile", func(args []js.Value) (any, error) {
-		var h xethash.Hash
-		path := decode("downloadFile", "target", args[0]).Path
-		var err error
-		if path == "" {
-			h, err = hashArg(args[0].Get("hash"), "fileHash")
-		}
-		if err != nil {
-			return nil, err
+		t := decode("downloadFile", "target", args[0])
+		h, err := xethash.Parse(t.Hash)
+		if t.Path == "" && err != nil {
+			return nil, errorf(codeValue, "fileHash: %v", err)
 		}
 		o := decode("downloadFile", "options", args[1])
 		c, err := o.client()
@@ -304,8 +300,8 @@ func exportUpload(api js.Value) {
 		}
 		return streamTo(args[2], func(ctx context.Context, w *jsx.Writer) (int64, error) {
 			defer runtime.GC()
-			if path != "" {
-				return c.DownloadPath(ctx, path, w, rng)
+			if t.Path != "" {
+				return c.DownloadPath(ctx, t.Path, w, rng)
 			}
 			return c.Download(ctx, h, w, rng)
 		})

@@ -96,6 +96,9 @@ func (p *offload) add(data []byte, lens []int) pipeline.Job {
 // dispatch hands the oldest queued jobs to the workers with room, the
 // least loaded first.
 func (p *offload) dispatch() {
+	if p.ctx.Err() != nil {
+		p.queue = nil // the call has ended: nobody waits for these
+	}
 	for len(p.queue) > 0 && len(p.held) > 0 {
 		w := 0
 		for i, n := range p.held {
@@ -183,21 +186,29 @@ type workerDigest struct {
 	p       *offload
 	id      js.Value
 	pending []js.Value
+	settled int // of the pending writes, how many have settled
 }
+
+// behind is how many writes may wait on the worker before a Write waits.
+const behind = 2 * perWorker
+
+// Full reports whether a Write would wait for the worker to catch up.
+func (d *workerDigest) Full() bool { return len(d.pending)-d.settled >= behind }
 
 func (d *workerDigest) Write(p []byte) error {
 	for len(p) > 0 {
 		n := min(len(p), d.p.batch)
 		pr := d.p.shaWrite.Invoke(d.id, d.p.jobBytes(p[:n]))
-		d.p.track(0, pr, nil)
+		d.p.track(0, pr, func(js.Value, error) { d.settled++ })
 		d.pending = append(d.pending, pr)
 		p = p[n:]
 	}
-	for len(d.pending) > 2*perWorker {
+	for len(d.pending) > behind {
 		if _, err := jsx.Await(d.p.ctx, d.pending[0]); err != nil {
 			return err
 		}
 		d.pending = d.pending[1:]
+		d.settled--
 	}
 	return nil
 }
@@ -208,7 +219,7 @@ func (d *workerDigest) Sum() (sum [32]byte, err error) {
 			return sum, err
 		}
 	}
-	d.pending = nil
+	d.pending, d.settled = nil, 0
 	v, err := jsx.Await(d.p.ctx, d.p.shaSum.Invoke(d.id))
 	if err != nil {
 		return sum, err

@@ -26,9 +26,9 @@ test("chunkAsync equals chunk, for any pool size, on bytes and Blobs", async () 
 });
 
 // A worker takes a job while it holds fewer than two, and the caller
-// hashes the rest itself: with a pool of one worker the caller takes a
-// good share of the jobs, and the chunks are chunk's whichever thread
-// hashed each. Several calls, bytes and Blobs in turn.
+// runs the batches no worker has taken when it needs a result: with a
+// pool of one worker the caller takes a good share of the jobs, and the
+// chunks are chunk's whichever thread hashed each. Several calls, bytes and Blobs in turn.
 test("chunkAsync equals chunk whichever thread hashes each job", async () => {
   const xk = await load({ workers: 1 });
   const bytes = randomBytes((47 << 20) + 12345, 13);
