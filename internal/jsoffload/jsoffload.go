@@ -49,6 +49,10 @@ type offload struct {
 	held                                     []int // jobs each worker holds
 	queue                                    []*job
 	batch                                    int // the most one job hands a worker
+	// digests counts the SHA-256s running on worker 0: a file's SHA-256 is
+	// one chain of work, which bounds the whole call where it runs on a
+	// worker, so that worker takes no batches while it has one.
+	digests int
 	// The session is done with one answer before it waits for the next, so
 	// every answer is copied into the same buffers.
 	recs, raw []byte
@@ -68,6 +72,7 @@ func Pool(ctx context.Context, v js.Value) *pipeline.Offload {
 		if err != nil {
 			return nil, err
 		}
+		p.digests++
 		return &workerDigest{p: p, id: id}, nil
 	}
 	return o
@@ -94,19 +99,19 @@ func (p *offload) add(data []byte, lens []int) pipeline.Job {
 }
 
 // dispatch hands the oldest queued jobs to the workers with room, the
-// least loaded first.
+// least loaded first (worker 0 none while it runs a SHA-256).
 func (p *offload) dispatch() {
 	if p.ctx.Err() != nil {
 		p.queue = nil // the call has ended: nobody waits for these
 	}
 	for len(p.queue) > 0 && len(p.held) > 0 {
-		w := 0
+		w := -1
 		for i, n := range p.held {
-			if n < p.held[w] {
+			if (i > 0 || p.digests == 0) && n < perWorker && (w < 0 || n < p.held[w]) {
 				w = i
 			}
 		}
-		if p.held[w] >= perWorker {
+		if w < 0 {
 			return
 		}
 		j := p.queue[0]
@@ -221,6 +226,8 @@ func (d *workerDigest) Sum() (sum [32]byte, err error) {
 	}
 	d.pending, d.settled = nil, 0
 	v, err := jsx.Await(d.p.ctx, d.p.shaSum.Invoke(d.id))
+	d.p.digests--
+	d.p.dispatch()
 	if err != nil {
 		return sum, err
 	}
