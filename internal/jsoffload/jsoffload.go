@@ -49,10 +49,12 @@ type offload struct {
 	held                                     []int // jobs each worker holds
 	queue                                    []*job
 	batch                                    int // the most one job hands a worker
-	// digests counts the SHA-256s running on worker 0: a file's SHA-256 is
+	// digests are the SHA-256s running on worker 0: a file's SHA-256 is
 	// one chain of work, which bounds the whole call where it runs on a
-	// worker, so that worker takes no batches while it has one.
-	digests int
+	// worker, so that worker takes no batches while it has one, and no
+	// worker takes one while a SHA-256 is behind (Full): the caller, which
+	// would wait for it, runs them instead of a worker taking CPU from it.
+	digests []*workerDigest
 	// The session is done with one answer before it waits for the next, so
 	// every answer is copied into the same buffers.
 	recs, raw []byte
@@ -72,8 +74,9 @@ func Pool(ctx context.Context, v js.Value) *pipeline.Offload {
 		if err != nil {
 			return nil, err
 		}
-		p.digests++
-		return &workerDigest{p: p, id: id}, nil
+		d := &workerDigest{p: p, id: id}
+		p.digests = append(p.digests, d)
+		return d, nil
 	}
 	return o
 }
@@ -99,15 +102,19 @@ func (p *offload) add(data []byte, lens []int) pipeline.Job {
 }
 
 // dispatch hands the oldest queued jobs to the workers with room, the
-// least loaded first (worker 0 none while it runs a SHA-256).
+// least loaded first (worker 0 none while it runs a SHA-256, and none
+// while a SHA-256 is behind: see digests).
 func (p *offload) dispatch() {
 	if p.ctx.Err() != nil {
 		p.queue = nil // the call has ended: nobody waits for these
 	}
+	if slices.ContainsFunc(p.digests, (*workerDigest).Full) {
+		return
+	}
 	for len(p.queue) > 0 && len(p.held) > 0 {
 		w := -1
 		for i, n := range p.held {
-			if (i > 0 || p.digests == 0) && n < perWorker && (w < 0 || n < p.held[w]) {
+			if (i > 0 || len(p.digests) == 0) && n < perWorker && (w < 0 || n < p.held[w]) {
 				w = i
 			}
 		}
@@ -219,6 +226,10 @@ func (d *workerDigest) Write(p []byte) error {
 }
 
 func (d *workerDigest) Sum() (sum [32]byte, err error) {
+	defer func() { // worker 0 takes batches again
+		d.p.digests = slices.DeleteFunc(d.p.digests, func(o *workerDigest) bool { return o == d })
+		d.p.dispatch()
+	}()
 	for _, p := range d.pending {
 		if _, err := jsx.Await(d.p.ctx, p); err != nil {
 			return sum, err
@@ -226,8 +237,6 @@ func (d *workerDigest) Sum() (sum [32]byte, err error) {
 	}
 	d.pending, d.settled = nil, 0
 	v, err := jsx.Await(d.p.ctx, d.p.shaSum.Invoke(d.id))
-	d.p.digests--
-	d.p.dispatch()
 	if err != nil {
 		return sum, err
 	}
