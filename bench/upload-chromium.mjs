@@ -19,6 +19,9 @@
 // temporary folder, as hub/interop/ does for Node. Prints figures;
 // asserts nothing (a failure to run is an error).
 //
+// The pool is load()'s default; XETKIT_BENCH_WORKERS=n times a pool of n
+// workers instead.
+//
 //   node bench/upload-chromium.mjs [rounds] [MiB per upload] [GiB for the memory run, 0 to skip]
 
 import { readFileSync } from "node:fs";
@@ -28,7 +31,7 @@ import * as esbuild from "esbuild";
 import { chromium } from "playwright-core";
 import { browserRSS, cpuSpent, cpuTimes, launchChromium, MiB, randomFile, tempDir } from "./proc.lib.mjs";
 import { startServer } from "../test/common.mjs";
-import { ratioSummary, wasmMemory } from "./wasm.lib.mjs";
+import { poolOption, ratioSummary, wasmMemory } from "./wasm.lib.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const rounds = Number(process.argv[2] || 2);
@@ -90,10 +93,10 @@ async function speed() {
   files.push(generate("warm-xetkit.bin", 4 << 20), generate("warm-peer.bin", 4 << 20), generate("warm-single.bin", 4 << 20));
   const p = await newPage();
   await p.setInputFiles("#bench-files", files.map((f) => f.path));
-  const res = await p.evaluate(async ({ token, rounds, shas, peerJS }) => {
+  const res = await p.evaluate(async ({ token, rounds, shas, peerJS, pool }) => {
     const { load } = await import("/wasm/xetkit.js");
     const { uploadShards } = await import(URL.createObjectURL(new Blob([peerJS], { type: "text/javascript" })));
-    const xk = await load();
+    const xk = await load(pool);
     const one = await load({ workers: 0 }); // one instance: every job on this thread
     const all = [...document.getElementById("bench-files").files];
     const byName = Object.fromEntries(all.map((f) => [f.name, f]));
@@ -141,7 +144,7 @@ async function speed() {
       out.peer.push((await hf(`peer-${r}.bin`)).secs);
     }
     return out;
-  }, { token, rounds, peerJS, shas: Object.fromEntries(files.map((f) => [f.path.split("/").pop(), f.sha256])) });
+  }, { token, rounds, peerJS, pool: poolOption(process.env.XETKIT_BENCH_WORKERS).option, shas: Object.fromEntries(files.map((f) => [f.path.split("/").pop(), f.sha256])) });
   await p.close();
   const mb = size / 1e6;
   const bx = Math.min(...res.xetkit), bp = Math.min(...res.peer);
@@ -175,10 +178,10 @@ async function memory() {
       peak = { renderer: Math.max(peak.renderer, r.renderer), all: Math.max(peak.all, r.all) };
     }, 100);
   });
-  const res = await p.evaluate(async ({ token, libJS }) => {
+  const res = await p.evaluate(async ({ token, libJS, pool }) => {
     const { load } = await import("/wasm/xetkit.js");
     const lib = await import(URL.createObjectURL(new Blob([libJS], { type: "text/javascript" })));
-    const xk = await load();
+    const xk = await load(pool);
     const file = document.getElementById("bench-files").files[0];
     await xk.upload([new Uint8Array(1 << 20)], { repo: "bench/memory", token, commit: false }); // start the workers
     await globalThis.__startSampling();
@@ -190,7 +193,7 @@ async function memory() {
     clearInterval(timer);
     const peak = await memory.peak();
     return { secs, sha256: r.sha256, peak };
-  }, { token, libJS });
+  }, { token, libJS, pool: poolOption(process.env.XETKIT_BENCH_WORKERS).option });
   const spent = cpuSpent(cpu, cpuTimes(chrome.pid, { hub: server.pid }), res.secs);
   clearInterval(timer);
   await p.close();

@@ -81,14 +81,15 @@ func TestOffloadMatchesLocal(t *testing.T) {
 				}}
 			}
 			var here, there int
-			if tc.busy {
-				off.Busy = func() bool {
+			if tc.busy { // every other batch stays queued for the caller to run
+				enc := off.Encode
+				off.Encode = func(data []byte, lens []int) pipeline.Job {
 					if here > there {
 						there++
-						return false
+						return workerJob{enc(data, lens), nil}
 					}
 					here++
-					return true
+					return callerJob{}
 				}
 			}
 			ho, offl, fresh := run(off)
@@ -169,16 +170,7 @@ func TestOffloadFailures(t *testing.T) {
 			h, srv := startHub(t, hub.Config{})
 			off := pipeline.LocalOffload(2, xorb.Auto)
 			enc := off.Encode
-			off.Encode = func(data []byte, lens []int) func() (*pipeline.Encoded, error) {
-				wait := enc(data, lens)
-				return func() (*pipeline.Encoded, error) {
-					e, err := wait()
-					if err == nil {
-						err = tc.mess(e)
-					}
-					return e, err
-				}
-			}
+			off.Encode = func(data []byte, lens []int) pipeline.Job { return workerJob{enc(data, lens), tc.mess} }
 			c := newClient(srv)
 			c.Offload = off
 			_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})
@@ -186,6 +178,29 @@ func TestOffloadFailures(t *testing.T) {
 		})
 	}
 }
+
+// workerJob is a job only a worker runs, its result passed through mess
+// (if set).
+type workerJob struct {
+	pipeline.Job
+	mess func(*pipeline.Encoded) error
+}
+
+func (j workerJob) Claim() bool { return false }
+
+func (j workerJob) Wait() (*pipeline.Encoded, error) {
+	e, err := j.Job.Wait()
+	if err == nil && j.mess != nil {
+		err = j.mess(e)
+	}
+	return e, err
+}
+
+// callerJob is a job no worker takes: only the caller runs it.
+type callerJob struct{}
+
+func (callerJob) Claim() bool                      { return true }
+func (callerJob) Wait() (*pipeline.Encoded, error) { panic("waited for a job no worker takes") }
 
 // A SHA-256 worker that fails, on a write or at the end, fails the
 // upload: no digest is made up.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash"
 	"sync"
+	"sync/atomic"
 
 	"github.com/xetkit/xetkit/internal/sha256x"
 	"github.com/xetkit/xetkit/xethash"
@@ -18,31 +19,40 @@ import (
 // the browser the other threads are the module's Web Workers; natively
 // LocalOffload uses goroutines.
 //
+// Batches of chunks go onto one queue, oldest first, that workers take
+// from; when the session needs a result it runs itself any batch no
+// worker has taken (Job.Claim) rather than wait, so no batch waits for a
+// busy worker while the session idles, and nothing is timed or tuned.
+//
 // Its functions are called from the session's goroutine only; Encode must
 // return without waiting for the work. Each part is optional: with Encode
 // nil chunks are hashed and compressed here, with SHA256 nil the SHA-256
 // is computed here.
 type Offload struct {
-	// Encode starts hashing and encoding whole chunks: data holds them
-	// back to back and lens gives their lengths. It must copy what it
-	// needs of data and lens before returning. The returned wait blocks
-	// until the result is ready (EncodeChunks's output for these chunks).
-	// The session is done with a result before it waits for the next, so
-	// results may share storage.
-	Encode func(data []byte, lens []int) (wait func() (*Encoded, error))
+	// Encode queues the hashing and encoding of whole chunks: data holds
+	// them back to back and lens gives their lengths. data and lens stay
+	// unchanged until the job is over (Claim returned true, or Wait
+	// returned).
+	Encode func(data []byte, lens []int) Job
 	// SHA256 starts the SHA-256 of one file: on another thread, or in a
 	// faster implementation than this one's (Node's own crypto).
 	SHA256 func() (Digest, error)
-	// Busy, if set, reports whether every worker has its fill of Encode
-	// calls; the batch that comes then is hashed on the calling thread
-	// (and its chunks compressed there, as without an Offload), so that
-	// thread works rather than waits. Nil: every batch goes to Encode.
-	Busy func() bool
 	// BatchBytes is the target size of an Encode call (default 2 MiB).
 	BatchBytes int
-	// InFlight bounds the batches not yet taken back, on the workers or
-	// hashed here (default 8): it bounds the memory of data in transit.
+	// InFlight bounds the batches queued and not yet taken back (default
+	// 8): it bounds the memory of data in transit.
 	InFlight int
+}
+
+// Job is one Encode call.
+type Job interface {
+	// Claim takes the job back for the caller to run if no worker has
+	// taken it (it then returns true, and Wait is not called).
+	Claim() bool
+	// Wait blocks until a worker's result is ready: EncodeChunks's output
+	// for the job's chunks. The session is done with a result before it
+	// waits for the next, so results may share storage.
+	Wait() (*Encoded, error)
 }
 
 // Encoded is the result of an Offload's Encode: one hash and one record
@@ -54,7 +64,9 @@ type Encoded struct {
 }
 
 // Digest is a SHA-256 computed elsewhere. Write must copy p before it
-// returns; Sum waits for the digest of everything written.
+// returns; Sum waits for the digest of everything written. A Digest whose
+// Write may wait for it to catch up can say so with a method Full() bool:
+// the session then runs queued jobs itself rather than wait.
 type Digest interface {
 	Write(p []byte) error
 	Sum() ([sha256x.Size]byte, error)
@@ -115,45 +127,81 @@ func (e *Encoded) split(lens []int, records bool, out []chunkIn) ([]chunkIn, err
 	return out, nil
 }
 
-// LocalOffload returns an Offload that runs on goroutines: at most workers
-// Encode calls at a time (each with its own xorb.Encoder in mode), and the
-// SHA-256 of a file on its own goroutine. Natively it spreads an upload
-// over several cores; it also lets the offloaded path be tested without a
-// browser.
+// LocalOffload returns an Offload that runs on goroutines: at most
+// workers of them take queued jobs, oldest first (each with its own
+// xorb.Encoder in mode), and the SHA-256 of a file runs on its own
+// goroutine. Natively it spreads an upload over several cores; it also
+// lets the offloaded path be tested without a browser.
 func LocalOffload(workers int, mode xorb.Mode) *Offload {
-	if workers <= 0 {
-		workers = 1
-	}
-	sem := make(chan struct{}, workers)
-	encoders := sync.Pool{New: func() any { return &xorb.Encoder{Mode: mode} }}
+	q := &localQueue{workers: max(workers, 1), encoders: sync.Pool{New: func() any { return &xorb.Encoder{Mode: mode} }}}
 	return &Offload{
-		Encode: func(data []byte, lens []int) func() (*Encoded, error) {
-			data, lens = append([]byte(nil), data...), append([]int(nil), lens...)
-			type result struct {
-				e   *Encoded
-				err error
-			}
-			done := make(chan result, 1)
-			go func() {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				enc := encoders.Get().(*xorb.Encoder)
-				defer encoders.Put(enc)
-				var r Encoded
-				var err error
-				r.Hashes, r.Records, r.RecordLens, err = EncodeChunks(enc, data, lens, nil, nil, nil)
-				done <- result{&r, err}
-			}()
-			return func() (*Encoded, error) {
-				r := <-done
-				return r.e, r.err
-			}
-		},
+		Encode: q.add,
 		SHA256: func() (Digest, error) {
 			d := &localDigest{in: make(chan []byte, 4), done: make(chan hash.Hash, 1)}
 			go d.run(sha256x.New())
 			return d, nil
 		},
+	}
+}
+
+// localQueue is LocalOffload's queue: jobs wait in order until one of at
+// most workers goroutines, started as jobs come and ended once the queue
+// is empty, takes the oldest, or the caller claims it.
+type localQueue struct {
+	workers  int
+	encoders sync.Pool
+	mu       sync.Mutex
+	jobs     []*localJob
+	running  int
+}
+
+type localJob struct {
+	data  []byte
+	lens  []int
+	taken atomic.Bool // by a worker or the caller
+	done  chan struct{}
+	res   Encoded
+	err   error
+}
+
+func (j *localJob) Claim() bool { return j.taken.CompareAndSwap(false, true) }
+
+func (j *localJob) Wait() (*Encoded, error) {
+	<-j.done
+	return &j.res, j.err
+}
+
+func (q *localQueue) add(data []byte, lens []int) Job {
+	j := &localJob{data: data, lens: lens, done: make(chan struct{})}
+	q.mu.Lock()
+	q.jobs = append(q.jobs, j)
+	if q.running < q.workers {
+		q.running++
+		go q.work()
+	}
+	q.mu.Unlock()
+	return j
+}
+
+// work runs the oldest job nobody has taken until there is none.
+func (q *localQueue) work() {
+	enc := q.encoders.Get().(*xorb.Encoder)
+	defer q.encoders.Put(enc)
+	for {
+		q.mu.Lock()
+		if len(q.jobs) == 0 {
+			q.running--
+			q.mu.Unlock()
+			return
+		}
+		j := q.jobs[0]
+		q.jobs = q.jobs[1:]
+		q.mu.Unlock()
+		if !j.Claim() {
+			continue // the caller runs it
+		}
+		j.res.Hashes, j.res.Records, j.res.RecordLens, j.err = EncodeChunks(enc, j.data, j.lens, nil, nil, nil)
+		close(j.done)
 	}
 }
 
@@ -178,6 +226,9 @@ func (d *localDigest) Write(p []byte) error {
 	d.in <- append([]byte(nil), p...)
 	return nil
 }
+
+// Full reports whether a Write would wait for the hashing to catch up.
+func (d *localDigest) Full() bool { return len(d.in) == cap(d.in) }
 
 // end waits for every write to be hashed.
 func (d *localDigest) end() hash.Hash {

@@ -67,10 +67,10 @@ func ChunkHashes(ctx context.Context, rd io.Reader, o *Offload, emit func(hash x
 }
 
 // chunkReader cuts a source into chunks and hashes them: here without an
-// Offload; with one, in batches of whole chunks on its workers, except a
-// batch that comes while every worker has its fill (Offload.Busy), which
-// is hashed here and its chunks passed on as data, as without an Offload.
-// emit takes the chunks in order; what it is given is valid only until it
+// Offload; with one, in batches of whole chunks queued on its workers,
+// of which it runs here, when it needs a result, any that no worker has
+// taken (their chunks passed on as data, as without an Offload). emit
+// takes the chunks in order; what it is given is valid only until it
 // returns.
 type chunkReader struct {
 	ctx     context.Context
@@ -83,16 +83,18 @@ type chunkReader struct {
 	queue []batchJob
 	batch []byte // chunks for the next batch, back to back
 	lens  []int
-	spare [][]byte // batch buffers of jobs run here, for reuse
+	spare [][]byte // batch buffers of jobs over, for reuse
 	ins   []chunkIn
 }
 
-// batchJob is one batch of chunks: on the Offload (wait set) or hashed
-// here (hashes set, and data where the chunks are passed on as data).
+// batchJob is one batch of chunks, queued on the Offload (job) until it
+// is run here (here set, with hashes) or a worker has taken it (taken).
 type batchJob struct {
 	lens   []int
-	wait   func() (*Encoded, error)
-	data   []byte
+	data   []byte // the chunks, the job's until it is over
+	job    Job
+	taken  bool
+	here   bool
 	hashes []xethash.Hash
 }
 
@@ -115,7 +117,7 @@ func (r *chunkReader) run(rd io.Reader) (total int64, err error) {
 				r.onRead(total)
 			}
 			if r.sum != nil {
-				if err := r.sum.Write(buf[:n]); err != nil {
+				if err := r.digest(buf[:n]); err != nil {
 					return 0, err
 				}
 			}
@@ -134,8 +136,8 @@ func (r *chunkReader) run(rd io.Reader) (total int64, err error) {
 }
 
 // add hands a read's chunks on: without an Offload, hashed and emitted
-// at once; otherwise into batches, emitting the oldest while it was
-// hashed here or while more than InFlight batches hold memory.
+// at once; otherwise into batches, emitting the oldest while it was run
+// here or while more than InFlight batches are queued.
 func (r *chunkReader) add(chunks []chunking.Chunk) error {
 	if r.o == nil {
 		r.ins = r.ins[:0]
@@ -146,9 +148,7 @@ func (r *chunkReader) add(chunks []chunking.Chunk) error {
 	}
 	for _, c := range chunks {
 		if len(r.batch)+len(c.Data) > r.o.BatchSize() {
-			if err := r.send(); err != nil {
-				return err
-			}
+			r.send()
 		}
 		if r.batch == nil {
 			r.batch = r.buffer()
@@ -156,7 +156,7 @@ func (r *chunkReader) add(chunks []chunking.Chunk) error {
 		r.batch = append(r.batch, c.Data...)
 		r.lens = append(r.lens, len(c.Data))
 	}
-	for len(r.queue) > 0 && (r.queue[0].wait == nil || r.held() > r.o.inFlight()) {
+	for len(r.queue) > 0 && (r.queue[0].here || len(r.queue) > r.o.inFlight()) {
 		if err := r.takeOne(); err != nil {
 			return err
 		}
@@ -164,42 +164,13 @@ func (r *chunkReader) add(chunks []chunking.Chunk) error {
 	return nil
 }
 
-// send starts the batch: on the Offload, or here when it is busy.
-func (r *chunkReader) send() error {
+// send queues the batch on the Offload.
+func (r *chunkReader) send() {
 	if len(r.lens) == 0 {
-		return nil
+		return
 	}
-	j := batchJob{lens: r.lens}
-	if r.o.Busy != nil && r.o.Busy() {
-		var err error
-		if j.hashes, _, _, err = EncodeChunks(nil, r.batch, r.lens, nil, nil, nil); err != nil {
-			return err
-		}
-		if r.records { // the chunks go on as data, to be compressed
-			j.data = r.batch
-			r.batch = nil
-		} else {
-			r.batch = r.batch[:0]
-		}
-	} else {
-		j.wait = r.o.Encode(r.batch, r.lens) // copies the batch
-		r.batch = r.batch[:0]
-	}
-	r.queue = append(r.queue, j)
-	r.lens = nil
-	return nil
-}
-
-// held counts the batches in the queue that hold memory: on the workers,
-// or hashed here with their chunks kept as data.
-func (r *chunkReader) held() int {
-	n := 0
-	for _, j := range r.queue {
-		if j.wait != nil || j.data != nil {
-			n++
-		}
-	}
-	return n
+	r.queue = append(r.queue, batchJob{lens: r.lens, data: r.batch, job: r.o.Encode(r.batch, r.lens)})
+	r.batch, r.lens = nil, nil
 }
 
 // buffer returns an empty batch buffer.
@@ -212,27 +183,76 @@ func (r *chunkReader) buffer() []byte {
 	return make([]byte, 0, r.o.BatchSize())
 }
 
+// runQueued runs here, oldest first, the jobs no worker has taken, until
+// the oldest job's result is at hand or none is left to run: the caller
+// works rather than wait for a worker.
+func (r *chunkReader) runQueued() error {
+	for !r.queue[0].here {
+		if ran, err := r.runOne(); !ran || err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runOne runs here the oldest job no worker has taken, if there is one.
+func (r *chunkReader) runOne() (ran bool, err error) {
+	for i := range r.queue {
+		j := &r.queue[i]
+		if j.here || j.taken {
+			continue
+		}
+		if !j.job.Claim() {
+			j.taken = true
+			continue
+		}
+		j.hashes, _, _, err = EncodeChunks(nil, j.data, j.lens, j.hashes[:0], nil, nil)
+		j.here = true
+		return true, err
+	}
+	return false, nil
+}
+
+// digest writes p to the SHA-256; while that would wait for the SHA-256
+// to catch up (a Digest with Full), the caller runs queued jobs instead.
+func (r *chunkReader) digest(p []byte) error {
+	d, ok := r.sum.(interface{ Full() bool })
+	for ok && r.o != nil && d.Full() {
+		ran, err := r.runOne()
+		if err != nil {
+			return err
+		}
+		if !ran {
+			break
+		}
+	}
+	return r.sum.Write(p)
+}
+
 // takeOne emits the oldest batch's chunks.
 func (r *chunkReader) takeOne() error {
+	if !r.queue[0].here {
+		if err := r.runQueued(); err != nil {
+			return err
+		}
+	}
 	j := r.queue[0]
 	r.queue = r.queue[1:]
+	defer func() { r.spare = append(r.spare, j.data) }()
 	r.ins = r.ins[:0]
-	if j.wait == nil {
+	if j.here {
 		data := j.data
 		for i, n := range j.lens {
 			c := chunkIn{hash: j.hashes[i], size: n}
-			if data != nil {
-				c.data, data = data[:n:n], data[n:]
+			if r.records { // the chunks go on as data, to be compressed
+				c.data = data[:n:n]
 			}
+			data = data[n:]
 			r.ins = append(r.ins, c)
 		}
-		err := r.emit(r.ins)
-		if j.data != nil {
-			r.spare = append(r.spare, j.data)
-		}
-		return err
+		return r.emit(r.ins)
 	}
-	e, err := j.wait()
+	e, err := j.job.Wait()
 	if err != nil {
 		return err
 	}
@@ -247,9 +267,7 @@ func (r *chunkReader) drain() error {
 	if r.o == nil {
 		return nil
 	}
-	if err := r.send(); err != nil {
-		return err
-	}
+	r.send()
 	for len(r.queue) > 0 {
 		if err := r.takeOne(); err != nil {
 			return err

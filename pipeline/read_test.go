@@ -29,8 +29,18 @@ func want(data []byte) []hashed {
 	return out
 }
 
+// stuckJob is a job no worker ever takes: only its caller can run it.
+type stuckJob struct{ claimed *int }
+
+func (j stuckJob) Claim() bool { *j.claimed++; return true }
+
+func (j stuckJob) Wait() (*pipeline.Encoded, error) {
+	panic("waited for a job no worker takes")
+}
+
 // ChunkHashes gives every chunk in order, however its hashing is spread:
-// here, on workers, or on both taking turns.
+// here, on workers, on a pool whose workers never take a job (the caller
+// runs them all), or on both taking turns.
 func TestChunkHashes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{0, 1, chunking.MinSize, 3<<20 + 5} {
@@ -38,15 +48,26 @@ func TestChunkHashes(t *testing.T) {
 		for i := range data {
 			data[i] = byte(rng.Uint32())
 		}
-		for _, way := range []string{"here", "workers", "taking turns"} {
+		for _, way := range []string{"here", "workers", "stalled workers", "taking turns"} {
 			var o *pipeline.Offload
-			turns := 0
-			if way != "here" {
+			turns, claimed := 0, 0
+			switch way {
+			case "workers":
 				o = pipeline.LocalOffload(2, xorb.Auto)
+			case "stalled workers":
+				o = &pipeline.Offload{Encode: func([]byte, []int) pipeline.Job { turns++; return stuckJob{&claimed} }}
+			case "taking turns": // every other job is taken by a worker
+				o = &pipeline.Offload{Encode: func(data []byte, lens []int) pipeline.Job {
+					if turns++; turns%2 == 0 {
+						return stuckJob{&claimed}
+					}
+					var e pipeline.Encoded
+					e.Hashes, _, _, _ = pipeline.EncodeChunks(nil, data, lens, nil, nil, nil)
+					return answeredJob{&e, nil}
+				}}
+			}
+			if o != nil {
 				o.BatchBytes, o.InFlight = 200<<10, 2
-				if way == "taking turns" {
-					o.Busy = func() bool { turns++; return turns%2 == 0 }
-				}
 			}
 			var got []hashed
 			err := pipeline.ChunkHashes(context.Background(), bytes.NewReader(data), o, func(h xethash.Hash, size int) {
@@ -64,8 +85,8 @@ func TestChunkHashes(t *testing.T) {
 					t.Fatalf("%d bytes, %s: chunk %d is %x (%d bytes), want %x (%d bytes)", n, way, i, got[i].hash[:4], got[i].size, w[i].hash[:4], w[i].size)
 				}
 			}
-			if way == "taking turns" && n > 1<<20 && turns < 4 {
-				t.Errorf("%d bytes: Busy asked %d times", n, turns)
+			if want := map[string]int{"stalled workers": turns, "taking turns": turns / 2}[way]; claimed != want {
+				t.Errorf("%d bytes, %s: the caller ran %d of %d jobs, want %d", n, way, claimed, turns, want)
 			}
 		}
 	}
@@ -83,19 +104,25 @@ func TestChunkHashesStops(t *testing.T) {
 		t.Errorf("cancelled: %v, want %v", err, cause)
 	}
 	broken := errors.New("worker lost")
-	o := &pipeline.Offload{Encode: func([]byte, []int) func() (*pipeline.Encoded, error) {
-		return func() (*pipeline.Encoded, error) { return nil, broken }
-	}}
+	o := &pipeline.Offload{Encode: func([]byte, []int) pipeline.Job { return answeredJob{nil, broken} }}
 	err = pipeline.ChunkHashes(context.Background(), bytes.NewReader(data), o, func(xethash.Hash, int) {})
 	if !errors.Is(err, broken) {
 		t.Errorf("a worker failing: %v, want %v", err, broken)
 	}
-	o.Encode = func(data []byte, lens []int) func() (*pipeline.Encoded, error) {
-		return func() (*pipeline.Encoded, error) {
-			return &pipeline.Encoded{Hashes: make([]xethash.Hash, len(lens)-1)}, nil
-		}
+	o.Encode = func(data []byte, lens []int) pipeline.Job {
+		return answeredJob{&pipeline.Encoded{Hashes: make([]xethash.Hash, len(lens)-1)}, nil}
 	}
 	if err = pipeline.ChunkHashes(context.Background(), bytes.NewReader(data), o, func(xethash.Hash, int) {}); err == nil {
 		t.Error("a worker answering for one chunk too few: no error")
 	}
 }
+
+// answeredJob is a job a worker took, before the caller looked, and
+// answered with e or err.
+type answeredJob struct {
+	e   *pipeline.Encoded
+	err error
+}
+
+func (j answeredJob) Claim() bool                      { return false }
+func (j answeredJob) Wait() (*pipeline.Encoded, error) { return j.e, j.err }

@@ -11,12 +11,9 @@ import (
 	"github.com/xetkit/xetkit/xorb"
 )
 
-// modeArg parses a compression name (xorb.ParseMode).
-func modeArg(v js.Value) (xorb.Mode, error) {
-	if v.Type() != js.TypeString {
-		return 0, errorf(codeType, "compression must be a string")
-	}
-	m, err := xorb.ParseMode(v.String())
+// modeOf parses a compression name (xorb.ParseMode).
+func modeOf(name string) (xorb.Mode, error) {
+	m, err := xorb.ParseMode(name)
 	if err != nil {
 		return 0, errorf(codeValue, "%v", err)
 	}
@@ -43,7 +40,7 @@ func exportEncode(api js.Value) {
 		var err error
 		if args[2].IsNull() || args[2].IsUndefined() {
 			enc = nil
-		} else if encoder.Mode, err = modeArg(args[2]); err != nil {
+		} else if encoder.Mode, err = modeOf(args[2].String()); err != nil {
 			return nil, err
 		}
 		encHashes, encRecs, encLens, err = pipeline.EncodeChunks(enc, data, jsx.U32sOf(args[1]), encHashes[:0], encRecs[:0], encLens[:0])

@@ -5,7 +5,7 @@
 import { defineGo } from "./go-runtime.js";
 import { kernelsBase64 } from "./kernels.js";
 import { startGo as runGo } from "./runtime.js";
-import { describe, isNode, nodeHost, typeError, XetkitError } from "./calls.js";
+import { call, describe, isNode, nodeHost, typeError, XetkitError } from "./calls.js";
 import { Xetkit } from "./api.js";
 
 function loadError(message, cause) {
@@ -110,8 +110,8 @@ export function load(options = {}) {
   if (wasmURL !== undefined && typeof wasmURL !== "string" && !(wasmURL instanceof URL)) {
     return Promise.reject(typeError(`load: wasmURL must be a string or a URL, got ${describe(wasmURL)}`));
   }
-  if (workers !== undefined && (!Number.isInteger(workers) || workers < 0 || workers > 256)) {
-    return Promise.reject(new XetkitError("load: workers must be an integer from 0 to 256", "RANGE"));
+  if (workers !== undefined && (!Number.isInteger(workers) || workers < 0)) {
+    return Promise.reject(new XetkitError("load: workers must be a whole number", "RANGE"));
   }
   let source;
   try {
@@ -130,7 +130,15 @@ export function load(options = {}) {
   if (!p) {
     p = (async () => {
       const compiled = { go: wasmModule ?? await compile(source), kernels: kernels ? await kernelsModule() : null };
-      return new Xetkit(compiled, await startGo(compiled), workers ?? await defaultWorkers(), workers === undefined);
+      const go = await startGo(compiled);
+      // Go sizes the pool (the default, or a check of the size asked for).
+      let size;
+      try {
+        size = call(go, "poolSize", await cores(), workers);
+      } catch (e) {
+        throw new XetkitError(`load: ${e.message}`, e.code);
+      }
+      return new Xetkit(compiled, go, size, workers === undefined);
     })();
     byWorkers.set(key, p);
     p.catch(() => byWorkers.delete(key));
@@ -138,14 +146,8 @@ export function load(options = {}) {
   return p;
 }
 
-// defaultWorkers sizes the pool: a worker for each core but two, so that
-// with one core taken by another program the calling thread and every
-// worker still have a core each. A worker without a core of its own only
-// adds copies and thread switches to the same CPU time (on 2 cores with
-// one busy, a pool of 1 or 2 workers ran at 0.6 to 0.8 of the calling
-// thread alone), and the browser's own threads (file reads, the network)
-// need CPU as well. With 2 cores or fewer there is no pool.
-async function defaultWorkers() {
-  const cores = isNode ? (await nodeHost()).parallelism() : (globalThis.navigator && navigator.hardwareConcurrency) || 1;
-  return Math.max(0, cores - 2);
+// cores is how many cores the machine has, as the platform says (0: it
+// does not say), for Go to size the pool from.
+async function cores() {
+  return isNode ? (await nodeHost()).parallelism() : (globalThis.navigator && navigator.hardwareConcurrency) || 0;
 }

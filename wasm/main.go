@@ -29,6 +29,7 @@ func main() {
 	exportHashes(api)
 	exportFormats(api)
 	exportEncode(api) // encode.go: encodeChunks, the workers' op
+	exportPool(api)   // offload.go: poolSize
 	exportUpload(api) // upload.go: uploadFiles, processFile, downloadFile, …
 	exportOpen(api)   // open.go: openFile, readFile, closeFile
 	// selfTestPanic(kind) panics on purpose, so the test suite can prove that

@@ -44,3 +44,20 @@ func offloadOf(ctx context.Context, v js.Value, sha bool) *pipeline.Offload {
 	}
 	return o
 }
+
+// maxPool is the most workers load() starts.
+const maxPool = 256
+
+func exportPool(api js.Value) {
+	// poolSize(cores, asked): the pool's size, asked (checked) or the
+	// default for a machine of cores cores (jsoffload.PoolSize).
+	export(api, "poolSize", func(args []js.Value) (any, error) {
+		if args[1].IsUndefined() || args[1].IsNull() {
+			return jsoffload.PoolSize(args[0].Int()), nil
+		}
+		if n := args[1].Int(); n < 0 || n > maxPool {
+			return nil, errorf(codeRange, "workers must be from 0 to %d, got %d", maxPool, n)
+		}
+		return args[1].Int(), nil
+	})
+}

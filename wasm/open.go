@@ -7,6 +7,7 @@ import (
 	"syscall/js"
 
 	"github.com/xetkit/xetkit/cas"
+	"github.com/xetkit/xetkit/hubclient"
 	"github.com/xetkit/xetkit/internal/jsx"
 )
 
@@ -15,18 +16,8 @@ func exportOpen(api js.Value) {
 	// openFile({path}, options) → {handle, size, hash} (hash "" for a file
 	// stored in git). options: the client's and signal.
 	export(api, "openFile", func(args []js.Value) (any, error) {
-		path, err := optString(args[0], "path", true)
-		if err != nil {
-			return nil, err
-		}
-		o := args[1]
-		c, err := clientArg(o)
-		if err != nil {
-			return nil, err
-		}
-		ctx, stop := jsx.AbortContext(o.Get("signal"))
-		return async(func() (any, error) {
-			defer stop()
+		path := decode("openFile", "target", args[0]).Path
+		return hubCall(decode("openFile", "options", args[1]), func(ctx context.Context, c *hubclient.Client) (any, error) {
 			// The File outlives this call; readFile gives each read its
 			// own context.
 			f, info, err := c.Open(ctx, path)
@@ -38,7 +29,7 @@ func exportOpen(api js.Value) {
 				hash = info.XetHash.String()
 			}
 			return map[string]any{"handle": addHandle(f), "size": float64(f.Size()), "hash": hash}, nil
-		}), nil
+		})
 	})
 
 	// readFile(handle, start, end, events) → the bytes written: bytes

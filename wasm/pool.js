@@ -1,7 +1,8 @@
 // The worker pool: workers each running an instance of xetkit.wasm,
 // started from function sources (no worker file, so it works from any
 // origin and through any bundler), and Offload, the pool as Go's pipeline
-// uses it. What goes to the pool and when is Go's decision.
+// uses it. Which job goes to which worker and when is Go's decision
+// (internal/jsoffload): this file carries jobs to the worker named.
 
 import { defineGo } from "./go-runtime.js";
 import { startGo as runGo } from "./runtime.js";
@@ -23,13 +24,8 @@ export class Pool {
     })();
   }
 
-  pending() {
-    let n = 0;
-    for (const w of this.workers) n += w.calls.size;
-    return n;
-  }
-
-  // run sends a job to the least busy worker. The promise is marked as
+  // run sends a job to the least busy worker (a call outside the upload
+  // pipeline, such as validateShardAsync). The promise is marked as
   // handled: callers await jobs in order, and one failure must not surface
   // as an unhandled rejection of the jobs queued behind it.
   // With recycle, the worker sends back the buffer of the job's first byte
@@ -100,11 +96,11 @@ export class Pool {
 /**
  * Offload is the pool as Go's upload pipeline uses it: the Offload
  * interface of exports.json (Go calls its fields as functions). Chunk
- * hashing and compression go to whichever worker is least busy, a file's
- * SHA-256 to worker 0, whose jobs run in order; how many jobs go out and
- * when is Go's decision. Each job's bytes come in a job buffer (buffer),
- * which the worker sends back for the next (a fresh buffer costs page
- * faults on every use).
+ * hashing and compression go to the worker Go names, a file's SHA-256 to
+ * worker 0, whose jobs run in order; which jobs go out, to whom and when
+ * is Go's decision. Each job's bytes come in a job buffer (buffer), which
+ * the worker sends back for the next (a fresh buffer costs page faults on
+ * every use).
  */
 class Offload {
   #pool;
@@ -118,8 +114,7 @@ class Offload {
 
   workers = 0;
   buffer = (n, capacity) => this.#pool.buffer(n, capacity);
-  encode = (bytes, lengths) => this.#pool.run("encodeChunks", [bytes, lengths, this.#compression], [bytes.buffer], true);
-  pending = () => this.#pool.pending();
+  encode = (worker, bytes, lengths) => this.#pool.runOn(worker, "encodeChunks", [bytes, lengths, this.#compression], [bytes.buffer], true);
   shaNew = () => this.#pool.runOn(0, "digestNew", []);
   shaWrite = (id, bytes) => this.#pool.runOn(0, "digestWrite", [id, bytes], [bytes.buffer], true);
   shaSum = (id) => this.#pool.runOn(0, "digestSum", [id]);

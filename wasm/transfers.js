@@ -31,7 +31,6 @@ export function transferOptions(options, what) {
     revision: options.revision,
     token: options.token,
     concurrency: options.concurrency,
-    xorbSize: options.xorbSize,
     retries: options.retries,
     retryDelayMs: options.retryDelayMs,
   };
@@ -93,7 +92,8 @@ export async function uploadFiles(go, pool, files, options) {
   let prefix = options.prefix ?? "";
   if (typeof prefix !== "string") throw typeError("upload: options.prefix must be a string");
   if (prefix !== "" && !prefix.endsWith("/")) prefix += "/";
-  opts.commit = commit === false ? false : { message: commit.message ?? "" };
+  opts.commit = commit !== false;
+  if (commit !== false) opts.message = commit.message ?? "";
   const sources = files.map((f, i) => uploadSource(f, i, commit !== false, prefix));
   for (const [i, s] of sources.entries()) if (isStream(s.data)) s.data = await streamSource(s.data, `upload: files[${i}].content`);
   const compression = options.compression ?? "auto";
@@ -109,6 +109,7 @@ export async function uploadFiles(go, pool, files, options) {
   const store = await resumeStoreOf(options.resume);
   if (store) opts.resumeStore = store;
   opts.compression = compression;
+  opts.xorbSize = options.xorbSize;
   return callAsync(go, "uploadFiles", sources, opts, events, pool?.offload(compression));
 }
 
@@ -160,7 +161,8 @@ function downloadArgs(target, options) {
     if (range.start < 0 || range.end < range.start) {
       throw new XetkitError(`download: options.range [${range.start}, ${range.end}) is not a range of bytes`, "RANGE");
     }
-    opts.range = { start: range.start, end: range.end };
+    opts.start = range.start;
+    opts.end = range.end;
   }
   return [target, opts];
 }

@@ -22,34 +22,36 @@ import (
 
 // ---- options ----
 
-func optString(o js.Value, key string, required bool) (string, error) {
-	v := o.Get(key)
-	switch {
-	case v.Type() == js.TypeString && v.String() != "":
-		return v.String(), nil
-	case v.Type() != js.TypeString && !v.IsUndefined() && !v.IsNull():
-		return "", errorf(codeType, "options.%s must be a string", key)
-	case required:
-		return "", errorf(codeValue, "options.%s is required", key)
-	}
-	return "", nil
+// callOptions has a field for every key of the options objects that
+// exports.json declares; each export fills those it declares (decode).
+type callOptions struct {
+	Hub          string   `js:"hub"`
+	Repo         string   `js:"repo"`
+	RepoType     string   `js:"repoType"`
+	Revision     string   `js:"revision"`
+	Token        string   `js:"token"`
+	Concurrency  *int     `js:"concurrency"`
+	Retries      *int     `js:"retries"`
+	RetryDelayMs *int     `js:"retryDelayMs"`
+	XorbSize     *int     `js:"xorbSize"`
+	Compression  string   `js:"compression"`
+	Signal       js.Value `js:"signal"`
+	Path         string   `js:"path"`
+	Recursive    bool     `js:"recursive"`
+	Commit       bool     `js:"commit"`
+	Message      string   `js:"message"`
+	ResumeStore  js.Value `js:"resumeStore"`
+	Start        *int     `js:"start"`
+	End          *int     `js:"end"`
+	Hash         string   `js:"hash"`
 }
 
-// optInt passes options[key] to set if it is there: an integer from lo
-// to hi.
-func optInt(o js.Value, key string, lo, hi int, set func(int)) error {
-	v := o.Get(key)
-	if v.IsUndefined() || v.IsNull() {
-		return nil
-	}
-	if v.Type() != js.TypeNumber || v.Float() != float64(int(v.Float())) {
-		return errorf(codeType, "options.%s must be an integer", key)
-	}
-	if n := v.Int(); n < lo || n > hi {
-		return errorf(codeRange, "options.%s must be from %d to %d, got %d", key, lo, hi, n)
-	}
-	set(v.Int())
-	return nil
+// decode reads the options object v, the argument arg of the export
+// name, as exports.json declares it.
+func decode(name, arg string, v js.Value) *callOptions {
+	o := &callOptions{Signal: js.Undefined(), ResumeStore: js.Undefined()}
+	decl.Decode(name, arg, v, o)
+	return o
 }
 
 // controllers are the concurrency controllers of every call's client: the
@@ -57,57 +59,42 @@ func optInt(o js.Value, key string, lo, hi int, set func(int)) error {
 // its back-off.
 var controllers cas.Controllers
 
-// clientArg builds the upload client from options {hub, repo, repoType,
-// revision, token, concurrency, retries, retryDelayMs, xorbSize,
-// compression}.
-func clientArg(o js.Value) (*hubclient.Client, error) {
-	if o.Type() != js.TypeObject {
-		return nil, errorf(codeType, "options must be an object")
-	}
+// client is the hub client the options o describe.
+func (o *callOptions) client() (*hubclient.Client, error) {
 	c := &hubclient.Client{}
-	c.Controllers = &controllers
-	var err error
-	for _, f := range []struct {
-		key      string
-		dst      *string
-		required bool
-	}{{"hub", &c.Hub, true}, {"repo", &c.Repo, true}, {"repoType", &c.RepoType, false}, {"revision", &c.Revision, false}, {"token", &c.Token, false}} {
-		if *f.dst, err = optString(o, f.key, f.required); err != nil {
-			return nil, err
-		}
+	c.Hub, c.Repo, c.RepoType, c.Revision, c.Token, c.Controllers = o.Hub, o.Repo, o.RepoType, o.Revision, o.Token, &controllers
+	if o.Retries != nil {
+		c.Retries = cmp.Or(*o.Retries, cas.NoRetries) // 0: none
 	}
-	for _, f := range []struct {
-		key    string
-		lo, hi int
-		set    func(int)
-	}{
-		{"concurrency", 1, 32, func(n int) { c.MaxConcurrency = n }},
-		{"retries", 0, 100, func(n int) { c.Retries = cmp.Or(n, cas.NoRetries) }}, // 0: none
-		{"retryDelayMs", 0, 60_000, func(n int) { c.RetryDelay = time.Duration(n) * time.Millisecond }},
-	} {
-		if err := optInt(o, f.key, f.lo, f.hi, f.set); err != nil {
-			return nil, err
-		}
+	if o.RetryDelayMs != nil {
+		c.RetryDelay = time.Duration(*o.RetryDelayMs) * time.Millisecond
 	}
-	return c, pipelineOptions(c, o)
+	return c, o.pipeline(c)
 }
 
-// pipelineOptions reads the options that decide the bytes an upload makes,
-// {xorbSize, compression}; unset, the pipeline's defaults hold.
-func pipelineOptions(c *hubclient.Client, o js.Value) error {
-	switch o.Type() {
-	case js.TypeUndefined, js.TypeNull:
-		return nil
-	case js.TypeObject:
-	default:
-		return errorf(codeType, "options must be an object")
-	}
-	if err := optInt(o, "xorbSize", 64<<10, xorb.MaxBytes, func(n int) { c.XorbSize = n }); err != nil {
-		return err
+// pipeline sets the options that decide the bytes an upload makes,
+// {xorbSize, compression}, and checks every number's range; unset, the
+// pipeline's defaults hold.
+func (o *callOptions) pipeline(c *hubclient.Client) error {
+	for _, r := range []struct {
+		key    string
+		n      *int
+		lo, hi int
+		dst    *int
+	}{
+		{"concurrency", o.Concurrency, 1, 32, &c.MaxConcurrency}, {"retries", o.Retries, 0, 100, nil},
+		{"retryDelayMs", o.RetryDelayMs, 0, 60_000, nil}, {"xorbSize", o.XorbSize, 64 << 10, xorb.MaxBytes, &c.XorbSize},
+	} {
+		if r.n != nil && (*r.n < r.lo || *r.n > r.hi) {
+			return errorf(codeRange, "options.%s must be from %d to %d, got %d", r.key, r.lo, r.hi, *r.n)
+		}
+		if r.n != nil && r.dst != nil {
+			*r.dst = *r.n
+		}
 	}
 	var err error
-	if v := o.Get("compression"); !v.IsUndefined() {
-		c.Compression, err = modeArg(v)
+	if o.Compression != "" {
+		c.Compression, err = modeOf(o.Compression)
 	}
 	return err
 }
@@ -174,24 +161,21 @@ func exportUpload(api js.Value) {
 	// {message} | false, concurrency, xorbSize, retries, retryDelayMs,
 	// resumeStore: {list, read, write, remove} (resume.JS) or absent}.
 	export(api, "uploadFiles", func(args []js.Value) (any, error) {
-		o := args[1]
-		c, err := clientArg(o)
+		o := decode("uploadFiles", "options", args[1])
+		c, err := o.client()
 		if err != nil {
 			return nil, err
 		}
 		var opts *hubclient.CommitOptions
-		if cm := o.Get("commit"); cm.Type() == js.TypeObject {
-			opts = &hubclient.CommitOptions{}
-			if opts.Message, err = optString(cm, "message", false); err != nil {
-				return nil, err
-			}
+		if o.Commit {
+			opts = &hubclient.CommitOptions{Message: o.Message}
 		}
 		ctx, stop, sources, err := pipelineCall(c, args)
 		if err != nil {
 			return nil, err
 		}
 		c.HTTP = &cas.FetchTransport{BlobOf: host.BlobOf}
-		store := o.Get("resumeStore")
+		store := o.ResumeStore
 		return async(func() (any, error) {
 			defer stop()
 			// The xorbs of this upload are garbage once it returns: let the
@@ -227,20 +211,16 @@ func exportUpload(api js.Value) {
 		if err != nil {
 			return nil, err
 		}
-		return hubCall(args[1], func(ctx context.Context, c *hubclient.Client) (any, error) { return c.Terms(ctx, h) })
+		return hubCall(decode("fileTerms", "options", args[1]), func(ctx context.Context, c *hubclient.Client) (any, error) { return jsonOf(c.Terms(ctx, h)) })
 	})
 
 	// listFiles: the repo's entries [{type, path, size, oid, xetHash?,
 	// lfs?}]. options: the client's, and path (a folder, "" the root) and
 	// recursive.
 	export(api, "listFiles", func(args []js.Value) (any, error) {
-		o := args[0]
-		dir, err := optString(o, "path", false)
-		if err != nil {
-			return nil, err
-		}
+		o := decode("listFiles", "options", args[0])
 		return hubCall(o, func(ctx context.Context, c *hubclient.Client) (any, error) {
-			return c.ListFiles(ctx, dir, o.Get("recursive").Truthy())
+			return jsonOf(c.ListFiles(ctx, o.Path, o.Recursive))
 		})
 	})
 
@@ -252,7 +232,7 @@ func exportUpload(api js.Value) {
 	// events.xorbBytes).
 	export(api, "processFile", func(args []js.Value) (any, error) {
 		c := &hubclient.Client{}
-		if err := pipelineOptions(c, args[1]); err != nil {
+		if err := decode("processFile", "options", args[1]).pipeline(c); err != nil {
 			return nil, err
 		}
 		ctx, stop, sources, err := pipelineCall(c, args)
@@ -304,27 +284,24 @@ func exportUpload(api js.Value) {
 	// {start, end} selects a part. Whole files are verified against the
 	// file hash; nothing is final before the promise resolves.
 	export(api, "downloadFile", func(args []js.Value) (any, error) {
-		var h xethash.Hash
-		path, err := optString(args[0], "path", false)
-		if err == nil && path == "" {
-			h, err = hashArg(args[0].Get("hash"), "fileHash")
+		t := decode("downloadFile", "target", args[0])
+		h, err := xethash.Parse(t.Hash)
+		if t.Path == "" && err != nil {
+			return nil, errorf(codeValue, "fileHash: %v", err)
 		}
-		if err != nil {
-			return nil, err
-		}
-		o := args[1]
-		c, err := clientArg(o)
+		o := decode("downloadFile", "options", args[1])
+		c, err := o.client()
 		if err != nil {
 			return nil, err
 		}
 		var rng *cas.Range // xetkit.js checked it: integers, 0 ≤ start ≤ end
-		if r := o.Get("range"); r.Type() == js.TypeObject {
-			rng = &cas.Range{Start: int64(r.Get("start").Float()), End: int64(r.Get("end").Float())}
+		if o.Start != nil && o.End != nil {
+			rng = &cas.Range{Start: int64(*o.Start), End: int64(*o.End)}
 		}
 		return streamTo(args[2], func(ctx context.Context, w *jsx.Writer) (int64, error) {
 			defer runtime.GC()
-			if path != "" {
-				return c.DownloadPath(ctx, path, w, rng)
+			if t.Path != "" {
+				return c.DownloadPath(ctx, t.Path, w, rng)
 			}
 			return c.Download(ctx, h, w, rng)
 		})
@@ -354,15 +331,15 @@ func streamTo(ev js.Value, write func(context.Context, *jsx.Writer) (int64, erro
 }
 
 // hubCall runs a client call for the options o (signal included) and
-// resolves to its result as JSON.
-func hubCall(o js.Value, run func(context.Context, *hubclient.Client) (any, error)) (any, error) {
-	c, err := clientArg(o)
+// resolves to its result.
+func hubCall(o *callOptions, run func(context.Context, *hubclient.Client) (any, error)) (any, error) {
+	c, err := o.client()
 	if err != nil {
 		return nil, err
 	}
-	ctx, stop := jsx.AbortContext(o.Get("signal"))
+	ctx, stop := jsx.AbortContext(o.Signal)
 	return async(func() (any, error) {
 		defer stop()
-		return jsonOf(run(ctx, c))
+		return run(ctx, c)
 	}), nil
 }

@@ -341,6 +341,8 @@ export interface HubOptions {
   retries?: number;
   /** First backoff delay in ms, doubling per retry up to 30 s (default 2000). */
   retryDelayMs?: number;
+  /** Most requests in flight at once (default: adapt to the link, 6 at most in a browser: Chromium opens 6 HTTP/1.1 connections to a host). */
+  concurrency?: number;
   signal?: AbortSignal;
 }
 
@@ -380,8 +382,6 @@ export interface UploadOptions extends HubOptions {
   onProgress?: (p: UploadProgress) => void;
   /** Chunk record compression (default "auto"). */
   compression?: "auto" | "lz4" | "bg4-lz4" | "none";
-  /** Most requests in flight at once (default: adapt to the link, 6 at most in a browser: Chromium opens 6 HTTP/1.1 connections to a host). */
-  concurrency?: number;
   /** Chunk data (uncompressed bytes) at which a xorb is sealed (default 8 MiB under WebAssembly, at most 64 MiB, where the reference client cuts); the same size gives processFile's bytes. */
   xorbSize?: number;
   /**

@@ -1,18 +1,22 @@
 //go:build js && wasm
 
 // Package jsexport exports Go functions to JavaScript by a declaration:
-// each function is declared once (its arguments as "name: type", whether
-// it is async, the error codes it may give), Export registers only what is
-// declared and checks every call's arguments against it before the
-// function runs, and every call answers in one convention: {ok: true,
-// value} or {ok: false, error: {code, message, offset?, status?}}, an async
-// one a Promise of that, which never rejects. A panic is an error too, so
-// one bad call never takes the instance down.
+// each function is declared once (its arguments as "name: type", the keys
+// and types of its options objects, whether it is async, the error codes
+// it may give), Export registers only what is declared and checks every
+// call's arguments against it before the function runs, Decode fills a Go
+// struct from an options object the same declaration describes, and every
+// call answers in one convention: {ok: true, value} or {ok: false, error:
+// {code, message, offset?, status?}}, an async one a Promise of that, which
+// never rejects. A panic is an error too, so one bad call never takes the
+// instance down.
 package jsexport
 
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -26,6 +30,9 @@ type Declaration struct {
 	// ArgTypes describes each argument type, for error messages.
 	ArgTypes map[string]string `json:"argTypes"`
 	Exports  map[string]Func   `json:"exports"`
+	// OptionSets are keys several options objects share: an options
+	// declaration's key "..." names the set it takes in.
+	OptionSets map[string]map[string]string `json:"optionSets"`
 	// Always lists the codes every function may give, declared or not.
 	Always []string `json:"-"`
 	// Code gives the code, HTTP status and byte offset (if any) of an error.
@@ -38,12 +45,39 @@ type Func struct {
 	Async  bool     `json:"async"`
 	Codes  []string `json:"codes"`
 	Events []string `json:"events"` // the keys an "events" argument may have
+	// Options gives, for each argument of type "options", its keys and
+	// their types: "type", "type?" when it may be absent (undefined or
+	// null), then optionally " (from)", the public option the wrapper
+	// makes it from when that has another name or shape.
+	Options map[string]map[string]string `json:"options"`
+}
+
+// option reads an option's declared type: its type and whether it may
+// be absent.
+func option(decl string) (typ string, optional bool) {
+	typ, _, _ = strings.Cut(decl, " ")
+	typ, optional = strings.CutSuffix(typ, "?")
+	return typ, optional
 }
 
 // Parse reads a declaration.
 func Parse(b []byte) (*Declaration, error) {
 	d := &Declaration{}
-	return d, json.Unmarshal(b, d)
+	if err := json.Unmarshal(b, d); err != nil {
+		return nil, err
+	}
+	for name, f := range d.Exports {
+		for arg, keys := range f.Options {
+			if set := keys["..."]; set != "" {
+				if d.OptionSets[set] == nil {
+					return nil, fmt.Errorf("%s: %s takes in the option set %q, which is not declared", name, arg, set)
+				}
+				delete(keys, "...")
+				maps.Insert(keys, maps.All(d.OptionSets[set]))
+			}
+		}
+	}
+	return d, nil
 }
 
 // Error is an error with the code JavaScript sees.
@@ -160,6 +194,11 @@ func (d *Declaration) checkArgs(name string, f Func, args []js.Value) ([]js.Valu
 		if !(optional && (v.IsUndefined() || v.IsNull()) || is(v, typ)) {
 			return nil, Errorf("TYPE", "%s: %s must be %s", name, argName, d.ArgTypes[typ])
 		}
+		if typ == "options" {
+			if err := d.checkOptions(name, argName, f.Options[argName], v); err != nil {
+				return nil, err
+			}
+		}
 		if typ == "events" {
 			keys := jsx.Object.Call("keys", v)
 			for i := range keys.Length() {
@@ -170,6 +209,81 @@ func (d *Declaration) checkArgs(name string, f Func, args []js.Value) ([]js.Valu
 		}
 	}
 	return out, nil
+}
+
+// checkOptions checks the options object v, the argument arg, against
+// its declared keys: an undeclared key or a value of another type is a
+// TYPE error, a required one absent (or an empty string) a VALUE error.
+func (d *Declaration) checkOptions(name, arg string, keys map[string]string, v js.Value) error {
+	given := jsx.Object.Call("keys", v)
+	for i := range given.Length() {
+		if k := given.Index(i).String(); keys[k] == "" {
+			return Errorf("TYPE", "%s: %s.%s is not one of its options %v", name, arg, k, slices.Sorted(maps.Keys(keys)))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		typ, optional := option(keys[k])
+		x := v.Get(k)
+		absent := x.IsUndefined() || x.IsNull()
+		switch {
+		case absent && optional:
+		case absent || !optional && x.Type() == js.TypeString && x.String() == "":
+			return Errorf("VALUE", "%s: %s.%s is required", name, arg, k)
+		case !is(x, typ):
+			return Errorf("TYPE", "%s: %s.%s must be %s", name, arg, k, d.ArgTypes[typ])
+		}
+	}
+	return nil
+}
+
+// Decode fills the struct dst points to from the options object v, the
+// argument arg of the export name, which Export has checked: each field
+// tagged js:"key" from the declared key of that name (left as it is when
+// the key is absent or the export does not declare it). string fields
+// take strings, hashes and compression names, *int fields integers, bool
+// fields booleans, js.Value fields objects. A declared key without a
+// field, or with a field of another type, is a bug (a panic).
+func (d *Declaration) Decode(name, arg string, v js.Value, dst any) {
+	keys := d.Exports[name].Options[arg]
+	s := reflect.ValueOf(dst).Elem()
+	found := 0
+	for i := range s.NumField() {
+		k := s.Type().Field(i).Tag.Get("js")
+		if keys[k] == "" {
+			continue
+		}
+		found++
+		typ, _ := option(keys[k])
+		f, x := s.Field(i), v.Get(k)
+		if !slices.Contains(goKinds[f.Type().String()], typ) {
+			panic(fmt.Sprintf("jsexport: %s: %s.%s is declared %q, decoded into a %s", name, arg, k, keys[k], f.Type()))
+		}
+		if x.IsUndefined() || x.IsNull() {
+			continue
+		}
+		switch f.Interface().(type) {
+		case string:
+			f.SetString(x.String())
+		case *int:
+			n := x.Int()
+			f.Set(reflect.ValueOf(&n))
+		case bool:
+			f.SetBool(x.Bool())
+		case js.Value:
+			f.Set(reflect.ValueOf(x))
+		}
+	}
+	if found != len(keys) {
+		panic(fmt.Sprintf("jsexport: %s: %s declares %d options, %T has fields for %d", name, arg, len(keys), dst, found))
+	}
+}
+
+// goKinds maps a Go field type to the option types it takes.
+var goKinds = map[string][]string{
+	"string":   {"string", "hash", "mode"},
+	"*int":     {"int"},
+	"bool":     {"bool"},
+	"js.Value": {"object", "signal"},
 }
 
 // is reports whether v is of the argument type typ.
@@ -189,7 +303,7 @@ func is(v js.Value, typ string) bool {
 		return v.Type() == js.TypeNumber && v.Float() == float64(int(v.Float()))
 	case "bool":
 		return v.Type() == js.TypeBoolean
-	case "object", "events", "offload", "source":
+	case "object", "events", "offload", "source", "options", "signal":
 		return v.Type() == js.TypeObject
 	}
 	panic("jsexport: unknown argument type " + typ)

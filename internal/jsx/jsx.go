@@ -29,47 +29,48 @@ func (e *Error) Error() string { return e.Msg }
 
 // Await waits for the promise p to settle: its value, or an *Error with
 // what it was rejected with. When ctx ends first it returns the context's
-// cause; the promise's callbacks are released once it settles.
+// cause.
 func Await(ctx context.Context, p js.Value) (js.Value, error) {
 	type result struct {
 		v   js.Value
 		err error
 	}
 	ch := make(chan result, 1)
-	ok := js.FuncOf(func(_ js.Value, args []js.Value) any {
+	Then(p, func(v js.Value, err error) { ch <- result{v, err} })
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		return js.Undefined(), context.Cause(ctx)
+	}
+}
+
+// Then calls fn once the promise p settles, with its value or an *Error
+// with what it was rejected with; fn runs as a callback from JavaScript
+// and must not block. The callbacks are released once it has run.
+func Then(p js.Value, fn func(v js.Value, err error)) {
+	var ok, fail js.Func
+	settle := func(args []js.Value, rejected bool) any {
+		ok.Release()
+		fail.Release()
 		v := js.Undefined()
 		if len(args) > 0 {
 			v = args[0]
 		}
-		ch <- result{v: v}
-		return nil
-	})
-	fail := js.FuncOf(func(_ js.Value, args []js.Value) any {
-		v := js.Undefined()
-		if len(args) > 0 {
-			v = args[0]
+		if !rejected {
+			fn(v, nil)
+			return nil
 		}
 		e := &Error{Msg: Message(v)}
 		if v.Type() == js.TypeObject && v.Get("code").Type() == js.TypeString {
 			e.Code = v.Get("code").String()
 		}
-		ch <- result{err: e}
+		fn(js.Undefined(), e)
 		return nil
-	})
-	p.Call("then", ok, fail)
-	select {
-	case r := <-ch:
-		ok.Release()
-		fail.Release()
-		return r.v, r.err
-	case <-ctx.Done():
-		go func() {
-			<-ch
-			ok.Release()
-			fail.Release()
-		}()
-		return js.Undefined(), context.Cause(ctx)
 	}
+	ok = js.FuncOf(func(_ js.Value, args []js.Value) any { return settle(args, false) })
+	fail = js.FuncOf(func(_ js.Value, args []js.Value) any { return settle(args, true) })
+	p.Call("then", ok, fail)
 }
 
 // Message describes a thrown or rejected JavaScript value.

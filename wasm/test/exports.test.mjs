@@ -83,6 +83,90 @@ function dtsReturns(sf) {
   return out;
 }
 
+// dtsParams gives, for "Type.member" of a method, its parameters: name →
+// the TypeNode of each signature (overloads included).
+function dtsParams(sf) {
+  const out = new Map();
+  walk(sf, (n) => {
+    if (!(ts.isInterfaceDeclaration(n) || ts.isClassDeclaration(n)) || !n.name) return;
+    for (const m of n.members) {
+      if (!m.name || !m.parameters) continue;
+      const key = `${n.name.text}.${m.name.getText()}`;
+      if (!out.has(key)) out.set(key, new Map());
+      for (const p of m.parameters) {
+        const name = p.name.getText();
+        if (!out.get(key).has(name)) out.get(key).set(name, []);
+        if (p.type) out.get(key).get(name).push(p.type);
+      }
+    }
+  });
+  return out;
+}
+
+// dtsProperties gives the properties (name → type text) an object type
+// of the d.ts has: an interface with what it extends, a type literal,
+// and every part of a union or intersection.
+function dtsProperties(sf, type, out = new Map()) {
+  if (ts.isUnionTypeNode(type) || ts.isIntersectionTypeNode(type)) {
+    for (const t of type.types) dtsProperties(sf, t, out);
+  } else if (ts.isTypeLiteralNode(type)) {
+    for (const m of type.members) if (m.name && m.type) out.set(m.name.getText(), m.type.getText());
+  } else if (ts.isTypeReferenceNode(type)) {
+    interfaceProperties(sf, type.typeName.getText(), out);
+  }
+  return out;
+}
+
+function interfaceProperties(sf, name, out) {
+  walk(sf, (n) => {
+    if (!ts.isInterfaceDeclaration(n) || n.name.text !== name) return;
+    for (const m of n.members) if (m.name && m.type) out.set(m.name.getText(), m.type.getText());
+    for (const h of n.heritageClauses ?? []) for (const t of h.types) interfaceProperties(sf, t.expression.getText(), out);
+  });
+}
+
+// optionsOf gives an export's options declarations with the option sets
+// ("...") taken in.
+export function optionsOf(decl, d) {
+  const out = {};
+  for (const [arg, keys] of Object.entries(d.options ?? {})) {
+    const { "...": set, ...own } = keys;
+    out[arg] = { ...(set ? decl.optionSets[set] : {}), ...own };
+  }
+  return out;
+}
+
+// tsKinds says which d.ts types an option's declared type agrees with.
+const tsKinds = {
+  string: /\bstring\b|"/, hash: /\bstring\b/, mode: /\bstring\b|"/, int: /\bnumber\b/, bool: /\bboolean\b/,
+  signal: /\bAbortSignal\b/, object: /./,
+};
+
+// checkOptions compares the options an export declares with the public
+// options of the d.ts members built on it: each must be there (or the
+// public option it is made from, its "(from)"), of an agreeing type.
+function checkOptions(decl, name, d, params, dts) {
+  const problems = [];
+  for (const [arg, keys] of Object.entries(optionsOf(decl, d))) {
+    const types = Object.keys(d.api).flatMap((member) => params.get(member)?.get(arg) ?? []);
+    if (types.length === 0) problems.push(`${name}: no member of xetkit.d.ts built on it takes ${arg}`);
+    for (const t of types) {
+      const props = dtsProperties(dts, t);
+      for (const [key, declared] of Object.entries(keys)) {
+        const [type, from] = declared.split(" ");
+        const publicName = from ? from.slice(1, -1).split(".")[0] : key;
+        if (publicName === arg) continue; // the argument itself, not one of its keys
+        if (!props.has(publicName)) {
+          problems.push(`${name}: xetkit.d.ts ${t.getText()} has no ${publicName} (exports.json ${arg}.${key})`);
+        } else if (!from && !tsKinds[type.replace(/\?$/, "")].test(props.get(publicName))) {
+          problems.push(`${name}: xetkit.d.ts says ${arg}.${publicName}: ${props.get(publicName)}, exports.json ${declared}`);
+        }
+      }
+    }
+  }
+  return problems;
+}
+
 function dtsCodes(sf) {
   let codes = null;
   walk(sf, (n) => {
@@ -99,6 +183,7 @@ export function check(decl, sources, dts) {
   const problems = [];
   const calls = wrapperCalls(sources);
   const called = new Set(calls.map((c) => c.name));
+  const params = dtsParams(dts);
   for (const c of calls) {
     const d = decl.exports[c.name];
     if (!d) {
@@ -122,6 +207,7 @@ export function check(decl, sources, dts) {
       if (!(type in decl.argTypes)) problems.push(`${name}: argument ${a} has no declared type`);
     }
     if (d.events && !d.args.some((a) => a.startsWith("events: "))) problems.push(`${name}: events without an events argument`);
+    problems.push(...checkOptions(decl, name, d, params, dts));
     const returns = dtsReturns(dts);
     for (const [member, type] of Object.entries(d.api)) {
       const got = returns.get(member);
@@ -166,8 +252,11 @@ test("the check finds a disagreement", () => {
   bad.exports.unused = { args: [], result: "void", codes: [], api: {} };
   bad.exports.hashKeyed.api["Hashes.keyed"] = "number";
   bad.interfaces.Offload.extra = "() => void";
+  bad.exports.listFiles.options.options.bogus = "string?";
+  bad.exports.processFile.options.options.xorbSize = "string?";
   const problems = check(bad, wrapperSources(), dtsFile()).join("\n");
-  for (const want of [/hashChunk takes 2 arguments/, /kindOf is async/, /unused is declared but the wrapper never calls it/, /Hashes.keyed: string, exports.json number/, /class Offload has/]) {
+  for (const want of [/hashChunk takes 2 arguments/, /kindOf is async/, /unused is declared but the wrapper never calls it/, /Hashes.keyed: string, exports.json number/, /class Offload has/,
+    /listFiles: xetkit.d.ts ListFilesOptions has no bogus/, /processFile: xetkit.d.ts says options.xorbSize: number, exports.json string\?/]) {
     assert.match(problems, want);
   }
 });
@@ -189,4 +278,21 @@ test("a running instance exports exactly what exports.json declares, in one conv
   const e = await api.chunkStream(new Uint8Array(1), { onData: () => {} });
   assert.equal(e.ok, false);
   assert.match(e.error.message, /events.onData is not one of its events/);
+  // Options objects are checked against their declared keys before any Go
+  // code runs: an unknown key and a wrong type are TYPE errors, a required
+  // key absent a VALUE error.
+  const hub = { hub: "http://127.0.0.1:9", repo: "a/b" };
+  for (const [options, code, message] of [
+    [{ ...hub, bogus: 1 }, "TYPE", /listFiles: options.bogus is not one of its options \[concurrency hub path/],
+    [{ ...hub, repo: 5 }, "TYPE", /listFiles: options.repo must be a string/],
+    [{ ...hub, recursive: "yes" }, "TYPE", /listFiles: options.recursive must be a boolean/],
+    [{ ...hub, retries: 1.5 }, "TYPE", /listFiles: options.retries must be an integer/],
+    [{ hub: hub.hub }, "VALUE", /listFiles: options.repo is required/],
+    [{ ...hub, concurrency: 99 }, "RANGE", /options.concurrency must be from 1 to 32/],
+  ]) {
+    const r = await api.listFiles(options);
+    assert.equal(r.ok, false, JSON.stringify(options));
+    assert.equal(r.error.code, code, r.error.message);
+    assert.match(r.error.message, message);
+  }
 });

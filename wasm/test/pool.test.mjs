@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { load } from "../xetkit.js";
-import { corpus, randomBytes, readRef } from "./helpers.mjs";
+import { corpus, randomBytes, rawInstance, readRef } from "./helpers.mjs";
 
 const single = await load({ workers: 0 });
 const items = corpus();
@@ -26,9 +26,9 @@ test("chunkAsync equals chunk, for any pool size, on bytes and Blobs", async () 
 });
 
 // A worker takes a job while it holds fewer than two, and the caller
-// hashes the rest itself: with a pool of one worker the caller takes a
-// good share of the jobs, and the chunks are chunk's whichever thread
-// hashed each. Several calls, bytes and Blobs in turn.
+// runs the batches no worker has taken when it needs a result: with a
+// pool of one worker the caller takes a good share of the jobs, and the
+// chunks are chunk's whichever thread hashed each. Several calls, bytes and Blobs in turn.
 test("chunkAsync equals chunk whichever thread hashes each job", async () => {
   const xk = await load({ workers: 1 });
   const bytes = randomBytes((47 << 20) + 12345, 13);
@@ -38,6 +38,50 @@ test("chunkAsync equals chunk whichever thread hashes each job", async () => {
     assert.deepEqual(await xk.chunkAsync(input), want, `call ${i + 1}`);
   }
   xk.close();
+});
+
+// Caller-runs, through Go's own queue with pools made here: batches go
+// onto one queue, a worker takes at most two at a time, and the calling
+// thread runs any that no worker has taken when it needs a result. With
+// no worker every batch runs on the calling thread; with a worker that
+// holds its jobs until the calling thread has nothing left to run, that
+// thread runs most of them; either way every chunk comes back in order.
+test("the calling thread runs every batch no worker has taken", async () => {
+  const api = await rawInstance("__xetkitCallerRuns");
+  const worker = await rawInstance("__xetkitCallerRunsWorker");
+  const bytes = randomBytes((21 << 20) + 777, 17);
+  const want = single.chunk(bytes);
+  const batches = Math.ceil(bytes.length / (2 << 20));
+  for (const workers of [0, 1]) {
+    let jobs = 0;
+    const held = [];
+    const offload = {
+      workers,
+      buffer: (n) => new Uint8Array(n),
+      // The worker answers only when this thread turns its event loop: it
+      // does so only when it waits for a job the worker took.
+      encode: (w, b, lens) => {
+        assert.equal(w, 0);
+        jobs++;
+        return new Promise((resolve) => held.push(() => resolve(worker.encodeChunks(b, lens, null).value)));
+      },
+      shaNew: () => assert.fail("no SHA-256 here"),
+      shaWrite: () => assert.fail("no SHA-256 here"),
+      shaSum: () => assert.fail("no SHA-256 here"),
+    };
+    let running = true;
+    const answer = () => { held.splice(0).forEach((f) => f()); if (running) setImmediate(answer); };
+    answer();
+    const r = await api.chunkStream(bytes, {}, offload);
+    running = false;
+    assert.ok(r.ok, r.error?.message);
+    const got = [];
+    let offset = 0;
+    r.value.lengths.forEach((length, i) => { got.push({ offset, length, hash: r.value.hashes[i] }); offset += length; });
+    assert.deepEqual(got, want, `${workers} workers`);
+    if (workers === 0) assert.equal(jobs, 0, "no worker: the calling thread ran every batch");
+    else assert.ok(jobs >= 1 && jobs <= batches / 2, `a stalled worker took ${jobs} of ${batches} batches`);
+  }
 });
 
 // The default pool leaves two cores to the calling thread and the rest of
