@@ -24,46 +24,6 @@ import (
 	"github.com/xetkit/xetkit/xethash"
 )
 
-// recording is a transport that remembers every request it sends and can
-// answer some of them itself.
-type recording struct {
-	next   http.RoundTripper
-	mu     sync.Mutex
-	seen   []*http.Request
-	answer func(*http.Request) (*http.Response, error) // nil result: send on
-}
-
-func (r *recording) RoundTrip(req *http.Request) (*http.Response, error) {
-	r.mu.Lock()
-	r.seen = append(r.seen, req)
-	r.mu.Unlock()
-	if r.answer != nil {
-		if resp, err := r.answer(req); resp != nil || err != nil {
-			return resp, err
-		}
-	}
-	return r.next.RoundTrip(req)
-}
-
-// reset forgets the requests seen so far.
-func (r *recording) reset() {
-	r.mu.Lock()
-	r.seen = nil
-	r.mu.Unlock()
-}
-
-func (r *recording) count(method, pathPart string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, q := range r.seen {
-		if q.Method == method && strings.Contains(q.URL.Path, pathPart) {
-			n++
-		}
-	}
-	return n
-}
-
 func status(req *http.Request, code int) *http.Response {
 	return &http.Response{StatusCode: code, Status: http.StatusText(code), Header: http.Header{},
 		Body: http.NoBody, Request: req}
@@ -98,14 +58,14 @@ func TestRetryBudget(t *testing.T) {
 	for _, c := range []struct {
 		retries, requests int
 	}{{cas.NoRetries, 1}, {2, 3}, {0, cas.DefaultRetries + 1}} {
-		rt := &counting{next: srv.Client().Transport}
+		rt := &recording{next: srv.Client().Transport}
 		cl := newClient(srv)
 		cl.HTTP = cas.HTTPClient(&http.Client{Transport: rt})
 		cl.Retries = c.retries
 		cl.RetryDelay, cl.RetryMaxDelay = time.Microsecond, time.Microsecond
 		_, err := cl.UploadFiles(context.Background(), []pipeline.Source{source("a", []byte("hello"))})
-		if err == nil || int(rt.n.Load()) != c.requests {
-			t.Errorf("Retries %d: %d requests (%v), want %d", c.retries, rt.n.Load(), err, c.requests)
+		if err == nil || rt.sent() != c.requests {
+			t.Errorf("Retries %d: %d requests (%v), want %d", c.retries, rt.sent(), err, c.requests)
 		}
 	}
 	// The default waits, at their shortest (half of each delay), add up to
@@ -234,7 +194,7 @@ func TestExpiredXorbURLIsRenewed(t *testing.T) {
 	seen := map[string]bool{}
 	refused := 0
 	_, srv := startHubBehind(t, func(w http.ResponseWriter, r *http.Request, _ *hub.Hub) bool {
-		if !strings.HasPrefix(r.URL.Path, "/_xetkit/xorbs/") {
+		if xorbPart(r) == "" {
 			return false
 		}
 		// Each xorb's first URL has expired; the URLs a renewed
