@@ -11,8 +11,6 @@ import (
 
 	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/hub"
-	"github.com/xetkit/xetkit/hub/s3store"
-	"github.com/xetkit/xetkit/hub/s3store/s3test"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/xethash"
 )
@@ -24,28 +22,6 @@ import (
 // store checks clean before and after.
 func TestGC(t *testing.T) {
 	bothStores(t, func(t *testing.T, newStore func(*testing.T) store.Collectable) { testGC(t, newStore(t)) })
-}
-
-// bothStores runs test on the folder store and on S3 (versitygw), where
-// newStore makes a new, empty store of that kind. Such a test picks its
-// own stores, so it runs only in the suite's first run (ownStores).
-func bothStores(t *testing.T, test func(t *testing.T, newStore func(*testing.T) store.Collectable)) {
-	ownStores(t)
-	t.Run("folder", func(t *testing.T) {
-		test(t, func(t *testing.T) store.Collectable {
-			st, err := store.OpenFS(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return st.(store.Collectable)
-		})
-	})
-	t.Run("S3", func(t *testing.T) {
-		srv := s3test.Start(t)
-		test(t, func(t *testing.T) store.Collectable {
-			return srv.Store(t, "s3://"+srv.NewBucket(t)+"/hub", s3store.Options{})
-		})
-	})
 }
 
 func testGC(t *testing.T, st store.Collectable) {

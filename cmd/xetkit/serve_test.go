@@ -21,7 +21,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/xetkit/xetkit"
-	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/s3store/s3test"
 	"github.com/xetkit/xetkit/internal/syncbuf"
 )
@@ -425,7 +424,7 @@ func TestStoreCommandsOnS3(t *testing.T) {
 		t.Fatalf("check of an empty store: %d %q", status, errOut)
 	}
 	// An old xorb no shard names: unreachable once past a grace period.
-	st := srv.Store(t, uri, s3store.Options{})
+	st := srv.Store(t, uri)
 	name := strings.Repeat("ab", 32)
 	if _, err := st.Put("xorbs", name, []byte("not referenced")); err != nil {
 		t.Fatal(err)

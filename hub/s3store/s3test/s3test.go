@@ -205,16 +205,11 @@ func (c *Counter) Counts() map[string]int {
 }
 
 // CountingStore is Store with a client whose requests c counts.
-func (srv *Server) CountingStore(t testing.TB, uri string, opt s3store.Options, c *Counter) *s3store.Store {
+func (srv *Server) CountingStore(t testing.TB, uri string, c *Counter) *s3store.Store {
 	t.Helper()
 	cfg := srv.Config()
 	cfg.HTTPClient = &http.Client{Transport: c}
-	opt.Client = s3store.NewClient(cfg)
-	s, err := s3store.Open(context.Background(), uri, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return srv.StoreWith(t, uri, s3store.Options{Client: s3store.NewClient(cfg)})
 }
 
 // Env sets the standard AWS environment variables to reach the server,
@@ -238,11 +233,20 @@ func (srv *Server) NewBucket(t testing.TB) string {
 	return name
 }
 
-// Store opens a store of its own client on uri (s3://BUCKET/PREFIX), with
-// opt.Client set to it.
-func (srv *Server) Store(t testing.TB, uri string, opt s3store.Options) *s3store.Store {
+// Store opens a store on uri (s3://BUCKET/PREFIX) with the default
+// options, through a client of its own.
+func (srv *Server) Store(t testing.TB, uri string) *s3store.Store {
 	t.Helper()
-	opt.Client = srv.Client()
+	return srv.StoreWith(t, uri, s3store.Options{})
+}
+
+// StoreWith is Store with opt; a nil opt.Client is set to a client of the
+// store's own.
+func (srv *Server) StoreWith(t testing.TB, uri string, opt s3store.Options) *s3store.Store {
+	t.Helper()
+	if opt.Client == nil {
+		opt.Client = srv.Client()
+	}
 	s, err := s3store.Open(context.Background(), uri, opt)
 	if err != nil {
 		t.Fatal(err)
