@@ -9,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/hub"
 	"github.com/xetkit/xetkit/hub/store"
-	"github.com/xetkit/xetkit/xethash"
 )
 
 // TestGC on the folder and S3 stores: after a repository is deleted, a GC
@@ -26,10 +24,10 @@ func TestGC(t *testing.T) {
 
 func testGC(t *testing.T, st store.Collectable) {
 	th := newHub(t, hub.Config{Store: st})
-	kept, dropped, shared := randomData(80, 2<<20), randomData(81, 2<<20), randomData(82, 1<<20)
+	kept, dropped, shared := randomData(80, 2<<20), makeFile(t, 81, 2<<20), randomData(82, 1<<20)
 	th.commitFile("alice/keep", "kept.bin", kept)
 	th.commitFile("alice/keep", "shared.bin", shared)
-	th.commitFile("alice/drop", "dropped.bin", dropped)
+	th.commitFile("alice/drop", "dropped.bin", dropped.data)
 	th.commitFile("alice/drop", "shared.bin", shared)
 	th.commitFile("alice/drop", "small.txt", []byte("a small file, kept inline"))
 	// An upload not yet committed: a xorb and its shard.
@@ -87,7 +85,7 @@ func testGC(t *testing.T, st store.Collectable) {
 	if !slices.Contains(dry.Unreachable[store.Xorbs], pending.xorb.Hash.String()) {
 		t.Error("the uncommitted upload's xorb is not unreachable past the grace period")
 	}
-	droppedChunk := "/v1/chunks/default-merkledb/" + xethash.Chunk(chunking.Split(dropped)[0]).String()
+	droppedChunk := "/v1/chunks/default-merkledb/" + dropped.chunks[0].Hash.String()
 	if status, body, _ := th.do("GET", droppedChunk, tok, nil); status != 200 {
 		t.Fatalf("dedupe of the dropped file's first chunk before gc: %d %s", status, body)
 	}
