@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,12 +123,11 @@ func (srv *Server) start(bin, dir string) (func(), error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	var exited atomic.Bool
-	done := make(chan struct{})
-	go func() { cmd.Wait(); exited.Store(true); close(done) }()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
 	stop := func() {
 		cmd.Process.Kill()
-		<-done
+		<-exited
 	}
 	srv.Endpoint = "http://" + addr
 	c := srv.Client()
@@ -141,12 +139,16 @@ func (srv *Server) start(bin, dir string) (func(), error) {
 		if err == nil {
 			return stop, nil
 		}
-		if exited.Load() || time.Now().After(deadline) {
-			stop()
-			log, _ := os.ReadFile(logf.Name())
-			return nil, fmt.Errorf("versitygw on %s did not answer: %v\n%s", addr, err, strings.TrimSpace(string(log)))
+		select {
+		case <-exited: // it will not answer: give up at once
+		case <-time.After(50 * time.Millisecond):
+			if time.Now().Before(deadline) {
+				continue
+			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		stop()
+		log, _ := os.ReadFile(logf.Name())
+		return nil, fmt.Errorf("versitygw on %s did not answer: %v\n%s", addr, err, strings.TrimSpace(string(log)))
 	}
 }
 
