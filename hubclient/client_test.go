@@ -23,8 +23,7 @@ import (
 func TestClientErrorsAreNotRetried(t *testing.T) {
 	_, srv := startHub(t, hub.Config{})
 	rt := &recording{next: srv.Client().Transport}
-	c := newClient(srv)
-	c.HTTP = cas.HTTPClient(&http.Client{Transport: rt})
+	c := newClientThrough(srv, rt)
 	c.Token = "hf_wrong"
 	_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", []byte("hello"))})
 	var he *cas.HTTPError
@@ -44,8 +43,7 @@ func TestClientErrorsAreNotRetried(t *testing.T) {
 func TestClientGivesUpAfterRetries(t *testing.T) {
 	_, srv := startHub(t, hub.Config{Faults: hub.Faults{First: 100, Kinds: []hub.FaultKind{hub.Fault5xx}}})
 	rt := &recording{next: srv.Client().Transport}
-	c := newClient(srv)
-	c.HTTP = cas.HTTPClient(&http.Client{Transport: rt})
+	c := newClientThrough(srv, rt)
 	c.Retries = 3
 	_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", []byte("hello"))})
 	var he *cas.HTTPError

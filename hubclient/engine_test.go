@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,8 +30,7 @@ func TestDownloadRangesInFlightWrittenInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc := &rangeCounter{jitter: 20 * time.Millisecond}
-	d := newClient(srv)
-	d.HTTP = cas.HTTPClient(&http.Client{Transport: rc})
+	d := newClientThrough(srv, rc)
 	if got := downloadPath(t, d, "many.bin", nil); !bytes.Equal(got, data) {
 		t.Fatal("the download differs")
 	}
@@ -163,8 +161,7 @@ func TestLargeRangesFetchInParallelPieces(t *testing.T) {
 	srv, data := hubWithOneXorb(t, 21)
 	for _, r := range []*cas.Range{nil, {Start: 9 << 20, End: 27 << 20}} {
 		rc := &rangeCounter{hold: 2}
-		d := newClient(srv)
-		d.HTTP = cas.HTTPClient(&http.Client{Transport: rc})
+		d := newClientThrough(srv, rc)
 		d.Retries = 0
 		var out bytes.Buffer
 		if _, err := d.DownloadPath(context.Background(), "big.bin", &out, r); err != nil {
@@ -241,8 +238,7 @@ func (m *midwayFaults) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestBrokenPiecesAreFetchedAgain(t *testing.T) {
 	srv, data := hubWithOneXorb(t, 22)
 	m := &midwayFaults{cut: 1 << 20, flip: 1 << 20, ranges: make(chan string, 16)}
-	d := newClient(srv)
-	d.HTTP = cas.HTTPClient(&http.Client{Transport: m})
+	d := newClientThrough(srv, m)
 	if got := downloadPath(t, d, "big.bin", nil); !bytes.Equal(got, data) {
 		t.Fatal("the download differs")
 	}
@@ -284,7 +280,7 @@ func (l *lateFooters) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	if l.data.Add(1) == 1 && l.expire {
-		return &http.Response{StatusCode: http.StatusForbidden, Body: io.NopCloser(strings.NewReader("expired")), Request: req}, nil
+		return status(req, http.StatusForbidden), nil // an expired URL
 	}
 	if !l.footerSent.Load() {
 		l.dataBeforeFt.Add(1)
@@ -326,8 +322,7 @@ func TestPiecesDoNotWaitForTheFooter(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := &lateFooters{expire: c.expire, flipAt: c.flipAt, flips: c.flips}
-			d := newClient(srv)
-			d.HTTP = cas.HTTPClient(&http.Client{Transport: l})
+			d := newClientThrough(srv, l)
 			d.Retries = 0
 			var out bytes.Buffer
 			_, err := d.DownloadPath(context.Background(), "big.bin", &out, nil)

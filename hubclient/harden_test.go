@@ -24,18 +24,12 @@ import (
 	"github.com/xetkit/xetkit/xethash"
 )
 
-func status(req *http.Request, code int) *http.Response {
-	return &http.Response{StatusCode: code, Status: http.StatusText(code), Header: http.Header{},
-		Body: http.NoBody, Request: req}
-}
-
 // Xorb and shard POSTs carry no Content-Type (a browser would need a CORS
 // preflight allowing one).
 func TestUploadsSendNoContentType(t *testing.T) {
 	_, srv := startHub(t, hub.Config{})
 	rec := &recording{next: srv.Client().Transport}
-	c := newClient(srv)
-	c.HTTP = cas.HTTPClient(&http.Client{Transport: rec})
+	c := newClientThrough(srv, rec)
 	uploadFile(t, c, "a", randomBytes(1, 200<<10))
 	posts := 0
 	for _, q := range rec.seen {
@@ -59,8 +53,7 @@ func TestRetryBudget(t *testing.T) {
 		retries, requests int
 	}{{cas.NoRetries, 1}, {2, 3}, {0, cas.DefaultRetries + 1}} {
 		rt := &recording{next: srv.Client().Transport}
-		cl := newClient(srv)
-		cl.HTTP = cas.HTTPClient(&http.Client{Transport: rt})
+		cl := newClientThrough(srv, rt)
 		cl.Retries = c.retries
 		cl.RetryDelay, cl.RetryMaxDelay = time.Microsecond, time.Microsecond
 		_, err := cl.UploadFiles(context.Background(), []pipeline.Source{source("a", []byte("hello"))})
@@ -92,8 +85,7 @@ func TestDedupe429IsAMissAnd507IsFinal(t *testing.T) {
 		}
 		return nil, nil
 	}
-	c := newClient(srv)
-	c.HTTP = cas.HTTPClient(&http.Client{Transport: rec})
+	c := newClientThrough(srv, rec)
 	if _, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", randomBytes(2, 100<<10))}); err != nil {
 		t.Fatalf("upload with dedupe answering 429: %v", err)
 	}
@@ -108,9 +100,7 @@ func TestDedupe429IsAMissAnd507IsFinal(t *testing.T) {
 		}
 		return nil, nil
 	}
-	c = newClient(srv)
-	c.HTTP = cas.HTTPClient(&http.Client{Transport: full})
-	_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("b", randomBytes(3, 100<<10))})
+	_, err := newClientThrough(srv, full).UploadFiles(context.Background(), []pipeline.Source{source("b", randomBytes(3, 100<<10))})
 	var he *cas.HTTPError
 	if !errors.As(err, &he) || he.Status != http.StatusInsufficientStorage || he.Attempts != 1 {
 		t.Fatalf("upload to a full hub: %v, want one 507", err)
@@ -129,8 +119,7 @@ func TestHubGoneIsANetworkError(t *testing.T) {
 		}
 		return nil, nil
 	}
-	c := newClient(srv)
-	c.HTTP = cas.HTTPClient(&http.Client{Transport: rec})
+	c := newClientThrough(srv, rec)
 	c.Retries = 2
 	_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", randomBytes(4, 3<<20))})
 	var ne *cas.NetworkError
@@ -293,8 +282,7 @@ func TestWholeDownloadInSegments(t *testing.T) {
 	hash := uploadFile(t, c, "f", data)
 	for _, seg := range []int64{100_000, 1 << 20, int64(len(data)), cas.DefaultSegmentSize} {
 		rec := &recording{next: srv.Client().Transport}
-		dc := newClient(srv)
-		dc.HTTP = cas.HTTPClient(&http.Client{Transport: rec})
+		dc := newClientThrough(srv, rec)
 		dc.SegmentSize = seg
 		var out bytes.Buffer
 		if _, err := dc.Download(context.Background(), hash, &out, nil); err != nil || !bytes.Equal(out.Bytes(), data) {
@@ -323,8 +311,7 @@ func TestWholeDownloadInSegments(t *testing.T) {
 	}
 	// A range that starts at the end asks for nothing when the size is known.
 	rec := &recording{next: srv.Client().Transport}
-	dc := newClient(srv)
-	dc.HTTP = cas.HTTPClient(&http.Client{Transport: rec})
+	dc := newClientThrough(srv, rec)
 	if n, err := dc.DownloadSized(context.Background(), hash, int64(len(data)), new(bytes.Buffer), &cas.Range{Start: int64(len(data)), End: int64(len(data)) + 10}); n != 0 || err != nil || rec.count("GET", "") != 0 {
 		t.Errorf("a range past the end: %d bytes, %v, %d requests", n, err, rec.count("GET", ""))
 	}

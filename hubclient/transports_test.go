@@ -14,11 +14,20 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hubclient"
 )
 
 // Transports and hub fronts the package's tests share, to watch or change
 // the requests between a client and the hub.
+
+// newClientThrough is newClient sending its requests through rt.
+func newClientThrough(srv *httptest.Server, rt http.RoundTripper) *hubclient.Client {
+	c := newClient(srv)
+	c.HTTP = cas.HTTPClient(&http.Client{Transport: rt})
+	return c
+}
 
 // recording is a transport that remembers every request it sends and can
 // answer some of them itself.
@@ -67,6 +76,13 @@ func (r *recording) count(method, pathPart string) int {
 		}
 	}
 	return n
+}
+
+// status is an answer of code, without a body, that a transport gives
+// itself.
+func status(req *http.Request, code int) *http.Response {
+	return &http.Response{StatusCode: code, Status: http.StatusText(code), Header: http.Header{},
+		Body: http.NoBody, Request: req}
 }
 
 // rangeCounter sends requests to the hub, records the Range of every xorb
