@@ -22,8 +22,7 @@ import (
 
 func TestClientErrorsAreNotRetried(t *testing.T) {
 	_, srv := startHub(t, hub.Config{})
-	rt := &recording{next: srv.Client().Transport}
-	c := newClientThrough(srv, rt)
+	c, rt := recordedClient(srv)
 	c.Token = "hf_wrong"
 	_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", []byte("hello"))})
 	var he *cas.HTTPError
@@ -42,8 +41,7 @@ func TestClientErrorsAreNotRetried(t *testing.T) {
 
 func TestClientGivesUpAfterRetries(t *testing.T) {
 	_, srv := startHub(t, hub.Config{Faults: hub.Faults{First: 100, Kinds: []hub.FaultKind{hub.Fault5xx}}})
-	rt := &recording{next: srv.Client().Transport}
-	c := newClientThrough(srv, rt)
+	c, rt := recordedClient(srv)
 	c.Retries = 3
 	_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", []byte("hello"))})
 	var he *cas.HTTPError

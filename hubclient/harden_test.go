@@ -28,8 +28,7 @@ import (
 // preflight allowing one).
 func TestUploadsSendNoContentType(t *testing.T) {
 	_, srv := startHub(t, hub.Config{})
-	rec := &recording{next: srv.Client().Transport}
-	c := newClientThrough(srv, rec)
+	c, rec := recordedClient(srv)
 	uploadFile(t, c, "a", randomBytes(1, 200<<10))
 	posts := 0
 	for _, q := range rec.seen {
@@ -52,8 +51,7 @@ func TestRetryBudget(t *testing.T) {
 	for _, c := range []struct {
 		retries, requests int
 	}{{cas.NoRetries, 1}, {2, 3}, {0, cas.DefaultRetries + 1}} {
-		rt := &recording{next: srv.Client().Transport}
-		cl := newClientThrough(srv, rt)
+		cl, rt := recordedClient(srv)
 		cl.Retries = c.retries
 		cl.RetryDelay, cl.RetryMaxDelay = time.Microsecond, time.Microsecond
 		_, err := cl.UploadFiles(context.Background(), []pipeline.Source{source("a", []byte("hello"))})
@@ -78,14 +76,13 @@ func TestRetryBudget(t *testing.T) {
 // retrying the query); a 507 is final, not retried.
 func TestDedupe429IsAMissAnd507IsFinal(t *testing.T) {
 	_, srv := startHub(t, hub.Config{})
-	rec := &recording{next: srv.Client().Transport}
+	c, rec := recordedClient(srv)
 	rec.answer = func(q *http.Request) (*http.Response, error) {
 		if strings.Contains(q.URL.Path, "/v1/chunks/") {
 			return status(q, http.StatusTooManyRequests), nil
 		}
 		return nil, nil
 	}
-	c := newClientThrough(srv, rec)
 	if _, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", randomBytes(2, 100<<10))}); err != nil {
 		t.Fatalf("upload with dedupe answering 429: %v", err)
 	}
@@ -93,14 +90,14 @@ func TestDedupe429IsAMissAnd507IsFinal(t *testing.T) {
 		t.Errorf("%d dedupe queries, want 1 (a 429 is not retried)", n)
 	}
 
-	full := &recording{next: srv.Client().Transport}
+	c, full := recordedClient(srv)
 	full.answer = func(q *http.Request) (*http.Response, error) {
 		if q.Method == http.MethodPost {
 			return status(q, http.StatusInsufficientStorage), nil
 		}
 		return nil, nil
 	}
-	_, err := newClientThrough(srv, full).UploadFiles(context.Background(), []pipeline.Source{source("b", randomBytes(3, 100<<10))})
+	_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("b", randomBytes(3, 100<<10))})
 	var he *cas.HTTPError
 	if !errors.As(err, &he) || he.Status != http.StatusInsufficientStorage || he.Attempts != 1 {
 		t.Fatalf("upload to a full hub: %v, want one 507", err)
@@ -112,14 +109,13 @@ func TestDedupe429IsAMissAnd507IsFinal(t *testing.T) {
 func TestHubGoneIsANetworkError(t *testing.T) {
 	_, srv := startHub(t, hub.Config{})
 	var calls atomic.Int32
-	rec := &recording{next: srv.Client().Transport}
+	c, rec := recordedClient(srv)
 	rec.answer = func(q *http.Request) (*http.Response, error) {
 		if q.Method == http.MethodPost && calls.Add(1) > 0 {
 			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
 		}
 		return nil, nil
 	}
-	c := newClientThrough(srv, rec)
 	c.Retries = 2
 	_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", randomBytes(4, 3<<20))})
 	var ne *cas.NetworkError
@@ -281,8 +277,7 @@ func TestWholeDownloadInSegments(t *testing.T) {
 	data := randomBytes(91, 3<<20+777)
 	hash := uploadFile(t, c, "f", data)
 	for _, seg := range []int64{100_000, 1 << 20, int64(len(data)), cas.DefaultSegmentSize} {
-		rec := &recording{next: srv.Client().Transport}
-		dc := newClientThrough(srv, rec)
+		dc, rec := recordedClient(srv)
 		dc.SegmentSize = seg
 		var out bytes.Buffer
 		if _, err := dc.Download(context.Background(), hash, &out, nil); err != nil || !bytes.Equal(out.Bytes(), data) {
@@ -310,8 +305,7 @@ func TestWholeDownloadInSegments(t *testing.T) {
 		}
 	}
 	// A range that starts at the end asks for nothing when the size is known.
-	rec := &recording{next: srv.Client().Transport}
-	dc := newClientThrough(srv, rec)
+	dc, rec := recordedClient(srv)
 	if n, err := dc.DownloadSized(context.Background(), hash, int64(len(data)), new(bytes.Buffer), &cas.Range{Start: int64(len(data)), End: int64(len(data)) + 10}); n != 0 || err != nil || rec.count("GET", "") != 0 {
 		t.Errorf("a range past the end: %d bytes, %v, %d requests", n, err, rec.count("GET", ""))
 	}

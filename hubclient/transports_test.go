@@ -29,6 +29,12 @@ func newClientThrough(srv *httptest.Server, rt http.RoundTripper) *hubclient.Cli
 	return c
 }
 
+// recordedClient is a client of srv whose requests a new recording sees.
+func recordedClient(srv *httptest.Server) (*hubclient.Client, *recording) {
+	rec := &recording{next: srv.Client().Transport}
+	return newClientThrough(srv, rec), rec
+}
+
 // recording is a transport that remembers every request it sends and can
 // answer some of them itself.
 type recording struct {
