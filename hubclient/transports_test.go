@@ -138,6 +138,7 @@ func (rc *rangeCounter) seen() ([]string, int) {
 	return append([]string(nil), rc.ranges...), int(rc.most.Load())
 }
 
+// countedBody is a body that calls done once, when it is closed.
 type countedBody struct {
 	io.ReadCloser
 	once sync.Once
