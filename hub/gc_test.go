@@ -9,12 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/hub"
-	"github.com/xetkit/xetkit/hub/s3store"
-	"github.com/xetkit/xetkit/hub/s3store/s3test"
 	"github.com/xetkit/xetkit/hub/store"
-	"github.com/xetkit/xetkit/xethash"
 )
 
 // TestGC on the folder and S3 stores: after a repository is deleted, a GC
@@ -26,34 +22,12 @@ func TestGC(t *testing.T) {
 	bothStores(t, func(t *testing.T, newStore func(*testing.T) store.Collectable) { testGC(t, newStore(t)) })
 }
 
-// bothStores runs test on the folder store and on S3 (versitygw), where
-// newStore makes a new, empty store of that kind. Such a test picks its
-// own stores, so it runs only in the suite's first run (ownStores).
-func bothStores(t *testing.T, test func(t *testing.T, newStore func(*testing.T) store.Collectable)) {
-	ownStores(t)
-	t.Run("folder", func(t *testing.T) {
-		test(t, func(t *testing.T) store.Collectable {
-			st, err := store.OpenFS(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return st.(store.Collectable)
-		})
-	})
-	t.Run("S3", func(t *testing.T) {
-		srv := s3test.Start(t)
-		test(t, func(t *testing.T) store.Collectable {
-			return srv.Store(t, "s3://"+srv.NewBucket(t)+"/hub", s3store.Options{})
-		})
-	})
-}
-
 func testGC(t *testing.T, st store.Collectable) {
 	th := newHub(t, hub.Config{Store: st})
-	kept, dropped, shared := randomData(80, 2<<20), randomData(81, 2<<20), randomData(82, 1<<20)
+	kept, dropped, shared := randomData(80, 2<<20), makeFile(t, 81, 2<<20), randomData(82, 1<<20)
 	th.commitFile("alice/keep", "kept.bin", kept)
 	th.commitFile("alice/keep", "shared.bin", shared)
-	th.commitFile("alice/drop", "dropped.bin", dropped)
+	th.commitFile("alice/drop", "dropped.bin", dropped.data)
 	th.commitFile("alice/drop", "shared.bin", shared)
 	th.commitFile("alice/drop", "small.txt", []byte("a small file, kept inline"))
 	// An upload not yet committed: a xorb and its shard.
@@ -111,7 +85,7 @@ func testGC(t *testing.T, st store.Collectable) {
 	if !slices.Contains(dry.Unreachable[store.Xorbs], pending.xorb.Hash.String()) {
 		t.Error("the uncommitted upload's xorb is not unreachable past the grace period")
 	}
-	droppedChunk := "/v1/chunks/default-merkledb/" + xethash.Chunk(chunking.Split(dropped)[0]).String()
+	droppedChunk := "/v1/chunks/default-merkledb/" + dropped.chunks[0].Hash.String()
 	if status, body, _ := th.do("GET", droppedChunk, tok, nil); status != 200 {
 		t.Fatalf("dedupe of the dropped file's first chunk before gc: %d %s", status, body)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -150,18 +149,10 @@ func TestStalledUploadsHoldLittleMemory(t *testing.T) {
 // casUrl comes from the address the hub listens on, not the Host header.
 func TestCasURLIgnoresHostHeader(t *testing.T) {
 	th := newHub(t, hub.Config{})
-	req, _ := http.NewRequest("GET", th.srv.URL+"/api/models/alice/m/xet-write-token/main", nil)
-	req.Host = "evil.example:1"
-	req.Header.Set("Authorization", "Bearer "+userToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	status, b, _ := th.do("GET", "/api/models/alice/m/xet-write-token/main", userToken, nil, "Host", "evil.example:1")
 	var tok struct{ CasURL string }
-	if err := json.Unmarshal(b, &tok); err != nil || tok.CasURL != th.srv.URL {
-		t.Fatalf("casUrl %q (want %s): %s", tok.CasURL, th.srv.URL, b)
+	if err := json.Unmarshal(b, &tok); status != 200 || err != nil || tok.CasURL != th.srv.URL {
+		t.Fatalf("casUrl %q (want %s): %d %s", tok.CasURL, th.srv.URL, status, b)
 	}
 }
 

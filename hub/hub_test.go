@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/hub"
-	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/ingest"
 	"github.com/xetkit/xetkit/internal/hubtest"
@@ -41,7 +39,7 @@ func newHub(t *testing.T, cfg hub.Config) *testHub {
 		case memStores:
 			cfg.Store = store.NewMem()
 		case s3Server != nil:
-			cfg.Store = s3Server.Store(t, "s3://"+s3Server.NewBucket(t)+"/hub", s3store.Options{})
+			cfg.Store = s3Server.Store(t, "s3://"+s3Server.NewBucket(t)+"/hub")
 		default:
 			cfg.Dir = t.TempDir()
 		}
@@ -397,5 +395,3 @@ func TestParseFaults(t *testing.T) {
 		}
 	}
 }
-
-var _ = fmt.Sprint

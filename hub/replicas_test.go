@@ -14,19 +14,10 @@ import (
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
-	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/s3store/s3test"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hubclient"
 )
-
-// ownStores skips a test that picks its own stores in the runs that
-// repeat the suite on other stores (memory, S3): it ran in the first.
-func ownStores(t *testing.T) {
-	if memStores || s3Server != nil {
-		t.Skip("picks its own stores: run once, in the first run")
-	}
-}
 
 // s3Hubs returns n hubs on one S3 bucket and prefix, each through a store
 // and client of its own, as separate processes would be, and one more
@@ -37,9 +28,9 @@ func s3Hubs(t *testing.T, n int) ([]*testHub, store.Store) {
 	uri := "s3://" + srv.NewBucket(t) + "/hub"
 	hubs := make([]*testHub, n)
 	for i := range hubs {
-		hubs[i] = newHub(t, hub.Config{Store: srv.Store(t, uri, s3store.Options{})})
+		hubs[i] = newHub(t, hub.Config{Store: srv.Store(t, uri)})
 	}
-	return hubs, srv.Store(t, uri, s3store.Options{})
+	return hubs, srv.Store(t, uri)
 }
 
 // issued is a CAS token and a signed xorb URL (with the Range it signs)
@@ -225,7 +216,7 @@ func TestDirectURLs(t *testing.T) {
 	ownStores(t)
 	srv := s3test.Start(t)
 	uri := "s3://" + srv.NewBucket(t) + "/direct"
-	th := newHub(t, hub.Config{Store: srv.Store(t, uri, s3store.Options{}), DirectURLs: true})
+	th := newHub(t, hub.Config{Store: srv.Store(t, uri), DirectURLs: true})
 	f := makeFile(t, 71, 900<<10)
 	other := makeFile(t, 72, 500<<10)
 	tok := th.token("write")

@@ -12,7 +12,6 @@ import (
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
-	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/s3store/s3test"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hubclient"
@@ -53,7 +52,7 @@ func BenchmarkStoreThroughput(b *testing.B) {
 		n := 0
 		benchStore(b, data, func(b *testing.B) store.Store {
 			n++
-			return srv.CountingStore(b, "s3://"+bucket+"/bench"+strconv.Itoa(n), s3store.Options{}, counter)
+			return srv.CountingStore(b, "s3://"+bucket+"/bench"+strconv.Itoa(n), counter)
 		}, counter)
 	})
 }

@@ -9,11 +9,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
@@ -22,29 +20,16 @@ import (
 	"github.com/xetkit/xetkit/xethash"
 )
 
-// counting counts the requests a client sends.
-type counting struct {
-	n    atomic.Int64
-	next http.RoundTripper
-}
-
-func (c *counting) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.n.Add(1)
-	return c.next.RoundTrip(r)
-}
-
 func TestClientErrorsAreNotRetried(t *testing.T) {
 	_, srv := startHub(t, hub.Config{})
-	rt := &counting{next: srv.Client().Transport}
-	c := newClient(srv)
-	c.HTTP = cas.HTTPClient(&http.Client{Transport: rt})
+	c, rt := recordedClient(srv)
 	c.Token = "hf_wrong"
 	_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", []byte("hello"))})
 	var he *cas.HTTPError
 	if !errors.As(err, &he) || he.Status != 401 || !strings.Contains(err.Error(), "not recognised") {
 		t.Fatalf("error %v, want a 401 HTTPError naming the problem", err)
 	}
-	if n := rt.n.Load(); n != 1 {
+	if n := rt.sent(); n != 1 {
 		t.Errorf("%d requests for a 401, want 1 (no retry)", n)
 	}
 	// A bad repository type never reaches the network.
@@ -56,16 +41,14 @@ func TestClientErrorsAreNotRetried(t *testing.T) {
 
 func TestClientGivesUpAfterRetries(t *testing.T) {
 	_, srv := startHub(t, hub.Config{Faults: hub.Faults{First: 100, Kinds: []hub.FaultKind{hub.Fault5xx}}})
-	rt := &counting{next: srv.Client().Transport}
-	c := newClient(srv)
-	c.HTTP = cas.HTTPClient(&http.Client{Transport: rt})
+	c, rt := recordedClient(srv)
 	c.Retries = 3
 	_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", []byte("hello"))})
 	var he *cas.HTTPError
 	if !errors.As(err, &he) || he.Status != 503 || he.Attempts != 4 {
 		t.Fatalf("error %v, want a 503 after 4 attempts", err)
 	}
-	if n := rt.n.Load(); n != 4 {
+	if n := rt.sent(); n != 4 {
 		t.Errorf("%d requests, want 4", n)
 	}
 }
@@ -217,9 +200,7 @@ func TestShardEvents(t *testing.T) {
 				io.WriteString(w, c.answers[min(int(n), len(c.answers))-1])
 				return true
 			})
-			cl := newClient(srv)
-			cl.RetryDelay = time.Millisecond
-			_, err := cl.UploadFiles(context.Background(), []pipeline.Source{source("f", randomBytes(33, 100<<10))})
+			_, err := newClient(srv).UploadFiles(context.Background(), []pipeline.Source{source("f", randomBytes(33, 100<<10))})
 			switch {
 			case c.want == "" && err != nil:
 				t.Fatalf("%v, want success", err)
@@ -268,18 +249,12 @@ func TestDownloadMultiRange(t *testing.T) {
 func TestDownloadDetectsCorruption(t *testing.T) {
 	var corrupt atomic.Bool
 	_, srv := startHubBehind(t, func(w http.ResponseWriter, r *http.Request, h *hub.Hub) bool {
-		if !corrupt.Load() || !strings.HasPrefix(r.URL.Path, "/_xetkit/xorbs/") {
+		if !corrupt.Load() || xorbPart(r) == "" {
 			return false
 		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		body := rec.Body.Bytes()
-		body[len(body)-100] ^= 1 // inside the last chunk's payload
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		w.Write(body)
+		serveAltered(w, r, h, func(body []byte) {
+			body[len(body)-100] ^= 1 // inside the last chunk's payload
+		})
 		return true
 	})
 	data := randomBytes(51, 200<<10)
@@ -289,220 +264,5 @@ func TestDownloadDetectsCorruption(t *testing.T) {
 	_, err := c.Download(context.Background(), hash, &bytes.Buffer{}, nil)
 	if !errors.Is(err, cas.ErrVerify) {
 		t.Fatalf("corrupted download: %v, want ErrVerify", err)
-	}
-}
-
-// hubWithOneXorb starts a hub holding big.bin, 30 MiB of random bytes
-// (seed) in one xorb.
-func hubWithOneXorb(t *testing.T, seed uint64) (*httptest.Server, []byte) {
-	_, srv := startHub(t, hub.Config{})
-	c := newClient(srv)
-	c.XorbSize = 64 << 20
-	data := randomBytes(seed, 30<<20)
-	if _, err := c.Commit(context.Background(), []hubclient.RepoFile{repoFile("big.bin", data)}, hubclient.CommitOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return srv, data
-}
-
-// A large xorb range is fetched in pieces cut at the record boundaries
-// its footer gives, each its own request of at most cas.PieceSize bytes (an eighth more to take in a small rest),
-// several at once, and written in order: a download holds a few pieces of
-// a xorb, not the whole xorb, and a slow connection is not the limit.
-func TestLargeRangesFetchInParallelPieces(t *testing.T) {
-	srv, data := hubWithOneXorb(t, 21)
-	for _, r := range []*cas.Range{nil, {Start: 9 << 20, End: 27 << 20}} {
-		rc := &rangeCounter{hold: 2}
-		d := newClient(srv)
-		d.HTTP = cas.HTTPClient(&http.Client{Transport: rc})
-		d.Retries = 0
-		var out bytes.Buffer
-		if _, err := d.DownloadPath(context.Background(), "big.bin", &out, r); err != nil {
-			t.Fatalf("range %v: %v", r, err)
-		}
-		lo, hi := int64(0), int64(len(data))
-		if r != nil {
-			lo, hi = r.Start, r.End
-		}
-		if !bytes.Equal(out.Bytes(), data[lo:hi]) {
-			t.Fatalf("range %v: the download differs", r)
-		}
-		ranges, most := rc.seen()
-		var asked int64
-		for _, rg := range ranges {
-			a, b, ok := strings.Cut(strings.TrimPrefix(rg, "bytes="), "-")
-			start, err1 := strconv.ParseInt(a, 10, 64)
-			end, err2 := strconv.ParseInt(b, 10, 64)
-			if !ok || err1 != nil || err2 != nil || end-start+1 > cas.PieceSize*9/8 {
-				t.Fatalf("range %v: a xorb request for %q, want one span of at most %d bytes", r, rg, cas.PieceSize*9/8)
-			}
-			asked += end - start + 1
-		}
-		if min := (hi-lo)/(cas.PieceSize*9/8) + 1; int64(len(ranges)) < min || asked > (hi-lo)+(2<<20) {
-			t.Errorf("range %v: %d xorb requests for %d bytes, want at least %d pieces, none fetched twice", r, len(ranges), asked, min)
-		}
-		if most < 2 {
-			t.Errorf("range %v: at most %d xorb requests in flight, want the pieces fetched side by side", r, most)
-		}
-	}
-}
-
-// midwayFaults breaks the first two xorb range answers: the first is cut
-// after cut bytes, the second has a byte flipped flip bytes in. It
-// records every range request's Range header.
-type midwayFaults struct {
-	cut, flip int
-	n         atomic.Int32
-	ranges    chan string // room for a few; more are counted, not kept
-}
-
-type failingReader struct{ err error }
-
-func (r failingReader) Read([]byte) (int, error) { return 0, r.err }
-
-func (m *midwayFaults) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil || !strings.Contains(req.URL.Path, "/_xetkit/xorbs/") || strings.HasPrefix(req.Header.Get("Range"), "bytes=-") {
-		return resp, err
-	}
-	n := m.n.Add(1)
-	select {
-	case m.ranges <- req.Header.Get("Range"):
-	default:
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case n == 1 && len(b) > m.cut:
-		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b[:m.cut]), failingReader{io.ErrUnexpectedEOF}))
-	case n == 2 && len(b) > m.flip:
-		b[m.flip] ^= 0x20
-		fallthrough
-	default:
-		resp.Body = io.NopCloser(bytes.NewReader(b))
-	}
-	return resp, nil
-}
-
-// Pieces of a large xorb range that break (the connection cut, then a
-// byte flipped) are each asked for again, and only they: the download
-// comes out whole and right.
-func TestBrokenPiecesAreFetchedAgain(t *testing.T) {
-	srv, data := hubWithOneXorb(t, 22)
-	m := &midwayFaults{cut: 1 << 20, flip: 1 << 20, ranges: make(chan string, 16)}
-	d := newClient(srv)
-	d.HTTP = cas.HTTPClient(&http.Client{Transport: m})
-	if got := downloadPath(t, d, "big.bin", nil); !bytes.Equal(got, data) {
-		t.Fatal("the download differs")
-	}
-	count := map[string]int{}
-	for len(m.ranges) > 0 {
-		count[<-m.ranges]++
-	}
-	again := 0
-	for _, n := range count {
-		again += n - 1
-	}
-	if int(m.n.Load()) != len(count)+2 || again != 2 {
-		t.Fatalf("%d xorb requests %v: want each piece once, and the two that broke once more", m.n.Load(), count)
-	}
-}
-
-// lateFooters holds back every xorb footer answer until pieces of the
-// xorb's data have been asked for, answers the first data request 403
-// (an expired URL) when expire is set, and flips a byte of the answers
-// that hold byte flipAt of the xorb (the first flips of them; -1: all).
-type lateFooters struct {
-	expire       bool
-	flipAt       int64
-	flips        int32
-	flipped      atomic.Int32
-	data         atomic.Int32 // data requests sent
-	dataBeforeFt atomic.Int32 // of them, sent before any footer was answered
-	footerSent   atomic.Bool
-}
-
-func (l *lateFooters) RoundTrip(req *http.Request) (*http.Response, error) {
-	rg := req.Header.Get("Range")
-	if !strings.Contains(req.URL.Path, "/_xetkit/xorbs/") {
-		return http.DefaultTransport.RoundTrip(req)
-	}
-	if strings.HasPrefix(rg, "bytes=-") {
-		for deadline := time.Now().Add(2 * time.Second); l.data.Load() < 2 && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
-		}
-		resp, err := http.DefaultTransport.RoundTrip(req)
-		l.footerSent.Store(true)
-		return resp, err
-	}
-	if l.data.Add(1) == 1 && l.expire {
-		return &http.Response{StatusCode: http.StatusForbidden, Body: io.NopCloser(strings.NewReader("expired")), Request: req}, nil
-	}
-	if !l.footerSent.Load() {
-		l.dataBeforeFt.Add(1)
-	}
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	a, b, _ := strings.Cut(strings.TrimPrefix(rg, "bytes="), "-")
-	start, _ := strconv.ParseInt(a, 10, 64)
-	end, _ := strconv.ParseInt(b, 10, 64)
-	if err != nil || l.flipAt < start || l.flipAt > end || (l.flips >= 0 && l.flipped.Load() >= l.flips) {
-		return resp, err
-	}
-	l.flipped.Add(1)
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	body[l.flipAt-start] ^= 0x04
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	return resp, nil
-}
-
-// A large xorb range whose footer has not arrived is not waited for: it
-// is fetched in byte spans at once, and each span's chunks are checked
-// against the footer once it is in, before any is written. A span
-// damaged on the way is fetched again; one damaged every time fails the
-// download with ErrVerify, having written only the file's bytes.
-func TestPiecesDoNotWaitForTheFooter(t *testing.T) {
-	srv, data := hubWithOneXorb(t, 23)
-	for _, c := range []struct {
-		name   string
-		expire bool
-		flipAt int64 // a byte of the xorb: in the second span, past the first's overlap
-		flips  int32
-		fails  bool
-	}{
-		{"whole", false, -1, 0, false},
-		{"a span's URL expired", true, -1, 0, false},
-		{"a span damaged once", false, 5 << 20, 1, false},
-		{"a span damaged every time", false, 5 << 20, -1, true},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			l := &lateFooters{expire: c.expire, flipAt: c.flipAt, flips: c.flips}
-			d := newClient(srv)
-			d.HTTP = cas.HTTPClient(&http.Client{Transport: l})
-			d.Retries = 0
-			var out bytes.Buffer
-			_, err := d.DownloadPath(context.Background(), "big.bin", &out, nil)
-			if !bytes.Equal(out.Bytes(), data[:out.Len()]) {
-				t.Fatalf("%d bytes written that are not the file's (err %v)", out.Len(), err)
-			}
-			switch {
-			case c.fails && !errors.Is(err, cas.ErrVerify):
-				t.Fatalf("err %v, want ErrVerify", err)
-			case !c.fails && (err != nil || out.Len() != len(data)):
-				t.Fatalf("err %v, %d of %d bytes", err, out.Len(), len(data))
-			}
-			if n := l.dataBeforeFt.Load(); n < 2 {
-				t.Errorf("%d data requests before the footer was answered, want the spans fetched meanwhile", n)
-			}
-			if c.flips > 0 && l.flipped.Load() != c.flips {
-				t.Errorf("%d answers damaged, want %d", l.flipped.Load(), c.flips)
-			}
-		})
 	}
 }

@@ -24,58 +24,11 @@ import (
 	"github.com/xetkit/xetkit/xethash"
 )
 
-// recording is a transport that remembers every request it sends and can
-// answer some of them itself.
-type recording struct {
-	next   http.RoundTripper
-	mu     sync.Mutex
-	seen   []*http.Request
-	answer func(*http.Request) (*http.Response, error) // nil result: send on
-}
-
-func (r *recording) RoundTrip(req *http.Request) (*http.Response, error) {
-	r.mu.Lock()
-	r.seen = append(r.seen, req)
-	r.mu.Unlock()
-	if r.answer != nil {
-		if resp, err := r.answer(req); resp != nil || err != nil {
-			return resp, err
-		}
-	}
-	return r.next.RoundTrip(req)
-}
-
-// reset forgets the requests seen so far.
-func (r *recording) reset() {
-	r.mu.Lock()
-	r.seen = nil
-	r.mu.Unlock()
-}
-
-func (r *recording) count(method, pathPart string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, q := range r.seen {
-		if q.Method == method && strings.Contains(q.URL.Path, pathPart) {
-			n++
-		}
-	}
-	return n
-}
-
-func status(req *http.Request, code int) *http.Response {
-	return &http.Response{StatusCode: code, Status: http.StatusText(code), Header: http.Header{},
-		Body: http.NoBody, Request: req}
-}
-
 // Xorb and shard POSTs carry no Content-Type (a browser would need a CORS
 // preflight allowing one).
 func TestUploadsSendNoContentType(t *testing.T) {
 	_, srv := startHub(t, hub.Config{})
-	rec := &recording{next: srv.Client().Transport}
-	c := newClient(srv)
-	c.HTTP = cas.HTTPClient(&http.Client{Transport: rec})
+	c, rec := recordedClient(srv)
 	uploadFile(t, c, "a", randomBytes(1, 200<<10))
 	posts := 0
 	for _, q := range rec.seen {
@@ -98,14 +51,12 @@ func TestRetryBudget(t *testing.T) {
 	for _, c := range []struct {
 		retries, requests int
 	}{{cas.NoRetries, 1}, {2, 3}, {0, cas.DefaultRetries + 1}} {
-		rt := &counting{next: srv.Client().Transport}
-		cl := newClient(srv)
-		cl.HTTP = cas.HTTPClient(&http.Client{Transport: rt})
+		cl, rt := recordedClient(srv)
 		cl.Retries = c.retries
 		cl.RetryDelay, cl.RetryMaxDelay = time.Microsecond, time.Microsecond
 		_, err := cl.UploadFiles(context.Background(), []pipeline.Source{source("a", []byte("hello"))})
-		if err == nil || int(rt.n.Load()) != c.requests {
-			t.Errorf("Retries %d: %d requests (%v), want %d", c.retries, rt.n.Load(), err, c.requests)
+		if err == nil || rt.sent() != c.requests {
+			t.Errorf("Retries %d: %d requests (%v), want %d", c.retries, rt.sent(), err, c.requests)
 		}
 	}
 	// The default waits, at their shortest (half of each delay), add up to
@@ -125,15 +76,13 @@ func TestRetryBudget(t *testing.T) {
 // retrying the query); a 507 is final, not retried.
 func TestDedupe429IsAMissAnd507IsFinal(t *testing.T) {
 	_, srv := startHub(t, hub.Config{})
-	rec := &recording{next: srv.Client().Transport}
+	c, rec := recordedClient(srv)
 	rec.answer = func(q *http.Request) (*http.Response, error) {
 		if strings.Contains(q.URL.Path, "/v1/chunks/") {
 			return status(q, http.StatusTooManyRequests), nil
 		}
 		return nil, nil
 	}
-	c := newClient(srv)
-	c.HTTP = cas.HTTPClient(&http.Client{Transport: rec})
 	if _, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", randomBytes(2, 100<<10))}); err != nil {
 		t.Fatalf("upload with dedupe answering 429: %v", err)
 	}
@@ -141,15 +90,13 @@ func TestDedupe429IsAMissAnd507IsFinal(t *testing.T) {
 		t.Errorf("%d dedupe queries, want 1 (a 429 is not retried)", n)
 	}
 
-	full := &recording{next: srv.Client().Transport}
+	c, full := recordedClient(srv)
 	full.answer = func(q *http.Request) (*http.Response, error) {
 		if q.Method == http.MethodPost {
 			return status(q, http.StatusInsufficientStorage), nil
 		}
 		return nil, nil
 	}
-	c = newClient(srv)
-	c.HTTP = cas.HTTPClient(&http.Client{Transport: full})
 	_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("b", randomBytes(3, 100<<10))})
 	var he *cas.HTTPError
 	if !errors.As(err, &he) || he.Status != http.StatusInsufficientStorage || he.Attempts != 1 {
@@ -162,15 +109,13 @@ func TestDedupe429IsAMissAnd507IsFinal(t *testing.T) {
 func TestHubGoneIsANetworkError(t *testing.T) {
 	_, srv := startHub(t, hub.Config{})
 	var calls atomic.Int32
-	rec := &recording{next: srv.Client().Transport}
+	c, rec := recordedClient(srv)
 	rec.answer = func(q *http.Request) (*http.Response, error) {
 		if q.Method == http.MethodPost && calls.Add(1) > 0 {
 			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
 		}
 		return nil, nil
 	}
-	c := newClient(srv)
-	c.HTTP = cas.HTTPClient(&http.Client{Transport: rec})
 	c.Retries = 2
 	_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("a", randomBytes(4, 3<<20))})
 	var ne *cas.NetworkError
@@ -234,7 +179,7 @@ func TestExpiredXorbURLIsRenewed(t *testing.T) {
 	seen := map[string]bool{}
 	refused := 0
 	_, srv := startHubBehind(t, func(w http.ResponseWriter, r *http.Request, _ *hub.Hub) bool {
-		if !strings.HasPrefix(r.URL.Path, "/_xetkit/xorbs/") {
+		if xorbPart(r) == "" {
 			return false
 		}
 		// Each xorb's first URL has expired; the URLs a renewed
@@ -332,9 +277,7 @@ func TestWholeDownloadInSegments(t *testing.T) {
 	data := randomBytes(91, 3<<20+777)
 	hash := uploadFile(t, c, "f", data)
 	for _, seg := range []int64{100_000, 1 << 20, int64(len(data)), cas.DefaultSegmentSize} {
-		rec := &recording{next: srv.Client().Transport}
-		dc := newClient(srv)
-		dc.HTTP = cas.HTTPClient(&http.Client{Transport: rec})
+		dc, rec := recordedClient(srv)
 		dc.SegmentSize = seg
 		var out bytes.Buffer
 		if _, err := dc.Download(context.Background(), hash, &out, nil); err != nil || !bytes.Equal(out.Bytes(), data) {
@@ -362,9 +305,7 @@ func TestWholeDownloadInSegments(t *testing.T) {
 		}
 	}
 	// A range that starts at the end asks for nothing when the size is known.
-	rec := &recording{next: srv.Client().Transport}
-	dc := newClient(srv)
-	dc.HTTP = cas.HTTPClient(&http.Client{Transport: rec})
+	dc, rec := recordedClient(srv)
 	if n, err := dc.DownloadSized(context.Background(), hash, int64(len(data)), new(bytes.Buffer), &cas.Range{Start: int64(len(data)), End: int64(len(data)) + 10}); n != 0 || err != nil || rec.count("GET", "") != 0 {
 		t.Errorf("a range past the end: %d bytes, %v, %d requests", n, err, rec.count("GET", ""))
 	}

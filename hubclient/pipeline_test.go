@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
 	"github.com/xetkit/xetkit/hubclient"
 	"github.com/xetkit/xetkit/pipeline"
@@ -76,8 +75,7 @@ func TestProcessIsWhatUploadSends(t *testing.T) {
 			}
 			_, srv := startHub(t, hub.Config{})
 			rec := &bodies{next: srv.Client().Transport}
-			cl := newClient(srv)
-			cl.HTTP = cas.HTTPClient(&http.Client{Transport: rec})
+			cl := newClientThrough(srv, rec)
 			cl.XorbSize = c.xorbSize
 			cl.Concurrency = 1 // xorbs sent in the order sealed
 			res, err := cl.UploadFiles(context.Background(), []pipeline.Source{source("f", c.data)})

@@ -217,9 +217,7 @@ func TestLargeFilesUploadDuringThePreupload(t *testing.T) {
 			casSeen.Store(true)
 		}
 		if strings.Contains(r.URL.Path, "/preupload/") {
-			for deadline := time.Now().Add(5 * time.Second); !casSeen.Load() && time.Now().Before(deadline); {
-				time.Sleep(time.Millisecond)
-			}
+			waitUntil(5*time.Second, casSeen.Load)
 			early.Store(casSeen.Load())
 		}
 		return false

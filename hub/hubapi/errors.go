@@ -32,12 +32,17 @@ func (h *Server) decodeOptional(w http.ResponseWriter, r *http.Request, what str
 
 // decode is decodeBody; with optional, an empty body is no error.
 func (h *Server) decode(w http.ResponseWriter, r *http.Request, limit int64, what string, v any, optional bool) bool {
-	err := json.NewDecoder(io.LimitReader(r.Body, limit)).Decode(v)
+	err := readJSON(r, limit, v)
 	if err != nil && !(optional && errors.Is(err, io.EOF)) {
 		h.ans.Fail(w, http.StatusBadRequest, "malformed %s body: %v", what, err)
 		return false
 	}
 	return true
+}
+
+// readJSON decodes the JSON body of r, at most limit bytes of it, into v.
+func readJSON(r *http.Request, limit int64, v any) error {
+	return json.NewDecoder(io.LimitReader(r.Body, limit)).Decode(v)
 }
 
 // maxFilesPerCall bounds the files one preupload or duplicate call names,

@@ -3,10 +3,8 @@ package hubapi
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -156,6 +154,10 @@ func (h *Server) shown(entries []listed, expand bool) []apiEntry {
 // the Hugging Face Hub (huggingface_hub sends at most that many).
 const MaxPathsInfo = 1000
 
+// maxPathsInfoBody bounds a paths-info body, room for MaxPathsInfo long
+// paths.
+const maxPathsInfoBody = 16 << 20
+
 // handlePathsInfo answers POST /api/{type}s/{ns}/{name}/paths-info/{rev}:
 // the entries of the named paths that exist (JSON or form body).
 func (h *Server) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
@@ -167,14 +169,12 @@ func (h *Server) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
 		Paths  []string `json:"paths"`
 		Expand any      `json:"expand"`
 	}
-	body := io.LimitReader(r.Body, 16<<20)
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		if err := json.NewDecoder(body).Decode(&req); err != nil {
-			h.ans.Fail(w, http.StatusBadRequest, "malformed paths-info body: %v", err)
+		if !h.decodeBody(w, r, maxPathsInfoBody, "paths-info", &req) {
 			return
 		}
 	} else {
-		r.Body = io.NopCloser(body)
+		r.Body = http.MaxBytesReader(w, r.Body, maxPathsInfoBody)
 		if err := r.ParseForm(); err != nil {
 			h.ans.Fail(w, http.StatusBadRequest, "malformed paths-info form: %v", err)
 			return

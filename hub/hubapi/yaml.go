@@ -1,9 +1,7 @@
 package hubapi
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -25,7 +23,7 @@ func (h *Server) handleValidateYAML(w http.ResponseWriter, r *http.Request) {
 		Content  string `json:"content"`
 		RepoType string `json:"repoType"`
 	}
-	if err := json.NewDecoder(io.LimitReader(r.Body, MaxCommitSize)).Decode(&req); err != nil {
+	if err := readJSON(r, MaxCommitSize, &req); err != nil {
 		httpx.WriteJSON(w, http.StatusBadRequest, map[string]any{"error": "malformed validate-yaml body: " + err.Error(),
 			"errors": []yamlProblem{{"malformed request body: " + err.Error()}}, "warnings": []yamlProblem{}})
 		return

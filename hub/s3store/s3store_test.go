@@ -41,7 +41,7 @@ func TestParseURL(t *testing.T) {
 // folder of another and no name reaches outside its kind.
 func TestKeys(t *testing.T) {
 	srv := s3test.Start(t)
-	s := srv.Store(t, "s3://"+srv.NewBucket(t)+"/p", s3store.Options{})
+	s := srv.Store(t, "s3://"+srv.NewBucket(t)+"/p")
 	for name, key := range map[string]string{
 		"models/ns/name": "p/repos/models%2Fns%2Fname",
 		"..":             "p/repos/%2E.",
@@ -85,7 +85,7 @@ func TestReplicas(t *testing.T) {
 	const n = 6
 	stores := make([]*s3store.Store, n)
 	for i := range stores {
-		stores[i] = srv.Store(t, uri, s3store.Options{})
+		stores[i] = srv.Store(t, uri)
 	}
 	if err := stores[0].Swap("repos", "r", nil, []byte("v0")); err != nil {
 		t.Fatal(err)

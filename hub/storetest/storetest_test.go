@@ -33,7 +33,7 @@ func TestS3Store(t *testing.T) {
 	storetest.Run(t, storetest.Config{
 		Open: func(t *testing.T) store.Store {
 			n++
-			return srv.Store(t, "s3://"+bucket+"/suite/"+string(rune('a'+n)), s3store.Options{ListPageSize: 7, PartSize: 5 << 20})
+			return srv.StoreWith(t, "s3://"+bucket+"/suite/"+string(rune('a'+n)), s3store.Options{ListPageSize: 7, PartSize: 5 << 20})
 		},
 		ListPage: 7,
 		BigTemp:  10 << 20,

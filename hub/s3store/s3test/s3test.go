@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,12 +123,11 @@ func (srv *Server) start(bin, dir string) (func(), error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	var exited atomic.Bool
-	done := make(chan struct{})
-	go func() { cmd.Wait(); exited.Store(true); close(done) }()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
 	stop := func() {
 		cmd.Process.Kill()
-		<-done
+		<-exited
 	}
 	srv.Endpoint = "http://" + addr
 	c := srv.Client()
@@ -141,12 +139,16 @@ func (srv *Server) start(bin, dir string) (func(), error) {
 		if err == nil {
 			return stop, nil
 		}
-		if exited.Load() || time.Now().After(deadline) {
-			stop()
-			log, _ := os.ReadFile(logf.Name())
-			return nil, fmt.Errorf("versitygw on %s did not answer: %v\n%s", addr, err, strings.TrimSpace(string(log)))
+		select {
+		case <-exited: // it will not answer: give up at once
+		case <-time.After(50 * time.Millisecond):
+			if time.Now().Before(deadline) {
+				continue
+			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		stop()
+		log, _ := os.ReadFile(logf.Name())
+		return nil, fmt.Errorf("versitygw on %s did not answer: %v\n%s", addr, err, strings.TrimSpace(string(log)))
 	}
 }
 
@@ -205,16 +207,11 @@ func (c *Counter) Counts() map[string]int {
 }
 
 // CountingStore is Store with a client whose requests c counts.
-func (srv *Server) CountingStore(t testing.TB, uri string, opt s3store.Options, c *Counter) *s3store.Store {
+func (srv *Server) CountingStore(t testing.TB, uri string, c *Counter) *s3store.Store {
 	t.Helper()
 	cfg := srv.Config()
 	cfg.HTTPClient = &http.Client{Transport: c}
-	opt.Client = s3store.NewClient(cfg)
-	s, err := s3store.Open(context.Background(), uri, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return srv.StoreWith(t, uri, s3store.Options{Client: s3store.NewClient(cfg)})
 }
 
 // Env sets the standard AWS environment variables to reach the server,
@@ -238,11 +235,20 @@ func (srv *Server) NewBucket(t testing.TB) string {
 	return name
 }
 
-// Store opens a store of its own client on uri (s3://BUCKET/PREFIX), with
-// opt.Client set to it.
-func (srv *Server) Store(t testing.TB, uri string, opt s3store.Options) *s3store.Store {
+// Store opens a store on uri (s3://BUCKET/PREFIX) with the default
+// options, through a client of its own.
+func (srv *Server) Store(t testing.TB, uri string) *s3store.Store {
 	t.Helper()
-	opt.Client = srv.Client()
+	return srv.StoreWith(t, uri, s3store.Options{})
+}
+
+// StoreWith is Store with opt; a nil opt.Client is set to a client of the
+// store's own.
+func (srv *Server) StoreWith(t testing.TB, uri string, opt s3store.Options) *s3store.Store {
+	t.Helper()
+	if opt.Client == nil {
+		opt.Client = srv.Client()
+	}
 	s, err := s3store.Open(context.Background(), uri, opt)
 	if err != nil {
 		t.Fatal(err)
