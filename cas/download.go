@@ -430,6 +430,8 @@ type downloader struct {
 	dropFirst bool
 	// pool holds the buffers of ranges written, for the next ones.
 	pool *bufPool
+	// buf is the download buffer of the engine's run (nil outside it).
+	buf *buffer
 }
 
 // bufPool keeps the buffers of fetched ranges once their chunks are
@@ -507,13 +509,42 @@ func (d *downloader) source(t Term) (*fetchEntry, fetchRange, bool) {
 // bytes alone: see spans), or the range (all ranges, for a v2 URL signed
 // for several) that serves a small term, fetched once for all the terms
 // that use it. One goroutine (dispatch) walks the terms in order, starts
-// the xorbs' footers a few xorbs ahead, and starts the jobs as the
-// download buffer admits them; each job's request waits for a place in
-// the Client's concurrency window, so as many run at once as the
-// controller allows. The caller's goroutine takes the jobs in file order,
-// as each is done, and writes their chunks, each checked against its
-// xorb's footer before its job is done. A job's bytes leave the buffer
-// once the writer has taken the last term that uses it.
+// the xorbs' footers a few xorbs ahead, and requests the jobs; each
+// request waits for a place in the Client's concurrency window, so as
+// many run at once as the controller allows. The caller's goroutine takes
+// the jobs in file order, as each is done, and writes their chunks, each
+// checked against its xorb's footer before its job is done.
+//
+// Memory is bounded by the download buffer (DownloadBuffer), counted in
+// the bytes of received data, not of requests:
+//
+//   - A job's bytes enter the buffer when its answer's body begins, and
+//     leave it once the writer has taken the last term that uses them. A
+//     body that does not fit waits unread (the connection's flow control
+//     holds the sender back), unless the buffer is empty or the writer
+//     waits for its job: a job larger than the buffer still goes alone,
+//     and the job the writer needs is never held back.
+//   - Requests run ahead of the buffer by at most one buffer: a job is
+//     requested once its bytes and those of the jobs requested whose
+//     bodies have not begun fit in the buffer (or there are none).
+//
+// So the next jobs are asked for while the buffer's are still arriving,
+// and their answers are on their way when room is made: the link is not
+// left idle for the round trip of new requests, as it was when jobs took
+// their room at the request (jobs started together share the link, end
+// together and are written together; the next ones were asked for only
+// then, all at once, and each such wave began with a round trip of idle
+// link).
+//
+// A body waits for room only while the job the writer waits for will be
+// done without another request (its body is being read, or has been
+// read whole): that job then makes room by itself. When it will not (it
+// waits for a place in the window, a retry, or its footer), waiting bodies
+// take their room at once, so no request the writer needs ever waits on
+// a body that waits for the writer (a place in the window, or one of the
+// browser's connections to the host). The buffer then passes its bound by
+// at most the bytes requested ahead: a download holds at most twice
+// DownloadBuffer, and DownloadBuffer while its requests go through.
 
 // The engine's platform defaults.
 var (
@@ -524,9 +555,11 @@ var (
 	// at 10 MB/s takes 0.4 s, against a 0.1 s round trip), small enough
 	// that many fit in the buffer.
 	PieceSize int64 = 4 << 20
-	// DownloadBuffer bounds the bytes of xorb data a download holds,
-	// fetched (not yet written) or on their way: what bounds its memory.
-	// A single range larger than it is still fetched, alone. In the
+	// DownloadBuffer bounds the bytes of xorb data a download holds:
+	// bodies being received or received and not yet written (and, ahead
+	// of them, as many bytes requested). What bounds its memory; see the
+	// engine's comment above. A single range larger than it is still
+	// fetched, alone. In the
 	// browser, 6 pieces: one on each connection Chromium opens to a host
 	// (a 1 GiB download then peaks at about 260 MiB of WebAssembly memory
 	// and Node's resident size under 300 MiB).
@@ -545,6 +578,10 @@ type job struct {
 	done  chan struct{}
 	err   error
 	got   []rangeGot // set when done without error
+	// What the buffer knows of it (guarded by the buffer's mu): its bytes
+	// are in the buffer; it will be done without another request (a body
+	// of it is being read, or has been); its fetch has ended.
+	room, moving, finished bool
 	// A span (fetchSpan) ends where the next begins decoding: the byte
 	// its first record starts at, and that record's chunk index.
 	next      int64
@@ -567,45 +604,99 @@ type step struct {
 	termEnds bool
 }
 
-// buffer is the download buffer: bytes of the jobs started and not yet
-// written.
+// buffer is the download buffer (see the engine's comment): the bytes of
+// the jobs whose bodies have begun and are not yet written, and of those
+// requested whose bodies have not begun.
 type buffer struct {
 	mu    sync.Mutex
 	cond  *sync.Cond
-	used  int64
+	held  int64 // bodies begun, not yet written
+	asked int64 // requested, bodies not begun
 	limit int64
-	want  int // the job the writer waits for
+	want  *job // the job the writer waits for
 }
 
-// admit waits until j fits in the buffer, or the buffer is empty, or the
-// writer waits for j (a job larger than the buffer, or one held for a
-// later term, never stops the download).
-func (b *buffer) admit(ctx context.Context, j *job) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for b.used > 0 && b.used+j.bytes > b.limit && b.want < j.seq {
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		b.cond.Wait()
+func newBuffer(limit int64) *buffer {
+	b := &buffer{limit: limit}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// wait waits for a change to the buffer, or for ctx to end.
+func (b *buffer) wait(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
 	}
-	b.used += j.bytes
+	b.cond.Wait()
 	return nil
 }
 
-func (b *buffer) release(n int64) {
+// update changes the buffer under its lock and wakes whoever waits on it.
+func (b *buffer) update(change func()) {
 	b.mu.Lock()
-	b.used -= n
+	change()
 	b.cond.Broadcast()
 	b.mu.Unlock()
 }
 
-func (b *buffer) waitFor(seq int) {
+// ask waits until j may be requested: while a buffer's worth of bytes is
+// requested and not begun, later jobs wait.
+func (b *buffer) ask(ctx context.Context, j *job) error {
 	b.mu.Lock()
-	b.want = seq
-	b.cond.Broadcast()
-	b.mu.Unlock()
+	defer b.mu.Unlock()
+	for b.asked > 0 && b.asked+j.bytes > b.limit {
+		if err := b.wait(ctx); err != nil {
+			return err
+		}
+	}
+	b.asked += j.bytes
+	return nil
 }
+
+// begin is called as a body of j begins: the first time, it waits until
+// j's bytes may enter the buffer and puts them there. j then moves, until
+// stall.
+func (b *buffer) begin(ctx context.Context, j *job) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for !b.fits(j) {
+		if err := b.wait(ctx); err != nil {
+			return err
+		}
+	}
+	if !j.room {
+		j.room = true
+		b.asked -= j.bytes
+		b.held += j.bytes
+	}
+	j.moving = true
+	b.cond.Broadcast()
+	return nil
+}
+
+// fits reports whether j's body may begin (see the engine's comment): its
+// bytes are in the buffer or fit there, or the buffer is empty, or the
+// writer waits for j, or the job it waits for needs another request.
+func (b *buffer) fits(j *job) bool {
+	writerMoves := b.want != nil && (b.want.moving || b.want.finished)
+	return j.room || b.held == 0 || b.held+j.bytes <= b.limit || b.want == j || !writerMoves
+}
+
+// stall is called when j needs another request before it is done: a body
+// of it failed, its bytes came damaged, or its footer is not in yet.
+func (b *buffer) stall(j *job) { b.update(func() { j.moving = false }) }
+
+// finish is called when j's fetch has ended.
+func (b *buffer) finish(j *job) { b.update(func() { j.finished = true }) }
+
+// release takes j's bytes out of the buffer once written.
+func (b *buffer) release(j *job) { b.update(func() { b.held -= j.bytes }) }
+
+// waitFor tells the buffer which job the writer waits for.
+func (b *buffer) waitFor(j *job) { b.update(func() { b.want = j }) }
+
+// wake wakes whoever waits on the buffer (the download ended).
+func (b *buffer) wake() { b.update(func() {}) }
 
 func (d *downloader) run(w io.Writer) (int64, error) {
 	file, rng := d.file, d.rng
@@ -657,9 +748,9 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 	}
 	ctx, cancel := context.WithCancelCause(d.ctx)
 	d.ctx = ctx
-	buf := &buffer{limit: DownloadBuffer, want: -1}
-	buf.cond = sync.NewCond(&buf.mu)
-	stopWake := context.AfterFunc(ctx, func() { buf.waitFor(-1) })
+	buf := newBuffer(DownloadBuffer)
+	d.buf = buf
+	stopWake := context.AfterFunc(ctx, buf.wake)
 	defer stopWake()
 	var wg sync.WaitGroup
 	steps := make(chan step, 64)
@@ -676,7 +767,7 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 	}()
 	for st := range steps {
 		j := st.job
-		buf.waitFor(j.seq)
+		buf.waitFor(j)
 		select {
 		case <-j.done:
 		case <-ctx.Done():
@@ -714,7 +805,7 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 				d.pool.put(rg.got.raw)
 			}
 			j.got = nil
-			buf.release(j.bytes)
+			buf.release(j)
 		}
 		if st.termEnds {
 			if termBytes != t.UnpackedLength {
@@ -736,7 +827,7 @@ func (d *downloader) run(w io.Writer) (int64, error) {
 }
 
 // dispatch cuts the terms into jobs, in order, hands the writer its steps
-// and starts each job once the buffer admits it (on wg).
+// and starts each job once the buffer lets it be requested (on wg).
 func (d *downloader) dispatch(ctx context.Context, wg *sync.WaitGroup, buf *buffer, uses map[cacheKey]int, steps chan<- step) error {
 	byRange := map[cacheKey]*job{} // range jobs, by every range they fetch
 	seq := 0
@@ -749,12 +840,13 @@ func (d *downloader) dispatch(ctx context.Context, wg *sync.WaitGroup, buf *buff
 		}
 	}
 	start := func(j *job, fetch func(j *job) error) error {
-		if err := buf.admit(ctx, j); err != nil {
+		if err := buf.ask(ctx, j); err != nil {
 			return err
 		}
 		wg.Go(func() {
 			defer close(j.done)
 			j.err = fetch(j)
+			buf.finish(j)
 		})
 		return nil
 	}
@@ -843,7 +935,7 @@ func (d *downloader) dispatch(ctx context.Context, wg *sync.WaitGroup, buf *buff
 // fetchPiece fetches one piece of term t.
 func (d *downloader) fetchPiece(t Term, pc fetchRange, j *job) error {
 	return d.renewing(t, func(e *fetchEntry, _ fetchRange, _ bool) error {
-		return d.get(e, []fetchRange{pc}, true, func(r fetchRange, got *fetched) error {
+		return d.get(e, []fetchRange{pc}, true, j, func(r fetchRange, got *fetched) error {
 			j.got = []rangeGot{{r, got}}
 			return nil
 		})
@@ -855,7 +947,7 @@ func (d *downloader) fetchPiece(t Term, pc fetchRange, j *job) error {
 func (d *downloader) fetchRanges(t Term, j *job) error {
 	return d.renewing(t, func(e *fetchEntry, _ fetchRange, _ bool) error {
 		j.got = j.got[:0]
-		return d.get(e, e.ranges, false, func(r fetchRange, got *fetched) error {
+		return d.get(e, e.ranges, false, j, func(r fetchRange, got *fetched) error {
 			for k := range j.got {
 				if j.got[k].r == r { // a retry's copy
 					j.got[k].got = got
@@ -894,6 +986,19 @@ func (d *downloader) awaitFooter(ctx context.Context, t Term) error {
 		return fj.err
 	case <-ctx.Done():
 		return context.Cause(ctx)
+	}
+}
+
+// footerIn reports whether the fetch of the footer of t's xorb has ended.
+func (d *downloader) footerIn(t Term) bool {
+	d.mu.Lock()
+	fj := d.footerJobs[t.Hash]
+	d.mu.Unlock()
+	select {
+	case <-fj.done:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -995,7 +1100,7 @@ func (d *downloader) fetchSpan(t Term, r fetchRange, sp ByteRange, after *job, l
 	for again := 0; ; again++ {
 		err := d.renewing(t, func(e *fetchEntry, _ fetchRange, _ bool) error {
 			var err error
-			raw, err = d.fetchBytes(e, sp.Start, end)
+			raw, err = d.fetchBytes(e, sp.Start, end, j)
 			return err
 		})
 		if err != nil {
@@ -1013,12 +1118,16 @@ func (d *downloader) fetchSpan(t Term, r fetchRange, sp ByteRange, after *job, l
 			}
 			pos, chunk = after.next, after.nextChunk
 		}
+		if !d.footerIn(t) {
+			d.buf.stall(j) // its footer's request is not answered yet
+		}
 		if err := d.awaitFooter(d.ctx, t); err != nil {
 			return err
 		}
 		got, next, n, err := d.decodeSpan(t, r, sp, raw, pos, chunk, last)
 		if bad := (*damaged)(nil); errors.As(err, &bad) {
 			if again < damagedRetries {
+				d.buf.stall(j)
 				continue // damaged on the way, perhaps: fetched again
 			}
 			return bad.err
@@ -1073,9 +1182,9 @@ func (d *downloader) decodeSpan(t Term, r fetchRange, sp ByteRange, raw []byte, 
 	return &dec.got, next, n, nil
 }
 
-// fetchBytes reads bytes [start, end] of e's xorb, into a buffer of the
-// download's pool.
-func (d *downloader) fetchBytes(e *fetchEntry, start, end int64) ([]byte, error) {
+// fetchBytes reads bytes [start, end] of e's xorb, for job j, into a
+// buffer of the download's pool.
+func (d *downloader) fetchBytes(e *fetchEntry, start, end int64, j *job) ([]byte, error) {
 	var out []byte
 	err := d.c.call(d.ctx, "fetch xorb "+e.xorb.String(), noAuth, nil, func(string) (*Request, error) {
 		req, err := NewRequest(d.ctx, "GET", e.url, nil)
@@ -1083,7 +1192,11 @@ func (d *downloader) fetchBytes(e *fetchEntry, start, end int64) ([]byte, error)
 			req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", start, end))
 		}
 		return req, err
-	}, func(resp *Response) error {
+	}, func(resp *Response) (err error) {
+		if err := d.buf.begin(d.ctx, j); err != nil {
+			return err
+		}
+		defer d.stallOn(&err, j)
 		switch resp.StatusCode {
 		case statusPartialContent:
 			if at, _, ok := contentRange(resp.Header.Get("Content-Range")); ok && at != start {
@@ -1310,8 +1423,9 @@ func (d *downloader) suffix(e *fetchEntry, n int64) (tail []byte, size int64, st
 // this client cut from one span: pieces), they are asked for as one span,
 // and a request sent again asks only for the ranges not taken yet;
 // without, every request asks for exactly ranges (a v2 URL is signed for
-// that set), and take may see a range again after a retry.
-func (d *downloader) get(e *fetchEntry, ranges []fetchRange, resume bool, take func(r fetchRange, got *fetched) error) error {
+// that set), and take may see a range again after a retry. The bodies are
+// job j's, in the download buffer.
+func (d *downloader) get(e *fetchEntry, ranges []fetchRange, resume bool, j *job, take func(r fetchRange, got *fetched) error) error {
 	d.mu.Lock()
 	known := d.footers[e.xorb]
 	d.mu.Unlock()
@@ -1327,7 +1441,11 @@ func (d *downloader) get(e *fetchEntry, ranges []fetchRange, resume bool, take f
 				req.Header.Set("Range", rangeHeader(ranges[taken:], resume))
 			}
 			return req, err
-		}, func(resp *Response) error {
+		}, func(resp *Response) (err error) {
+			if err := d.buf.begin(d.ctx, j); err != nil {
+				return err
+			}
+			defer d.stallOn(&err, j)
 			decs := make([]*rangeDecoder, len(ranges)-taken)
 			for i, r := range ranges[taken:] {
 				decs[i] = &rangeDecoder{xorb: e.xorb, r: r, known: known, pool: d.pool}
@@ -1349,6 +1467,14 @@ func (d *downloader) get(e *fetchEntry, ranges []fetchRange, resume bool, take f
 		if again++; again > damagedRetries {
 			return bad.err
 		}
+	}
+}
+
+// stallOn tells the buffer that job j stalls when *err is set (a body
+// that failed is asked for again).
+func (d *downloader) stallOn(err *error, j *job) {
+	if *err != nil {
+		d.buf.stall(j)
 	}
 }
 
