@@ -34,9 +34,6 @@ type slot struct {
 	// Set when sealed, for the shard and progress.
 	info      *shard.Xorb
 	fileBytes map[int]int64 // new bytes per file index
-	// recorded closes once Uploader.Resume has recorded the xorb as
-	// being sent (nil: nothing to wait for).
-	recorded chan struct{}
 }
 
 // ref is where one chunk of a file lives: chunk index in a slot.
@@ -471,7 +468,6 @@ func (s *session) seal() error {
 		info.Chunks[i] = shard.Chunk{Hash: c.Hash, ByteRangeStart: c.UnpackedOffset, UnpackedBytes: c.UncompressedSize}
 	}
 	sl.info = info
-	s.recordSending(sl)
 	s.slotOf[built.Hash] = s.cur
 	s.cur, s.curNew = -1, nil
 	select {
@@ -505,10 +501,10 @@ func (s *session) uploader() {
 		if s.ctx.Err() != nil {
 			continue // drain
 		}
-		if x.slot.recorded != nil {
-			<-x.slot.recorded
-		}
-		if err := s.store.PutXorb(s.ctx, x.built); err != nil {
+		recorded := s.recordSending(x.slot)
+		err := s.store.PutXorb(s.ctx, x.built)
+		recorded()
+		if err != nil {
 			s.fail(err)
 			continue
 		}
