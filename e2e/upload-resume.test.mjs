@@ -7,7 +7,7 @@
 //     progress and the result saying how much was resumed, and the hub's
 //     counters show that less than 5 % of the xorb bytes it had already
 //     stored is sent again (the xorbs in flight at the reload, recorded
-//     as they were sent, are asked about rather than sent); the
+//     before they were sent, are asked about rather than sent); the
 //     committed file downloads identical and the state is gone (the list
 //     is empty and so is the Origin Private File System);
 //  2. the browser's stores (OPFS, and IndexedDB, used where OPFS cannot

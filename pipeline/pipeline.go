@@ -50,7 +50,7 @@ type Uploader struct {
 	OnProgress func(Progress)
 	// Resume, if set, knows the xorbs stored by earlier uploads that did
 	// not finish (package resume): their chunks are referenced instead of
-	// sent; each xorb is recorded there as it is sent, and again once
+	// sent; each xorb is recorded there before it is sent, and again once
 	// the store accepts it.
 	Resume StoredChunks
 

@@ -12,17 +12,16 @@ import (
 // StoredChunks is what an Uploader knows of xorbs stored by earlier
 // uploads that did not finish (package resume keeps it on disk or in the
 // browser's storage). A chunk found there is referenced, not sent again;
-// every xorb is reported to it as it is sent and once the store
+// every xorb is reported to it before it is sent and once the store
 // accepts it.
 type StoredChunks interface {
 	// Find returns the stored xorb that holds a chunk (by its plain
 	// hash) and the chunk's index in it. The xorb's CAS info goes into the
 	// session's shard, as for a xorb the session sent itself.
 	Find(chunk xethash.Hash) (x *shard.Xorb, index uint32, ok bool)
-	// Sending records that the xorb x describes is being sent (the
-	// upload sends it meanwhile; see recordSending); the record is
-	// durable when it returns. Failing to record is no reason to stop an
-	// upload: it then resumes less.
+	// Sending records that the xorb x describes is about to be sent; the
+	// record is durable when it returns. Failing to record is no reason
+	// to stop an upload: it then resumes less.
 	Sending(x *shard.Xorb)
 	// Stored records that the store has accepted the xorb x describes;
 	// the record may be written after it returns, but before Settle does.
@@ -95,29 +94,36 @@ func (s *session) findResumed(h xethash.Hash) (ref, bool) {
 }
 
 // recordSending starts recording, through the Uploader's StoredChunks,
-// that the xorb of sl is being sent, and returns a wait for that record.
-// The uploader sends the xorb at once, not after the record: writing it
-// takes milliseconds (in a browser, a few turns of a busy page's event
-// loop) and sending a xorb over a real link hundreds, so waiting first
-// held every POST up for no gain. This is safe because no record is
-// trusted blindly: a xorb the store took but whose record was not yet
-// written when the upload stopped is only sent again by the next upload,
-// and a record of a xorb the store never got is checked with the store
-// (checkUnconfirmed) before its chunks are used. What must hold, and
-// does, is the order of the records: the uploader waits for this one
-// before recordStored and before counting the xorb as uploaded, so the
-// "stored" record never precedes the "sending" one, and every record is
-// written when Run returns.
-func (s *session) recordSending(sl *slot) (wait func()) {
+// that the xorb of sl, just sealed, is being sent: the record is written
+// while the xorb waits for an uploader, and the uploader sends it only
+// once the record is durable (waitRecorded). So every xorb the store may
+// have has a record, whenever the upload stops: one whose answer never
+// came is asked about by the next upload (checkUnconfirmed) rather than
+// sent again. That order is kept cheap by where records are written, not
+// by loosening it: natively in a goroutine of their own, in Node and in a
+// browser by a worker with synchronous file calls (the package's node.js
+// and browserstore.js), never by steps that each wait for the busy
+// thread's event loop. (Sending at once and recording beside it was
+// tried: on loopback the store took xorbs before their records landed,
+// and an upload stopped at half sent 16 % of what the store had again.)
+func (s *session) recordSending(sl *slot) {
 	if s.u.Resume == nil {
-		return func() {}
+		return
 	}
-	done := make(chan struct{})
+	sl.recorded = make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(sl.recorded)
 		s.u.Resume.Sending(sl.info)
 	}()
-	return func() { <-done }
+}
+
+// waitRecorded returns once the xorb's record as being sent is written:
+// before it is sent, and, for a xorb never sent, before Run returns, so
+// that no record is written after the upload is over.
+func (sl *slot) waitRecorded() {
+	if sl.recorded != nil {
+		<-sl.recorded
+	}
 }
 
 func (s *session) recordStored(sl *slot) {

@@ -34,6 +34,9 @@ type slot struct {
 	// Set when sealed, for the shard and progress.
 	info      *shard.Xorb
 	fileBytes map[int]int64 // new bytes per file index
+	// recorded closes once Uploader.Resume has recorded the xorb as
+	// being sent (nil: nothing to wait for).
+	recorded chan struct{}
 }
 
 // ref is where one chunk of a file lives: chunk index in a slot.
@@ -468,12 +471,14 @@ func (s *session) seal() error {
 		info.Chunks[i] = shard.Chunk{Hash: c.Hash, ByteRangeStart: c.UnpackedOffset, UnpackedBytes: c.UncompressedSize}
 	}
 	sl.info = info
+	s.recordSending(sl)
 	s.slotOf[built.Hash] = s.cur
 	s.cur, s.curNew = -1, nil
 	select {
 	case s.queue <- sealed{built, sl}:
 		return nil
 	case <-s.ctx.Done():
+		sl.waitRecorded()
 		return context.Cause(s.ctx)
 	}
 }
@@ -498,13 +503,11 @@ func (s *session) buffer(n int) []byte {
 // stops the session.
 func (s *session) uploader() {
 	for x := range s.queue {
+		x.slot.waitRecorded()
 		if s.ctx.Err() != nil {
 			continue // drain
 		}
-		recorded := s.recordSending(x.slot)
-		err := s.store.PutXorb(s.ctx, x.built)
-		recorded()
-		if err != nil {
+		if err := s.store.PutXorb(s.ctx, x.built); err != nil {
 			s.fail(err)
 			continue
 		}

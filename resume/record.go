@@ -15,7 +15,7 @@ import (
 // shard format) holding that xorb's CAS info alone, as the reference
 // client keeps the xorbs of an unfinished session in local shards. It is
 // named "<time>-<xorb hash>.shard" once the CAS accepted the xorb, and
-// "<time>-<xorb hash>.sending" from when the xorb is being sent until
+// "<time>-<xorb hash>.sending" from just before the xorb is sent until
 // then (an unconfirmed record: the CAS may or may not have the xorb), the
 // time (16 hex digits of Unix nanoseconds) ordering records oldest first
 // across scopes.

@@ -4,7 +4,7 @@
 //
 // A State belongs to one hub and repository (a scope). The pipeline sees
 // it as its "chunks already stored" (pipeline.StoredChunks): each xorb is
-// recorded durably, unconfirmed, as it is sent, and confirmed once the
+// recorded durably, unconfirmed, before it is sent, and confirmed once the
 // CAS accepts it; a later upload of the same file references the chunks
 // of confirmed xorbs instead of sending them, and those of unconfirmed
 // ones once the CAS says it has them (a reload or a kill can stop an
@@ -199,7 +199,7 @@ func (st *State) Find(chunk xethash.Hash) (*shard.Xorb, uint32, bool) {
 }
 
 // Sending records, durably before it returns, that the xorb x describes
-// (its chunk hashes unkeyed) is being sent: an unconfirmed record,
+// (its chunk hashes unkeyed) is about to be sent: an unconfirmed record,
 // so that an upload stopped before the CAS's answer comes back can ask
 // the CAS whether it has the xorb instead of sending it again. A record
 // that cannot be written is warned of once; the upload goes on without.

@@ -298,7 +298,7 @@ func TestListPending(t *testing.T) {
 	}
 }
 
-// A xorb is recorded unconfirmed as it is sent: a State opened after
+// A xorb is recorded unconfirmed before it is sent: a State opened after
 // a stop (no Stored heard) lists it as unconfirmed and finds none of its
 // chunks until Confirmed, which keeps it for later uploads (not this
 // one's: Done leaves it); a confirmed xorb needs no asking; and Stored
