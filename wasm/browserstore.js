@@ -53,10 +53,11 @@ export function browserResumeStore() {
  * Writes and removes go to a worker where the browser lets one write
  * (createSyncAccessHandle, which only workers have): the page's thread,
  * busy building xorbs, turns its event loop only now and then, and each
- * step of a write from the page waits for a turn, so a record would land
- * long after the xorb it names is sent. A write is posted to the worker
- * in the call itself, not after a turn, and the worker is idle: the record
- * is durable within a millisecond or two whatever the page is doing.
+ * step of a write from the page waits for a turn, while the xorb the
+ * record names waits to be sent until it is durable. A write is posted to
+ * the worker in the call itself, not after a turn, and the worker is idle:
+ * the record is durable within a millisecond or two whatever the page is
+ * doing, and the xorb waits for one turn (the worker's answer).
  */
 export function opfsStore() {
   const base = async (create) => (await navigator.storage.getDirectory()).getDirectoryHandle(FOLDER, { create });

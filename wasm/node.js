@@ -66,9 +66,10 @@ export async function fileSink(path) {
  *
  * Writes and removes run on a worker thread of their own, with the
  * synchronous file calls: an upload keeps this thread busy, and each step
- * of an asynchronous write would wait for a turn of its event loop, so a
- * record would land long after the xorb it names was sent. A write is
- * posted in the call itself and done at once, whatever this thread does.
+ * of an asynchronous write would wait for a turn of its event loop, while
+ * the xorb the record names waits to be sent until it is durable. A write
+ * is posted in the call itself and done at once, whatever this thread
+ * does; the xorb waits for one turn (the worker's answer).
  */
 export function resumeStore(dir) {
   dir ??= process.env.XETKIT_CACHE
