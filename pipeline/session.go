@@ -478,6 +478,7 @@ func (s *session) seal() error {
 	case s.queue <- sealed{built, sl}:
 		return nil
 	case <-s.ctx.Done():
+		sl.waitRecorded()
 		return context.Cause(s.ctx)
 	}
 }
@@ -502,11 +503,9 @@ func (s *session) buffer(n int) []byte {
 // stops the session.
 func (s *session) uploader() {
 	for x := range s.queue {
+		x.slot.waitRecorded()
 		if s.ctx.Err() != nil {
 			continue // drain
-		}
-		if x.slot.recorded != nil {
-			<-x.slot.recorded
 		}
 		if err := s.store.PutXorb(s.ctx, x.built); err != nil {
 			s.fail(err)

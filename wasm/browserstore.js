@@ -49,6 +49,15 @@ export function browserResumeStore() {
  * once closed, so a reload or a crash mid-write leaves no file under a
  * record's name (where move() is missing, the record is written in place:
  * the file system keeps a writable's bytes apart until close()).
+ *
+ * Writes and removes go to a worker where the browser lets one write
+ * (createSyncAccessHandle, which only workers have): the page's thread,
+ * busy building xorbs, turns its event loop only now and then, and each
+ * step of a write from the page waits for a turn, while the xorb the
+ * record names waits to be sent until it is durable. A write is posted to
+ * the worker in the call itself, not after a turn, and the worker is idle:
+ * the record is durable within a millisecond or two whatever the page is
+ * doing, and the xorb waits for one turn (the worker's answer).
  */
 export function opfsStore() {
   const base = async (create) => (await navigator.storage.getDirectory()).getDirectoryHandle(FOLDER, { create });
@@ -71,6 +80,31 @@ export function opfsStore() {
         if (attempt > 0 || !missing(e)) throw e;
       }
     }
+  };
+  const onPage = {
+    // A remove of the scope's last record may take its folder away while
+    // this writes: then the folder is made again.
+    write: (scope, name, bytes) => inFolder(scope, true, (dir) => writeWhole(dir, name, bytes)),
+    async remove(scope, name) {
+      try {
+        await inFolder(scope, false, (dir) => dir.removeEntry(name));
+      } catch (e) {
+        if (!missing(e)) throw e;
+      }
+      try {
+        await (await base(false)).removeEntry(scope);
+        folders.delete(scope);
+      } catch { /* not empty */ }
+    },
+  };
+  const worker = recordWorker();
+  // through sends a write or remove to the worker once it is up (at once
+  // when it is), else does it on the page.
+  const through = (op) => (scope, name, bytes) => {
+    holdSession();
+    const msg = { op, scope, name, session, bytes: bytes?.slice() };
+    const post = (w) => w ? w.call(msg) : onPage[op](scope, name, bytes);
+    return worker.ready ? post(worker.ready) : worker.up.then(post);
   };
   return {
     async list() {
@@ -99,21 +133,119 @@ export function opfsStore() {
         throw e;
       }
     },
-    // A remove of the scope's last record may take its folder away while
-    // this writes: then the folder is made again.
-    write: (scope, name, bytes) => inFolder(scope, true, (dir) => writeWhole(dir, name, bytes)),
-    async remove(scope, name) {
-      try {
-        await inFolder(scope, false, (dir) => dir.removeEntry(name));
-      } catch (e) {
-        if (!missing(e)) throw e;
-      }
-      try {
-        await (await base(false)).removeEntry(scope);
-        folders.delete(scope);
-      } catch { /* not empty */ }
-    },
+    write: through("write"),
+    remove: through("remove"),
   };
+}
+
+// The record worker, one for the page: up resolves to it (with call(msg)
+// → a promise of the worker's answer), or to null where the browser has
+// no such worker; ready is it once up.
+let records = null;
+function recordWorker() {
+  if (records) return records;
+  records = { ready: null };
+  records.up = new Promise((resolve) => {
+    let w;
+    try {
+      w = new Worker(URL.createObjectURL(new Blob([`(${recordWorkerMain})()`], { type: "text/javascript" })), { name: "xetkit-records" });
+    } catch {
+      return resolve(null);
+    }
+    const calls = new Map();
+    let next = 0;
+    const call = (msg) => new Promise((res, rej) => {
+      const id = next++;
+      calls.set(id, { res, rej });
+      w.postMessage({ ...msg, id }, msg.bytes ? [msg.bytes.buffer] : []);
+    });
+    w.onmessage = ({ data: m }) => {
+      if ("able" in m) {
+        if (!m.able) w.terminate();
+        records.ready = m.able ? { call } : null;
+        return resolve(records.ready);
+      }
+      const c = calls.get(m.id);
+      calls.delete(m.id);
+      if (m.error) c?.rej(Object.assign(new Error(m.error.message), { name: m.error.name }));
+      else c?.res();
+    };
+    // A worker that cannot start (a policy forbids blob: workers) or
+    // dies leaves the writes to the page; those it was given fail.
+    w.onerror = (e) => {
+      e.preventDefault?.();
+      records.ready = null;
+      records.up = Promise.resolve(null);
+      for (const c of calls.values()) c.rej(new Error(`the upload state's worker failed: ${e.message ?? e}`));
+      calls.clear();
+      resolve(null);
+    };
+  });
+  return records;
+}
+
+// recordWorkerMain is the record worker's whole source (it runs alone, by
+// its text): it says whether it can write, then writes and removes
+// records as the page asks, one at a time, each whole or not at all.
+function recordWorkerMain() {
+  const FOLDER = "xetkit-uploads";
+  const able = typeof FileSystemSyncAccessHandle !== "undefined" && typeof FileSystemFileHandle?.prototype.move === "function"
+    && typeof navigator.storage?.getDirectory === "function";
+  const missing = (e) => e?.name === "NotFoundError";
+  const folders = new Map();
+  const folder = async (scope, create) => {
+    let f = folders.get(scope);
+    if (!f) {
+      f = await (await (await navigator.storage.getDirectory()).getDirectoryHandle(FOLDER, { create })).getDirectoryHandle(scope, { create });
+      folders.set(scope, f);
+    }
+    return f;
+  };
+  const write = async (dir, m) => {
+    const tmp = await dir.getFileHandle(`${m.name}.${m.session}.${Math.random().toString(36).slice(2, 10)}.part`, { create: true });
+    try {
+      const a = await tmp.createSyncAccessHandle();
+      try {
+        a.truncate(0);
+        if (a.write(m.bytes, { at: 0 }) !== m.bytes.byteLength) throw new Error("short write");
+        a.flush();
+      } finally {
+        a.close();
+      }
+      await tmp.move(m.name);
+    } catch (e) {
+      await dir.removeEntry(tmp.name).catch(() => {});
+      throw e;
+    }
+  };
+  const remove = async (dir, m) => {
+    await dir.removeEntry(m.name).catch((e) => { if (!missing(e)) throw e; });
+    try {
+      await (await (await navigator.storage.getDirectory()).getDirectoryHandle(FOLDER)).removeEntry(m.scope);
+      folders.delete(m.scope);
+    } catch { /* not empty */ }
+  };
+  // One at a time: a remove of a scope's last record takes its folder
+  // away, which a write beside it must not race. A folder gone since it
+  // was kept (another tab removed it) is looked up again, once.
+  let queue = Promise.resolve();
+  const run = async (m) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await (m.op === "write" ? write : remove)(await folder(m.scope, m.op === "write"), m);
+      } catch (e) {
+        folders.delete(m.scope);
+        if (!missing(e) || (attempt > 0 && m.op === "write")) throw e;
+        if (attempt > 0) return; // no folder: nothing to remove
+      }
+    }
+  };
+  self.onmessage = ({ data: m }) => {
+    queue = queue.then(() => run(m)).then(
+      () => self.postMessage({ id: m.id }),
+      (e) => self.postMessage({ id: m.id, error: { name: e?.name ?? "Error", message: String(e?.message ?? e) } }));
+  };
+  self.postMessage({ able });
 }
 
 async function writeWhole(dir, name, bytes) {

@@ -4,7 +4,7 @@
 // package.json maps "#node" to no-node.js for every other platform, so no
 // "node:" import reaches a browser bundle.
 import { createHash } from "node:crypto";
-import { mkdir, open, readdir, readFile, rename, rmdir, stat, unlink } from "node:fs/promises";
+import { open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import os from "node:os";
 import { Worker } from "node:worker_threads";
@@ -63,6 +63,13 @@ export async function fileSink(path) {
  * none (the command deletes temporary files an hour old). The default
  * folder is the command's: $XETKIT_CACHE/uploads, else $XDG_CACHE_HOME
  * (or ~/.cache)/xetkit/uploads.
+ *
+ * Writes and removes run on a worker thread of their own, with the
+ * synchronous file calls: an upload keeps this thread busy, and each step
+ * of an asynchronous write would wait for a turn of its event loop, while
+ * the xorb the record names waits to be sent until it is durable. A write
+ * is posted in the call itself and done at once, whatever this thread
+ * does; the xorb waits for one turn (the worker's answer).
  */
 export function resumeStore(dir) {
   dir ??= process.env.XETKIT_CACHE
@@ -88,29 +95,84 @@ export function resumeStore(dir) {
     async read(scope, name) {
       try { return new Uint8Array(await readFile(join(dir, scope, name))); } catch (e) { if (missing(e)) return null; throw e; }
     },
-    async write(scope, name, bytes) {
+    write: (scope, name, bytes) => recordCall({ op: "write", dir, scope, name, bytes }),
+    remove: (scope, name) => recordCall({ op: "remove", dir, scope, name }),
+  };
+}
+
+// recordCall hands one write or remove to the record worker (started on
+// first use) and resolves once it is done; a pending call keeps Node
+// alive, an idle worker does not.
+let recorder = null;
+function recordCall(msg) {
+  if (!recorder) {
+    const w = startWorker(`(${recordWorkerMain})()`);
+    const calls = new Map();
+    let next = 0;
+    w.unref();
+    w.on("message", ({ id, error }) => {
+      const c = calls.get(id);
+      calls.delete(id);
+      if (calls.size === 0) w.unref();
+      if (error) c?.reject(Object.assign(new Error(error.message), { code: error.code }));
+      else c?.resolve();
+    });
+    w.on("error", (e) => {
+      for (const c of calls.values()) c.reject(e);
+      calls.clear();
+      recorder = null;
+    });
+    recorder = (m) => new Promise((resolve, reject) => {
+      const id = next++;
+      calls.set(id, { resolve, reject });
+      w.ref();
+      w.postMessage({ ...m, id });
+    });
+  }
+  return recorder(msg);
+}
+
+// recordWorkerMain is the record worker's whole source (it runs alone, by
+// its text): each record written to a temporary file in dir/.tmp, synced,
+// renamed into place and the folder synced; one call at a time.
+function recordWorkerMain() {
+  const { parentPort } = require("node:worker_threads");
+  const fs = require("node:fs");
+  const { join } = require("node:path");
+  const missing = (e) => e && e.code === "ENOENT";
+  let n = 0;
+  const ops = {
+    write({ dir, scope, name, bytes }) {
       const folder = join(dir, scope);
-      await mkdir(join(dir, ".tmp"), { recursive: true, mode: 0o700 });
-      const tmp = join(dir, ".tmp", `${name}-${process.pid}-${Date.now()}`);
-      const fh = await open(tmp, "w", 0o600);
+      fs.mkdirSync(join(dir, ".tmp"), { recursive: true, mode: 0o700 });
+      const tmp = join(dir, ".tmp", `${name}-${process.pid}-${Date.now()}-${n++}`);
+      const fd = fs.openSync(tmp, "w", 0o600);
       try {
-        try { await fh.writeFile(bytes); await fh.sync(); } finally { await fh.close(); }
-        // A remove of the scope's last record may take its folder away
-        // between mkdir and rename: then once more.
+        try { fs.writeFileSync(fd, bytes); fs.fsyncSync(fd); } finally { fs.closeSync(fd); }
+        // A remove of the scope's last record (in another process) may
+        // take its folder away between mkdir and rename: then once more.
         for (let attempt = 0; ; attempt++) {
-          await mkdir(folder, { recursive: true, mode: 0o700 });
-          try { await rename(tmp, join(folder, name)); break; } catch (e) { if (attempt > 0 || !missing(e)) throw e; }
+          fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+          try { fs.renameSync(tmp, join(folder, name)); break; } catch (e) { if (attempt > 0 || !missing(e)) throw e; }
         }
       } catch (e) {
-        await unlink(tmp).catch(() => {});
+        try { fs.unlinkSync(tmp); } catch { /* not there */ }
         throw e;
       }
-      const d = await open(folder, "r");
-      try { await d.sync(); } catch { /* folders cannot be synced here */ } finally { await d.close(); }
+      const d = fs.openSync(folder, "r");
+      try { fs.fsyncSync(d); } catch { /* folders cannot be synced here */ } finally { fs.closeSync(d); }
     },
-    async remove(scope, name) {
-      try { await unlink(join(dir, scope, name)); } catch (e) { if (!missing(e)) throw e; }
-      await rmdir(join(dir, scope)).catch(() => {}); // only once empty
+    remove({ dir, scope, name }) {
+      try { fs.unlinkSync(join(dir, scope, name)); } catch (e) { if (!missing(e)) throw e; }
+      try { fs.rmdirSync(join(dir, scope)); } catch { /* only once empty */ }
     },
   };
+  parentPort.on("message", (m) => {
+    try {
+      ops[m.op](m);
+      parentPort.postMessage({ id: m.id });
+    } catch (e) {
+      parentPort.postMessage({ id: m.id, error: { message: String(e && e.message), code: e && e.code } });
+    }
+  });
 }

@@ -389,8 +389,9 @@ export interface UploadOptions extends HubOptions {
    * same upload started again after an interruption (a killed process, a reload) sends only
    * the rest (progress and results count it as resumed). Default: in Node, the folder the
    * command uses ($XETKIT_CACHE/uploads, else ~/.cache/xetkit/uploads); in a browser, the
-   * Origin Private File System (folder xetkit-uploads), else IndexedDB (database
-   * xetkit-uploads). false: none. A ResumeStore: that store.
+   * Origin Private File System (folder xetkit-uploads; written by a worker of its own where the
+   * browser lets one write), else IndexedDB (database xetkit-uploads). false: none. A
+   * ResumeStore: that store.
    */
   resume?: boolean | ResumeStore;
 }
