@@ -79,6 +79,7 @@ type State struct {
 	total   int64                 // their bytes
 	last    int64                 // time of the last record named here
 	warned  bool                  // a write failed (told once; later ones are still tried)
+	gone    []Entry               // records dropped from all, to delete from the Backend (sweep)
 
 	labelMu sync.Mutex  // held while the scope's repoLabel is written
 	labeled atomic.Bool // it is (or could not be)
@@ -145,6 +146,7 @@ func Open(b Backend, scope string, opts Options) *State {
 		}
 		st.add(x, e.Name, confirmed)
 	}
+	st.sweep()
 	return st
 }
 
@@ -281,6 +283,7 @@ func (st *State) write(x *shard.Xorb, at int64, confirmed bool) {
 	}
 
 	st.mu.Lock()
+	defer st.sweep()
 	defer st.mu.Unlock()
 	if err != nil {
 		if !st.warned {
@@ -333,20 +336,20 @@ func (st *State) label() {
 	st.labeled.Store(true)
 }
 
-// unlabel deletes scope's repoLabel once no record of it is left.
+// unlabel queues the deletion of scope's repoLabel once no record of it
+// is left; st.mu is held.
 func (st *State) unlabel(scope string) {
 	if slices.ContainsFunc(st.all, func(e Entry) bool { return e.Scope == scope }) {
 		return
 	}
-	if err := st.backend.Remove(scope, repoLabel); err != nil {
-		st.warn("cannot delete upload state record %s/%s: %v", scope, repoLabel, err)
-	}
 	if scope == st.scope {
 		st.labeled.Store(false)
 	}
+	st.gone = append(st.gone, Entry{Scope: scope, Name: repoLabel})
 }
 
-// evict deletes the oldest records while they are over the bound.
+// evict drops the oldest records while they are over the bound; st.mu is
+// held.
 func (st *State) evict() {
 	for st.total > st.opts.MaxBytes && len(st.all) > 0 {
 		e := st.all[0]
@@ -356,23 +359,20 @@ func (st *State) evict() {
 		}
 		st.all = st.all[1:]
 		st.total -= e.Size
-		if err := st.backend.Remove(e.Scope, e.Name); err != nil {
-			st.warn("cannot delete upload state record %s/%s: %v", e.Scope, e.Name, err)
-		}
+		st.gone = append(st.gone, e)
 		st.unlabel(e.Scope)
 	}
 }
 
-// remove deletes one of the scope's records from the Backend. What is
-// known of its xorb stays in memory: the xorb is stored all the same.
+// remove drops one of the scope's records (deleted from the Backend by
+// the next sweep); st.mu is held. What is known of its xorb stays in
+// memory: the xorb is stored all the same.
 func (st *State) remove(name string) {
 	if i := slices.IndexFunc(st.all, func(e Entry) bool { return e.Scope == st.scope && e.Name == name }); i >= 0 {
 		st.total -= st.all[i].Size
 		st.all = slices.Delete(st.all, i, i+1)
 	}
-	if err := st.backend.Remove(st.scope, name); err != nil {
-		st.warn("cannot delete upload state record %s/%s: %v", st.scope, name, err)
-	}
+	st.gone = append(st.gone, Entry{Scope: st.scope, Name: name})
 	st.unlabel(st.scope)
 	_, x, _, _ := parseRecordName(name)
 	if h := st.xorbs[x]; h != nil && h.name == name {
@@ -380,10 +380,47 @@ func (st *State) remove(name string) {
 	}
 }
 
+// sweep deletes from the Backend the records remove and evict dropped. It
+// runs without st.mu: a JavaScript Backend waits for the event loop, and
+// the chunk loop's Find must not wait with it.
+func (st *State) sweep() {
+	st.mu.Lock()
+	gone := st.gone
+	st.gone = nil
+	st.mu.Unlock()
+	for _, e := range gone {
+		if e.Name == repoLabel {
+			st.dropLabel(e.Scope)
+			continue
+		}
+		if err := st.backend.Remove(e.Scope, e.Name); err != nil {
+			st.warn("cannot delete upload state record %s/%s: %v", e.Scope, e.Name, err)
+		}
+	}
+}
+
+// dropLabel deletes scope's repoLabel unless a record of the scope came
+// since it was queued (label, under the same labelMu, wrote it again).
+func (st *State) dropLabel(scope string) {
+	st.labelMu.Lock()
+	defer st.labelMu.Unlock()
+	st.mu.Lock()
+	kept := slices.ContainsFunc(st.all, func(e Entry) bool { return e.Scope == scope }) ||
+		(scope == st.scope && st.labeled.Load())
+	st.mu.Unlock()
+	if kept {
+		return
+	}
+	if err := st.backend.Remove(scope, repoLabel); err != nil {
+		st.warn("cannot delete upload state record %s/%s: %v", scope, repoLabel, err)
+	}
+}
+
 // Forget drops xorbs the CAS turned out not to have: their chunks are no
 // longer found, and their records are deleted.
 func (st *State) Forget(xorbs ...xethash.Hash) {
 	st.mu.Lock()
+	defer st.sweep()
 	defer st.mu.Unlock()
 	st.settle()
 	for _, x := range xorbs {
