@@ -101,9 +101,13 @@ export function cpuSpent(before, after, secs) {
 // whileBusy runs fn with a busy loop in another process. Detached, the
 // loop is in a session of its own: where the kernel groups the scheduling
 // by session (autogroup), it then gets a core's share against the whole
-// browser (or Node), not one thread's among its threads.
+// browser (or Node), not one thread's among its threads. Detached, it would
+// also outlive a bench that is killed: it checks now and then that the
+// bench is still there, and stops once it is not.
+const busyLoop = `const bench = Number(process.argv[1]);
+for (let i = 1; ; i++) if (i % 2e8 === 0) try { process.kill(bench, 0); } catch { process.exit(0); }`;
 export async function whileBusy(fn) {
-  const loop = spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore", detached: true });
+  const loop = spawn(process.execPath, ["-e", busyLoop, String(process.pid)], { stdio: "ignore", detached: true });
   try {
     return await fn();
   } finally {
