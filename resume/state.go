@@ -147,6 +147,9 @@ func Open(b Backend, scope string, opts Options) *State {
 		st.add(x, e.Name, confirmed)
 	}
 	st.sweep()
+	// Labelled now, while the caller waits anyway, rather than before the
+	// first record, which a busy upload would wait for.
+	st.label()
 	return st
 }
 
@@ -388,13 +391,22 @@ func (st *State) sweep() {
 	gone := st.gone
 	st.gone = nil
 	st.mu.Unlock()
+	// Records side by side (a committed upload drops all of its own at
+	// once), then the labels of the scopes they emptied.
+	var wg sync.WaitGroup
+	for _, e := range gone {
+		if e.Name != repoLabel {
+			wg.Go(func() {
+				if err := st.backend.Remove(e.Scope, e.Name); err != nil {
+					st.warn("cannot delete upload state record %s/%s: %v", e.Scope, e.Name, err)
+				}
+			})
+		}
+	}
+	wg.Wait()
 	for _, e := range gone {
 		if e.Name == repoLabel {
 			st.dropLabel(e.Scope)
-			continue
-		}
-		if err := st.backend.Remove(e.Scope, e.Name); err != nil {
-			st.warn("cannot delete upload state record %s/%s: %v", e.Scope, e.Name, err)
 		}
 	}
 }
@@ -451,6 +463,13 @@ func (st *State) Done() {
 	touched := slices.Collect(maps.Keys(st.touched))
 	st.mu.Unlock()
 	st.Forget(touched...)
+	if st.labeled.Load() {
+		// Open labelled the scope: gone with its last record.
+		st.mu.Lock()
+		st.unlabel(st.scope)
+		st.mu.Unlock()
+		st.sweep()
+	}
 }
 
 // Settle returns once the records of the xorbs Stored was told of are
