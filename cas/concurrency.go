@@ -25,7 +25,8 @@ import (
 //     a place (so it doubles each round trip of a busy client), until the
 //     first congestion.
 //   - After that, growth is earned: requests complete in rounds (a round
-//     ends when as many have completed as the window allows), a round in
+//     ends when as many requests sent in it have completed as the window
+//     allows, so at least a round trip), a round in
 //     which callers waited measures the throughput, and the window grows by one while each
 //     growth pays: the requests added must bring more than half their
 //     share of the throughput measured before them. A link already full,
@@ -255,7 +256,14 @@ func (s *slot) release(n int64, o outcome, retryAfter time.Duration) {
 		ctl.wake()
 		return
 	}
-	ctl.roundDone++
+	// A round counts the requests sent in it, as TCP's round trip ends
+	// with the answer to what was sent in it: requests sent before it
+	// (at a smaller window) would otherwise end it before the answer to
+	// a probe, refused or not, came back, and the window would grow past
+	// the level it probes without having heard.
+	if !s.start.Before(ctl.roundStart) {
+		ctl.roundDone++
+	}
 	ctl.roundBytes += n
 	if ctl.slowStart && len(ctl.waiters) > 0 && ctl.window < ctl.ceiling {
 		ctl.window++

@@ -190,3 +190,61 @@ func TestControllersShared(t *testing.T) {
 		t.Fatalf("window %d of a client with its own controllers, want %d", w, InitialConcurrency)
 	}
 }
+
+// A round is the requests sent in it: after the window grows to probe the
+// level it was last cut at, requests sent before the growth that complete
+// do not end the probe's round, so the window does not grow again before
+// the probe's own requests have been answered (a refusal among them cuts
+// it instead).
+func TestControllerProbeWaitsForItsOwnRequests(t *testing.T) {
+	ctl := testController(32)
+	now := time.Unix(0, 0)
+	ctl.now = func() time.Time { return now }
+	ctl.window, ctl.slowStart = 2, false
+	ctl.cutAt, ctl.calm = 3, probeRounds // cut at 3 long ago: the next round may probe it
+	busy := func() {                     // a caller waits for a place, as in a saturated upload
+		ctl.mu.Lock()
+		ctl.waited = true
+		ctl.mu.Unlock()
+	}
+	take := func() *slot {
+		s, err := ctl.acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := take(), take()
+	now = now.Add(5 * time.Millisecond)
+	busy()
+	a.release(1e6, delivered, 0)
+	c := take() // sent during the round at 2
+	now = now.Add(5 * time.Millisecond)
+	busy()
+	b.release(1e6, delivered, 0)
+	if ctl.window != 3 {
+		t.Fatalf("window %d after a calm round at 2, want 3 (the probe)", ctl.window)
+	}
+	d, e := take(), take() // the probe's requests
+	now = now.Add(3 * time.Millisecond)
+	busy()
+	c.release(1e6, delivered, 0) // sent before the probe
+	now = now.Add(time.Millisecond)
+	busy()
+	d.release(1e6, delivered, 0)
+	f := take()
+	now = now.Add(time.Millisecond)
+	busy()
+	e.release(1e6, delivered, 0)
+	if ctl.window != 3 {
+		t.Fatalf("window %d once 2 of the probe's 3 requests were answered, want 3: the round is not over", ctl.window)
+	}
+	g, h := take(), take()
+	now = now.Add(time.Millisecond)
+	f.release(1e6, congested, 0) // sent in the probe's round, refused
+	if ctl.window != 1 {
+		t.Fatalf("window %d after the probe's request was refused, want 1", ctl.window)
+	}
+	g.release(0, delivered, 0)
+	h.release(0, delivered, 0)
+}

@@ -115,27 +115,21 @@ func TestConcurrencyBacksOffOnBusy(t *testing.T) {
 	if w := c.InFlightLimit(srv.URL); w > limit+1 {
 		t.Errorf("the client's window is %d after being refused above %d", w, limit)
 	}
-	// Once the window came down, requests stay within the limit nearly all
-	// the time. A few of the last half exceed it: the download starts with
-	// the window the upload left (it halves to the limit within a few round
-	// trips), and the window probes one above the level it was cut at after
-	// probeRounds (16) calm rounds. On a busy machine that is up to one in
-	// eight; a client that kept its 8 requests in flight would see most of
-	// them refused.
-	last := front.arrivals[len(front.arrivals)/2:]
+	// Once the window came down, requests stay within the limit: of the
+	// last half, at most a few (the window probing upwards again) exceed it.
 	over := 0
-	for _, n := range last {
+	for _, n := range front.arrivals[len(front.arrivals)/2:] {
 		if n > limit {
 			over++
 		}
 	}
-	if over > len(last)/5 {
-		t.Errorf("%d of the last %d requests arrived with more than %d in flight", over, len(last), limit)
+	if over > len(front.arrivals)/20+1 {
+		t.Errorf("%d of the last %d requests arrived with more than %d in flight", over, len(front.arrivals)-len(front.arrivals)/2, limit)
 	}
 	if len(front.pausedAt) > 0 {
 		t.Errorf("%d requests arrived during the second the 503's Retry-After asked for", len(front.pausedAt))
 	}
-	t.Logf("%d requests, %d refused, %d of the last %d above the limit, window now %d", len(front.arrivals), front.refused, over, len(last), c.InFlightLimit(srv.URL))
+	t.Logf("%d requests, %d refused, %d of the last half above the limit, window now %d", len(front.arrivals), front.refused, over, c.InFlightLimit(srv.URL))
 }
 
 func slicesMax(s []int32) int32 {
