@@ -108,11 +108,6 @@ func runUpload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	for i, f := range files {
 		sources[i] = f.Source
 	}
-	ctx, stop := interruptible()
-	defer stop()
-	// The token's round trip (and the connection's handshake) pass while
-	// the upload's records are opened, which syncs files.
-	client.PrefetchToken(ctx, true)
 	state, err := rf.open(e, client)
 	if err != nil {
 		return err
@@ -122,6 +117,8 @@ func runUpload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	}
 	m := of.meter(e, "upload")
 	client.OnProgress = uploadMeter(m, sources)
+	ctx, stop := interruptible()
+	defer stop()
 	var commit *hubclient.CommitOptions
 	if !noCommit {
 		commit = &hubclient.CommitOptions{Message: message, OnStored: releaseMemory}
