@@ -53,6 +53,11 @@ type CommitOptions struct {
 	// ParentCommit, if set, makes the commit fail with 412 unless the
 	// branch is still at this commit, so no concurrent commit is lost.
 	ParentCommit string
+	// OnStored, if set, is called once every file is stored (the Xet
+	// ones in CAS, their shard registered), as the commit is sent: what
+	// the upload held is garbage from then on, and the commit's round
+	// trip is time to spare.
+	OnStored func()
 }
 
 // Committed is the result of Commit.
@@ -161,6 +166,9 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 		if err := <-uploaded; err != nil {
 			return nil, err
 		}
+	}
+	if opts.OnStored != nil {
+		opts.OnStored()
 	}
 	for _, i := range xetAt {
 		r := results[i]

@@ -238,3 +238,45 @@ func TestLargeFilesUploadDuringThePreupload(t *testing.T) {
 		t.Error("the file does not download back")
 	}
 }
+
+// OnStored is called once, after the shard is registered and before the
+// commit reaches the hub; an upload that fails never calls it.
+func TestOnStoredComesBetweenShardAndCommit(t *testing.T) {
+	var shards, stored, storedAtCommit atomic.Int32
+	var refuseXorbs atomic.Bool
+	_, srv := startHubBehind(t, func(w http.ResponseWriter, r *http.Request, h *hub.Hub) bool {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/v1/xorbs/") && refuseXorbs.Load():
+			http.Error(w, `{"error":"no"}`, http.StatusBadRequest)
+			return true
+		case strings.HasSuffix(r.URL.Path, "/shards"):
+			h.ServeHTTP(w, r)
+			shards.Add(1)
+			return true
+		case strings.Contains(r.URL.Path, "/commit/"):
+			storedAtCommit.Store(stored.Load())
+		}
+		return false
+	})
+	c := newClient(srv)
+	opts := hubclient.CommitOptions{OnStored: func() {
+		if shards.Load() == 0 {
+			t.Error("OnStored was called before the shard was registered")
+		}
+		stored.Add(1)
+	}}
+	files := []hubclient.RepoFile{repoFile("a.bin", randomBytes(81, 1<<20)), repoFile("notes.txt", []byte("inline\n"))}
+	if _, err := c.Commit(context.Background(), files, opts); err != nil {
+		t.Fatal(err)
+	}
+	if stored.Load() != 1 || storedAtCommit.Load() != 1 {
+		t.Errorf("OnStored was called %d times, %d of them before the commit arrived; want 1 and 1", stored.Load(), storedAtCommit.Load())
+	}
+	refuseXorbs.Store(true)
+	if _, err := c.Commit(context.Background(), []hubclient.RepoFile{repoFile("b.bin", randomBytes(82, 1<<20))}, opts); err == nil {
+		t.Fatal("a commit whose xorbs were refused succeeded")
+	}
+	if stored.Load() != 1 {
+		t.Errorf("OnStored was called for an upload that failed")
+	}
+}
