@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"syscall/js"
+	"time"
 
 	"github.com/xetkit/xetkit/internal/jsx"
 )
@@ -15,24 +16,61 @@ import (
 // System or IndexedDB. V has the methods list() → [{scope, name, size}],
 // read(scope, name) → Uint8Array or null, write(scope, name, bytes) and
 // remove(scope, name); each may return a promise, and write must resolve
-// only once the record is durable. Its methods block until the promise
-// settles, so they must not be called on the event loop's own goroutine
-// (the pipeline never does).
+// only once the record is durable. A promise may also carry done(), a
+// check that returns true once the call has succeeded (a write's record
+// is durable), which works while the event loop is not turning (the
+// browser store's worker marks its calls done in shared memory); a call
+// whose done() says so returns before its promise settles. Its methods
+// block until then, so they must not be called on the event loop's own
+// goroutine (the pipeline never does).
 type JS struct{ V js.Value }
 
-// call invokes a method of V and awaits what it returns.
+// call invokes a method of V and awaits what it returns: the promise's
+// value, or, where the promise carries done() (see JS), nothing once
+// done() says the call succeeded.
 func (b JS) call(method string, args ...any) (v js.Value, err error) {
 	defer func() {
 		if r := recover(); r != nil { // a method that throws, or is missing
 			err = fmt.Errorf("upload state %s: %v", method, r)
 		}
 	}()
-	p := js.Global().Get("Promise").Call("resolve", b.V.Call(method, args...))
-	v, err = jsx.Await(context.Background(), p)
+	r := b.V.Call(method, args...)
+	p := js.Global().Get("Promise").Call("resolve", r)
+	if done := r.Get("done"); r.Type() == js.TypeObject && done.Type() == js.TypeFunction {
+		err = awaitDone(p, done)
+	} else {
+		v, err = jsx.Await(context.Background(), p)
+	}
 	if err != nil {
 		err = fmt.Errorf("upload state %s: %w", method, err)
 	}
 	return v, err
+}
+
+// donePoll is how often awaitDone asks done().
+const donePoll = time.Millisecond
+
+// awaitDone waits until the promise p settles or done() says the call
+// succeeded, whichever comes first. On a page busy uploading, a promise
+// settles only when the event loop next turns (100-250 ms apart): that
+// long a xorb would wait for its record. done() reads a mark the store's
+// worker sets the moment the record is written. It is asked after a
+// sleep, never in a loop, so the event loop still turns when Go is idle.
+func awaitDone(p, done js.Value) error {
+	settled := make(chan error, 1)
+	jsx.Then(p, func(_ js.Value, err error) { settled <- err })
+	t := time.NewTicker(donePoll)
+	defer t.Stop()
+	for {
+		select {
+		case err := <-settled:
+			return err
+		case <-t.C:
+			if done.Invoke().Truthy() {
+				return nil
+			}
+		}
+	}
 }
 
 // List returns the records V lists.

@@ -9,6 +9,10 @@ const FOLDER = "xetkit-uploads";
 const STALE_MS = 60 * 60 * 1000; // without Web Locks
 const PART = ".part";
 const MOVE_ATTEMPTS = 8;
+// The record worker's calls are numbered below MAX_ID; where memory can be
+// shared, call id is marked done by id + 1 in slot id % MARKS of a ring.
+const MAX_ID = 1 << 30;
+const MARKS = 1024;
 
 const missing = (e) => e?.name === "NotFoundError";
 
@@ -57,7 +61,10 @@ export function browserResumeStore() {
  * record names waits to be sent until it is durable. A write is posted to
  * the worker in the call itself, not after a turn, and the worker is idle:
  * the record is durable within a millisecond or two whatever the page is
- * doing, and the xorb waits for one turn (the worker's answer).
+ * doing. The worker's answer would reach Go only at the next turn (100-250
+ * ms apart on a busy page); where the page is cross-origin isolated, the
+ * call's promise carries done(), which Go asks without waiting for a turn
+ * (ResumeStore in xetkit.d.ts).
  */
 export function opfsStore() {
   const base = async (create) => (await navigator.storage.getDirectory()).getDirectoryHandle(FOLDER, { create });
@@ -154,11 +161,26 @@ function recordWorker() {
     }
     const calls = new Map();
     let next = 0;
-    const call = (msg) => new Promise((res, rej) => {
-      const id = next++;
-      calls.set(id, { res, rej });
-      w.postMessage({ ...msg, id }, msg.bytes ? [msg.bytes.buffer] : []);
-    });
+    // Where the page is cross-origin isolated, the worker also marks each
+    // call it has done in memory shared with the page, and the call's
+    // promise carries done(), which reads that mark: a busy page hears of
+    // the record at once, not when its event loop next turns.
+    const marks = typeof SharedArrayBuffer === "function" && globalThis.crossOriginIsolated
+      ? new Int32Array(new SharedArrayBuffer(4 * MARKS)) : null;
+    if (marks) w.postMessage({ marks });
+    const call = (msg) => {
+      const id = next;
+      next = (next + 1) % MAX_ID;
+      let answered = false;
+      const p = new Promise((res, rej) => {
+        calls.set(id, { res: () => { answered = true; res(); }, rej });
+        w.postMessage({ ...msg, id }, msg.bytes ? [msg.bytes.buffer] : []);
+      });
+      // The slot is the mark of call id until call id + MARKS is done,
+      // long after this call's answer came.
+      if (marks) p.done = () => answered || Atomics.load(marks, id % MARKS) === id + 1;
+      return p;
+    };
     w.onmessage = ({ data: m }) => {
       if ("able" in m) {
         if (!m.able) w.terminate();
@@ -240,9 +262,17 @@ function recordWorkerMain() {
       }
     }
   };
+  let marks = null; // the page's ring of done marks, if it shares one
   self.onmessage = ({ data: m }) => {
+    if (m.marks) {
+      marks = m.marks;
+      return;
+    }
     queue = queue.then(() => run(m)).then(
-      () => self.postMessage({ id: m.id }),
+      () => {
+        if (marks) Atomics.store(marks, m.id % marks.length, m.id + 1);
+        self.postMessage({ id: m.id });
+      },
       (e) => self.postMessage({ id: m.id, error: { name: e?.name ?? "Error", message: String(e?.message ?? e) } }));
   };
   self.postMessage({ able });
