@@ -240,8 +240,14 @@ function recordWorkerMain() {
       throw e;
     }
   };
+  // queued counts the calls of each scope not yet done.
+  const queued = new Map();
   const remove = async (dir, m) => {
     await dir.removeEntry(m.name).catch((e) => { if (!missing(e)) throw e; });
+    // The folder goes with the last of a burst of removes (an upload's
+    // records go together once it is committed); trying after each one
+    // cost a file system call of 1-2 ms each.
+    if (queued.get(m.scope) > 1) return;
     try {
       await (await (await navigator.storage.getDirectory()).getDirectoryHandle(FOLDER)).removeEntry(m.scope);
       folders.delete(m.scope);
@@ -268,7 +274,11 @@ function recordWorkerMain() {
       marks = m.marks;
       return;
     }
-    queue = queue.then(() => run(m)).then(
+    queued.set(m.scope, (queued.get(m.scope) ?? 0) + 1);
+    queue = queue.then(() => run(m)).finally(() => {
+      if (queued.get(m.scope) === 1) queued.delete(m.scope);
+      else queued.set(m.scope, queued.get(m.scope) - 1);
+    }).then(
       () => {
         if (marks) Atomics.store(marks, m.id % marks.length, m.id + 1);
         self.postMessage({ id: m.id });
