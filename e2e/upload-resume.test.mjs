@@ -191,9 +191,12 @@ test("the browser's stores keep records whole, list and remove them", { timeout:
     while (!call.done?.() && performance.now() - t0 < 10_000) { /* the thread stays busy */ }
     out.doneWhileBusy = call.done?.() ?? "no done()";
     await call;
+    // A record confirmed by a rename, whole under its new name.
+    await store.rename("s4", "0005-e.shard", "0006-f.shard");
     out.written = (await store.list()).filter((e) => e.scope === "s4").map((e) => `${e.name}:${e.size}`).sort();
+    out.renamed = (await store.read("s4", "0006-f.shard")).length;
     await store.remove("s4", "0004-d.shard");
-    await store.remove("s4", "0005-e.shard");
+    await store.remove("s4", "0006-f.shard");
     return out;
   });
   for (const name of ["opfs", "indexeddb"]) {
@@ -208,5 +211,6 @@ test("the browser's stores keep records whole, list and remove them", { timeout:
   assert.ok(results.default);
   assert.equal(results.isolated, true, "the page is not cross-origin isolated");
   assert.equal(results.doneWhileBusy, true, "the worker's write was not marked done while the page was busy");
-  assert.deepEqual(results.written, ["0004-d.shard:1", "0005-e.shard:1000"]);
+  assert.deepEqual(results.written, ["0004-d.shard:1", "0006-f.shard:1000"]);
+  assert.equal(results.renamed, 1000);
 }));

@@ -4,6 +4,7 @@ package resume
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"syscall/js"
 	"time"
@@ -121,6 +122,19 @@ func (b JS) Write(scope, name string, data []byte) error {
 		return err
 	}
 	_, err := b.call("write", scope, name, jsx.Bytes(data))
+	return err
+}
+
+// Rename moves a record to another name, where V has rename(scope,
+// from, to).
+func (b JS) Rename(scope, from, to string) error {
+	if b.V.Get("rename").Type() != js.TypeFunction {
+		return errors.New("upload state: no rename")
+	}
+	if err := checkName(to); err != nil {
+		return err
+	}
+	_, err := b.call("rename", scope, from, to)
 	return err
 }
 

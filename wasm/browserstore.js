@@ -92,6 +92,8 @@ export function opfsStore() {
     // A remove of the scope's last record may take its folder away while
     // this writes: then the folder is made again.
     write: (scope, name, bytes) => inFolder(scope, true, (dir) => writeWhole(dir, name, bytes)),
+    // Where move() is missing this fails, and the record is written again.
+    rename: (scope, name, to) => inFolder(scope, false, async (dir) => (await dir.getFileHandle(name)).move(to)),
     async remove(scope, name) {
       try {
         await inFolder(scope, false, (dir) => dir.removeEntry(name));
@@ -105,12 +107,13 @@ export function opfsStore() {
     },
   };
   const worker = recordWorker();
-  // through sends a write or remove to the worker once it is up (at once
-  // when it is), else does it on the page.
-  const through = (op) => (scope, name, bytes) => {
+  // through sends a write, rename or remove to the worker once it is up
+  // (at once when it is), else does it on the page. arg is a write's
+  // bytes, a rename's new name.
+  const through = (op) => (scope, name, arg) => {
     holdSession();
-    const msg = { op, scope, name, session, bytes: bytes?.slice() };
-    const post = (w) => w ? w.call(msg) : onPage[op](scope, name, bytes);
+    const msg = { op, scope, name, session, ...(op === "write" ? { bytes: arg.slice() } : { to: arg }) };
+    const post = (w) => w ? w.call(msg) : onPage[op](scope, name, arg);
     return worker.ready ? post(worker.ready) : worker.up.then(post);
   };
   return {
@@ -141,6 +144,7 @@ export function opfsStore() {
       }
     },
     write: through("write"),
+    rename: through("rename"),
     remove: through("remove"),
   };
 }
@@ -253,6 +257,9 @@ function recordWorkerMain() {
       folders.delete(m.scope);
     } catch { /* not empty */ }
   };
+  // A confirmed record: one call, against a write and a remove.
+  const rename = async (dir, m) => (await dir.getFileHandle(m.name)).move(m.to);
+  const ops = { write, rename, remove };
   // One at a time: a remove of a scope's last record takes its folder
   // away, which a write beside it must not race. A folder gone since it
   // was kept (another tab removed it) is looked up again, once.
@@ -260,10 +267,10 @@ function recordWorkerMain() {
   const run = async (m) => {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await (m.op === "write" ? write : remove)(await folder(m.scope, m.op === "write"), m);
+        return await ops[m.op](await folder(m.scope, m.op === "write"), m);
       } catch (e) {
         folders.delete(m.scope);
-        if (!missing(e) || (attempt > 0 && m.op === "write")) throw e;
+        if (!missing(e) || (attempt > 0 && m.op !== "remove")) throw e;
         if (attempt > 0) return; // no folder: nothing to remove
       }
     }

@@ -413,6 +413,12 @@ export interface ResumeStore {
   write(scope: string, name: string, bytes: Uint8Array): Promise<void> | StoreCall;
   /** Deletes a record (one that is not there is no error). */
   remove(scope: string, name: string): Promise<void> | StoreCall;
+  /**
+   * Optional: gives a record another name in one step (a crash leaves it whole under one name
+   * or the other); a record is confirmed so. Without it, or when it fails, the record is
+   * written again under the new name and the first one removed.
+   */
+  rename?(scope: string, from: string, to: string): Promise<void> | StoreCall;
 }
 
 /**
