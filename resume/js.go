@@ -37,7 +37,7 @@ func (b JS) call(method string, args ...any) (v js.Value, err error) {
 	}()
 	r := b.V.Call(method, args...)
 	p := js.Global().Get("Promise").Call("resolve", r)
-	if done := r.Get("done"); r.Type() == js.TypeObject && done.Type() == js.TypeFunction {
+	if done := doneOf(r); done.Type() == js.TypeFunction {
 		err = awaitDone(p, done)
 	} else {
 		v, err = jsx.Await(context.Background(), p)
@@ -46,6 +46,15 @@ func (b JS) call(method string, args ...any) (v js.Value, err error) {
 		err = fmt.Errorf("upload state %s: %w", method, err)
 	}
 	return v, err
+}
+
+// doneOf returns the done() a method's result carries, or undefined (a
+// method may return a plain value, undefined included).
+func doneOf(r js.Value) js.Value {
+	if r.Type() != js.TypeObject {
+		return js.Undefined()
+	}
+	return r.Get("done")
 }
 
 // donePoll is how often awaitDone asks done().
