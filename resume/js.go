@@ -15,9 +15,9 @@ import (
 // JS is a Backend whose records a JavaScript object keeps: in Node a
 // folder (the package's node.js), in a browser the Origin Private File
 // System or IndexedDB. V has the methods list() → [{scope, name, size}],
-// read(scope, name) → Uint8Array or null, write(scope, name, bytes) and
-// remove(scope, name); each may return a promise, and write must resolve
-// only once the record is durable. A promise may also carry done(), a
+// read(scope, name) → Uint8Array or null, write(scope, name, bytes),
+// remove(scope, name) and, if it can, rename(scope, from, to); each may
+// return a promise, and write must resolve only once the record is durable. A promise may also carry done(), a
 // check that returns true once the call has succeeded (a write's record
 // is durable), which works while the event loop is not turning (the
 // browser store's worker marks its calls done in shared memory); a call

@@ -422,7 +422,7 @@ export interface ResumeStore {
 }
 
 /**
- * What a ResumeStore's write or remove may return instead of a plain promise: a promise that
+ * What a ResumeStore's write, rename or remove may return instead of a plain promise: a promise that
  * also answers, at once, whether the call has succeeded. An upload keeps the page's thread
  * busy and turns its event loop only now and then (100-250 ms apart in Chromium), so it
  * would hear that a promise resolved, and send the xorb the record names, only that much

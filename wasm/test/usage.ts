@@ -123,7 +123,11 @@ async function transfer(xk: Xetkit, file: File): Promise<void> {
     remove: async (scope, name) => { kept.delete(`${scope}/${name}`); },
   };
   const now = (): StoreCall => Object.assign(Promise.resolve(), { done: () => true });
-  const quick: ResumeStore = { ...plain, write: (scope, name, b) => { kept.set(`${scope}/${name}`, b.slice()); return now(); } };
+  const quick: ResumeStore = {
+    ...plain,
+    write: (scope, name, b) => { kept.set(`${scope}/${name}`, b.slice()); return now(); },
+    rename: async (scope, from, to) => { kept.set(`${scope}/${to}`, kept.get(`${scope}/${from}`)!); kept.delete(`${scope}/${from}`); },
+  };
   await xk.upload([file], { repo: "alice/data", resume: plain });
   await xk.upload([file], { repo: "alice/data", resume: quick });
   console.log(pending[0]?.repo?.repo, pending[0]?.bytes, pending[0]?.last.getTime(), none.length, f.resumedBytes);
