@@ -11,7 +11,9 @@
 //     committed file downloads identical and the state is gone (the list
 //     is empty and so is the Origin Private File System);
 //  2. the browser's stores (OPFS, and IndexedDB, used where OPFS cannot
-//     write) keep records whole, list them and remove them.
+//     write) keep records whole, list them and remove them; on the
+//     page, cross-origin isolated, a record the worker writes is marked
+//     done while the page's thread is busy.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -178,6 +180,23 @@ test("the browser's stores keep records whole, list and remove them", { timeout:
     await dir.getFileHandle("0003-c.shard.deadsess.r1.part", { create: true }); // no page holds its session
     out.part = await opfsStore().list();
     out.default = browserResumeStore() !== null;
+    // The page is cross-origin isolated, so the worker marks its calls
+    // done in shared memory: done() turns true while this thread never
+    // yields (a busy upload's), long before the worker's answer is heard.
+    out.isolated = crossOriginIsolated;
+    const store = opfsStore();
+    await store.write("s4", "0004-d.shard", new Uint8Array([4])); // the worker is up
+    const call = store.write("s4", "0005-e.shard", new Uint8Array(1000));
+    const t0 = performance.now();
+    while (!call.done?.() && performance.now() - t0 < 10_000) { /* the thread stays busy */ }
+    out.doneWhileBusy = call.done?.() ?? "no done()";
+    await call;
+    // A record confirmed by a rename, whole under its new name.
+    await store.rename("s4", "0005-e.shard", "0006-f.shard");
+    out.written = (await store.list()).filter((e) => e.scope === "s4").map((e) => `${e.name}:${e.size}`).sort();
+    out.renamed = (await store.read("s4", "0006-f.shard")).length;
+    await store.remove("s4", "0004-d.shard");
+    await store.remove("s4", "0006-f.shard");
     return out;
   });
   for (const name of ["opfs", "indexeddb"]) {
@@ -190,4 +209,8 @@ test("the browser's stores keep records whole, list and remove them", { timeout:
   }
   assert.deepEqual(results.part, [], "a temporary file is listed");
   assert.ok(results.default);
+  assert.equal(results.isolated, true, "the page is not cross-origin isolated");
+  assert.equal(results.doneWhileBusy, true, "the worker's write was not marked done while the page was busy");
+  assert.deepEqual(results.written, ["0004-d.shard:1", "0006-f.shard:1000"]);
+  assert.equal(results.renamed, 1000);
 }));

@@ -26,6 +26,15 @@ type Backend interface {
 	Remove(scope, name string) error
 }
 
+// Renamer is a Backend that can rename a record in one step: a crash
+// leaves it whole under one name or the other. A State confirms a record
+// by renaming it where its Backend can, rather than writing it again and
+// removing the first (in a browser one file system call against several);
+// where Rename fails it writes.
+type Renamer interface {
+	Rename(scope, from, to string) error
+}
+
 // Entry is one record a Backend keeps.
 type Entry struct {
 	Scope, Name string
@@ -76,6 +85,19 @@ func (m *Memory) Write(scope, name string, data []byte) error {
 		m.records = map[[2]string][]byte{}
 	}
 	m.records[[2]string{scope, name}] = slices.Clone(data)
+	return nil
+}
+
+// Rename moves a record to another name.
+func (m *Memory) Rename(scope, from, to string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.records[[2]string{scope, from}]
+	if !ok {
+		return ErrNotFound
+	}
+	delete(m.records, [2]string{scope, from})
+	m.records[[2]string{scope, to}] = b
 	return nil
 }
 

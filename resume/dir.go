@@ -157,6 +157,22 @@ func (d Dir) Remove(scope, name string) error {
 	return nil
 }
 
+// Rename moves a record to another name in its scope, durably.
+func (d Dir) Rename(scope, from, to string) error {
+	p, err := d.path(scope, from)
+	if err != nil {
+		return err
+	}
+	q, err := d.path(scope, to)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(p, q); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(q))
+}
+
 func (d Dir) path(scope, name string) (string, error) {
 	if d.Root == "" {
 		return "", errors.New("resume: Dir has no Root")

@@ -4,8 +4,10 @@ package resume
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"syscall/js"
+	"time"
 
 	"github.com/xetkit/xetkit/internal/jsx"
 )
@@ -13,26 +15,72 @@ import (
 // JS is a Backend whose records a JavaScript object keeps: in Node a
 // folder (the package's node.js), in a browser the Origin Private File
 // System or IndexedDB. V has the methods list() → [{scope, name, size}],
-// read(scope, name) → Uint8Array or null, write(scope, name, bytes) and
-// remove(scope, name); each may return a promise, and write must resolve
-// only once the record is durable. Its methods block until the promise
-// settles, so they must not be called on the event loop's own goroutine
-// (the pipeline never does).
+// read(scope, name) → Uint8Array or null, write(scope, name, bytes),
+// remove(scope, name) and, if it can, rename(scope, from, to); each may
+// return a promise, and write must resolve only once the record is durable. A promise may also carry done(), a
+// check that returns true once the call has succeeded (a write's record
+// is durable), which works while the event loop is not turning (the
+// browser store's worker marks its calls done in shared memory); a call
+// whose done() says so returns before its promise settles. Its methods
+// block until then, so they must not be called on the event loop's own
+// goroutine (the pipeline never does).
 type JS struct{ V js.Value }
 
-// call invokes a method of V and awaits what it returns.
+// call invokes a method of V and awaits what it returns: the promise's
+// value, or, where the promise carries done() (see JS), nothing once
+// done() says the call succeeded.
 func (b JS) call(method string, args ...any) (v js.Value, err error) {
 	defer func() {
 		if r := recover(); r != nil { // a method that throws, or is missing
 			err = fmt.Errorf("upload state %s: %v", method, r)
 		}
 	}()
-	p := js.Global().Get("Promise").Call("resolve", b.V.Call(method, args...))
-	v, err = jsx.Await(context.Background(), p)
+	r := b.V.Call(method, args...)
+	p := js.Global().Get("Promise").Call("resolve", r)
+	if done := doneOf(r); done.Type() == js.TypeFunction {
+		err = awaitDone(p, done)
+	} else {
+		v, err = jsx.Await(context.Background(), p)
+	}
 	if err != nil {
 		err = fmt.Errorf("upload state %s: %w", method, err)
 	}
 	return v, err
+}
+
+// doneOf returns the done() a method's result carries, or undefined (a
+// method may return a plain value, undefined included).
+func doneOf(r js.Value) js.Value {
+	if r.Type() != js.TypeObject {
+		return js.Undefined()
+	}
+	return r.Get("done")
+}
+
+// donePoll is how often awaitDone asks done().
+const donePoll = time.Millisecond
+
+// awaitDone waits until the promise p settles or done() says the call
+// succeeded, whichever comes first. On a page busy uploading, a promise
+// settles only when the event loop next turns (100-250 ms apart): that
+// long a xorb would wait for its record. done() reads a mark the store's
+// worker sets the moment the record is written. It is asked after a
+// sleep, never in a loop, so the event loop still turns when Go is idle.
+func awaitDone(p, done js.Value) error {
+	settled := make(chan error, 1)
+	jsx.Then(p, func(_ js.Value, err error) { settled <- err })
+	t := time.NewTicker(donePoll)
+	defer t.Stop()
+	for {
+		select {
+		case err := <-settled:
+			return err
+		case <-t.C:
+			if done.Invoke().Truthy() {
+				return nil
+			}
+		}
+	}
 }
 
 // List returns the records V lists.
@@ -83,6 +131,19 @@ func (b JS) Write(scope, name string, data []byte) error {
 		return err
 	}
 	_, err := b.call("write", scope, name, jsx.Bytes(data))
+	return err
+}
+
+// Rename moves a record to another name, where V has rename(scope,
+// from, to).
+func (b JS) Rename(scope, from, to string) error {
+	if b.V.Get("rename").Type() != js.TypeFunction {
+		return errors.New("upload state: no rename")
+	}
+	if err := checkName(to); err != nil {
+		return err
+	}
+	_, err := b.call("rename", scope, from, to)
 	return err
 }
 

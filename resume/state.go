@@ -246,12 +246,15 @@ func (st *State) confirm(x *shard.Xorb) {
 	case h != nil && h.confirmed:
 		st.mu.Unlock()
 	case h != nil && h.name != "":
-		at, _, _, _ := parseRecordName(h.name)
+		from := h.name
+		at, _, _, _ := parseRecordName(from)
 		st.add(h.info, "", true)
 		st.confirming++
 		st.mu.Unlock()
 		go func() {
-			st.write(h.info, at, true)
+			if !st.rename(h, from, at) {
+				st.write(h.info, at, true)
+			}
 			st.mu.Lock()
 			st.confirming--
 			st.confirmed.Broadcast()
@@ -300,6 +303,31 @@ func (st *State) write(x *shard.Xorb, at int64, confirmed bool) {
 	}
 	st.add(x, name, confirmed)
 	st.evict()
+}
+
+// rename confirms h's record, named from, by renaming it, where the
+// Backend can (Renamer); false where it could not.
+func (st *State) rename(h *held, from string, at int64) bool {
+	r, ok := st.backend.(Renamer)
+	if !ok {
+		return false
+	}
+	to := recordName(at, h.info.Hash, true)
+	if r.Rename(st.scope, from, to) != nil {
+		return false
+	}
+	st.mu.Lock()
+	defer st.sweep()
+	defer st.mu.Unlock()
+	i := slices.IndexFunc(st.all, func(e Entry) bool { return e.Scope == st.scope && e.Name == from })
+	if i < 0 {
+		// Evicted meanwhile: it goes under its new name.
+		st.gone = append(st.gone, Entry{Scope: st.scope, Name: to})
+		return true
+	}
+	st.all[i].Name = to
+	h.name = to
+	return true
 }
 
 // Unconfirmed returns the xorbs recorded as being sent whose acceptance

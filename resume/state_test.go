@@ -218,6 +218,10 @@ func TestStateForgetAndFailingBackend(t *testing.T) {
 	}
 }
 
+// noRename is a Backend that cannot rename: a record is confirmed by
+// writing it again.
+type noRename struct{ Backend }
+
 type readOnly struct{ Backend }
 
 func (readOnly) Write(string, string, []byte) error { return os.ErrPermission }
@@ -304,7 +308,7 @@ func TestListPending(t *testing.T) {
 // one's: Done leaves it); a confirmed xorb needs no asking; and Stored
 // leaves exactly one record, confirmed, once Settle returns.
 func TestStateUnconfirmedRecords(t *testing.T) {
-	for name, b := range map[string]Backend{"dir": Dir{Root: t.TempDir()}, "memory": &Memory{}} {
+	for name, b := range map[string]Backend{"dir": Dir{Root: t.TempDir()}, "memory": &Memory{}, "memory without rename": noRename{&Memory{}}} {
 		t.Run(name, func(t *testing.T) {
 			warn := Options{Warn: func(m string) { t.Errorf("warning: %s", m) }}
 			sent, accepted, lost := testXorb(1, 4), testXorb(2, 3), testXorb(3, 2)

@@ -9,6 +9,10 @@ const FOLDER = "xetkit-uploads";
 const STALE_MS = 60 * 60 * 1000; // without Web Locks
 const PART = ".part";
 const MOVE_ATTEMPTS = 8;
+// The record worker's calls are numbered below MAX_ID; where memory can be
+// shared, call id is marked done by id + 1 in slot id % MARKS of a ring.
+const MAX_ID = 1 << 30;
+const MARKS = 1024;
 
 const missing = (e) => e?.name === "NotFoundError";
 
@@ -57,7 +61,10 @@ export function browserResumeStore() {
  * record names waits to be sent until it is durable. A write is posted to
  * the worker in the call itself, not after a turn, and the worker is idle:
  * the record is durable within a millisecond or two whatever the page is
- * doing, and the xorb waits for one turn (the worker's answer).
+ * doing. The worker's answer would reach Go only at the next turn (100-250
+ * ms apart on a busy page); where the page is cross-origin isolated, the
+ * call's promise carries done(), which Go asks without waiting for a turn
+ * (ResumeStore in xetkit.d.ts).
  */
 export function opfsStore() {
   const base = async (create) => (await navigator.storage.getDirectory()).getDirectoryHandle(FOLDER, { create });
@@ -85,6 +92,8 @@ export function opfsStore() {
     // A remove of the scope's last record may take its folder away while
     // this writes: then the folder is made again.
     write: (scope, name, bytes) => inFolder(scope, true, (dir) => writeWhole(dir, name, bytes)),
+    // Where move() is missing this fails, and the record is written again.
+    rename: (scope, name, to) => inFolder(scope, false, async (dir) => (await dir.getFileHandle(name)).move(to)),
     async remove(scope, name) {
       try {
         await inFolder(scope, false, (dir) => dir.removeEntry(name));
@@ -98,12 +107,13 @@ export function opfsStore() {
     },
   };
   const worker = recordWorker();
-  // through sends a write or remove to the worker once it is up (at once
-  // when it is), else does it on the page.
-  const through = (op) => (scope, name, bytes) => {
+  // through sends a write, rename or remove to the worker once it is up
+  // (at once when it is), else does it on the page. arg is a write's
+  // bytes, a rename's new name.
+  const through = (op) => (scope, name, arg) => {
     holdSession();
-    const msg = { op, scope, name, session, bytes: bytes?.slice() };
-    const post = (w) => w ? w.call(msg) : onPage[op](scope, name, bytes);
+    const msg = { op, scope, name, session, ...(op === "write" ? { bytes: arg.slice() } : { to: arg }) };
+    const post = (w) => w ? w.call(msg) : onPage[op](scope, name, arg);
     return worker.ready ? post(worker.ready) : worker.up.then(post);
   };
   return {
@@ -134,6 +144,7 @@ export function opfsStore() {
       }
     },
     write: through("write"),
+    rename: through("rename"),
     remove: through("remove"),
   };
 }
@@ -154,11 +165,26 @@ function recordWorker() {
     }
     const calls = new Map();
     let next = 0;
-    const call = (msg) => new Promise((res, rej) => {
-      const id = next++;
-      calls.set(id, { res, rej });
-      w.postMessage({ ...msg, id }, msg.bytes ? [msg.bytes.buffer] : []);
-    });
+    // Where the page is cross-origin isolated, the worker also marks each
+    // call it has done in memory shared with the page, and the call's
+    // promise carries done(), which reads that mark: a busy page hears of
+    // the record at once, not when its event loop next turns.
+    const marks = typeof SharedArrayBuffer === "function" && globalThis.crossOriginIsolated
+      ? new Int32Array(new SharedArrayBuffer(4 * MARKS)) : null;
+    if (marks) w.postMessage({ marks });
+    const call = (msg) => {
+      const id = next;
+      next = (next + 1) % MAX_ID;
+      let answered = false;
+      const p = new Promise((res, rej) => {
+        calls.set(id, { res: () => { answered = true; res(); }, rej });
+        w.postMessage({ ...msg, id }, msg.bytes ? [msg.bytes.buffer] : []);
+      });
+      // The slot is the mark of call id until call id + MARKS is done,
+      // long after this call's answer came.
+      if (marks) p.done = () => answered || Atomics.load(marks, id % MARKS) === id + 1;
+      return p;
+    };
     w.onmessage = ({ data: m }) => {
       if ("able" in m) {
         if (!m.able) w.terminate();
@@ -218,13 +244,22 @@ function recordWorkerMain() {
       throw e;
     }
   };
+  // queued counts the calls of each scope not yet done.
+  const queued = new Map();
   const remove = async (dir, m) => {
     await dir.removeEntry(m.name).catch((e) => { if (!missing(e)) throw e; });
+    // The folder goes with the last of a burst of removes (an upload's
+    // records go together once it is committed); trying after each one
+    // cost a file system call of 1-2 ms each.
+    if (queued.get(m.scope) > 1) return;
     try {
       await (await (await navigator.storage.getDirectory()).getDirectoryHandle(FOLDER)).removeEntry(m.scope);
       folders.delete(m.scope);
     } catch { /* not empty */ }
   };
+  // A confirmed record: one call, against a write and a remove.
+  const rename = async (dir, m) => (await dir.getFileHandle(m.name)).move(m.to);
+  const ops = { write, rename, remove };
   // One at a time: a remove of a scope's last record takes its folder
   // away, which a write beside it must not race. A folder gone since it
   // was kept (another tab removed it) is looked up again, once.
@@ -232,17 +267,29 @@ function recordWorkerMain() {
   const run = async (m) => {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await (m.op === "write" ? write : remove)(await folder(m.scope, m.op === "write"), m);
+        return await ops[m.op](await folder(m.scope, m.op === "write"), m);
       } catch (e) {
         folders.delete(m.scope);
-        if (!missing(e) || (attempt > 0 && m.op === "write")) throw e;
+        if (!missing(e) || (attempt > 0 && m.op !== "remove")) throw e;
         if (attempt > 0) return; // no folder: nothing to remove
       }
     }
   };
+  let marks = null; // the page's ring of done marks, if it shares one
   self.onmessage = ({ data: m }) => {
-    queue = queue.then(() => run(m)).then(
-      () => self.postMessage({ id: m.id }),
+    if (m.marks) {
+      marks = m.marks;
+      return;
+    }
+    queued.set(m.scope, (queued.get(m.scope) ?? 0) + 1);
+    queue = queue.then(() => run(m)).finally(() => {
+      if (queued.get(m.scope) === 1) queued.delete(m.scope);
+      else queued.set(m.scope, queued.get(m.scope) - 1);
+    }).then(
+      () => {
+        if (marks) Atomics.store(marks, m.id % marks.length, m.id + 1);
+        self.postMessage({ id: m.id });
+      },
       (e) => self.postMessage({ id: m.id, error: { name: e?.name ?? "Error", message: String(e?.message ?? e) } }));
   };
   self.postMessage({ able });

@@ -96,6 +96,7 @@ export function resumeStore(dir) {
       try { return new Uint8Array(await readFile(join(dir, scope, name))); } catch (e) { if (missing(e)) return null; throw e; }
     },
     write: (scope, name, bytes) => recordCall({ op: "write", dir, scope, name, bytes }),
+    rename: (scope, name, to) => recordCall({ op: "rename", dir, scope, name, to }),
     remove: (scope, name) => recordCall({ op: "remove", dir, scope, name }),
   };
 }
@@ -134,13 +135,18 @@ function recordCall(msg) {
 
 // recordWorkerMain is the record worker's whole source (it runs alone, by
 // its text): each record written to a temporary file in dir/.tmp, synced,
-// renamed into place and the folder synced; one call at a time.
+// renamed into place and the folder synced; a record renamed (confirmed)
+// and the folder synced; one call at a time.
 function recordWorkerMain() {
   const { parentPort } = require("node:worker_threads");
   const fs = require("node:fs");
   const { join } = require("node:path");
   const missing = (e) => e && e.code === "ENOENT";
   let n = 0;
+  const syncFolder = (folder) => {
+    const d = fs.openSync(folder, "r");
+    try { fs.fsyncSync(d); } catch { /* folders cannot be synced here */ } finally { fs.closeSync(d); }
+  };
   const ops = {
     write({ dir, scope, name, bytes }) {
       const folder = join(dir, scope);
@@ -159,8 +165,12 @@ function recordWorkerMain() {
         try { fs.unlinkSync(tmp); } catch { /* not there */ }
         throw e;
       }
-      const d = fs.openSync(folder, "r");
-      try { fs.fsyncSync(d); } catch { /* folders cannot be synced here */ } finally { fs.closeSync(d); }
+      syncFolder(folder);
+    },
+    rename({ dir, scope, name, to }) {
+      const folder = join(dir, scope);
+      fs.renameSync(join(folder, name), join(folder, to));
+      syncFolder(folder);
     },
     remove({ dir, scope, name }) {
       try { fs.unlinkSync(join(dir, scope, name)); } catch (e) { if (!missing(e)) throw e; }

@@ -406,10 +406,33 @@ export interface ResumeStore {
   list(): Promise<{ scope: string; name: string; size: number }[]>;
   /** A record's bytes, or null when it is not kept. */
   read(scope: string, name: string): Promise<Uint8Array | null>;
-  /** Stores a record; resolves once it would survive a crash, and never leaves part of one. */
-  write(scope: string, name: string, bytes: Uint8Array): Promise<void>;
+  /**
+   * Stores a record; resolves once it would survive a crash, and never leaves part of one.
+   * Each xorb is sent only once its record is written: see StoreCall for hearing of it sooner.
+   */
+  write(scope: string, name: string, bytes: Uint8Array): Promise<void> | StoreCall;
   /** Deletes a record (one that is not there is no error). */
-  remove(scope: string, name: string): Promise<void>;
+  remove(scope: string, name: string): Promise<void> | StoreCall;
+  /**
+   * Optional: gives a record another name in one step (a crash leaves it whole under one name
+   * or the other); a record is confirmed so. Without it, or when it fails, the record is
+   * written again under the new name and the first one removed.
+   */
+  rename?(scope: string, from: string, to: string): Promise<void> | StoreCall;
+}
+
+/**
+ * What a ResumeStore's write, rename or remove may return instead of a plain promise: a promise that
+ * also answers, at once, whether the call has succeeded. An upload keeps the page's thread
+ * busy and turns its event loop only now and then (100-250 ms apart in Chromium), so it
+ * would hear that a promise resolved, and send the xorb the record names, only that much
+ * later; done() is asked without waiting for a turn. The browser's own store returns one
+ * where the page is cross-origin isolated (its worker marks each call done in shared memory:
+ * see the README on the Cross-Origin-Opener-Policy and Cross-Origin-Embedder-Policy headers).
+ */
+export interface StoreCall extends Promise<void> {
+  /** True once the call has succeeded (a write: the record would survive a crash); never true for one that fails. */
+  done(): boolean;
 }
 
 /** What the upload state holds of unfinished uploads to one repository (Xetkit.pendingUploads). */

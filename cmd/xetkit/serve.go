@@ -323,6 +323,10 @@ func staticFiles(fsys fs.FS, prefix string) http.Handler {
 		// an unchanged file costs a 304.
 		h.Set("Cache-Control", "no-cache")
 		h.Set("X-Content-Type-Options", "nosniff")
+		// Cross-origin isolated: the page may share memory with its
+		// workers (the upload state's worker marks records done there).
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.Set("Cross-Origin-Embedder-Policy", "require-corp")
 		body := f.raw
 		if f.gz != nil && r.Header.Get("Range") == "" && acceptsGzip(r.Header.Get("Accept-Encoding")) {
 			h.Set("Content-Encoding", "gzip")

@@ -152,6 +152,10 @@ func TestServeFilesAndTypes(t *testing.T) {
 		if !strings.HasPrefix(string(body), c.body) {
 			t.Errorf("GET /%s: body %q, want prefix %q", c.path, body, c.body)
 		}
+		// Cross-origin isolated, so that the page shares memory with its workers.
+		if coop, coep := resp.Header.Get("Cross-Origin-Opener-Policy"), resp.Header.Get("Cross-Origin-Embedder-Policy"); coop != "same-origin" || coep != "require-corp" {
+			t.Errorf("GET /%s: Cross-Origin-Opener-Policy %q, Cross-Origin-Embedder-Policy %q", c.path, coop, coep)
+		}
 	}
 	req, _ := http.NewRequest(http.MethodPost, base+"app.js", nil)
 	if resp, _ := send(t, req); resp.StatusCode != http.StatusMethodNotAllowed {

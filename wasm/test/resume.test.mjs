@@ -109,3 +109,57 @@ test("xk.upload in Node resumes after its process is killed", { timeout: 180_000
   const got = await xk.download({ path: "big.bin" }, { hub: server.origin, repo, token });
   assert.equal(sha256(got), sha256(data));
 });
+
+// A store of one's own whose calls carry done() (a StoreCall in
+// xetkit.d.ts): the upload goes on as soon as done() says a record is
+// written, while the call's promise has not settled; with a done() that
+// stays false it goes on once the promise settles; a store whose calls
+// return no promise at all works too.
+test("xk.upload hears a store's done() before the call's promise settles", { timeout: 120_000 }, async (t) => {
+  const server = await startServer({ token });
+  t.after(server.stop);
+  const xk = await load({ workers: 0 });
+  t.after(() => xk.close());
+  // The upload state warns of a record it could not write.
+  const warnings = [];
+  t.mock.method(console, "warn", (...a) => { warnings.push(a.join(" ")); });
+  for (const [seed, mode] of ["done", "promise", "value"].entries()) {
+    const data = randomBytes(4 << 20, 42 + seed);
+    const kept = new Map();
+    const held = []; // the resolves of calls whose promise is held back
+    let released = false;
+    const call = (fn) => {
+      fn();
+      if (mode === "value") return undefined;
+      let resolve;
+      const p = new Promise((r) => { resolve = r; });
+      // done: done() at once, the promise held until the upload is over;
+      // promise: done() never true, and the promise settles on the next turn.
+      if (mode === "done" && !released) held.push(resolve);
+      else setTimeout(resolve, 0);
+      return Object.assign(p, { done: () => mode === "done" });
+    };
+    const store = {
+      list: async () => [...kept.keys()].map((k) => ({ scope: k.split("/")[0], name: k.split("/")[1], size: kept.get(k).length })),
+      read: async (scope, name) => kept.get(`${scope}/${name}`) ?? null,
+      write: (scope, name, bytes) => call(() => kept.set(`${scope}/${name}`, bytes.slice())),
+      remove: (scope, name) => call(() => kept.delete(`${scope}/${name}`)),
+    };
+    const upload = xk.upload([{ path: `${mode}.bin`, content: data }], { hub: server.origin, repo, token, xorbSize, commit: false, resume: store });
+    // An upload that waits for the held promises instead is let go after
+    // a while, and fails below.
+    let timer;
+    const first = await Promise.race([upload.then(() => "upload"), new Promise((r) => { timer = setTimeout(r, 30_000, "held promises"); })]);
+    clearTimeout(timer);
+    released = true;
+    const calls = held.length;
+    for (const resolve of held) resolve();
+    const r = await upload;
+    assert.equal(first, "upload", `${mode}: the upload waited for its store's promises`);
+    assert.equal(r.files[0].uploadedBytes, data.length, mode);
+    // Each xorb's record written, then written again as confirmed, then removed.
+    if (mode === "done") assert.ok(calls >= 3 * (data.length / xorbSize), `${calls} calls held`);
+    assert.deepEqual([...kept.keys()], [], `${mode}: records left once the shard is registered`);
+    assert.deepEqual(warnings, [], mode);
+  }
+});

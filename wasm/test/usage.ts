@@ -2,7 +2,7 @@
 // xetkit.d.ts the way an application would, so a declaration that drifts
 // from the API breaks the build.
 import { load, XetkitError } from "../xetkit.js";
-import type { Chunk, FieldSpan, ParsedShard, ProcessedFile, SealedXorb, ShardFinding, ShardSpec, Xetkit, UploadProgress, UploadResult, UploadedFile, RepoEntry, LazyBlob, PendingUpload } from "../xetkit.js";
+import type { Chunk, FieldSpan, ParsedShard, ProcessedFile, SealedXorb, ShardFinding, ShardSpec, Xetkit, UploadProgress, UploadResult, UploadedFile, RepoEntry, LazyBlob, PendingUpload, ResumeStore, StoreCall } from "../xetkit.js";
 
 async function main(): Promise<void> {
   const xk: Xetkit = await load({ workers: 2, wasmURL: new URL("../xetkit.wasm", import.meta.url) });
@@ -114,6 +114,22 @@ async function transfer(xk: Xetkit, file: File): Promise<void> {
   const entries: RepoEntry[] = await xk.listFiles({ repo: "alice/data", repoType: "dataset", path: "v1", recursive: false });
   const pending: PendingUpload[] = await xk.pendingUploads();
   const none: PendingUpload[] = await xk.pendingUploads({ resume: false });
+  // A store of one's own: plain promises, or calls that say at once when they are done.
+  const kept = new Map<string, Uint8Array>();
+  const plain: ResumeStore = {
+    list: async () => [...kept].map(([k, b]) => ({ scope: k.split("/")[0], name: k.split("/")[1], size: b.length })),
+    read: async (scope, name) => kept.get(`${scope}/${name}`) ?? null,
+    write: async (scope, name, b) => { kept.set(`${scope}/${name}`, b.slice()); },
+    remove: async (scope, name) => { kept.delete(`${scope}/${name}`); },
+  };
+  const now = (): StoreCall => Object.assign(Promise.resolve(), { done: () => true });
+  const quick: ResumeStore = {
+    ...plain,
+    write: (scope, name, b) => { kept.set(`${scope}/${name}`, b.slice()); return now(); },
+    rename: async (scope, from, to) => { kept.set(`${scope}/${to}`, kept.get(`${scope}/${from}`)!); kept.delete(`${scope}/${from}`); },
+  };
+  await xk.upload([file], { repo: "alice/data", resume: plain });
+  await xk.upload([file], { repo: "alice/data", resume: quick });
   console.log(pending[0]?.repo?.repo, pending[0]?.bytes, pending[0]?.last.getTime(), none.length, f.resumedBytes);
   console.log(f.path, f.size, f.sha256, f.dedupedBytes, f.uploadedBytes, oid, bytes.length, blob.size, stream.locked, count, entries[0]?.xetHash, entries[0]?.lfs?.oid);
   const lazy: LazyBlob = await xk.open({ path: "model.safetensors" }, { repo: "alice/data", repoType: "dataset", revision: "main", token: "hf_x", hub: "http://127.0.0.1:8080", type: "application/octet-stream" });
