@@ -88,6 +88,9 @@ try {
 // What the page reports goes to onPost(path, value).
 let onPost = () => {};
 const reports = createServer((req, res) => {
+  // The page is cross-origin isolated (xetkit serve sends COOP and COEP):
+  // its no-cors reports may reach this other origin only if it says so.
+  res.setHeader("cross-origin-resource-policy", "cross-origin");
   let body = "";
   req.on("data", (d) => { body += d; });
   req.on("end", () => {

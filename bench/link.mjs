@@ -115,6 +115,9 @@ let onPost = async () => {};
 let pageFile = null;
 const reports = createServer((req, res) => {
   const path = new URL(req.url, "http://x").pathname;
+  // The page is cross-origin isolated (xetkit serve sends COOP and COEP):
+  // its no-cors reports may reach this other origin only if it says so.
+  res.setHeader("cross-origin-resource-policy", "cross-origin");
   if (req.method === "GET" && path === "/file" && pageFile) {
     res.writeHead(200, { "content-type": "application/octet-stream", "content-length": statSync(pageFile).size, "access-control-allow-origin": "*" });
     createReadStream(pageFile).pipe(res);
