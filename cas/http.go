@@ -156,7 +156,7 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 		}
 		var actx context.Context
 		actx, watch = watchStalls(ctx, c.stallTimeout())
-		watch.watchRequest(req, actx)
+		req.ctx = actx
 		// A request with a body waits for its answer while the body is
 		// still on its way (in a socket's buffer, or sent by the browser
 		// where fetch tells nothing of it); on a slow uplink that can
@@ -176,7 +176,7 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 			if resp.Body == nil {
 				resp.Body = noBody
 			}
-			resp.Body = watch.reader(resp.Body, true)
+			resp.Body = watch.reader(resp.Body)
 		}
 		var stalled errStalled
 		if cause := context.Cause(actx); errors.As(cause, &stalled) && err != nil {

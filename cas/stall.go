@@ -27,16 +27,17 @@ func (e errStalled) Error() string {
 
 // stallWatch cancels one attempt of a request when it has waited on the
 // network for the stall timeout without progress. Progress is an answer
-// arriving, or a read of either body returning; the attempt waits on the
+// arriving, or a read of its body returning bytes; the attempt waits on the
 // network while a request without a body waits for its answer, and while
 // a read of its answer's body blocks.
 type stallWatch struct {
-	limit  time.Duration
-	cancel context.CancelCauseFunc
-	mu     sync.Mutex
-	timer  *time.Timer
-	wait   int       // calls under way that wait on the network
-	last   time.Time // the last progress
+	limit   time.Duration
+	cancel  context.CancelCauseFunc
+	mu      sync.Mutex
+	timer   *time.Timer
+	wait    int       // calls under way that wait on the network
+	last    time.Time // the last progress
+	stopped bool
 }
 
 // watchStalls returns a context for one attempt, cancelled when the
@@ -54,6 +55,9 @@ func watchStalls(ctx context.Context, limit time.Duration) (context.Context, *st
 func (w *stallWatch) check() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
 	idle := time.Since(w.last)
 	if w.wait > 0 && idle >= w.limit {
 		w.cancel(errStalled(w.limit))
@@ -84,53 +88,28 @@ func (w *stallWatch) end(progress bool) {
 
 // stop ends the watch and releases the attempt's context.
 func (w *stallWatch) stop() {
+	w.mu.Lock()
+	w.stopped = true
 	w.timer.Stop()
+	w.mu.Unlock()
 	w.cancel(nil)
 }
 
-// watchRequest gives req the attempt's context, and makes reads of its
-// body (as the Doer sends it, or again after a redirect) progress.
-func (w *stallWatch) watchRequest(req *Request, actx context.Context) {
-	req.ctx = actx
-	if req.Body != nil {
-		req.Body = w.reader(req.Body, false)
-	}
-	if get := req.GetBody; get != nil {
-		req.GetBody = func() (io.ReadCloser, error) {
-			b, err := get()
-			if err != nil {
-				return nil, err
-			}
-			return w.reader(b, false), nil
-		}
-	}
-}
-
-// reader wraps a body: each read that returns bytes is progress, and a
-// read of an answer's body (network true) waits on the network while it
-// blocks.
-func (w *stallWatch) reader(rc io.ReadCloser, network bool) io.ReadCloser {
-	return &stallReader{ReadCloser: rc, w: w, network: network}
+// reader wraps an answer's body: a read waits on the network while it
+// blocks, and is progress when it returns bytes.
+func (w *stallWatch) reader(rc io.ReadCloser) io.ReadCloser {
+	return &stallReader{ReadCloser: rc, w: w}
 }
 
 type stallReader struct {
 	io.ReadCloser
-	w       *stallWatch
-	network bool
+	w *stallWatch
 }
 
 func (r *stallReader) Read(p []byte) (int, error) {
-	if r.network {
-		r.w.begin()
-	}
+	r.w.begin()
 	n, err := r.ReadCloser.Read(p)
-	if r.network {
-		r.w.end(n > 0)
-	} else if n > 0 {
-		r.w.mu.Lock()
-		r.w.last = time.Now()
-		r.w.mu.Unlock()
-	}
+	r.w.end(n > 0)
 	return n, err
 }
 
