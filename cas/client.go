@@ -55,6 +55,10 @@ type Client struct {
 	// TokenMargin: a CAS token is refreshed when it has less than this left
 	// to live (default 60 s).
 	TokenMargin time.Duration
+	// StallTimeout is how long a request may wait on the network without
+	// progress before the attempt is given up and retried (default
+	// DefaultStallTimeout).
+	StallTimeout time.Duration
 	// MaxConcurrency caps the requests in flight to one host, downloads and
 	// uploads together (default DefaultMaxConcurrency); within it the
 	// Client's controller adapts to the link (see concurrency.go).

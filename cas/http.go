@@ -124,7 +124,17 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 	var stale *casToken
 	refreshed := false
 	var lastErr error
+	var watch *stallWatch // the attempt's
+	defer func() {
+		if watch != nil {
+			watch.stop()
+		}
+	}()
 	for attempt := 1; ; attempt++ {
+		if watch != nil {
+			watch.stop()
+			watch = nil
+		}
 		var wait time.Duration
 		var tok *casToken
 		if auth != noAuth {
@@ -144,13 +154,33 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 		if err != nil {
 			return err
 		}
+		var actx context.Context
+		actx, watch = watchStalls(ctx, c.stallTimeout())
+		req.ctx = actx
+		// A request with a body waits for its answer while the body is
+		// still on its way (in a socket's buffer, or sent by the browser
+		// where fetch tells nothing of it); on a slow uplink that can
+		// take minutes, so only a request without one is watched until
+		// its answer. Every answer's body is.
+		sending := req.Body != nil
+		if !sending {
+			watch.begin()
+		}
 		resp, err := c.httpClient().Do(req)
+		if !sending {
+			watch.end(err == nil)
+		}
 		if err == nil {
 			// What the handlers rely on, whatever the Doer filled in.
 			resp.Request = req
 			if resp.Body == nil {
 				resp.Body = noBody
 			}
+			resp.Body = watch.reader(resp.Body)
+		}
+		var stalled errStalled
+		if cause := context.Cause(actx); errors.As(cause, &stalled) && err != nil {
+			err = cause
 		}
 		switch {
 		case err != nil:
@@ -190,6 +220,9 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 			}
 			lastErr = herr
 			if body.err != nil {
+				if cause := context.Cause(actx); errors.As(cause, &stalled) {
+					herr = cause
+				}
 				lastErr = &NetworkError{Op: op, Method: req.Method, URL: redact(req), Err: herr}
 			}
 		case resp.StatusCode == statusUnauthorized && tok != nil && !refreshed:

@@ -7,9 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hubclient"
 	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/xethash"
 )
@@ -308,5 +311,60 @@ func TestWholeDownloadInSegments(t *testing.T) {
 	dc, rec := recordedClient(srv)
 	if n, err := dc.DownloadSized(context.Background(), hash, int64(len(data)), new(bytes.Buffer), &cas.Range{Start: int64(len(data)), End: int64(len(data)) + 10}); n != 0 || err != nil || rec.count("GET", "") != 0 {
 		t.Errorf("a range past the end: %d bytes, %v, %d requests", n, err, rec.count("GET", ""))
+	}
+}
+
+// A hub that stops answering holds a transfer only for the stall timeout:
+// a dedupe query that gets no answer, and a download whose range stops
+// halfway, give the attempt up, retry it, and come out byte-identical.
+func TestStalledRequestsAreRetried(t *testing.T) {
+	var hungQueries, hungBodies, hungRecons atomic.Int32
+	hungRecons.Store(1 << 20) // not yet
+	release := make(chan struct{})
+	_, srv := startHubBehind(t, func(w http.ResponseWriter, r *http.Request, h *hub.Hub) bool {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/v1/chunks/") && hungQueries.Add(1) == 1,
+			strings.Contains(r.URL.Path, "/reconstructions/") && hungRecons.Add(1) == 1:
+			<-release // no answer
+			return true
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/_xetkit/xorbs/") && hungBodies.Add(1) == 1:
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes()[:rec.Body.Len()/2])
+			w.(http.Flusher).Flush()
+			<-release // the rest never comes
+			return true
+		}
+		return false
+	})
+	t.Cleanup(func() { close(release) }) // before the server closes: it waits for its handlers
+	c := newClient(srv)
+	c.StallTimeout = 200 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	data := randomBytes(93, 3<<20)
+	if _, err := c.Commit(ctx, []hubclient.RepoFile{repoFile("stall.bin", data)}, hubclient.CommitOptions{}); err != nil {
+		t.Fatalf("upload past a dedupe query that got no answer: %v", err)
+	}
+	var buf bytes.Buffer
+	if _, err := c.DownloadPath(ctx, "stall.bin", &buf, nil); err != nil {
+		t.Fatalf("download past a range that stopped halfway: %v", err)
+	}
+	if !bytes.Equal(buf.Bytes(), data) {
+		t.Fatal("the download differs")
+	}
+	if hungQueries.Load() < 2 || hungBodies.Load() < 2 {
+		t.Fatalf("%d dedupe queries and %d xorb reads: the stalls were not exercised", hungQueries.Load(), hungBodies.Load())
+	}
+	// With no retries, the stall is the error, and it says so.
+	hungRecons.Store(0)
+	c.Retries = cas.NoRetries
+	_, err := c.DownloadPath(ctx, "stall.bin", io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), "no progress for 200ms") {
+		t.Fatalf("a download whose reconstruction got no answer, without retries: %v, want the stall named", err)
 	}
 }
