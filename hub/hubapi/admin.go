@@ -40,8 +40,7 @@ func (h *Server) handleSettings(w http.ResponseWriter, r *http.Request) {
 		h.ans.Fail(w, http.StatusBadRequest, "gated: want auto, manual or false")
 		return
 	}
-	if v := req.Visibility; v != "" && v != "public" && v != "private" {
-		h.ans.Fail(w, http.StatusBadRequest, "visibility %q: want public or private", v)
+	if req.Visibility != "" && !h.oneOf(w, "visibility", req.Visibility, "public", "private") {
 		return
 	}
 	h.changeRefs(w, r, func(id repoID, st *repoState) bool {
