@@ -113,6 +113,29 @@ func TestDiscussionTexts(t *testing.T) {
 	}
 }
 
+// A discussion status or a repository visibility that is not one of its
+// values is 400, naming it and the values, and changes nothing.
+func TestValuesOutsideTheirChoices(t *testing.T) {
+	th := newHub(t, hub.Config{})
+	th.decode("POST", "/api/models/alice/m/commit/main", userToken, commitBody(map[string]any{"summary": "a"}, inlineFile("a.txt", "a")), 200, nil)
+	th.decode("POST", "/api/models/alice/m/discussions", userToken, []byte(`{"title":"Why?"}`), 200, nil)
+	for _, c := range []struct{ method, path, body, want string }{
+		{"POST", "/api/models/alice/m/discussions/1/status", `{"status":"merged"}`, `status \"merged\": want open or closed`},
+		{"PUT", "/api/models/alice/m/settings", `{"visibility":"secret"}`, `visibility \"secret\": want public or private`},
+	} {
+		if status, body, _ := th.do(c.method, c.path, userToken, []byte(c.body)); status != http.StatusBadRequest || !strings.Contains(string(body), c.want) {
+			t.Errorf("%s %s: %d %s, want 400 saying %s", c.method, c.path, status, body, c.want)
+		}
+	}
+	var d struct{ Status string }
+	th.decode("GET", "/api/models/alice/m/discussions/1", userToken, nil, 200, &d)
+	var info struct{ Private bool }
+	th.decode("GET", "/api/models/alice/m", userToken, nil, 200, &info)
+	if d.Status != "open" || info.Private {
+		t.Errorf("after the refusals: discussion %q, private %v", d.Status, info.Private)
+	}
+}
+
 // Refs, history, listings and a merged pull request, on whichever store
 // the run uses (listings read nested record names back from it).
 func TestTeamRoutesOnTheStore(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -85,10 +84,12 @@ func TestProgress(t *testing.T) {
 			t.Errorf("file %d final progress %+v", i, p)
 		}
 	}
-	// Again: everything deduplicated.
+	// Again, from a new client: everything deduplicated.
 	clear(last)
 	clear(done)
-	if _, err := newClientLike(c, srv).UploadFiles(context.Background(), srcs); err != nil {
+	again := newClient(srv)
+	again.OnProgress, again.XorbSize = c.OnProgress, c.XorbSize
+	if _, err := again.UploadFiles(context.Background(), srcs); err != nil {
 		t.Fatal(err)
 	}
 	for i, f := range files {
@@ -96,12 +97,6 @@ func TestProgress(t *testing.T) {
 			t.Errorf("file %d second upload progress %+v", i, p)
 		}
 	}
-}
-
-func newClientLike(c *hubclient.Client, srv *httptest.Server) *hubclient.Client {
-	n := newClient(srv)
-	n.OnProgress, n.XorbSize = c.OnProgress, c.XorbSize
-	return n
 }
 
 func TestRangeDownloads(t *testing.T) {

@@ -9,29 +9,21 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
-	"github.com/xetkit/xetkit/hubclient"
 )
 
 // A file of many xorbs downloads with several of their ranges in flight at
 // once, answered out of order, and comes out in order, whole and right.
 func TestDownloadRangesInFlightWrittenInOrder(t *testing.T) {
-	_, srv := startHub(t, hub.Config{})
-	c := newClient(srv)
-	c.XorbSize = 256 << 10
-	data := randomBytes(31, 6<<20)
-	if _, err := c.Commit(context.Background(), []hubclient.RepoFile{repoFile("many.bin", data)}, hubclient.CommitOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	srv, data := hubWithFile(t, 31, 6<<20, 256<<10)
 	rc := &rangeCounter{jitter: 20 * time.Millisecond}
 	d := newClientThrough(srv, rc)
-	if got := downloadPath(t, d, "many.bin", nil); !bytes.Equal(got, data) {
+	if got := downloadPath(t, d, "big.bin", nil); !bytes.Equal(got, data) {
 		t.Fatal("the download differs")
 	}
 	ranges, most := rc.seen()
@@ -44,112 +36,14 @@ func TestDownloadRangesInFlightWrittenInOrder(t *testing.T) {
 	t.Logf("%d ranges, at most %d in flight", len(ranges), most)
 }
 
-// busyFront refuses requests while more than limit are in flight: 429, or
-// for the first refusal 503 with Retry-After. It records how many were in
-// flight when each request arrived, and when the Retry-After was given.
-type busyFront struct {
-	limit    int32
-	inFlight atomic.Int32
-
-	mu        sync.Mutex
-	arrivals  []int32
-	refused   int
-	pauseFrom time.Time
-	pausedAt  []time.Time // arrivals during the pause
-}
-
-func (b *busyFront) serve(w http.ResponseWriter, r *http.Request, h *hub.Hub) bool {
-	n := b.inFlight.Add(1)
-	b.mu.Lock()
-	b.arrivals = append(b.arrivals, n)
-	now := time.Now()
-	if !b.pauseFrom.IsZero() && now.After(b.pauseFrom.Add(100*time.Millisecond)) && now.Before(b.pauseFrom.Add(900*time.Millisecond)) {
-		b.pausedAt = append(b.pausedAt, now)
-	}
-	refuse := n > b.limit
-	first := refuse && b.refused == 0
-	if refuse {
-		b.refused++
-		if first {
-			b.pauseFrom = now
-		}
-	}
-	b.mu.Unlock()
-	defer b.inFlight.Add(-1)
-	time.Sleep(2 * time.Millisecond) // a round trip: requests overlap
-	switch {
-	case first:
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "busy", http.StatusServiceUnavailable)
-	case refuse:
-		http.Error(w, "too many requests", http.StatusTooManyRequests)
-	default:
-		h.ServeHTTP(w, r)
-	}
-	return true
-}
-
-// A hub that refuses requests while more than N are in flight (429, and
-// 503 with Retry-After) brings the client's concurrency down to N or
-// below, the Retry-After holds back every request for its time, and the
-// upload and download still come out byte-identical.
-func TestConcurrencyBacksOffOnBusy(t *testing.T) {
-	const limit = 2
-	front := &busyFront{limit: limit}
-	_, srv := startHubBehind(t, front.serve)
-	c := newClient(srv)
-	c.XorbSize = 256 << 10 // many xorbs: many requests side by side
-	c.Concurrency = 8
-	data := randomBytes(32, 8<<20)
-	if _, err := c.Commit(context.Background(), []hubclient.RepoFile{repoFile("busy.bin", data)}, hubclient.CommitOptions{}); err != nil {
-		t.Fatalf("upload: %v", err)
-	}
-	if got := downloadPath(t, c, "busy.bin", nil); !bytes.Equal(got, data) {
-		t.Fatal("the download differs")
-	}
-	front.mu.Lock()
-	defer front.mu.Unlock()
-	if front.refused == 0 {
-		t.Fatalf("no request refused (%d requests, at most %d in flight): the test shows nothing", len(front.arrivals), slicesMax(front.arrivals))
-	}
-	if w := c.InFlightLimit(srv.URL); w > limit+1 {
-		t.Errorf("the client's window is %d after being refused above %d", w, limit)
-	}
-	// Once the window came down, requests stay within the limit: of the
-	// last half, at most a few (the window probing upwards again) exceed it.
-	over := 0
-	for _, n := range front.arrivals[len(front.arrivals)/2:] {
-		if n > limit {
-			over++
-		}
-	}
-	if over > len(front.arrivals)/20+1 {
-		t.Errorf("%d of the last %d requests arrived with more than %d in flight", over, len(front.arrivals)-len(front.arrivals)/2, limit)
-	}
-	if len(front.pausedAt) > 0 {
-		t.Errorf("%d requests arrived during the second the 503's Retry-After asked for", len(front.pausedAt))
-	}
-	t.Logf("%d requests, %d refused, %d of the last half above the limit, window now %d", len(front.arrivals), front.refused, over, c.InFlightLimit(srv.URL))
-}
-
-func slicesMax(s []int32) int32 {
-	var m int32
-	for _, v := range s {
-		m = max(m, v)
-	}
-	return m
-}
-
-// hubWithOneXorb starts a hub holding big.bin, 30 MiB of random bytes
-// (seed) in one xorb.
-func hubWithOneXorb(t *testing.T, seed uint64) (*httptest.Server, []byte) {
+// hubWithFile starts a hub holding big.bin, n random bytes (seed)
+// committed in xorbs of xorbSize bytes.
+func hubWithFile(t *testing.T, seed uint64, n, xorbSize int) (*httptest.Server, []byte) {
 	_, srv := startHub(t, hub.Config{})
 	c := newClient(srv)
-	c.XorbSize = 64 << 20
-	data := randomBytes(seed, 30<<20)
-	if _, err := c.Commit(context.Background(), []hubclient.RepoFile{repoFile("big.bin", data)}, hubclient.CommitOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	c.XorbSize = xorbSize
+	data := randomBytes(seed, n)
+	commitFile(t, c, "big.bin", data)
 	return srv, data
 }
 
@@ -158,7 +52,7 @@ func hubWithOneXorb(t *testing.T, seed uint64) (*httptest.Server, []byte) {
 // several at once, and written in order: a download holds a few pieces of
 // a xorb, not the whole xorb, and a slow connection is not the limit.
 func TestLargeRangesFetchInParallelPieces(t *testing.T) {
-	srv, data := hubWithOneXorb(t, 21)
+	srv, data := hubWithFile(t, 21, 30<<20, 64<<20)
 	for _, r := range []*cas.Range{nil, {Start: 9 << 20, End: 27 << 20}} {
 		rc := &rangeCounter{hold: 2}
 		d := newClientThrough(srv, rc)
@@ -236,7 +130,7 @@ func (m *midwayFaults) RoundTrip(req *http.Request) (*http.Response, error) {
 // byte flipped) are each asked for again, and only they: the download
 // comes out whole and right.
 func TestBrokenPiecesAreFetchedAgain(t *testing.T) {
-	srv, data := hubWithOneXorb(t, 22)
+	srv, data := hubWithFile(t, 22, 30<<20, 64<<20)
 	m := &midwayFaults{cut: 1 << 20, flip: 1 << 20, ranges: make(chan string, 16)}
 	d := newClientThrough(srv, m)
 	if got := downloadPath(t, d, "big.bin", nil); !bytes.Equal(got, data) {
@@ -307,7 +201,7 @@ func (l *lateFooters) RoundTrip(req *http.Request) (*http.Response, error) {
 // damaged on the way is fetched again; one damaged every time fails the
 // download with ErrVerify, having written only the file's bytes.
 func TestPiecesDoNotWaitForTheFooter(t *testing.T) {
-	srv, data := hubWithOneXorb(t, 23)
+	srv, data := hubWithFile(t, 23, 30<<20, 64<<20)
 	for _, c := range []struct {
 		name   string
 		expire bool

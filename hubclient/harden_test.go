@@ -107,6 +107,100 @@ func TestDedupe429IsAMissAnd507IsFinal(t *testing.T) {
 	}
 }
 
+// busyFront refuses requests while more than limit are in flight: 429, or
+// for the first refusal 503 with Retry-After. It records how many were in
+// flight when each request arrived, and when the Retry-After was given.
+type busyFront struct {
+	limit    int32
+	inFlight atomic.Int32
+
+	mu        sync.Mutex
+	arrivals  []int32
+	refused   int
+	pauseFrom time.Time
+	pausedAt  []time.Time // arrivals during the pause
+}
+
+func (b *busyFront) serve(w http.ResponseWriter, r *http.Request, h *hub.Hub) bool {
+	n := b.inFlight.Add(1)
+	b.mu.Lock()
+	b.arrivals = append(b.arrivals, n)
+	now := time.Now()
+	if !b.pauseFrom.IsZero() && now.After(b.pauseFrom.Add(100*time.Millisecond)) && now.Before(b.pauseFrom.Add(900*time.Millisecond)) {
+		b.pausedAt = append(b.pausedAt, now)
+	}
+	refuse := n > b.limit
+	first := refuse && b.refused == 0
+	if refuse {
+		b.refused++
+		if first {
+			b.pauseFrom = now
+		}
+	}
+	b.mu.Unlock()
+	defer b.inFlight.Add(-1)
+	time.Sleep(2 * time.Millisecond) // a round trip: requests overlap
+	switch {
+	case first:
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+	case refuse:
+		http.Error(w, "too many requests", http.StatusTooManyRequests)
+	default:
+		h.ServeHTTP(w, r)
+	}
+	return true
+}
+
+// A hub that refuses requests while more than N are in flight (429, and
+// 503 with Retry-After) brings the client's concurrency down to N or
+// below, the Retry-After holds back every request for its time, and the
+// upload and download still come out byte-identical.
+func TestConcurrencyBacksOffOnBusy(t *testing.T) {
+	const limit = 2
+	front := &busyFront{limit: limit}
+	_, srv := startHubBehind(t, front.serve)
+	c := newClient(srv)
+	c.XorbSize = 256 << 10 // many xorbs: many requests side by side
+	c.Concurrency = 8
+	data := randomBytes(32, 8<<20)
+	commitFile(t, c, "busy.bin", data)
+	if got := downloadPath(t, c, "busy.bin", nil); !bytes.Equal(got, data) {
+		t.Fatal("the download differs")
+	}
+	front.mu.Lock()
+	defer front.mu.Unlock()
+	if front.refused == 0 {
+		t.Fatalf("no request refused (%d requests, at most %d in flight): the test shows nothing", len(front.arrivals), slicesMax(front.arrivals))
+	}
+	if w := c.InFlightLimit(srv.URL); w > limit+1 {
+		t.Errorf("the client's window is %d after being refused above %d", w, limit)
+	}
+	// Once the window came down, requests stay within the limit: of the
+	// last half, at most a few (the window probing upwards again) exceed it.
+	over := 0
+	for _, n := range front.arrivals[len(front.arrivals)/2:] {
+		if n > limit {
+			over++
+		}
+	}
+	if over > len(front.arrivals)/20+1 {
+		t.Errorf("%d of the last %d requests arrived with more than %d in flight", over, len(front.arrivals)-len(front.arrivals)/2, limit)
+	}
+	if len(front.pausedAt) > 0 {
+		t.Errorf("%d requests arrived during the second the 503's Retry-After asked for", len(front.pausedAt))
+	}
+	t.Logf("%d requests, %d refused, %d of the last half above the limit, window now %d", len(front.arrivals), front.refused, over, c.InFlightLimit(srv.URL))
+}
+
+func slicesMax(s []int32) int32 {
+	var m int32
+	for _, v := range s {
+		m = max(m, v)
+	}
+	return m
+}
+
 // When the hub goes away mid-upload, the error names the network failure,
 // not an interruption nobody asked for; it is a NetworkError.
 func TestHubGoneIsANetworkError(t *testing.T) {

@@ -29,9 +29,7 @@ func openFixture(t *testing.T, n, xorbSize int, front func(w http.ResponseWriter
 	data := randomBytes(91, n)
 	c := newClient(srv)
 	c.XorbSize = xorbSize
-	if _, err := c.Commit(context.Background(), []hubclient.RepoFile{repoFile("big.bin", data)}, hubclient.CommitOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	commitFile(t, c, "big.bin", data)
 	return h, newClient(srv), data
 }
 
@@ -240,9 +238,7 @@ func TestOpenGitFile(t *testing.T) {
 	_, srv := startHub(t, hub.Config{})
 	c := newClient(srv)
 	text := []byte("a small text file kept in git\n")
-	if _, err := c.Commit(context.Background(), []hubclient.RepoFile{repoFile("notes.txt", text)}, hubclient.CommitOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	commitFile(t, c, "notes.txt", text)
 	f, info, err := c.Open(context.Background(), "notes.txt")
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,15 @@ func repoFile(path string, data []byte) hubclient.RepoFile {
 	return hubclient.RepoFile{Path: path, Source: source(path, data)}
 }
 
+// commitFile commits data at path through c, failing the test if the
+// commit does not land.
+func commitFile(t *testing.T, c *hubclient.Client, path string, data []byte) {
+	t.Helper()
+	if _, err := c.Commit(context.Background(), []hubclient.RepoFile{repoFile(path, data)}, hubclient.CommitOptions{}); err != nil {
+		t.Fatalf("commit %s: %v", path, err)
+	}
+}
+
 func downloadPath(t *testing.T, c *hubclient.Client, path string, rng *cas.Range) []byte {
 	t.Helper()
 	var buf bytes.Buffer

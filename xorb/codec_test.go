@@ -10,17 +10,14 @@ import (
 )
 
 func TestXXH32(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want uint32
-	}{
-		{"", 0x02CC5D05},
-		{"a", 0x550D7456},
-		{"abc", 0x32D153FF},
-		{"Nobody inspects the spammish repetition", 0xE2293B2F},
+	for in, want := range map[string]uint32{
+		"":    0x02CC5D05,
+		"a":   0x550D7456,
+		"abc": 0x32D153FF,
+		"Nobody inspects the spammish repetition": 0xE2293B2F,
 	} {
-		if got := xxh32([]byte(c.in)); got != c.want {
-			t.Errorf("xxh32(%q) = %#08x, want %#08x", c.in, got, c.want)
+		if got := xxh32([]byte(in)); got != want {
+			t.Errorf("xxh32(%q) = %#08x, want %#08x", in, got, want)
 		}
 	}
 	// The header checksum byte of both descriptors the reference writes.

@@ -1,6 +1,7 @@
 package hubapi
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"strings"
@@ -40,8 +41,7 @@ func (h *Server) handleSettings(w http.ResponseWriter, r *http.Request) {
 		h.ans.Fail(w, http.StatusBadRequest, "gated: want auto, manual or false")
 		return
 	}
-	if v := req.Visibility; v != "" && v != "public" && v != "private" {
-		h.ans.Fail(w, http.StatusBadRequest, "visibility %q: want public or private", v)
+	if req.Visibility != "" && !h.oneOf(w, "visibility", req.Visibility, "public", "private") {
 		return
 	}
 	h.changeRefs(w, r, func(id repoID, st *repoState) bool {
@@ -90,7 +90,7 @@ func (h *Server) handleSuperSquash(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	branch := r.PathValue("branch")
-	author := h.author(r)
+	meta := commitMeta{title: cmp.Or(req.Message, "Super-squash branch "+branch), author: h.author(r)}
 	h.changeRefs(w, r, func(id repoID, st *repoState) bool {
 		head, ok := st.Branches[branch]
 		if !ok {
@@ -100,11 +100,7 @@ func (h *Server) handleSuperSquash(w http.ResponseWriter, r *http.Request) {
 		ch, _, err := h.wholeTree(head)
 		var cid string
 		if err == nil {
-			title := req.Message
-			if title == "" {
-				title = "Super-squash branch " + branch
-			}
-			cid, err = h.writeChanges(id, "", tree.ID{}, commitMeta{title: title, author: author}, ch, func() error { return nil })
+			cid, err = h.writeChanges(id, "", tree.ID{}, meta, ch, func() error { return nil })
 		}
 		if err != nil {
 			h.ans.FailStore(w, "super-squash", err)

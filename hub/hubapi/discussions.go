@@ -337,11 +337,7 @@ func (h *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 		Status  string `json:"status"`
 		Comment string `json:"comment"`
 	}
-	if !h.decodeBody(w, r, maxSmallBody, "status", &req) {
-		return
-	}
-	if req.Status != "open" && req.Status != "closed" {
-		h.ans.Fail(w, http.StatusBadRequest, "status %q: want open or closed", req.Status)
+	if !h.decodeBody(w, r, maxSmallBody, "status", &req) || !h.oneOf(w, "status", req.Status, "open", "closed") {
 		return
 	}
 	h.discussionChange(w, r, true, func(id repoID, st *repoState, d *discussion, author string) (any, bool) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 )
 
 // Error codes a Hub client branches on (the X-Error-Code header).
@@ -43,6 +45,17 @@ func (h *Server) decode(w http.ResponseWriter, r *http.Request, limit int64, wha
 // readJSON decodes the JSON body of r, at most limit bytes of it, into v.
 func readJSON(r *http.Request, limit int64, v any) error {
 	return json.NewDecoder(io.LimitReader(r.Body, limit)).Decode(v)
+}
+
+// oneOf answers 400 and reports false unless v, the value of field name,
+// is one of want.
+func (h *Server) oneOf(w http.ResponseWriter, name, v string, want ...string) bool {
+	if slices.Contains(want, v) {
+		return true
+	}
+	last := len(want) - 1
+	h.ans.Fail(w, http.StatusBadRequest, "%s %q: want %s or %s", name, v, strings.Join(want[:last], ", "), want[last])
+	return false
 }
 
 // maxFilesPerCall bounds the files one preupload or duplicate call names,

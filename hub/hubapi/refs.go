@@ -1,6 +1,7 @@
 package hubapi
 
 import (
+	"cmp"
 	"net/http"
 	"regexp"
 	"sort"
@@ -95,7 +96,7 @@ func (h *Server) handleCreateBranch(w http.ResponseWriter, r *http.Request) {
 	if !h.decodeOptional(w, r, "branch", &req) {
 		return
 	}
-	branch := r.PathValue("branch")
+	branch, from := r.PathValue("branch"), cmp.Or(req.StartingPoint, defaultBranch)
 	h.changeRefs(w, r, func(id repoID, st *repoState) bool {
 		// An existing ref is 409 whatever its name (refs/pr/1 too), so
 		// that exist_ok accepts it.
@@ -105,10 +106,6 @@ func (h *Server) handleCreateBranch(w http.ResponseWriter, r *http.Request) {
 		}
 		if !h.checkRefName(w, "branch", branch) {
 			return false
-		}
-		from := req.StartingPoint
-		if from == "" {
-			from = defaultBranch
 		}
 		cid, _, err := h.resolveRev(st, id, from)
 		if err != nil {

@@ -6,40 +6,15 @@
 package hubapi
 
 import (
-	"context"
-	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/xetkit/xetkit/hub/internal/httpx"
-	"github.com/xetkit/xetkit/hub/internal/sweep"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
-	"github.com/xetkit/xetkit/xethash"
 )
-
-// CAS is what the Hub layer asks of the CAS layer.
-type CAS interface {
-	// FileBySHA256 finds the stored Xet file whose content has SHA-256
-	// sha, and its size.
-	FileBySHA256(sha xethash.Hash) (file xethash.Hash, size int64, ok bool)
-	// Token issues a CAS token for repo ("models/ns/name"; write also
-	// reads) and its expiry in Unix seconds.
-	Token(repo string, write bool) (token string, exp int64)
-	// Grant lets repo's CAS tokens read file, durably.
-	Grant(repo string, file xethash.Hash) error
-	// Open returns the bytes of a stored Xet file, each chunk verified as
-	// it is read, and its size.
-	Open(file xethash.Hash) (io.ReaderAt, int64, error)
-	// Ingest stores the size bytes that open gives as a Xet file of repo
-	// and returns their SHA-256 (hex).
-	Ingest(ctx context.Context, repo string, size int64, open func() (io.Reader, error)) (string, error)
-	// Fence takes the sweep.Fence of a write that changes refs, taken
-	// before it checks what it builds on (FileBySHA256 included).
-	Fence() (sweep.Fence, error)
-}
 
 // Config configures a Server; every field is required but the tokens.
 type Config struct {
@@ -98,6 +73,7 @@ func (h *Server) LFSBytesReceived() int64 { return h.lfsBytesReceived.Load() }
 // Register adds the Hub API routes to m; web-style routes (resolve, the
 // LFS batch) are answered by ServeWeb.
 func (h *Server) Register(m *http.ServeMux) {
+	repo := "/api/{type}/{ns}/{name}" // the routes of one repository
 	m.HandleFunc("GET /api/whoami-v2", h.handleWhoAmI)
 	m.HandleFunc("POST /api/repos/create", h.handleCreateRepo)
 	m.HandleFunc("POST /api/validate-yaml", h.handleValidateYAML)
@@ -108,7 +84,6 @@ func (h *Server) Register(m *http.ServeMux) {
 	m.HandleFunc("GET /api/spaces", h.handleList("space"))
 	m.HandleFunc("GET /api/settings/repositories", h.handleUserRepos)
 	m.HandleFunc("GET /api/organizations/{ns}/settings/repositories", h.handleUserRepos)
-	repo := "/api/{type}/{ns}/{name}"
 	m.HandleFunc("GET "+repo, h.handleRepoInfo)
 	m.HandleFunc("GET "+repo+"/revision/{rev}", h.handleRepoInfo)
 	m.HandleFunc("GET "+repo+"/xet-read-token/{rev}", h.handleToken(roleRead))

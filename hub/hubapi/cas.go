@@ -1,0 +1,30 @@
+package hubapi
+
+import (
+	"context"
+	"io"
+
+	"github.com/xetkit/xetkit/hub/internal/sweep"
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// CAS is what the Hub layer asks of the CAS layer.
+type CAS interface {
+	// FileBySHA256 finds the stored Xet file whose content has SHA-256
+	// sha, and its size.
+	FileBySHA256(sha xethash.Hash) (file xethash.Hash, size int64, ok bool)
+	// Token issues a CAS token for repo ("models/ns/name"; write also
+	// reads) and its expiry in Unix seconds.
+	Token(repo string, write bool) (token string, exp int64)
+	// Grant lets repo's CAS tokens read file, durably.
+	Grant(repo string, file xethash.Hash) error
+	// Open returns the bytes of a stored Xet file, each chunk verified as
+	// it is read, and its size.
+	Open(file xethash.Hash) (io.ReaderAt, int64, error)
+	// Ingest stores the size bytes that open gives as a Xet file of repo
+	// and returns their SHA-256 (hex).
+	Ingest(ctx context.Context, repo string, size int64, open func() (io.Reader, error)) (string, error)
+	// Fence takes the sweep.Fence of a write that changes refs, taken
+	// before it checks what it builds on (FileBySHA256 included).
+	Fence() (sweep.Fence, error)
+}
