@@ -407,14 +407,30 @@ function recordWorkerMain(journalCodec, { FOLDER, JOURNAL, PART, STALE_MS, LOCK 
     }
     return s;
   };
-  const append = (j, b) => {
-    if (j.handle.write(b, { at: j.size }) !== b.length) throw new Error("short write");
-    j.size += b.length;
+  // Entries are staged, then written together: a write of an access
+  // handle is one call to the browser process where the profile keeps
+  // OPFS in memory (incognito), and a rename or remove need not be
+  // durable at once (a crash that loses one leaves the record under its
+  // old name, as a crash just before the call would have), so they go
+  // with the next record written.
+  const stage = (j, b) => {
+    j.staged.push(b);
+    j.stagedBytes += b.length;
   };
   const put = (j, name, data) => {
-    const e = entry(PUT, name, data);
-    append(j, e);
-    j.live.set(name, [j.size - 4 - data.length, data.length]);
+    stage(j, entry(PUT, name, data));
+    j.live.set(name, [j.size + j.stagedBytes - 4 - data.length, data.length]);
+  };
+  // commit writes what is staged and makes the journal durable.
+  const commit = (j) => {
+    if (j.stagedBytes === 0) return;
+    const b = j.staged.length === 1 ? j.staged[0] : new Uint8Array(j.stagedBytes);
+    if (b !== j.staged[0]) j.staged.reduce((at, e) => (b.set(e, at), at + e.length), 0);
+    if (j.handle.write(b, { at: j.size }) !== b.length) throw new Error("short write");
+    j.handle.flush();
+    j.size += b.length;
+    j.staged = [];
+    j.stagedBytes = 0;
   };
   // journal returns the scope's journal, opened (made) at need. The first
   // time this worker changes a scope, the records of the journals of
@@ -427,8 +443,8 @@ function recordWorkerMain(journalCodec, { FOLDER, JOURNAL, PART, STALE_MS, LOCK 
       const b = new Uint8Array(handle.getSize());
       handle.read(b, { at: 0 });
       const { live, end } = replay(b);
-      s.journal = { handle, file: own, size: end, live };
-      if (end === 0) append(s.journal, HEADER);
+      s.journal = { handle, file: own, size: end, live, staged: [], stagedBytes: 0 };
+      if (end === 0) stage(s.journal, HEADER);
       else handle.truncate(end); // a torn last entry
     }
     if (!s.adopted) {
@@ -438,7 +454,7 @@ function recordWorkerMain(journalCodec, { FOLDER, JOURNAL, PART, STALE_MS, LOCK 
       s.files = new Set(files.keys());
       const gone = journals.filter((o) => !alive?.has(o.session));
       for (const o of gone) for (const [name, [at, len]] of o.live) put(s.journal, name, o.bytes.subarray(at, at + len));
-      s.journal.handle.flush();
+      commit(s.journal);
       for (const o of gone) {
         await s.dir.removeEntry(o.file).catch(() => {});
         readCache.delete(`${s.name}/${o.file}`);
@@ -450,6 +466,9 @@ function recordWorkerMain(journalCodec, { FOLDER, JOURNAL, PART, STALE_MS, LOCK 
   // scope's folder if that empties it.
   const settle = async (s) => {
     if (s.journal?.live.size !== 0) return;
+    // The removes are made durable first: a journal that cannot be
+    // deleted, or a crash before it is, holds no record.
+    commit(s.journal);
     s.journal.handle.close();
     await s.dir.removeEntry(s.journal.file).catch(() => {});
     s.journal = null;
@@ -462,19 +481,16 @@ function recordWorkerMain(journalCodec, { FOLDER, JOURNAL, PART, STALE_MS, LOCK 
     async write(m) {
       const s = await scopeOf(m.scope, true);
       put(await journal(s, m.session), m.name, m.bytes);
-      s.journal.handle.flush();
+      commit(s.journal);
       // A file of the same name (the page wrote it) would shadow this.
       if (s.files.delete(m.name)) await s.dir.removeEntry(m.name).catch(() => {});
     },
-    // A rename or remove need not be durable at once: a crash before the
-    // next flush leaves the record under its old name, as a crash just
-    // before the call would have.
     async rename(m) {
       const s = await scopeOf(m.scope, false);
       const j = await journal(s, m.session);
       const at = j.live.get(m.name);
       if (at) {
-        append(j, entry(RENAME, m.name, m.to));
+        stage(j, entry(RENAME, m.name, m.to));
         j.live.delete(m.name);
         j.live.set(m.to, at);
         return;
@@ -488,7 +504,7 @@ function recordWorkerMain(journalCodec, { FOLDER, JOURNAL, PART, STALE_MS, LOCK 
       let s;
       try { s = await scopeOf(m.scope, false); } catch (e) { if (missing(e)) return; throw e; }
       const j = await journal(s, m.session);
-      if (j.live.delete(m.name)) append(j, entry(REMOVE, m.name));
+      if (j.live.delete(m.name)) stage(j, entry(REMOVE, m.name));
       else {
         await s.dir.removeEntry(m.name).catch((e) => { if (!missing(e)) throw e; });
         s.files.delete(m.name);
@@ -523,6 +539,7 @@ function recordWorkerMain(journalCodec, { FOLDER, JOURNAL, PART, STALE_MS, LOCK 
       try { s = await scopeOf(m.scope, false); } catch (e) { if (missing(e)) return null; throw e; }
       const at = s.journal?.live.get(m.name);
       if (at) {
+        commit(s.journal);
         const b = new Uint8Array(at[1]);
         s.journal.handle.read(b, { at: at[0] });
         return b;
