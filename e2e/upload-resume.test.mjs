@@ -214,3 +214,84 @@ test("the browser's stores keep records whole, list and remove them", { timeout:
   assert.deepEqual(results.written, ["0004-d.shard:1", "0006-f.shard:1000"]);
   assert.equal(results.renamed, 1000);
 }));
+
+test("the OPFS store keeps a page's records in one journal, and takes over those of pages gone", { timeout: 60_000 }, pageTest(env, async (page) => {
+  const r = await page.evaluate(async () => {
+    const { opfsStore, journalCodec } = await import("/wasm/browserstore.js");
+    const { HEADER, PUT, RENAME, REMOVE, entry } = journalCodec();
+    const root = await (await navigator.storage.getDirectory()).getDirectoryHandle("xetkit-uploads", { create: true });
+    const files = async (scope) => {
+      const out = [];
+      try {
+        for await (const [name] of (await root.getDirectoryHandle(scope)).entries()) out.push(name);
+      } catch { return null; } // no folder
+      return out.sort();
+    };
+    const text = (b) => b && new TextDecoder().decode(b);
+    const bytes = (s) => new TextEncoder().encode(s);
+    const out = {};
+    // A page gone left a journal: two records, one renamed, one removed,
+    // then an entry a crash cut short.
+    const dead = await (await root.getDirectoryHandle("j1", { create: true })).getFileHandle("gonepage.journal", { create: true });
+    const w = await dead.createWritable();
+    const torn = entry(PUT, "0003-z.sending", bytes("torn"));
+    for (const b of [HEADER, entry(PUT, "0001-a.sending", bytes("alpha")), entry(PUT, "0002-b.sending", bytes("beta")),
+      entry(PUT, "repo.json", bytes("{}")), entry(RENAME, "0001-a.sending", "0001-a.shard"), entry(REMOVE, "0002-b.sending"),
+      torn.subarray(0, torn.length - 3)]) await w.write(b);
+    await w.close();
+    // The page's own store reads it as it is: what the tear cut is not there.
+    const onPage = opfsStore({ onPage: true });
+    out.pageListed = (await onPage.list()).filter((e) => e.scope === "j1").map((e) => `${e.name}:${e.size}`).sort();
+    out.pageRead = text(await onPage.read("j1", "0001-a.shard"));
+    const store = opfsStore();
+    out.listed = (await store.list()).filter((e) => e.scope === "j1").map((e) => `${e.name}:${e.size}`).sort();
+    out.read = [text(await store.read("j1", "0001-a.shard")), text(await store.read("j1", "0002-b.sending")), await store.read("j1", "0003-z.sending")];
+    // A write takes the page gone's records over: its journal goes.
+    await store.write("j1", "0004-c.sending", bytes("gamma"));
+    await store.rename("j1", "0004-c.sending", "0004-c.shard");
+    out.afterWrite = await files("j1");
+    out.adopted = [text(await store.read("j1", "0001-a.shard")), text(await store.read("j1", "0004-c.shard"))];
+    // Many records, still one file.
+    for (let i = 0; i < 20; i++) await store.write("j2", `00${10 + i}-r.sending`, new Uint8Array(6000).fill(i));
+    out.many = (await files("j2")).length;
+    out.manyBack = (await store.read("j2", "0017-r.sending")).every((x) => x === 7);
+    // A record the page wrote as a file of its own is read, renamed and
+    // removed by the worker too.
+    await onPage.write("j2", "0050-p.sending", bytes("on page"));
+    out.fileRead = text(await store.read("j2", "0050-p.sending"));
+    await store.rename("j2", "0050-p.sending", "0050-p.shard");
+    out.fileListed = (await store.list()).some((e) => e.scope === "j2" && e.name === "0050-p.shard");
+    // The page takes a record out of a journal by writing the journal
+    // again without it.
+    const j3 = await (await root.getDirectoryHandle("j3", { create: true })).getFileHandle("gone2.journal", { create: true });
+    const w3 = await j3.createWritable();
+    for (const b of [HEADER, entry(PUT, "0060-x.shard", bytes("x")), entry(PUT, "0061-y.shard", bytes("y"))]) await w3.write(b);
+    await w3.close();
+    await onPage.remove("j3", "0060-x.shard");
+    out.pageRemoved = [(await onPage.list()).filter((e) => e.scope === "j3").map((e) => e.name), await files("j3")];
+    await onPage.remove("j3", "0061-y.shard");
+    out.pageEmptied = await files("j3");
+    for (const [scope, names] of [["j1", ["0001-a.shard", "repo.json", "0004-c.shard"]], ["j2", [...Array(20).keys()].map((i) => `00${10 + i}-r.sending`).concat("0050-p.shard")]]) {
+      for (const n of names) await store.remove(scope, n);
+    }
+    out.emptied = [await files("j1"), await files("j2")];
+    out.finalList = (await store.list()).filter((e) => e.scope.startsWith("j"));
+    return out;
+  });
+  assert.deepEqual(r.pageListed, ["0001-a.shard:5", "repo.json:2"]);
+  assert.equal(r.pageRead, "alpha");
+  assert.deepEqual(r.listed, ["0001-a.shard:5", "repo.json:2"]);
+  assert.deepEqual(r.read, ["alpha", null, null]);
+  assert.equal(r.afterWrite.length, 1, `files in the scope's folder: ${r.afterWrite}`);
+  assert.match(r.afterWrite[0], /^[0-9a-z]+\.journal$/);
+  assert.notEqual(r.afterWrite[0], "gonepage.journal");
+  assert.deepEqual(r.adopted, ["alpha", "gamma"]);
+  assert.equal(r.many, 1, "twenty records in one scope are not one journal");
+  assert.ok(r.manyBack);
+  assert.equal(r.fileRead, "on page");
+  assert.ok(r.fileListed);
+  assert.deepEqual(r.pageRemoved, [["0061-y.shard"], ["gone2.journal"]]);
+  assert.equal(r.pageEmptied, null, "the page left a scope's folder after its last record");
+  assert.deepEqual(r.emptied, [null, null], "a scope's folder is left after its last record");
+  assert.deepEqual(r.finalList, []);
+}));
