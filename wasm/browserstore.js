@@ -480,8 +480,19 @@ function recordWorkerMain(journalCodec, { FOLDER, JOURNAL, PART, STALE_MS, LOCK 
   const ops = {
     async write(m) {
       const s = await scopeOf(m.scope, true);
-      put(await journal(s, m.session), m.name, m.bytes);
-      commit(s.journal);
+      const j = await journal(s, m.session);
+      const was = j.live.get(m.name);
+      put(j, m.name, m.bytes);
+      try {
+        commit(j);
+      } catch (e) {
+        // Not written (the disk is full...): the record is as it was;
+        // what was staged before it is written with the next.
+        j.stagedBytes -= j.staged.pop().length;
+        if (was) j.live.set(m.name, was);
+        else j.live.delete(m.name);
+        throw e;
+      }
       // A file of the same name (the page wrote it) would shadow this.
       if (s.files.delete(m.name)) await s.dir.removeEntry(m.name).catch(() => {});
     },
