@@ -122,6 +122,8 @@ func TestValuesOutsideTheirChoices(t *testing.T) {
 	for _, c := range []struct{ method, path, body, want string }{
 		{"POST", "/api/models/alice/m/discussions/1/status", `{"status":"merged"}`, `status \"merged\": want open or closed`},
 		{"PUT", "/api/models/alice/m/settings", `{"visibility":"secret"}`, `visibility \"secret\": want public or private`},
+		{"POST", "/api/repos/create", `{"name":"n","organization":"alice","visibility":"secret"}`, `visibility \"secret\": want public or private`},
+		{"POST", "/api/models/alice/m/duplicate", `{"repository":"alice/copy","visibility":"secret"}`, `visibility \"secret\": want public or private`},
 	} {
 		if status, body, _ := th.do(c.method, c.path, userToken, []byte(c.body)); status != http.StatusBadRequest || !strings.Contains(string(body), c.want) {
 			t.Errorf("%s %s: %d %s, want 400 saying %s", c.method, c.path, status, body, c.want)
@@ -133,6 +135,18 @@ func TestValuesOutsideTheirChoices(t *testing.T) {
 	th.decode("GET", "/api/models/alice/m", userToken, nil, 200, &info)
 	if d.Status != "open" || info.Private {
 		t.Errorf("after the refusals: discussion %q, private %v", d.Status, info.Private)
+	}
+	for _, repo := range []string{"alice/n", "alice/copy"} {
+		th.decode("GET", "/api/models/"+repo, userToken, nil, 404, nil)
+	}
+	// Where visibility is given it decides, whatever the private flag.
+	th.decode("POST", "/api/repos/create", userToken, []byte(`{"name":"p","organization":"alice","visibility":"private","private":false}`), 200, nil)
+	th.decode("POST", "/api/models/alice/m/duplicate", userToken, []byte(`{"repository":"alice/copy","private":true}`), 200, nil)
+	for _, repo := range []string{"alice/p", "alice/copy"} {
+		th.decode("GET", "/api/models/"+repo, userToken, nil, 200, &info)
+		if !info.Private {
+			t.Errorf("%s: not private", repo)
+		}
 	}
 }
 

@@ -17,9 +17,8 @@ import (
 // handleSettings answers PUT …/settings {visibility?, private?, gated?}.
 func (h *Server) handleSettings(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Visibility string `json:"visibility"`
-		Private    *bool  `json:"private"`
-		Gated      any    `json:"gated"`
+		visibility
+		Gated any `json:"gated"`
 	}
 	if !h.decodeBody(w, r, maxSmallBody, "settings", &req) {
 		return
@@ -41,15 +40,11 @@ func (h *Server) handleSettings(w http.ResponseWriter, r *http.Request) {
 		h.ans.Fail(w, http.StatusBadRequest, "gated: want auto, manual or false")
 		return
 	}
-	if req.Visibility != "" && !h.oneOf(w, "visibility", req.Visibility, "public", "private") {
+	if !req.check(h, w) {
 		return
 	}
 	h.changeRefs(w, r, func(id repoID, st *repoState) bool {
-		if req.Visibility != "" {
-			st.Private = req.Visibility == "private"
-		} else if req.Private != nil {
-			st.Private = *req.Private
-		}
+		st.Private = req.private(st.Private)
 		if gatedSet {
 			st.Gated = gated
 		}
@@ -122,10 +117,9 @@ func (h *Server) handleDuplicate(w http.ResponseWriter, r *http.Request) {
 	}
 	var req struct {
 		Repository string `json:"repository"`
-		Visibility string `json:"visibility"`
-		Private    *bool  `json:"private"`
+		visibility
 	}
-	if !h.decodeBody(w, r, maxSmallBody, "duplicate", &req) {
+	if !h.decodeBody(w, r, maxSmallBody, "duplicate", &req) || !req.check(h, w) {
 		return
 	}
 	ns, name, _ := strings.Cut(req.Repository, "/")
@@ -161,12 +155,7 @@ func (h *Server) handleDuplicate(w http.ResponseWriter, r *http.Request) {
 		h.ans.FailWith(w, http.StatusConflict, map[string]string{"url": url}, "%s %s already exists", dst.typ, dst.id())
 		return
 	}
-	private := st.Private
-	if req.Visibility != "" {
-		private = req.Visibility == "private"
-	} else if req.Private != nil {
-		private = *req.Private
-	}
+	private := req.private(st.Private)
 	m := commitMeta{title: fmt.Sprintf("Duplicate from %s", src.id()), author: h.author(r)}
 	cid, err := h.writeChanges(dst, "", tree.ID{}, m, ch, func() error { return h.grantCommitted(dst, files) })
 	if err == nil {

@@ -15,14 +15,39 @@ type repoRequest struct {
 	Name         string `json:"name"`
 	Organization string `json:"organization"`
 	Type         string `json:"type"`
-	Private      *bool  `json:"private"`
 	SDK          string `json:"sdk"` // a Space's
-	Visibility   string `json:"visibility"`
-	Files        []struct {
+	visibility
+	Files []struct {
 		Path     string `json:"path"`
 		Content  string `json:"content"`
 		Encoding string `json:"encoding"`
 	} `json:"files"`
+}
+
+// visibility is how a request body sets a repository's privacy: by
+// visibility ("public" or "private") where given, else by the private
+// flag, else not at all.
+type visibility struct {
+	Visibility string `json:"visibility"`
+	Private    *bool  `json:"private"`
+}
+
+// check answers 400 and reports false for a visibility outside its
+// choices.
+func (v visibility) check(h *Server, w http.ResponseWriter) bool {
+	return v.Visibility == "" || h.oneOf(w, "visibility", v.Visibility, "public", "private")
+}
+
+// private is whether the repository is private once the request is
+// applied, was whether it was (false for a new one).
+func (v visibility) private(was bool) bool {
+	switch {
+	case v.Visibility != "":
+		return v.Visibility == "private"
+	case v.Private != nil:
+		return *v.Private
+	}
+	return was
 }
 
 // readRepoRequest reads and checks a create or delete body, then that
@@ -66,7 +91,10 @@ func (h *Server) handleCreateRepo(w http.ResponseWriter, r *http.Request) {
 		}
 		ops = append(ops, op)
 	}
-	private := req.Visibility == "private" || (req.Private != nil && *req.Private)
+	if !req.check(h, w) {
+		return
+	}
+	private := req.private(false)
 	lock := h.repoLocks.of(id.key())
 	lock.Lock()
 	defer lock.Unlock()
