@@ -444,8 +444,8 @@ function recordWorkerMain(journalCodec, { FOLDER, JOURNAL, PART, STALE_MS, LOCK 
       handle.read(b, { at: 0 });
       const { live, end } = replay(b);
       s.journal = { handle, file: own, size: end, live, staged: [], stagedBytes: 0 };
+      if (b.length !== end) handle.truncate(end); // a torn last entry, or no journal at all
       if (end === 0) stage(s.journal, HEADER);
-      else handle.truncate(end); // a torn last entry
     }
     if (!s.adopted) {
       s.adopted = true;
