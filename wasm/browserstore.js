@@ -27,11 +27,24 @@ function holdSession() {
   locked = true;
   navigator.locks.request(LOCK + session, () => new Promise(() => {})).catch(() => {});
 }
-async function liveSessions() {
-  if (typeof navigator === "undefined" || !navigator.locks) return null;
-  const { held = [], pending = [] } = await navigator.locks.query();
-  return new Set([...held, ...pending].map((l) => l.name).filter((n) => n?.startsWith(LOCK)).map((n) => n.slice(LOCK.length)));
+
+// sessionRules tells which sessions a page still holds, and whether a
+// temporary file is left from one that is gone. It runs in the record
+// worker too, by its text, so it uses nothing from around it.
+function sessionRules({ LOCK, STALE_MS }) {
+  return {
+    // live returns the sessions some page holds, or null without Web Locks.
+    async live() {
+      if (typeof navigator === "undefined" || !navigator.locks) return null;
+      const { held = [], pending = [] } = await navigator.locks.query();
+      return new Set([...held, ...pending].map((l) => l.name).filter((n) => n?.startsWith(LOCK)).map((n) => n.slice(LOCK.length)));
+    },
+    // leftOver: a temporary file (<name>.<session>.<random>.part) whose
+    // session no page holds, or, without Web Locks, an old one.
+    leftOver: (name, lastModified, live) => live ? !live.has(name.split(".").at(-3)) : Date.now() - lastModified > STALE_MS,
+  };
 }
+const { live: liveSessions, leftOver } = sessionRules({ LOCK, STALE_MS });
 
 /**
  * The upload state's store in this browser: the Origin Private File System
@@ -126,7 +139,7 @@ export function opfsStore({ onPage: pageOnly = false } = {}) {
             if (name.endsWith(JOURNAL)) {
               for (const [n, [, len]] of replay(new Uint8Array(await f.arrayBuffer())).live) out.push({ scope, name: n, size: len });
             } else if (!name.endsWith(PART)) out.push({ scope, name, size: f.size });
-            else if (live ? !live.has(name.split(".").at(-3)) : Date.now() - f.lastModified > STALE_MS) await dir.removeEntry(name);
+            else if (leftOver(name, f.lastModified, live)) await dir.removeEntry(name);
           } catch { /* removed meanwhile */ }
         }
       }
@@ -296,7 +309,7 @@ function recordWorker() {
   records.up = new Promise((resolve) => {
     let w;
     try {
-      const source = `(${recordWorkerMain})(${journalCodec}, ${JSON.stringify({ FOLDER, JOURNAL, PART, STALE_MS, LOCK })})`;
+      const source = `(${recordWorkerMain})(${journalCodec}, ${sessionRules}, ${JSON.stringify({ FOLDER, JOURNAL, PART, STALE_MS, LOCK })})`;
       w = new Worker(URL.createObjectURL(new Blob([source], { type: "text/javascript" })), { name: "xetkit-records" });
     } catch {
       return resolve(null);
@@ -352,34 +365,33 @@ function recordWorker() {
 // recordWorkerMain is the record worker's whole source (it runs alone, by
 // its text, given journalCodec and the store's constants): it says
 // whether it can write, then makes the page's calls one at a time.
-function recordWorkerMain(journalCodec, { FOLDER, JOURNAL, PART, STALE_MS, LOCK }) {
+function recordWorkerMain(journalCodec, sessionRules, { FOLDER, JOURNAL, PART, STALE_MS, LOCK }) {
   const able = typeof FileSystemSyncAccessHandle !== "undefined" && typeof FileSystemFileHandle?.prototype.move === "function"
     && typeof navigator.storage?.getDirectory === "function";
   const { HEADER, PUT, RENAME, REMOVE, entry, replay } = journalCodec();
   const missing = (e) => e?.name === "NotFoundError";
   const root = async (create) => (await navigator.storage.getDirectory()).getDirectoryHandle(FOLDER, { create });
-  const sessions = async () => {
-    if (!navigator.locks) return null;
-    const { held = [], pending = [] } = await navigator.locks.query();
-    return new Set([...held, ...pending].map((l) => l.name).filter((n) => n?.startsWith(LOCK)).map((n) => n.slice(LOCK.length)));
-  };
+  const { live: sessions, leftOver } = sessionRules({ LOCK, STALE_MS });
 
   // Journals read, by folder and file, kept while the file is unchanged:
   // a resumed upload reads each of its records, which one read per record
   // of the whole journal would make quadratic.
   const readCache = new Map();
   // scan reads a scope's folder: the journals in it but own (the live
-  // pages' can be unreadable: they are left out), and the names of the
-  // records kept as files of their own.
+  // pages' can be unreadable: they are left out), the records kept as
+  // files of their own (name → size), and the temporary files (name →
+  // time last modified).
   const scan = async (scope, dir, own) => {
     const journals = [];
-    const files = new Map(); // name → size
+    const files = new Map();
+    const parts = new Map();
     for await (const [file, h] of dir.entries()) {
       if (h.kind !== "file" || file === own) continue;
       try {
         const f = await h.getFile();
         if (!file.endsWith(JOURNAL)) {
-          if (!file.endsWith(PART)) files.set(file, f.size);
+          if (file.endsWith(PART)) parts.set(file, f.lastModified);
+          else files.set(file, f.size);
           continue;
         }
         const key = `${scope}/${file}`;
@@ -392,7 +404,12 @@ function recordWorkerMain(journalCodec, { FOLDER, JOURNAL, PART, STALE_MS, LOCK 
         journals.push(j);
       } catch { /* removed meanwhile, or open in another page */ }
     }
-    return { journals, files };
+    // Journals gone from the folder (taken over by another page) go from
+    // the cache too.
+    for (const key of readCache.keys()) {
+      if (key.startsWith(`${scope}/`) && !journals.some((j) => key === `${scope}/${j.file}`) && key !== `${scope}/${own}`) readCache.delete(key);
+    }
+    return { journals, files, parts };
   };
 
   // The scopes this worker has looked at: the folder, and the journal it
@@ -530,18 +547,13 @@ function recordWorkerMain(journalCodec, { FOLDER, JOURNAL, PART, STALE_MS, LOCK 
       for await (const [scope, dir] of r.entries()) {
         if (dir.kind !== "directory") continue;
         const own = scopes.get(scope)?.journal;
-        const { journals, files } = await scan(scope, dir, own?.file);
+        const { journals, files, parts } = await scan(scope, dir, own?.file);
         // What a journal holds wins over a file of the same name.
         const found = new Map(files);
         for (const j of [...journals, own ?? { live: [] }]) for (const [name, [, len]] of j.live) found.set(name, len);
         for (const [name, size] of found) out.push({ scope, name, size });
         // A temporary file of a page gone (its write never finished).
-        for await (const [name, h] of dir.entries()) {
-          if (h.kind !== "file" || !name.endsWith(PART)) continue;
-          try {
-            if (alive ? !alive.has(name.split(".").at(-3)) : Date.now() - (await h.getFile()).lastModified > STALE_MS) await dir.removeEntry(name);
-          } catch { /* removed meanwhile */ }
-        }
+        for (const [name, at] of parts) if (leftOver(name, at, alive)) await dir.removeEntry(name).catch(() => {});
       }
       return out;
     },
