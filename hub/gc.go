@@ -47,7 +47,7 @@ type GCReport struct {
 // gcKinds are the kinds GC may delete from, in the order it deletes:
 // records that point at objects before the objects (grants and shards
 // before xorbs, commits before their pages and blobs).
-var gcKinds = []string{store.Grants, store.Shards, store.Commits, store.Trees, store.Blobs, store.Xorbs}
+var gcKinds = []string{store.Grants, store.Verified, store.Shards, store.Commits, store.Trees, store.Blobs, store.Xorbs}
 
 // DefaultLease is how long a gc's sweep may go on without renewing its
 // lease (it renews it as it deletes): writers wait at most this long for
@@ -59,7 +59,8 @@ const DefaultLease = 15 * time.Minute
 var gcBeforeDelete func()
 
 // GC finds the objects of st that no ref of any repository reaches
-// (xorbs, shards, upload grants, commits, tree pages, small files) and
+// (xorbs, shards, upload grants, verification records, commits, tree
+// pages, small files) and
 // that were written more than the grace period ago, and with
 // o.Delete deletes them. Repository records and signing keys are never
 // deleted.

@@ -1,6 +1,7 @@
 package hub_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
 	"github.com/xetkit/xetkit/hub/store"
+	"github.com/xetkit/xetkit/hubclient"
+	"github.com/xetkit/xetkit/pipeline"
 )
 
 // TestGCRacingWrites puts a write at each point where it could meet a
@@ -24,16 +28,22 @@ func TestGCRacingWrites(t *testing.T) {
 
 func testGCRacingWrites(t *testing.T, newStore func(*testing.T) store.Collectable) {
 	later := func() time.Time { return time.Now().Add(25 * time.Hour) }
-	// setup makes a hub whose alice/keep stays, and a file only a deleted
-	// repository reached (so old and unreachable under later's clock).
+	// setup makes a hub whose alice/keep stays, a file only a deleted
+	// repository reached, and a file uploaded to alice/keep and never
+	// committed (both old and unreachable under later's clock); it
+	// returns the second, which a commit to alice/keep may name.
 	setup := func(t *testing.T, seed uint64) (*testHub, store.Collectable, string, []byte) {
 		st := newStore(t)
 		th := newHub(t, hub.Config{Store: st})
 		th.commitFile("alice/keep", "kept.bin", randomData(seed, 300<<10))
-		gone := randomData(seed+1, 400<<10)
-		th.commitFile("alice/gone", "gone.bin", gone)
+		th.commitFile("alice/gone", "gone.bin", randomData(seed+2, 300<<10))
 		status, body, _ := th.do("DELETE", "/api/repos/delete", userToken, []byte(`{"type":"model","organization":"alice","name":"gone"}`))
 		wantStatus(t, "delete repo", status, body, 200)
+		gone := randomData(seed+1, 400<<10)
+		c := &hubclient.Client{Client: cas.Client{Hub: th.srv.URL, Repo: "alice/keep", Token: userToken, HTTP: cas.HTTPClient(th.srv.Client())}}
+		if _, err := c.UploadFiles(context.Background(), []pipeline.Source{{Name: "gone.bin", Size: int64(len(gone)), Open: bytesOpener(gone)}}); err != nil {
+			t.Fatal(err)
+		}
 		sum := sha256.Sum256(gone)
 		return th, st, hex.EncodeToString(sum[:]), gone
 	}

@@ -69,14 +69,15 @@ func TestFullDiskIs507(t *testing.T) {
 	th.putXorb(tok, f) // stored once there is room again
 }
 
-// Beyond MaxUploads uploads at once, the hub answers 503 with
-// Retry-After instead of reading another body.
+// Beyond its share of MaxUploads uploads at once (three quarters), a
+// user's next upload is answered 503 with Retry-After instead of being
+// read (TestUploadSlotsAreShared: the slots left are others').
 func TestUploadCap(t *testing.T) {
-	th := newHub(t, hub.Config{MaxUploads: 2})
+	th := newHub(t, hub.Config{MaxUploads: 4})
 	tok := th.token("write")
-	// Two uploads that announce a body and send only a little of it.
+	// Three uploads that announce a body and send only a little of it.
 	var conns []net.Conn
-	for range 2 {
+	for range 3 {
 		c := stalledUpload(t, th.srv.Listener.Addr().String(), tok)
 		conns = append(conns, c)
 	}
@@ -86,14 +87,14 @@ func TestUploadCap(t *testing.T) {
 		}
 	}()
 	// Wait (on the hub's own count, not a clock) until both hold their place.
-	for deadline := time.Now().Add(30 * time.Second); hub.UploadsReading(th.h) < 2; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); hub.UploadsReading(th.h) < 3; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the stalled uploads never started: %d being read", hub.UploadsReading(th.h))
 		}
 	}
 	f := makeFile(t, 9, 10<<10)
 	status, body, hdr := th.do("POST", "/v1/xorbs/default/"+f.xorb.Hash.String(), tok, f.xorb.Bytes)
-	wantStatus(t, "upload past the cap", status, body, http.StatusServiceUnavailable, "try again")
+	wantStatus(t, "upload past the user's share", status, body, http.StatusServiceUnavailable, "share", "try again")
 	if hdr.Get("Retry-After") == "" {
 		t.Error("503 without Retry-After")
 	}

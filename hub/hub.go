@@ -200,6 +200,9 @@ func New(cfg Config) (*Hub, error) {
 		Base:     base,
 		TokenTTL: cfg.TokenTTL, URLTTL: cfg.URLTTL, KeyRotation: cfg.KeyRotation, MaxUploads: cfg.MaxUploads,
 		Ingest: cfg.Ingest, Presign: presign,
+		// Asked when a token issued for a public repository is used; h.api
+		// is set before the hub serves anything.
+		StillPublic: func(repo string) bool { return h.api.Public(repo) },
 	}); err != nil {
 		return nil, err
 	}

@@ -32,14 +32,24 @@ const tokenPrefix = "xk1."
 type tokenClaims struct {
 	scope scope
 	repo  string // "models/ns/name"
-	exp   int64  // seconds since the epoch
+	// user is who the token was issued to ("" in tokens of before users
+	// were named): what its uploads claim is trusted by that user alone.
+	user string
+	// public marks a token its holder got only because the repo was
+	// public: each use asks again whether it still is.
+	public bool
+	exp    int64 // seconds since the epoch
 }
 
-// issueToken signs claims: "xk1." + base64url(scope|exp|repo) + "." +
-// base64url(HMAC-SHA256). The hub keeps no token table: the signature is
-// the proof.
+// issueToken signs claims: "xk1." + base64url(scope|exp|repo|user|public)
+// + "." + base64url(HMAC-SHA256). The hub keeps no token table: the
+// signature is the proof.
 func (h *Server) issueToken(c tokenClaims) string {
-	payload := c.scope.String() + "|" + strconv.FormatInt(c.exp, 10) + "|" + c.repo
+	pub := ""
+	if c.public {
+		pub = "public"
+	}
+	payload := c.scope.String() + "|" + strconv.FormatInt(c.exp, 10) + "|" + c.repo + "|" + c.user + "|" + pub
 	enc := base64.RawURLEncoding.EncodeToString([]byte(payload))
 	return tokenPrefix + enc + "." + base64.RawURLEncoding.EncodeToString(h.cfg.Key.Sign("token", enc))
 }
@@ -61,8 +71,12 @@ func (h *Server) parseToken(tok string) (tokenClaims, string) {
 	if err != nil {
 		return tokenClaims{}, "token is malformed"
 	}
-	parts := strings.SplitN(string(raw), "|", 3)
-	if len(parts) != 3 {
+	// Tokens issued before users were named have three fields.
+	parts := strings.Split(string(raw), "|")
+	if len(parts) == 3 {
+		parts = append(parts, "", "")
+	}
+	if len(parts) != 5 || (parts[4] != "" && parts[4] != "public") {
 		return tokenClaims{}, "token is malformed"
 	}
 	var c tokenClaims
@@ -77,7 +91,7 @@ func (h *Server) parseToken(tok string) (tokenClaims, string) {
 	if c.exp, err = strconv.ParseInt(parts[1], 10, 64); err != nil {
 		return tokenClaims{}, "token is malformed"
 	}
-	c.repo = parts[2]
+	c.repo, c.user, c.public = parts[2], parts[3], parts[4] == "public"
 	if h.cfg.Now().Unix() >= c.exp {
 		return tokenClaims{}, "token expired; fetch a new one from the token endpoint"
 	}
@@ -101,6 +115,11 @@ func (h *Server) authorize(w http.ResponseWriter, r *http.Request, need scope) (
 	}
 	if c.scope < need {
 		h.ans.Fail(w, http.StatusForbidden, "token has %s scope; this request needs %s", c.scope, need)
+		return tokenClaims{}, false
+	}
+	if c.public && h.cfg.StillPublic != nil && !h.cfg.StillPublic(c.repo) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-cas", error="invalid_token"`)
+		h.ans.Fail(w, http.StatusUnauthorized, "the repository of this token is no longer public; fetch a new token with a user token that may read it")
 		return tokenClaims{}, false
 	}
 	return c, true

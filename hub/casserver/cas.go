@@ -18,11 +18,12 @@ import (
 	"github.com/xetkit/xetkit/xorb"
 )
 
-// readBody reads a whole upload body of at most limit bytes, adding what
-// it read to counter. It answers 413 (and returns false) for a larger
-// body, before reading it when Content-Length already says so.
-func (h *Server) readBody(w http.ResponseWriter, r *http.Request, what string, counter interface{ Add(int64) int64 }, limit int64) ([]byte, bool) {
-	return h.readBodyInto(nil, w, r, what, counter, limit)
+// readBody reads a whole upload body of at most limit bytes, in one of
+// user's upload slots, adding what it read to counter. It answers 503 when
+// no slot is free to user, and 413 (returning false) for a larger body,
+// before reading it when Content-Length already says so.
+func (h *Server) readBody(w http.ResponseWriter, r *http.Request, user, what string, counter interface{ Add(int64) int64 }, limit int64) ([]byte, bool) {
+	return h.readBodyInto(nil, w, r, user, what, counter, limit)
 }
 
 // xorbBuffers keep the memory of xorb bodies from one upload to the next:
@@ -31,15 +32,14 @@ func (h *Server) readBody(w http.ResponseWriter, r *http.Request, what string, c
 var xorbBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // readBodyInto is readBody reading into buf's memory (grown as needed).
-func (h *Server) readBodyInto(buf []byte, w http.ResponseWriter, r *http.Request, what string, counter interface{ Add(int64) int64 }, limit int64) ([]byte, bool) {
-	select {
-	case h.uploads <- struct{}{}:
-		defer func() { <-h.uploads }()
-	default:
+func (h *Server) readBodyInto(buf []byte, w http.ResponseWriter, r *http.Request, user, what string, counter interface{ Add(int64) int64 }, limit int64) ([]byte, bool) {
+	ok, why := h.uploads.take(user)
+	if !ok {
 		w.Header().Set("Retry-After", "1")
-		h.ans.Fail(w, http.StatusServiceUnavailable, "the hub is reading %d uploads already; try again shortly", cap(h.uploads))
+		h.ans.Fail(w, http.StatusServiceUnavailable, "%s; try again shortly", why)
 		return nil, false
 	}
+	defer h.uploads.give(user)
 	if r.ContentLength > limit {
 		h.ans.Fail(w, http.StatusRequestEntityTooLarge, "%s of %d bytes is larger than the %d-byte limit", what, r.ContentLength, limit)
 		return nil, false
@@ -89,7 +89,8 @@ func (h *Server) readBodyInto(buf []byte, w http.ResponseWriter, r *http.Request
 // handleXorbUpload answers POST /v1/xorbs/default/{hash}: the body must be a
 // well-formed xorb (with or without its footer) whose chunks hash to {hash}.
 func (h *Server) handleXorbUpload(w http.ResponseWriter, r *http.Request) {
-	if _, ok := h.authorize(w, r, scopeWrite); !ok {
+	claims, ok := h.authorize(w, r, scopeWrite)
+	if !ok {
 		return
 	}
 	if p := r.PathValue("prefix"); p != "default" {
@@ -102,7 +103,7 @@ func (h *Server) handleXorbUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	pooled := xorbBuffers.Get().(*[]byte)
 	defer xorbBuffers.Put(pooled)
-	body, ok := h.readBodyInto(*pooled, w, r, "xorb", &h.stats.xorbBytesReceived, MaxXorbSize)
+	body, ok := h.readBodyInto(*pooled, w, r, claims.user, "xorb", &h.stats.xorbBytesReceived, MaxXorbSize)
 	*pooled = body
 	if !ok {
 		return
@@ -171,24 +172,24 @@ func (h *Server) acceptXorb(want xethash.Hash, body []byte) (bool, error) {
 }
 
 // readShard authorizes a shard upload and reads its body (bounded by
-// MaxShardSize), or answers the request itself.
-func (h *Server) readShard(w http.ResponseWriter, r *http.Request) (repo string, body []byte, ok bool) {
+// MaxShardSize), or answers the request itself. It returns who uploads it.
+func (h *Server) readShard(w http.ResponseWriter, r *http.Request) (who grantee, body []byte, ok bool) {
 	claims, ok := h.authorize(w, r, scopeWrite)
 	if !ok {
-		return "", nil, false
+		return grantee{}, nil, false
 	}
-	body, ok = h.readBody(w, r, "shard", &h.stats.shardBytesReceived, MaxShardSize)
-	return claims.repo, body, ok
+	body, ok = h.readBody(w, r, claims.user, "shard", &h.stats.shardBytesReceived, MaxShardSize)
+	return grantee{claims.repo, claims.user}, body, ok
 }
 
 // handleShardUpload answers POST /v1/shards with {"result": 1} for a new
 // shard and 0 for one already stored.
 func (h *Server) handleShardUpload(w http.ResponseWriter, r *http.Request) {
-	repo, body, ok := h.readShard(w, r)
+	who, body, ok := h.readShard(w, r)
 	if !ok {
 		return
 	}
-	inserted, err := h.acceptShard(repo, body, nil)
+	inserted, err := h.acceptShard(who, body, nil)
 	if err != nil {
 		h.ans.FailUpload(w, "storing shard", err)
 		return
@@ -208,7 +209,7 @@ func (h *Server) handleShardUpload(w http.ResponseWriter, r *http.Request) {
 // "result"} or, once the stream has begun, {"type": "error", "message",
 // "retryable"}: the status is 200 by then, so the last frame is the answer.
 func (h *Server) handleShardUploadV2(w http.ResponseWriter, r *http.Request) {
-	repo, body, ok := h.readShard(w, r)
+	who, body, ok := h.readShard(w, r)
 	if !ok {
 		return
 	}
@@ -222,7 +223,7 @@ func (h *Server) handleShardUploadV2(w http.ResponseWriter, r *http.Request) {
 			flusher.Flush()
 		}
 	}
-	_, err := h.acceptShard(repo, body, func(stage string, verified, total int) {
+	_, err := h.acceptShard(who, body, func(stage string, verified, total int) {
 		if stage == "validating" {
 			event(map[string]any{"type": stage, "verified": verified, "total": total})
 		} else {
@@ -241,14 +242,14 @@ func (h *Server) handleShardUploadV2(w http.ResponseWriter, r *http.Request) {
 	event(map[string]any{"type": "result"})
 }
 
-// acceptShard checks an uploaded shard and stores it for repo (the CAS
-// token's "models/ns/name"), reporting whether it is new. Besides being
+// acceptShard checks an uploaded shard and stores it as who's upload (the
+// CAS token's "models/ns/name" and user), reporting whether it is new. Besides being
 // well formed, the shard must only name stored xorbs, describe them as
 // they are, and carry for every file correct verification hashes and a
 // file hash that matches its chunks: a client cannot register content it
 // does not hold. progress, if set, hears of each file checked
 // ("validating") and of the writes ("uploading", "syncing").
-func (h *Server) acceptShard(repo string, body []byte, progress func(stage string, verified, total int)) (bool, error) {
+func (h *Server) acceptShard(who grantee, body []byte, progress func(stage string, verified, total int)) (bool, error) {
 	if progress == nil {
 		progress = func(string, int, int) {}
 	}
@@ -284,9 +285,11 @@ func (h *Server) acceptShard(repo string, body []byte, progress func(stage strin
 	}
 	progress("syncing", 0, 0)
 	// The files are the token's repository's from now on, even when the
-	// same shard came earlier through another repository.
-	grant := grantName(repo, name)
-	grantNew, err := h.store.Put(store.Grants, grant, []byte(repo+"\n"+name))
+	// same shard came earlier through another repository, and what the
+	// shard says of them is its uploader's word.
+	g := grantRecord{repo: who.repo, target: name, user: who.user}
+	grant := g.name()
+	grantNew, err := h.store.Put(store.Grants, grant, g.bytes())
 	if err != nil {
 		return false, fmt.Errorf("recording the shard's repository: %w", err)
 	}
@@ -307,7 +310,7 @@ func (h *Server) acceptShard(repo string, body []byte, progress func(stage strin
 	if _, known := h.idx.shardFiles[name]; !known {
 		h.idx.register(name, s)
 	}
-	h.idx.grant(repo, s)
+	h.idx.grant(who, h.idx.shardFiles[name])
 	h.idx.grantNames[grant] = true
 	h.mu.Unlock()
 	if inserted {

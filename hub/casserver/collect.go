@@ -67,13 +67,13 @@ func (c *Collection) read(shards, grants map[string]time.Time) {
 			continue
 		}
 		b, err := store.Read(c.st, store.Grants, n)
-		repo, target, ok := strings.Cut(strings.TrimSpace(string(b)), "\n")
-		if err != nil || !ok || grantName(repo, target) != n {
+		g, ok := parseGrant(n, b)
+		if err != nil || !ok {
 			c.Problems = append(c.Problems, Problem{Path: c.st.Where(store.Grants, n), Err: "not a readable upload record; kept"})
 			c.grants[n] = grantRecord{}
 			continue
 		}
-		c.grants[n] = grantRecord{repo, target}
+		c.grants[n] = g
 	}
 }
 
@@ -109,12 +109,13 @@ func (c *Collection) old(kind, name string) bool {
 	return listed && at.Before(c.cutoff)
 }
 
-// Doomed returns, by kind (xorbs, shards, grants), the sorted names of
-// the CAS objects to delete when files are what the refs reach: those
-// written before the cutoff that no kept shard or grant needs. A shard is
-// kept when it registers a reached file, is young, or could not be read; a
-// kept shard keeps every xorb it names. A grant is kept when its shard is,
-// or it grants a reached file, or it is young.
+// Doomed returns, by kind (xorbs, shards, grants, verification records),
+// the sorted names of the CAS objects to delete when files are what the
+// refs reach: those written before the cutoff that no kept shard or grant
+// needs. A shard is kept when it registers a reached file, is young, or
+// could not be read; a kept shard keeps every xorb it names. A grant is
+// kept when its shard is, or it grants a reached file, or it is young; a
+// verification record when a kept shard registers its file.
 func (c *Collection) Doomed(files map[xethash.Hash]bool) map[string][]string {
 	keepShard := map[string]bool{}
 	keepXorb := map[xethash.Hash]bool{}
@@ -156,6 +157,20 @@ func (c *Collection) Doomed(files map[xethash.Hash]bool) map[string][]string {
 			continue
 		}
 		out[store.Grants] = append(out[store.Grants], n)
+	}
+	// A verification record goes with the last kept shard of its file.
+	keptFiles := map[xethash.Hash]bool{}
+	for n := range keepShard {
+		if refs := c.shards[n]; refs != nil {
+			for _, f := range refs.files {
+				keptFiles[f] = true
+			}
+		}
+	}
+	for n := range c.written[store.Verified] {
+		if _, f, ok := parseVerified(n); ok && !keptFiles[f] && c.old(store.Verified, n) {
+			out[store.Verified] = append(out[store.Verified], n)
+		}
 	}
 	for n := range c.written[store.Xorbs] {
 		x, err := xethash.Parse(n)

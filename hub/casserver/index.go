@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
+	"github.com/xetkit/xetkit/hub/internal/casapi"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
@@ -72,26 +74,103 @@ type index struct {
 	// it ("models/ns/name", as CAS tokens name them): only their tokens
 	// may reconstruct it.
 	readers map[xethash.Hash]map[string]bool
-	// bySHA maps a file's SHA-256 (in a shard's stored form) to its file
-	// hash, from the uploaded shards' metadata: how a commit's lfsFile
-	// (named by SHA-256) finds its xet file.
-	bySHA map[xethash.Hash]xethash.Hash
+	// claims maps a SHA-256 to the uploads whose shards said a file has it
+	// (the metadata section): the hub has not hashed those files, so a
+	// claim is trusted only by its uploader, in its repository (find).
+	claims map[xethash.Hash][]claim
+	// verified maps a SHA-256 to the files the hub hashed to it: those it
+	// ingested, and claims it checked.
+	verified map[xethash.Hash][]xethash.Hash
+	// refuted are claims found false (SHA-256, file): not hashed again.
+	refuted map[[2]xethash.Hash]bool
 	// problems lists what could not be read from the store.
 	problems []Problem
 
 	// What of the store has been read, so that a sync reads only what is
 	// new: the files of each shard read (nil for one unreadable), the
-	// grant records read, and grants whose shard is not read yet.
-	shardFiles map[string][]xethash.Hash
-	grantNames map[string]bool
-	pending    map[string][]string
+	// grant and verification records read, and grants whose shard is not
+	// read yet.
+	shardFiles    map[string][]shardFile
+	grantNames    map[string]bool
+	verifiedNames map[string]bool
+	pending       map[string][]grantee
 }
 
-// grant lets repo's tokens read the files of s.
-func (idx *index) grant(repo string, s *shard.Shard) {
-	for i := range s.Files {
-		idx.grantFile(repo, s.Files[i].Hash)
+// shardFile is a file a shard registers, and the SHA-256 the shard says
+// it has (nil: none).
+type shardFile struct {
+	hash xethash.Hash
+	sha  *xethash.Hash
+}
+
+// grantee is who uploaded a shard: the repository of the token, and its
+// user ("" in records of before users were named).
+type grantee struct{ repo, user string }
+
+// claim is an upload's word that file has a SHA-256.
+type claim struct {
+	file xethash.Hash
+	grantee
+}
+
+// grant lets g.repo's tokens read the files of the shard registered as
+// files, and records what g's upload claims of them.
+func (idx *index) grant(g grantee, files []shardFile) {
+	for _, f := range files {
+		idx.grantFile(g.repo, f.hash)
+		if f.sha != nil {
+			idx.addClaim(*f.sha, claim{f.hash, grantee{strings.ToLower(g.repo), g.user}})
+		}
 	}
+}
+
+// addClaim records c for sha once; the newest claim is last.
+func (idx *index) addClaim(sha xethash.Hash, c claim) {
+	list := idx.claims[sha]
+	for i, old := range list {
+		if old == c {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	idx.claims[sha] = append(list, c)
+}
+
+// addVerified records that file's content has SHA-256 sha.
+func (idx *index) addVerified(sha, file xethash.Hash) {
+	if !slices.Contains(idx.verified[sha], file) {
+		idx.verified[sha] = append(idx.verified[sha], file)
+	}
+	idx.verifiedNames[verifiedName(sha, file)] = true
+}
+
+// find answers q from what the index holds: the newest of q.User's own
+// uploads to q.Repo that claims q.SHA256 (with q.Own), else a file hashed
+// to it that q.Repo may read. When neither is there it returns the files
+// of q.Repo that others claim have q.SHA256, which the caller may hash.
+func (idx *index) find(q casapi.Lookup) (file xethash.Hash, found bool, unchecked []xethash.Hash) {
+	repo := strings.ToLower(q.Repo)
+	list := idx.claims[q.SHA256]
+	if q.Own && q.User != "" {
+		for i := len(list) - 1; i >= 0; i-- {
+			c := list[i]
+			if c.repo == repo && c.user == q.User && idx.files[c.file] != nil && !idx.refuted[[2]xethash.Hash{q.SHA256, c.file}] {
+				return c.file, true, nil
+			}
+		}
+	}
+	for _, f := range idx.verified[q.SHA256] {
+		if idx.files[f] != nil && idx.readable(repo, f) {
+			return f, true, nil
+		}
+	}
+	for _, c := range list {
+		f := c.file
+		if idx.files[f] != nil && idx.readable(repo, f) && !idx.refuted[[2]xethash.Hash{q.SHA256, f}] && !slices.Contains(unchecked, f) {
+			unchecked = append(unchecked, f)
+		}
+	}
+	return xethash.Hash{}, false, unchecked
 }
 
 // grantFile lets repo's tokens read file f. Repository keys compare
@@ -110,16 +189,19 @@ func (idx *index) readable(repo string, f xethash.Hash) bool {
 
 func newIndex() *index {
 	return &index{
-		xorbs:   map[xethash.Hash]*xorbMeta{},
-		files:   map[xethash.Hash]*fileMeta{},
-		dedupe:  map[xethash.Hash]xethash.Hash{},
-		group:   map[xethash.Hash][]xethash.Hash{},
-		readers: map[xethash.Hash]map[string]bool{},
-		bySHA:   map[xethash.Hash]xethash.Hash{},
+		xorbs:    map[xethash.Hash]*xorbMeta{},
+		files:    map[xethash.Hash]*fileMeta{},
+		dedupe:   map[xethash.Hash]xethash.Hash{},
+		group:    map[xethash.Hash][]xethash.Hash{},
+		readers:  map[xethash.Hash]map[string]bool{},
+		claims:   map[xethash.Hash][]claim{},
+		verified: map[xethash.Hash][]xethash.Hash{},
+		refuted:  map[[2]xethash.Hash]bool{},
 
-		shardFiles: map[string][]xethash.Hash{},
-		grantNames: map[string]bool{},
-		pending:    map[string][]string{},
+		shardFiles:    map[string][]shardFile{},
+		grantNames:    map[string]bool{},
+		verifiedNames: map[string]bool{},
+		pending:       map[string][]grantee{},
 	}
 }
 
@@ -148,32 +230,84 @@ func rebuildIndex(st store.Store) (*index, error) {
 	return idx, nil
 }
 
-// news is what of the store an index has not read yet: shards and grant
-// records written since (by this process, or by another on the store).
+// news is what of the store an index has not read yet: shards, grant
+// and verification records written since (by this process, or by another
+// on the store).
 type news struct {
 	shards   map[string]*shard.Shard // by name; nil: unreadable
 	grants   map[string]grantRecord  // by record name; zero: unreadable
+	verified map[string][2]xethash.Hash
 	problems []Problem
 }
 
-// grantRecord is one grant: repo may read the files of shard target, or
-// with grantFilePrefix the one file target names.
-type grantRecord struct{ repo, target string }
+// grantRecord is one grant: repo may read the files of shard target (as
+// uploaded by user, whose claims of them are then trusted by that user),
+// or with grantFilePrefix the one file target names.
+type grantRecord struct{ repo, target, user string }
 
-// known reports whether the index has read the shard or grant record of
-// that kind and name.
+// name is the record's name: the SHA-256 of its fields.
+func (g grantRecord) name() string {
+	key := g.repo + "\x00" + g.target
+	if g.user != "" {
+		key += "\x00" + g.user
+	}
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// bytes is the record's content: its fields a line each.
+func (g grantRecord) bytes() []byte {
+	b := g.repo + "\n" + g.target
+	if g.user != "" {
+		b += "\n" + g.user
+	}
+	return []byte(b)
+}
+
+// parseGrant reads grant record n: "repo\ntarget", then "\nuser" in
+// records of an upload since users were named.
+func parseGrant(n string, b []byte) (grantRecord, bool) {
+	f := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(f) == 2 {
+		f = append(f, "")
+	}
+	if len(f) != 3 {
+		return grantRecord{}, false
+	}
+	g := grantRecord{f[0], f[1], f[2]}
+	return g, g.repo != "" && g.name() == n
+}
+
+// verifiedName names the record that the hub hashed file's content to
+// sha: "sha.file", both in hex. The name is the whole record.
+func verifiedName(sha, file xethash.Hash) string { return sha.String() + "." + file.String() }
+
+// parseVerified reads a verification record's name.
+func parseVerified(n string) (sha, file xethash.Hash, ok bool) {
+	a, b, found := strings.Cut(n, ".")
+	var err1, err2 error
+	sha, err1 = xethash.Parse(a)
+	file, err2 = xethash.Parse(b)
+	return sha, file, found && err1 == nil && err2 == nil && verifiedName(sha, file) == n
+}
+
+// known reports whether the index has read the record of that kind and
+// name.
 func (idx *index) known(kind, name string) bool {
-	if kind == store.Shards {
+	switch kind {
+	case store.Shards:
 		_, ok := idx.shardFiles[name]
 		return ok
+	case store.Verified:
+		return idx.verifiedNames[name]
 	}
 	return idx.grantNames[name]
 }
 
-// readNews lists the shards and grant records of st and reads those that
-// known says are new. It only reads the store.
+// readNews lists the shards, grant and verification records of st and
+// reads those that known says are new. It only reads the store.
 func readNews(st store.Store, known func(kind, name string) bool) (*news, error) {
-	d := &news{shards: map[string]*shard.Shard{}, grants: map[string]grantRecord{}}
+	d := &news{shards: map[string]*shard.Shard{}, grants: map[string]grantRecord{}, verified: map[string][2]xethash.Hash{}}
 	names, err := st.List(store.Grants)
 	if err != nil {
 		return nil, err
@@ -183,13 +317,27 @@ func readNews(st store.Store, known func(kind, name string) bool) (*news, error)
 			continue
 		}
 		b, err := store.Read(st, store.Grants, n)
-		repo, target, ok := strings.Cut(strings.TrimSpace(string(b)), "\n")
-		if err != nil || !ok || grantName(repo, target) != n {
+		g, ok := parseGrant(n, b)
+		if err != nil || !ok {
 			d.problems = append(d.problems, Problem{Path: st.Where(store.Grants, n), Err: "not a readable upload record; ignored"})
 			d.grants[n] = grantRecord{}
 			continue
 		}
-		d.grants[n] = grantRecord{repo, target}
+		d.grants[n] = g
+	}
+	if names, err = st.List(store.Verified); err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if known(store.Verified, n) {
+			continue
+		}
+		sha, file, ok := parseVerified(n)
+		if !ok {
+			d.problems = append(d.problems, Problem{Path: st.Where(store.Verified, n), Err: "not named SHA-256.file hash; ignored"})
+			continue
+		}
+		d.verified[n] = [2]xethash.Hash{sha, file}
 	}
 	if names, err = st.List(store.Shards); err != nil {
 		return nil, err
@@ -229,6 +377,9 @@ func (idx *index) apply(d *news, trustXorbs bool) {
 		}
 		idx.register(n, s)
 	}
+	for _, v := range d.verified {
+		idx.addVerified(v[0], v[1])
+	}
 	for n, g := range d.grants {
 		idx.grantNames[n] = true
 		if g.repo == "" {
@@ -240,13 +391,13 @@ func (idx *index) apply(d *news, trustXorbs bool) {
 			}
 			continue
 		}
-		for _, f := range idx.shardFiles[g.target] {
-			idx.grantFile(g.repo, f)
-		}
-		if _, ok := idx.shardFiles[g.target]; !ok {
+		who := grantee{g.repo, g.user}
+		if files, ok := idx.shardFiles[g.target]; ok {
+			idx.grant(who, files)
+		} else {
 			// The grant came before its shard is registered: keep it for
-			// then (registerGrants).
-			idx.pending[g.target] = append(idx.pending[g.target], g.repo)
+			// then (register).
+			idx.pending[g.target] = append(idx.pending[g.target], who)
 		}
 	}
 }
@@ -267,24 +418,17 @@ func readShard(st store.Store, n string) (*shard.Shard, error) {
 // rather than of a shard (uploaded to it).
 const grantFilePrefix = "file:"
 
-// grantName names the record that repo uploaded the shard named shardName
-// (or, for grantFilePrefix + a file hash, committed that file).
-func grantName(repo, shardName string) string {
-	sum := sha256.Sum256([]byte(repo + "\x00" + shardName))
-	return hex.EncodeToString(sum[:])
-}
-
 // register adds a checked shard's files, xorbs and dedupe entries, and
 // grants its files to the repositories whose grants came before it.
 func (idx *index) register(name string, s *shard.Shard) {
 	idx.shards++
-	files := make([]xethash.Hash, len(s.Files))
+	files := make([]shardFile, len(s.Files))
 	for i := range s.Files {
-		files[i] = s.Files[i].Hash
+		files[i] = shardFile{s.Files[i].Hash, s.Files[i].SHA256}
 	}
 	idx.shardFiles[name] = files
-	for _, repo := range idx.pending[name] {
-		idx.grant(repo, s)
+	for _, who := range idx.pending[name] {
+		idx.grant(who, files)
 	}
 	delete(idx.pending, name)
 	// Keyed chunk hashes (not accepted from uploads) cannot be indexed.
@@ -320,9 +464,6 @@ func (idx *index) register(name string, s *shard.Shard) {
 	for i := range s.Files {
 		f := &s.Files[i]
 		idx.files[f.Hash] = &fileMeta{terms: f.Terms, size: f.UnpackedBytes()}
-		if f.SHA256 != nil {
-			idx.bySHA[*f.SHA256] = f.Hash
-		}
 		// The first chunk of every file is eligible too (§10.3.1).
 		if len(f.Terms) > 0 {
 			t := f.Terms[0]

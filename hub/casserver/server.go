@@ -12,14 +12,18 @@ package casserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/xetkit/xetkit/hub/internal/casapi"
 	"github.com/xetkit/xetkit/hub/internal/httpx"
 	"github.com/xetkit/xetkit/hub/internal/sweep"
 	"github.com/xetkit/xetkit/hub/store"
@@ -45,8 +49,9 @@ type Config struct {
 	// TokenTTL is how long a CAS token lives, URLTTL a signed xorb URL,
 	// KeyRotation one chunk hash key of the dedupe answers.
 	TokenTTL, URLTTL, KeyRotation time.Duration
-	// MaxUploads bounds the xorb and shard uploads read at once; one more
-	// is answered 503 with Retry-After.
+	// MaxUploads bounds the xorb and shard uploads read at once, and three
+	// quarters of it those of one user; one more is answered 503 with
+	// Retry-After.
 	MaxUploads int
 	// Presign, if set, makes the xorb URLs of reconstructions URLs that
 	// read the stored xorb straight from the store (store.Presigner), valid
@@ -56,6 +61,10 @@ type Config struct {
 	// for the LFS transfers of clients without Xet; nil: Server.Ingest
 	// refuses.
 	Ingest IngestFunc
+	// StillPublic, if set, says whether repository repo is public now: a
+	// token issued because it was ("models/ns/name", see Token) is refused
+	// from the moment it is not.
+	StillPublic func(repo string) bool
 }
 
 // IngestFunc stores the size bytes that open gives (open may be called
@@ -106,7 +115,7 @@ type Server struct {
 	ans   httpx.Answer
 	stats counters
 
-	uploads chan struct{} // one token per upload being read (Config.MaxUploads)
+	uploads *uploadSlots  // the upload bodies being read (Config.MaxUploads)
 	ingests chan struct{} // one token per object being ingested
 
 	mu  sync.RWMutex
@@ -169,7 +178,7 @@ func (h *Server) sync(seq int64) {
 // New rebuilds the index from cfg.Store and returns a Server.
 func New(cfg Config) (*Server, error) {
 	h := &Server{cfg: cfg, store: cfg.Store, ans: cfg.Answer,
-		uploads: make(chan struct{}, cfg.MaxUploads), ingests: make(chan struct{}, 2)}
+		uploads: newUploadSlots(cfg.MaxUploads), ingests: make(chan struct{}, 2)}
 	// The record first: a sweep ending while the index is built makes
 	// the next read of the record rebuild it.
 	rec, _, err := sweep.Read(h.store)
@@ -215,7 +224,7 @@ func (h *Server) Stats() Stats {
 }
 
 // UploadsReading is how many upload bodies the server is reading now.
-func (h *Server) UploadsReading() int { return len(h.uploads) }
+func (h *Server) UploadsReading() int { return h.uploads.reading() }
 
 // handleTelemetry accepts and drops client telemetry, as a server with
 // telemetry disabled does.
@@ -243,35 +252,88 @@ func (h *Server) parseHashParam(w http.ResponseWriter, r *http.Request, name str
 
 // The Hub layer's side of the CAS server.
 
-// Token issues a CAS token for repo ("models/ns/name"): a write token
-// also reads. It returns the token and its expiry in Unix seconds.
-func (h *Server) Token(repo string, write bool) (string, int64) {
+// Token issues a CAS token for q. It returns the token and its expiry in
+// Unix seconds.
+func (h *Server) Token(q casapi.TokenRequest) (string, int64) {
 	s := scopeRead
-	if write {
+	if q.Write {
 		s = scopeWrite
 	}
 	exp := h.cfg.Now().Add(h.cfg.TokenTTL).Unix()
 	h.stats.tokensIssued.Add(1)
-	return h.issueToken(tokenClaims{scope: s, repo: repo, exp: exp}), exp
+	return h.issueToken(tokenClaims{scope: s, repo: strings.ToLower(q.Repo), user: q.User, public: q.Public, exp: exp}), exp
 }
 
-// FileBySHA256 finds the stored Xet file whose content has SHA-256 sha,
-// and its size.
-func (h *Server) FileBySHA256(sha xethash.Hash) (xethash.Hash, int64, bool) {
+// FileBySHA256 finds the stored Xet file that q asks for, and its size:
+// casapi.ErrNoFile when there is none (see casapi.Lookup for which count).
+// A file others' uploads claim is hashed (with q.Verify) before it counts,
+// once: the answer is recorded either way.
+func (h *Server) FileBySHA256(q casapi.Lookup) (xethash.Hash, int64, error) {
 	var f xethash.Hash
-	var size int64
-	ok := h.fresh(func() bool {
+	var unchecked []xethash.Hash
+	found := h.fresh(func() bool {
 		h.mu.RLock()
 		defer h.mu.RUnlock()
 		var ok bool
-		f, ok = h.idx.bySHA[sha]
-		if !ok || h.idx.files[f] == nil {
-			return false
-		}
-		size = int64(h.idx.files[f].size)
-		return true
+		f, ok, unchecked = h.idx.find(q)
+		return ok
 	})
-	return f, size, ok
+	if !found && q.Verify {
+		for _, c := range unchecked {
+			ok, err := h.verify(q.SHA256, c)
+			if err != nil {
+				return xethash.Hash{}, 0, err
+			}
+			if ok {
+				f, found = c, true
+				break
+			}
+		}
+	}
+	if !found {
+		return xethash.Hash{}, 0, casapi.ErrNoFile
+	}
+	h.mu.RLock()
+	size := int64(h.idx.files[f].size)
+	h.mu.RUnlock()
+	return f, size, nil
+}
+
+// verify hashes the content of file f and reports whether its SHA-256 is
+// sha, recording a match in the store and the index, a mismatch in the
+// index. A file that cannot be read is an error.
+func (h *Server) verify(sha, f xethash.Hash) (bool, error) {
+	r, size, err := h.Open(f)
+	if err != nil {
+		return false, err
+	}
+	d := sha256.New()
+	if _, err := io.Copy(d, io.NewSectionReader(r, 0, size)); err != nil {
+		return false, fmt.Errorf("reading xet file %s to check its SHA-256: %w", f, err)
+	}
+	got, err := xethash.Parse(hex.EncodeToString(d.Sum(nil)))
+	if err != nil {
+		return false, err
+	}
+	if got != sha {
+		h.mu.Lock()
+		h.idx.refuted[[2]xethash.Hash{sha, f}] = true
+		h.mu.Unlock()
+		return false, nil
+	}
+	return true, h.recordVerified(sha, f)
+}
+
+// recordVerified records, durably, that the hub hashed file f's content
+// to sha.
+func (h *Server) recordVerified(sha, f xethash.Hash) error {
+	if _, err := h.store.Put(store.Verified, verifiedName(sha, f)); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.idx.addVerified(sha, f)
+	h.mu.Unlock()
+	return nil
 }
 
 // Grant lets repo's CAS tokens read file from now on, and records that
@@ -284,8 +346,8 @@ func (h *Server) Grant(repo string, f xethash.Hash) error {
 	if has {
 		return nil
 	}
-	name := grantFilePrefix + f.String()
-	if _, err := h.store.Put(store.Grants, grantName(repo, name), []byte(repo+"\n"+name)); err != nil {
+	g := grantRecord{repo: repo, target: grantFilePrefix + f.String()}
+	if _, err := h.store.Put(store.Grants, g.name(), g.bytes()); err != nil {
 		return err
 	}
 	h.mu.Lock()
@@ -312,7 +374,8 @@ func (h *Server) Open(f xethash.Hash) (io.ReaderAt, int64, error) {
 
 // Ingest stores the size bytes that open gives as a Xet file of repo
 // (chunks, xorbs and a shard with the SHA-256) through Config.Ingest, and
-// returns their SHA-256.
+// returns their SHA-256, which the hub computed: the file is recorded as
+// verified to have it.
 func (h *Server) Ingest(ctx context.Context, repo string, size int64, open func() (io.Reader, error)) (string, error) {
 	if h.cfg.Ingest == nil {
 		return "", errors.New("this hub was started without an ingest for LFS transfers; upload through Xet")
@@ -323,13 +386,31 @@ func (h *Server) Ingest(ctx context.Context, repo string, size int64, open func(
 	case <-ctx.Done():
 		return "", context.Cause(ctx)
 	}
-	return h.cfg.Ingest(ctx, &sink{h: h, repo: repo}, size, open)
+	sk := &sink{h: h, repo: repo}
+	sum, err := h.cfg.Ingest(ctx, sk, size, open)
+	if err != nil {
+		return "", err
+	}
+	sha, err := xethash.Parse(sum)
+	if err != nil {
+		return "", fmt.Errorf("ingest: SHA-256 %q: %w", sum, err)
+	}
+	for _, f := range sk.files {
+		if f.sha != nil && *f.sha == sha {
+			if err := h.recordVerified(sha, f.hash); err != nil {
+				return "", err
+			}
+		}
+	}
+	return sum, nil
 }
 
-// sink is the Server as an ingest's store, for one repo.
+// sink is the Server as an ingest's store, for one repo; it keeps the
+// files of the shards it registers.
 type sink struct {
-	h    *Server
-	repo string
+	h     *Server
+	repo  string
+	files []shardFile
 }
 
 // Query answers as the dedupe API would.
@@ -349,6 +430,15 @@ func (s *sink) PutXorb(_ context.Context, x *xorb.Built) error {
 
 // PutShard registers a shard for the sink's repo.
 func (s *sink) PutShard(_ context.Context, b []byte) error {
-	_, err := s.h.acceptShard(s.repo, b, nil)
-	return err
+	if _, err := s.h.acceptShard(grantee{repo: s.repo}, b, nil); err != nil {
+		return err
+	}
+	sh, err := shard.Parse(b)
+	if err != nil {
+		return err
+	}
+	for i := range sh.Files {
+		s.files = append(s.files, shardFile{sh.Files[i].Hash, sh.Files[i].SHA256})
+	}
+	return nil
 }

@@ -4,18 +4,18 @@ import (
 	"context"
 	"io"
 
+	"github.com/xetkit/xetkit/hub/internal/casapi"
 	"github.com/xetkit/xetkit/hub/internal/sweep"
 	"github.com/xetkit/xetkit/xethash"
 )
 
 // CAS is what the Hub layer asks of the CAS layer.
 type CAS interface {
-	// FileBySHA256 finds the stored Xet file whose content has SHA-256
-	// sha, and its size.
-	FileBySHA256(sha xethash.Hash) (file xethash.Hash, size int64, ok bool)
-	// Token issues a CAS token for repo ("models/ns/name"; write also
-	// reads) and its expiry in Unix seconds.
-	Token(repo string, write bool) (token string, exp int64)
+	// FileBySHA256 finds the stored Xet file q asks for, and its size
+	// (casapi.ErrNoFile: none).
+	FileBySHA256(q casapi.Lookup) (file xethash.Hash, size int64, err error)
+	// Token issues a CAS token and its expiry in Unix seconds.
+	Token(q casapi.TokenRequest) (token string, exp int64)
 	// Grant lets repo's CAS tokens read file, durably.
 	Grant(repo string, file xethash.Hash) error
 	// Open returns the bytes of a stored Xet file, each chunk verified as

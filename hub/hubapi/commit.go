@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/xetkit/xetkit/hub/internal/casapi"
 	"github.com/xetkit/xetkit/hub/internal/httpx"
 	"github.com/xetkit/xetkit/hub/internal/sweep"
 	"github.com/xetkit/xetkit/hub/store"
@@ -150,15 +151,16 @@ func readCommit(body io.Reader) (commitHeader, []commitOp, error) {
 	return hdr, ops, nil
 }
 
-// resolveOps finds the file each operation puts (files[i] is op i's): an
-// lfsFile by the SHA-256 its upload recorded, a regular file from its
-// bytes.
-func (h *Server) resolveOps(ops []commitOp) ([]treeEntry, error) {
+// resolveOps finds the file each operation of user's commit to repo id
+// puts (files[i] is op i's): an lfsFile by its SHA-256 among the files id
+// may read (casapi.Lookup: user's own uploads to id as they say, others'
+// once hashed), a regular file from its bytes.
+func (h *Server) resolveOps(id repoID, user string, ops []commitOp) ([]treeEntry, error) {
 	files := make([]treeEntry, len(ops))
 	for i, op := range ops {
 		switch op.kind {
 		case "lfsFile":
-			f, size, err := h.fileBySHA(op.sha, op.size)
+			f, size, err := h.fileBySHA(casapi.Lookup{Repo: id.key(), User: user, Own: true, Verify: true}, op.sha, op.size)
 			if err != nil {
 				return nil, &opError{op.path, err}
 			}
@@ -272,7 +274,7 @@ func (h *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 		h.ans.FailStore(w, "commit", err)
 		return
 	}
-	files, err := h.resolveOps(ops)
+	files, err := h.resolveOps(id, hdr.author, ops)
 	if err != nil {
 		h.ans.Fail(w, http.StatusBadRequest, "commit: %v", err)
 		return

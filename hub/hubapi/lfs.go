@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/xetkit/xetkit/hub/internal/casapi"
 	"github.com/xetkit/xetkit/hub/internal/httpx"
 	"github.com/xetkit/xetkit/hub/store"
 )
@@ -191,7 +192,7 @@ func (h *Server) handleLFS(w http.ResponseWriter, r *http.Request) {
 		}
 		h.completeLFS(w, r, o)
 	case o.op == "verify" && r.Method == http.MethodPost:
-		if _, _, err := h.fileBySHA(o.oid, o.size); err != nil {
+		if _, _, err := h.fileBySHA(casapi.Lookup{Repo: o.repo}, o.oid, o.size); err != nil {
 			h.ans.Fail(w, http.StatusNotFound, "object %s of %d bytes is not stored: %v", o.oid, o.size, err)
 			return
 		}

@@ -2,10 +2,12 @@ package hubapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/xetkit/xetkit/hub/internal/casapi"
 	"github.com/xetkit/xetkit/hub/internal/httpx"
 	"github.com/xetkit/xetkit/xethash"
 )
@@ -53,7 +55,8 @@ func (h *Server) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repoI
 		return
 	}
 	base := h.cfg.BaseURL(r)
-	exp, tok := h.casToken(roleWrite, id)
+	exp, tok := h.casToken(roleWrite, id, r)
+	user := h.author(r)
 	href := fmt.Sprintf("%s/api/%ss/%s/xet-write-token/main", base, id.typ, id.id())
 	type lfsError struct {
 		Code    int    `json:"code"`
@@ -75,8 +78,12 @@ func (h *Server) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repoI
 		case o.Size < 0:
 			ob.Error = &lfsError{http.StatusUnprocessableEntity, fmt.Sprintf("negative size %d", o.Size)}
 		default:
-			if _, _, err := h.fileBySHA(o.OID, o.Size); err == nil {
-				break // stored already: no action
+			// Stored already (the caller's own upload to this repo, or a
+			// file of it whose bytes the hub hashed): no action. Anything
+			// else is sent again, so the answer tells nothing of other
+			// repositories' files.
+			if _, _, err := h.fileBySHA(casapi.Lookup{Repo: id.key(), User: user, Own: true}, o.OID, o.Size); err == nil {
+				break
 			}
 			if transfer == "xet" {
 				ob.Actions = map[string]lfsAction{"upload": {Href: href, Header: map[string]string{
@@ -96,17 +103,21 @@ func (h *Server) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repoI
 	w.Write(append(b, '\n'))
 }
 
-// fileBySHA finds the uploaded xet file whose content has SHA-256 oid (hex)
-// and returns it with its size, which must be size unless size is
-// negative (a copy names the content by its SHA-256 alone).
-func (h *Server) fileBySHA(oid string, size int64) (xethash.Hash, int64, error) {
+// fileBySHA finds the xet file of q (its SHA256 set from oid, in hex) and
+// returns it with its size, which must be size unless size is negative (a
+// copy names the content by its SHA-256 alone).
+func (h *Server) fileBySHA(q casapi.Lookup, oid string, size int64) (xethash.Hash, int64, error) {
 	sha, err := xethash.Parse(oid)
 	if err != nil || sha.String() != oid {
 		return xethash.Hash{}, 0, fmt.Errorf("oid %q is not a SHA-256 in lowercase hex", oid)
 	}
-	f, stored, ok := h.cas.FileBySHA256(sha)
-	if !ok {
-		return xethash.Hash{}, 0, fmt.Errorf("no file with SHA-256 %s was uploaded (upload it through Xet first)", oid)
+	q.SHA256 = sha
+	f, stored, err := h.cas.FileBySHA256(q)
+	if errors.Is(err, casapi.ErrNoFile) {
+		return xethash.Hash{}, 0, fmt.Errorf("no file with SHA-256 %s was uploaded to %s (upload it first; a file of another repository is copied through lfs-files/duplicate)", oid, q.Repo)
+	}
+	if err != nil {
+		return xethash.Hash{}, 0, err
 	}
 	if size >= 0 && stored != size {
 		return xethash.Hash{}, 0, fmt.Errorf("the file with SHA-256 %s has %d bytes, not %d", oid, stored, size)
@@ -117,16 +128,21 @@ func (h *Server) fileBySHA(oid string, size int64) (xethash.Hash, int64, error) 
 // handleLFSDuplicate answers POST /api/{type}s/{ns}/{name}/lfs-files/duplicate,
 // which huggingface_hub calls on the source repo before a commit that
 // copies files from it into another repo: {"target": {"type", "name"},
-// "files": [{"xetHash", "sha256", "filename"}]}. Files live in the hub's one
-// content-addressed store, so nothing needs copying; the hub checks that
-// both repos are there and that each file is one it holds, and lists in
-// "failed" those it does not.
+// "files": [{"xetHash", "sha256", "filename"}]}. The caller must read the
+// source and write the target. Files live in the hub's one
+// content-addressed store, so nothing needs copying: each file must be one
+// the source holds whose bytes have that SHA-256 (the hub hashes them if
+// it has not yet), and the target may then read it; "failed" lists the
+// others, saying nothing of files the source does not hold.
 func (h *Server) handleLFSDuplicate(w http.ResponseWriter, r *http.Request) {
 	src, ok := h.apiRepo(w, r)
-	if !ok || !h.writer(w, r, src.ns) {
+	if !ok {
 		return
 	}
 	if _, ok := h.reader(w, r, src); !ok {
+		return
+	}
+	if _, ok := h.signedIn(w, r, "lfs-files/duplicate", true); !ok {
 		return
 	}
 	var req struct {
@@ -152,7 +168,7 @@ func (h *Server) handleLFSDuplicate(w http.ResponseWriter, r *http.Request) {
 		h.ans.Fail(w, http.StatusBadRequest, "target: %v", err)
 		return
 	}
-	if _, ok := h.reader(w, r, dst); !ok {
+	if _, ok := h.reader(w, r, dst); !ok || !h.writer(w, r, dst.ns) {
 		return
 	}
 	type failure struct {
@@ -161,12 +177,22 @@ func (h *Server) handleLFSDuplicate(w http.ResponseWriter, r *http.Request) {
 	}
 	failed := []failure{}
 	for _, f := range req.Files {
-		xet, _, err := h.fileBySHA(f.SHA256, -1)
-		switch {
-		case err != nil:
-			failed = append(failed, failure{f.SHA256, err.Error()})
-		case xet.String() != f.XetHash:
-			failed = append(failed, failure{f.SHA256, fmt.Sprintf("the file with this SHA-256 has xet hash %s, not %s", xet, f.XetHash)})
+		sha, err := xethash.Parse(f.SHA256)
+		var xet xethash.Hash
+		if err == nil && sha.String() == f.SHA256 {
+			xet, _, err = h.cas.FileBySHA256(casapi.Lookup{Repo: src.key(), SHA256: sha, Verify: true})
+		}
+		if err != nil && !errors.Is(err, casapi.ErrNoFile) && !errors.Is(err, xethash.ErrSyntax) {
+			h.ans.FailStore(w, "lfs-files/duplicate", err)
+			return
+		}
+		if err != nil || xet.String() != f.XetHash {
+			failed = append(failed, failure{f.SHA256, fmt.Sprintf("%s has no file with SHA-256 %q and xet hash %q", src.id(), f.SHA256, f.XetHash)})
+			continue
+		}
+		if err := h.cas.Grant(dst.key(), xet); err != nil {
+			h.ans.FailStore(w, "lfs-files/duplicate", err)
+			return
 		}
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"failed": failed})

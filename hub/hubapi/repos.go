@@ -134,7 +134,7 @@ func (h *Server) createRepo(id repoID, set repoSettings, ops []commitOp, author 
 		return nil, err
 	}
 	st := &repoState{Type: id.typ, ID: id.id(), Private: set.private, SDK: set.sdk, Created: h.now().UTC(), Branches: map[string]string{}, Tags: map[string]string{}}
-	files, err := h.resolveOps(ops)
+	files, err := h.resolveOps(id, author, ops)
 	if err != nil {
 		return nil, err
 	}

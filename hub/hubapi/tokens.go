@@ -3,7 +3,9 @@ package hubapi
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
+	"github.com/xetkit/xetkit/hub/internal/casapi"
 	"github.com/xetkit/xetkit/hub/internal/httpx"
 )
 
@@ -27,7 +29,7 @@ func (h *Server) token(w http.ResponseWriter, r *http.Request, want role) {
 	} else if _, ok := h.reader(w, r, id); !ok {
 		return
 	}
-	exp, tok := h.casToken(want, id)
+	exp, tok := h.casToken(want, id, r)
 	w.Header().Set("Cache-Control", "no-store")
 	h.xetHeaders(w, r, tok, exp)
 	httpx.WriteJSON(w, http.StatusOK, struct {
@@ -37,9 +39,16 @@ func (h *Server) token(w http.ResponseWriter, r *http.Request, want role) {
 	}{tok, exp, h.cfg.BaseURL(r)})
 }
 
-// casToken issues a CAS token of role s for repo id.
-func (h *Server) casToken(s role, id repoID) (exp int64, tok string) {
-	tok, exp = h.cas.Token(id.key(), s == roleWrite)
+// casToken issues a CAS token of role s for repo id to the caller of r,
+// who has been checked to hold that role there. One who reads the repo
+// only because it is public gets a token that reads only while it is.
+func (h *Server) casToken(s role, id repoID, r *http.Request) (exp int64, tok string) {
+	u := h.identify(httpx.Bearer(r))
+	q := casapi.TokenRequest{Repo: id.key(), Write: s == roleWrite, Public: u == nil || !u.owns(id.ns)}
+	if u != nil {
+		q.User = u.name
+	}
+	tok, exp = h.cas.Token(q)
 	return exp, tok
 }
 
@@ -49,4 +58,18 @@ func (h *Server) xetHeaders(w http.ResponseWriter, r *http.Request, tok string, 
 	hd.Set("X-Xet-Access-Token", tok)
 	hd.Set("X-Xet-Cas-Url", h.cfg.BaseURL(r))
 	hd.Set("X-Xet-Token-Expiration", fmt.Sprint(exp))
+}
+
+// Public reports whether the repository named by key ("models/ns/name",
+// as CAS tokens name it) exists and is public: what a CAS token issued for
+// its being public needs at each use.
+func (h *Server) Public(key string) bool {
+	typ, rest, _ := strings.Cut(key, "/")
+	ns, name, _ := strings.Cut(rest, "/")
+	id, err := parseRepoID(typ, ns, name)
+	if err != nil {
+		return false
+	}
+	st, err := h.store.loadRepo(id)
+	return err == nil && !st.Private
 }

@@ -1,0 +1,238 @@
+package hub_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/xetkit/xetkit/cas"
+	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/hubapi"
+	"github.com/xetkit/xetkit/hubclient"
+	"github.com/xetkit/xetkit/pipeline"
+	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/xethash"
+)
+
+// A team whose member means harm: what mallory can do to alice, through
+// the routes alone. The same attacks through the reference client are in
+// test/python/test_hostile.py.
+
+// Tokens of the team hub's people: alice (and her read token), bob,
+// mallory; the organisation acme is alice's alone, lab alice's and
+// mallory's.
+const (
+	aliceTok     = "hf_alice_write"
+	aliceReadTok = "hf_alice_read"
+	bobTok       = "hf_bob_write"
+	malloryTok   = "hf_mallory_write"
+)
+
+// newTeam starts a hub with the team's people.
+func newTeam(t *testing.T, cfg hub.Config) *testHub {
+	t.Helper()
+	sum := func(tok string) string { s := sha256.Sum256([]byte(tok)); return hex.EncodeToString(s[:]) }
+	users, err := hubapi.ParseUsers([]byte(`{"users": [
+		{"name": "alice", "tokens": [{"sha256": "` + sum(aliceTok) + `", "role": "write"}, {"sha256": "` + sum(aliceReadTok) + `", "role": "read"}]},
+		{"name": "bob", "tokens": [{"sha256": "` + sum(bobTok) + `", "role": "write"}]},
+		{"name": "mallory", "tokens": [{"sha256": "` + sum(malloryTok) + `", "role": "write"}]}],
+		"orgs": [{"name": "acme", "members": ["alice"]}, {"name": "lab", "members": ["alice", "mallory"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Users = users
+	return newHub(t, cfg)
+}
+
+// as is a Hub client of repo with a user token.
+func (th *testHub) as(tok, repo string) *hubclient.Client {
+	return &hubclient.Client{Client: cas.Client{Hub: th.srv.URL, Repo: repo, Token: tok, HTTP: cas.HTTPClient(th.srv.Client())}}
+}
+
+// commitAs commits data at path of repo with a user token and returns the
+// file's SHA-256 (hex).
+func (th *testHub) commitAs(tok, repo, path string, data []byte) string {
+	th.t.Helper()
+	res, err := th.as(tok, repo).Commit(context.Background(), []hubclient.RepoFile{
+		{Path: path, Source: pipeline.Source{Name: path, Size: int64(len(data)), Open: bytesOpener(data)}},
+	}, hubclient.CommitOptions{})
+	if err != nil {
+		th.t.Fatal(err)
+	}
+	return res.Files[0].SHA256
+}
+
+// casTokenAs is a CAS token of repo for a user token.
+func (th *testHub) casTokenAs(tok, repo, kind string) string {
+	th.t.Helper()
+	var answer struct{ AccessToken string }
+	th.decode("GET", "/api/models/"+repo+"/xet-"+kind+"-token/main", tok, nil, 200, &answer)
+	return answer.AccessToken
+}
+
+// claiming is f's upload-form shard whose metadata says its content has
+// SHA-256 sha (hex): a claim the hub cannot check without hashing f.
+func (f *file) claiming(t *testing.T, sha string) []byte {
+	t.Helper()
+	s, err := shard.Parse(f.shard(t, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := xethash.Parse(sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Files[0].SHA256 = &h
+	b, err := s.Marshal(shard.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// xetHashAt is the xet hash of the file at path of repo.
+func (th *testHub) xetHashAt(tok, repo, path string) string {
+	th.t.Helper()
+	var info []struct{ XetHash string }
+	status, body, _ := th.do("POST", "/api/models/"+repo+"/paths-info/main", tok, []byte(`{"paths":["`+path+`"]}`), "Content-Type", "application/json")
+	if status != 200 || json.Unmarshal(body, &info) != nil || len(info) != 1 {
+		th.t.Fatalf("paths-info of %s in %s: %d %s", path, repo, status, body)
+	}
+	return info[0].XetHash
+}
+
+// lfsNeedsUpload asks the LFS batch of repo whether an object must be
+// sent (true) or is there already (false).
+func (th *testHub) lfsNeedsUpload(tok, repo, oid string, size int) bool {
+	th.t.Helper()
+	var answer struct {
+		Objects []struct {
+			Actions map[string]any
+			Error   any
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"operation": "upload", "transfers": []string{"basic"}, "objects": []any{map[string]any{"oid": oid, "size": size}}})
+	th.decode("POST", "/"+repo+".git/info/lfs/objects/batch", tok, body, 200, &answer)
+	if len(answer.Objects) != 1 || answer.Objects[0].Error != nil {
+		th.t.Fatalf("LFS batch answer %+v", answer)
+	}
+	return answer.Objects[0].Actions["upload"] != nil
+}
+
+// Mallory's shard claims the SHA-256 of alice's file for her own bytes.
+// The claim is hers alone: alice's copy of her file, and her LFS upload
+// of bytes mallory claimed first, get alice's bytes.
+func TestClaimedSHA256IsTheUploadersWordAlone(t *testing.T) {
+	th := newTeam(t, hub.Config{})
+	a := randomData(201, 300<<10)
+	aliceSHA := th.commitAs(aliceTok, "alice/x", "a.bin", a)
+	aliceXet := th.xetHashAt(aliceTok, "alice/x", "a.bin")
+
+	// Mallory's bytes, uploaded to her own repo, claiming alice's SHA-256.
+	m := makeFile(t, 202, 300<<10)
+	mtok := th.casTokenAs(malloryTok, "mallory/x", "write")
+	th.putXorb(mtok, m)
+	th.putShard(mtok, m.claiming(t, aliceSHA))
+
+	// alice copies her file within her repo, by its SHA-256 alone.
+	th.decode("POST", "/api/models/alice/x/commit/main", aliceTok, commitBody(map[string]any{"summary": "copy"},
+		map[string]any{"key": "lfsFile", "value": map[string]any{"path": "copy.bin", "algo": "sha256", "oid": aliceSHA}}), 200, nil)
+	if got := th.xetHashAt(aliceTok, "alice/x", "copy.bin"); got != aliceXet {
+		t.Fatalf("alice's copy of a.bin is xet file %s, not hers (%s); mallory's is %s", got, aliceXet, m.hash)
+	}
+
+	// Bytes alice has not uploaded yet, which mallory claims first: the
+	// LFS batch asks alice to send them rather than saying they are there.
+	b := randomData(203, 200<<10)
+	sum := sha256.Sum256(b)
+	bSHA := hex.EncodeToString(sum[:])
+	m2 := makeFile(t, 204, 200<<10)
+	th.putXorb(mtok, m2)
+	th.putShard(mtok, m2.claiming(t, bSHA))
+	if !th.lfsNeedsUpload(aliceTok, "alice/y", bSHA, len(b)) {
+		t.Fatal("alice's LFS batch says the bytes mallory claimed are there already")
+	}
+	status, body, _ := th.do("POST", "/api/models/alice/y/commit/main", aliceTok, commitBody(map[string]any{"summary": "b"},
+		map[string]any{"key": "lfsFile", "value": map[string]any{"path": "b.bin", "algo": "sha256", "oid": bSHA, "size": len(b)}}))
+	wantStatus(t, "alice commits bytes she never uploaded", status, body, 400, "no file with SHA-256")
+
+	// Mallory's claim holds for mallory, in her repo: her own word (until the hub hashes
+	// her file, below).
+	th.decode("POST", "/api/models/mallory/x/commit/main", malloryTok, commitBody(map[string]any{"summary": "hers"},
+		map[string]any{"key": "lfsFile", "value": map[string]any{"path": "m.bin", "algo": "sha256", "oid": bSHA}}), 200, nil)
+	if got := th.xetHashAt(malloryTok, "mallory/x", "m.bin"); got != m2.hash.String() {
+		t.Fatalf("mallory's commit of her claim is %s, not her file %s", got, m2.hash)
+	}
+
+	// In a repository both may write, mallory's claim is not alice's
+	// either: her batch asks for the bytes, and a commit of the SHA-256
+	// hashes mallory's file, finds it false and refuses.
+	ltok := th.casTokenAs(malloryTok, "lab/shared", "write")
+	th.putXorb(ltok, m2)
+	th.putShard(ltok, m2.claiming(t, bSHA))
+	if !th.lfsNeedsUpload(aliceTok, "lab/shared", bSHA, len(b)) {
+		t.Fatal("alice's LFS batch in lab/shared says the bytes mallory claimed there are there already")
+	}
+	status, body, _ = th.do("POST", "/api/models/lab/shared/commit/main", aliceTok, commitBody(map[string]any{"summary": "b"},
+		map[string]any{"key": "lfsFile", "value": map[string]any{"path": "b.bin", "algo": "sha256", "oid": bSHA}}))
+	wantStatus(t, "alice commits what mallory claims in lab/shared", status, body, 400, "no file with SHA-256")
+	// Hashed and found false, the claim holds for no one any more.
+	status, body, _ = th.do("POST", "/api/models/mallory/x/commit/main", malloryTok, commitBody(map[string]any{"summary": "again"},
+		map[string]any{"key": "lfsFile", "value": map[string]any{"path": "m2.bin", "algo": "sha256", "oid": bSHA}}))
+	wantStatus(t, "mallory commits her claim once refuted", status, body, 400, "no file with SHA-256")
+
+}
+
+// Mallory cannot commit, or learn of, a file of alice's private repo by
+// its SHA-256: not by a commit, an LFS batch or lfs-files/duplicate.
+func TestPrivateFileNotReadBySHA256(t *testing.T) {
+	th := newTeam(t, hub.Config{})
+	th.decode("POST", "/api/repos/create", aliceTok, []byte(`{"name":"secret","organization":"acme","private":true}`), 200, nil)
+	w := randomData(211, 300<<10)
+	wSHA := th.commitAs(aliceTok, "acme/secret", "weights.bin", w)
+	wXet := th.xetHashAt(aliceTok, "acme/secret", "weights.bin")
+	mallory := func(path string, body []byte) (int, []byte) {
+		status, b, _ := th.do("POST", path, malloryTok, body)
+		return status, b
+	}
+
+	th.decode("POST", "/api/repos/create", malloryTok, []byte(`{"name":"pub"}`), 200, nil)
+	before := th.head("mallory/pub")
+	status, body := mallory("/api/models/mallory/pub/commit/main", commitBody(map[string]any{"summary": "steal"},
+		map[string]any{"key": "lfsFile", "value": map[string]any{"path": "stolen.bin", "algo": "sha256", "oid": wSHA}}))
+	wantStatus(t, "mallory commits the private file's SHA-256", status, body, 400, "no file with SHA-256")
+	if th.head("mallory/pub") != before {
+		t.Fatal("mallory's commit moved her branch")
+	}
+	if !th.lfsNeedsUpload(malloryTok, "mallory/pub", wSHA, len(w)) {
+		t.Fatal("the LFS batch tells mallory the private file exists")
+	}
+	for _, xet := range []string{wXet, strings.Repeat("0", 64)} {
+		status, body = mallory("/api/models/mallory/pub/lfs-files/duplicate", []byte(`{"target":{"type":"model","name":"mallory/pub"},"files":[{"xetHash":"`+xet+`","sha256":"`+wSHA+`","filename":"w"}]}`))
+		var answer struct{ Failed []struct{ Error string } }
+		if status != 200 || json.Unmarshal(body, &answer) != nil || len(answer.Failed) != 1 {
+			t.Fatalf("duplicate from mallory/pub: %d %s", status, body)
+		}
+		if xet != wXet && strings.Contains(string(body), wXet) {
+			t.Fatalf("the duplicate answer gives away the private file's xet hash: %s", body)
+		}
+	}
+	status, body = mallory("/api/models/acme/secret/lfs-files/duplicate", []byte(`{"target":{"type":"model","name":"mallory/pub"},"files":[{"xetHash":"`+wXet+`","sha256":"`+wSHA+`","filename":"w"}]}`))
+	wantStatus(t, "duplicate from the private repo", status, body, 404)
+	status, body = mallory("/api/models/mallory/pub/commit/main", commitBody(map[string]any{"summary": "steal"},
+		map[string]any{"key": "lfsFile", "value": map[string]any{"path": "stolen.bin", "algo": "sha256", "oid": wSHA}}))
+	wantStatus(t, "mallory's commit after the duplicates", status, body, 400, "no file with SHA-256")
+
+	// alice copies her own file out of the private repo: the duplicate,
+	// on the source, lets the target read it.
+	th.decode("POST", "/api/repos/create", aliceTok, []byte(`{"name":"public"}`), 200, nil)
+	th.decode("POST", "/api/models/acme/secret/lfs-files/duplicate", aliceTok, []byte(`{"target":{"type":"model","name":"alice/public"},"files":[{"xetHash":"`+wXet+`","sha256":"`+wSHA+`","filename":"w"}]}`), 200, nil)
+	th.decode("POST", "/api/models/alice/public/commit/main", aliceTok, commitBody(map[string]any{"summary": "copy"},
+		map[string]any{"key": "lfsFile", "value": map[string]any{"path": "w.bin", "algo": "sha256", "oid": wSHA}}), 200, nil)
+	if got := th.xetHashAt(aliceTok, "alice/public", "w.bin"); got != wXet {
+		t.Fatalf("alice's copy is %s, not %s", got, wXet)
+	}
+}
