@@ -1,5 +1,7 @@
 package hub
 
+import "github.com/xetkit/xetkit/hub/store"
+
 // FailWrites makes every later store write fail with err (nil: succeed
 // again), standing for a full disk in tests.
 func FailWrites(h *Hub, err error) {
@@ -20,3 +22,6 @@ func SetStoreHook(h *Hub, hook func(kind, name string) error) { h.store.SetHook(
 // SetGCBeforeDelete makes GC run f after its last look at the store and
 // before its first delete (nil: nothing).
 func SetGCBeforeDelete(f func()) { gcBeforeDelete = f }
+
+// StoreOf is the store h serves from.
+func StoreOf(h *Hub) store.Store { return h.store }

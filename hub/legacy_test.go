@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +89,85 @@ func TestCommitsWithFileLists(t *testing.T) {
 			t.Errorf("%s after the new commit: %d %q", p, status, b)
 		}
 	}
+}
+
+// A repository record written before discussions had records of their
+// own holds them: they are read from it as they are, and the first change
+// to a discussion moves them out, keeping every event, the pull request's
+// base and merge.
+func TestDiscussionsInTheRepositoryRecord(t *testing.T) {
+	dir := t.TempDir()
+	th := newHub(t, hub.Config{Dir: dir})
+	th.decode("POST", "/api/models/alice/m/commit/main", userToken, commitBody(map[string]any{"summary": "a"}, inlineFile("a.txt", "a")), 200, nil)
+	base := th.head("alice/m")
+	th.decode("POST", "/api/models/alice/m/commit/main", userToken, commitBody(map[string]any{"summary": "b"}, inlineFile("b.txt", "b")), 200, nil)
+	prHead := th.head("alice/m")
+	// The record as the release before wrote it: main back at base, the
+	// pull request #1 (b.txt) beside discussion #2, both inside it.
+	path := filepath.Join(dir, "repos", "models", "alice", "m")
+	var rec map[string]any
+	b, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(b, &rec) != nil {
+		t.Fatalf("the record: %v %s", err, b)
+	}
+	at := time.Unix(1_700_000_000, 0).UTC()
+	rec["branches"] = map[string]string{"main": base, "refs/pr/1": prHead}
+	delete(rec, "uid")
+	rec["discussions"] = []any{
+		map[string]any{"num": 1, "title": "add b", "author": "local", "isPullRequest": true, "status": "open", "createdAt": at,
+			"base": "main", "from": base, "events": []any{
+				map[string]any{"id": "e1", "type": "comment", "author": "local", "createdAt": at, "text": "please"},
+				map[string]any{"id": "e2", "type": "commit", "author": "local", "createdAt": at, "oid": prHead, "subject": "b"}}},
+		map[string]any{"num": 2, "title": "a question", "author": "bob", "status": "closed", "createdAt": at, "events": []any{
+			map[string]any{"id": "e3", "type": "comment", "author": "bob", "createdAt": at, "text": "why?"},
+			map[string]any{"id": "e4", "type": "status-change", "author": "local", "createdAt": at, "status": "closed"}}},
+	}
+	b, _ = json.Marshal(rec)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type details struct {
+		Title, Status string
+		Events        []struct {
+			Type string
+			Data struct {
+				Latest struct{ Raw string }
+				OID    string
+			}
+		}
+		Changes struct{ MergeCommitID string }
+	}
+	check := func(when string, num int, title, status string, types ...string) details {
+		t.Helper()
+		var d details
+		th.decode("GET", fmt.Sprintf("/api/models/alice/m/discussions/%d", num), userToken, nil, 200, &d)
+		var got []string
+		for _, e := range d.Events {
+			got = append(got, e.Type)
+		}
+		if d.Title != title || d.Status != status || fmt.Sprint(got) != fmt.Sprint(types) {
+			t.Fatalf("%s: #%d is %q %s %v, want %q %s %v", when, num, d.Title, d.Status, got, title, status, types)
+		}
+		return d
+	}
+	check("as written", 1, "add b", "open", "comment", "commit")
+	check("as written", 2, "a question", "closed", "comment", "status-change")
+
+	th.decode("POST", "/api/models/alice/m/discussions/2/comment", userToken, []byte(`{"comment":"moved"}`), 200, nil)
+	if b, _ = os.ReadFile(path); strings.Contains(string(b), `"discussions"`) || !strings.Contains(string(b), `"uid"`) {
+		t.Fatalf("the record after the first change still holds the discussions: %s", b)
+	}
+	check("moved out", 2, "a question", "closed", "comment", "status-change", "comment")
+	th.decode("POST", "/api/models/alice/m/discussions/1/merge", userToken, nil, 200, nil)
+	d := check("merged", 1, "add b", "merged", "comment", "commit", "status-change")
+	if d.Changes.MergeCommitID != th.head("alice/m") || d.Events[1].Data.OID != prHead {
+		t.Fatalf("merged: %+v, main at %s", d, th.head("alice/m"))
+	}
+	var listed struct{ Discussions []struct{ Num int } }
+	th.decode("GET", "/api/models/alice/m/discussions", userToken, nil, 200, &listed)
+	if len(listed.Discussions) != 2 {
+		t.Fatalf("listing: %+v", listed)
+	}
+	th.decode("POST", "/api/models/alice/m/discussions", userToken, []byte(`{"title":"third"}`), 200, &listed)
+	th.decode("GET", "/api/models/alice/m/discussions/3", userToken, nil, 200, nil)
 }

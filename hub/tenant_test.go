@@ -1,16 +1,24 @@
 package hub_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
 	"github.com/xetkit/xetkit/hub/hubapi"
+	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hubclient"
 	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/shard"
@@ -234,5 +242,176 @@ func TestPrivateFileNotReadBySHA256(t *testing.T) {
 		map[string]any{"key": "lfsFile", "value": map[string]any{"path": "w.bin", "algo": "sha256", "oid": wSHA}}), 200, nil)
 	if got := th.xetHashAt(aliceTok, "alice/public", "w.bin"); got != wXet {
 		t.Fatalf("alice's copy is %s, not %s", got, wXet)
+	}
+}
+
+// sendBody sends a request announcing a body of size bytes over a
+// connection of its own, a JSON string that never ends ({"name":"aaa…,
+// never held in memory), and returns the status and how many of the bytes
+// the connection took before the hub answered and closed it: a hub that
+// does not read the body takes little of it.
+func (th *testHub) sendBody(method, path, token string, size int64) (status int, sent int64) {
+	th.t.Helper()
+	c, err := net.Dial("tcp", th.srv.Listener.Addr().String())
+	if err != nil {
+		th.t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	auth := ""
+	if token != "" {
+		auth = "Authorization: Bearer " + token + "\r\n"
+	}
+	fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: x\r\n%sContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", method, path, auth, size)
+	var n atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := bytes.Repeat([]byte("a"), 64<<10)
+		copy(buf, `{"name":"`)
+		for n.Load() < size {
+			if n.Load() > 0 {
+				copy(buf, "aaaaaaaaa")
+			}
+			k, err := c.Write(buf[:min(int64(len(buf)), size-n.Load())])
+			n.Add(int64(k))
+			if err != nil {
+				return
+			}
+		}
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		th.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	resp.Body.Close()
+	c.Close()
+	<-done
+	return resp.StatusCode, n.Load()
+}
+
+// A stranger's body is not read: every route that changes something
+// answers 401 from the headers; a route anyone may call reads no more than
+// its limit.
+func TestStrangersBodiesAreNotRead(t *testing.T) {
+	th := newTeam(t, hub.Config{})
+	th.commitAs(aliceTok, "alice/x", "a.txt", []byte("a"))
+	const size = 256 << 20
+	const most = 24 << 20 // socket buffers take some before the hub closes
+	repo := "/api/models/alice/x"
+	for _, c := range []struct{ method, path string }{
+		{"POST", "/api/repos/create"}, {"DELETE", "/api/repos/delete"}, {"POST", "/api/repos/move"},
+		{"POST", repo + "/preupload/main"}, {"POST", repo + "/commit/main"}, {"POST", repo + "/lfs-files/duplicate"},
+		{"POST", repo + "/branch/dev"}, {"DELETE", repo + "/branch/dev"}, {"POST", repo + "/tag/main"}, {"DELETE", repo + "/tag/v1"},
+		{"POST", repo + "/discussions"}, {"POST", repo + "/discussions/1/comment"}, {"POST", repo + "/discussions/1/status"},
+		{"POST", repo + "/discussions/1/title"}, {"POST", repo + "/discussions/1/merge"},
+		{"PUT", repo + "/settings"}, {"POST", repo + "/duplicate"}, {"POST", repo + "/super-squash/main"},
+		{"POST", "/alice/x.git/info/lfs/objects/batch"},
+	} {
+		status, sent := th.sendBody(c.method, c.path, "", size)
+		if status != http.StatusUnauthorized || sent > most {
+			t.Errorf("anonymous %s %s with %d bytes: %d after %d bytes sent, want 401 with under %d", c.method, c.path, size, status, sent, most)
+		}
+	}
+	// Routes anyone may call, and a signed-in caller's body, are read up
+	// to the route's limit.
+	for _, c := range []struct{ method, path, token string }{
+		{"POST", "/api/validate-yaml", ""},
+		{"POST", repo + "/paths-info/main", ""},
+		{"PUT", repo + "/settings", aliceTok},
+		{"POST", repo + "/discussions", malloryTok},
+	} {
+		status, sent := th.sendBody(c.method, c.path, c.token, size)
+		if status != http.StatusBadRequest || sent > most {
+			t.Errorf("%s %s with %d bytes: %d after %d bytes sent, want 400 with under %d", c.method, c.path, size, status, sent, most)
+		}
+	}
+}
+
+// recordSize is the size of repo's record in the store.
+func (th *testHub) recordSize(repo string) int {
+	th.t.Helper()
+	b, err := store.Read(hub.StoreOf(th.h), store.Repos, "models/"+repo)
+	if err != nil {
+		th.t.Fatal(err)
+	}
+	return len(b)
+}
+
+// What mallory adds to the discussions of alice's public repository is
+// bounded (texts, events, discussions opened) and costs only those who
+// read them: the repository's record, which every read and listing
+// parses, does not grow with them.
+func TestDiscussionsCostOnlyTheirReaders(t *testing.T) {
+	th := newTeam(t, hub.Config{})
+	th.commitAs(aliceTok, "alice/x", "a.txt", []byte("a"))
+	repo := "/api/models/alice/x"
+	open := func(title, description string) (int, []byte) {
+		b, _ := json.Marshal(map[string]any{"title": title, "description": description})
+		status, body, _ := th.do("POST", repo+"/discussions", malloryTok, b)
+		return status, body
+	}
+	status, body := open(strings.Repeat("t", 201), "")
+	wantStatus(t, "a 201-character title", status, body, 400, "at most 200")
+	status, body = open("big", strings.Repeat("d", 64<<10+1))
+	wantStatus(t, "a description over 64 KiB", status, body, 400, "at most 65536")
+
+	before := th.recordSize("alice/x")
+	text := strings.Repeat("x", 64<<10)
+	for i := range 40 {
+		status, body = open(fmt.Sprintf("spam %d", i), text)
+		wantStatus(t, "a discussion of 64 KiB", status, body, 200)
+	}
+	c, _ := json.Marshal(map[string]string{"comment": text})
+	th.decode("POST", repo+"/discussions/1/comment", malloryTok, c, 200, nil)
+	if after := th.recordSize("alice/x"); after > before+200 {
+		t.Fatalf("alice/x's record grew from %d to %d bytes with mallory's 40 discussions", before, after)
+	}
+	for i := 40; i < 100; i++ {
+		status, body = open(fmt.Sprintf("spam %d", i), "")
+		wantStatus(t, "a discussion", status, body, 200)
+	}
+	status, body = open("one too many", "")
+	wantStatus(t, "mallory's 101st discussion in alice/x", status, body, 429, "the most one who may not write to it opens")
+	th.decode("POST", repo+"/discussions", aliceTok, []byte(`{"title":"the owner's own"}`), 200, nil) // alice is not bounded in her own repo
+
+	// Only its author, or one who may write the repository, retitles a
+	// discussion.
+	th.decode("POST", repo+"/discussions/1/title", bobTok, []byte(`{"title":"bob's title"}`), 403, nil)
+	th.decode("POST", repo+"/discussions/1/title", malloryTok, []byte(`{"title":"mallory's own title"}`), 200, nil)
+	th.decode("POST", repo+"/discussions/1/title", aliceTok, []byte(`{"title":"alice's title"}`), 200, nil)
+
+	// A discussion holds at most 1,000 events: #2's record is given 998
+	// more comments than its description (straight into the store: a
+	// thousand requests would take this test half a minute).
+	st := hub.StoreOf(th.h)
+	var rec struct{ UID string }
+	if b, err := store.Read(st, store.Repos, "models/alice/x"); err != nil || json.Unmarshal(b, &rec) != nil || rec.UID == "" {
+		t.Fatalf("alice/x's record: %v %+v", err, rec)
+	}
+	name := rec.UID + "/2"
+	old, err := store.Read(st, store.Discussions, name)
+	var thread struct{ Events []map[string]any }
+	if err != nil || json.Unmarshal(old, &thread) != nil || len(thread.Events) != 1 {
+		t.Fatalf("discussion 2's record: %v %s", err, old)
+	}
+	for i := range 998 {
+		e := map[string]any{}
+		for k, v := range thread.Events[0] {
+			e[k] = v
+		}
+		e["id"] = fmt.Sprint("filler", i)
+		thread.Events = append(thread.Events, e)
+	}
+	filled, _ := json.Marshal(thread)
+	if err := st.Swap(store.Discussions, name, old, filled); err != nil {
+		t.Fatal(err)
+	}
+	th.decode("POST", repo+"/discussions/2/comment", malloryTok, []byte(`{"comment":"the thousandth"}`), 200, nil)
+	th.decode("POST", repo+"/discussions/2/comment", malloryTok, []byte(`{"comment":"one too many"}`), 409, nil)
+	var d struct{ Events []any }
+	th.decode("GET", repo+"/discussions/2", malloryTok, nil, 200, &d)
+	if len(d.Events) != 1000 {
+		t.Fatalf("discussion 2 has %d events, want 1000", len(d.Events))
 	}
 }

@@ -282,6 +282,15 @@ func (h *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 	if !h.ensureRepo(w, r, id) { // the local hub's convenience: see serve --help
 		return
 	}
+	var uid string // with create_pr, of the record its pull request is kept under
+	if createPR {
+		u, _ := h.caller(w, r)
+		st, ok := h.discussionsReady(w, id, u)
+		if !ok {
+			return
+		}
+		uid = st.UID
+	}
 	// The commit is built and written on the branch's head without a lock;
 	// then, under the repo's lock, the branch moves if its head is still
 	// the one built on. A commit without parentCommit whose branch moved
@@ -301,6 +310,7 @@ func (h *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 			if createPR {
 				pr = nextPR(st)
 				target = fmt.Sprintf("refs/pr/%d", pr)
+				st.DiscussionCount = pr
 			}
 			return target
 		}, lock)
@@ -315,6 +325,19 @@ func (h *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if createPR {
+		// The pull request's first commit is cid, on the branch's head
+		// then: its parent.
+		c, err := h.commit(cid)
+		if err == nil {
+			err = h.openDiscussion(uid, summary{Num: pr, Title: hdr.Summary, Author: hdr.author, IsPR: true, Status: "open",
+				Created: c.Date, Base: branch, From: c.Parent}, hdr.Description)
+		}
+		if err != nil {
+			h.ans.FailStore(w, "pull request", err)
+			return
+		}
+	}
 	answer := map[string]any{
 		"success": true, "commitOid": cid, "commitUrl": h.cfg.BaseURL(r) + "/" + id.webPrefix() + "/commit/" + cid,
 		"hookOutput": "",
@@ -323,18 +346,6 @@ func (h *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 		answer["pullRequestUrl"] = fmt.Sprintf("%s/%s/discussions/%d", h.cfg.BaseURL(r), id.webPrefix(), pr)
 	}
 	httpx.WriteJSON(w, http.StatusOK, answer)
-}
-
-// nextPR is the number of a repo's next discussion or pull request: one
-// more than the highest refs/pr/N or discussion.
-func nextPR(st *repoState) int {
-	n := len(st.Discussions)
-	for b := range st.Branches {
-		if k, ok := prNumber(b); ok && k > n {
-			n = k
-		}
-	}
-	return n + 1
 }
 
 // errBranchMoved is a commit written on a head that is no longer the
@@ -386,11 +397,7 @@ func (h *Server) commitOnce(w http.ResponseWriter, id repoID, branch string, hdr
 		if now := st.Branches[branch]; now != head {
 			return "", fmt.Errorf("%w: its head is %s", errBranchMoved, now)
 		}
-		ref := target(st)
-		st.Branches[ref] = cid
-		if num, ok := prNumber(ref); ok {
-			h.prCommitted(st, num, branch, head, cid, hdr)
-		}
+		st.Branches[target(st)] = cid
 		if err = h.store.saveRepo(id, st, fence); !errors.Is(err, store.ErrSwapped) {
 			return cid, err
 		}

@@ -3,6 +3,7 @@ package hubapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -16,9 +17,26 @@ const (
 	codeEntryNotFound    = "EntryNotFound"
 )
 
-// maxSmallBody bounds the JSON bodies of the routes that take a few
-// fields (refs, discussions, settings).
-const maxSmallBody = 1 << 20
+// The most of a body each route reads (more is 400): what its longest
+// honest request needs.
+const (
+	// maxSmallBody: refs, settings, statuses, merges, super-squash, a
+	// repository's deletion: a few fields.
+	maxSmallBody = 64 << 10
+	// maxListBody: preupload, the LFS batch, lfs-files/duplicate and
+	// paths-info name up to 1,000 files.
+	maxListBody = 4 << 20
+	// maxRepoBody: a new repository's body may carry its first files
+	// inline.
+	maxRepoBody = 32 << 20
+	// maxCardBody: validate-yaml's model card (a README committed inline),
+	// and maxAnonymousCardBody the same from a caller without a token.
+	maxCardBody          = 2 * regularLimit
+	maxAnonymousCardBody = 1 << 20
+	// maxDiscussionBody: a discussion's title, description or comment,
+	// JSON-escaped (each text is at most maxDiscussionText).
+	maxDiscussionBody = 256 << 10
+)
 
 // decodeBody decodes the JSON body of r, at most limit bytes of it, into v.
 // A malformed body is answered 400, naming what the body is, and false.
@@ -44,7 +62,12 @@ func (h *Server) decode(w http.ResponseWriter, r *http.Request, limit int64, wha
 
 // readJSON decodes the JSON body of r, at most limit bytes of it, into v.
 func readJSON(r *http.Request, limit int64, v any) error {
-	return json.NewDecoder(io.LimitReader(r.Body, limit)).Decode(v)
+	body := &io.LimitedReader{R: r.Body, N: limit + 1}
+	err := json.NewDecoder(body).Decode(v)
+	if body.N == 0 {
+		return fmt.Errorf("the body is larger than this request's limit of %d bytes", limit)
+	}
+	return err
 }
 
 // oneOf answers 400 and reports false unless v, the value of field name,

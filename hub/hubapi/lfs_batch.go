@@ -29,7 +29,7 @@ func (h *Server) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repoI
 			Size int64  `json:"size"`
 		} `json:"objects"`
 	}
-	if !h.decodeBody(w, r, 16<<20, "LFS batch", &req) {
+	if !h.decodeBody(w, r, maxListBody, "LFS batch", &req) {
 		return
 	}
 	if req.Operation != "upload" {
@@ -156,7 +156,7 @@ func (h *Server) handleLFSDuplicate(w http.ResponseWriter, r *http.Request) {
 			Filename string `json:"filename"`
 		} `json:"files"`
 	}
-	if !h.decodeBody(w, r, 16<<20, "lfs-files/duplicate", &req) || h.tooManyFiles(w, len(req.Files), "duplicate") {
+	if !h.decodeBody(w, r, maxListBody, "lfs-files/duplicate", &req) || h.tooManyFiles(w, len(req.Files), "duplicate") {
 		return
 	}
 	ns, name, found := strings.Cut(req.Target.Name, "/")

@@ -41,7 +41,7 @@ func (h *Server) handlePreupload(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Files []preuploadFile `json:"files"`
 	}
-	if !h.decodeBody(w, r, 16<<20, "preupload", &req) || h.tooManyFiles(w, len(req.Files), "preupload") {
+	if !h.decodeBody(w, r, maxListBody, "preupload", &req) || h.tooManyFiles(w, len(req.Files), "preupload") {
 		return
 	}
 	type answer struct {

@@ -52,7 +52,11 @@ func Reach(st store.Store, r *Reached) (*Reached, []Damage, error) {
 			damage = append(damage, Damage{st.Where(store.Repos, name), fmt.Sprintf("unreadable repository record: %v", err)})
 			continue
 		}
-		for ref, head := range rs.roots() {
+		roots, err := rs.roots(objs)
+		if err != nil {
+			damage = append(damage, Damage{st.Where(store.Discussions, rs.UID), fmt.Sprintf("unreadable discussion index: %v", err)})
+		}
+		for ref, head := range roots {
 			damage = append(damage, r.walk(objs, trees, head, name+" "+ref)...)
 		}
 	}
@@ -170,9 +174,10 @@ func (r *Reached) commitFiles(trees *tree.Trees, c *commitObj) error {
 }
 
 // roots are the commits a repository's record names, by what names them:
-// its branches and pull request refs, its tags, and the commits its
-// discussions name (a pull request's base, merge commit and commits).
-func (rs *repoState) roots() map[string]string {
+// its branches and pull request refs, its tags, the merge commits of its
+// pull requests and where each started (in its discussion index, or the
+// discussions of a record from before they had records of their own).
+func (rs *repoState) roots(objs objects) (map[string]string, error) {
 	out := map[string]string{}
 	for b, id := range rs.Branches {
 		out[b] = id
@@ -180,7 +185,10 @@ func (rs *repoState) roots() map[string]string {
 	for t, id := range rs.Tags {
 		out["tag "+t] = id
 	}
-	for _, d := range rs.Discussions {
+	for num, id := range rs.Merges {
+		out[fmt.Sprintf("merge of pull request %d", num)] = id
+	}
+	for _, d := range rs.Legacy {
 		name := fmt.Sprintf("discussion %d", d.Num)
 		for i, id := range []string{d.From, d.MergeCommit} {
 			if id != "" {
@@ -193,5 +201,16 @@ func (rs *repoState) roots() map[string]string {
 			}
 		}
 	}
-	return out
+	if rs.UID != "" {
+		x, err := objs.loadIndex(rs.UID)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range x.Discussions {
+			if d.From != "" {
+				out[fmt.Sprintf("pull request %d's start", d.Num)] = d.From
+			}
+		}
+	}
+	return out, nil
 }

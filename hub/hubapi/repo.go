@@ -104,10 +104,18 @@ type repoState struct {
 	Tags     map[string]string `json:"tags,omitempty"`  // tag → commit id; a tag never moves
 	SDK      string            `json:"sdk,omitempty"`   // a Space's SDK (gradio, docker, static)
 	Gated    string            `json:"gated,omitempty"` // "auto" or "manual"; "": not gated
-	// Discussions are the repo's discussions and pull requests, number
-	// i+1 at index i; kept in the record so that a merge moves the branch
-	// and closes the pull request in one swap.
-	Discussions []*discussion `json:"discussions,omitempty"`
+	// UID names the repository's discussion records (threads.go), which
+	// are kept apart from this record so that it stays small whatever
+	// anyone adds to a discussion.
+	UID string `json:"uid,omitempty"`
+	// DiscussionCount is the highest discussion number handed out, Merges
+	// the merge commit of each merged pull request: what moves with the
+	// refs in one swap.
+	DiscussionCount int            `json:"discussionCount,omitempty"`
+	Merges          map[int]string `json:"merges,omitempty"`
+	// Legacy are the discussions records written before discussions had
+	// records of their own held (moved out by moveLegacy).
+	Legacy []*legacyDiscussion `json:"discussions,omitempty"`
 	// Sweep is the last store gc sweep that rewrote the record (StampRepos).
 	Sweep int64 `json:"sweep,omitempty"`
 

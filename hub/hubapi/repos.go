@@ -50,11 +50,11 @@ func (v visibility) private(was bool) bool {
 	return was
 }
 
-// readRepoRequest reads and checks a create or delete body, then that
-// the caller may write to the repo's namespace.
-func (h *Server) readRepoRequest(w http.ResponseWriter, r *http.Request) (repoRequest, repoID, bool) {
+// readRepoRequest reads and checks a create or delete body of at most
+// limit bytes, then that the caller may write to the repo's namespace.
+func (h *Server) readRepoRequest(w http.ResponseWriter, r *http.Request, limit int64) (repoRequest, repoID, bool) {
 	var req repoRequest
-	if !h.decodeBody(w, r, MaxCommitSize, "JSON", &req) {
+	if !h.decodeBody(w, r, limit, "JSON", &req) {
 		return req, repoID{}, false
 	}
 	ns, name := req.Organization, req.Name
@@ -78,7 +78,7 @@ func (h *Server) readRepoRequest(w http.ResponseWriter, r *http.Request) (repoRe
 
 // handleCreateRepo answers POST /api/repos/create: 409 if the repo exists.
 func (h *Server) handleCreateRepo(w http.ResponseWriter, r *http.Request) {
-	req, id, ok := h.readRepoRequest(w, r)
+	req, id, ok := h.readRepoRequest(w, r, maxRepoBody)
 	if !ok {
 		return
 	}
@@ -133,7 +133,7 @@ func (h *Server) createRepo(id repoID, set repoSettings, ops []commitOp, author 
 	if err != nil {
 		return nil, err
 	}
-	st := &repoState{Type: id.typ, ID: id.id(), Private: set.private, SDK: set.sdk, Created: h.now().UTC(), Branches: map[string]string{}, Tags: map[string]string{}}
+	st := &repoState{Type: id.typ, ID: id.id(), UID: newUID(), Private: set.private, SDK: set.sdk, Created: h.now().UTC(), Branches: map[string]string{}, Tags: map[string]string{}}
 	files, err := h.resolveOps(id, author, ops)
 	if err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ func (h *Server) createRepo(id repoID, set repoSettings, ops []commitOp, author 
 
 // handleDeleteRepo answers DELETE /api/repos/delete.
 func (h *Server) handleDeleteRepo(w http.ResponseWriter, r *http.Request) {
-	_, id, ok := h.readRepoRequest(w, r)
+	_, id, ok := h.readRepoRequest(w, r, maxSmallBody)
 	if !ok {
 		return
 	}
@@ -157,6 +157,9 @@ func (h *Server) handleDeleteRepo(w http.ResponseWriter, r *http.Request) {
 			h.ans.FailStore(w, "delete repository", err)
 			return
 		}
+		// Nothing finds them once the record is gone; a record left by a
+		// failure here is never read again.
+		_ = h.store.removeDiscussions(st)
 		w.WriteHeader(http.StatusOK)
 	})
 }

@@ -71,14 +71,16 @@ func New(cfg Config) *Server {
 func (h *Server) LFSBytesReceived() int64 { return h.lfsBytesReceived.Load() }
 
 // Register adds the Hub API routes to m; web-style routes (resolve, the
-// LFS batch) are answered by ServeWeb.
+// LFS batch) are answered by ServeWeb. A route that changes something is
+// signedFirst: its body is read only once the caller's token is checked.
 func (h *Server) Register(m *http.ServeMux) {
 	repo := "/api/{type}/{ns}/{name}" // the routes of one repository
+	change := func(pattern string, f http.HandlerFunc) { m.HandleFunc(pattern, h.signedFirst(f)) }
 	m.HandleFunc("GET /api/whoami-v2", h.handleWhoAmI)
-	m.HandleFunc("POST /api/repos/create", h.handleCreateRepo)
-	m.HandleFunc("POST /api/validate-yaml", h.handleValidateYAML)
-	m.HandleFunc("DELETE /api/repos/delete", h.handleDeleteRepo)
-	m.HandleFunc("POST /api/repos/move", h.handleMove)
+	change("POST /api/repos/create", h.handleCreateRepo)
+	m.HandleFunc("POST /api/validate-yaml", h.handleValidateYAML) // repocard.validate sends no token
+	change("DELETE /api/repos/delete", h.handleDeleteRepo)
+	change("POST /api/repos/move", h.handleMove)
 	m.HandleFunc("GET /api/models", h.handleList("model"))
 	m.HandleFunc("GET /api/datasets", h.handleList("dataset"))
 	m.HandleFunc("GET /api/spaces", h.handleList("space"))
@@ -88,31 +90,42 @@ func (h *Server) Register(m *http.ServeMux) {
 	m.HandleFunc("GET "+repo+"/revision/{rev}", h.handleRepoInfo)
 	m.HandleFunc("GET "+repo+"/xet-read-token/{rev}", h.handleToken(roleRead))
 	m.HandleFunc("GET "+repo+"/xet-write-token/{rev}", h.handleToken(roleWrite))
-	m.HandleFunc("POST "+repo+"/preupload/{rev}", h.handlePreupload)
-	m.HandleFunc("POST "+repo+"/commit/{rev}", h.handleCommit)
-	m.HandleFunc("POST "+repo+"/lfs-files/duplicate", h.handleLFSDuplicate)
-	m.HandleFunc("POST "+repo+"/paths-info/{rev}", h.handlePathsInfo)
+	change("POST "+repo+"/preupload/{rev}", h.handlePreupload)
+	change("POST "+repo+"/commit/{rev}", h.handleCommit)
+	change("POST "+repo+"/lfs-files/duplicate", h.handleLFSDuplicate)
+	m.HandleFunc("POST "+repo+"/paths-info/{rev}", h.handlePathsInfo) // a read: public repos answer anyone
 	m.HandleFunc("GET "+repo+"/tree/{rev}", h.handleTree)
 	m.HandleFunc("GET "+repo+"/tree/{rev}/{path...}", h.handleTree)
-	m.HandleFunc("POST "+repo+"/branch/{branch}", h.handleCreateBranch)
-	m.HandleFunc("DELETE "+repo+"/branch/{branch}", h.handleDeleteBranch)
-	m.HandleFunc("POST "+repo+"/tag/{rev}", h.handleCreateTag)
-	m.HandleFunc("DELETE "+repo+"/tag/{rev}", h.handleDeleteTag)
+	change("POST "+repo+"/branch/{branch}", h.handleCreateBranch)
+	change("DELETE "+repo+"/branch/{branch}", h.handleDeleteBranch)
+	change("POST "+repo+"/tag/{rev}", h.handleCreateTag)
+	change("DELETE "+repo+"/tag/{rev}", h.handleDeleteTag)
 	m.HandleFunc("GET "+repo+"/refs", h.handleRefs)
 	m.HandleFunc("GET "+repo+"/commits/{rev}", h.handleCommits)
 	m.HandleFunc("GET "+repo+"/discussions", h.handleDiscussions)
-	m.HandleFunc("POST "+repo+"/discussions", h.handleCreateDiscussion)
+	change("POST "+repo+"/discussions", h.handleCreateDiscussion)
 	m.HandleFunc("GET "+repo+"/discussions/{num}", h.handleDiscussion)
-	m.HandleFunc("POST "+repo+"/discussions/{num}/comment", h.handleComment)
-	m.HandleFunc("POST "+repo+"/discussions/{num}/status", h.handleStatus)
-	m.HandleFunc("POST "+repo+"/discussions/{num}/title", h.handleTitle)
-	m.HandleFunc("POST "+repo+"/discussions/{num}/merge", h.handleMerge)
-	m.HandleFunc("PUT "+repo+"/settings", h.handleSettings)
-	m.HandleFunc("POST "+repo+"/duplicate", h.handleDuplicate)
-	m.HandleFunc("POST "+repo+"/super-squash/{branch}", h.handleSuperSquash)
+	change("POST "+repo+"/discussions/{num}/comment", h.handleComment)
+	change("POST "+repo+"/discussions/{num}/status", h.handleStatus)
+	change("POST "+repo+"/discussions/{num}/title", h.handleTitle)
+	change("POST "+repo+"/discussions/{num}/merge", h.handleMerge)
+	change("PUT "+repo+"/settings", h.handleSettings)
+	change("POST "+repo+"/duplicate", h.handleDuplicate)
+	change("POST "+repo+"/super-squash/{branch}", h.handleSuperSquash)
 	m.HandleFunc("GET "+repo+"/auth-check", h.handleAuthCheck(false))
 	m.HandleFunc("GET "+repo+"/auth-check/write", h.handleAuthCheck(true))
 	m.HandleFunc(lfsURLPath+"{op}", h.handleLFS)
+}
+
+// signedFirst runs f for a caller whose user token the hub knows, and
+// answers anyone else 401 without reading the body (which f reads with the
+// limit of its route): a stranger's request costs the hub its headers.
+func (h *Server) signedFirst(f http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := h.signedIn(w, r, r.Method+" "+r.URL.Path, false); ok {
+			f(w, r)
+		}
+	}
 }
 
 // now returns the hub clock.

@@ -154,10 +154,6 @@ func (h *Server) shown(entries []listed, expand bool) []apiEntry {
 // the Hugging Face Hub (huggingface_hub sends at most that many).
 const MaxPathsInfo = 1000
 
-// maxPathsInfoBody bounds a paths-info body, room for MaxPathsInfo long
-// paths.
-const maxPathsInfoBody = 16 << 20
-
 // handlePathsInfo answers POST /api/{type}s/{ns}/{name}/paths-info/{rev}:
 // the entries of the named paths that exist (JSON or form body).
 func (h *Server) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
@@ -170,11 +166,11 @@ func (h *Server) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
 		Expand any      `json:"expand"`
 	}
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		if !h.decodeBody(w, r, maxPathsInfoBody, "paths-info", &req) {
+		if !h.decodeBody(w, r, maxListBody, "paths-info", &req) {
 			return
 		}
 	} else {
-		r.Body = http.MaxBytesReader(w, r.Body, maxPathsInfoBody)
+		r.Body = http.MaxBytesReader(w, r.Body, maxListBody)
 		if err := r.ParseForm(); err != nil {
 			h.ans.Fail(w, http.StatusBadRequest, "malformed paths-info form: %v", err)
 			return

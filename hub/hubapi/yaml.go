@@ -23,7 +23,13 @@ func (h *Server) handleValidateYAML(w http.ResponseWriter, r *http.Request) {
 		Content  string `json:"content"`
 		RepoType string `json:"repoType"`
 	}
-	if err := readJSON(r, MaxCommitSize, &req); err != nil {
+	limit := int64(maxAnonymousCardBody)
+	if u, ok := h.caller(w, r); !ok {
+		return
+	} else if u != nil {
+		limit = maxCardBody
+	}
+	if err := readJSON(r, limit, &req); err != nil {
 		httpx.WriteJSON(w, http.StatusBadRequest, map[string]any{"error": "malformed validate-yaml body: " + err.Error(),
 			"errors": []yamlProblem{{"malformed request body: " + err.Error()}}, "warnings": []yamlProblem{}})
 		return

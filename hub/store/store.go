@@ -102,17 +102,20 @@ const (
 	// Verified holds one empty object per file whose content the hub
 	// hashed, named "<SHA-256>.<file hash>".
 	Verified = "verified"
-	Repos    = "repos"   // records: one per repository, its visibility and refs (JSON)
-	Commits  = "commits" // one immutable commit (JSON), named by its id
-	Blobs    = "blobs"   // the bytes of a small regular file, named by their SHA-256
-	Trees    = "trees"   // one page of a commit's file tree, named by its hash
-	Keys     = "keys"    // records: the keys the hub signs with (package hub/internal/keys)
-	GC       = "gc"      // records: what the last store gc deleted, for running hubs to forget
-	Temp     = "tmp"     // temporary objects (PutTemp); emptied at start
+	Repos    = "repos" // records: one per repository, its visibility and refs (JSON)
+	// Discussions holds records: a repository's discussion index and one
+	// record per discussion (JSON), named under the repository's uid.
+	Discussions = "discussions"
+	Commits     = "commits" // one immutable commit (JSON), named by its id
+	Blobs       = "blobs"   // the bytes of a small regular file, named by their SHA-256
+	Trees       = "trees"   // one page of a commit's file tree, named by its hash
+	Keys        = "keys"    // records: the keys the hub signs with (package hub/internal/keys)
+	GC          = "gc"      // records: what the last store gc deleted, for running hubs to forget
+	Temp        = "tmp"     // temporary objects (PutTemp); emptied at start
 )
 
 // Kinds lists every kind of object, Temp aside.
-var Kinds = []string{Xorbs, Shards, Grants, Verified, Repos, Commits, Blobs, Trees, Keys, GC}
+var Kinds = []string{Xorbs, Shards, Grants, Verified, Repos, Discussions, Commits, Blobs, Trees, Keys, GC}
 
 // Read returns object (or record) kind/name of s whole.
 func Read(s Store, kind, name string) ([]byte, error) {
