@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -414,4 +415,95 @@ func TestDiscussionsCostOnlyTheirReaders(t *testing.T) {
 	if len(d.Events) != 1000 {
 		t.Fatalf("discussion 2 has %d events, want 1000", len(d.Events))
 	}
+}
+
+// Mallory's 32 stalled uploads hold her share of the upload slots, not
+// every slot: alice's xorb and shard go in meanwhile.
+func TestUploadSlotsAreShared(t *testing.T) {
+	th := newTeam(t, hub.Config{MaxUploads: 32})
+	mtok := th.casTokenAs(malloryTok, "mallory/x", "write")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 32 {
+		conns = append(conns, stalledUpload(t, th.srv.Listener.Addr().String(), mtok))
+	}
+	for deadline := time.Now().Add(30 * time.Second); hub.UploadsReading(th.h) < 24; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("mallory's stalled uploads never started: %d being read", hub.UploadsReading(th.h))
+		}
+	}
+	f := makeFile(t, 221, 100<<10)
+	status, body, _ := th.do("POST", "/v1/xorbs/default/"+f.xorb.Hash.String(), mtok, f.xorb.Bytes)
+	wantStatus(t, "mallory's 33rd upload", status, body, http.StatusServiceUnavailable, "share")
+	atok := th.casTokenAs(aliceTok, "alice/x", "write")
+	th.putXorb(atok, f)
+	th.putShard(atok, f.shard(t, true))
+	if n := hub.UploadsReading(th.h); n != 24 {
+		t.Fatalf("%d uploads being read, want mallory's 24", n)
+	}
+}
+
+// A CAS token handed out because a repository was public reads it only
+// while it is: once private, the token is refused.
+func TestPublicTokenEndsWhenTheRepositoryTurnsPrivate(t *testing.T) {
+	th := newTeam(t, hub.Config{})
+	th.commitAs(aliceTok, "alice/x", "w.bin", randomData(231, 100<<10))
+	xet := th.xetHashAt(aliceTok, "alice/x", "w.bin")
+	mtok := th.casTokenAs(malloryTok, "alice/x", "read")
+	owner := th.casTokenAs(aliceTok, "alice/x", "read")
+	th.decode("GET", "/v1/reconstructions/"+xet, mtok, nil, 200, nil)
+	th.decode("PUT", "/api/models/alice/x/settings", aliceTok, []byte(`{"private":true}`), 200, nil)
+	status, body, _ := th.do("GET", "/v1/reconstructions/"+xet, mtok, nil)
+	wantStatus(t, "mallory's token once alice/x is private", status, body, http.StatusUnauthorized, "no longer public")
+	th.decode("GET", "/v1/reconstructions/"+xet, owner, nil, 200, nil) // alice's own token still reads
+	th.decode("GET", "/api/models/alice/x/xet-read-token/main", malloryTok, nil, 404, nil)
+}
+
+// A regular file given inline is under 10 MiB, as on the Hub: a larger
+// one goes through LFS or Xet, and one near the limit is served as the
+// store reads it.
+func TestInlineFilesAreBounded(t *testing.T) {
+	th := newTeam(t, hub.Config{})
+	big := strings.Repeat("x", 10<<20)
+	status, body, _ := th.do("POST", "/api/models/mallory/x/commit/main", malloryTok, commitBody(map[string]any{"summary": "big"}, inlineFile("big.txt", big)))
+	wantStatus(t, "a 10 MiB inline file", status, body, 400, "go through LFS or Xet")
+	near := big[:10<<20-1]
+	th.decode("POST", "/api/models/mallory/x/commit/main", malloryTok, commitBody(map[string]any{"summary": "near"}, inlineFile("near.txt", near)), 200, nil)
+	status, b, _ := th.do("GET", "/mallory/x/resolve/main/near.txt", "", nil, "Range", "bytes=5-9")
+	if status != http.StatusPartialContent || string(b) != "xxxxx" {
+		t.Fatalf("a range of near.txt: %d %q", status, b)
+	}
+	if status, b, _ = th.do("GET", "/mallory/x/resolve/main/near.txt", "", nil); status != 200 || string(b) != near {
+		t.Fatalf("near.txt: %d, %d bytes", status, len(b))
+	}
+}
+
+// Refs and paths that git could not keep apart are refused: branches
+// that differ only in case or where one would be a folder of the other,
+// and paths that differ only in case.
+func TestNamesThatCollide(t *testing.T) {
+	th := newTeam(t, hub.Config{})
+	th.commitAs(aliceTok, "alice/x", "a.txt", []byte("a"))
+	repo := "/api/models/alice/x"
+	th.decode("POST", repo+"/branch/ok", aliceTok, nil, 200, nil)
+	for _, b := range []string{"ok/nested", "Main", "OK"} {
+		status, body, _ := th.do("POST", repo+"/branch/"+url.PathEscape(b), aliceTok, nil)
+		wantStatus(t, "branch "+b, status, body, 409, "cannot stand beside")
+	}
+	th.decode("POST", repo+"/branch/deep%2Fer", aliceTok, nil, 200, nil)
+	status, body, _ := th.do("POST", repo+"/branch/deep", aliceTok, nil)
+	wantStatus(t, "branch deep beside deep/er", status, body, 409, "cannot stand beside refs/heads/deep/er")
+	th.decode("POST", repo+"/tag/main", aliceTok, []byte(`{"tag":"v1"}`), 200, nil)
+	status, body, _ = th.do("POST", repo+"/tag/main", aliceTok, []byte(`{"tag":"V1"}`))
+	wantStatus(t, "tag V1 beside v1", status, body, 409, "cannot stand beside refs/tags/v1")
+	th.decode("POST", repo+"/tag/main", aliceTok, []byte(`{"tag":"ok"}`), 200, nil) // refs/tags/ok beside refs/heads/ok, as git has them
+
+	status, body, _ = th.do("POST", repo+"/commit/main", aliceTok, commitBody(map[string]any{"summary": "A"}, inlineFile("A.TXT", "A")))
+	wantStatus(t, "A.TXT beside a.txt", status, body, 400, "differ only in case")
+	th.decode("POST", repo+"/commit/main", aliceTok, commitBody(map[string]any{"summary": "rename"},
+		map[string]any{"key": "deletedFile", "value": map[string]any{"path": "a.txt"}}, inlineFile("A.txt", "a")), 200, nil)
 }

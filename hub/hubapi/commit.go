@@ -50,6 +50,9 @@ func inlineOp(p, content, encoding string) (commitOp, error) {
 	default:
 		return commitOp{}, fmt.Errorf("%s: unknown encoding %q (want base64)", p, encoding)
 	}
+	if len(b) >= regularLimit {
+		return commitOp{}, fmt.Errorf("%s: a file of %d bytes given inline; files of %d bytes or more go through LFS or Xet, as preupload says", p, len(b), regularLimit)
+	}
 	return commitOp{kind: "file", path: p, content: b}, nil
 }
 
@@ -66,7 +69,10 @@ func readCommit(body io.Reader) (commitHeader, []commitOp, error) {
 	var hdr commitHeader
 	var ops []commitOp
 	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 64<<10), MaxCommitSize)
+	// A line holds at most one inline file, under regularLimit: base64
+	// takes 4/3 of it, and JSON's escapes of text up to 6 bytes a byte
+	// (\u0000) in a file no one would send that way.
+	sc.Buffer(make([]byte, 64<<10), 3*regularLimit)
 	line := 0
 	seenHeader := false
 	for sc.Scan() {

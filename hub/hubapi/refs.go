@@ -40,6 +40,54 @@ func (h *Server) checkRefName(w http.ResponseWriter, kind, name string) bool {
 	return true
 }
 
+// fullRef is a ref's name as git knows it: refs/heads/ before a branch,
+// refs/tags/ before a tag; refs kept among the branches that are not
+// branches (refs/pr/N) have theirs.
+func fullRef(kind, name string) string {
+	switch {
+	case strings.HasPrefix(name, "refs/"):
+		return name
+	case kind == "tag":
+		return "refs/tags/" + name
+	}
+	return "refs/heads/" + name
+}
+
+// refCollision names the ref of st that a new ref of that kind and name
+// could not stand beside in a git repository, or "": one that differs
+// from it in case alone (a checkout on a case-insensitive file system has
+// one file for both), or one inside which it would be a folder, or the
+// reverse (git keeps refs as files: ok and ok/nested cannot both be).
+func refCollision(st *repoState, kind, name string) string {
+	full := strings.ToLower(fullRef(kind, name))
+	check := func(k, n string) bool {
+		other := strings.ToLower(fullRef(k, n))
+		return other == full || strings.HasPrefix(other, full+"/") || strings.HasPrefix(full, other+"/")
+	}
+	for b := range st.Branches {
+		if check("branch", b) {
+			return fullRef("branch", b)
+		}
+	}
+	for t := range st.Tags {
+		if check("tag", t) {
+			return fullRef("tag", t)
+		}
+	}
+	return ""
+}
+
+// collides answers 409 and reports true when a new ref of that kind and
+// name collides with one of st (refCollision).
+func (h *Server) collides(w http.ResponseWriter, st *repoState, kind, name string) bool {
+	other := refCollision(st, kind, name)
+	if other == "" {
+		return false
+	}
+	h.ans.Fail(w, http.StatusConflict, "%s %s cannot stand beside %s: git keeps refs as files, which may differ in more than case and may not be both a file and a folder", kind, name, other)
+	return true
+}
+
 // changeRefs checks that r may write to its repo, then changes the repo's
 // record (changeRepo) and answers 200.
 func (h *Server) changeRefs(w http.ResponseWriter, r *http.Request, change func(id repoID, st *repoState) bool) {
@@ -104,7 +152,7 @@ func (h *Server) handleCreateBranch(w http.ResponseWriter, r *http.Request) {
 			h.ans.Fail(w, http.StatusConflict, "Reference already exists: branch %s of %s %s", branch, id.typ, id.id())
 			return false
 		}
-		if !h.checkRefName(w, "branch", branch) {
+		if !h.checkRefName(w, "branch", branch) || h.collides(w, st, "branch", branch) {
 			return false
 		}
 		cid, _, err := h.resolveRev(st, id, from)
@@ -151,6 +199,9 @@ func (h *Server) handleCreateTag(w http.ResponseWriter, r *http.Request) {
 		}
 		if _, ok := st.Tags[req.Tag]; ok {
 			h.ans.Fail(w, http.StatusConflict, "Reference already exists: tag %s of %s %s (a tag never moves)", req.Tag, id.typ, id.id())
+			return false
+		}
+		if h.collides(w, st, "tag", req.Tag) {
 			return false
 		}
 		cid, _, err := h.resolveRev(st, id, rev)

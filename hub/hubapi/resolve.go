@@ -1,7 +1,6 @@
 package hubapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,12 +41,14 @@ func (h *Server) handleResolve(w http.ResponseWriter, r *http.Request, wr webRou
 	hd.Set("Content-Type", "application/octet-stream")
 	if e.Xet == "" {
 		hd.Set("ETag", `"`+e.GitOID+`"`)
-		b, err := store.Read(h.store, store.Blobs, e.SHA256)
+		// Served from the store as it is read, whatever its size.
+		o, err := h.store.Open(store.Blobs, e.SHA256)
 		if err != nil {
 			h.ans.FailStore(w, "file", err)
 			return
 		}
-		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
+		defer o.Close()
+		http.ServeContent(w, r, "", time.Time{}, io.NewSectionReader(o, 0, o.Size()))
 		return
 	}
 	base := h.cfg.BaseURL(r)

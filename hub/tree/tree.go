@@ -25,6 +25,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ID names a page: the SHA-256 of its bytes. The zero ID is the empty tree.
@@ -102,6 +104,11 @@ var ErrNotFound = errors.New("no such file or folder")
 // ErrConflict is returned (wrapped in a *PathError) for a file where a
 // folder is, or a folder where a file is: no git tree holds both.
 var ErrConflict = errors.New("a file and a folder cannot share a path")
+
+// ErrCaseConflict is returned (wrapped in a *PathError) for a new name in
+// a folder that holds one differing from it in case alone: a checkout on
+// a case-insensitive file system (Windows, macOS) has one file for both.
+var ErrCaseConflict = errors.New("a folder cannot hold two names that differ only in case")
 
 // PathError is a change the tree refuses.
 type PathError struct {
@@ -338,6 +345,7 @@ func (w *writer) update(root ID, dir string, changes []relChange, commit CommitI
 			li, pos = li+1, 0
 		}
 	}
+	var added []string // names the folder did not hold
 	for _, name := range names {
 		keep(name)
 		var was *Entry
@@ -353,11 +361,76 @@ func (w *writer) update(root ID, dir string, changes []relChange, commit CommitI
 		}
 		if ok {
 			fresh = append(fresh, e)
+			if was == nil {
+				added = append(added, name)
+			}
 		}
 	}
 	keep("")
 	flush()
+	if err := caseConflict(out, dir, added); err != nil {
+		return ID{}, err
+	}
 	return w.pages(out, old)
+}
+
+// caseConflict returns the *PathError of a name among added that differs
+// only in case from another name of the folder dir, whose entries are
+// entries; names already there are not judged (a folder from before this
+// rule may hold such pairs).
+func caseConflict(entries entrySeq, dir string, added []string) error {
+	if len(added) == 0 {
+		return nil
+	}
+	isNew := make(map[string]bool, len(added))
+	folded := make(map[string]string, len(added))
+	for _, n := range added {
+		isNew[n] = true
+		folded[foldName(n)] = n
+	}
+	for _, seg := range entries {
+		for _, e := range seg {
+			if n, ok := folded[foldName(e.Name)]; ok && n != e.Name {
+				if !isNew[e.Name] || e.Name < n {
+					return &PathError{join(dir, n), fmt.Errorf("%w (%s is there)", ErrCaseConflict, join(dir, e.Name))}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// foldName is name with each letter replaced by one letter of those equal
+// to it without case (its unicode.SimpleFold orbit): the lower-case ASCII
+// letter where the orbit has one, else the least. Two names fold alike
+// exactly when strings.EqualFold says they are one; a name without upper
+// case in ASCII is its own fold, without a copy.
+func foldName(name string) string {
+	plain := true
+	for i := 0; i < len(name) && plain; i++ {
+		c := name[i]
+		plain = c < utf8.RuneSelf && !('A' <= c && c <= 'Z')
+	}
+	if plain {
+		return name
+	}
+	out := make([]rune, 0, len(name))
+	for _, r := range name {
+		pick := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			switch {
+			case 'a' <= f && f <= 'z':
+				pick = f
+			case !('a' <= pick && pick <= 'z'):
+				pick = min(pick, f)
+			}
+		}
+		if 'a' <= r && r <= 'z' {
+			pick = r
+		}
+		out = append(out, pick)
+	}
+	return string(out)
 }
 
 // entrySeq is a folder's entries in order, as consecutive segments.

@@ -364,3 +364,55 @@ func FuzzDecodePage(f *testing.F) {
 		}
 	})
 }
+
+// Names fold alike exactly when strings.EqualFold says they are one.
+func TestFoldName(t *testing.T) {
+	names := []string{"a.txt", "A.TXT", "A.txt", "k", "K", "\u212a", "s", "S", "\u017f", "σ", "Σ", "ς", "ı", "i", "I", "İ", "café", "CAFÉ", "straße", "STRASSE", "日本"}
+	for _, a := range names {
+		for _, b := range names {
+			if got, want := foldName(a) == foldName(b), strings.EqualFold(a, b); got != want {
+				t.Errorf("%q and %q: fold alike %v, EqualFold %v", a, b, got, want)
+			}
+		}
+		if a == strings.ToLower(a) && isASCII(a) && foldName(a) != a {
+			t.Errorf("lower-case ASCII %q folds to %q", a, foldName(a))
+		}
+	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// A new name that differs from one of its folder's only in case is
+// refused; the same change of case by a rename (delete and put in one
+// commit) is not, nor are pairs a folder already held.
+func TestCaseConflicts(t *testing.T) {
+	tr := New(newMemStore(), 1<<20)
+	put := func(p string) Change { return Change{Op: PutFile, Path: p, File: fileOf(p)} }
+	root, err := tr.Apply(ID{}, []Change{put("a.txt"), put("dir/x.bin")}, commitN(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][]Change{
+		{put("A.TXT")},
+		{put("Dir/y.bin")},
+		{put("dir/X.BIN")},
+		{put("new.txt"), put("NEW.txt")},
+	} {
+		if _, err := tr.Apply(root, c, commitN(2)); !errors.Is(err, ErrCaseConflict) {
+			t.Errorf("%v: %v, want ErrCaseConflict", c, err)
+		}
+	}
+	if _, err := tr.Apply(root, []Change{{Op: DeleteFile, Path: "a.txt"}, put("A.txt")}, commitN(3)); err != nil {
+		t.Errorf("rename a.txt to A.txt: %v", err)
+	}
+	if _, err := tr.Apply(root, []Change{put("a.txt"), put("b.txt")}, commitN(4)); err != nil {
+		t.Errorf("replace a.txt, add b.txt: %v", err)
+	}
+}
