@@ -148,7 +148,9 @@ func readCommit(body io.Reader) (commitHeader, []commitOp, error) {
 			return hdr, nil, fmt.Errorf("line %d: unknown operation %q (want lfsFile, file, deletedFile or deletedFolder)", line, rec.Key)
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return hdr, nil, fmt.Errorf("line %d is longer than %d bytes: a file given inline is under %d bytes; larger ones go through LFS or Xet", line+1, 3*regularLimit, regularLimit)
+	} else if err != nil {
 		return hdr, nil, fmt.Errorf("line %d: %v", line+1, err)
 	}
 	if !seenHeader {
