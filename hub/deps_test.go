@@ -43,3 +43,23 @@ func TestHubLayerImportsNoCASLayer(t *testing.T) {
 		}
 	}
 }
+
+// The repository service knows nothing of HTTP, and nothing of the CAS
+// layer but its interface: every front (the Hub API, git, the pages) is
+// a front on it.
+func TestRepositoryServiceImportsNoHTTP(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "./repos").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 20 {
+		t.Fatalf("go list gave %d packages: %q", len(deps), deps)
+	}
+	for _, p := range deps {
+		switch p {
+		case "net/http", "github.com/xetkit/xetkit/hub/hubapi", "github.com/xetkit/xetkit/hub/casserver":
+			t.Errorf("the repository service imports %s", p)
+		}
+	}
+}

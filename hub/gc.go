@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub/casserver"
-	"github.com/xetkit/xetkit/hub/hubapi"
 	"github.com/xetkit/xetkit/hub/internal/sweep"
+	"github.com/xetkit/xetkit/hub/repos"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
 )
@@ -138,9 +138,9 @@ func (rep *GCReport) candidates() int {
 // sweepAndDelete is the part of GC that runs in sweep sw: its last look at
 // the store (the records rewritten, then the refs, shards, grants and
 // commits read again), then the deletes; count hears how many were done.
-func sweepAndDelete(st store.Collectable, sw *sweep.Sweep, col *casserver.Collection, reached *hubapi.Reached, damage []hubapi.Damage,
+func sweepAndDelete(st store.Collectable, sw *sweep.Sweep, col *casserver.Collection, reached *repos.Reached, damage []repos.Damage,
 	old func(kind, name string) bool, count func(int)) (*GCReport, error) {
-	if err := hubapi.StampRepos(st, sw.Gen()); err != nil {
+	if err := repos.StampRepos(st, sw.Gen()); err != nil {
 		return nil, fmt.Errorf("gc: %w", err)
 	}
 	if err := col.Rescan(); err != nil {
@@ -177,8 +177,8 @@ func sweepAndDelete(st store.Collectable, sw *sweep.Sweep, col *casserver.Collec
 // reachAll adds to reached (nil: none yet) what the refs reach and what
 // the commits not old (written within the grace period, or since the
 // listing) reach.
-func reachAll(st store.Collectable, reached *hubapi.Reached, old func(kind, name string) bool) (*hubapi.Reached, []hubapi.Damage, error) {
-	reached, damage, err := hubapi.Reach(st, reached)
+func reachAll(st store.Collectable, reached *repos.Reached, old func(kind, name string) bool) (*repos.Reached, []repos.Damage, error) {
+	reached, damage, err := repos.Reach(st, reached)
 	if err != nil {
 		return nil, nil, fmt.Errorf("gc: %w", err)
 	}
@@ -192,12 +192,12 @@ func reachAll(st store.Collectable, reached *hubapi.Reached, old func(kind, name
 			young = append(young, n)
 		}
 	}
-	return reached, append(damage, hubapi.ReachFrom(st, reached, young)...), nil
+	return reached, append(damage, repos.ReachFrom(st, reached, young)...), nil
 }
 
 // report is what gc found: the old objects nothing reached reaches, and
 // the damage.
-func report(st store.Collectable, col *casserver.Collection, reached *hubapi.Reached, damage []hubapi.Damage,
+func report(st store.Collectable, col *casserver.Collection, reached *repos.Reached, damage []repos.Damage,
 	written map[string]map[string]time.Time, old func(kind, name string) bool) *GCReport {
 	rep := &GCReport{Unreachable: col.Doomed(reached.Files), Problems: col.Problems}
 	for _, d := range damage {

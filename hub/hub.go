@@ -1,10 +1,11 @@
 // Package hub is xetkit serve's local Xet hub: a CAS layer (package
-// casserver: shared/reference/cas.openapi.yaml) and a Hub layer above it
-// (package hubapi: shared/reference/hub-api.md), each over the one
-// store.Store, the Hub layer reaching the CAS layer only through its CAS
-// interface, so @huggingface/hub and huggingface_hub work against it
-// unmodified. This package wires them together behind one http.Handler:
-// CORS, fault injection, the base URL answers are built on, counters.
+// casserver: shared/reference/cas.openapi.yaml), the repository service
+// above it (package repos) and its fronts (package hubapi, the Hub API of
+// shared/reference/hub-api.md), each over the one store.Store, the layers
+// above reaching the CAS layer only through casapi.CAS, so
+// @huggingface/hub and huggingface_hub work against it unmodified. This
+// package wires them together behind one http.Handler: CORS, fault
+// injection, the base URL answers are built on, counters.
 package hub
 
 import (
@@ -21,6 +22,7 @@ import (
 	"github.com/xetkit/xetkit/hub/hubapi"
 	"github.com/xetkit/xetkit/hub/internal/httpx"
 	"github.com/xetkit/xetkit/hub/internal/keys"
+	"github.com/xetkit/xetkit/hub/repos"
 	"github.com/xetkit/xetkit/hub/store"
 )
 
@@ -61,9 +63,9 @@ type Config struct {
 	// read CAS tokens (its write-token requests get 403).
 	ReadUserToken string
 	// Users, if set, are the hub's people: users, organisations and their
-	// tokens (see hubapi.Users, ParseUsers). UserToken, if also set, is
+	// tokens (see repos.Users, ParseUsers). UserToken, if also set, is
 	// then the token of an administrator who owns every namespace.
-	Users *hubapi.Users
+	Users *repos.Users
 	// TokenTTL is how long a CAS token lives (default 1 hour).
 	TokenTTL time.Duration
 	// URLTTL is how long a signed xorb URL lives (default 15 minutes).
@@ -123,6 +125,7 @@ type Hub struct {
 	cfg    Config
 	store  *store.Hooked
 	cas    *casserver.Server
+	repos  *repos.Service
 	api    *hubapi.Server
 	mux    *http.ServeMux
 	ans    httpx.Answer
@@ -202,14 +205,13 @@ func New(cfg Config) (*Hub, error) {
 		Ingest: cfg.Ingest, Presign: presign,
 		// Asked when a token issued for a public repository is used; h.api
 		// is set before the hub serves anything.
-		StillPublic: func(repo string) bool { return h.api.Public(repo) },
+		StillPublic: func(repo string) bool { return h.repos.Public(repo) },
 	}); err != nil {
 		return nil, err
 	}
-	h.api = hubapi.New(hubapi.Config{
-		Base: base, CAS: h.cas,
-		UserToken: cfg.UserToken, ReadUserToken: cfg.ReadUserToken, Users: cfg.Users, TreePageSize: cfg.TreePageSize, LFSPartSize: cfg.LFSPartSize,
-	})
+	h.repos = repos.New(repos.Config{Store: h.store, CAS: h.cas, Now: cfg.Now,
+		UserToken: cfg.UserToken, ReadUserToken: cfg.ReadUserToken, Users: cfg.Users})
+	h.api = hubapi.New(hubapi.Config{Base: base, Repos: h.repos, CAS: h.cas, TreePageSize: cfg.TreePageSize, LFSPartSize: cfg.LFSPartSize})
 	h.routes()
 	return h, nil
 }
@@ -384,7 +386,7 @@ func Check(st store.Store) ([]Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	reached, damage, err := hubapi.Reach(st, nil)
+	reached, damage, err := repos.Reach(st, nil)
 	if err != nil {
 		return nil, err
 	}

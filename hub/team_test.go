@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/xetkit/xetkit/hub"
-	"github.com/xetkit/xetkit/hub/hubapi"
+	"github.com/xetkit/xetkit/hub/repos"
 )
 
 // decode reads a JSON answer of status want, or fails the test.
@@ -210,7 +210,7 @@ func TestTeamRoutesOnTheStore(t *testing.T) {
 // organisation's private repo, a member writes it.
 func TestPeople(t *testing.T) {
 	sum := func(tok string) string { s := sha256.Sum256([]byte(tok)); return hex.EncodeToString(s[:]) }
-	users, err := hubapi.ParseUsers([]byte(`{"users": [
+	users, err := repos.ParseUsers([]byte(`{"users": [
 		{"name": "alice", "tokens": [{"sha256": "` + sum("hf_alice") + `", "role": "write"}, {"sha256": "` + sum("hf_alice_r") + `", "role": "read"}]},
 		{"name": "bob", "tokens": [{"sha256": "` + sum("hf_bob") + `", "role": "write"}]},
 		{"name": "carol", "tokens": [{"sha256": "` + sum("hf_carol") + `", "role": "write"}]}],

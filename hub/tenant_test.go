@@ -18,7 +18,7 @@ import (
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
-	"github.com/xetkit/xetkit/hub/hubapi"
+	"github.com/xetkit/xetkit/hub/repos"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hubclient"
 	"github.com/xetkit/xetkit/pipeline"
@@ -44,7 +44,7 @@ const (
 func newTeam(t *testing.T, cfg hub.Config) *testHub {
 	t.Helper()
 	sum := func(tok string) string { s := sha256.Sum256([]byte(tok)); return hex.EncodeToString(s[:]) }
-	users, err := hubapi.ParseUsers([]byte(`{"users": [
+	users, err := repos.ParseUsers([]byte(`{"users": [
 		{"name": "alice", "tokens": [{"sha256": "` + sum(aliceTok) + `", "role": "write"}, {"sha256": "` + sum(aliceReadTok) + `", "role": "read"}]},
 		{"name": "bob", "tokens": [{"sha256": "` + sum(bobTok) + `", "role": "write"}]},
 		{"name": "mallory", "tokens": [{"sha256": "` + sum(malloryTok) + `", "role": "write"}]}],

@@ -25,7 +25,7 @@ import (
 
 	"github.com/xetkit/xetkit"
 	"github.com/xetkit/xetkit/hub"
-	"github.com/xetkit/xetkit/hub/hubapi"
+	"github.com/xetkit/xetkit/hub/repos"
 	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/ingest"
 )
@@ -231,13 +231,13 @@ func hubHandler(ctx context.Context, o serveOptions) (*hub.Hub, error) {
 	if err != nil {
 		return nil, usagef("--faults: %v", err)
 	}
-	var users *hubapi.Users
+	var users *repos.Users
 	if o.users != "" {
 		b, err := os.ReadFile(o.users)
 		if err != nil {
 			return nil, usagef("--users: %v", err)
 		}
-		if users, err = hubapi.ParseUsers(b); err != nil {
+		if users, err = repos.ParseUsers(b); err != nil {
 			return nil, usagef("--users %s: %v", o.users, err)
 		}
 	}

@@ -48,32 +48,26 @@ func (h *Server) handleCommits(w http.ResponseWriter, r *http.Request) {
 	for _, v := range r.URL.Query()["expand[]"] {
 		withFormatted = withFormatted || v == "formatted"
 	}
-	page := make([]historyEntry, 0, commitsPageSize)
-	cid, c := rv.cid, rv.c
-	for cid != "" && len(page) < commitsPageSize {
-		author := c.Author
-		if author == "" {
-			author = userName // commits from before users were kept
-		}
-		e := historyEntry{ID: cid, Title: c.Title, Message: c.Message, Authors: []historyAuthor{{author}}, Date: c.Date.UTC().Format(time.RFC3339)}
+	history, next, err := h.repos.History(rv, commitsPageSize)
+	if err != nil {
+		h.fail(w, r, "history", err)
+		return
+	}
+	page := make([]historyEntry, 0, len(history))
+	for _, he := range history {
+		c := he.Commit
+		e := historyEntry{ID: he.ID, Title: c.Title, Message: c.Message, Authors: []historyAuthor{{he.Author}}, Date: c.Date.UTC().Format(time.RFC3339)}
 		if withFormatted {
 			e.Formatted = &formatted{html.EscapeString(c.Title), html.EscapeString(c.Message)}
 		}
 		page = append(page, e)
-		if cid = c.Parent; cid != "" {
-			var err error
-			if c, err = h.commit(cid); err != nil {
-				h.ans.FailStore(w, "commit "+cid, err)
-				return
-			}
-		}
 	}
-	if cid != "" {
-		next := fmt.Sprintf("%s/api/%ss/%s/commits/%s", h.cfg.BaseURL(r), rv.id.typ, rv.id.id(), url.PathEscape(cid))
+	if next != "" {
+		link := fmt.Sprintf("%s/api/%ss/%s/commits/%s", h.cfg.BaseURL(r), rv.ID.Type, rv.ID, url.PathEscape(next))
 		if q := r.URL.RawQuery; q != "" {
-			next += "?" + q
+			link += "?" + q
 		}
-		w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next"`, next))
+		w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next"`, link))
 	}
 	httpx.WriteJSON(w, http.StatusOK, page)
 }

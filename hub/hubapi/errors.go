@@ -8,14 +8,47 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/xetkit/xetkit/hub/repos"
 )
 
-// Error codes a Hub client branches on (the X-Error-Code header).
-const (
-	codeRepoNotFound     = "RepoNotFound"
-	codeRevisionNotFound = "RevisionNotFound"
-	codeEntryNotFound    = "EntryNotFound"
-)
+// statusOf maps the repository service's kinds of refusal to statuses:
+// the one place the Hub API decides them.
+var statusOf = map[repos.Kind]int{
+	repos.Invalid:      http.StatusBadRequest,
+	repos.Unauthorized: http.StatusUnauthorized,
+	repos.Forbidden:    http.StatusForbidden,
+	repos.NotFound:     http.StatusNotFound,
+	repos.Conflict:     http.StatusConflict,
+	repos.Precondition: http.StatusPreconditionFailed,
+	repos.TooMany:      http.StatusTooManyRequests,
+}
+
+// fail answers err of request r: a refusal of the repository service with
+// its status (and X-Error-Code), anything else as a failure of the store
+// while doing what. A repository not found by a caller without a token
+// is 401, since it may be private.
+func (h *Server) fail(w http.ResponseWriter, r *http.Request, what string, err error) {
+	e := repos.As(err)
+	if e == nil {
+		h.ans.FailStore(w, what, err)
+		return
+	}
+	status := statusOf[e.Kind]
+	msg := e.Msg
+	switch {
+	case e.Kind == repos.Unauthorized:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-hub"`)
+		msg = "missing Authorization: Bearer <user token>: " + msg
+	case e.Code == repos.CodeRepoNotFound && h.user(r) == nil:
+		status, msg = http.StatusUnauthorized, msg+" (or private: pass a user token)"
+	}
+	if e.Code != "" && e.Kind == repos.NotFound {
+		h.ans.FailCode(w, status, e.Code, "%s", msg)
+		return
+	}
+	h.ans.Fail(w, status, "%s", msg)
+}
 
 // The most of a body each route reads (more is 400): what its longest
 // honest request needs.
@@ -31,10 +64,10 @@ const (
 	maxRepoBody = 32 << 20
 	// maxCardBody: validate-yaml's model card (a README committed inline),
 	// and maxAnonymousCardBody the same from a caller without a token.
-	maxCardBody          = 2 * regularLimit
+	maxCardBody          = 2 * repos.RegularLimit
 	maxAnonymousCardBody = 1 << 20
 	// maxDiscussionBody: a discussion's title, description or comment,
-	// JSON-escaped (each text is at most maxDiscussionText).
+	// JSON-escaped (each text is bounded by the service).
 	maxDiscussionBody = 256 << 10
 )
 
@@ -95,23 +128,38 @@ func (h *Server) tooManyFiles(w http.ResponseWriter, n int, call string) bool {
 	return true
 }
 
-// failNoBranch answers 404 RevisionNotFound for a branch id lacks; why,
-// if not empty, is added to the message.
-func (h *Server) failNoBranch(w http.ResponseWriter, id repoID, branch, why string) {
-	h.ans.FailCode(w, http.StatusNotFound, codeRevisionNotFound, "branch %q not found in %s %s%s", branch, id.typ, id.id(), why)
+// apiRepo reads the repo of an /api/{type}s/{ns}/{name}/… route, or
+// answers 404 (an unknown type) or 400.
+func (h *Server) apiRepo(w http.ResponseWriter, r *http.Request) (repos.ID, bool) {
+	typ := r.PathValue("type")
+	if _, ok := repos.TypeOf(typ); !ok || !strings.HasSuffix(typ, "s") {
+		h.ans.Fail(w, http.StatusNotFound, "no such endpoint %s: unknown repository type %q (want models, datasets or spaces)", r.URL.Path, typ)
+		return repos.ID{}, false
+	}
+	id, err := repos.ParseID(typ, r.PathValue("ns"), r.PathValue("name"))
+	if err != nil {
+		h.fail(w, r, "repository", err)
+		return repos.ID{}, false
+	}
+	return id, true
 }
 
-// failMiss answers errNoRepo, errNoRevision or errNoEntry with their 404
-// and code, and anything else as a store failure.
-func (h *Server) failMiss(w http.ResponseWriter, id repoID, what string, err error) {
-	switch {
-	case errors.Is(err, errNoRepo):
-		h.ans.FailCode(w, http.StatusNotFound, codeRepoNotFound, "%s repository %s not found", id.typ, id.id())
-	case errors.Is(err, errNoRevision):
-		h.ans.FailCode(w, http.StatusNotFound, codeRevisionNotFound, "%s: revision not found in %s %s", what, id.typ, id.id())
-	case errors.Is(err, errNoEntry):
-		h.ans.FailCode(w, http.StatusNotFound, codeEntryNotFound, "%s: no such file in %s %s", what, id.typ, id.id())
-	default:
-		h.ans.FailStore(w, what, err)
+// apiRevision reads the repository and revision of an
+// /api/{type}s/{ns}/{name}/… route ({rev}; the default branch when the
+// route has none) for the caller, or answers why not.
+func (h *Server) apiRevision(w http.ResponseWriter, r *http.Request) (*repos.Revision, bool) {
+	id, ok := h.apiRepo(w, r)
+	if !ok {
+		return nil, false
 	}
+	u, ok := h.caller(w, r)
+	if !ok {
+		return nil, false
+	}
+	rv, err := h.repos.Revision(u, id, r.PathValue("rev"))
+	if err != nil {
+		h.fail(w, r, "repository", err)
+		return nil, false
+	}
+	return rv, true
 }

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/xetkit/xetkit/hub/internal/casapi"
 	"github.com/xetkit/xetkit/hub/internal/httpx"
 	"github.com/xetkit/xetkit/hub/store"
 )
@@ -52,7 +51,7 @@ const maxLFSParts = 10000
 // lfsObject is one object of an LFS transfer, as its signed URL names it.
 type lfsObject struct {
 	op   string // "object", "part", "complete" or "verify"
-	repo string // repoID.key()
+	repo string // repos.ID.Key()
 	oid  string // SHA-256, lowercase hex
 	size int64
 	part int // 1-based, for "part"
@@ -192,7 +191,7 @@ func (h *Server) handleLFS(w http.ResponseWriter, r *http.Request) {
 		}
 		h.completeLFS(w, r, o)
 	case o.op == "verify" && r.Method == http.MethodPost:
-		if _, _, err := h.fileBySHA(casapi.Lookup{Repo: o.repo}, o.oid, o.size); err != nil {
+		if err := h.repos.LFSUploaded(o.repo, o.oid, o.size); err != nil {
 			h.ans.Fail(w, http.StatusNotFound, "object %s of %d bytes is not stored: %v", o.oid, o.size, err)
 			return
 		}
@@ -212,7 +211,7 @@ func (h *Server) receivePart(w http.ResponseWriter, r *http.Request, o lfsObject
 		return false
 	}
 	sum := sha256.New()
-	n, err := h.store.PutTemp(partName(o, i), io.TeeReader(io.LimitReader(r.Body, want+1), sum), want)
+	n, err := h.cfg.Store.PutTemp(partName(o, i), io.TeeReader(io.LimitReader(r.Body, want+1), sum), want)
 	if err != nil {
 		var short *store.SizeError
 		if errors.As(err, &short) {
@@ -236,13 +235,13 @@ func (h *Server) completeLFS(w http.ResponseWriter, r *http.Request, o lfsObject
 	parts := h.lfsParts(o.size)
 	defer func() {
 		for i := 1; i <= parts; i++ {
-			h.store.RemoveTemp(partName(o, i))
+			h.cfg.Store.RemoveTemp(partName(o, i))
 		}
 	}()
 	open := func() (io.Reader, error) {
 		readers := make([]io.Reader, 0, parts)
 		for i := 1; i <= parts; i++ {
-			f, err := h.store.OpenTemp(partName(o, i))
+			f, err := h.cfg.Store.OpenTemp(partName(o, i))
 			if err != nil {
 				return nil, fmt.Errorf("part %d of %d has not been uploaded", i, parts)
 			}

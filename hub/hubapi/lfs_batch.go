@@ -2,13 +2,12 @@ package hubapi
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
-	"github.com/xetkit/xetkit/hub/internal/casapi"
 	"github.com/xetkit/xetkit/hub/internal/httpx"
+	"github.com/xetkit/xetkit/hub/repos"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -17,8 +16,16 @@ import (
 // gets it (its href is the write-token route); one that offers only basic
 // or multipart gets signed URLs to PUT the bytes to, and the hub turns
 // them into Xet itself (see lfs.go).
-func (h *Server) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repoID) {
-	if !h.writer(w, r, id.ns) || !h.ensureRepo(w, r, id) {
+func (h *Server) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repos.ID) {
+	u, ok := h.signedIn(w, r, "an LFS upload", true)
+	if !ok {
+		return
+	}
+	// A write token of the repository, which also makes it if it is not
+	// there (the local hub's convenience).
+	tok, exp, err := h.repos.CASToken(u, id, true)
+	if err != nil {
+		h.fail(w, r, "LFS batch", err)
 		return
 	}
 	var req struct {
@@ -55,9 +62,7 @@ func (h *Server) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repoI
 		return
 	}
 	base := h.cfg.BaseURL(r)
-	exp, tok := h.casToken(roleWrite, id, r)
-	user := h.author(r)
-	href := fmt.Sprintf("%s/api/%ss/%s/xet-write-token/main", base, id.typ, id.id())
+	href := fmt.Sprintf("%s/api/%ss/%s/xet-write-token/main", base, id.Type, id)
 	type lfsError struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
@@ -78,12 +83,8 @@ func (h *Server) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repoI
 		case o.Size < 0:
 			ob.Error = &lfsError{http.StatusUnprocessableEntity, fmt.Sprintf("negative size %d", o.Size)}
 		default:
-			// Stored already (the caller's own upload to this repo, or a
-			// file of it whose bytes the hub hashed): no action. Anything
-			// else is sent again, so the answer tells nothing of other
-			// repositories' files.
-			if _, _, err := h.fileBySHA(casapi.Lookup{Repo: id.key(), User: user, Own: true}, o.OID, o.Size); err == nil {
-				break
+			if h.repos.LFSStored(u, id, o.OID, o.Size) {
+				break // no action
 			}
 			if transfer == "xet" {
 				ob.Actions = map[string]lfsAction{"upload": {Href: href, Header: map[string]string{
@@ -91,7 +92,7 @@ func (h *Server) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repoI
 				}}}
 				break
 			}
-			if ob.Actions, err = h.lfsUploadActions(base, id.key(), o.OID, o.Size, transfer == "multipart"); err != nil {
+			if ob.Actions, err = h.lfsUploadActions(base, id.Key(), o.OID, o.Size, transfer == "multipart"); err != nil {
 				ob.Error = &lfsError{http.StatusUnprocessableEntity, err.Error()}
 			}
 		}
@@ -103,46 +104,15 @@ func (h *Server) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repoI
 	w.Write(append(b, '\n'))
 }
 
-// fileBySHA finds the xet file of q (its SHA256 set from oid, in hex) and
-// returns it with its size, which must be size unless size is negative (a
-// copy names the content by its SHA-256 alone).
-func (h *Server) fileBySHA(q casapi.Lookup, oid string, size int64) (xethash.Hash, int64, error) {
-	sha, err := xethash.Parse(oid)
-	if err != nil || sha.String() != oid {
-		return xethash.Hash{}, 0, fmt.Errorf("oid %q is not a SHA-256 in lowercase hex", oid)
-	}
-	q.SHA256 = sha
-	f, stored, err := h.cas.FileBySHA256(q)
-	if errors.Is(err, casapi.ErrNoFile) {
-		return xethash.Hash{}, 0, fmt.Errorf("no file with SHA-256 %s was uploaded to %s (upload it first; a file of another repository is copied through lfs-files/duplicate)", oid, q.Repo)
-	}
-	if err != nil {
-		return xethash.Hash{}, 0, err
-	}
-	if size >= 0 && stored != size {
-		return xethash.Hash{}, 0, fmt.Errorf("the file with SHA-256 %s has %d bytes, not %d", oid, stored, size)
-	}
-	return f, stored, nil
-}
-
 // handleLFSDuplicate answers POST /api/{type}s/{ns}/{name}/lfs-files/duplicate,
 // which huggingface_hub calls on the source repo before a commit that
 // copies files from it into another repo: {"target": {"type", "name"},
-// "files": [{"xetHash", "sha256", "filename"}]}. The caller must read the
-// source and write the target. Files live in the hub's one
-// content-addressed store, so nothing needs copying: each file must be one
-// the source holds whose bytes have that SHA-256 (the hub hashes them if
-// it has not yet), and the target may then read it; "failed" lists the
-// others, saying nothing of files the source does not hold.
+// "files": [{"xetHash", "sha256", "filename"}]}. Files live in the hub's
+// one content-addressed store, so nothing is copied (repos.DuplicateLFS);
+// "failed" lists the files that could not be.
 func (h *Server) handleLFSDuplicate(w http.ResponseWriter, r *http.Request) {
 	src, ok := h.apiRepo(w, r)
 	if !ok {
-		return
-	}
-	if _, ok := h.reader(w, r, src); !ok {
-		return
-	}
-	if _, ok := h.signedIn(w, r, "lfs-files/duplicate", true); !ok {
 		return
 	}
 	var req struct {
@@ -159,16 +129,23 @@ func (h *Server) handleLFSDuplicate(w http.ResponseWriter, r *http.Request) {
 	if !h.decodeBody(w, r, maxListBody, "lfs-files/duplicate", &req) || h.tooManyFiles(w, len(req.Files), "duplicate") {
 		return
 	}
+	u := h.user(r)
 	ns, name, found := strings.Cut(req.Target.Name, "/")
 	if !found {
-		ns, name = h.author(r), req.Target.Name
+		ns, name = nameOf(u), req.Target.Name
 	}
-	dst, err := parseRepoID(req.Target.Type, ns, name)
+	dst, err := repos.ParseID(req.Target.Type, ns, name)
 	if err != nil {
 		h.ans.Fail(w, http.StatusBadRequest, "target: %v", err)
 		return
 	}
-	if _, ok := h.reader(w, r, dst); !ok || !h.writer(w, r, dst.ns) {
+	files := make([]repos.LFSCopy, len(req.Files))
+	for i, f := range req.Files {
+		files[i] = repos.LFSCopy{XetHash: f.XetHash, SHA256: f.SHA256}
+	}
+	bad, err := h.repos.DuplicateLFS(u, src, dst, files)
+	if err != nil {
+		h.fail(w, r, "lfs-files/duplicate", err)
 		return
 	}
 	type failure struct {
@@ -177,22 +154,9 @@ func (h *Server) handleLFSDuplicate(w http.ResponseWriter, r *http.Request) {
 	}
 	failed := []failure{}
 	for _, f := range req.Files {
-		sha, err := xethash.Parse(f.SHA256)
-		var xet xethash.Hash
-		if err == nil && sha.String() == f.SHA256 {
-			xet, _, err = h.cas.FileBySHA256(casapi.Lookup{Repo: src.key(), SHA256: sha, Verify: true})
-		}
-		if err != nil && !errors.Is(err, casapi.ErrNoFile) && !errors.Is(err, xethash.ErrSyntax) {
-			h.ans.FailStore(w, "lfs-files/duplicate", err)
-			return
-		}
-		if err != nil || xet.String() != f.XetHash {
-			failed = append(failed, failure{f.SHA256, fmt.Sprintf("%s has no file with SHA-256 %q and xet hash %q", src.id(), f.SHA256, f.XetHash)})
-			continue
-		}
-		if err := h.cas.Grant(dst.key(), xet); err != nil {
-			h.ans.FailStore(w, "lfs-files/duplicate", err)
-			return
+		if msg, ok := bad[f.SHA256]; ok {
+			failed = append(failed, failure{f.SHA256, msg})
+			delete(bad, f.SHA256)
 		}
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"failed": failed})

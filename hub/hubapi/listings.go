@@ -3,13 +3,11 @@ package hubapi
 import (
 	"fmt"
 	"net/http"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/xetkit/xetkit/hub/internal/httpx"
-	"github.com/xetkit/xetkit/hub/store"
+	"github.com/xetkit/xetkit/hub/repos"
 )
 
 // Listings: GET /api/models, /api/datasets and /api/spaces (author,
@@ -20,49 +18,6 @@ import (
 
 // maxListPage bounds one page of a listing.
 const maxListPage = 1000
-
-// listedRepo is a repository a listing may show: its record and head.
-type listedRepo struct {
-	id  repoID
-	st  *repoState
-	cid string
-	c   *commitObj
-}
-
-// visibleRepos loads the repositories of type typ ("" for all) that a
-// user u (nil: no token) may see, sorted by id. Records that cannot be read are
-// left out (xetkit store check reports them).
-func (h *Server) visibleRepos(u *identity, typ string) ([]listedRepo, error) {
-	names, err := h.store.List(store.Repos)
-	if err != nil {
-		return nil, err
-	}
-	var out []listedRepo
-	for _, n := range names {
-		parts := strings.Split(n, "/")
-		if len(parts) != 3 {
-			continue
-		}
-		id, err := parseRepoID(parts[0], parts[1], parts[2])
-		if err != nil || (typ != "" && id.typ != typ) {
-			continue
-		}
-		st, err := h.store.loadRepo(id)
-		if err != nil || !maySee(u, id, st) {
-			continue
-		}
-		if ns, name, ok := strings.Cut(st.ID, "/"); ok {
-			id.ns, id.name = ns, name // the id as created, not as keyed
-		}
-		cid, c, err := h.resolveRev(st, id, defaultBranch)
-		if err != nil {
-			continue
-		}
-		out = append(out, listedRepo{id, st, cid, c})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id.id() < out[j].id.id() })
-	return out, nil
-}
 
 // handleList answers GET /api/{models|datasets|spaces}.
 func (h *Server) handleList(typ string) http.HandlerFunc {
@@ -90,66 +45,25 @@ func (h *Server) handleList(typ string) http.HandlerFunc {
 			}
 			start = n
 		}
-		repos, err := h.visibleRepos(u, typ)
+		list, err := h.repos.List(u, repos.ListQuery{Type: typ, Author: q.Get("author"), Search: q.Get("search"), Sort: q.Get("sort"), Direction: q.Get("direction")})
 		if err != nil {
-			h.ans.FailStore(w, "listing", err)
-			return
-		}
-		author, search := strings.ToLower(q.Get("author")), strings.ToLower(q.Get("search"))
-		kept := repos[:0]
-		for _, lr := range repos {
-			if (author == "" || strings.ToLower(lr.id.ns) == author) && (search == "" || strings.Contains(strings.ToLower(lr.id.id()), search)) {
-				kept = append(kept, lr)
-			}
-		}
-		if !sortRepos(kept, q.Get("sort"), q.Get("direction")) {
-			h.ans.Fail(w, http.StatusBadRequest, "sort=%q: want id, createdAt, lastModified, likes, downloads or trendingScore", q.Get("sort"))
+			h.fail(w, r, "listing", err)
 			return
 		}
 		page := []map[string]any{}
-		for i := start; i < len(kept) && len(page) < limit; i++ {
-			lr := kept[i]
-			info := repoSummary(lr.id, lr.st, lr.cid, lr.c)
+		for i := start; i < len(list) && len(page) < limit; i++ {
+			info := repoSummary(list[i].Revision())
 			if typ == "model" {
-				info["modelId"] = lr.id.id()
+				info["modelId"] = list[i].ID.String()
 			}
 			page = append(page, info)
 		}
-		if next := start + len(page); next < len(kept) {
+		if next := start + len(page); next < len(list) {
 			q.Set("cursor", strconv.Itoa(next))
 			w.Header().Set("Link", fmt.Sprintf(`<%s%s?%s>; rel="next"`, h.cfg.BaseURL(r), r.URL.EscapedPath(), q.Encode()))
 		}
 		httpx.WriteJSON(w, http.StatusOK, page)
 	}
-}
-
-// sortRepos orders repos by a listing's sort key, descending unless
-// direction is "1" (ascending by id when there is no key); it reports
-// false for an unknown key. Counts the local hub does not keep (likes,
-// downloads, trending) are all zero, so those keep the id order.
-func sortRepos(repos []listedRepo, key, direction string) bool {
-	var less func(a, b listedRepo) bool
-	switch key {
-	case "", "id":
-		less = func(a, b listedRepo) bool { return a.id.id() < b.id.id() }
-		if key == "" {
-			direction = "1"
-		}
-	case "createdAt", "created_at":
-		less = func(a, b listedRepo) bool { return a.st.Created.Before(b.st.Created) }
-	case "lastModified", "last_modified":
-		less = func(a, b listedRepo) bool { return a.c.Date.Before(b.c.Date) }
-	case "likes", "downloads", "trendingScore", "trending_score":
-		return true
-	default:
-		return false
-	}
-	if direction != "1" {
-		asc := less
-		less = func(a, b listedRepo) bool { return asc(b, a) }
-	}
-	sort.SliceStable(repos, func(i, j int) bool { return less(repos[i], repos[j]) })
-	return true
 }
 
 // handleUserRepos answers GET /api/settings/repositories (the caller's
@@ -162,44 +76,27 @@ func (h *Server) handleUserRepos(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ns := r.PathValue("ns") // "": the caller's own repositories
-	if ns == "" && !u.everywhere {
-		ns = u.name
+	if ns == "" && !u.Everywhere {
+		ns = u.Name
 	}
-	repos, err := h.visibleRepos(u, "")
+	list, err := h.repos.List(u, repos.ListQuery{Author: ns})
 	if err != nil {
-		h.ans.FailStore(w, "listing", err)
+		h.fail(w, r, "listing", err)
 		return
 	}
 	out := []map[string]any{}
-	for _, lr := range repos {
-		if ns != "" && !strings.EqualFold(lr.id.ns, ns) {
-			continue
-		}
-		size, err := h.storage(lr.cid, lr.c)
+	for _, l := range list {
+		size, err := h.repos.Storage(l.Revision())
 		if err != nil {
-			h.ans.FailStore(w, "tree of "+lr.id.id(), err)
+			h.fail(w, r, "tree of "+l.ID.String(), err)
 			return
 		}
 		visibility := "public"
-		if lr.st.Private {
+		if l.Record.Private {
 			visibility = "private"
 		}
-		out = append(out, map[string]any{"id": lr.id.id(), "type": lr.id.typ, "updatedAt": lr.c.Date.UTC().Format(time.RFC3339),
+		out = append(out, map[string]any{"id": l.ID.String(), "type": l.ID.Type, "updatedAt": l.Commit.Date.UTC().Format(time.RFC3339),
 			"visibility": visibility, "storage": size})
 	}
 	httpx.WriteJSON(w, http.StatusOK, out)
-}
-
-// storage is the bytes of the files at commit cid.
-func (h *Server) storage(cid string, c *commitObj) (int64, error) {
-	root, err := h.rootOf(cid, c)
-	if err != nil {
-		return 0, err
-	}
-	files, err := h.allFiles(root)
-	var size int64
-	for _, e := range files {
-		size += e.Size
-	}
-	return size, err
 }

@@ -1,18 +1,12 @@
 package hubapi
 
 import (
-	"bytes"
 	"encoding/base64"
 	"net/http"
-	"unicode/utf8"
 
 	"github.com/xetkit/xetkit/hub/internal/httpx"
+	"github.com/xetkit/xetkit/hub/repos"
 )
-
-// regularLimit: a text file smaller than this is committed inline
-// ("regular"); larger or binary files go through Xet ("lfs"), as on the
-// Hugging Face Hub.
-const regularLimit = 10 << 20
 
 // preuploadFile is one file of a preupload request.
 type preuploadFile struct {
@@ -22,22 +16,23 @@ type preuploadFile struct {
 }
 
 // handlePreupload answers POST /api/{type}s/{ns}/{name}/preupload/{rev}:
-// which files go inline ("regular") and which through Xet ("lfs").
+// which files go inline ("regular") and which through Xet ("lfs"), as
+// repos.Regular decides.
 func (h *Server) handlePreupload(w http.ResponseWriter, r *http.Request) {
 	id, ok := h.apiRepo(w, r)
-	if !ok || !h.writer(w, r, id.ns) {
+	if !ok {
+		return
+	}
+	u := h.user(r)
+	if err := h.repos.MayCommit(u, id); err != nil {
+		h.fail(w, r, "preupload", err)
 		return
 	}
 	// The files already at the revision: a client skips those whose oid
 	// equals its own (the SHA-256 of an LFS file, the git blob id of a
-	// regular one), so an unchanged file is not committed again.
-	var head *commitObj
-	var headID string
-	if st, err := h.store.loadRepo(id); err == nil {
-		if cid, c, err := h.resolveRev(st, id, r.PathValue("rev")); err == nil {
-			head, headID = c, cid
-		}
-	}
+	// regular one), so an unchanged file is not committed again. A
+	// repository not made yet holds none.
+	rv, _ := h.repos.Revision(u, id, r.PathValue("rev"))
 	var req struct {
 		Files []preuploadFile `json:"files"`
 	}
@@ -52,8 +47,8 @@ func (h *Server) handlePreupload(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]answer, 0, len(req.Files))
 	for _, f := range req.Files {
-		if _, err := normalizePath(f.Path); err != nil {
-			h.ans.Fail(w, http.StatusBadRequest, "%v", err)
+		if err := repos.CheckPath(f.Path); err != nil {
+			h.fail(w, r, "preupload", err)
 			return
 		}
 		sample, err := base64.StdEncoding.DecodeString(f.Sample)
@@ -61,13 +56,12 @@ func (h *Server) handlePreupload(w http.ResponseWriter, r *http.Request) {
 			h.ans.Fail(w, http.StatusBadRequest, "%s: sample is not base64: %v", f.Path, err)
 			return
 		}
-		mode := "regular"
-		if f.Size >= regularLimit || binary(sample) {
-			mode = "lfs"
+		a := answer{Path: f.Path, UploadMode: "lfs"}
+		if repos.Regular(f.Size, sample) {
+			a.UploadMode = "regular"
 		}
-		a := answer{Path: f.Path, UploadMode: mode}
-		if head != nil {
-			if e, ok, _ := h.entry(headID, head, f.Path); ok {
+		if rv != nil {
+			if e, ok, _ := h.repos.FileAt(rv, f.Path); ok {
 				a.OID = e.GitOID
 				if e.Xet != "" {
 					a.OID = e.SHA256
@@ -77,20 +71,4 @@ func (h *Server) handlePreupload(w http.ResponseWriter, r *http.Request) {
 		out = append(out, a)
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"files": out, "commitOid": nil})
-}
-
-// binary judges a file by its first bytes, as git does (a NUL byte) and
-// more strictly: text must be UTF-8 (a character cut at the end of the
-// sample aside).
-func binary(sample []byte) bool {
-	if bytes.IndexByte(sample, 0) >= 0 {
-		return true
-	}
-	for cut := 0; cut < utf8.UTFMax && len(sample) > 0; cut++ {
-		if utf8.Valid(sample) {
-			return false
-		}
-		sample = sample[:len(sample)-1]
-	}
-	return !utf8.Valid(sample)
 }

@@ -1,13 +1,15 @@
 package hubapi
 
 import (
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/xetkit/xetkit/hub/internal/httpx"
-	"github.com/xetkit/xetkit/hub/tree"
+	"github.com/xetkit/xetkit/hub/repos"
 )
 
 // repoRequest is the body of POST /api/repos/create and DELETE /api/repos/delete.
@@ -24,126 +26,106 @@ type repoRequest struct {
 	} `json:"files"`
 }
 
-// visibility is how a request body sets a repository's privacy: by
-// visibility ("public" or "private") where given, else by the private
-// flag, else not at all.
+// visibility is how a request body sets a repository's privacy
+// (repos.Visibility).
 type visibility struct {
 	Visibility string `json:"visibility"`
 	Private    *bool  `json:"private"`
 }
 
-// check answers 400 and reports false for a visibility outside its
-// choices.
-func (v visibility) check(h *Server, w http.ResponseWriter) bool {
-	return v.Visibility == "" || h.oneOf(w, "visibility", v.Visibility, "public", "private")
+func (v visibility) of() repos.Visibility {
+	return repos.Visibility{Visibility: v.Visibility, Private: v.Private}
 }
 
-// private is whether the repository is private once the request is
-// applied, was whether it was (false for a new one).
-func (v visibility) private(was bool) bool {
-	switch {
-	case v.Visibility != "":
-		return v.Visibility == "private"
-	case v.Private != nil:
-		return *v.Private
-	}
-	return was
-}
-
-// readRepoRequest reads and checks a create or delete body of at most
-// limit bytes, then that the caller may write to the repo's namespace.
-func (h *Server) readRepoRequest(w http.ResponseWriter, r *http.Request, limit int64) (repoRequest, repoID, bool) {
+// readRepoRequest reads a create or delete body of at most limit bytes and
+// the repository it names: an id without a namespace is the caller's
+// own, as on the Hub.
+func (h *Server) readRepoRequest(w http.ResponseWriter, r *http.Request, limit int64) (repoRequest, repos.ID, bool) {
 	var req repoRequest
 	if !h.decodeBody(w, r, limit, "JSON", &req) {
-		return req, repoID{}, false
+		return req, repos.ID{}, false
 	}
 	ns, name := req.Organization, req.Name
 	if ns == "" {
 		var found bool
 		if ns, name, found = strings.Cut(req.Name, "/"); !found {
-			// An id without a namespace is the user's own, as on the Hub.
-			ns, name = h.author(r), req.Name
+			ns, name = nameOf(h.user(r)), req.Name
 		}
 	}
 	if req.Type == "" {
 		req.Type = "model"
 	}
-	id, err := parseRepoID(req.Type, ns, name)
+	id, err := repos.ParseID(req.Type, ns, name)
 	if err != nil {
-		h.ans.Fail(w, http.StatusBadRequest, "%v", err)
-		return req, repoID{}, false
+		h.fail(w, r, "repository", err)
+		return req, repos.ID{}, false
 	}
-	return req, id, h.writer(w, r, id.ns)
+	return req, id, true
 }
 
-// handleCreateRepo answers POST /api/repos/create: 409 if the repo exists.
+// nameOf is u's name, the local user's for none.
+func nameOf(u *repos.User) string {
+	if u == nil {
+		return repos.LocalName
+	}
+	return u.Name
+}
+
+// inlineContent decodes a file given inline in a request: base64, or
+// UTF-8 text.
+func inlineContent(path, content, encoding string) ([]byte, error) {
+	switch encoding {
+	case "base64":
+		b, err := base64.StdEncoding.DecodeString(content)
+		if err != nil {
+			return nil, fmt.Errorf("%s: content is not base64: %v", path, err)
+		}
+		return b, nil
+	case "", "utf-8":
+		return []byte(content), nil
+	}
+	return nil, fmt.Errorf("%s: unknown encoding %q (want base64)", path, encoding)
+}
+
+// inlineOp is the operation of a regular file given inline.
+func inlineOp(path, content, encoding string) (repos.Op, error) {
+	b, err := inlineContent(path, content, encoding)
+	if err != nil {
+		return repos.Op{}, err
+	}
+	return repos.RegularOp(path, b)
+}
+
+// handleCreateRepo answers POST /api/repos/create: 409 (with the repo's
+// url, which create_repo(exist_ok=True) reads) if the repo exists.
 func (h *Server) handleCreateRepo(w http.ResponseWriter, r *http.Request) {
 	req, id, ok := h.readRepoRequest(w, r, maxRepoBody)
 	if !ok {
 		return
 	}
-	var ops []commitOp
+	opts := repos.CreateOptions{SDK: req.SDK}
 	for _, f := range req.Files {
 		op, err := inlineOp(f.Path, f.Content, f.Encoding)
 		if err != nil {
 			h.ans.Fail(w, http.StatusBadRequest, "files: %v", err)
 			return
 		}
-		ops = append(ops, op)
+		opts.Files = append(opts.Files, op)
 	}
-	if !req.check(h, w) {
+	var err error
+	if opts.Private, err = req.of().Resolve(false); err == nil {
+		err = h.repos.Create(h.user(r), id, opts)
+	}
+	url := h.cfg.BaseURL(r) + "/" + id.WebPrefix()
+	if errors.Is(err, repos.ErrExists) {
+		h.ans.FailWith(w, http.StatusConflict, map[string]string{"url": url, "name": id.String()}, "%v", err)
 		return
 	}
-	private := req.private(false)
-	lock := h.repoLocks.of(id.key())
-	lock.Lock()
-	defer lock.Unlock()
-	if _, err := h.store.loadRepo(id); err == nil {
-		// huggingface_hub's create_repo(exist_ok=True) reads the url of
-		// the existing repo from this answer.
-		h.ans.FailWith(w, http.StatusConflict, map[string]string{"url": h.cfg.BaseURL(r) + "/" + id.webPrefix(), "name": id.id()},
-			"You already created this %s repo: %s", id.typ, id.id())
-		return
-	} else if !errors.Is(err, errNoRepo) {
-		h.ans.FailStore(w, "repository", err)
-		return
-	}
-	if _, err := h.createRepo(id, repoSettings{private: private, sdk: req.SDK}, ops, h.author(r)); err != nil {
-		var oe *opError
-		if errors.As(err, &oe) {
-			h.ans.Fail(w, http.StatusBadRequest, "create repository: %v", err)
-		} else {
-			h.ans.FailStore(w, "create repository", err)
-		}
-		return
-	}
-	httpx.WriteJSON(w, http.StatusOK, map[string]string{"url": h.cfg.BaseURL(r) + "/" + id.webPrefix(), "name": id.id(), "id": id.id()})
-}
-
-// repoSettings are what a new repo is created with.
-type repoSettings struct {
-	private bool
-	sdk     string // a Space's SDK
-}
-
-// createRepo writes a new repo whose main branch holds one commit with
-// ops applied to an empty tree, by author. The caller holds the repo's lock.
-func (h *Server) createRepo(id repoID, set repoSettings, ops []commitOp, author string) (*repoState, error) {
-	fence, err := h.cas.Fence()
 	if err != nil {
-		return nil, err
+		h.fail(w, r, "create repository", err)
+		return
 	}
-	st := &repoState{Type: id.typ, ID: id.id(), UID: newUID(), Private: set.private, SDK: set.sdk, Created: h.now().UTC(), Branches: map[string]string{}, Tags: map[string]string{}}
-	files, err := h.resolveOps(id, author, ops)
-	if err != nil {
-		return nil, err
-	}
-	cid, err := h.writeCommit(id, "", tree.ID{}, commitMeta{title: "initial commit", author: author}, ops, files)
-	if err != nil {
-		return nil, err
-	}
-	st.Branches["main"] = cid
-	return st, h.store.saveRepo(id, st, fence)
+	httpx.WriteJSON(w, http.StatusOK, map[string]string{"url": url, "name": id.String(), "id": id.String()})
 }
 
 // handleDeleteRepo answers DELETE /api/repos/delete.
@@ -152,16 +134,11 @@ func (h *Server) handleDeleteRepo(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	h.lockedRepo(w, id, func(st *repoState) {
-		if err := h.store.removeRepo(id, st); err != nil {
-			h.ans.FailStore(w, "delete repository", err)
-			return
-		}
-		// Nothing finds them once the record is gone; a record left by a
-		// failure here is never read again.
-		_ = h.store.removeDiscussions(st)
-		w.WriteHeader(http.StatusOK)
-	})
+	if err := h.repos.Delete(h.user(r), id); err != nil {
+		h.fail(w, r, "delete repository", err)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
 }
 
 // handleRepoInfo answers GET /api/{type}s/{ns}/{name} and …/revision/{rev}.
@@ -170,37 +147,32 @@ func (h *Server) handleRepoInfo(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	id, st, cid, c := rv.id, rv.st, rv.cid, rv.c
 	blobs := r.URL.Query().Get("blobs")
 	withBlobs := blobs == "1" || strings.EqualFold(blobs, "true")
-	root, err := h.rootOf(cid, c)
-	var files []treeEntry
+	files, err := h.repos.Files(rv)
+	var card map[string]any
 	if err == nil {
-		files, err = h.allFiles(root)
+		card, err = h.repos.Card(rv)
+	}
+	if err != nil {
+		h.fail(w, r, "tree", err)
+		return
 	}
 	siblings := make([]map[string]any, 0, len(files))
 	for _, e := range files {
 		siblings = append(siblings, sibling(e, withBlobs))
 	}
-	var card map[string]any
-	if err == nil {
-		card, err = h.cardData(cid, c)
-	}
-	if err != nil {
-		h.ans.FailStore(w, "tree", err)
-		return
-	}
-	info := repoSummary(id, st, cid, c)
+	info := repoSummary(rv)
 	info["siblings"] = siblings
 	if card != nil {
 		info["cardData"] = card
-		info["tags"] = cardTags(card)
+		info["tags"] = repos.CardTags(card)
 		for _, k := range []string{"library_name", "pipeline_tag"} {
 			if v, ok := card[k].(string); ok {
 				info[k] = v
 			}
 		}
-		if v, ok := card["sdk"].(string); ok && id.typ == "space" && st.SDK == "" {
+		if v, ok := card["sdk"].(string); ok && rv.ID.Type == "space" && rv.Record.SDK == "" {
 			info["sdk"] = v
 		}
 	}
@@ -209,46 +181,30 @@ func (h *Server) handleRepoInfo(w http.ResponseWriter, r *http.Request) {
 
 // sibling is a file as a repo info answer lists it; with blobs, its git
 // blob id and, for a Xet (LFS) file, its SHA-256 and pointer size too.
-func sibling(e treeEntry, blobs bool) map[string]any {
+func sibling(e repos.File, blobs bool) map[string]any {
 	s := map[string]any{"rfilename": e.Path, "size": e.Size}
 	if blobs {
 		s["blobId"] = e.GitOID
 		if e.Xet != "" {
-			s["lfs"] = map[string]any{"sha256": e.SHA256, "size": e.Size, "pointerSize": len(lfsPointer(e.SHA256, e.Size))}
+			s["lfs"] = map[string]any{"sha256": e.SHA256, "size": e.Size, "pointerSize": len(repos.LFSPointer(e.SHA256, e.Size))}
 		}
 	}
 	return s
 }
 
-// repoSummary is what a repo info answer and a listing say of a repo at
-// commit cid (c).
-func repoSummary(id repoID, st *repoState, cid string, c *commitObj) map[string]any {
+// repoSummary is what a repo info answer and a listing say of a repo at a
+// revision.
+func repoSummary(rv *repos.Revision) map[string]any {
+	id, st, c := rv.ID, rv.Record, rv.Commit
 	info := map[string]any{
-		"_id": id.key(), "id": id.id(), "author": id.ns, "sha": cid, "private": st.Private,
+		"_id": id.Key(), "id": id.String(), "author": id.NS, "sha": rv.CommitID, "private": st.Private,
 		"gated": gatedJSON(st.Gated), "disabled": false, "downloads": 0, "likes": 0, "tags": []string{},
 		"createdAt": st.Created.Format(time.RFC3339), "lastModified": c.Date.Format(time.RFC3339),
 	}
-	if id.typ == "space" && st.SDK != "" {
+	if id.Type == "space" && st.SDK != "" {
 		info["sdk"] = st.SDK
 	}
 	return info
-}
-
-// ensureRepo creates repo id if it does not exist (public, with an empty
-// main branch); it answers the error itself.
-func (h *Server) ensureRepo(w http.ResponseWriter, r *http.Request, id repoID) bool {
-	lock := h.repoLocks.of(id.key())
-	lock.Lock()
-	defer lock.Unlock()
-	_, err := h.store.loadRepo(id)
-	if errors.Is(err, errNoRepo) {
-		_, err = h.createRepo(id, repoSettings{}, nil, h.author(r))
-	}
-	if err != nil {
-		h.ans.FailStore(w, "repository", err)
-		return false
-	}
-	return true
 }
 
 // gatedJSON is a repo's gated setting as the Hub answers it: false, or

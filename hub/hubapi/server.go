@@ -1,31 +1,29 @@
-// Package hubapi is the Hub layer of xetkit serve: the routes of
+// Package hubapi is the Hub API front of xetkit serve: the routes of
 // shared/reference/hub-api.md (users, repositories, refs, commits, trees,
-// LFS, resolve) as @huggingface/hub and huggingface_hub call them, over a
-// store.Store, reaching the CAS layer only through the CAS interface.
-// Handlers are grouped by resource, one file each.
+// discussions, LFS, resolve) as @huggingface/hub and huggingface_hub call
+// them, each a thin handler over the repository service (package repos)
+// that reads the request, calls the service and writes its answer; what
+// may be done, by whom, is the service's. Byte transfers reach the CAS
+// layer through casapi.CAS. Handlers are grouped by resource, one file
+// each.
 package hubapi
 
 import (
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/xetkit/xetkit/hub/internal/casapi"
 	"github.com/xetkit/xetkit/hub/internal/httpx"
-	"github.com/xetkit/xetkit/hub/store"
-	"github.com/xetkit/xetkit/hub/tree"
+	"github.com/xetkit/xetkit/hub/repos"
 )
 
-// Config configures a Server; every field is required but the tokens.
+// Config configures a Server; every field is required.
 type Config struct {
 	// The Key signs LFS transfer URLs.
 	httpx.Base
-	CAS CAS
-	// UserToken is the write user token; empty: every caller writes.
-	// ReadUserToken, if set, is a user token that only reads.
-	UserToken, ReadUserToken string
-	// Users, if set, are the hub's people (see Users).
-	Users *Users
+	Repos *repos.Service
+	CAS   casapi.CAS
 	// TreePageSize is how many entries one tree listing page holds.
 	TreePageSize int
 	// LFSPartSize is the part size of the LFS multipart transfer.
@@ -34,37 +32,18 @@ type Config struct {
 
 // Server serves the Hub API.
 type Server struct {
-	cfg   Config
-	store objects
-	cas   CAS
-	ans   httpx.Answer
+	cfg     Config
+	repos   *repos.Service
+	cas     casapi.CAS
+	ans     httpx.Answer
+	started time.Time
 
 	lfsBytesReceived atomic.Int64
-
-	// repoLocks serialize the changes of each repo record: a branch moves
-	// from the head a commit was built on, which nobody else can move
-	// meanwhile. Commits are written before, without a lock.
-	repoLocks repoLocks
-	trees     *tree.Trees
-	// legacyRoots are the trees built for commits stored before trees
-	// were paged (Server.rootOf).
-	legacyMu    sync.Mutex
-	legacyRoots map[string]tree.ID
-	commitsMu   sync.Mutex
-	commits     map[string]*commitObj // cache of immutable commits
-	commitBytes int64                 // their estimated size
-	started     time.Time
 }
 
-// objects is the store as the Hub layer reads and writes it (repo
-// records, commits: see repo.go).
-type objects struct{ store.Store }
-
-// New returns a Server over cfg.Store.
+// New returns a Server over cfg.Repos.
 func New(cfg Config) *Server {
-	st := objects{cfg.Store}
-	return &Server{cfg: cfg, store: st, cas: cfg.CAS, ans: cfg.Answer, commits: map[string]*commitObj{}, started: cfg.Now(),
-		trees: tree.New(pageStore{st}, treeCacheBytes), legacyRoots: map[string]tree.ID{}}
+	return &Server{cfg: cfg, repos: cfg.Repos, cas: cfg.CAS, ans: cfg.Answer, started: cfg.Now()}
 }
 
 // LFSBytesReceived is the bytes of LFS transfer uploads since the start.
@@ -88,8 +67,8 @@ func (h *Server) Register(m *http.ServeMux) {
 	m.HandleFunc("GET /api/organizations/{ns}/settings/repositories", h.handleUserRepos)
 	m.HandleFunc("GET "+repo, h.handleRepoInfo)
 	m.HandleFunc("GET "+repo+"/revision/{rev}", h.handleRepoInfo)
-	m.HandleFunc("GET "+repo+"/xet-read-token/{rev}", h.handleToken(roleRead))
-	m.HandleFunc("GET "+repo+"/xet-write-token/{rev}", h.handleToken(roleWrite))
+	m.HandleFunc("GET "+repo+"/xet-read-token/{rev}", h.handleToken(false))
+	m.HandleFunc("GET "+repo+"/xet-write-token/{rev}", h.handleToken(true))
 	change("POST "+repo+"/preupload/{rev}", h.handlePreupload)
 	change("POST "+repo+"/commit/{rev}", h.handleCommit)
 	change("POST "+repo+"/lfs-files/duplicate", h.handleLFSDuplicate)

@@ -2,7 +2,6 @@ package hubapi
 
 import (
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,7 +9,7 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub/internal/httpx"
-	"github.com/xetkit/xetkit/hub/tree"
+	"github.com/xetkit/xetkit/hub/repos"
 )
 
 // apiEntry is a file or folder as tree listings and paths-info show it.
@@ -46,29 +45,23 @@ type apiCommitInfo struct {
 	Date  string `json:"date"`
 }
 
-// fileEntry shows a tree entry.
-func fileEntry(e treeEntry) apiEntry {
+// fileEntry shows a file.
+func fileEntry(e repos.File) apiEntry {
 	a := apiEntry{Type: "file", OID: e.GitOID, Size: e.Size, Path: e.Path}
 	if e.Xet != "" {
-		a.LFS = &apiLFS{OID: e.SHA256, Size: e.Size, PointerSize: len(lfsPointer(e.SHA256, e.Size))}
+		a.LFS = &apiLFS{OID: e.SHA256, Size: e.Size, PointerSize: len(repos.LFSPointer(e.SHA256, e.Size))}
 		a.XetHash = e.Xet
 	}
 	return a
 }
 
-// listed is an entry of a listing and the commit that last changed it.
-type listed struct {
-	apiEntry
-	changed tree.CommitID
-}
-
-// listedOf shows the tree entry e at path p. A folder's oid is (the first
-// 20 bytes of) its tree root, which stands for its content.
-func listedOf(p string, e tree.Entry) listed {
-	if e.Dir {
-		return listed{apiEntry{Type: "directory", OID: hex.EncodeToString(e.Root[:20]), Path: p}, e.Changed}
+// itemEntry shows a listed item. A folder's oid is its tree id, which
+// stands for its content.
+func itemEntry(it repos.Item) apiEntry {
+	if it.Dir {
+		return apiEntry{Type: "directory", OID: it.TreeID, Path: it.Path}
 	}
-	return listed{fileEntry(entryOf(p, e.File)), e.Changed}
+	return fileEntry(it.File)
 }
 
 // handleTree answers GET /api/{type}s/{ns}/{name}/tree/{rev}[/{path}]
@@ -80,8 +73,7 @@ func (h *Server) handleTree(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	id, cid, c := rv.id, rv.cid, rv.c
-	rev, dir := r.PathValue("rev"), storedForm(strings.Trim(r.PathValue("path"), "/"))
+	dir := strings.Trim(r.PathValue("path"), "/")
 	q := r.URL.Query()
 	recursive := q.Get("recursive") == "true" || q.Get("recursive") == "1"
 	var after string
@@ -93,57 +85,46 @@ func (h *Server) handleTree(w http.ResponseWriter, r *http.Request) {
 		}
 		after = string(b)
 	}
-	root, err := h.rootOf(cid, c)
-	if err != nil {
-		h.ans.FailStore(w, "tree", err)
-		return
-	}
 	size := h.cfg.TreePageSize
-	var entries []listed
-	err = h.trees.Walk(root, dir, recursive, after, func(p string, e tree.Entry) bool {
-		entries = append(entries, listedOf(p, e))
-		return len(entries) <= size // one more than a page says whether there is a next
+	var items []repos.Item
+	err := h.repos.Walk(rv, dir, recursive, after, func(it repos.Item) bool {
+		items = append(items, it)
+		return len(items) <= size // one more than a page says whether there is a next
 	})
-	switch {
-	case errors.Is(err, tree.ErrNotFound):
-		h.ans.FailCode(w, http.StatusNotFound, codeEntryNotFound, "%s not found in %s %s at %s", dir, id.typ, id.id(), rev)
-		return
-	case errors.Is(err, tree.ErrNotFolder): // a file lists nothing
-	case err != nil:
-		h.ans.FailStore(w, "tree", err)
+	if err != nil && !errors.Is(err, repos.ErrNotFolder) { // a file lists nothing
+		h.fail(w, r, "tree", err)
 		return
 	}
-	if len(entries) > size {
-		entries = entries[:size]
+	if len(items) > size {
+		items = items[:size]
 		next := *r.URL
 		nq := next.Query()
-		nq.Set("cursor", base64.RawURLEncoding.EncodeToString([]byte(entries[size-1].Path)))
+		nq.Set("cursor", base64.RawURLEncoding.EncodeToString([]byte(items[size-1].Path)))
 		next.RawQuery = nq.Encode()
 		w.Header().Set("Link", fmt.Sprintf(`<%s%s>; rel="next"`, h.cfg.BaseURL(r), next.RequestURI()))
 	}
-	httpx.WriteJSON(w, http.StatusOK, h.shown(entries, q.Get("expand") == "true"))
+	httpx.WriteJSON(w, http.StatusOK, h.shown(items, q.Get("expand") == "true"))
 }
 
-// shown is what a listing answers: its entries, and with expand the
-// commit that last changed each and a security status. The tree records
-// that commit, so expanding costs one commit read per distinct commit of
-// the page, not a walk of the history.
-func (h *Server) shown(entries []listed, expand bool) []apiEntry {
-	out := make([]apiEntry, len(entries))
-	infos := map[tree.CommitID]*apiCommitInfo{}
-	for i, e := range entries {
-		out[i] = e.apiEntry
+// shown is what a listing answers: its items, and with expand the commit
+// that last changed each and a security status. The tree records that
+// commit, so expanding costs one commit read per distinct commit of the
+// page, not a walk of the history.
+func (h *Server) shown(items []repos.Item, expand bool) []apiEntry {
+	out := make([]apiEntry, len(items))
+	infos := map[string]*apiCommitInfo{}
+	for i, it := range items {
+		out[i] = itemEntry(it)
 		if !expand {
 			continue
 		}
 		out[i].Security = &apiSecurity{Status: "unscanned"}
-		info, ok := infos[e.changed]
+		info, ok := infos[it.Changed]
 		if !ok {
-			cid := hex.EncodeToString(e.changed[:])
-			if c, err := h.commit(cid); err == nil {
-				info = &apiCommitInfo{ID: cid, Title: c.Title, Date: c.Date.Format(time.RFC3339)}
+			if c, err := h.repos.CommitByID(it.Changed); err == nil {
+				info = &apiCommitInfo{ID: it.Changed, Title: c.Title, Date: c.Date.Format(time.RFC3339)}
 			}
-			infos[e.changed] = info
+			infos[it.Changed] = info
 		}
 		out[i].LastCommit = info
 	}
@@ -181,26 +162,18 @@ func (h *Server) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
 		h.ans.Fail(w, http.StatusBadRequest, "%d paths in one paths-info call; at most %d", len(req.Paths), MaxPathsInfo)
 		return
 	}
-	root, err := h.rootOf(rv.cid, rv.c)
-	if err != nil {
-		h.ans.FailStore(w, "tree", err)
-		return
-	}
-	var out []listed
+	var out []repos.Item
 	seen := make(map[string]bool, len(req.Paths))
 	for _, p := range req.Paths {
-		p = storedForm(strings.Trim(p, "/"))
-		if seen[p] || p == "" {
-			continue // each entry once, however often it is asked for
-		}
-		seen[p] = true
-		e, ok, err := h.trees.Lookup(root, p)
+		p = strings.Trim(p, "/")
+		it, ok, err := h.repos.ItemAt(rv, p)
 		if err != nil {
-			h.ans.FailStore(w, "tree", err)
+			h.fail(w, r, "tree", err)
 			return
 		}
-		if ok {
-			out = append(out, listedOf(p, e))
+		if ok && !seen[it.Path] { // each entry once, however often it is asked for
+			seen[it.Path] = true
+			out = append(out, it)
 		}
 	}
 	httpx.WriteJSON(w, http.StatusOK, h.shown(out, req.Expand == true || req.Expand == "true" || req.Expand == "1"))

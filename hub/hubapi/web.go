@@ -4,13 +4,15 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/xetkit/xetkit/hub/repos"
 )
 
 // webRoute is a request to a web-style path: /{ns}/{name}/resolve/{rev}/{path}
 // (or raw; datasets/ and spaces/ in front for those types) and the LFS
 // batch route /{ns}/{name}.git/info/lfs/objects/batch.
 type webRoute struct {
-	repo      repoID
+	repo      repos.ID
 	kind      string // "resolve" or "lfs"
 	rev, path string
 }
@@ -34,13 +36,13 @@ func parseWebRoute(escaped string) (webRoute, bool) {
 	}
 	ns, name := unesc(segs[0]), unesc(segs[1])
 	if repoName, ok := strings.CutSuffix(name, ".git"); ok && strings.Join(segs[2:], "/") == "info/lfs/objects/batch" {
-		id, err := parseRepoID(typ, ns, repoName)
+		id, err := repos.ParseID(typ, ns, repoName)
 		return webRoute{repo: id, kind: "lfs"}, err == nil
 	}
 	if (segs[2] != "resolve" && segs[2] != "raw") || len(segs) < 5 {
 		return webRoute{}, false
 	}
-	id, err := parseRepoID(typ, ns, name)
+	id, err := repos.ParseID(typ, ns, name)
 	if err != nil {
 		return webRoute{}, false
 	}

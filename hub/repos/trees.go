@@ -1,4 +1,4 @@
-package hubapi
+package repos
 
 import (
 	"crypto/rand"
@@ -32,12 +32,12 @@ func (p pageStore) PutAll(pages map[tree.ID][]byte) error {
 // its tree is built (the tree's entries name it): the id hashes the
 // commit without its root, and a random nonce keeps two commits with the
 // same message at the same instant apart.
-func newCommit(repo, parent string, m commitMeta, now time.Time) (*commitObj, string, error) {
+func newCommit(repo, parent string, m commitMeta, now time.Time) (*Commit, string, error) {
 	var nonce [8]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return nil, "", err
 	}
-	c := &commitObj{Repo: repo, Parent: parent, Title: m.title, Message: m.message, Author: m.author, Date: now.UTC(), Nonce: hex.EncodeToString(nonce[:])}
+	c := &Commit{Repo: repo, Parent: parent, Title: m.title, Message: m.message, Author: m.author, Date: now.UTC(), Nonce: hex.EncodeToString(nonce[:])}
 	id, err := c.headerID()
 	return c, id, err
 }
@@ -50,7 +50,7 @@ func commitIDOf(cid string) tree.CommitID {
 }
 
 // treeFile is what the tree records of a tree entry.
-func treeFile(e treeEntry) (tree.File, error) {
+func treeFile(e File) (tree.File, error) {
 	f := tree.File{Size: e.Size}
 	unhex := func(into []byte, s string) error {
 		if n, err := hex.Decode(into, []byte(s)); err != nil || n != len(into) {
@@ -66,8 +66,8 @@ func treeFile(e treeEntry) (tree.File, error) {
 }
 
 // entryOf turns a tree's file entry at path p back into a tree entry.
-func entryOf(p string, f tree.File) treeEntry {
-	e := treeEntry{Path: p, Size: f.Size, SHA256: hex.EncodeToString(f.SHA256[:]), GitOID: hex.EncodeToString(f.Blob[:])}
+func entryOf(p string, f tree.File) File {
+	e := File{Path: p, Size: f.Size, SHA256: hex.EncodeToString(f.SHA256[:]), GitOID: hex.EncodeToString(f.Blob[:])}
 	if f.Xet != ([32]byte{}) {
 		e.Xet = hex.EncodeToString(f.Xet[:])
 	}
@@ -75,21 +75,21 @@ func entryOf(p string, f tree.File) treeEntry {
 }
 
 // changesOf turns checked commit operations (their files resolved: see
-// Hub.resolveOps) into tree changes.
-func changesOf(ops []commitOp, files []treeEntry) ([]tree.Change, error) {
+// Service.resolveOps) into tree changes.
+func changesOf(ops []Op, files []File) ([]tree.Change, error) {
 	ch := make([]tree.Change, len(ops))
 	for i, op := range ops {
-		ch[i] = tree.Change{Path: op.path}
-		switch op.kind {
-		case "lfsFile", "file":
+		ch[i] = tree.Change{Path: op.Path}
+		switch op.Kind {
+		case PutLFS, PutRegular:
 			f, err := treeFile(files[i])
 			if err != nil {
 				return nil, err
 			}
 			ch[i].Op, ch[i].File = tree.PutFile, f
-		case "deletedFile":
+		case DeleteFile:
 			ch[i].Op = tree.DeleteFile
-		case "deletedFolder":
+		case DeleteFolder:
 			ch[i].Op = tree.DeleteFolder
 		}
 	}
@@ -109,31 +109,31 @@ func treeError(err error) error {
 }
 
 // commitRoot is the root tree of commit cid.
-func (h *Server) commitRoot(cid string) (tree.ID, error) {
-	c, err := h.commit(cid)
+func (s *Service) commitRoot(cid string) (tree.ID, error) {
+	c, err := s.commit(cid)
 	if err != nil {
 		return tree.ID{}, err
 	}
-	return h.rootOf(cid, c)
+	return s.rootOf(cid, c)
 }
 
 // rootOf returns the tree of commit cid. A commit from a store written
 // before trees were paged holds its whole file list: its tree is built on
 // first read, from its parent's, so each file keeps the commit that last
 // changed it, and remembered for the life of the hub.
-func (h *Server) rootOf(cid string, c *commitObj) (tree.ID, error) {
+func (s *Service) rootOf(cid string, c *Commit) (tree.ID, error) {
 	if c.Root != "" {
 		return tree.ParseID(c.Root)
 	}
-	h.legacyMu.Lock()
-	defer h.legacyMu.Unlock()
+	s.legacyMu.Lock()
+	defer s.legacyMu.Unlock()
 	// The run of commits back to one whose tree is known (or the first).
 	var chain []string
-	var chainC []*commitObj
+	var chainC []*Commit
 	var base tree.ID
-	var baseFiles []treeEntry
+	var baseFiles []File
 	for id, cur := cid, c; ; {
-		if r, ok := h.legacyRoots[id]; ok {
+		if r, ok := s.legacyRoots[id]; ok {
 			base, baseFiles = r, cur.Files
 			break
 		}
@@ -143,7 +143,7 @@ func (h *Server) rootOf(cid string, c *commitObj) (tree.ID, error) {
 				return tree.ID{}, err
 			}
 			base = r
-			files, err := h.allFiles(r)
+			files, err := s.allFiles(r)
 			if err != nil {
 				return tree.ID{}, err
 			}
@@ -154,7 +154,7 @@ func (h *Server) rootOf(cid string, c *commitObj) (tree.ID, error) {
 		if cur.Parent == "" {
 			break
 		}
-		next, err := h.commit(cur.Parent)
+		next, err := s.commit(cur.Parent)
 		if err != nil {
 			return tree.ID{}, err
 		}
@@ -165,17 +165,17 @@ func (h *Server) rootOf(cid string, c *commitObj) (tree.ID, error) {
 		if err != nil {
 			return tree.ID{}, err
 		}
-		if base, err = h.trees.Apply(base, ch, commitIDOf(chain[i])); err != nil {
+		if base, err = s.trees.Apply(base, ch, commitIDOf(chain[i])); err != nil {
 			return tree.ID{}, fmt.Errorf("commit %s: %w", chain[i], err)
 		}
-		h.legacyRoots[chain[i]] = base
+		s.legacyRoots[chain[i]] = base
 		baseFiles = chainC[i].Files
 	}
 	return base, nil
 }
 
 // legacyDiff lists the changes from one sorted file list to the next.
-func legacyDiff(from, to []treeEntry) ([]tree.Change, error) {
+func legacyDiff(from, to []File) ([]tree.Change, error) {
 	var ch []tree.Change
 	i, j := 0, 0
 	for i < len(from) || j < len(to) {
@@ -205,9 +205,9 @@ func legacyDiff(from, to []treeEntry) ([]tree.Change, error) {
 }
 
 // allFiles lists every file of a tree, in path order.
-func (h *Server) allFiles(root tree.ID) ([]treeEntry, error) {
-	var out []treeEntry
-	err := h.trees.Walk(root, "", true, "", func(p string, e tree.Entry) bool {
+func (s *Service) allFiles(root tree.ID) ([]File, error) {
+	var out []File
+	err := s.trees.Walk(root, "", true, "", func(p string, e tree.Entry) bool {
 		if !e.Dir {
 			out = append(out, entryOf(p, e.File))
 		}
@@ -217,15 +217,15 @@ func (h *Server) allFiles(root tree.ID) ([]treeEntry, error) {
 }
 
 // entry finds the file at path p of commit cid.
-func (h *Server) entry(cid string, c *commitObj, p string) (treeEntry, bool, error) {
-	root, err := h.rootOf(cid, c)
+func (s *Service) entry(cid string, c *Commit, p string) (File, bool, error) {
+	root, err := s.rootOf(cid, c)
 	if err != nil {
-		return treeEntry{}, false, err
+		return File{}, false, err
 	}
 	p = storedForm(p)
-	e, ok, err := h.trees.Lookup(root, p)
+	e, ok, err := s.trees.Lookup(root, p)
 	if err != nil || !ok || e.Dir {
-		return treeEntry{}, false, err
+		return File{}, false, err
 	}
 	return entryOf(p, e.File), true, nil
 }

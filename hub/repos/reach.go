@@ -1,4 +1,4 @@
-package hubapi
+package repos
 
 import (
 	"encoding/json"
@@ -44,7 +44,7 @@ func Reach(st store.Store, r *Reached) (*Reached, []Damage, error) {
 	var damage []Damage
 	for _, name := range repos {
 		b, err := store.Read(st, store.Repos, name)
-		var rs repoState
+		var rs Record
 		if err == nil {
 			err = json.Unmarshal(b, &rs)
 		}
@@ -113,7 +113,7 @@ func StampRepos(st store.Store, gen int64) error {
 			if err != nil {
 				return err
 			}
-			var rs repoState
+			var rs Record
 			if json.Unmarshal(b, &rs) != nil {
 				break // damage, which gc reports and then deletes nothing
 			}
@@ -134,7 +134,7 @@ func StampRepos(st store.Store, gen int64) error {
 }
 
 // commitFiles adds a commit's tree pages and files.
-func (r *Reached) commitFiles(trees *tree.Trees, c *commitObj) error {
+func (r *Reached) commitFiles(trees *tree.Trees, c *Commit) error {
 	if c.Root == "" { // a commit stored before trees were paged
 		for _, e := range c.Files {
 			if e.Xet != "" {
@@ -177,7 +177,7 @@ func (r *Reached) commitFiles(trees *tree.Trees, c *commitObj) error {
 // its branches and pull request refs, its tags, the merge commits of its
 // pull requests and where each started (in its discussion index, or the
 // discussions of a record from before they had records of their own).
-func (rs *repoState) roots(objs objects) (map[string]string, error) {
+func (rs *Record) roots(objs objects) (map[string]string, error) {
 	out := map[string]string{}
 	for b, id := range rs.Branches {
 		out[b] = id
@@ -197,7 +197,7 @@ func (rs *repoState) roots(objs objects) (map[string]string, error) {
 		}
 		for _, e := range d.Events {
 			if e.OID != "" {
-				out[name+" event "+e.ID] = e.OID
+				out[name+" Event "+e.ID] = e.OID
 			}
 		}
 	}

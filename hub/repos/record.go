@@ -1,4 +1,4 @@
-package hubapi
+package repos
 
 import (
 	"crypto/sha1"
@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -35,67 +34,8 @@ import (
 // commit. Nothing of it is cached across requests except commits and tree
 // pages, which never change.
 
-// repoID names a repository: its type ("model", "dataset" or "space") and
-// "namespace/name".
-type repoID struct {
-	typ, ns, name string
-}
-
-// key is how CAS tokens and the store name the repo: "models/ns/name".
-// Repository ids compare without case, as on the Hugging Face Hub: me/A
-// and me/a are one repository.
-func (r repoID) key() string { return strings.ToLower(r.typ + "s/" + r.ns + "/" + r.name) }
-
-// id is "ns/name".
-func (r repoID) id() string { return r.ns + "/" + r.name }
-
-// webPrefix is the repo's path in web-style URLs: "ns/name" for models,
-// "datasets/ns/name" otherwise.
-func (r repoID) webPrefix() string {
-	if r.typ == "model" {
-		return r.id()
-	}
-	return r.typ + "s/" + r.id()
-}
-
-// repoTypeOf maps "models"/"model" (and the others) to the singular type.
-func repoTypeOf(s string) (string, bool) {
-	switch strings.TrimSuffix(s, "s") {
-	case "model", "dataset", "space":
-		return strings.TrimSuffix(s, "s"), true
-	}
-	return "", false
-}
-
-// namePart is what a namespace or a repo name may be, as on the Hugging
-// Face Hub: letters, digits, '-', '_' and '.', not starting with '-' or '.'.
-var namePart = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$`)
-
-// parseRepoID checks a repository type and "namespace/name".
-func parseRepoID(typ, ns, name string) (repoID, error) {
-	t, ok := repoTypeOf(typ)
-	if !ok {
-		return repoID{}, fmt.Errorf("unknown repository type %q: want model, dataset or space", typ)
-	}
-	for _, p := range []string{ns, name} {
-		if !namePart.MatchString(p) || strings.Contains(p, "..") || strings.Contains(p, "--") || strings.HasSuffix(p, ".git") {
-			return repoID{}, fmt.Errorf("repository name %q is not namespace/name (each part: letters, digits, '-', '_', '.'; no '--' or '..'; at most 96 characters)", ns+"/"+name)
-		}
-	}
-	if reservedNamespaces[strings.ToLower(ns)] {
-		return repoID{}, fmt.Errorf("namespace %q is reserved: URLs under /%s/ lead elsewhere, so the repository's files could not be reached", ns, ns)
-	}
-	return repoID{typ: t, ns: ns, name: name}, nil
-}
-
-// reservedNamespaces are the namespaces whose URLs the server routes
-// elsewhere: a model named datasets/x would have its resolve URLs taken by
-// the dataset routes (and /wasm/ is the page's, beside the hub under
-// xetkit serve).
-var reservedNamespaces = map[string]bool{"api": true, "models": true, "datasets": true, "spaces": true, "v1": true, "v2": true, "wasm": true}
-
-// repoState is the repo file: everything about a repo that changes.
-type repoState struct {
+// Record is the repo file: everything about a repo that changes.
+type Record struct {
 	Type     string            `json:"type"`
 	ID       string            `json:"id"`
 	Private  bool              `json:"private"`
@@ -122,12 +62,12 @@ type repoState struct {
 	read []byte // the record it was loaded from (nil for a new repo), for saveRepo's swap
 }
 
-// commitObj is one commit: its parent, message and the root of the tree
+// Commit is one commit: its parent, message and the root of the tree
 // after it (package tree). Its id is the hash of everything but the root
 // (see headerID), since the tree's entries name the commit that changed
 // them; the root's pages are named by their own hashes.
-type commitObj struct {
-	Repo    string    `json:"repo"` // repoID.key(): commit ids never collide across repos
+type Commit struct {
+	Repo    string    `json:"repo"` // ID.key(): commit ids never collide across repos
 	Parent  string    `json:"parent,omitempty"`
 	Title   string    `json:"title"`
 	Author  string    `json:"author,omitempty"` // the user who committed (none in commits of before users)
@@ -137,12 +77,12 @@ type commitObj struct {
 	Root    string    `json:"root,omitempty"`
 	// Files is the whole tree, sorted by path, in commits stored before
 	// trees were paged (they have no Root); see Hub.rootOf.
-	Files []treeEntry `json:"files,omitempty"`
+	Files []File `json:"files,omitempty"`
 }
 
 // headerID is the id of a commit with a Root: the hash of the commit
 // without it.
-func (c *commitObj) headerID() (string, error) {
+func (c *Commit) headerID() (string, error) {
 	h := *c
 	h.Root, h.Files = "", nil
 	b, err := json.Marshal(&h)
@@ -152,9 +92,9 @@ func (c *commitObj) headerID() (string, error) {
 	return commitID(b), nil
 }
 
-// treeEntry is one file of a tree. A xet file names its file hash; a small
+// File is one file of a tree. A xet file names its file hash; a small
 // regular file's bytes are the blob named by its SHA-256.
-type treeEntry struct {
+type File struct {
 	Path   string `json:"path"`
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`            // standard hex digest
@@ -193,16 +133,16 @@ var (
 
 // repoPath is the name of a repo's record under store.Repos: lower case,
 // since repository ids compare without case.
-func repoPath(r repoID) string { return r.key() }
+func repoPath(r ID) string { return r.Key() }
 
 // loadRepo reads a repo's state; errNoRepo when it does not exist. A repo
 // record that a store from before ids compared without case holds under
 // its id's own case moves to the lower-case name on first read.
-func (s objects) loadRepo(r repoID) (*repoState, error) {
-	var st repoState
+func (s objects) loadRepo(r ID) (*Record, error) {
+	var st Record
 	b, err := readRecord(s, store.Repos, repoPath(r), &st)
 	if errors.Is(err, fs.ErrNotExist) {
-		cased := r.typ + "s/" + r.ns + "/" + r.name
+		cased := r.Type + "s/" + r.NS + "/" + r.Name
 		if b, err = readRecord(s, store.Repos, cased, &st); err == nil && cased != repoPath(r) {
 			if err = s.Swap(store.Repos, repoPath(r), nil, b); err == nil {
 				err = s.Swap(store.Repos, cased, b, nil)
@@ -229,7 +169,7 @@ func (s objects) loadRepo(r repoID) (*repoState, error) {
 // with st, by compare-and-swap: store.ErrSwapped when another writer got there
 // first, sweep.ErrSweeping when a store gc's sweep began since fence (taken
 // before the change was checked; see package sweep).
-func (s objects) saveRepo(r repoID, st *repoState, fence sweep.Fence) error {
+func (s objects) saveRepo(r ID, st *Record, fence sweep.Fence) error {
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
@@ -246,12 +186,12 @@ func (s objects) saveRepo(r repoID, st *repoState, fence sweep.Fence) error {
 
 // removeRepo deletes a repo's state as it was loaded; its commits stay,
 // unreachable.
-func (s objects) removeRepo(r repoID, st *repoState) error {
+func (s objects) removeRepo(r ID, st *Record) error {
 	return s.Swap(store.Repos, repoPath(r), st.read, nil)
 }
 
 // putCommit stores commit c, whose id is id (headerID).
-func (s objects) putCommit(id string, c *commitObj) error {
+func (s objects) putCommit(id string, c *Commit) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -275,11 +215,11 @@ func readRecord(s store.Store, kind, name string, v any) ([]byte, error) {
 }
 
 // loadCommit reads a commit by id.
-func (s objects) loadCommit(id string) (*commitObj, error) {
+func (s objects) loadCommit(id string) (*Commit, error) {
 	if !commitIDPattern.MatchString(id) {
 		return nil, errNoRevision
 	}
-	var c commitObj
+	var c Commit
 	b, err := readRecord(s, store.Commits, id, &c)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errNoRevision
@@ -304,11 +244,11 @@ func (s objects) loadCommit(id string) (*commitObj, error) {
 // precomposed é is one path), after checking it as repopath.Check does.
 func normalizePath(p string) (string, error) {
 	if !utf8.ValidString(p) {
-		return "", fmt.Errorf("path %q is not valid UTF-8", p)
+		return "", refuse(Invalid, "path %q is not valid UTF-8", p)
 	}
 	n := norm.NFC.String(p)
 	if err := repopath.Check(n); err != nil {
-		return "", err
+		return "", refuse(Invalid, "%v", err)
 	}
 	return n, nil
 }
@@ -318,12 +258,18 @@ func normalizePath(p string) (string, error) {
 func storedForm(p string) string { return norm.NFC.String(p) }
 
 // xetEntry builds the tree entry of a xet file.
-func xetEntry(p string, size int64, sha string, file xethash.Hash) treeEntry {
-	return treeEntry{Path: p, Size: size, SHA256: sha, Xet: file.String(), GitOID: gitBlobID([]byte(lfsPointer(sha, size)))}
+func xetEntry(p string, size int64, sha string, file xethash.Hash) File {
+	return File{Path: p, Size: size, SHA256: sha, Xet: file.String(), GitOID: gitBlobID([]byte(lfsPointer(sha, size)))}
 }
 
 // regularEntry builds the tree entry of a small regular file.
-func regularEntry(p string, content []byte) treeEntry {
+func regularEntry(p string, content []byte) File {
 	sum := sha256.Sum256(content)
-	return treeEntry{Path: p, Size: int64(len(content)), SHA256: hex.EncodeToString(sum[:]), GitOID: gitBlobID(content)}
+	return File{Path: p, Size: int64(len(content)), SHA256: hex.EncodeToString(sum[:]), GitOID: gitBlobID(content)}
+}
+
+// CheckPath refuses a path no file of a repository may have.
+func CheckPath(p string) error {
+	_, err := normalizePath(p)
+	return err
 }

@@ -1,4 +1,4 @@
-package hubapi
+package repos
 
 import (
 	"reflect"

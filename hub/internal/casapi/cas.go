@@ -1,21 +1,21 @@
-package hubapi
+package casapi
 
 import (
 	"context"
 	"io"
 
-	"github.com/xetkit/xetkit/hub/internal/casapi"
 	"github.com/xetkit/xetkit/hub/internal/sweep"
 	"github.com/xetkit/xetkit/xethash"
 )
 
-// CAS is what the Hub layer asks of the CAS layer.
+// CAS is what the layers above ask of the CAS layer (the repository
+// service and the Hub API).
 type CAS interface {
 	// FileBySHA256 finds the stored Xet file q asks for, and its size
-	// (casapi.ErrNoFile: none).
-	FileBySHA256(q casapi.Lookup) (file xethash.Hash, size int64, err error)
+	// (ErrNoFile: none).
+	FileBySHA256(q Lookup) (file xethash.Hash, size int64, err error)
 	// Token issues a CAS token and its expiry in Unix seconds.
-	Token(q casapi.TokenRequest) (token string, exp int64)
+	Token(q TokenRequest) (token string, exp int64)
 	// Grant lets repo's CAS tokens read file, durably.
 	Grant(repo string, file xethash.Hash) error
 	// Open returns the bytes of a stored Xet file, each chunk verified as

@@ -1,11 +1,10 @@
-package hubapi
+package repos
 
 import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"strconv"
 	"time"
@@ -37,8 +36,8 @@ const (
 	maxOpenedByVisitor = 100      // opened in one repository by one who may not write it
 )
 
-// summary is what the index keeps of one discussion or pull request.
-type summary struct {
+// Discussion is what the index keeps of one discussion or pull request.
+type Discussion struct {
 	Num     int       `json:"num"`
 	Title   string    `json:"title"`
 	Author  string    `json:"author"`
@@ -53,12 +52,12 @@ type summary struct {
 
 // discussionIndex is the index record.
 type discussionIndex struct {
-	Discussions []summary `json:"discussions"`
-	read        []byte    // as loaded, for the swap
+	Discussions []Discussion `json:"discussions"`
+	read        []byte       // as loaded, for the swap
 }
 
-// find returns the summary of discussion num, or nil.
-func (x *discussionIndex) find(num int) *summary {
+// find returns the Discussion of discussion num, or nil.
+func (x *discussionIndex) find(num int) *Discussion {
 	for i := range x.Discussions {
 		if x.Discussions[i].Num == num {
 			return &x.Discussions[i]
@@ -69,12 +68,12 @@ func (x *discussionIndex) find(num int) *summary {
 
 // thread is one discussion's record: its events, oldest first.
 type thread struct {
-	Events []*event `json:"events"`
+	Events []*Event `json:"events"`
 	read   []byte
 }
 
-// event is one event of a discussion.
-type event struct {
+// Event is one Event of a discussion.
+type Event struct {
 	ID      string    `json:"id"`
 	Type    string    `json:"type"` // comment, status-change, commit, title-change
 	Author  string    `json:"author"`
@@ -90,9 +89,9 @@ type event struct {
 // legacyDiscussion is a discussion as repository records held them before
 // discussions had records of their own.
 type legacyDiscussion struct {
-	summary
+	Discussion
 	MergeCommit string   `json:"mergeCommit,omitempty"`
-	Events      []*event `json:"events"`
+	Events      []*Event `json:"events"`
 }
 
 // newUID returns a fresh repository record id.
@@ -180,7 +179,7 @@ func (s objects) updateThread(uid string, num int, change func(t *thread) error)
 
 // removeDiscussions deletes the discussion records of a deleted
 // repository whose record was st.
-func (s objects) removeDiscussions(st *repoState) error {
+func (s objects) removeDiscussions(st *Record) error {
 	if st.UID == "" {
 		return nil
 	}
@@ -202,7 +201,7 @@ func (s objects) removeDiscussions(st *repoState) error {
 // had records of their own into those records, and leaves st without
 // them (the caller saves st). It is idempotent: a move whose record swap
 // fails is made again from the same discussions.
-func (s objects) moveLegacy(st *repoState) error {
+func (s objects) moveLegacy(st *Record) error {
 	if st.UID == "" {
 		st.UID = newUID()
 	}
@@ -215,7 +214,7 @@ func (s objects) moveLegacy(st *repoState) error {
 	}
 	x.Discussions = x.Discussions[:0]
 	for _, d := range st.Legacy {
-		x.Discussions = append(x.Discussions, d.summary)
+		x.Discussions = append(x.Discussions, d.Discussion)
 		t, err := s.loadThread(st.UID, d.Num)
 		if err != nil {
 			return err
@@ -242,18 +241,4 @@ func (s objects) moveLegacy(st *repoState) error {
 	}
 	st.Legacy = nil
 	return nil
-}
-
-// errRefused is a change to a discussion that the hub refuses, with the
-// status to answer.
-type errRefused struct {
-	status int
-	msg    string
-}
-
-func (e *errRefused) Error() string { return e.msg }
-
-// refuse returns an errRefused.
-func refuse(status int, format string, args ...any) error {
-	return &errRefused{status, fmt.Sprintf(format, args...)}
 }

@@ -1,4 +1,4 @@
-package hubapi
+package repos
 
 import (
 	"crypto/sha256"
@@ -21,10 +21,10 @@ func TestParseUsers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u := us.lookup("hf_a"); u == nil || u.name != "alice" || u.role != roleWrite || !u.owns("team") || !u.owns("Alice") || u.owns("bob") {
+	if u := us.lookup("hf_a"); u == nil || u.Name != "alice" || u.Role != RoleWrite || !u.Owns("team") || !u.Owns("Alice") || u.Owns("bob") {
 		t.Errorf("hf_a: %+v", u)
 	}
-	if u := us.lookup("hf_ar"); u == nil || u.role != roleRead {
+	if u := us.lookup("hf_ar"); u == nil || u.Role != RoleRead {
 		t.Errorf("hf_ar: %+v", u)
 	}
 	if us.lookup("hf_other") != nil || us.lookup(hashOf("hf_a")) != nil {

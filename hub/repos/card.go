@@ -1,4 +1,4 @@
-package hubapi
+package repos
 
 import (
 	"bytes"
@@ -21,19 +21,19 @@ const maxCardSize = 1 << 20
 // A repo without one, or whose block is not a YAML mapping (or is larger
 // than maxCardSize), has none (nil), as the Hub shows a card it cannot
 // read; only failures to read the store are errors.
-func (h *Server) cardData(cid string, c *commitObj) (map[string]any, error) {
-	e, ok, err := h.entry(cid, c, "README.md")
+func (s *Service) cardData(cid string, c *Commit) (map[string]any, error) {
+	e, ok, err := s.entry(cid, c, "README.md")
 	if err != nil || !ok || e.Size > maxCardSize {
 		return nil, err
 	}
 	var b []byte
 	if e.Xet == "" {
-		b, err = store.Read(h.store, store.Blobs, e.SHA256)
+		b, err = store.Read(s.store, store.Blobs, e.SHA256)
 	} else {
 		var f xethash.Hash
 		if f, err = xethash.Parse(e.Xet); err == nil {
 			var content io.ReaderAt
-			if content, _, err = h.cas.Open(f); err == nil {
+			if content, _, err = s.cas.Open(f); err == nil {
 				b = make([]byte, e.Size)
 				_, err = content.ReadAt(b, 0)
 				if err == io.EOF {
