@@ -209,6 +209,9 @@ func New(cfg Config) (*Hub, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if err := repos.CheckFormat(h.store); err != nil {
+		return nil, fmt.Errorf("hub: %w", err)
+	}
 	h.repos = repos.New(repos.Config{Store: h.store, CAS: h.cas, Now: cfg.Now,
 		UserToken: cfg.UserToken, ReadUserToken: cfg.ReadUserToken, Users: cfg.Users})
 	h.api = hubapi.New(hubapi.Config{Base: base, Repos: h.repos, CAS: h.cas, TreePageSize: cfg.TreePageSize, LFSPartSize: cfg.LFSPartSize})

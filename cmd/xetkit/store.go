@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/repos"
 	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/store"
 )
@@ -32,6 +33,37 @@ until its 15-minute lease ends). With damage in the store (a ref whose
 commits or files cannot be read) gc deletes nothing.`,
 		run: runStoreGC,
 	})
+	register(&command{
+		name:    "store convert",
+		usage:   "DIR|s3://BUCKET/PREFIX",
+		summary: "convert a store written before commits were git commits: each repository's history is written again as git commits (same trees, authors, dates, messages; git's ids), its refs, merges and discussions moved to them",
+		details: `No hub may serve the store while it is converted; the old commits stay,
+unreachable, until store gc deletes them. A conversion cut short is run
+again: repositories converted already are left as they are. xetkit serve
+refuses a store that needs converting, naming this command.`,
+		run: runStoreConvert,
+	})
+}
+
+func runStoreConvert(e *env, c *command, fs *flag.FlagSet, args []string) error {
+	where, err := inputArg(e, c, fs, args)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(where)
+	if err != nil {
+		return err
+	}
+	n := 0
+	err = repos.Convert(st, time.Now, func(repo string, commits int) {
+		n++
+		fmt.Fprintf(e.stderr, "converted %s: %d commits\n", repo, commits)
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "store %s: %d repositories converted; it can be served\n", where, n)
+	return nil
 }
 
 // openStore opens the store an argument names: an S3 URL (server and

@@ -5,6 +5,7 @@ import (
 	"html"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/xetkit/xetkit/hub/internal/httpx"
@@ -36,19 +37,23 @@ type formatted struct {
 }
 
 // handleCommits answers GET /api/{type}s/{repo}/commits/{rev}: the history
-// from the revision's commit back to the first, newest first, a page at a
-// time. The next page's link names the first commit it holds as its
-// revision, so a page is the same however the branch moved meanwhile.
+// from the revision's commit, in git log's order, a page at a time (p,
+// from 0). The next page's link names the commit the first page started
+// at as its revision, so a page is the same however the branch moved
+// meanwhile.
 func (h *Server) handleCommits(w http.ResponseWriter, r *http.Request) {
 	rv, ok := h.apiRevision(w, r)
 	if !ok {
 		return
 	}
+	q := r.URL.Query()
 	withFormatted := false
-	for _, v := range r.URL.Query()["expand[]"] {
+	for _, v := range q["expand[]"] {
 		withFormatted = withFormatted || v == "formatted"
 	}
-	history, next, err := h.repos.History(rv, commitsPageSize)
+	p, _ := strconv.Atoi(q.Get("p"))
+	p = max(p, 0)
+	history, more, err := h.repos.History(rv, p*commitsPageSize, commitsPageSize)
 	if err != nil {
 		h.fail(w, r, "history", err)
 		return
@@ -62,11 +67,9 @@ func (h *Server) handleCommits(w http.ResponseWriter, r *http.Request) {
 		}
 		page = append(page, e)
 	}
-	if next != "" {
-		link := fmt.Sprintf("%s/api/%ss/%s/commits/%s", h.cfg.BaseURL(r), rv.ID.Type, rv.ID, url.PathEscape(next))
-		if q := r.URL.RawQuery; q != "" {
-			link += "?" + q
-		}
+	if more {
+		q.Set("p", strconv.Itoa(p+1))
+		link := fmt.Sprintf("%s/api/%ss/%s/commits/%s?%s", h.cfg.BaseURL(r), rv.ID.Type, rv.ID, url.PathEscape(rv.CommitID), q.Encode())
 		w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next"`, link))
 	}
 	httpx.WriteJSON(w, http.StatusOK, page)

@@ -103,14 +103,14 @@ func (h *Server) handleTree(w http.ResponseWriter, r *http.Request) {
 		next.RawQuery = nq.Encode()
 		w.Header().Set("Link", fmt.Sprintf(`<%s%s>; rel="next"`, h.cfg.BaseURL(r), next.RequestURI()))
 	}
-	httpx.WriteJSON(w, http.StatusOK, h.shown(items, q.Get("expand") == "true"))
+	httpx.WriteJSON(w, http.StatusOK, h.shown(rv, items, q.Get("expand") == "true"))
 }
 
 // shown is what a listing answers: its items, and with expand the commit
 // that last changed each and a security status. The tree records that
 // commit, so expanding costs one commit read per distinct commit of the
 // page, not a walk of the history.
-func (h *Server) shown(items []repos.Item, expand bool) []apiEntry {
+func (h *Server) shown(rv *repos.Revision, items []repos.Item, expand bool) []apiEntry {
 	out := make([]apiEntry, len(items))
 	infos := map[string]*apiCommitInfo{}
 	for i, it := range items {
@@ -121,7 +121,7 @@ func (h *Server) shown(items []repos.Item, expand bool) []apiEntry {
 		out[i].Security = &apiSecurity{Status: "unscanned"}
 		info, ok := infos[it.Changed]
 		if !ok {
-			if c, err := h.repos.CommitByID(it.Changed); err == nil {
+			if c, err := h.repos.CommitOf(rv, it.Changed); err == nil {
 				info = &apiCommitInfo{ID: it.Changed, Title: c.Title, Date: c.Date.Format(time.RFC3339)}
 			}
 			infos[it.Changed] = info
@@ -176,5 +176,5 @@ func (h *Server) handlePathsInfo(w http.ResponseWriter, r *http.Request) {
 			out = append(out, it)
 		}
 	}
-	httpx.WriteJSON(w, http.StatusOK, h.shown(out, req.Expand == true || req.Expand == "true" || req.Expand == "1"))
+	httpx.WriteJSON(w, http.StatusOK, h.shown(rv, out, req.Expand == true || req.Expand == "true" || req.Expand == "1"))
 }

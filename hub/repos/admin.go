@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/xetkit/xetkit/hub/tree"
 )
@@ -50,12 +51,12 @@ func (s *Service) createRepo(id ID, set repoSettings, ops []Op, author string) (
 	if err != nil {
 		return nil, err
 	}
-	st := &Record{Type: id.Type, ID: id.String(), UID: newUID(), Private: set.private, SDK: set.sdk, Created: s.now().UTC(), Branches: map[string]string{}, Tags: map[string]string{}}
+	st := newRecord(id, set.private, set.sdk, s.now())
 	files, err := s.resolveOps(id, author, ops)
 	if err != nil {
 		return nil, commitError(id, CommitRequest{}, err)
 	}
-	cid, err := s.writeCommit(id, "", tree.ID{}, commitMeta{title: "initial commit", author: author}, ops, files)
+	cid, err := s.writeOps(id, st.UID, "", tree.ID{}, commitMeta{title: "initial commit", author: author}, ops, files)
 	if err != nil {
 		return nil, commitError(id, CommitRequest{}, err)
 	}
@@ -149,10 +150,10 @@ func (s *Service) ChangeSettings(u *User, id ID, set Settings) error {
 	})
 }
 
-// wholeTree is every file of commit cid as tree changes onto an empty
-// tree, and the files themselves.
-func (s *Service) wholeTree(cid string) ([]tree.Change, []File, error) {
-	root, err := s.commitRoot(cid)
+// wholeTree is every file of commit cid of the repository uid as tree
+// changes onto an empty tree, and the files themselves.
+func (s *Service) wholeTree(uid, cid string) ([]tree.Change, []File, error) {
+	root, err := s.commitRoot(uid, cid)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -184,10 +185,10 @@ func (s *Service) SuperSquash(u *User, id ID, branch, message string) error {
 		if !ok {
 			return noBranch(id, branch)
 		}
-		ch, _, err := s.wholeTree(head)
+		ch, _, err := s.wholeTree(st.UID, head)
 		var cid string
 		if err == nil {
-			cid, err = s.writeChanges(id, "", tree.ID{}, meta, ch, func() error { return nil })
+			cid, _, err = s.writeCommit(st.UID, nil, tree.ID{}, meta, ch, nil)
 		}
 		if err != nil {
 			return err
@@ -225,7 +226,7 @@ func (s *Service) Duplicate(u *User, src, dst ID, v Visibility) error {
 	var ch []tree.Change
 	var files []File
 	if err == nil {
-		ch, files, err = s.wholeTree(from)
+		ch, files, err = s.wholeTree(st.UID, from)
 	}
 	if err != nil {
 		return err
@@ -236,12 +237,18 @@ func (s *Service) Duplicate(u *User, src, dst ID, v Visibility) error {
 	if _, err := s.store.loadRepo(dst); err == nil {
 		return &Error{Kind: Conflict, Code: ErrExists.Code, Msg: fmt.Sprintf("%s %s already exists", dst.Type, dst)}
 	}
+	nst := newRecord(dst, v.private(st.Private), st.SDK, s.now())
 	m := commitMeta{title: fmt.Sprintf("Duplicate from %s", src), author: nameOf(u)}
-	cid, err := s.writeChanges(dst, "", tree.ID{}, m, ch, func() error { return s.grantCommitted(dst, files) })
+	cid, _, err := s.writeCommit(nst.UID, nil, tree.ID{}, m, ch, func() error { return s.grantCommitted(dst, files) })
 	if err != nil {
 		return err
 	}
-	nst := &Record{Type: dst.Type, ID: dst.String(), UID: newUID(), Private: v.private(st.Private), SDK: st.SDK, Created: s.now().UTC(),
-		Branches: map[string]string{DefaultBranch: cid}, Tags: map[string]string{}}
+	nst.Branches[DefaultBranch] = cid
 	return s.store.saveRepo(dst, nst, fence)
+}
+
+// newRecord is the record of a new repository id, with no refs yet.
+func newRecord(id ID, private bool, sdk string, now time.Time) *Record {
+	return &Record{Type: id.Type, ID: id.String(), UID: newUID(), Format: gitFormat, Private: private, SDK: sdk, Created: now.UTC(),
+		Branches: map[string]string{}, Tags: map[string]string{}}
 }

@@ -21,8 +21,8 @@ const maxCardSize = 1 << 20
 // A repo without one, or whose block is not a YAML mapping (or is larger
 // than maxCardSize), has none (nil), as the Hub shows a card it cannot
 // read; only failures to read the store are errors.
-func (s *Service) cardData(cid string, c *Commit) (map[string]any, error) {
-	e, ok, err := s.entry(cid, c, "README.md")
+func (s *Service) cardData(c *Commit) (map[string]any, error) {
+	e, ok, err := s.entry(c, "README.md")
 	if err != nil || !ok || e.Size > maxCardSize {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/xetkit/xetkit/hub/internal/casapi"
@@ -188,7 +189,7 @@ func (s *Service) Commit(u *User, id ID, req CommitRequest) (Committed, error) {
 	if req.CreatePR {
 		// The pull request's first commit is out.ID, on the branch's head
 		// then: its parent.
-		c, err := s.commit(out.ID)
+		c, err := s.commit(uid, out.ID)
 		if err == nil {
 			err = s.openDiscussion(uid, Discussion{Num: out.PR, Title: req.Summary, Author: author, IsPR: true, Status: "open",
 				Created: c.Date, Base: req.Branch, From: c.Parent}, req.Description)
@@ -262,48 +263,65 @@ func (s *Service) fileBySHA(q casapi.Lookup, oid string, size int64) (xethash.Ha
 	return f, stored, nil
 }
 
-// commitMeta is what a commit says besides its changes.
+// commitMeta is what a commit says besides its changes: its title and
+// message, its author, and when (zero: now).
 type commitMeta struct {
 	title, message, author string
+	date                   time.Time
 }
 
-// writeCommit writes a commit of repo id on parent (whose tree is
-// parentRoot) making the changes ops (files from resolveOps), and lets the
-// repo's CAS tokens read the files it adds; it returns the commit's id.
-func (s *Service) writeCommit(id ID, parent string, parentRoot tree.ID, m commitMeta, ops []Op, files []File) (string, error) {
+// writeOps writes a commit of repo id (whose record's uid is uid) on
+// parent (whose index is parentRoot; "" for none) making the changes ops
+// (files from resolveOps), and lets the repo's CAS tokens read the files
+// it adds; it returns the commit's id.
+func (s *Service) writeOps(id ID, uid, parent string, parentRoot tree.ID, m commitMeta, ops []Op, files []File) (string, error) {
 	ch, err := changesOf(ops, files)
 	if err != nil {
 		return "", err
 	}
-	cid, err := s.writeChanges(id, parent, parentRoot, m, ch, func() error { return s.storeBlobs(ops, files) })
+	var parents []string
+	if parent != "" {
+		parents = []string{parent}
+	}
+	cid, _, err := s.writeCommit(uid, parents, parentRoot, m, ch, func() error { return s.storeBlobs(ops, files) })
 	if err != nil {
 		return "", err
 	}
 	return cid, s.grantCommitted(id, files)
 }
 
-// writeChanges writes a commit of repo id on parent (whose tree is
-// parentRoot) making the tree changes ch: its tree's new pages, then
-// (after before, which stores what the changes name) the commit, each
-// synced, and returns its id. No branch points at it yet, so nothing needs
-// a lock: a commit refused here writes nothing a reader can reach.
-func (s *Service) writeChanges(id ID, parent string, parentRoot tree.ID, m commitMeta, ch []tree.Change, before func() error) (string, error) {
-	c, cid, err := newCommit(id.Key(), parent, m, s.now())
+// writeCommit writes a git commit of the repository uid on parents (the
+// first's index is parentRoot) making the tree changes ch: the index's new
+// pages, then (after before, if set, which stores what the changes name)
+// the commit, each synced, and returns its id and index root. No ref names
+// it yet, so nothing needs a lock: a commit refused here writes nothing a
+// reader can reach.
+func (s *Service) writeCommit(uid string, parents []string, parentRoot tree.ID, m commitMeta, ch []tree.Change, before func() error) (string, tree.ID, error) {
+	if m.date.IsZero() {
+		m.date = s.now()
+	}
+	var c *Commit
+	root, _, err := s.trees.Commit(parentRoot, ch, func(git [20]byte) (tree.CommitID, error) {
+		var err error
+		c, err = newGitCommit(git, parents, m, m.date)
+		if err != nil {
+			return tree.CommitID{}, err
+		}
+		return commitIDOf(c.ID()), nil
+	})
 	if err != nil {
-		return "", err
+		return "", tree.ID{}, treeError(err)
 	}
-	root, err := s.trees.Apply(parentRoot, ch, commitIDOf(cid))
-	if err != nil {
-		return "", treeError(err)
+	c.Root = root
+	if before != nil {
+		if err := before(); err != nil {
+			return "", tree.ID{}, err
+		}
 	}
-	c.Root = root.String()
-	if err := before(); err != nil {
-		return "", err
+	if err := s.store.putCommit(uid, c); err != nil {
+		return "", tree.ID{}, err
 	}
-	if err := s.store.putCommit(cid, c); err != nil {
-		return "", err
-	}
-	return cid, nil
+	return c.ID(), root, nil
 }
 
 // storeBlobs stores the bytes of the regular files among ops, once the
@@ -355,15 +373,11 @@ func (s *Service) commitOnce(id ID, req CommitRequest, author string, files []Fi
 	if req.ParentCommit != "" && req.ParentCommit != head {
 		return "", fmt.Errorf("%w: its head is %s", errBranchMoved, head)
 	}
-	parent, err := s.commit(head)
-	var root tree.ID
-	if err == nil {
-		root, err = s.rootOf(head, parent)
-	}
+	parent, err := s.commit(st.UID, head)
 	if err != nil {
 		return "", fmt.Errorf("head commit: %w", err)
 	}
-	cid, err := s.writeCommit(id, head, root, commitMeta{req.Summary, req.Description, author}, req.Ops, files)
+	cid, err := s.writeOps(id, st.UID, head, parent.Root, commitMeta{title: req.Summary, message: req.Description, author: author}, req.Ops, files)
 	if err != nil {
 		return "", err
 	}

@@ -180,7 +180,7 @@ const maxPRCommits = maxEvents
 func (s *Service) prCommits(st *Record, d *Discussion) ([]*Event, error) {
 	var out []*Event
 	for id := st.Branches[fmt.Sprintf("%s%d", prRefPrefix, d.Num)]; id != "" && id != d.From && len(out) < maxPRCommits; {
-		c, err := s.commit(id)
+		c, err := s.commit(st.UID, id)
 		if err != nil {
 			return nil, err
 		}
@@ -493,7 +493,7 @@ func (s *Service) Merge(u *User, id ID, num int, comment string) (*Event, error)
 		if !ok {
 			return missing(CodeRevisionNotFound, "the base branch %s of pull request #%d is gone", d.Base, d.Num)
 		}
-		cid, conflicts, err := s.mergeCommit(id, d, base, st.Branches[fmt.Sprintf("%s%d", prRefPrefix, d.Num)], u.Name)
+		cid, conflicts, err := s.mergeCommit(st.UID, d, base, st.Branches[fmt.Sprintf("%s%d", prRefPrefix, d.Num)], u.Name)
 		if err != nil {
 			return err
 		}
@@ -517,11 +517,11 @@ func (s *Service) Merge(u *User, id ID, num int, comment string) (*Event, error)
 // mergeCommit writes the merge of pull request d (its head pr) onto base:
 // the changes from d.From to pr applied to base's tree, or the paths both
 // changed differently (and no commit).
-func (s *Service) mergeCommit(id ID, d *Discussion, base, pr, author string) (string, []string, error) {
+func (s *Service) mergeCommit(uid string, d *Discussion, base, pr, author string) (string, []string, error) {
 	roots := make([]tree.ID, 3)
 	for i, cid := range []string{d.From, base, pr} {
 		var err error
-		if roots[i], err = s.commitRoot(cid); err != nil {
+		if roots[i], err = s.commitRoot(uid, cid); err != nil {
 			return "", nil, err
 		}
 	}
@@ -571,6 +571,7 @@ func (s *Service) mergeCommit(id ID, d *Discussion, base, pr, author string) (st
 		return "", conflicts, nil
 	}
 	m := commitMeta{title: fmt.Sprintf("Merge pull request #%d: %s", d.Num, d.Title), author: author}
-	cid, err := s.writeChanges(id, base, roots[1], m, ch, func() error { return nil })
+	// A merge commit: the base's head first, the pull request's second.
+	cid, _, err := s.writeCommit(uid, []string{base, pr}, roots[1], m, ch, nil)
 	return cid, nil, err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
@@ -15,7 +16,7 @@ import (
 // layer's objects: what garbage collection keeps, and what a check
 // expects to find.
 type Reached struct {
-	Commits map[string]bool       // commit ids
+	Commits map[string]bool       // commits, by their names in the store ({uid}/{id})
 	Trees   map[tree.ID]bool      // tree pages
 	Blobs   map[string]bool       // small files, by SHA-256 (hex)
 	Files   map[xethash.Hash]bool // xet files, by file hash
@@ -52,45 +53,60 @@ func Reach(st store.Store, r *Reached) (*Reached, []Damage, error) {
 			damage = append(damage, Damage{st.Where(store.Repos, name), fmt.Sprintf("unreadable repository record: %v", err)})
 			continue
 		}
+		if rs.Format != gitFormat {
+			damage = append(damage, Damage{st.Where(store.Repos, name), "written before commits were git commits: convert the store with xetkit store convert"})
+			continue
+		}
 		roots, err := rs.roots(objs)
 		if err != nil {
 			damage = append(damage, Damage{st.Where(store.Discussions, rs.UID), fmt.Sprintf("unreadable discussion index: %v", err)})
 		}
 		for ref, head := range roots {
-			damage = append(damage, r.walk(objs, trees, head, name+" "+ref)...)
+			damage = append(damage, r.walk(objs, trees, commitName(rs.UID, head), name+" "+ref)...)
 		}
 	}
 	return r, damage, nil
 }
 
-// ReachFrom adds to r what the commits ids (and their ancestors) reach,
-// as Reach does for the refs' commits: store gc's roots besides the refs
-// are the commits written during its run or its grace period.
-func ReachFrom(st store.Store, r *Reached, ids []string) []Damage {
+// ReachFrom adds to r what the commits named (in the store: {uid}/{id})
+// and their ancestors reach, as Reach does for the refs' commits: store
+// gc's roots besides the refs are the commits written during its run or
+// its grace period.
+func ReachFrom(st store.Store, r *Reached, names []string) []Damage {
 	objs := objects{st}
 	trees := tree.New(pageStore{st}, treeCacheBytes)
 	var damage []Damage
-	for _, id := range ids {
-		damage = append(damage, r.walk(objs, trees, id, "young commit "+id)...)
+	for _, n := range names {
+		damage = append(damage, r.walk(objs, trees, n, "young commit "+n)...)
 	}
 	return damage
 }
 
-// walk adds a commit, its ancestors and what their trees reach; what
-// names the root (for damage reports).
+// walk adds the commit named head ({uid}/{id}), its ancestors (all
+// parents') and what their trees reach; what names the root (for damage
+// reports).
 func (r *Reached) walk(objs objects, trees *tree.Trees, head, what string) []Damage {
 	var damage []Damage
-	for id := head; id != "" && !r.Commits[id]; {
-		c, err := objs.loadCommit(id)
+	uid, _, _ := strings.Cut(head, "/")
+	for todo := []string{head}; len(todo) > 0; {
+		name := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if r.Commits[name] {
+			continue
+		}
+		_, id, _ := strings.Cut(name, "/")
+		c, err := objs.loadCommit(uid, id)
 		if err != nil {
-			damage = append(damage, Damage{objs.Where(store.Commits, id), fmt.Sprintf("commit of %s: %v", what, err)})
-			break
+			damage = append(damage, Damage{objs.Where(store.Commits, name), fmt.Sprintf("commit of %s: %v", what, err)})
+			continue
 		}
-		r.Commits[id] = true
+		r.Commits[name] = true
 		if err := r.commitFiles(trees, c); err != nil {
-			damage = append(damage, Damage{objs.Where(store.Commits, id), fmt.Sprintf("tree of commit of %s: %v", what, err)})
+			damage = append(damage, Damage{objs.Where(store.Commits, name), fmt.Sprintf("tree of commit of %s: %v", what, err)})
 		}
-		id = c.Parent
+		for _, p := range c.Parents {
+			todo = append(todo, commitName(uid, p))
+		}
 	}
 	return damage
 }
@@ -135,26 +151,8 @@ func StampRepos(st store.Store, gen int64) error {
 
 // commitFiles adds a commit's tree pages and files.
 func (r *Reached) commitFiles(trees *tree.Trees, c *Commit) error {
-	if c.Root == "" { // a commit stored before trees were paged
-		for _, e := range c.Files {
-			if e.Xet != "" {
-				f, err := xethash.Parse(e.Xet)
-				if err != nil {
-					return fmt.Errorf("file %s: %v", e.Path, err)
-				}
-				r.Files[f] = true
-			} else {
-				r.Blobs[e.SHA256] = true
-			}
-		}
-		return nil
-	}
-	root, err := tree.ParseID(c.Root)
-	if err != nil {
-		return err
-	}
 	var bad error
-	err = trees.Pages(root, r.Trees, func(f tree.File) {
+	err := trees.Pages(c.Root, r.Trees, func(f tree.File) {
 		e := entryOf("", f) // the tree keeps hashes as their hex strings' bytes
 		if e.Xet == "" {
 			r.Blobs[e.SHA256] = true

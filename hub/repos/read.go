@@ -1,6 +1,7 @@
 package repos
 
 import (
+	"container/heap"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -37,8 +38,8 @@ func itemOf(p string, e tree.Entry) Item {
 	return it
 }
 
-// root is the tree of revision rv.
-func (s *Service) root(rv *Revision) (tree.ID, error) { return s.rootOf(rv.CommitID, rv.Commit) }
+// root is the index of revision rv's tree.
+func (s *Service) root(rv *Revision) (tree.ID, error) { return rv.Commit.Root, nil }
 
 // Files lists every file of revision rv, in path order.
 func (s *Service) Files(rv *Revision) ([]File, error) {
@@ -51,7 +52,7 @@ func (s *Service) Files(rv *Revision) ([]File, error) {
 
 // FileAt finds the file at path p of revision rv (false: none there).
 func (s *Service) FileAt(rv *Revision, p string) (File, bool, error) {
-	return s.entry(rv.CommitID, rv.Commit, p)
+	return s.entry(rv.Commit, p)
 }
 
 // ItemAt finds the file or folder at path p of revision rv (false: none).
@@ -134,32 +135,73 @@ func (s *Service) Storage(rv *Revision) (int64, error) {
 // Card is the metadata block of revision rv's README.md (see cardData),
 // or nil.
 func (s *Service) Card(rv *Revision) (map[string]any, error) {
-	return s.cardData(rv.CommitID, rv.Commit)
+	return s.cardData(rv.Commit)
 }
 
 // CardTags are the tags a repository's info shows for its card.
 func CardTags(card map[string]any) []string { return cardTags(card) }
 
-// History lists at most n commits of revision rv's history, newest first
-// (rv's own first), and the id of the commit the next page starts at
-// ("": none).
-func (s *Service) History(rv *Revision, n int) ([]HistoryEntry, string, error) {
+// History lists commits of revision rv's history in the order git log
+// shows them (newest committer date first, a parent never before its
+// child's turn), n of them after the first skip, and reports whether
+// more follow.
+func (s *Service) History(rv *Revision, skip, n int) ([]HistoryEntry, bool, error) {
+	uid := rv.Record.UID
+	q := &commitQueue{}
+	seen := map[string]bool{rv.CommitID: true}
+	heap.Push(q, queued{rv.CommitID, rv.Commit, 0})
 	var out []HistoryEntry
-	cid, c := rv.CommitID, rv.Commit
-	for cid != "" && len(out) < n {
-		author := c.Author
-		if author == "" {
-			author = LocalName // commits from before users were kept
+	for q.Len() > 0 && len(out) < n {
+		cur := heap.Pop(q).(queued)
+		if skip > 0 {
+			skip--
+		} else {
+			out = append(out, HistoryEntry{ID: cur.id, Commit: cur.c, Author: cur.c.Author})
 		}
-		out = append(out, HistoryEntry{ID: cid, Commit: c, Author: author})
-		if cid = c.Parent; cid != "" {
-			var err error
-			if c, err = s.commit(cid); err != nil {
-				return nil, "", errorf("commit "+cid, err)
+		for _, p := range cur.c.Parents {
+			if seen[p] {
+				continue
 			}
+			seen[p] = true
+			c, err := s.commit(uid, p)
+			if err != nil {
+				return nil, false, errorf("commit "+p, err)
+			}
+			q.seq++
+			heap.Push(q, queued{p, c, q.seq})
 		}
 	}
-	return out, cid, nil
+	return out, q.Len() > 0, nil
+}
+
+// queued is a commit waiting in a history walk: seq orders those of one
+// date as they were found.
+type queued struct {
+	id  string
+	c   *Commit
+	seq int
+}
+
+// commitQueue is git log's queue: the newest committer date first.
+type commitQueue struct {
+	items []queued
+	seq   int
+}
+
+func (q *commitQueue) Len() int { return len(q.items) }
+func (q *commitQueue) Less(i, j int) bool {
+	a, b := q.items[i], q.items[j]
+	if !a.c.Date.Equal(b.c.Date) {
+		return a.c.Date.After(b.c.Date)
+	}
+	return a.seq < b.seq
+}
+func (q *commitQueue) Swap(i, j int) { q.items[i], q.items[j] = q.items[j], q.items[i] }
+func (q *commitQueue) Push(x any)    { q.items = append(q.items, x.(queued)) }
+func (q *commitQueue) Pop() any {
+	x := q.items[len(q.items)-1]
+	q.items = q.items[:len(q.items)-1]
+	return x
 }
 
 // HistoryEntry is one commit of a history, with its author's name.

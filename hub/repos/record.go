@@ -16,6 +16,7 @@ import (
 
 	"github.com/xetkit/xetkit/hub/internal/sweep"
 	"github.com/xetkit/xetkit/hub/store"
+	"github.com/xetkit/xetkit/hub/tree"
 	"github.com/xetkit/xetkit/internal/repopath"
 	"github.com/xetkit/xetkit/xethash"
 )
@@ -24,8 +25,8 @@ import (
 // in the store:
 //
 //	repos/{models|datasets|spaces}/{ns}/{name}  the repo record: visibility and refs (JSON)
-//	commits/{id}                                one immutable commit (JSON)
-//	trees/{hash}                                one page of a commit's tree
+//	commits/{uid}/{id}                          one git commit and its index (gitcommit.go)
+//	trees/{hash}                                one page of a commit's index (package tree)
 //	blobs/{sha256}                              the bytes of a small regular file
 //
 // Commits, trees and blobs are content-addressed and written before the
@@ -56,40 +57,14 @@ type Record struct {
 	// Legacy are the discussions records written before discussions had
 	// records of their own held (moved out by moveLegacy).
 	Legacy []*legacyDiscussion `json:"discussions,omitempty"`
+	// Format is 2 for a repository whose commits are git commits (every
+	// record written since); a record without it is converted by
+	// xetkit store convert (Convert).
+	Format int `json:"format,omitempty"`
 	// Sweep is the last store gc sweep that rewrote the record (StampRepos).
 	Sweep int64 `json:"sweep,omitempty"`
 
 	read []byte // the record it was loaded from (nil for a new repo), for saveRepo's swap
-}
-
-// Commit is one commit: its parent, message and the root of the tree
-// after it (package tree). Its id is the hash of everything but the root
-// (see headerID), since the tree's entries name the commit that changed
-// them; the root's pages are named by their own hashes.
-type Commit struct {
-	Repo    string    `json:"repo"` // ID.key(): commit ids never collide across repos
-	Parent  string    `json:"parent,omitempty"`
-	Title   string    `json:"title"`
-	Author  string    `json:"author,omitempty"` // the user who committed (none in commits of before users)
-	Message string    `json:"message,omitempty"`
-	Date    time.Time `json:"date"`
-	Nonce   string    `json:"nonce,omitempty"`
-	Root    string    `json:"root,omitempty"`
-	// Files is the whole tree, sorted by path, in commits stored before
-	// trees were paged (they have no Root); see Hub.rootOf.
-	Files []File `json:"files,omitempty"`
-}
-
-// headerID is the id of a commit with a Root: the hash of the commit
-// without it.
-func (c *Commit) headerID() (string, error) {
-	h := *c
-	h.Root, h.Files = "", nil
-	b, err := json.Marshal(&h)
-	if err != nil {
-		return "", err
-	}
-	return commitID(b), nil
 }
 
 // File is one file of a tree. A xet file names its file hash; a small
@@ -100,6 +75,9 @@ type File struct {
 	SHA256 string `json:"sha256"`            // standard hex digest
 	Xet    string `json:"xetHash,omitempty"` // file hash of a xet file
 	GitOID string `json:"gitOid"`            // git blob id: of the bytes, or of the LFS pointer
+	// Mode is its git mode (tree.ModeExec, tree.ModeSymlink); zero is a
+	// plain file's.
+	Mode tree.Mode `json:"mode,omitempty"`
 }
 
 // lfsPointer is the git LFS pointer file a xet file stands for in git.
@@ -113,12 +91,6 @@ func gitBlobID(b []byte) string {
 	fmt.Fprintf(h, "blob %d\x00", len(b))
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// commitID names a commit: 40 hex digits, as git commit ids are.
-func commitID(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:20])
 }
 
 var commitIDPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
@@ -190,16 +162,6 @@ func (s objects) removeRepo(r ID, st *Record) error {
 	return s.Swap(store.Repos, repoPath(r), st.read, nil)
 }
 
-// putCommit stores commit c, whose id is id (headerID).
-func (s objects) putCommit(id string, c *Commit) error {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return err
-	}
-	_, err = s.Put(store.Commits, id, b)
-	return err
-}
-
 // readRecord reads the JSON object name of kind into v and returns its
 // bytes: fs.ErrNotExist when there is none, an error saying where it is
 // when it does not decode.
@@ -212,31 +174,6 @@ func readRecord(s store.Store, kind, name string, v any) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", s.Where(kind, name), err)
 	}
 	return b, nil
-}
-
-// loadCommit reads a commit by id.
-func (s objects) loadCommit(id string) (*Commit, error) {
-	if !commitIDPattern.MatchString(id) {
-		return nil, errNoRevision
-	}
-	var c Commit
-	b, err := readRecord(s, store.Commits, id, &c)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errNoRevision
-	}
-	if err != nil {
-		return nil, err
-	}
-	want := commitID(b) // a commit stored before trees were paged
-	if c.Root != "" {
-		if want, err = c.headerID(); err != nil {
-			return nil, err
-		}
-	}
-	if want != id {
-		return nil, fmt.Errorf("commit %s is damaged: its content does not hash to its name", id)
-	}
-	return &c, nil
 }
 
 // normalizePath returns p in Unicode normal form C, the one form a

@@ -41,12 +41,8 @@ type Service struct {
 	// repoLocks serialize the changes of each repo record: a branch moves
 	// from the head a commit was built on, which nobody else can move
 	// meanwhile. Commits are written before, without a lock.
-	repoLocks repoLocks
-	trees     *tree.Trees
-	// legacyRoots are the trees built for commits stored before trees
-	// were paged (rootOf).
-	legacyMu    sync.Mutex
-	legacyRoots map[string]tree.ID
+	repoLocks   repoLocks
+	trees       *tree.Trees
 	commitsMu   sync.Mutex
 	commits     map[string]*Commit // cache of immutable commits
 	commitBytes int64              // their estimated size
@@ -60,7 +56,7 @@ type objects struct{ store.Store }
 func New(cfg Config) *Service {
 	st := objects{cfg.Store}
 	return &Service{cfg: cfg, store: st, cas: cfg.CAS, commits: map[string]*Commit{},
-		trees: tree.New(pageStore{st}, treeCacheBytes), legacyRoots: map[string]tree.ID{}}
+		trees: tree.New(pageStore{st}, treeCacheBytes)}
 }
 
 // now returns the hub clock.
@@ -148,42 +144,43 @@ func (s *Service) resolveRev(st *Record, id ID, rev string) (string, *Commit, er
 			cid = rev
 		}
 	}
-	c, err := s.commit(cid)
-	if err == nil && !strings.EqualFold(c.Repo, id.Key()) {
-		err = errNoRevision
-	}
+	c, err := s.commit(st.UID, cid)
 	return cid, c, err
 }
 
-// commit reads a commit, through a cache: commits never change.
-func (s *Service) commit(id string) (*Commit, error) {
+// commit reads commit id of the repository uid, through a cache: commits
+// never change.
+func (s *Service) commit(uid, id string) (*Commit, error) {
+	key := commitName(uid, id)
 	s.commitsMu.Lock()
-	c := s.commits[id]
+	c := s.commits[key]
 	s.commitsMu.Unlock()
 	if c != nil {
 		return c, nil
 	}
-	c, err := s.store.loadCommit(id)
+	c, err := s.store.loadCommit(uid, id)
 	if err != nil {
 		return nil, err
 	}
 	// The cache is bounded in bytes: emptied when it would pass its
-	// budget (commits from before trees were paged carry their file list).
-	size := int64(256 + len(c.Title) + len(c.Message) + 200*len(c.Files))
+	// budget.
+	size := int64(256 + len(c.Body))
 	s.commitsMu.Lock()
 	if s.commitBytes+size > commitCacheBytes {
 		clear(s.commits)
 		s.commitBytes = 0
 	}
-	s.commits[id] = c
+	s.commits[key] = c
 	s.commitBytes += size
 	s.commitsMu.Unlock()
 	return c, nil
 }
 
-// CommitByID reads commit cid (of any repository: for what a tree entry
-// or a history names, which the caller has read through its repository).
-func (s *Service) CommitByID(cid string) (*Commit, error) { return s.commit(cid) }
+// CommitOf reads commit cid of revision rv's repository (one a tree entry
+// or a history of it names).
+func (s *Service) CommitOf(rv *Revision, cid string) (*Commit, error) {
+	return s.commit(rv.Record.UID, cid)
+}
 
 // commitCacheBytes bounds the memory of the commit cache.
 const commitCacheBytes = 16 << 20

@@ -1,12 +1,10 @@
 package repos
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
@@ -28,30 +26,9 @@ func (p pageStore) PutAll(pages map[tree.ID][]byte) error {
 	return p.s.PutAll(objs)
 }
 
-// newCommit returns a commit of repo on parent whose id is fixed before
-// its tree is built (the tree's entries name it): the id hashes the
-// commit without its root, and a random nonce keeps two commits with the
-// same message at the same instant apart.
-func newCommit(repo, parent string, m commitMeta, now time.Time) (*Commit, string, error) {
-	var nonce [8]byte
-	if _, err := rand.Read(nonce[:]); err != nil {
-		return nil, "", err
-	}
-	c := &Commit{Repo: repo, Parent: parent, Title: m.title, Message: m.message, Author: m.author, Date: now.UTC(), Nonce: hex.EncodeToString(nonce[:])}
-	id, err := c.headerID()
-	return c, id, err
-}
-
-// commitIDOf parses a commit id into the form tree entries keep.
-func commitIDOf(cid string) tree.CommitID {
-	var c tree.CommitID
-	hex.Decode(c[:], []byte(cid)) // ids are checked (commitIDPattern) where they come in
-	return c
-}
-
 // treeFile is what the tree records of a tree entry.
 func treeFile(e File) (tree.File, error) {
-	f := tree.File{Size: e.Size}
+	f := tree.File{Size: e.Size, Mode: e.Mode}
 	unhex := func(into []byte, s string) error {
 		if n, err := hex.Decode(into, []byte(s)); err != nil || n != len(into) {
 			return fmt.Errorf("%s: malformed hash %q", e.Path, s)
@@ -67,7 +44,7 @@ func treeFile(e File) (tree.File, error) {
 
 // entryOf turns a tree's file entry at path p back into a tree entry.
 func entryOf(p string, f tree.File) File {
-	e := File{Path: p, Size: f.Size, SHA256: hex.EncodeToString(f.SHA256[:]), GitOID: hex.EncodeToString(f.Blob[:])}
+	e := File{Path: p, Size: f.Size, SHA256: hex.EncodeToString(f.SHA256[:]), GitOID: hex.EncodeToString(f.Blob[:]), Mode: f.Mode}
 	if f.Xet != ([32]byte{}) {
 		e.Xet = hex.EncodeToString(f.Xet[:])
 	}
@@ -108,100 +85,14 @@ func treeError(err error) error {
 	return &opError{pe.Path, pe.Err}
 }
 
-// commitRoot is the root tree of commit cid.
-func (s *Service) commitRoot(cid string) (tree.ID, error) {
-	c, err := s.commit(cid)
+// commitRoot is the root of the index of commit cid of the repository
+// uid.
+func (s *Service) commitRoot(uid, cid string) (tree.ID, error) {
+	c, err := s.commit(uid, cid)
 	if err != nil {
 		return tree.ID{}, err
 	}
-	return s.rootOf(cid, c)
-}
-
-// rootOf returns the tree of commit cid. A commit from a store written
-// before trees were paged holds its whole file list: its tree is built on
-// first read, from its parent's, so each file keeps the commit that last
-// changed it, and remembered for the life of the hub.
-func (s *Service) rootOf(cid string, c *Commit) (tree.ID, error) {
-	if c.Root != "" {
-		return tree.ParseID(c.Root)
-	}
-	s.legacyMu.Lock()
-	defer s.legacyMu.Unlock()
-	// The run of commits back to one whose tree is known (or the first).
-	var chain []string
-	var chainC []*Commit
-	var base tree.ID
-	var baseFiles []File
-	for id, cur := cid, c; ; {
-		if r, ok := s.legacyRoots[id]; ok {
-			base, baseFiles = r, cur.Files
-			break
-		}
-		if cur.Root != "" {
-			r, err := tree.ParseID(cur.Root)
-			if err != nil {
-				return tree.ID{}, err
-			}
-			base = r
-			files, err := s.allFiles(r)
-			if err != nil {
-				return tree.ID{}, err
-			}
-			baseFiles = files
-			break
-		}
-		chain, chainC = append(chain, id), append(chainC, cur)
-		if cur.Parent == "" {
-			break
-		}
-		next, err := s.commit(cur.Parent)
-		if err != nil {
-			return tree.ID{}, err
-		}
-		id, cur = cur.Parent, next
-	}
-	for i := len(chain) - 1; i >= 0; i-- {
-		ch, err := legacyDiff(baseFiles, chainC[i].Files)
-		if err != nil {
-			return tree.ID{}, err
-		}
-		if base, err = s.trees.Apply(base, ch, commitIDOf(chain[i])); err != nil {
-			return tree.ID{}, fmt.Errorf("commit %s: %w", chain[i], err)
-		}
-		s.legacyRoots[chain[i]] = base
-		baseFiles = chainC[i].Files
-	}
-	return base, nil
-}
-
-// legacyDiff lists the changes from one sorted file list to the next.
-func legacyDiff(from, to []File) ([]tree.Change, error) {
-	var ch []tree.Change
-	i, j := 0, 0
-	for i < len(from) || j < len(to) {
-		switch {
-		case j == len(to) || (i < len(from) && from[i].Path < to[j].Path):
-			ch = append(ch, tree.Change{Op: tree.DeleteFile, Path: from[i].Path})
-			i++
-		case i == len(from) || to[j].Path < from[i].Path:
-			f, err := treeFile(to[j])
-			if err != nil {
-				return nil, err
-			}
-			ch = append(ch, tree.Change{Op: tree.PutFile, Path: to[j].Path, File: f})
-			j++
-		default:
-			if from[i] != to[j] {
-				f, err := treeFile(to[j])
-				if err != nil {
-					return nil, err
-				}
-				ch = append(ch, tree.Change{Op: tree.PutFile, Path: to[j].Path, File: f})
-			}
-			i, j = i+1, j+1
-		}
-	}
-	return ch, nil
+	return c.Root, nil
 }
 
 // allFiles lists every file of a tree, in path order.
@@ -216,14 +107,10 @@ func (s *Service) allFiles(root tree.ID) ([]File, error) {
 	return out, err
 }
 
-// entry finds the file at path p of commit cid.
-func (s *Service) entry(cid string, c *Commit, p string) (File, bool, error) {
-	root, err := s.rootOf(cid, c)
-	if err != nil {
-		return File{}, false, err
-	}
+// entry finds the file at path p of commit c.
+func (s *Service) entry(c *Commit, p string) (File, bool, error) {
 	p = storedForm(p)
-	e, ok, err := s.trees.Lookup(root, p)
+	e, ok, err := s.trees.Lookup(c.Root, p)
 	if err != nil || !ok || e.Dir {
 		return File{}, false, err
 	}

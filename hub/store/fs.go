@@ -47,6 +47,22 @@ func (s *fsStore) path(kind, name string) string {
 	return filepath.Join(s.dir, kind, filepath.FromSlash(name))
 }
 
+// folderOf makes the folder of file path if it is missing (an object
+// named with a "/", as a repository's commits are), syncing the folder
+// that gains it, so that the file, once synced into it, can be found
+// after a crash.
+func (s *fsStore) folderOf(path string) error {
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	syncDir(filepath.Dir(dir))
+	return nil
+}
+
 // Where names the file of object kind/name.
 func (s *fsStore) Where(kind, name string) string { return s.path(kind, name) }
 
@@ -79,6 +95,9 @@ func (s *fsStore) Put(kind, name string, parts ...[]byte) (bool, error) {
 		return false, err
 	}
 	if err := f.Close(); err != nil {
+		return false, err
+	}
+	if err := s.folderOf(final); err != nil {
 		return false, err
 	}
 	err = os.Link(tmp, final)
@@ -138,6 +157,9 @@ func (s *fsStore) PutAll(objs []Object) error {
 	}
 	dirs := map[string]bool{}
 	for _, p := range todo {
+		if err := s.folderOf(p.final); err != nil {
+			return err
+		}
 		if err := os.Link(p.tmp, p.final); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}

@@ -106,16 +106,17 @@ const (
 	// Discussions holds records: a repository's discussion index and one
 	// record per discussion (JSON), named under the repository's uid.
 	Discussions = "discussions"
-	Commits     = "commits" // one immutable commit (JSON), named by its id
+	Commits     = "commits" // one immutable commit, named {repository uid}/{id} (package repos)
 	Blobs       = "blobs"   // the bytes of a small regular file, named by their SHA-256
 	Trees       = "trees"   // one page of a commit's file tree, named by its hash
 	Keys        = "keys"    // records: the keys the hub signs with (package hub/internal/keys)
 	GC          = "gc"      // records: what the last store gc deleted, for running hubs to forget
+	Meta        = "meta"    // records: what the store is (its format: package repos)
 	Temp        = "tmp"     // temporary objects (PutTemp); emptied at start
 )
 
 // Kinds lists every kind of object, Temp aside.
-var Kinds = []string{Xorbs, Shards, Grants, Verified, Repos, Discussions, Commits, Blobs, Trees, Keys, GC}
+var Kinds = []string{Xorbs, Shards, Grants, Verified, Repos, Discussions, Commits, Blobs, Trees, Keys, GC, Meta}
 
 // Read returns object (or record) kind/name of s whole.
 func Read(s Store, kind, name string) ([]byte, error) {

@@ -154,6 +154,20 @@ func testPut(t *testing.T, s store.Store) {
 	if w := s.Where("xorbs", "a"); w == "" || w == s.Where("shards", "a") {
 		t.Fatalf("Where gives %q for xorbs/a and %q for shards/a", w, s.Where("shards", "a"))
 	}
+	// Names may hold "/" (a repository's commits: uid/id), by Put and
+	// PutAll, and list whole.
+	if wrote, err := s.Put("commits", "u1/c1", []byte("one")); err != nil || !wrote {
+		t.Fatalf("put of a name with a slash: %v, %v", wrote, err)
+	}
+	if err := s.PutAll([]store.Object{{Kind: "commits", Name: "u2/c2", Data: []byte("two")}, {Kind: "commits", Name: "u1/c3", Data: []byte("three")}}); err != nil {
+		t.Fatalf("PutAll of names with slashes: %v", err)
+	}
+	if got := read(t, s, "commits", "u2/c2"); string(got) != "two" {
+		t.Fatalf("u2/c2: %q", got)
+	}
+	if names, err := s.List("commits"); err != nil || fmt.Sprint(names) != "[u1/c1 u1/c3 u2/c2]" {
+		t.Fatalf("List(commits): %v, %v", names, err)
+	}
 }
 
 func testPutConcurrent(t *testing.T, s store.Store) {

@@ -16,6 +16,7 @@
 package tree
 
 import (
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -24,6 +25,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -69,6 +71,26 @@ type File struct {
 	SHA256 [32]byte
 	Xet    [32]byte // the file hash of a xet file; zero for a regular file
 	Blob   [20]byte // git blob id: of the bytes, or of the LFS pointer
+	Mode   Mode     // its git mode; zero is ModeFile
+}
+
+// Mode is a file's git mode.
+type Mode uint32
+
+// The git modes of a tree's entries.
+const (
+	ModeFile    Mode = 0o100644
+	ModeExec    Mode = 0o100755
+	ModeSymlink Mode = 0o120000
+	ModeDir     Mode = 0o040000
+)
+
+// gitMode is m as a git tree entry spells it ("100644", "40000").
+func (m Mode) gitMode() string {
+	if m == 0 {
+		m = ModeFile
+	}
+	return strconv.FormatUint(uint64(m), 8)
 }
 
 // Entry is one name in a folder.
@@ -77,6 +99,7 @@ type Entry struct {
 	Dir     bool
 	File    File     // a file's
 	Root    ID       // a folder's: the root of its pages
+	GitTree [20]byte // a folder's: the id of its git tree object
 	Changed CommitID // the last commit that changed the entry (for a folder: anything inside it)
 }
 
@@ -255,24 +278,49 @@ func (t *Trees) Pages(root ID, seen map[ID]bool, file func(File)) error {
 // returns the new tree's root, writing only pages the store lacks. Nothing
 // is written when a change is refused.
 func (t *Trees) Apply(root ID, changes []Change, commit CommitID) (ID, error) {
+	out, _, err := t.apply(root, changes, commit, false)
+	return out, err
+}
+
+// Commit makes the changes to the tree root for a commit whose id depends
+// on the new tree's git tree id (a git commit names its tree): it works out
+// that id, asks makeCommit for the commit's id, then writes the tree with
+// that id as every changed entry's last commit. It returns the new root and
+// its git tree id.
+func (t *Trees) Commit(root ID, changes []Change, makeCommit func(gitTree [20]byte) (CommitID, error)) (ID, [20]byte, error) {
+	_, git, err := t.apply(root, changes, CommitID{}, true)
+	if err != nil {
+		return ID{}, git, err
+	}
+	commit, err := makeCommit(git)
+	if err != nil {
+		return ID{}, git, err
+	}
+	out, _, err := t.apply(root, changes, commit, false)
+	return out, git, err
+}
+
+// apply is Apply, returning the new tree's git tree id too; dry works it
+// all out and writes nothing.
+func (t *Trees) apply(root ID, changes []Change, commit CommitID, dry bool) (ID, [20]byte, error) {
 	rel := make([]relChange, len(changes))
 	for i, c := range changes {
 		rel[i] = relChange{c, c.Path}
 	}
-	w := &writer{t: t, fresh: map[ID][]byte{}}
-	out, err := w.update(root, "", rel, commit)
-	if err != nil {
-		return ID{}, err
+	w := &writer{t: t, fresh: map[ID][]byte{}, dry: dry}
+	out, git, err := w.update(root, "", rel, commit)
+	if err != nil || dry {
+		return ID{}, git, err
 	}
 	if len(w.fresh) > 0 {
 		if err := t.store.PutAll(w.fresh); err != nil {
-			return ID{}, err
+			return ID{}, git, err
 		}
 	}
 	for _, c := range w.pending {
 		t.cache.add(c.id, c.p, c.size)
 	}
-	return out, nil
+	return out, git, nil
 }
 
 // relChange is a change seen from inside a folder: rest is its path below
@@ -287,6 +335,7 @@ type writer struct {
 	t       *Trees
 	fresh   map[ID][]byte
 	pending []cachedPage // the fresh pages, decoded, for the cache once stored
+	dry     bool         // keep nothing: only the roots and git tree ids matter
 }
 
 type cachedPage struct {
@@ -297,11 +346,11 @@ type cachedPage struct {
 
 // update applies changes (paths relative to the folder dir, whose pages
 // start at root) and returns the folder's new root (zero when it ends
-// empty).
-func (w *writer) update(root ID, dir string, changes []relChange, commit CommitID) (ID, error) {
+// empty) and its git tree id.
+func (w *writer) update(root ID, dir string, changes []relChange, commit CommitID) (ID, [20]byte, error) {
 	old, err := w.t.layoutOf(root)
 	if err != nil {
-		return ID{}, err
+		return ID{}, [20]byte{}, err
 	}
 	// Changes to different names commute; those to one name keep their
 	// order.
@@ -357,7 +406,7 @@ func (w *writer) update(root ID, dir string, changes []relChange, commit CommitI
 		}
 		e, ok, err := w.updateEntry(was, join(dir, name), name, byName[name], commit)
 		if err != nil {
-			return ID{}, err
+			return ID{}, [20]byte{}, err
 		}
 		if ok {
 			fresh = append(fresh, e)
@@ -369,9 +418,10 @@ func (w *writer) update(root ID, dir string, changes []relChange, commit CommitI
 	keep("")
 	flush()
 	if err := caseConflict(out, dir, added); err != nil {
-		return ID{}, err
+		return ID{}, [20]byte{}, err
 	}
-	return w.pages(out, old)
+	id, err := w.pages(out, old)
+	return id, gitTreeID(out), err
 }
 
 // caseConflict returns the *PathError of a name among added that differs
@@ -494,12 +544,12 @@ func (w *writer) updateEntry(old *Entry, path, name string, changes []relChange,
 	if has {
 		from = cur.Root
 	}
-	root, err := w.update(from, path, inside, commit)
+	root, git, err := w.update(from, path, inside, commit)
 	if err != nil || root.IsZero() {
 		return Entry{}, false, err // a folder left empty goes, as in git
 	}
 	if !has || root != cur.Root {
-		cur = Entry{Name: name, Dir: true, Root: root, Changed: commit}
+		cur = Entry{Name: name, Dir: true, Root: root, GitTree: git, Changed: commit}
 	}
 	return cur, true, nil
 }
@@ -637,6 +687,9 @@ func (t *Trees) layoutOf(root ID) (layout, error) {
 // page goes to the cache too (run is kept, so p owns its slice).
 func (w *writer) put(b []byte, p *page) ID {
 	id := ID(sha256.Sum256(b))
+	if w.dry {
+		return id
+	}
 	if _, ok := w.fresh[id]; !ok && !w.t.cache.has(id) {
 		w.fresh[id] = b
 		w.pending = append(w.pending, cachedPage{id, p, int64(len(b))})
@@ -663,10 +716,13 @@ type child struct {
 	id    ID
 }
 
-// Page encodings: a kind byte, a count, then the items.
+// Page encodings: a kind byte, a count, then the items. Leaves of kind
+// 'l' keep each file's git mode and each folder's git tree id; those of
+// 'L', written before, keep neither.
 const (
-	kindLeaf  = 'L'
-	kindIndex = 'I'
+	kindLeaf       = 'l'
+	kindLegacyLeaf = 'L'
+	kindIndex      = 'I'
 )
 
 // pageStart begins the encoding of a page of the given kind and n items.
@@ -688,6 +744,7 @@ func encodeLeaf(entries []Entry) []byte {
 		if e.Dir {
 			b = append(b, 1)
 			b = append(b, e.Root[:]...)
+			b = append(b, e.GitTree[:]...)
 			continue
 		}
 		f := e.File
@@ -700,6 +757,7 @@ func encodeLeaf(entries []Entry) []byte {
 		b = binary.AppendUvarint(b, uint64(f.Size))
 		b = append(b, f.SHA256[:]...)
 		b = append(b, f.Blob[:]...)
+		b = binary.AppendUvarint(b, uint64(f.Mode))
 	}
 	return b
 }
@@ -728,7 +786,8 @@ func decodePage(id ID, b []byte) (*page, error) {
 	}
 	p := &page{}
 	switch kind {
-	case kindLeaf:
+	case kindLeaf, kindLegacyLeaf:
+		v2 := kind == kindLeaf
 		p.entries = make([]Entry, 0, n)
 		for range n {
 			var e Entry
@@ -738,6 +797,9 @@ func decodePage(id ID, b []byte) (*page, error) {
 			case 1:
 				e.Dir = true
 				copy(e.Root[:], r.bytes(32))
+				if v2 {
+					copy(e.GitTree[:], r.bytes(20))
+				}
 			case 2:
 				copy(e.File.Xet[:], r.bytes(32))
 				fallthrough
@@ -745,6 +807,9 @@ func decodePage(id ID, b []byte) (*page, error) {
 				e.File.Size = int64(r.uvarint())
 				copy(e.File.SHA256[:], r.bytes(32))
 				copy(e.File.Blob[:], r.bytes(20))
+				if v2 {
+					e.File.Mode = Mode(r.uvarint())
+				}
 			default:
 				r.fail("unknown entry kind")
 			}
@@ -839,3 +904,60 @@ func (t *Trees) page(id ID) (*page, error) {
 	t.cache.add(id, p, int64(len(b)))
 	return p, nil
 }
+
+// gitTreeID is the id of the git tree object of a folder with these
+// entries (GitTreeBytes gives the object).
+func gitTreeID(entries entrySeq) [20]byte {
+	var all []Entry
+	for _, seg := range entries {
+		all = append(all, seg...)
+	}
+	b := appendGitTree(nil, all)
+	h := sha1.New()
+	h.Write([]byte("tree " + strconv.Itoa(len(b)) + "\x00"))
+	h.Write(b)
+	return [20]byte(h.Sum(nil))
+}
+
+// appendGitTree appends the body of the git tree object of a folder with
+// entries (in name order) to b: each entry's mode, name and object id, in
+// git's order, where a folder sorts as its name and a slash.
+func appendGitTree(b []byte, entries []Entry) []byte {
+	sorted := slices.Clone(entries)
+	key := func(e Entry) string {
+		if e.Dir {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	slices.SortStableFunc(sorted, func(a, b Entry) int { return strings.Compare(key(a), key(b)) })
+	for _, e := range sorted {
+		if e.Dir {
+			b = append(b, ModeDir.gitMode()...)
+		} else {
+			b = append(b, e.File.Mode.gitMode()...)
+		}
+		b = append(b, ' ')
+		b = append(b, e.Name...)
+		b = append(b, 0)
+		if e.Dir {
+			b = append(b, e.GitTree[:]...)
+		} else {
+			b = append(b, e.File.Blob[:]...)
+		}
+	}
+	return b
+}
+
+// GitTreeBytes returns the body of the git tree object of the folder whose
+// pages start at root (the tree of no entries for the zero root).
+func (t *Trees) GitTreeBytes(root ID) ([]byte, error) {
+	entries, err := t.Entries(root)
+	if err != nil {
+		return nil, err
+	}
+	return appendGitTree(nil, entries), nil
+}
+
+// EmptyGitTree is the id of git's tree of no entries.
+var EmptyGitTree = gitTreeID(nil)
