@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/repos"
 	"github.com/xetkit/xetkit/hub/store"
 )
 
@@ -185,19 +186,15 @@ func killDuringCommits(t *testing.T, where string, replicas int, open func() sto
 // parents caches commit parents read from stores (commits never change).
 var parents sync.Map // where the commit is → parent id
 
-// parentOf reads a commit's parent from st.
+// parentOf reads the first parent of commit id of k/crash from st.
 func parentOf(t *testing.T, st store.Store, id string) string {
 	t.Helper()
 	where := st.Where(store.Commits, id)
 	if p, ok := parents.Load(where); ok {
 		return p.(string)
 	}
-	b, err := store.Read(st, store.Commits, id)
+	c, err := repos.StoredCommit(st, "models/k/crash", id)
 	if err != nil {
-		t.Fatalf("commit %s: %v", id, err)
-	}
-	var c struct{ Parent string }
-	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatalf("commit %s: %v", id, err)
 	}
 	parents.Store(where, c.Parent)

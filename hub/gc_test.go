@@ -3,6 +3,7 @@ package hub_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/repos"
 	"github.com/xetkit/xetkit/hub/store"
 )
 
@@ -154,7 +156,11 @@ func testCheckFindsMissing(t *testing.T, st store.Collectable) {
 		t.Fatalf("%d xorbs", len(xorbs))
 	}
 	st.Remove(store.Xorbs, xorbs[0])
-	st.Remove(store.Commits, res.OID)
+	var rec struct{ UID string }
+	if b, err := store.Read(st, store.Repos, "models/alice/m"); err != nil || json.Unmarshal(b, &rec) != nil {
+		t.Fatalf("alice/m's record: %v", err)
+	}
+	st.Remove(store.Commits, repos.CommitName(rec.UID, res.OID))
 	problems, err := hub.Check(st)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/repos"
 	"github.com/xetkit/xetkit/hub/s3store/s3test"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hubclient"
@@ -191,13 +192,9 @@ func TestReplicas(t *testing.T) {
 			t.Fatalf("commit %s in the history is none that landed", id)
 		}
 		seen++
-		raw, err := store.Read(look, store.Commits, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var c struct{ Parent string }
-		if err := json.Unmarshal(raw, &c); err != nil || c.Parent == "" {
-			t.Fatalf("commit %s: %v, parent %q", id, err, c.Parent)
+		c, err := repos.StoredCommit(look, "models/alice/m", id)
+		if err != nil || c.Parent == "" {
+			t.Fatalf("commit %s: %v, parent %+v", id, err, c)
 		}
 		id = c.Parent
 	}

@@ -197,3 +197,23 @@ func commitIDOf(cid string) tree.CommitID {
 	hex.Decode(c[:], []byte(cid)) // ids are checked (commitIDPattern) where they come in
 	return c
 }
+
+// StoredCommit reads commit id of the repository (named by its Key) from
+// st as the service keeps it, for tools and tests that read a store
+// directly.
+func StoredCommit(st store.Store, key, id string) (*Commit, error) {
+	rid, err := ParseKey(key)
+	if err != nil {
+		return nil, err
+	}
+	s := objects{st}
+	rec, err := s.loadRepo(rid)
+	if err != nil {
+		return nil, err
+	}
+	return s.loadCommit(rec.UID, id)
+}
+
+// CommitName is the store's name (kind store.Commits) of commit id of the
+// repository whose record's uid is uid.
+func CommitName(uid, id string) string { return commitName(uid, id) }
