@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub/casserver"
+	"github.com/xetkit/xetkit/hub/githttp"
 	"github.com/xetkit/xetkit/hub/hubapi"
 	"github.com/xetkit/xetkit/hub/internal/httpx"
 	"github.com/xetkit/xetkit/hub/internal/keys"
@@ -127,6 +128,7 @@ type Hub struct {
 	cas    *casserver.Server
 	repos  *repos.Service
 	api    *hubapi.Server
+	git    *githttp.Server
 	mux    *http.ServeMux
 	ans    httpx.Answer
 	faults *faultInjector
@@ -215,6 +217,7 @@ func New(cfg Config) (*Hub, error) {
 	h.repos = repos.New(repos.Config{Store: h.store, CAS: h.cas, Now: cfg.Now,
 		UserToken: cfg.UserToken, ReadUserToken: cfg.ReadUserToken, Users: cfg.Users})
 	h.api = hubapi.New(hubapi.Config{Base: base, Repos: h.repos, CAS: h.cas, TreePageSize: cfg.TreePageSize, LFSPartSize: cfg.LFSPartSize})
+	h.git = githttp.New(githttp.Config{Repos: h.repos, Answer: h.ans})
 	h.routes()
 	return h, nil
 }
@@ -253,8 +256,14 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/_xetkit/stats" && h.faults.inject(w, r, h.mux) {
 		return
 	}
-	if !strings.HasPrefix(r.URL.Path, "/api/") && h.api.ServeWeb(w, r) {
-		return
+	if !strings.HasPrefix(r.URL.Path, "/api/") {
+		if githttp.IsRoute(r.URL.EscapedPath()) {
+			h.git.ServeHTTP(w, r)
+			return
+		}
+		if h.api.ServeWeb(w, r) {
+			return
+		}
 	}
 	h.mux.ServeHTTP(w, r)
 }
@@ -410,5 +419,5 @@ func IsHubPath(escaped string) bool {
 			return true
 		}
 	}
-	return hubapi.IsWebRoute(escaped)
+	return hubapi.IsWebRoute(escaped) || githttp.IsRoute(escaped)
 }

@@ -307,7 +307,7 @@ func TestStrangersBodiesAreNotRead(t *testing.T) {
 		{"POST", repo + "/discussions"}, {"POST", repo + "/discussions/1/comment"}, {"POST", repo + "/discussions/1/status"},
 		{"POST", repo + "/discussions/1/title"}, {"POST", repo + "/discussions/1/merge"},
 		{"PUT", repo + "/settings"}, {"POST", repo + "/duplicate"}, {"POST", repo + "/super-squash/main"},
-		{"POST", "/alice/x.git/info/lfs/objects/batch"},
+		{"POST", "/alice/x.git/git-receive-pack"},
 	} {
 		status, sent := th.sendBody(c.method, c.path, "", size)
 		if status != http.StatusUnauthorized || sent > most {
@@ -319,6 +319,7 @@ func TestStrangersBodiesAreNotRead(t *testing.T) {
 	for _, c := range []struct{ method, path, token string }{
 		{"POST", "/api/validate-yaml", ""},
 		{"POST", repo + "/paths-info/main", ""},
+		{"POST", "/alice/x.git/info/lfs/objects/batch", ""}, // downloads of public repositories answer anyone
 		{"PUT", repo + "/settings", aliceTok},
 		{"POST", repo + "/discussions", malloryTok},
 	} {

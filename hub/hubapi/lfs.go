@@ -162,7 +162,8 @@ func (h *Server) partSize(o lfsObject, i int) int64 {
 	return min(h.cfg.LFSPartSize, o.size-int64(i-1)*h.cfg.LFSPartSize)
 }
 
-// handleLFS answers the signed LFS transfer URLs: PUT …/object (basic),
+// handleLFS answers the signed LFS transfer URLs: GET …/object (a
+// download), PUT …/object (basic),
 // PUT …/part (one part of a multipart upload), POST …/complete (its
 // completion) and POST …/verify.
 func (h *Server) handleLFS(w http.ResponseWriter, r *http.Request) {
@@ -171,6 +172,17 @@ func (h *Server) handleLFS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
+	case o.op == "object" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		// A download (the batch's download action): the object's bytes,
+		// rebuilt from Xet with every chunk checked.
+		content, size, err := h.repos.OpenLFS(o.repo, o.oid, o.size)
+		if err != nil {
+			h.fail(w, r, "LFS object", err)
+			return
+		}
+		defer content.Close()
+		w.Header().Set("Content-Type", "application/octet-stream")
+		http.ServeContent(w, r, "", time.Time{}, io.NewSectionReader(content, 0, size))
 	case o.op == "object" && r.Method == http.MethodPut:
 		if !h.receivePart(w, r, o, 1) {
 			return

@@ -11,36 +11,117 @@ import (
 	"github.com/xetkit/xetkit/xethash"
 )
 
-// handleLFSBatch answers the git LFS batch call of an upload: objects
-// already stored need no action. A client that offers the xet transfer
-// gets it (its href is the write-token route); one that offers only basic
-// or multipart gets signed URLs to PUT the bytes to, and the hub turns
-// them into Xet itself (see lfs.go).
+// lfsBatchRequest is the body of an LFS batch call.
+type lfsBatchRequest struct {
+	Operation string   `json:"operation"`
+	Transfers []string `json:"transfers"`
+	Objects   []struct {
+		OID  string `json:"oid"`
+		Size int64  `json:"size"`
+	} `json:"objects"`
+}
+
+// lfsBatchObject is one object of a batch answer.
+type lfsBatchObject struct {
+	OID     string               `json:"oid"`
+	Size    int64                `json:"size"`
+	Actions map[string]lfsAction `json:"actions,omitempty"`
+	Error   *lfsError            `json:"error,omitempty"`
+}
+
+type lfsError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// maxAnonymousBatchBody bounds the batch body of a caller without a token
+// (a download from a public repository: a few hundred objects a call).
+const maxAnonymousBatchBody = 64 << 10
+
+// handleLFSBatch answers the git LFS batch API
+// (/{repo}.git/info/lfs/objects/batch), which git-lfs calls with HTTP
+// Basic credentials and huggingface_hub with a Bearer token: downloads
+// (anyone who reads the repository) and uploads (its writers).
 func (h *Server) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repos.ID) {
-	u, ok := h.signedIn(w, r, "an LFS upload", true)
+	u, ok := h.caller(w, r)
 	if !ok {
+		return
+	}
+	limit := int64(maxListBody)
+	if u == nil {
+		limit = maxAnonymousBatchBody
+	}
+	var req lfsBatchRequest
+	if !h.decodeBody(w, r, limit, "LFS batch", &req) || h.tooManyFiles(w, len(req.Objects), "LFS batch") {
+		return
+	}
+	switch req.Operation {
+	case "upload":
+		h.lfsBatchUpload(w, r, u, id, req)
+	case "download":
+		h.lfsBatchDownload(w, r, u, id, req)
+	default:
+		h.ans.Fail(w, http.StatusBadRequest, "LFS batch operation %q: want download or upload", req.Operation)
+	}
+}
+
+// lfsBatchDownload answers a batch download: a signed URL for each object
+// the repository holds (by SHA-256, among its own files), its bytes
+// rebuilt from Xet.
+func (h *Server) lfsBatchDownload(w http.ResponseWriter, r *http.Request, u *repos.User, id repos.ID, req lfsBatchRequest) {
+	if err := h.repos.MayRead(u, id); err != nil {
+		h.failLFS(w, r, u, err)
+		return
+	}
+	base := h.cfg.BaseURL(r)
+	out := make([]lfsBatchObject, 0, len(req.Objects))
+	for _, o := range req.Objects {
+		ob := lfsBatchObject{OID: o.OID, Size: o.Size}
+		if err := h.repos.LFSHeld(id.Key(), o.OID, o.Size); err != nil {
+			ob.Error = &lfsError{http.StatusNotFound, fmt.Sprintf("%s has no object %s of %d bytes", id, o.OID, o.Size)}
+		} else {
+			obj := lfsObject{op: "object", repo: id.Key(), oid: o.OID, size: o.Size, exp: h.now().Unix() + lfsTTL}
+			ob.Actions = map[string]lfsAction{"download": {Href: h.lfsURL(base, obj), ExpiresIn: lfsTTL}}
+		}
+		out = append(out, ob)
+	}
+	writeBatch(w, "basic", out)
+}
+
+// failLFS answers a batch call refused: an anonymous caller is asked for
+// credentials (git-lfs then asks git's credential helper).
+func (h *Server) failLFS(w http.ResponseWriter, r *http.Request, u *repos.User, err error) {
+	if e := repos.As(err); e != nil && u == nil && (e.Kind == repos.NotFound || e.Kind == repos.Unauthorized) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="xetkit hub: your hf_… token as the password"`)
+		h.ans.Fail(w, http.StatusUnauthorized, "%s: sign in with a user token", e.Msg)
+		return
+	}
+	h.fail(w, r, "LFS batch", err)
+}
+
+// writeBatch writes a batch answer.
+func writeBatch(w http.ResponseWriter, transfer string, objects []lfsBatchObject) {
+	w.Header().Set("Content-Type", "application/vnd.git-lfs+json")
+	b, _ := json.Marshal(map[string]any{"transfer": transfer, "objects": objects, "hash_algo": "sha256"})
+	w.WriteHeader(http.StatusOK)
+	w.Write(append(b, '\n'))
+}
+
+// lfsBatchUpload answers a batch upload: objects already stored need no
+// action. A client that offers the xet transfer gets it (its href is the
+// write-token route); one that offers only basic or multipart gets signed
+// URLs to PUT the bytes to, and the hub turns them into Xet itself (see
+// lfs.go).
+func (h *Server) lfsBatchUpload(w http.ResponseWriter, r *http.Request, u *repos.User, id repos.ID, req lfsBatchRequest) {
+	if u == nil {
+		h.failLFS(w, r, u, &repos.Error{Kind: repos.Unauthorized, Msg: "an LFS upload needs a user token"})
 		return
 	}
 	// A write token of the repository, which also makes it if it is not
 	// there (the local hub's convenience).
 	tok, exp, err := h.repos.CASToken(u, id, true)
 	if err != nil {
-		h.fail(w, r, "LFS batch", err)
-		return
-	}
-	var req struct {
-		Operation string   `json:"operation"`
-		Transfers []string `json:"transfers"`
-		Objects   []struct {
-			OID  string `json:"oid"`
-			Size int64  `json:"size"`
-		} `json:"objects"`
-	}
-	if !h.decodeBody(w, r, maxListBody, "LFS batch", &req) {
-		return
-	}
-	if req.Operation != "upload" {
-		h.ans.Fail(w, http.StatusBadRequest, "LFS batch operation %q: this hub takes uploads only (download files through /resolve/)", req.Operation)
+		h.failLFS(w, r, u, err)
 		return
 	}
 	offered := map[string]bool{}
@@ -63,19 +144,9 @@ func (h *Server) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repos
 	}
 	base := h.cfg.BaseURL(r)
 	href := fmt.Sprintf("%s/api/%ss/%s/xet-write-token/main", base, id.Type, id)
-	type lfsError struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}
-	type object struct {
-		OID     string               `json:"oid"`
-		Size    int64                `json:"size"`
-		Actions map[string]lfsAction `json:"actions,omitempty"`
-		Error   *lfsError            `json:"error,omitempty"`
-	}
-	out := make([]object, 0, len(req.Objects))
+	out := make([]lfsBatchObject, 0, len(req.Objects))
 	for _, o := range req.Objects {
-		ob := object{OID: o.OID, Size: o.Size}
+		ob := lfsBatchObject{OID: o.OID, Size: o.Size}
 		sha, err := xethash.Parse(o.OID)
 		switch {
 		case err != nil || sha.String() != o.OID:
@@ -98,10 +169,7 @@ func (h *Server) handleLFSBatch(w http.ResponseWriter, r *http.Request, id repos
 		}
 		out = append(out, ob)
 	}
-	w.Header().Set("Content-Type", "application/vnd.git-lfs+json")
-	b, _ := json.Marshal(map[string]any{"transfer": transfer, "objects": out, "hash_algo": "sha256"})
-	w.WriteHeader(http.StatusOK)
-	w.Write(append(b, '\n'))
+	writeBatch(w, transfer, out)
 }
 
 // handleLFSDuplicate answers POST /api/{type}s/{ns}/{name}/lfs-files/duplicate,

@@ -12,7 +12,7 @@ import (
 // request without one. A token that is present but unknown is answered
 // 401 here and ok is false.
 func (h *Server) caller(w http.ResponseWriter, r *http.Request) (u *repos.User, ok bool) {
-	tok, present := httpx.Bearer(r)
+	tok, present := httpx.UserToken(r)
 	if u = h.repos.Identify(tok, present); u == nil && present {
 		h.unauthorized(w, "user token not recognised")
 		return nil, false
@@ -45,7 +45,7 @@ func (h *Server) signedIn(w http.ResponseWriter, r *http.Request, what string, w
 }
 
 // user is who r's token says it comes from (nil: nobody the hub knows).
-func (h *Server) user(r *http.Request) *repos.User { return h.repos.Identify(httpx.Bearer(r)) }
+func (h *Server) user(r *http.Request) *repos.User { return h.repos.Identify(httpx.UserToken(r)) }
 
 // handleWhoAmI answers GET /api/whoami-v2: the user, its organisations
 // and the token's role.

@@ -377,7 +377,11 @@ func (s *Service) commitOnce(id ID, req CommitRequest, author string, files []Fi
 	if err != nil {
 		return "", fmt.Errorf("head commit: %w", err)
 	}
-	cid, err := s.writeOps(id, st.UID, head, parent.Root, commitMeta{title: req.Summary, message: req.Description, author: author}, req.Ops, files)
+	ops, files, err := s.withAttributes(parent.Root, req.Ops, files)
+	if err != nil {
+		return "", err
+	}
+	cid, err := s.writeOps(id, st.UID, head, parent.Root, commitMeta{title: req.Summary, message: req.Description, author: author}, ops, files)
 	if err != nil {
 		return "", err
 	}

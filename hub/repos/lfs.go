@@ -68,3 +68,22 @@ func (s *Service) DuplicateLFS(u *User, src, dst ID, files []LFSCopy) (map[strin
 	}
 	return failed, nil
 }
+
+// LFSHeld reports whether repository key (a Key) holds the LFS object oid
+// (hex) of size bytes as one of its own files, for a download: a file of
+// it whose bytes the hub hashed to oid (the hub hashes one an upload only
+// claims, once).
+func (s *Service) LFSHeld(key, oid string, size int64) error {
+	_, _, err := s.fileBySHA(casapi.Lookup{Repo: key, Verify: true}, oid, size)
+	return err
+}
+
+// OpenLFS opens the LFS object oid of size bytes of repository key (as
+// LFSHeld finds it): its bytes rebuilt from Xet, every chunk checked.
+func (s *Service) OpenLFS(key, oid string, size int64) (Content, int64, error) {
+	f, n, err := s.fileBySHA(casapi.Lookup{Repo: key, Verify: true}, oid, size)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.Open(xetEntry("", n, oid, f))
+}

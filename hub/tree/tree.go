@@ -85,13 +85,16 @@ const (
 	ModeDir     Mode = 0o040000
 )
 
-// gitMode is m as a git tree entry spells it ("100644", "40000").
-func (m Mode) gitMode() string {
+// Git is the git mode m stands for: ModeFile for zero.
+func (m Mode) Git() Mode {
 	if m == 0 {
-		m = ModeFile
+		return ModeFile
 	}
-	return strconv.FormatUint(uint64(m), 8)
+	return m
 }
+
+// gitMode is m as a git tree entry spells it ("100644", "40000").
+func (m Mode) gitMode() string { return strconv.FormatUint(uint64(m.Git()), 8) }
 
 // Entry is one name in a folder.
 type Entry struct {
@@ -912,17 +915,17 @@ func gitTreeID(entries entrySeq) [20]byte {
 	for _, seg := range entries {
 		all = append(all, seg...)
 	}
-	b := appendGitTree(nil, all)
+	b := AppendGitTree(nil, all)
 	h := sha1.New()
 	h.Write([]byte("tree " + strconv.Itoa(len(b)) + "\x00"))
 	h.Write(b)
 	return [20]byte(h.Sum(nil))
 }
 
-// appendGitTree appends the body of the git tree object of a folder with
+// AppendGitTree appends the body of the git tree object of a folder with
 // entries (in name order) to b: each entry's mode, name and object id, in
 // git's order, where a folder sorts as its name and a slash.
-func appendGitTree(b []byte, entries []Entry) []byte {
+func AppendGitTree(b []byte, entries []Entry) []byte {
 	sorted := slices.Clone(entries)
 	key := func(e Entry) string {
 		if e.Dir {
@@ -949,14 +952,14 @@ func appendGitTree(b []byte, entries []Entry) []byte {
 	return b
 }
 
-// GitTreeBytes returns the body of the git tree object of the folder whose
-// pages start at root (the tree of no entries for the zero root).
-func (t *Trees) GitTreeBytes(root ID) ([]byte, error) {
+// GitTreeID returns the id of the git tree object of the folder whose
+// pages start at root (git's tree of no entries for the zero root).
+func (t *Trees) GitTreeID(root ID) ([20]byte, error) {
 	entries, err := t.Entries(root)
 	if err != nil {
-		return nil, err
+		return [20]byte{}, err
 	}
-	return appendGitTree(nil, entries), nil
+	return gitTreeID(entrySeq{entries}), nil
 }
 
 // EmptyGitTree is the id of git's tree of no entries.

@@ -117,3 +117,16 @@ func (a Answer) FailUpload(w http.ResponseWriter, what string, err error) {
 	}
 	a.FailStore(w, what, err)
 }
+
+// UserToken returns the user token of r: an "Authorization: Bearer"
+// header's, or the password of HTTP Basic, as git and git-lfs send it
+// from git's credential helper (the user name is ignored).
+func UserToken(r *http.Request) (string, bool) {
+	if t, ok := Bearer(r); ok {
+		return t, true
+	}
+	if _, pass, ok := r.BasicAuth(); ok && pass != "" {
+		return pass, true
+	}
+	return "", false
+}

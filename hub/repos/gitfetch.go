@@ -1,0 +1,260 @@
+package repos
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"io"
+	"sort"
+
+	"github.com/xetkit/xetkit/hub/store"
+	"github.com/xetkit/xetkit/hub/tree"
+)
+
+// What git's fronts read: a repository's refs as git names them, and the
+// objects a fetch needs, written out of the hub's commits and indexes (a
+// tree from its folder's index pages, a small file's blob from the store,
+// a big file's blob as its LFS pointer).
+
+// GitRef is a ref of a repository as git names it.
+type GitRef struct {
+	Name   string // refs/heads/main, refs/tags/v1, refs/pr/1, refs/convert/parquet
+	Commit string
+}
+
+// GitRefs lists repository id's refs for u, sorted by name; head is the
+// ref HEAD points at (the default branch's, "" when there is none).
+func (s *Service) GitRefs(u *User, id ID) (refs []GitRef, head string, err error) {
+	rec, err := s.Repo(u, id)
+	if err != nil {
+		return nil, "", err
+	}
+	for name, cid := range rec.Branches {
+		refs = append(refs, GitRef{fullRef("branch", name), cid})
+	}
+	for name, cid := range rec.Tags {
+		refs = append(refs, GitRef{fullRef("tag", name), cid})
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Name < refs[j].Name })
+	if _, ok := rec.Branches[DefaultBranch]; ok {
+		head = fullRef("branch", DefaultBranch)
+	}
+	return refs, head, nil
+}
+
+// GitObject is one object a fetch sends, whose bytes are written out when
+// it is read.
+type GitObject struct {
+	ID   string
+	Type string // "commit", "tree" or "blob"
+	Size int64
+	body []byte                        // a commit's or tree's
+	open func() (io.ReadCloser, error) // a blob's
+}
+
+// Open returns the object's body (without git's type and size header).
+func (o GitObject) Open() (io.ReadCloser, error) {
+	if o.open != nil {
+		return o.open()
+	}
+	return io.NopCloser(bytes.NewReader(o.body)), nil
+}
+
+// GitFetch is what a fetch sends: its objects, and the commits whose
+// parents it leaves out (a shallow clone's boundary).
+type GitFetch struct {
+	Objects []GitObject
+	Shallow []string
+}
+
+// ErrNotOurs is a fetch that wants an object the repository does not
+// hold.
+var ErrNotOurs = &Error{Kind: NotFound, Code: "NotOurs"}
+
+// GitFetch works out what a fetch of repository id by u needs: the commits
+// wants reach and their trees and blobs, less what the client has (haves:
+// every object their commits reach, as git assumes); with depth > 0 only
+// that many commits deep from each want (the commits at the bottom listed
+// as Shallow); shallow are the commits the client holds without their
+// parents, whose parents it may now be sent.
+func (s *Service) GitFetch(u *User, id ID, wants, haves []string, depth int, shallow []string) (*GitFetch, error) {
+	rec, err := s.Repo(u, id)
+	if err != nil {
+		return nil, err
+	}
+	uid := rec.UID
+	f := &fetcher{s: s, uid: uid, seen: map[string]bool{}}
+	// What the client has: the commits haves reach, and their trees. The
+	// commits the client keeps shallow stop that walk: their parents it
+	// lacks.
+	stop := map[string]bool{}
+	for _, c := range shallow {
+		stop[c] = true
+	}
+	var have []*Commit
+	for todo := append([]string(nil), haves...); len(todo) > 0; {
+		cid := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if f.seen[cid] {
+			continue
+		}
+		c, err := s.commit(uid, cid)
+		if errors.Is(err, errNoRevision) {
+			continue // not ours: the client has more than this repository
+		}
+		if err != nil {
+			return nil, err
+		}
+		f.seen[cid] = true
+		have = append(have, c)
+		if !stop[cid] {
+			todo = append(todo, c.Parents...)
+		}
+	}
+	for _, c := range have {
+		if err := f.markTree(c.Tree, c.Root); err != nil {
+			return nil, err
+		}
+	}
+	// What wants reach, newest first, to depth.
+	out := &GitFetch{}
+	type level struct {
+		id    string
+		depth int
+	}
+	var todo []level
+	for _, w := range wants {
+		if !commitIDPattern.MatchString(w) {
+			return nil, &Error{Kind: NotFound, Code: ErrNotOurs.Code, Msg: "not our ref " + w}
+		}
+		todo = append(todo, level{w, 1})
+	}
+	var commits []*Commit
+	for len(todo) > 0 {
+		cur := todo[0]
+		todo = todo[1:]
+		if f.seen[cur.id] && !stop[cur.id] {
+			continue
+		}
+		c, err := s.commit(uid, cur.id)
+		if errors.Is(err, errNoRevision) {
+			return nil, &Error{Kind: NotFound, Code: ErrNotOurs.Code, Msg: "not our ref " + cur.id}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !f.seen[cur.id] {
+			f.seen[cur.id] = true
+			commits = append(commits, c)
+			out.Objects = append(out.Objects, GitObject{ID: cur.id, Type: "commit", Size: int64(len(c.Body)), body: c.Body})
+		}
+		if depth > 0 && cur.depth >= depth {
+			if len(c.Parents) > 0 {
+				out.Shallow = append(out.Shallow, cur.id)
+			}
+			continue
+		}
+		for _, p := range c.Parents {
+			todo = append(todo, level{p, cur.depth + 1})
+		}
+	}
+	for _, c := range commits {
+		if err := f.addTree(c.Tree, c.Root); err != nil {
+			return nil, err
+		}
+	}
+	out.Objects = append(out.Objects, f.objects...)
+	return out, nil
+}
+
+// fetcher collects the objects of a fetch: seen holds every object the
+// client has or is sent, by id.
+type fetcher struct {
+	s       *Service
+	uid     string
+	seen    map[string]bool
+	objects []GitObject
+}
+
+// markTree marks the git tree gitTree (whose folder's index is root) and
+// everything in it as the client's.
+func (f *fetcher) markTree(gitTree string, root tree.ID) error {
+	return f.walkTree(gitTree, root, false)
+}
+
+// addTree adds the git tree gitTree (whose folder's index is root) and
+// everything in it the client has not.
+func (f *fetcher) addTree(gitTree string, root tree.ID) error {
+	return f.walkTree(gitTree, root, true)
+}
+
+// walkTree visits the tree gitTree and what it holds that is not seen
+// yet, marking it seen, and with send adding it to the fetch.
+func (f *fetcher) walkTree(gitTree string, root tree.ID, send bool) error {
+	if f.seen[gitTree] {
+		return nil
+	}
+	f.seen[gitTree] = true
+	entries, err := f.s.trees.Entries(root)
+	if err != nil {
+		return err
+	}
+	if send {
+		body := tree.AppendGitTree(nil, entries)
+		f.objects = append(f.objects, GitObject{ID: gitTree, Type: "tree", Size: int64(len(body)), body: body})
+	}
+	for _, e := range entries {
+		if e.Dir {
+			if err := f.walkTree(hex.EncodeToString(e.GitTree[:]), e.Root, send); err != nil {
+				return err
+			}
+			continue
+		}
+		blob := hex.EncodeToString(e.File.Blob[:])
+		if f.seen[blob] {
+			continue
+		}
+		f.seen[blob] = true
+		if send {
+			f.objects = append(f.objects, f.s.blobObject(blob, entryOf("", e.File)))
+		}
+	}
+	return nil
+}
+
+// blobObject is the git blob id of file fl: a small file's bytes as the
+// store keeps them, a big file's LFS pointer.
+func (s *Service) blobObject(id string, fl File) GitObject {
+	if fl.Xet != "" {
+		p := []byte(lfsPointer(fl.SHA256, fl.Size))
+		return GitObject{ID: id, Type: "blob", Size: int64(len(p)), body: p}
+	}
+	return GitObject{ID: id, Type: "blob", Size: fl.Size, open: func() (io.ReadCloser, error) {
+		o, err := s.store.Open(store.Blobs, fl.SHA256)
+		if err != nil {
+			return nil, err
+		}
+		return struct {
+			io.Reader
+			io.Closer
+		}{io.NewSectionReader(o, 0, o.Size()), o}, nil
+	}}
+}
+
+// RefsHave reports which of ids are commits of repository id (for the
+// acknowledgments of a fetch's negotiation), for u.
+func (s *Service) RefsHave(u *User, id ID, ids []string) ([]string, error) {
+	rec, err := s.Repo(u, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, cid := range ids {
+		if _, err := s.commit(rec.UID, cid); err == nil {
+			out = append(out, cid)
+		} else if !errors.Is(err, errNoRevision) {
+			return nil, err
+		}
+	}
+	return out, nil
+}
