@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs what the tests need (npm packages from
 # the lock file, Debian's Chromium, the Python packages of
-# test/python/requirements.txt in .venv), then runs every test: Go unit tests and
+# test/python/requirements.txt in .venv, Debian's git-lfs), then runs every
+# test: Go unit tests and
 # vet (native and GOOS=js), versitygw (an S3 server for the S3 store's
 # tests, installed into .cache/bin), each fuzz target for a short time, the Node
 # cross-checks and module tests, the TypeScript check, the reference client
@@ -36,6 +37,8 @@ fi
 if [ -z "${SKIP_E2E:-}" ]; then
   bash scripts/install-chromium.sh
 fi
+# git and git-lfs: the git front's tests clone and push with them.
+bash scripts/install-git-lfs.sh
 
 step "go vet (native and GOOS=js GOARCH=wasm)"
 go vet ./...

@@ -1,6 +1,7 @@
 package githttp
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"io/fs"
@@ -32,8 +33,16 @@ func (s *Server) receivePack(w http.ResponseWriter, r *http.Request, u *repos.Us
 		s.ans.Fail(w, http.StatusBadRequest, "reading the push: %v", err)
 		return
 	}
+	// Before a large push git probes the URL (and its credentials) with a
+	// request of a flush alone, which receive-pack answers with nothing.
+	br := bufio.NewReader(in)
+	if probe, err := br.Peek(5); len(probe) == 4 && string(probe) == "0000" && err == io.EOF {
+		w.Header().Set("Content-Type", "application/x-git-receive-pack-result")
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	req := packp.NewReferenceUpdateRequest()
-	if err := req.Decode(in); err != nil {
+	if err := req.Decode(br); err != nil {
 		s.ans.Fail(w, http.StatusBadRequest, "%v: %v", errBadRequest, err)
 		return
 	}

@@ -248,24 +248,26 @@ func (s *Server) lsRefs(w http.ResponseWriter, u *repos.User, id repos.ID, args 
 // the hub works out what to send from the haves it has, in one round),
 // the shallow boundary, then the pack on side-band channel 1.
 func (s *Server) fetchV2(w http.ResponseWriter, u *repos.User, id repos.ID, args []string) {
-	var wants, haves, shallow []string
-	depth, done := 0, false
+	var q repos.FetchRequest
+	done := false
 	for _, a := range args {
 		k, v, _ := strings.Cut(a, " ")
 		switch k {
 		case "want":
-			wants = append(wants, v)
+			q.Wants = append(q.Wants, v)
 		case "have":
-			haves = append(haves, v)
+			q.Haves = append(q.Haves, v)
 		case "shallow":
-			shallow = append(shallow, v)
+			q.Shallow = append(q.Shallow, v)
 		case "deepen":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
 				s.ans.Fail(w, http.StatusBadRequest, "deepen %q: want a positive number", v)
 				return
 			}
-			depth = n
+			q.Depth = n
+		case "deepen-relative":
+			q.Relative = true
 		case "done":
 			done = true
 		case "deepen-since", "deepen-not", "filter", "want-ref", "packfile-uris":
@@ -273,12 +275,13 @@ func (s *Server) fetchV2(w http.ResponseWriter, u *repos.User, id repos.ID, args
 			return
 		}
 	}
-	common, err := s.repos.RefsHave(u, id, haves)
+	common, err := s.repos.RefsHave(u, id, q.Haves)
 	if err != nil {
 		s.fail(w, u, "fetch", err)
 		return
 	}
-	f, err := s.repos.GitFetch(u, id, wants, common, depth, shallow)
+	q.Haves = common
+	f, err := s.repos.GitFetch(u, id, q)
 	if err != nil {
 		s.fail(w, u, "fetch", err)
 		return
@@ -295,10 +298,13 @@ func (s *Server) fetchV2(w http.ResponseWriter, u *repos.User, id repos.ID, args
 		e.EncodeString("ready\n")
 		w.Write([]byte("0001"))
 	}
-	if depth > 0 || len(shallow) > 0 {
+	if q.Depth > 0 || len(q.Shallow) > 0 {
 		e.EncodeString("shallow-info\n")
 		for _, c := range f.Shallow {
 			e.Encodef("shallow %s\n", c)
+		}
+		for _, c := range f.Unshallow {
+			e.Encodef("unshallow %s\n", c)
 		}
 		w.Write([]byte("0001"))
 	}
@@ -313,8 +319,8 @@ func (s *Server) fetchV2(w http.ResponseWriter, u *repos.User, id repos.ID, args
 // common; with done, it sends the pack.
 func (s *Server) uploadPackV0(w http.ResponseWriter, u *repos.User, id repos.ID, in io.Reader) {
 	br := bufio.NewReader(in)
-	var wants, haves, shallow []string
-	depth, done := 0, false
+	var q repos.FetchRequest
+	done := false
 	for {
 		pkts, err := readPackets(br)
 		if err == io.EOF {
@@ -329,13 +335,13 @@ func (s *Server) uploadPackV0(w http.ResponseWriter, u *repos.User, id repos.ID,
 			switch k {
 			case "want":
 				oid, _, _ := strings.Cut(v, " ") // the first want carries the capabilities
-				wants = append(wants, oid)
+				q.Wants = append(q.Wants, oid)
 			case "have":
-				haves = append(haves, v)
+				q.Haves = append(q.Haves, v)
 			case "shallow":
-				shallow = append(shallow, v)
+				q.Shallow = append(q.Shallow, v)
 			case "deepen":
-				if depth, err = strconv.Atoi(v); err != nil || depth < 1 {
+				if q.Depth, err = strconv.Atoi(v); err != nil || q.Depth < 1 {
 					s.ans.Fail(w, http.StatusBadRequest, "deepen %q: want a positive number", v)
 					return
 				}
@@ -347,22 +353,26 @@ func (s *Server) uploadPackV0(w http.ResponseWriter, u *repos.User, id repos.ID,
 			break
 		}
 	}
-	common, err := s.repos.RefsHave(u, id, haves)
+	common, err := s.repos.RefsHave(u, id, q.Haves)
 	if err != nil {
 		s.fail(w, u, "fetch", err)
 		return
 	}
+	q.Haves = common
 	e := pktline.NewEncoder(w)
 	var f *repos.GitFetch
-	if depth > 0 || done {
-		if f, err = s.repos.GitFetch(u, id, wants, common, depth, shallow); err != nil {
+	if q.Depth > 0 || done {
+		if f, err = s.repos.GitFetch(u, id, q); err != nil {
 			s.fail(w, u, "fetch", err)
 			return
 		}
 	}
-	if depth > 0 {
+	if q.Depth > 0 {
 		for _, c := range f.Shallow {
 			e.Encodef("shallow %s\n", c)
+		}
+		for _, c := range f.Unshallow {
+			e.Encodef("unshallow %s\n", c)
 		}
 		e.Flush()
 	}

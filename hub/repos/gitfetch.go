@@ -60,24 +60,33 @@ func (o GitObject) Open() (io.ReadCloser, error) {
 	return io.NopCloser(bytes.NewReader(o.body)), nil
 }
 
-// GitFetch is what a fetch sends: its objects, and the commits whose
-// parents it leaves out (a shallow clone's boundary).
+// GitFetch is what a fetch sends: its objects, the commits whose parents
+// it leaves out (a shallow clone's new boundary), and the commits the
+// client held without their parents whose parents it now sends.
 type GitFetch struct {
-	Objects []GitObject
-	Shallow []string
+	Objects   []GitObject
+	Shallow   []string
+	Unshallow []string
 }
 
 // ErrNotOurs is a fetch that wants an object the repository does not
 // hold.
 var ErrNotOurs = &Error{Kind: NotFound, Code: "NotOurs"}
 
+// FetchRequest is what a fetch asks for: the commits it wants, those it
+// has (every object they reach, as git assumes), the commits it holds
+// without their parents (a shallow clone), and a depth (0: all history):
+// that many commits deep from each want, or with Relative that many
+// deeper than the client's shallow boundary.
+type FetchRequest struct {
+	Wants, Haves, Shallow []string
+	Depth                 int
+	Relative              bool
+}
+
 // GitFetch works out what a fetch of repository id by u needs: the commits
-// wants reach and their trees and blobs, less what the client has (haves:
-// every object their commits reach, as git assumes); with depth > 0 only
-// that many commits deep from each want (the commits at the bottom listed
-// as Shallow); shallow are the commits the client holds without their
-// parents, whose parents it may now be sent.
-func (s *Service) GitFetch(u *User, id ID, wants, haves []string, depth int, shallow []string) (*GitFetch, error) {
+// q's wants reach and their trees and blobs, less what the client has.
+func (s *Service) GitFetch(u *User, id ID, q FetchRequest) (*GitFetch, error) {
 	rec, err := s.Repo(u, id)
 	if err != nil {
 		return nil, err
@@ -87,12 +96,12 @@ func (s *Service) GitFetch(u *User, id ID, wants, haves []string, depth int, sha
 	// What the client has: the commits haves reach, and their trees. The
 	// commits the client keeps shallow stop that walk: their parents it
 	// lacks.
-	stop := map[string]bool{}
-	for _, c := range shallow {
-		stop[c] = true
+	shallow := map[string]bool{}
+	for _, c := range q.Shallow {
+		shallow[c] = true
 	}
 	var have []*Commit
-	for todo := append([]string(nil), haves...); len(todo) > 0; {
+	for todo := append([]string(nil), q.Haves...); len(todo) > 0; {
 		cid := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
 		if f.seen[cid] {
@@ -107,7 +116,7 @@ func (s *Service) GitFetch(u *User, id ID, wants, haves []string, depth int, sha
 		}
 		f.seen[cid] = true
 		have = append(have, c)
-		if !stop[cid] {
+		if !shallow[cid] {
 			todo = append(todo, c.Parents...)
 		}
 	}
@@ -116,48 +125,48 @@ func (s *Service) GitFetch(u *User, id ID, wants, haves []string, depth int, sha
 			return nil, err
 		}
 	}
-	// What wants reach, newest first, to depth.
-	out := &GitFetch{}
-	type level struct {
-		id    string
-		depth int
-	}
-	var todo []level
-	for _, w := range wants {
-		if !commitIDPattern.MatchString(w) {
-			return nil, &Error{Kind: NotFound, Code: ErrNotOurs.Code, Msg: "not our ref " + w}
-		}
-		todo = append(todo, level{w, 1})
-	}
-	var commits []*Commit
-	for len(todo) > 0 {
-		cur := todo[0]
-		todo = todo[1:]
-		if f.seen[cur.id] && !stop[cur.id] {
-			continue
-		}
-		c, err := s.commit(uid, cur.id)
-		if errors.Is(err, errNoRevision) {
-			return nil, &Error{Kind: NotFound, Code: ErrNotOurs.Code, Msg: "not our ref " + cur.id}
-		}
+	depth := q.Depth
+	if q.Relative && depth > 0 {
+		// As deep as the client's boundary is, and depth more.
+		dist, err := f.distances(q.Wants, 0, nil)
 		if err != nil {
 			return nil, err
 		}
-		if !f.seen[cur.id] {
-			f.seen[cur.id] = true
+		deepest := 0
+		for c := range shallow {
+			deepest = max(deepest, dist[c])
+		}
+		depth += deepest
+	}
+	// What wants reach, breadth first, to depth: a commit the client has
+	// is passed through only where the client is shallow below it.
+	out := &GitFetch{}
+	var commits []*Commit
+	dist, err := f.distances(q.Wants, depth, func(cid string, c *Commit, d int) bool {
+		if !f.seen[cid] {
+			f.seen[cid] = true
 			commits = append(commits, c)
-			out.Objects = append(out.Objects, GitObject{ID: cur.id, Type: "commit", Size: int64(len(c.Body)), body: c.Body})
+			out.Objects = append(out.Objects, GitObject{ID: cid, Type: "commit", Size: int64(len(c.Body)), body: c.Body})
+		} else if len(shallow) == 0 {
+			return false // the client has it and everything below it
 		}
-		if depth > 0 && cur.depth >= depth {
-			if len(c.Parents) > 0 {
-				out.Shallow = append(out.Shallow, cur.id)
+		if depth > 0 && d >= depth {
+			if len(c.Parents) > 0 && !shallow[cid] {
+				out.Shallow = append(out.Shallow, cid)
 			}
-			continue
+			return false
 		}
-		for _, p := range c.Parents {
-			todo = append(todo, level{p, cur.depth + 1})
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	for c := range shallow {
+		if d, ok := dist[c]; ok && (depth == 0 || d < depth) {
+			out.Unshallow = append(out.Unshallow, c)
 		}
 	}
+	sort.Strings(out.Unshallow)
 	for _, c := range commits {
 		if err := f.addTree(c.Tree, c.Root); err != nil {
 			return nil, err
@@ -165,6 +174,49 @@ func (s *Service) GitFetch(u *User, id ID, wants, haves []string, depth int, sha
 	}
 	out.Objects = append(out.Objects, f.objects...)
 	return out, nil
+}
+
+// distances walks the history from wants breadth first (a want is 1
+// deep), at most depth deep (0: all), calling visit, if set, for each
+// commit reached (it returns whether to go on to its parents), and
+// returns how deep each commit it reached is.
+func (f *fetcher) distances(wants []string, depth int, visit func(cid string, c *Commit, d int) bool) (map[string]int, error) {
+	dist := map[string]int{}
+	var queue []string
+	for _, w := range wants {
+		if !commitIDPattern.MatchString(w) {
+			return nil, &Error{Kind: NotFound, Code: ErrNotOurs.Code, Msg: "not our ref " + w}
+		}
+		if _, ok := dist[w]; !ok {
+			dist[w] = 1
+			queue = append(queue, w)
+		}
+	}
+	for len(queue) > 0 {
+		cid := queue[0]
+		queue = queue[1:]
+		c, err := f.s.commit(f.uid, cid)
+		if errors.Is(err, errNoRevision) {
+			return nil, &Error{Kind: NotFound, Code: ErrNotOurs.Code, Msg: "not our ref " + cid}
+		}
+		if err != nil {
+			return nil, err
+		}
+		d := dist[cid]
+		if visit != nil && !visit(cid, c, d) {
+			continue
+		}
+		if depth > 0 && d >= depth {
+			continue
+		}
+		for _, p := range c.Parents {
+			if _, ok := dist[p]; !ok {
+				dist[p] = d + 1
+				queue = append(queue, p)
+			}
+		}
+	}
+	return dist, nil
 }
 
 // fetcher collects the objects of a fetch: seen holds every object the
