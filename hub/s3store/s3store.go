@@ -197,11 +197,13 @@ func envClient(ctx context.Context) (*s3.Client, error) {
 }
 
 // NewClient is an S3 client on cfg as the store wants it: path-style
-// addresses, and checksums of responses only where S3 requires them (the
-// store's reads are ranges, which carry none).
+// addresses, and checksums of requests and responses only where S3
+// requires them (the store's reads are ranges, which carry none; its
+// writes are checked by what they hold: hashes of content).
 func NewClient(cfg aws.Config) *s3.Client {
 	return s3.NewFromConfig(cfg, func(o *s3.Options) {
 		o.UsePathStyle = true
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	})
 }
