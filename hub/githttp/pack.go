@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/storer"
@@ -100,6 +101,10 @@ type Limits struct {
 // files go through LFS, so a push is commits, trees and small files.
 var DefaultLimits = Limits{PackBytes: 2 << 30, Objects: 2_000_000, ObjectBytes: 3 * repos.RegularLimit}
 
+// deltaBaseCache bounds the objects a push's pack keeps decoded to
+// resolve the deltas on them.
+const deltaBaseCache = 16 * cache.MiByte
+
 // errTooBig is a push past a limit.
 type errTooBig struct{ msg string }
 
@@ -156,7 +161,10 @@ func receive(r io.Reader, l Limits) (*receivedPack, error) {
 	if err != nil {
 		return nil, err
 	}
-	rp := &receivedPack{file: f, pack: packfile.NewPackfile(index, nil, packFile{f}, 0), types: map[plumbing.Hash]plumbing.ObjectType{}}
+	// The objects a push sends are read about twice each (checked, then
+	// by the service): a small cache of delta bases does.
+	objects := packfile.NewPackfileWithCache(index, nil, packFile{f}, cache.NewObjectLRU(deltaBaseCache), 0)
+	rp := &receivedPack{file: f, pack: objects, types: map[plumbing.Hash]plumbing.ObjectType{}}
 	// Every object checked, as git's receive.fsckObjects does, its type
 	// kept for the service's reads.
 	entries, err := index.EntriesByOffset()

@@ -62,7 +62,7 @@ func (s *Service) Push(u *User, id ID, updates []RefUpdate, src PushSource) ([]P
 	if err != nil {
 		return nil, err
 	}
-	p := &pusher{s: s, id: id, uid: rec.UID, user: nameOf(u), src: src, blobs: map[string]File{}, trees: map[string]tree.ID{}}
+	p := newPusher(s, id, rec.UID, nameOf(u), src)
 	results := make([]PushResult, len(updates))
 	failed := false
 	for i, up := range updates {
@@ -79,6 +79,9 @@ func (s *Service) Push(u *User, id ID, updates []RefUpdate, src PushSource) ([]P
 	}
 	if failed {
 		return atomicFailure(results), nil
+	}
+	if err := p.batch.Flush(); err != nil {
+		return nil, err
 	}
 	err = s.changeRepoFenced(id, fence, func(st *Record) error {
 		for i, up := range updates {
@@ -176,12 +179,18 @@ func (s *Service) changeRepoFenced(id ID, fence sweep.Fence, change func(st *Rec
 	return s.store.saveRepo(id, st, fence)
 }
 
-// pusher writes the commits of one push.
+// pusher writes the commits of one push: into a batch, flushed once
+// every commit is built (a push of thousands of files waits for one
+// durable write, not one per file), through an index of its own over it.
 type pusher struct {
 	s         *Service
 	id        ID
 	uid, user string
 	src       PushSource
+	batch     *store.Batch
+	objs      objects
+	index     *tree.Trees
+	made      map[string]*Commit // the commits stored, by id
 	// blobs are the files of the repository's trees met so far by blob
 	// id, and trees the index of its folders by git tree id, for objects
 	// a push names without sending (git sends none the server has).
@@ -193,6 +202,16 @@ type pusher struct {
 	learned bool
 }
 
+// pushBatchBytes bounds what a push holds in memory before it writes.
+const pushBatchBytes = 64 << 20
+
+func newPusher(s *Service, id ID, uid, user string, src PushSource) *pusher {
+	b := store.NewBatch(s.store.Store, pushBatchBytes, store.Commits)
+	return &pusher{s: s, id: id, uid: uid, user: user, src: src, batch: b, objs: objects{b},
+		index: tree.New(pageStore{b}, treeCacheBytes/4), made: map[string]*Commit{},
+		blobs: map[string]File{}, trees: map[string]tree.ID{}}
+}
+
 // learn adds every folder and file of base to trees and blobs, once per
 // commit stored: for an object a push names that neither it nor the
 // folders the diff read hold (a folder moved, a file copied).
@@ -201,7 +220,7 @@ func (p *pusher) learn() error {
 		return nil
 	}
 	p.learned = true
-	return p.s.trees.Walk(p.base, "", true, "", func(_ string, e tree.Entry) bool {
+	return p.index.Walk(p.base, "", true, "", func(_ string, e tree.Entry) bool {
 		if e.Dir {
 			p.trees[hex.EncodeToString(e.GitTree[:])] = e.Root
 		} else {
@@ -212,63 +231,68 @@ func (p *pusher) learn() error {
 }
 
 // commitChain stores commit head and the ancestors of it the repository
-// lacks, oldest first.
+// lacks, each after its parents.
 func (p *pusher) commitChain(head string) error {
-	var chain []string
-	for todo := []string{head}; len(todo) > 0; {
-		cid := todo[len(todo)-1]
-		todo = todo[:len(todo)-1]
-		if _, err := p.s.commit(p.uid, cid); err == nil {
+	need := map[string]*Commit{}
+	for stack := []string{head}; len(stack) > 0; {
+		cid := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if _, ok := need[cid]; ok {
+			continue
+		}
+		if _, err := p.commit(cid); err == nil {
 			continue
 		} else if !errors.Is(err, errNoRevision) {
 			return err
-		}
-		if containsID(chain, cid) {
-			continue
 		}
 		c, err := p.pushed(cid, "commit")
 		if err != nil {
 			return err
 		}
-		chain = append(chain, cid)
-		todo = append(todo, c.Parents...)
+		need[cid] = c
+		stack = append(stack, c.Parents...)
 	}
-	// Parents before children: a commit is stored only once all its
-	// parents are.
-	for len(chain) > 0 {
-		progress := false
-		for i := len(chain) - 1; i >= 0; i-- {
-			cid := chain[i]
-			c, _ := p.pushed(cid, "commit")
-			ready := true
-			for _, par := range c.Parents {
-				if containsID(chain, par) {
-					ready = false
-				}
+	// Kahn's order: a commit is ready once none of its parents waits.
+	waiting := map[string]int{}
+	children := map[string][]string{}
+	var ready []string
+	for cid, c := range need {
+		for _, par := range c.Parents {
+			if _, ok := need[par]; ok {
+				waiting[cid]++
+				children[par] = append(children[par], cid)
 			}
-			if !ready {
-				continue
-			}
-			if err := p.store(cid, c); err != nil {
-				return err
-			}
-			chain = append(chain[:i], chain[i+1:]...)
-			progress = true
 		}
-		if !progress {
-			return refuse(Invalid, "the pushed commits form a cycle")
+		if waiting[cid] == 0 {
+			ready = append(ready, cid)
 		}
+	}
+	stored := 0
+	for len(ready) > 0 {
+		cid := ready[len(ready)-1]
+		ready = ready[:len(ready)-1]
+		if err := p.store(cid, need[cid]); err != nil {
+			return err
+		}
+		stored++
+		for _, ch := range children[cid] {
+			if waiting[ch]--; waiting[ch] == 0 {
+				ready = append(ready, ch)
+			}
+		}
+	}
+	if stored < len(need) {
+		return refuse(Invalid, "the pushed commits form a cycle")
 	}
 	return nil
 }
 
-func containsID(ids []string, id string) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
+// commit is commit cid of the repository, stored by this push or before.
+func (p *pusher) commit(cid string) (*Commit, error) {
+	if c, ok := p.made[cid]; ok {
+		return c, nil
 	}
-	return false
+	return p.s.commit(p.uid, cid)
 }
 
 // pushed reads the pushed commit cid (want its type, "commit").
@@ -296,7 +320,7 @@ func (p *pusher) store(cid string, c *Commit) error {
 	var base tree.ID
 	var baseGit string
 	if c.Parent != "" {
-		parent, err := p.s.commit(p.uid, c.Parent)
+		parent, err := p.commit(c.Parent)
 		if err != nil {
 			return err
 		}
@@ -309,7 +333,7 @@ func (p *pusher) store(cid string, c *Commit) error {
 			return err
 		}
 	}
-	root, err := p.s.trees.Apply(base, ch, commitIDOf(cid))
+	root, err := p.index.Apply(base, ch, commitIDOf(cid))
 	if err != nil {
 		var pe *tree.PathError
 		if errors.As(err, &pe) {
@@ -317,7 +341,7 @@ func (p *pusher) store(cid string, c *Commit) error {
 		}
 		return err
 	}
-	git, err := p.s.trees.GitTreeID(root)
+	git, err := p.index.GitTreeID(root)
 	if err != nil {
 		return err
 	}
@@ -325,7 +349,8 @@ func (p *pusher) store(cid string, c *Commit) error {
 		return refuse(Invalid, "commit %s: its tree %s is not in git's own form (entries out of order, or a mode written oddly): this hub keeps trees as git writes them", cid, c.Tree)
 	}
 	c.Root = root
-	return p.s.store.putCommit(p.uid, c)
+	p.made[cid] = c
+	return p.objs.putCommit(p.uid, c)
 }
 
 // diff adds to ch the changes that make the folder dir, indexed at base,
@@ -335,7 +360,7 @@ func (p *pusher) diff(dir string, base tree.ID, gitTree string, ch *[]tree.Chang
 	if err != nil {
 		return err
 	}
-	old, err := p.s.trees.Entries(base)
+	old, err := p.index.Entries(base)
 	if err != nil {
 		return err
 	}
@@ -415,7 +440,7 @@ func (p *pusher) treeEntries(id string) ([]gitEntry, error) {
 		if !ok {
 			return nil, refuse(Invalid, "tree %s is missing: the push names it and neither sent it nor does the parent commit hold it", id)
 		}
-		entries, err := p.s.trees.Entries(root)
+		entries, err := p.index.Entries(root)
 		if err != nil {
 			return nil, err
 		}
@@ -500,7 +525,7 @@ func (p *pusher) file(path, id string, mode tree.Mode) (tree.File, error) {
 	sum := sha256.Sum256(body)
 	fl := regularEntry(path, body)
 	fl.Mode = mode
-	if _, err := p.s.store.Put(store.Blobs, hex.EncodeToString(sum[:]), body); err != nil {
+	if _, err := p.objs.Put(store.Blobs, hex.EncodeToString(sum[:]), body); err != nil {
 		return tree.File{}, err
 	}
 	return treeFile(fl)

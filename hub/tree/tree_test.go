@@ -358,6 +358,15 @@ func FuzzDecodePage(f *testing.F) {
 			again = encodeIndex(p.children)
 		} else {
 			again = encodeLeaf(p.entries)
+			if b[0] == kindLegacyLeaf { // written without git's tree ids and modes
+				for _, e := range p.entries {
+					if e.Dir {
+						again = again[:len(again)-20]
+					} else {
+						again = again[:len(again)-1]
+					}
+				}
+			}
 		}
 		if len(again) > len(b) {
 			t.Fatalf("a %d-byte page decodes to %d bytes of items", len(b), len(again))
