@@ -81,9 +81,14 @@ func (c *Client) EnsureRevision(ctx context.Context) (createdRepo, createdBranch
 }
 
 // CreateRepo creates the client's repository, public (POST
-// /api/repos/create); one that exists already is no error.
+// /api/repos/create; a Space with the gradio SDK, as hf upload makes one);
+// one that exists already is no error.
 func (c *Client) CreateRepo(ctx context.Context) error {
-	req := map[string]any{"type": cmp.Or(strings.TrimSuffix(c.RepoType, "s"), "model")}
+	typ := cmp.Or(strings.TrimSuffix(c.RepoType, "s"), "model")
+	req := map[string]any{"type": typ}
+	if typ == "space" {
+		req["sdk"] = "gradio" // a Space needs one; hf upload picks this one too
+	}
 	ns, name, ok := strings.Cut(strings.Trim(c.Repo, "/"), "/")
 	if ok {
 		req["organization"], req["name"] = ns, name
