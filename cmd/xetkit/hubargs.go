@@ -142,8 +142,11 @@ func (h *hubArgs) findRepo(ctx context.Context) error {
 	}
 	_, err := h.client.Head(ctx)
 	var he *cas.HTTPError
-	if err == nil || !errors.As(err, &he) || he.Status != 404 || he.Code == "RevisionNotFound" || h.tokenFrom == "" {
+	switch {
+	case err == nil || !errors.As(err, &he) || he.Status != 404 || he.Code == "RevisionNotFound":
 		return err
+	case h.tokenFrom == "":
+		return fmt.Errorf("the hub has no repository %s, and with no token there is no user's namespace to look in: give NAMESPACE/NAME, or a token (--token or HF_TOKEN)", h.client.Repo)
 	}
 	return h.ownNamespace(ctx)
 }

@@ -195,6 +195,11 @@ func TestHFStyleForms(t *testing.T) {
 			t.Errorf("%v: %d %q %q", args, status, out, errOut)
 		}
 	}
+	t.Setenv("HF_TOKEN", "")
+	if status, _, errOut := runCLI(t, nil, "ls", "demo3", "--repo-type", "dataset"); status != 1 || !strings.Contains(errOut, "the hub has no repository demo3, and with no token there is no user's namespace to look in") {
+		t.Errorf("ls of an id without a namespace, with no token: %d %q", status, errOut)
+	}
+	t.Setenv("HF_TOKEN", "tok")
 	// Usage mistakes say the form.
 	for _, c := range []struct {
 		args []string

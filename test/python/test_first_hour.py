@@ -143,7 +143,7 @@ def test_retries_show_on_a_terminal(make_hub, tmp):
     assert (tmp / "got" / "w.bin").read_bytes() == data
     lines = [l for l in re.split(r"\r\x1b\[K", term) if "retrying" in l]
     assert lines, term
-    assert re.search(r"^download w\.bin  [\d.]+ [KMG]?i?B / 24\.0 MiB  +\d+%  \[[#.]{20}\]  .*/s.*  retrying fetch xorb [0-9a-f]{8}…: "
+    assert re.search(r"^download w\.bin  [\d.]+ [KMG]?i?B / 24\.0 MiB  +\d+%  \[[#.]{20}\]  .*/s.*  retrying fetch (the footer of )?xorb [0-9a-f]{8}…: "
                      r"unexpected EOF; attempt 2 of 8 in [\d.]+m?s$", lines[0]), lines[0]
     # An upload whose xorb connections are dropped, on a hub of its own.
     hub = make_hub("--faults", "drop:2@/v1/xorbs/")
