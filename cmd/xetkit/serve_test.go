@@ -412,6 +412,21 @@ func TestServeOnS3(t *testing.T) {
 			t.Errorf("%v: status %d, %q; want 2 and %q", c.args, status, errOut, c.want)
 		}
 	}
+	// With no --token, the token is kept in the bucket: a second server
+	// (a replica, or the same one restarted) uses the first one's.
+	kept := serveOptions{addr: "127.0.0.1:0", root: o.root, store: "s3://" + bucket + "/kept"}
+	var tokens []string
+	for range 2 {
+		_, out, stop := startServe(t, kept)
+		m := regexp.MustCompile(`token (hf_[0-9a-f]+), kept in (\S+);`).FindStringSubmatch(out.String())
+		if err := stop(); err != nil || m == nil {
+			t.Fatalf("serve on S3 without --token: %v, printed %q", err, out.String())
+		}
+		tokens = append(tokens, m[1])
+	}
+	if tokens[0] != tokens[1] {
+		t.Errorf("a second server on the bucket drew another token: %q", tokens)
+	}
 	status, _, errOut := runCLI(t, nil, "serve", "--addr", "127.0.0.1:0", "--root", o.root, "--store", "s3://no-such-bucket/x")
 	if status != 1 || !strings.Contains(errOut, "no-such-bucket") {
 		t.Errorf("serve on a missing bucket: status %d, %q", status, errOut)
