@@ -63,6 +63,10 @@ type Client struct {
 	// uploads together (default DefaultMaxConcurrency); within it the
 	// Client's controller adapts to the link (see concurrency.go).
 	MaxConcurrency int
+	// OnRetry, if set, is called before each retry's wait (from the
+	// goroutine of the request), so that a person watching sees what
+	// failed and when it is tried again.
+	OnRetry func(Retry)
 	// Controllers, if set, holds the concurrency controllers this Client
 	// uses, shared with the other Clients given the same one: transfers
 	// to one host then share one window and its back-off, as they share
@@ -77,6 +81,10 @@ type Client struct {
 	shardV1 atomic.Bool
 	// own holds the controllers when Controllers is nil.
 	own Controllers
+	// answered holds the hosts that answered a request (host → true): a
+	// failure to connect to one of them is retried, to any other final
+	// (UnreachableError).
+	answered sync.Map
 }
 
 // The retry budget. With the defaults the waits add up to between one and

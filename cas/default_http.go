@@ -4,15 +4,27 @@ package cas
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"sync"
+	"syscall"
 	"time"
 )
 
 func defaultHTTP() Doer { return netHTTP{c: defaultClient, warm: defaultDialer} }
+
+func init() { dialFailed = connectFailed }
+
+// connectFailed reports whether err is a connection never made: refused,
+// a name that does not resolve, no route to the host.
+func connectFailed(err error) bool {
+	var dns *net.DNSError
+	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH)
+}
 
 // defaultClient is http.DefaultClient's transport with room for as many
 // idle connections to a host as the controller may keep requests in

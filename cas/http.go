@@ -171,6 +171,7 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 			watch.end(err == nil)
 		}
 		if err == nil {
+			c.markAnswered(req.URL)
 			// What the handlers rely on, whatever the Doer filled in.
 			resp.Request = req
 			if resp.Body == nil {
@@ -193,6 +194,9 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 				return fmt.Errorf("%s: %w", op, err)
 			}
 			lastErr = &NetworkError{Op: op, Method: req.Method, URL: redact(req), Err: err}
+			if ue := c.unreachable(req.URL, err, lastErr); ue != nil {
+				return ue
+			}
 		case resp.StatusCode/100 == 2 || contains(pass, resp.StatusCode):
 			body := &watchedBody{ReadCloser: resp.Body}
 			resp.Body = body
@@ -255,7 +259,11 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 		}
 		backoff := min(delay<<min(attempt-1, 20), maxDelay)
 		backoff = backoff/2 + rand.N(backoff/2+1) // jitter spreads out clients retrying together
-		if err := sleep(ctx, max(backoff, wait)); err != nil {
+		wait = max(backoff, wait)
+		if c.OnRetry != nil {
+			c.OnRetry(Retry{Op: op, Err: lastErr, Attempt: attempt + 1, Of: retries + 1, Wait: wait})
+		}
+		if err := sleep(ctx, wait); err != nil {
 			return err
 		}
 	}

@@ -53,6 +53,10 @@ type CommitOptions struct {
 	// ParentCommit, if set, makes the commit fail with 412 unless the
 	// branch is still at this commit, so no concurrent commit is lost.
 	ParentCommit string
+	// SkipUnchanged makes no commit when every file is at its path on the
+	// branch already with the same bytes (as huggingface_hub skips an
+	// empty commit); Committed.OID is then "".
+	SkipUnchanged bool
 	// OnStored, if set, is called once every file is stored (the Xet
 	// ones in CAS, their shard registered), as the commit is sent: what
 	// the upload held is garbage from then on, and the commit's round
@@ -62,7 +66,7 @@ type CommitOptions struct {
 
 // Committed is the result of Commit.
 type Committed struct {
-	OID   string // the commit id (40 hex)
+	OID   string // the commit id (40 hex); "" when SkipUnchanged found nothing to commit
 	URL   string
 	Files []pipeline.Result // Name is the path in the repo
 }
@@ -95,6 +99,20 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 		seen[f.Path] = true
 	}
 	c.PrefetchToken(ctx, true) // while the hub answers the preupload
+	var head chan []RepoEntry
+	if opts.SkipUnchanged {
+		// What is at the paths now, asked while the files are uploaded.
+		head = make(chan []RepoEntry, 1)
+		paths := make([]string, len(files))
+		for i, f := range files {
+			paths[i] = f.Path
+		}
+		go func() {
+			at, _ := c.PathsInfo(ctx, paths) // unknown (an error): the commit is made
+			head <- at
+		}()
+	}
+	blobIDs := map[string]string{}
 	// Files larger than a hub may take inline (maxInline) can only go
 	// through Xet: when every file is one, the upload starts at once, and
 	// is chunked while the hub answers the preupload and the token comes.
@@ -156,6 +174,9 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 		}
 		sum := sha256.Sum256(b)
 		results[i] = pipeline.Result{Name: f.Path, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:]), Inline: true, NewBytes: int64(len(b))}
+		if opts.SkipUnchanged {
+			blobIDs[f.Path] = blobID(b)
+		}
 		lines = append(lines, map[string]any{"key": "file", "value": map[string]string{
 			"path": f.Path, "content": base64.StdEncoding.EncodeToString(b), "encoding": "base64"}})
 	}
@@ -169,6 +190,9 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 	}
 	if opts.OnStored != nil {
 		opts.OnStored()
+	}
+	if head != nil && sameFiles(results, blobIDs, <-head) {
+		return &Committed{Files: results}, nil
 	}
 	for _, i := range xetAt {
 		r := results[i]
@@ -205,7 +229,7 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 // Report is the outcome of Put, as the CLI's --json and the JavaScript
 // API give it.
 type Report struct {
-	Commit *CommitRef   `json:"commit"` // null: stored in CAS only
+	Commit *CommitRef   `json:"commit"` // null: stored in CAS only, or nothing changed (SkipUnchanged)
 	Files  []FileReport `json:"files"`
 }
 
@@ -247,7 +271,10 @@ func (c *Client) Put(ctx context.Context, files []RepoFile, commit *CommitOption
 		if err != nil {
 			return nil, err
 		}
-		res, rep.Commit = done.Files, &CommitRef{done.OID, done.URL}
+		res = done.Files
+		if done.OID != "" {
+			rep.Commit = &CommitRef{done.OID, done.URL}
+		}
 	}
 	for _, r := range res {
 		f := FileReport{Path: r.Name, Size: r.Size, SHA256: r.SHA256, DedupedBytes: r.DedupedBytes, UploadedBytes: r.NewBytes, ResumedBytes: r.ResumedBytes}

@@ -6,7 +6,6 @@ package hubclient
 import (
 	"cmp"
 	"context"
-	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -151,10 +150,7 @@ func checkGitFile(b []byte, etag string) error {
 	var got string
 	switch {
 	case lowerHex(etag, 40):
-		h := sha1.New()
-		fmt.Fprintf(h, "blob %d\x00", len(b))
-		h.Write(b)
-		got = hex.EncodeToString(h.Sum(nil))
+		got = blobID(b)
 	case lowerHex(etag, 64):
 		sum := sha256.Sum256(b)
 		got = hex.EncodeToString(sum[:])

@@ -15,6 +15,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/internal/hubtest"
 )
 
 func TestVersionMatchesPackage(t *testing.T) {
@@ -143,24 +146,34 @@ func TestUploadJSONAndQuiet(t *testing.T) {
 	}
 }
 
-// Ctrl-C during a transfer ends the command with status 130.
+// Ctrl-C during a transfer ends the command with status 130, and an
+// upload says that running it again resumes it.
 func TestInterruptExits130(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "xetkit")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	// A hub that answers nothing until the test ends.
-	stall := make(chan struct{})
+	// A hub that takes no xorb until the test ends.
+	h := hubtest.New(t, hub.Config{UserToken: "t"})
+	stall, xorbCame := make(chan struct{}), make(chan struct{}, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-stall:
-		case <-r.Context().Done():
+		if strings.Contains(r.URL.Path, "/xorbs/") {
+			select {
+			case xorbCame <- struct{}{}:
+			default:
+			}
+			select {
+			case <-stall:
+			case <-r.Context().Done():
+			}
+			return
 		}
+		h.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
 	defer close(stall)
 	f := filepath.Join(t.TempDir(), "a.bin")
-	if err := os.WriteFile(f, make([]byte, 1<<20), 0o644); err != nil {
+	if err := os.WriteFile(f, randomBytes(1<<20, 7), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "upload", "--hub", srv.URL, "--repo", "a/b", "--token", "t", "--quiet", f)
@@ -169,13 +182,13 @@ func TestInterruptExits130(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // let it reach the hub
+	<-xorbCame // the upload is under way
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
 	err := cmd.Wait()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(errOut.String(), "interrupted") {
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || errOut.String() != "xetkit upload: interrupted: run the same command again to resume: what the hub has stored is not sent again\n" {
 		t.Fatalf("exit %v, stderr %q", err, errOut.String())
 	}
 }

@@ -2,77 +2,117 @@ package main
 
 import (
 	"bufio"
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/xetkit/xetkit/cas"
+	"github.com/xetkit/xetkit/hubclient"
 	"github.com/xetkit/xetkit/xethash"
 )
 
 func init() {
 	register(&command{
 		name:    "download",
-		usage:   "--hub URL --repo NAME [--token T] [--type …] [--revision R] PATH|--hash HASH [-o OUT]",
-		summary: "download a file by its path in the repository (or by file hash), verifying every byte",
-		run:     runDownload,
+		usage:   "REPO FILE... [--local-dir DIR | -o OUT] | REPO --hash HASH [-o OUT]",
+		summary: "download files by their paths in the repository (or one by file hash), verifying every byte before it reaches its path",
+		details: `As hf download takes them: REPO first, then the files, each written under
+--local-dir DIR at its path in the repository (default: the current folder)
+and its local path printed. -o OUT names where one file goes instead: a
+file, a folder to write into, or - for standard output. A file already
+there is replaced only once the new one is verified, and a line says so;
+missing folders are made. A range (--bytes) or a file hash (--hash) goes
+to standard output unless -o says otherwise.
+
+  xetkit download me/demo config.json weights/model.bin
+  xetkit download me/demo model.bin -o ./models/
+  xetkit download me/demo README.md -o -
+
+A REPO without a namespace is read as it is, else as the token's user's.
+The hub is --hub, else $HF_ENDPOINT, else https://huggingface.co; the token
+--token, else $HF_TOKEN, else the file hf auth login writes
+($HF_TOKEN_PATH, else $HF_HOME/token).`,
+		run: runDownload,
 	})
 }
 
 func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
-	var out, byteRange, byHash string
-	fs.StringVar(&out, "o", "", "write to this file, which appears only once verified; - for standard output (needed when it is a terminal)")
+	var out, localDir, byteRange, byHash string
+	fs.StringVar(&out, "o", "", "write the one file to OUT: a file (replaced once the new one is verified), a folder to write into, or - for standard output (needed when it is a terminal)")
+	fs.StringVar(&localDir, "local-dir", "", "write each file under this folder at its path in the repository (default: the current folder)")
 	fs.StringVar(&byteRange, "bytes", "", "only bytes START:END of the file (END excluded; either may be left out): only the chunks under them are fetched, each checked")
-	fs.StringVar(&byHash, "hash", "", "download the file with this file hash instead of a PATH")
-	client, of, args, err := hubCommand(e, c, fs, args)
+	fs.StringVar(&byHash, "hash", "", "download the file with this file hash instead of a FILE")
+	h, err := hubCommand(e, c, fs, args)
 	if err != nil {
 		return err
 	}
-	var path string
+	paths := h.args
 	var hash xethash.Hash
-	if byHash != "" {
-		if len(args) != 0 {
-			return usagef("give a PATH or --hash HASH, not both")
+	switch {
+	case byHash != "":
+		if len(paths) != 0 {
+			return usagef("give a FILE or --hash HASH, not both")
 		}
 		if hash, err = xethash.Parse(byHash); err != nil {
 			return usagef("--hash: %v", err)
 		}
-	} else if path, err = oneArg(c, args); err != nil {
-		return err
+	case len(paths) == 0:
+		return usagef("give the files to download: xetkit download %s FILE... (downloading a whole repository is not here yet)", h.client.Repo)
+	case out != "" && len(paths) > 1:
+		return usagef("-o names where one file goes, and %d are given: use --local-dir DIR for several", len(paths))
 	}
-	var rng *cas.Range
-	if byteRange != "" {
-		if rng, err = parseByteRange(byteRange); err != nil {
+	for _, p := range paths {
+		if err := checkPath(p); err != nil {
 			return err
 		}
 	}
-	ctx, stop := interruptible()
-	defer stop()
-	if rng != nil && rng.End < 0 {
-		// An open end: ask for everything from START on.
-		rng.End = 1<<62 - 1
+	if out != "" && localDir != "" {
+		return usagef("give -o OUT or --local-dir DIR, not both")
 	}
-	if out == "" && e.terminal(e.stdout) {
+	var rng *cas.Range
+	if byteRange != "" {
+		if len(paths) > 1 {
+			return usagef("--bytes reads a range of one file (%d are given)", len(paths))
+		}
+		if rng, err = parseByteRange(byteRange); err != nil {
+			return err
+		}
+		if rng.End < 0 {
+			rng.End = 1<<62 - 1 // an open end: everything from START on
+		}
+	}
+	toStdout := out == "-" || out == "" && localDir == "" && (rng != nil || byHash != "")
+	if toStdout && out == "" && e.terminal(e.stdout) {
 		return usagef("refusing to write a file's bytes to a terminal: give -o FILE, or -o - to insist")
 	}
-	if of.json && (out == "" || out == "-") {
-		return usagef("--json needs -o FILE (standard output carries the file)")
+	if toStdout && h.out.json {
+		return usagef("--json needs the files written to files (standard output carries the file)")
 	}
-	m := of.meter(e, "download")
-	if rng != nil && rng.End < 1<<62-1 {
-		m.set(0, rng.End-rng.Start)
+	ctx, stop := interruptible()
+	defer stop()
+	if err := h.findRepo(ctx); err != nil {
+		return h.explain(ctx, err)
 	}
-	defer m.finish()
-	fetch := func(w io.Writer) (int64, error) {
+	// fetch writes the file at p (or the one with the hash) to w.
+	fetch := func(p string, w io.Writer) (int64, error) {
+		client := h.client
 		if rng != nil {
 			// A range is a lazy read of the file, as xk.open's are: only
 			// the chunks under it are fetched, each checked.
 			var f *cas.File
-			if path != "" {
-				if f, _, err = client.Open(ctx, path); err != nil {
+			if p != "" {
+				var err error
+				if f, _, err = client.Open(ctx, p); err != nil {
 					return 0, err
 				}
 			} else {
@@ -80,23 +120,106 @@ func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 			}
 			return f.WriteRange(ctx, w, rng.Start, rng.End)
 		}
-		if path != "" {
-			return client.DownloadPath(ctx, path, w, nil)
+		if p != "" {
+			return client.DownloadPath(ctx, p, w, nil)
 		}
 		return client.Download(ctx, hash, w, nil)
 	}
-	if out == "" || out == "-" {
-		w := bufio.NewWriterSize(countingWriter{e.stdout, m}, 1<<20)
-		if _, err := fetch(w); err != nil {
-			return interrupted(ctx, err)
-		}
-		return w.Flush()
+	if byHash != "" {
+		paths = []string{""}
 	}
-	// Write beside the destination, then rename: a failed or unverified
-	// download never leaves a file under the name asked for.
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".part-*")
+	type written struct {
+		Path     string       `json:"path,omitempty"`
+		Hash     xethash.Hash `json:"hash,omitzero"`
+		Output   string       `json:"output"`
+		Bytes    int64        `json:"bytes"`
+		Replaced bool         `json:"replaced"`
+	}
+	var done []written
+	for _, p := range paths {
+		label := "download " + cmp.Or(p, shortHashes(hash.String()))
+		m := h.meter(e, label)
+		if rng != nil && rng.End < 1<<62-1 {
+			m.set(0, rng.End-rng.Start)
+		}
+		if toStdout {
+			w := &meterWriter{Writer: bufio.NewWriterSize(e.stdout, 1<<20), m: m}
+			_, err := fetch(p, w)
+			m.finish()
+			if err != nil {
+				return h.explain(ctx, err)
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			continue
+		}
+		dst := destination(p, hash, out, localDir)
+		n, replaced, err := writeVerified(dst, m, func(w io.Writer) (int64, error) { return fetch(p, w) })
+		m.finish()
+		if err != nil {
+			return h.explain(ctx, err)
+		}
+		if replaced {
+			fmt.Fprintf(e.stderr, "download: replaced %s, which was there, with the file verified\n", dst)
+		}
+		done = append(done, written{Path: p, Hash: hash, Output: dst, Bytes: n, Replaced: replaced})
+		if !h.out.json {
+			fmt.Fprintln(e.stdout, dst)
+		}
+	}
+	if h.out.json {
+		return printJSON(e.stdout, map[string]any{"files": done})
+	}
+	return nil
+}
+
+// checkPath refuses a path in the repository that could not name a file
+// there, before any request (and before it is joined to a local folder).
+func checkPath(p string) error {
+	if strings.HasSuffix(p, "/") {
+		return usagef("%s names a folder: give the files in it (downloading folders is not here yet)", p)
+	}
+	if err := hubclient.CheckRepoPath(p); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
+}
+
+// destination is where the file at p (or with hash, when p is "") is
+// written: under localDir at its path, or at out, or into out when that
+// is a folder (or ends in /), or in the current folder.
+func destination(p string, hash xethash.Hash, out, localDir string) string {
+	name := cmp.Or(path.Base(p), hash.String())
+	switch {
+	case out == "":
+		return filepath.Join(cmp.Or(localDir, "."), filepath.FromSlash(cmp.Or(p, name)))
+	case strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(filepath.Separator)):
+		return filepath.Join(out, name)
+	}
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return filepath.Join(out, name)
+	}
+	return out
+}
+
+// writeVerified writes what fetch gives into a new file beside dst, and
+// moves it to dst only once fetch returns with every byte verified: a
+// failed or unverified download never leaves a file under dst, nor
+// anything else. The file gets the usual mode (0666 less the umask);
+// missing folders above it are made. It reports whether a file was
+// replaced. Errors name dst, never the temporary file.
+func writeVerified(dst string, m *meter, fetch func(io.Writer) (int64, error)) (n int64, replaced bool, err error) {
+	if st, err := os.Stat(dst); err == nil && st.IsDir() {
+		return 0, false, fmt.Errorf("%s is a folder: give -o a file's name, or remove the folder", dst)
+	}
+	dir := filepath.Dir(dst)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return 0, false, fmt.Errorf("making the folder for %s: %w", dst, pathless(err))
+	}
+	tmp, err := createBeside(dst)
 	if err != nil {
-		return err
+		return 0, false, fmt.Errorf("writing %s: %w", dst, pathless(err))
 	}
 	ok := false
 	defer func() {
@@ -105,32 +228,68 @@ func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 			os.Remove(tmp.Name())
 		}
 	}()
-	w := bufio.NewWriterSize(countingWriter{tmp, m}, 1<<20)
-	n, err := fetch(w)
-	if err != nil {
-		return interrupted(ctx, err)
+	w := &meterWriter{Writer: bufio.NewWriterSize(tmp, 1<<20), m: m}
+	if n, err = fetch(w); err != nil {
+		return 0, false, err
 	}
 	if err := w.Flush(); err != nil {
-		return err
+		return 0, false, fmt.Errorf("writing %s: %w", dst, pathless(err))
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return 0, false, fmt.Errorf("writing %s: %w", dst, pathless(err))
 	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
-		return err
+	_, statErr := os.Lstat(dst)
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return 0, false, fmt.Errorf("moving the verified file to %s: %w", dst, pathless(err))
 	}
 	ok = true
-	if of.json {
-		res := map[string]any{"bytes": n, "output": out}
-		if path != "" {
-			res["path"] = path
-		} else {
-			res["hash"] = hash
-		}
-		return printJSON(e.stdout, res)
-	}
-	return nil
+	return n, statErr == nil, nil
 }
+
+// createBeside creates a new, hidden file in dst's folder with the usual
+// mode (0666 less the umask; os.CreateTemp's is 0600).
+func createBeside(dst string) (*os.File, error) {
+	for {
+		var b [6]byte
+		rand.Read(b[:])
+		name := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".part-"+hex.EncodeToString(b[:]))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+}
+
+// pathless is err without the path a *PathError or *LinkError names (a
+// temporary file's, which the person never asked for).
+func pathless(err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
+	}
+	return err
+}
+
+// meterWriter buffers what a download writes, counts it into a meter, and
+// takes the size the download says it will have (hubclient.Expecter) as
+// the meter's total.
+type meterWriter struct {
+	*bufio.Writer
+	m *meter
+}
+
+func (w *meterWriter) Write(p []byte) (int, error) {
+	n, err := w.Writer.Write(p)
+	w.m.add(int64(n))
+	return n, err
+}
+
+// Expect sets the meter's total.
+func (w *meterWriter) Expect(n int64) { w.m.set(0, n) }
 
 // parseByteRange reads "START:END", "START:" or ":END"; an open end is -1.
 func parseByteRange(s string) (*cas.Range, error) {

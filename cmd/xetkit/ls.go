@@ -1,38 +1,53 @@
 package main
 
 import (
+	"cmp"
+	"errors"
 	"flag"
 	"fmt"
+	"strings"
+
+	"github.com/xetkit/xetkit/cas"
 )
 
 func init() {
 	register(&command{
 		name:    "ls",
-		usage:   "--hub URL --repo NAME [--token T] [--type …] [--revision R] [PATH]",
-		summary: "list a repository's files (path, size, file hash) under PATH, recursively",
+		usage:   "REPO [PATH] | --repo NAME [PATH]",
+		summary: "list a repository's files (size, file hash, path) under PATH, recursively; a PATH that is a file, its own row",
 		run:     runLs,
 	})
 }
 
 func runLs(e *env, c *command, fs *flag.FlagSet, args []string) error {
-	client, of, args, err := hubCommand(e, c, fs, args)
+	h, err := hubCommand(e, c, fs, args)
 	if err != nil {
 		return err
 	}
-	if len(args) > 1 {
-		return usagef("want at most one PATH (got %d)", len(args))
+	if len(h.args) > 1 {
+		return usagef("want at most one PATH (got %d)", len(h.args))
 	}
 	dir := ""
-	if len(args) == 1 {
-		dir = args[0]
+	if len(h.args) == 1 {
+		dir = strings.Trim(h.args[0], "/")
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	entries, err := client.ListFiles(ctx, dir, true)
-	if err != nil {
-		return interrupted(ctx, err)
+	if err := h.findRepo(ctx); err != nil {
+		return h.explain(ctx, err)
 	}
-	if of.json {
+	entries, err := h.client.ListFiles(ctx, dir, true)
+	if dir != "" && (err == nil && len(entries) == 0 || errors.Is(err, cas.ErrNotFound)) {
+		// Not a folder (a hub lists a file as empty, or not at all): the
+		// path by itself.
+		if entries, err = h.client.PathsInfo(ctx, []string{dir}); err == nil && len(entries) == 0 {
+			return fmt.Errorf("%s: nothing at %s on %s", h.client.Repo, dir, cmp.Or(h.client.Revision, "main"))
+		}
+	}
+	if err != nil {
+		return h.explain(ctx, err)
+	}
+	if h.out.json {
 		return printJSON(e.stdout, entries)
 	}
 	width := 1

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/xetkit/xetkit/cas"
 )
 
 // errInterrupted is what a command returns when Ctrl-C (or SIGTERM)
@@ -83,6 +85,8 @@ type meter struct {
 	total      int64  // -1 while unknown
 	drawn      bool   // a terminal line is showing
 	extra      string // shown after the rate, e.g. "resumed 1.0 GiB"
+	retried    string // the last retry, shown until a while after its wait
+	retryEnds  time.Time
 	finished   bool
 	lineEvery  time.Duration // plain lines; 0: default
 	frameEvery time.Duration // terminal redraws; 0: default
@@ -123,6 +127,43 @@ func (m *meter) note(s string) {
 	m.mu.Unlock()
 }
 
+// retryShown is how long a retry stays on the line once its wait is over.
+const retryShown = 5 * time.Second
+
+// retry shows a request about to be tried again: what failed, the attempt
+// and the wait. On a terminal it joins the line, drawn again at once;
+// elsewhere it is a line of its own.
+func (m *meter) retry(r cas.Retry) {
+	if m == nil {
+		return
+	}
+	text := fmt.Sprintf("%s: %s; attempt %d of %d in %s", shortHashes(r.Op), r.Reason(), r.Attempt, r.Of, r.Wait.Round(100*time.Millisecond))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.finished {
+		return
+	}
+	now := time.Now()
+	if !m.tty {
+		fmt.Fprintf(m.w, "%s: %s\n", m.label, text)
+		return
+	}
+	m.retried, m.retryEnds = text, now.Add(r.Wait+retryShown)
+	m.last = now
+	m.draw(now)
+}
+
+// shortHashes cuts the 64-digit hashes in s to their first 8 digits.
+func shortHashes(s string) string {
+	words := strings.Fields(s)
+	for i, w := range words {
+		if len(w) == 64 && strings.Trim(w, "0123456789abcdef") == "" {
+			words[i] = w[:8] + "…"
+		}
+	}
+	return strings.Join(words, " ")
+}
+
 // add counts n more bytes done.
 func (m *meter) add(n int64) {
 	if m == nil {
@@ -148,6 +189,9 @@ func (m *meter) finish() {
 }
 
 func (m *meter) draw(now time.Time) {
+	if m.retried != "" && now.After(m.retryEnds) {
+		m.retried = ""
+	}
 	line := m.text(now.Sub(m.start))
 	if m.tty {
 		fmt.Fprintf(m.w, "\r\x1b[K%s", line)
@@ -187,6 +231,10 @@ func (m *meter) text(elapsed time.Duration) string {
 	if m.extra != "" {
 		b.WriteString("  ")
 		b.WriteString(m.extra)
+	}
+	if m.retried != "" {
+		b.WriteString("  retrying ")
+		b.WriteString(m.retried)
 	}
 	return b.String()
 }

@@ -21,13 +21,19 @@ import (
 	"github.com/xetkit/xetkit/resume"
 )
 
-// TestMain keeps the uploads of every test out of the user's cache folder.
+// TestMain keeps the uploads of every test out of the user's cache folder,
+// and the user's Hugging Face settings (hub, token, token file, offline)
+// out of every test.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "xetkit-cache-")
 	if err != nil {
 		panic(err)
 	}
 	os.Setenv("XETKIT_CACHE", dir)
+	os.Setenv("HF_HOME", filepath.Join(dir, "hf-home"))
+	for _, v := range []string{"HF_ENDPOINT", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"} {
+		os.Unsetenv(v)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"html"
 	"io/fs"
 	"net"
 	"net/http"
@@ -27,6 +28,7 @@ import (
 	"github.com/xetkit/xetkit/hub"
 	"github.com/xetkit/xetkit/hub/repos"
 	"github.com/xetkit/xetkit/hub/s3store"
+	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/ingest"
 )
 
@@ -43,16 +45,34 @@ unmodified:
 
   hubUrl: "http://127.0.0.1:8080", accessToken: "<the token printed at start>"
 
-It has one user: the --token (default: a random hf_… token, printed at start;
-pass your own with --token hf_…). That user owns every namespace. For a team,
---users FILE names the people instead: users with their tokens (the SHA-256
-of each, in hex: printf %s hf_… | sha256sum; a read or a write role) and
-organisations with their members. A user writes to its own namespace and its
-organisations'; private repositories are seen only by those people. As a
-development convenience, a commit or a write-token request for a repository
-that does not exist creates it (public); createRepo creates one explicitly,
-and an id without a namespace lands in the user's own ("local"). Without a
-token, public repositories can be read; writes always need it.
+The page needs the WebAssembly module, which is built into the binary when
+bash scripts/build-wasm.sh (it needs Node) ran before go build. A binary
+built without it serves the hub all the same; its page says how to build it.
+
+It has one user: the --token. Without --token, the first start on a store
+makes a random hf_… token and keeps it in the store (a --data folder's
+keys/user-token, mode 0600), and every later start on that store uses it
+again, printing it each time, so the tokens clients saved keep working
+(with no --data the store, and the token, go when the server stops). That
+user owns every namespace. As a development convenience, a commit or a
+write-token request for a repository that does not exist creates it
+(public); createRepo creates one explicitly, and an id without a namespace
+lands in the user's own ("local"). Without a token, public repositories
+can be read; writes always need it.
+
+For a team, --users FILE names the people instead: users with their tokens
+and organisations with their members. A user writes to its own namespace
+and its organisations'; private repositories are seen only by those
+people. The file is JSON; a token is given as the SHA-256 of its text, in
+hex (printf %s hf_… | sha256sum), with its role, read or write:
+
+  {"users": [{"name": "alice", "tokens": [{"sha256": "98d791fa62cf45ad8294075db0b005ca322af1c2ebd6dea53168ab4c07542c66", "role": "write"}]},
+             {"name": "bob", "tokens": [{"sha256": "287042bf83d334fbc48708f72ff9310da785c6f4e5478c34ce954b4684d2460f", "role": "read"}]}],
+   "orgs": [{"name": "team", "members": ["alice", "bob"]}]}
+
+(alice's token is hf_alice_secret, bob's hf_bob_secret.) A mistake in the
+file is named with its line and column. --token, if also given, is then an
+administrator's, who owns every namespace.
 
 huggingface_hub with hf_xet works the same way (HF_ENDPOINT=<the URL>,
 HF_TOKEN=<the token>). Clients without Xet use the LFS basic and multipart
@@ -106,12 +126,12 @@ type serveOptions struct {
 func runServe(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	var o serveOptions
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address (host:port; port 0 picks a free one)")
-	fs.StringVar(&o.root, "root", "", "serve web/ and wasm/ from this checkout (to see edits without rebuilding; default: the copies built into this binary)")
+	fs.StringVar(&o.root, "root", "", "serve web/ and wasm/ from this checkout (to see edits without rebuilding; default: the copies built into this binary, which has the module only if scripts/build-wasm.sh ran before go build)")
 	fs.StringVar(&o.data, "data", "", "folder where the local hub keeps xorbs and shards (default: a temporary folder)")
 	fs.StringVar(&o.store, "store", "", "keep the hub's data in an S3 bucket, s3://BUCKET/PREFIX, instead of a folder (server and credentials from the AWS environment; see above)")
 	fs.BoolVar(&o.directURLs, "direct-urls", false, "with --store s3://…: hand clients presigned range GETs on the bucket for xorb bytes, so downloads do not pass through the hub (the bucket must be reachable by clients)")
-	fs.StringVar(&o.token, "token", "", "hub user token its token endpoints require (default: a random hf_… one, printed at start); pass your own as --token hf_…")
-	fs.StringVar(&o.users, "users", "", "JSON file of the hub's people: users with their tokens (stored as SHA-256 hex, each read or write) and organisations with their members; then --token, if given, is an administrator's who owns every namespace")
+	fs.StringVar(&o.token, "token", "", "hub user token its token endpoints require (default: a random hf_… one made at the first start, kept in the store and printed at each start); pass your own as --token hf_…")
+	fs.StringVar(&o.users, "users", "", "JSON file of the hub's people: users with their tokens (stored as SHA-256 hex, each read or write) and organisations with their members (see the example above); then --token, if given, is an administrator's who owns every namespace")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow listening on a non-loopback address (the hub has no other protection)")
 	fs.DurationVar(&o.readTimeout, "read-timeout", 5*time.Minute, "longest time to receive one whole request, body included")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", time.Minute, "close a keep-alive connection idle this long")
@@ -145,7 +165,8 @@ func runServe(e *env, c *command, fs *flag.FlagSet, args []string) error {
 }
 
 // serve listens, prints the URL on its own line of stdout (tests read it)
-// and serves until ctx is done, then shuts down gracefully.
+// and serves until ctx is done, then shuts down gracefully. It listens
+// before it creates anything, so a port in use leaves no store behind.
 func serve(ctx context.Context, e *env, o serveOptions) error {
 	if err := checkLoopback(o.addr, o.allowRemote); err != nil {
 		return err
@@ -154,27 +175,28 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.token == "" && o.users == "" {
-		o.token = randomToken()
-	}
-	if o.data == "" && o.store == "" {
-		// A throwaway store: nothing in it outlives this server.
-		if o.data, err = os.MkdirTemp("", "xetkit-hub-"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(o.data)
-	}
 	if o.readTimeout <= 0 {
 		o.readTimeout = 5 * time.Minute
 	}
 	if o.idleTimeout <= 0 {
 		o.idleTimeout = time.Minute
 	}
-	h, err := hubHandler(ctx, o)
+	ln, err := listen(o.addr)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", o.addr)
+	defer ln.Close() // a no-op once served
+	if o.data == "" && o.store == "" {
+		// A throwaway store: nothing in it outlives this server.
+		if o.data, err = os.MkdirTemp("", "xetkit-hub-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(o.data)
+		if o.token == "" && o.users == "" {
+			o.token = randomToken() // kept nowhere: the store goes with the server
+		}
+	}
+	h, tokenFrom, err := hubHandler(ctx, &o)
 	if err != nil {
 		return err
 	}
@@ -189,20 +211,22 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 		url = strings.TrimSuffix(o.publicURL, "/") + "/"
 	}
 	fmt.Fprintf(e.stdout, "xetkit serve: %s\n", url)
-	fmt.Fprintf(e.stdout, "  page and module from %s\n", from)
-	if h != nil {
-		where := o.data
-		if o.store != "" {
-			where = o.store
-		}
-		who := "token " + o.token
-		if o.users != "" {
-			who = "people from " + o.users
-		}
-		fmt.Fprintf(e.stdout, "  hub at %s (%s), store in %s\n", url, who, where)
-		for _, p := range h.Problems() {
-			fmt.Fprintf(e.stderr, "xetkit serve: store: %s (xetkit store check %s)\n", p, where)
-		}
+	if _, err := fs.Stat(site, "wasm/xetkit.wasm"); err == nil {
+		fmt.Fprintf(e.stdout, "  page and module from %s\n", from)
+	} else {
+		fmt.Fprintf(e.stdout, "  no page: %s\n", noModule)
+	}
+	where := o.data
+	if o.store != "" {
+		where = o.store
+	}
+	who := "token " + o.token + tokenFrom
+	if o.users != "" {
+		who = "people from " + o.users
+	}
+	fmt.Fprintf(e.stdout, "  hub at %s (%s), store in %s\n", url, who, where)
+	for _, p := range h.Problems() {
+		fmt.Fprintf(e.stderr, "xetkit serve: store: %s (xetkit store check %s)\n", p, where)
 	}
 	fmt.Fprintln(e.stdout, "  Ctrl-C stops")
 
@@ -224,42 +248,91 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	return nil
 }
 
+// listen opens addr, saying what to do when its port is taken.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("--addr %s: the port is in use (another xetkit serve?): stop that one, or pass another port (--addr 127.0.0.1:0 picks a free one)", addr)
+	}
+	return ln, err
+}
+
 // hubHandler returns the local hub on the store in o.data, or in S3 at
-// o.store. Its paths (hub.IsHubPath) are routed to it.
-func hubHandler(ctx context.Context, o serveOptions) (*hub.Hub, error) {
+// o.store. Its paths (hub.IsHubPath) are routed to it. With neither
+// --token nor --users, o.token becomes the token kept in the store (made
+// at the first start), and tokenFrom says where it is kept.
+func hubHandler(ctx context.Context, o *serveOptions) (h *hub.Hub, tokenFrom string, err error) {
 	faults, err := hub.ParseFaults(o.faults)
 	if err != nil {
-		return nil, usagef("--faults: %v", err)
+		return nil, "", usagef("--faults: %v", err)
 	}
 	var users *repos.Users
 	if o.users != "" {
 		b, err := os.ReadFile(o.users)
 		if err != nil {
-			return nil, usagef("--users: %v", err)
+			return nil, "", usagef("--users: %v", err)
 		}
 		if users, err = repos.ParseUsers(b); err != nil {
-			return nil, usagef("--users %s: %v", o.users, err)
+			return nil, "", fmt.Errorf("--users %s: %v", o.users, err)
 		}
 	}
-	cfg := hub.Config{Dir: o.data, UserToken: o.token, Users: users, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize, Ingest: ingest.Pipeline, DirectURLs: o.directURLs}
+	var backing store.Store
 	if o.store != "" {
-		s, err := s3store.Open(ctx, o.store, s3store.Options{})
-		if err != nil {
-			return nil, err
+		if backing, err = s3store.Open(ctx, o.store, s3store.Options{}); err != nil {
+			return nil, "", err
 		}
-		cfg.Store = s
+	} else if backing, err = store.OpenFS(o.data); err != nil {
+		return nil, "", err
 	}
-	return hub.New(cfg)
+	if o.token == "" && o.users == "" {
+		if o.token, err = keptToken(backing); err != nil {
+			return nil, "", err
+		}
+		tokenFrom = ", kept in " + backing.Where(store.Keys, tokenRecord) + "; --token overrides"
+	}
+	cfg := hub.Config{Store: backing, UserToken: o.token, Users: users, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize, Ingest: ingest.Pipeline, DirectURLs: o.directURLs}
+	h, err = hub.New(cfg)
+	return h, tokenFrom, err
+}
+
+// tokenRecord is the record of the store's keys that holds the user token
+// of a hub started without --token: so that a restart on the same store,
+// or a replica on the same bucket, accepts the tokens clients saved.
+const tokenRecord = "user-token"
+
+// keptToken returns the user token kept in st, making one if there is
+// none (of processes racing to make it, one wins and all use its token).
+func keptToken(st store.Store) (string, error) {
+	for range 3 {
+		b, err := store.Read(st, store.Keys, tokenRecord)
+		if err == nil {
+			if tok := strings.TrimSpace(string(b)); strings.HasPrefix(tok, "hf_") {
+				return tok, nil
+			}
+			return "", fmt.Errorf("%s holds no hf_… token: delete it to have a new one made, or pass --token", st.Where(store.Keys, tokenRecord))
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		err = st.Swap(store.Keys, tokenRecord, nil, []byte(randomToken()+"\n"))
+		if err != nil && !errors.Is(err, store.ErrSwapped) {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("%s keeps changing: is another process rewriting it?", st.Where(store.Keys, tokenRecord))
 }
 
 // newServeMux serves web/ at /, wasm/ at /wasm/ and, when hub is not nil,
 // every path the hub answers (hub.IsHubPath: its API and the web-style
-// resolve and LFS routes).
+// resolve and LFS routes). Without the module the page is noModule's line.
 func newServeMux(site fs.FS, h http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	web, _ := fs.Sub(site, "web")
 	wasm, _ := fs.Sub(site, "wasm")
 	page := staticFiles(web, "")
+	if _, err := fs.Stat(wasm, "xetkit.wasm"); err != nil {
+		page = http.HandlerFunc(noModulePage)
+	}
 	mux.Handle("/wasm/", staticFiles(wasm, "/wasm"))
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h != nil && hub.IsHubPath(r.URL.EscapedPath()) {
@@ -269,6 +342,17 @@ func newServeMux(site fs.FS, h http.Handler) http.Handler {
 		page.ServeHTTP(w, r)
 	}))
 	return mux
+}
+
+// noModulePage answers the page's paths when the module is not built.
+func noModulePage(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/" && r.URL.Path != "/index.html" {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	fmt.Fprintf(w, "<!doctype html>\n<html lang=\"en\"><meta charset=\"utf-8\"><title>xetkit</title>\n<p>%s.</p>\n", html.EscapeString(noModule))
 }
 
 // contentTypes are set explicitly: the system MIME table may map .js to an
@@ -407,14 +491,17 @@ func acceptsGzip(ae string) bool {
 	return false
 }
 
+// noModule is what the page says, and serve prints, when the module is not
+// built: the hub works without it, the page cannot.
+const noModule = "this xetkit was built without its WebAssembly module, which the page needs (the hub works without it): " +
+	"in the checkout, run bash scripts/build-wasm.sh (it needs Node), then go build ./cmd/xetkit again"
+
 // findSite picks where the page and the module come from: the folder
-// --root names, else the files built into the binary. It checks that the
-// module is there and says where it found it.
+// --root names, else the files built into the binary, and says which.
+// Either may lack the module (wasm/xetkit.wasm, which the build script
+// makes): then the page is a line saying how to build it (newServeMux).
 func findSite(flagRoot string) (fs.FS, string, error) {
 	if flagRoot == "" {
-		if _, err := fs.Stat(xetkit.Site, "wasm/xetkit.wasm"); err != nil {
-			return nil, "", errors.New("this xetkit was built before wasm/xetkit.wasm: run scripts/build-wasm.sh, then go build again (or pass --root CHECKOUT)")
-		}
 		return xetkit.Site, "the files built into this binary", nil
 	}
 	root, err := filepath.Abs(flagRoot)
@@ -423,9 +510,6 @@ func findSite(flagRoot string) (fs.FS, string, error) {
 	}
 	if st, err := os.Stat(filepath.Join(root, "web", "index.html")); err != nil || st.IsDir() {
 		return nil, "", fmt.Errorf("%s has no web/index.html: --root must be the xetkit checkout", flagRoot)
-	}
-	if _, err := os.Stat(filepath.Join(root, "wasm", "xetkit.wasm")); err != nil {
-		return nil, "", fmt.Errorf("%s is missing: build it first with scripts/build-wasm.sh", filepath.Join(root, "wasm", "xetkit.wasm"))
 	}
 	return os.DirFS(root), root, nil
 }

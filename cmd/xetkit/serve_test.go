@@ -175,9 +175,9 @@ func TestServeFilesAndTypes(t *testing.T) {
 func TestServeFromTheBinary(t *testing.T) {
 	t.Chdir(t.TempDir())
 	if _, err := fs.Stat(xetkit.Site, "wasm/xetkit.wasm"); err != nil {
-		err := serve(context.Background(), &env{stdout: io.Discard, stderr: io.Discard}, serveOptions{addr: "127.0.0.1:0"})
-		if err == nil || !strings.Contains(err.Error(), "scripts/build-wasm.sh") {
-			t.Fatalf("built without the module: %v", err)
+		base, out, _ := startServe(t, serveOptions{addr: "127.0.0.1:0", data: t.TempDir()})
+		if resp, body := get(t, base); !strings.Contains(out.String(), noModule) || !strings.Contains(string(body), "scripts/build-wasm.sh") {
+			t.Fatalf("built without the module: printed %q; the page: %d %q", out.String(), resp.StatusCode, body)
 		}
 		return
 	}
@@ -234,7 +234,6 @@ func (r *recorder) WriteHeader(code int)        { r.code = code }
 
 func TestServeRefusals(t *testing.T) {
 	withWasm := fakeRoot(t, true)
-	noWasm := fakeRoot(t, false)
 	cases := []struct {
 		args   []string
 		status int
@@ -243,7 +242,6 @@ func TestServeRefusals(t *testing.T) {
 		{[]string{"serve", "--addr", "0.0.0.0:0", "--root", withWasm}, 2, "not a loopback address; pass --allow-remote"},
 		{[]string{"serve", "--addr", ":0", "--root", withWasm}, 2, "all interfaces"},
 		{[]string{"serve", "--addr", "nonsense", "--root", withWasm}, 2, "want host:port"},
-		{[]string{"serve", "--addr", "127.0.0.1:0", "--root", noWasm}, 1, "build it first with scripts/build-wasm.sh"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--root", t.TempDir()}, 1, "has no web/index.html"},
 		{[]string{"serve", "--adr", "127.0.0.1:0"}, 2, "did you mean --addr?"},
 		{[]string{"serve", "extra"}, 2, "takes no arguments"},
@@ -414,6 +412,21 @@ func TestServeOnS3(t *testing.T) {
 			t.Errorf("%v: status %d, %q; want 2 and %q", c.args, status, errOut, c.want)
 		}
 	}
+	// With no --token, the token is kept in the bucket: a second server
+	// (a replica, or the same one restarted) uses the first one's.
+	kept := serveOptions{addr: "127.0.0.1:0", root: o.root, store: "s3://" + bucket + "/kept"}
+	var tokens []string
+	for range 2 {
+		_, out, stop := startServe(t, kept)
+		m := regexp.MustCompile(`token (hf_[0-9a-f]+), kept in (\S+);`).FindStringSubmatch(out.String())
+		if err := stop(); err != nil || m == nil {
+			t.Fatalf("serve on S3 without --token: %v, printed %q", err, out.String())
+		}
+		tokens = append(tokens, m[1])
+	}
+	if tokens[0] != tokens[1] {
+		t.Errorf("a second server on the bucket drew another token: %q", tokens)
+	}
 	status, _, errOut := runCLI(t, nil, "serve", "--addr", "127.0.0.1:0", "--root", o.root, "--store", "s3://no-such-bucket/x")
 	if status != 1 || !strings.Contains(errOut, "no-such-bucket") {
 		t.Errorf("serve on a missing bucket: status %d, %q", status, errOut)
@@ -453,5 +466,124 @@ func TestStoreCommandsOnS3(t *testing.T) {
 	}
 	if status, _, errOut := runCLI(t, nil, "store", "gc", "--grace", "0s", uri); status != 2 || !strings.Contains(errOut, "positive") {
 		t.Fatalf("--grace 0s: %d %q", status, errOut)
+	}
+}
+
+// Without the module (a binary built by go build alone, or a checkout
+// where scripts/build-wasm.sh has not run) the hub serves its API and the
+// page is one line saying how to build the module.
+func TestServeWithoutTheModule(t *testing.T) {
+	base, out, stop := startServe(t, serveOptions{addr: "127.0.0.1:0", root: fakeRoot(t, false), data: t.TempDir(), token: "hf_t"})
+	defer stop()
+	if !strings.Contains(out.String(), "no page: "+noModule) {
+		t.Errorf("serve does not say the page is missing: %q", out.String())
+	}
+	for _, p := range []string{"", "index.html"} {
+		resp, body := get(t, base+p)
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" ||
+			!strings.Contains(string(body), "bash scripts/build-wasm.sh") || strings.Count(string(body), "<p>") != 1 {
+			t.Errorf("GET /%s: %d %q", p, resp.StatusCode, body)
+		}
+	}
+	if resp, _ := get(t, base+"wasm/xetkit.wasm"); resp.StatusCode != 404 {
+		t.Errorf("GET /wasm/xetkit.wasm: %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("GET", base+"api/whoami-v2", nil)
+	req.Header.Set("Authorization", "Bearer hf_t")
+	if resp, body := send(t, req); resp.StatusCode != 200 || !strings.Contains(string(body), `"name"`) {
+		t.Errorf("the hub without the module: whoami %d %q", resp.StatusCode, body)
+	}
+}
+
+// With no --token, the first start on a store makes a token and keeps it
+// there (mode 0600); a restart prints and accepts the same one; --token
+// overrides it.
+func TestServeKeepsItsToken(t *testing.T) {
+	data := t.TempDir()
+	tokenOf := func(out string) string {
+		m := regexp.MustCompile(`token (hf_[0-9a-f]+), kept in (\S+); --token overrides`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("serve printed no kept token: %q", out)
+		}
+		if m[2] != filepath.Join(data, "keys", "user-token") {
+			t.Errorf("the token is kept in %s", m[2])
+		}
+		return m[1]
+	}
+	whoami := func(base, tok string) int {
+		req, _ := http.NewRequest("GET", base+"api/whoami-v2", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, _ := send(t, req)
+		return resp.StatusCode
+	}
+	base, out, stop := startServe(t, serveOptions{addr: "127.0.0.1:0", root: fakeRoot(t, true), data: data})
+	first := tokenOf(out.String())
+	if whoami(base, first) != 200 {
+		t.Fatal("the printed token is refused")
+	}
+	stop()
+	st, err := os.Stat(filepath.Join(data, "keys", "user-token"))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("the kept token: %v, mode %v (want 0600)", err, st.Mode())
+	}
+	base, out, stop = startServe(t, serveOptions{addr: "127.0.0.1:0", root: fakeRoot(t, true), data: data})
+	if again := tokenOf(out.String()); again != first || whoami(base, first) != 200 {
+		t.Fatalf("after a restart: printed %s (first %s), whoami %d", again, first, whoami(base, first))
+	}
+	stop()
+	base, out, stop = startServe(t, serveOptions{addr: "127.0.0.1:0", root: fakeRoot(t, true), data: data, token: "hf_mine"})
+	defer stop()
+	if strings.Contains(out.String(), first) || whoami(base, "hf_mine") != 200 || whoami(base, first) != 401 {
+		t.Fatalf("--token does not override the kept token: %q", out.String())
+	}
+}
+
+// A port in use is said with the fix, and creates nothing: no store
+// folder, no throwaway one.
+func TestServePortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	t.Setenv("TMPDIR", t.TempDir())
+	data := filepath.Join(t.TempDir(), "data")
+	for _, extra := range [][]string{{"--data", data}, nil} {
+		status, out, errOut := runCLI(t, nil, append([]string{"serve", "--addr", ln.Addr().String()}, extra...)...)
+		if status != 1 || !strings.Contains(errOut, "the port is in use") || !strings.Contains(errOut, "--addr 127.0.0.1:0") || out != "" {
+			t.Errorf("%v: status %d, stdout %q, stderr %q", extra, status, out, errOut)
+		}
+	}
+	if _, err := os.Stat(data); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("--data was created: %v", err)
+	}
+	if left, _ := os.ReadDir(os.Getenv("TMPDIR")); len(left) != 0 {
+		t.Errorf("left in TMPDIR: %v", left)
+	}
+}
+
+// The --users example of serve --help is a file the hub takes, with the
+// tokens it names.
+func TestServeUsersExample(t *testing.T) {
+	help := commands["serve"].details
+	start := strings.Index(help, `{"users"`)
+	end := strings.Index(help[start:], "]}\n\n") + start + 2
+	example := help[start:end]
+	f := filepath.Join(t.TempDir(), "users.json")
+	os.WriteFile(f, []byte(example), 0o644)
+	base, _, stop := startServe(t, serveOptions{addr: "127.0.0.1:0", root: fakeRoot(t, true), data: t.TempDir(), users: f})
+	defer stop()
+	for tok, name := range map[string]string{"hf_alice_secret": "alice", "hf_bob_secret": "bob"} {
+		req, _ := http.NewRequest("GET", base+"api/whoami-v2", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		if resp, body := send(t, req); resp.StatusCode != 200 || !strings.Contains(string(body), `"name":"`+name+`"`) {
+			t.Errorf("%s: %d %s", tok, resp.StatusCode, body)
+		}
+	}
+	// A mistake is named by line and column.
+	os.WriteFile(f, []byte("{\"users\": [\n  {\"name\": \"alice\", \"token\": []}]}"), 0o644)
+	status, _, errOut := runCLI(t, nil, "serve", "--addr", "127.0.0.1:0", "--users", f)
+	if status != 1 || !strings.Contains(errOut, "--users "+f+": users file, line 2, column 21: unknown key \"token\"") {
+		t.Errorf("a bad users file: %d %q", status, errOut)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/xorb"
 )
 
 func init() {
@@ -44,16 +45,7 @@ func runShardParse(e *env, c *command, fs *flag.FlagSet, args []string) error {
 		validate = shard.ValidateUpload
 	}
 	findings := validate(s, time.Now())
-	out := shard.AppendParsedJSON(nil, s, findings)
-	if *pretty {
-		var buf bytes.Buffer
-		if err := json.Indent(&buf, out, "", "  "); err != nil {
-			return err
-		}
-		out = buf.Bytes()
-	}
-	out = append(out, '\n')
-	if _, err := e.stdout.Write(out); err != nil {
+	if err := printParsed(e, shard.AppendParsedJSON(nil, s, findings), *pretty); err != nil {
 		return err
 	}
 	if *strict {
@@ -100,11 +92,36 @@ func runShardSpec(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	return err
 }
 
-// readShardArg parses c's flags and reads its one FILE|- argument as a shard.
+// readShardArg parses c's flags and reads its one FILE|- argument as a
+// shard. A xorb given instead is said to be one.
 func readShardArg(e *env, c *command, fs *flag.FlagSet, args []string) (*shard.Shard, error) {
-	data, err := readInputArg(e, c, fs, args)
+	name, err := inputArg(e, c, fs, args)
 	if err != nil {
 		return nil, err
 	}
-	return shard.Parse(data)
+	data, err := readInput(e, name)
+	if err != nil {
+		return nil, err
+	}
+	s, err := shard.Parse(data)
+	if err != nil && shard.Kind(bytes.NewReader(data), int64(len(data))) != "shard" {
+		if _, xerr := xorb.ParsePartial(data); xerr == nil {
+			return nil, fmt.Errorf("this is a xorb, not a shard: try xetkit xorb parse %s", name)
+		}
+	}
+	return s, err
+}
+
+// printParsed writes the JSON of a parsed shard or xorb on one line, or
+// indented with --pretty.
+func printParsed(e *env, j []byte, pretty bool) error {
+	if pretty {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, j, "", "  "); err != nil {
+			return err
+		}
+		j = buf.Bytes()
+	}
+	_, err := e.stdout.Write(append(j, '\n'))
+	return err
 }

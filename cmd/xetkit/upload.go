@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -8,11 +9,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hubclient"
@@ -23,86 +24,62 @@ import (
 func init() {
 	register(&command{
 		name:    "upload",
-		usage:   "--hub URL --repo NAME [--token T] [--type model|dataset|space] [--revision main] [--message M] [--prefix DIR/] [--no-commit] [--cache-dir DIR] [--no-resume] FILE|DIR...",
+		usage:   "REPO [LOCAL [PATH_IN_REPO]] | --repo NAME FILE|DIR...",
 		summary: "upload files into a repository in one commit; print \"<file hash> <sha256> <path>\" per file, then \"commit <id> <url>\"; an interrupted upload run again sends only what was not stored",
-		run:     runUpload,
+		details: `As hf upload takes them: REPO first, then LOCAL, a file or a folder (default:
+the file or folder named as the repository), then PATH_IN_REPO, where it
+lands (default: a file's name, a folder's files at the root; a file given a
+PATH_IN_REPO ending in / goes into that folder):
+
+  xetkit upload me/demo ./weights            # the folder's files at the root
+  xetkit upload me/demo model.bin v1/model.bin
+  xetkit upload --repo me/demo a.txt ./data  # several, under --prefix if given
+
+A REPO without a namespace is the token's user's. The repository is created
+if it does not exist, and a --revision that is no branch yet is made from
+the default branch, before anything is sent. An upload that changes nothing
+makes no commit and says so. The hub is --hub, else $HF_ENDPOINT, else
+https://huggingface.co; the token --token, else $HF_TOKEN, else the file hf
+auth login writes ($HF_TOKEN_PATH, else $HF_HOME/token).`,
+		run: runUpload,
 	})
 }
 
-// clientFlags are the flags upload and download share.
-type clientFlags struct {
-	hub, repo, repoType, revision, token string
-	retries, concurrency                 int
-	retryDelay                           time.Duration
-}
-
-func (cf *clientFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&cf.hub, "hub", "", "hub base URL, e.g. http://127.0.0.1:8080 (required)")
-	fs.StringVar(&cf.repo, "repo", "", "repository, namespace/name (required)")
-	fs.StringVar(&cf.repoType, "type", "model", "repository type: model, dataset or space")
-	fs.StringVar(&cf.revision, "revision", "main", "branch (or, to read, a commit id)")
-	fs.StringVar(&cf.token, "token", "", "user token, hf_… (default $HF_TOKEN)")
-	fs.IntVar(&cf.retries, "retries", cas.DefaultRetries, "times a failed request (429, 5xx, a dropped connection) is tried again; 0: never")
-	fs.DurationVar(&cf.retryDelay, "retry-delay", cas.DefaultRetryDelay, "first wait before a retry; it doubles with each one, up to 30s")
-	fs.IntVar(&cf.concurrency, "concurrency", 0, fmt.Sprintf("most requests in flight at once (0: adapt to the link, from %d up to %d; fewer on 429, 503 and dropped connections)", cas.InitialConcurrency, cas.DefaultMaxConcurrency))
-}
-
-// hubCommand parses the flags of c, a command that talks to a hub: the
-// client's, --json and --quiet, and those c added to fs before. It returns
-// the client, the output flags and the positional arguments.
-func hubCommand(e *env, c *command, fs *flag.FlagSet, args []string) (*hubclient.Client, outputFlags, []string, error) {
-	var cf clientFlags
-	cf.register(fs)
-	var of outputFlags
-	of.register(fs)
-	args, err := parseFlags(e, c, fs, args)
-	if err != nil {
-		return nil, of, nil, err
-	}
-	client, err := cf.client()
-	return client, of, args, err
-}
-
-func (cf *clientFlags) client() (*hubclient.Client, error) {
-	if cf.hub == "" || cf.repo == "" {
-		return nil, usagef("--hub and --repo are required")
-	}
-	if !strings.HasPrefix(cf.hub, "http://") && !strings.HasPrefix(cf.hub, "https://") {
-		return nil, usagef("--hub %q: want an http:// or https:// URL", cf.hub)
-	}
-	tok := cf.token
-	if tok == "" {
-		tok = os.Getenv("HF_TOKEN")
-	}
-	retries := cf.retries
-	if retries <= 0 {
-		retries = cas.NoRetries
-	}
-	if cf.concurrency < 0 {
-		return nil, usagef("--concurrency %d: want 0 (adapt) or more", cf.concurrency)
-	}
-	return &hubclient.Client{Client: cas.Client{Hub: cf.hub, Repo: cf.repo, RepoType: cf.repoType, Revision: cf.revision, Token: tok,
-		Retries: retries, RetryDelay: cf.retryDelay, MaxConcurrency: cf.concurrency}}, nil
-}
-
 func runUpload(e *env, c *command, fs *flag.FlagSet, args []string) error {
-	var message, prefix string
+	var message, description, prefix string
 	var noCommit bool
 	var rf resumeFlags
 	rf.register(fs)
-	fs.StringVar(&message, "message", "", "commit title (default \"Upload with xetkit\")")
+	fs.StringVar(&message, "commit-message", "", "commit title (default \"Upload with xetkit\")")
+	fs.StringVar(&message, "message", "", "the same as --commit-message")
+	fs.StringVar(&description, "commit-description", "", "commit description")
 	fs.StringVar(&prefix, "prefix", "", "folder in the repository the files go into, e.g. weights/")
 	fs.BoolVar(&noCommit, "no-commit", false, "only store the files in CAS: no commit, so no path in the repository finds them")
-	client, of, args, err := hubCommand(e, c, fs, args)
+	h, err := hubCommand(e, c, fs, args)
 	if err != nil {
 		return err
 	}
-	if len(args) == 0 {
-		return usagef("want at least one FILE or DIR (- for standard input, with --no-commit)")
-	}
-	files, err := repoFiles(e, args, prefix, noCommit)
+	files, err := uploadArgs(e, h, prefix, noCommit)
 	if err != nil {
 		return err
+	}
+	client := h.client
+	ctx, stop := interruptible()
+	defer stop()
+	// Before any byte is sent: whose repository, and that it and the
+	// branch exist.
+	if err := h.ownNamespace(ctx); err != nil {
+		return h.explain(ctx, err)
+	}
+	createdRepo, createdBranch, err := client.EnsureRevision(ctx)
+	if err != nil {
+		return h.explain(ctx, err)
+	}
+	if createdRepo && !h.out.quiet {
+		fmt.Fprintf(e.stderr, "upload: created the repository %s\n", client.Repo)
+	}
+	if createdBranch && !h.out.quiet {
+		fmt.Fprintf(e.stderr, "upload: created the branch %s from the default branch\n", client.Revision)
 	}
 	sources := make([]pipeline.Source, len(files))
 	for i, f := range files {
@@ -115,25 +92,30 @@ func runUpload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	if state != nil { // a nil *resume.State in the interface would be called
 		client.Resume = state
 	}
-	m := of.meter(e, "upload")
+	m := h.meter(e, "upload")
 	client.OnProgress = uploadMeter(m, sources)
-	ctx, stop := interruptible()
-	defer stop()
 	var commit *hubclient.CommitOptions
 	if !noCommit {
-		commit = &hubclient.CommitOptions{Message: message, OnStored: releaseMemory}
+		commit = &hubclient.CommitOptions{Message: message, Description: description, SkipUnchanged: true, OnStored: releaseMemory}
 	}
 	rep, err := client.Put(ctx, files, commit)
 	m.finish()
 	if err != nil {
-		return interrupted(ctx, err)
+		return resumable(h.explain(ctx, err), state != nil)
 	}
 	if state != nil {
 		state.Done() // committed (or, with --no-commit, registered): nothing left to resume
 	}
-	reportResumed(e, of, rep)
-	if of.json {
-		return printJSON(e.stdout, rep)
+	reportResumed(e, h.out, rep)
+	unchanged := commit != nil && rep.Commit == nil
+	if unchanged && !h.out.quiet {
+		fmt.Fprintf(e.stderr, "upload: no commit: every file is at its path on %s already, with the same bytes\n", cmp.Or(client.Revision, "main"))
+	}
+	if h.out.json {
+		return printJSON(e.stdout, struct {
+			*hubclient.Report
+			Unchanged bool `json:"unchanged,omitempty"`
+		}{rep, unchanged})
 	}
 	for _, f := range rep.Files {
 		hash := "-" // committed inline: not in CAS
@@ -146,6 +128,61 @@ func runUpload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 		fmt.Fprintf(e.stdout, "commit %s %s\n", rep.Commit.OID, rep.Commit.URL)
 	}
 	return nil
+}
+
+// resumable adds to the error of an upload that a later run may finish
+// (interrupted, or the network or the hub gone) that running it again
+// resumes it, when it keeps resume records.
+func resumable(err error, records bool) error {
+	var ne *cas.NetworkError
+	var he *cas.HTTPError
+	if !records || !(errors.Is(err, errInterrupted) || errors.As(err, &ne) || errors.As(err, &he) && (he.Status >= 500 || he.Status == 429)) {
+		return err
+	}
+	return fmt.Errorf("%w: run the same command again to resume: what the hub has stored is not sent again", err)
+}
+
+// uploadArgs turns the positional arguments into the files to upload: with
+// --repo, FILE|DIR... (under --prefix); with the repository first,
+// [LOCAL [PATH_IN_REPO]] as hf upload reads them.
+func uploadArgs(e *env, h *hubArgs, prefix string, noCommit bool) ([]hubclient.RepoFile, error) {
+	args := h.args
+	if !h.repoArg {
+		if len(args) == 0 {
+			return nil, usagef("want at least one FILE or DIR (- for standard input, with --no-commit)")
+		}
+		return repoFiles(e, args, prefix, noCommit)
+	}
+	var local, at string
+	switch len(args) {
+	case 0:
+		// As hf: the file or folder named as the repository.
+		local = path.Base(h.client.Repo)
+		if _, err := os.Stat(local); err != nil {
+			return nil, usagef("%s is not a file or folder here: give LOCAL, xetkit upload %s LOCAL [PATH_IN_REPO]", local, h.client.Repo)
+		}
+	case 1:
+		local = args[0]
+	case 2:
+		local, at = args[0], args[1]
+	default:
+		return nil, usagef("want REPO [LOCAL [PATH_IN_REPO]] (got %d arguments after the repository): for several files and folders, pass --repo NAME FILE|DIR...", len(args))
+	}
+	if at != "" && prefix != "" {
+		return nil, usagef("give PATH_IN_REPO or --prefix, not both")
+	}
+	if st, err := os.Stat(local); err == nil && st.Mode().IsRegular() && at != "" && at != "." && !strings.HasSuffix(at, "/") {
+		files, err := repoFiles(e, []string{local}, "", noCommit)
+		if err == nil {
+			files[0].Path, files[0].Source.Name = at, at // the file at PATH_IN_REPO itself
+			err = hubclient.CheckRepoPath(at)
+		}
+		return files, err
+	}
+	if at != "." {
+		prefix = cmp.Or(prefix, at) // a folder's files, or a file, go under PATH_IN_REPO
+	}
+	return repoFiles(e, []string{local}, prefix, noCommit)
 }
 
 // releaseMemory hands the memory an upload held (its sealed xorbs: a

@@ -131,7 +131,7 @@ func TestUploadCommitsCLI(t *testing.T) {
 		t.Fatalf("ls: %d %q", status, out)
 	}
 	for path, data := range map[string][]byte{"v1/sub/w.bin": weights, "v1/notes.txt": []byte("hello\n")} {
-		status, out, stderr = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), path)...)
+		status, out, stderr = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), path, "-o", "-")...)
 		if status != 0 || out != string(data) {
 			t.Errorf("download %s: %d %q, %d bytes", path, status, stderr, len(out))
 		}
@@ -147,7 +147,7 @@ func TestUploadCommitsCLI(t *testing.T) {
 			t.Errorf("download --bytes %s %s: %d %q, %d bytes", c.bytes, c.path, status, stderr, len(out))
 		}
 	}
-	status, _, stderr = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), "v1/none")...)
+	status, _, stderr = runCLI(t, nil, append(append([]string{"download"}, hubArgs...), "v1/none", "-o", "-")...)
 	if status != 1 || !strings.Contains(stderr, "not found") {
 		t.Errorf("missing path: %d %q", status, stderr)
 	}

@@ -2,17 +2,20 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 
 	"github.com/xetkit/xetkit/chunkhash"
+	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xorb"
 )
 
 func init() {
 	register(&command{
 		name:    "xorb parse",
-		usage:   "[--no-verify] FILE|-",
+		usage:   "[--no-verify] [--pretty] FILE|-",
 		summary: "print a xorb (or footerless chunk records) as JSON, chunks decompressed and hashes checked",
 		run:     runXorbParse,
 	})
@@ -25,17 +28,26 @@ func init() {
 }
 
 // readXorb parses c's flags and reads its one FILE argument as a xorb, or
-// as chunk records with no footer.
+// as chunk records with no footer. A shard given instead is said to be one.
 func readXorb(e *env, c *command, fs *flag.FlagSet, args []string) (*xorb.Xorb, error) {
-	data, err := readInputArg(e, c, fs, args)
+	name, err := inputArg(e, c, fs, args)
 	if err != nil {
 		return nil, err
 	}
-	return xorb.ParsePartial(data)
+	data, err := readInput(e, name)
+	if err != nil {
+		return nil, err
+	}
+	x, err := xorb.ParsePartial(data)
+	if err != nil && shard.Kind(bytes.NewReader(data), int64(len(data))) == "shard" {
+		return nil, fmt.Errorf("this is a shard, not a xorb: try xetkit shard parse %s", name)
+	}
+	return x, err
 }
 
 func runXorbParse(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	noVerify := fs.Bool("no-verify", false, "read headers and footer only: do not decompress or hash the chunks")
+	pretty := fs.Bool("pretty", false, "indent the JSON")
 	x, err := readXorb(e, c, fs, args)
 	if err != nil {
 		return err
@@ -45,13 +57,11 @@ func runXorbParse(e *env, c *command, fs *flag.FlagSet, args []string) error {
 			return err
 		}
 	}
-	out := bufio.NewWriterSize(e.stdout, 64<<10)
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(x.Summary()); err != nil {
+	out, err := json.Marshal(x.Summary())
+	if err != nil {
 		return err
 	}
-	return out.Flush()
+	return printParsed(e, out, *pretty)
 }
 
 func runXorbChunks(e *env, c *command, fs *flag.FlagSet, args []string) error {

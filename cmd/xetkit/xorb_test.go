@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -53,7 +54,7 @@ func TestXorbParseJSON(t *testing.T) {
 	}
 	// --no-verify leaves the hashes out.
 	_, out, _ = runCLI(t, nil, "xorb", "parse", "--no-verify", testref.Path(t, xorbPrefix))
-	if !strings.Contains(out, `"verified": false`) || !strings.Contains(out, `"hash": null`) {
+	if !strings.Contains(out, `"verified":false`) || !strings.Contains(out, `"hash":null`) {
 		t.Errorf("--no-verify output: %.300s", out)
 	}
 
@@ -110,5 +111,33 @@ func TestXorbBadInput(t *testing.T) {
 	}
 	if status, _, stderr := runCLI(t, nil, "xorb", "parse", "--no-verfy", "x"); status != 2 || !strings.Contains(stderr, "--no-verify") {
 		t.Errorf("misspelt flag: status %d, %q", status, stderr)
+	}
+}
+
+// shard parse and xorb parse print JSON alike: one line, or indented with
+// --pretty; each given the other's kind of file says which command reads it.
+func TestParseCommandsAgree(t *testing.T) {
+	shardFile, xorbFile := testref.Path(t, refShardNames[0]), testref.Path(t, xorbPrefix)
+	for _, c := range [][]string{{"shard", "parse", shardFile}, {"xorb", "parse", xorbFile}} {
+		_, compact, _ := runCLI(t, nil, c...)
+		status, pretty, errOut := runCLI(t, nil, append(c, "--pretty")...)
+		var a, b bytes.Buffer
+		json.Compact(&a, []byte(compact))
+		json.Compact(&b, []byte(pretty))
+		if status != 0 || strings.Count(compact, "\n") != 1 || a.String() != b.String() || !strings.Contains(pretty, "\n  \"") {
+			t.Errorf("%v: status %d %q; compact %d lines, pretty %d", c, status, errOut, strings.Count(compact, "\n"), strings.Count(pretty, "\n"))
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"xorb", "parse", shardFile}, "this is a shard, not a xorb: try xetkit shard parse " + shardFile},
+		{[]string{"xorb", "chunks", shardFile}, "this is a shard, not a xorb: try xetkit shard parse " + shardFile},
+		{[]string{"shard", "parse", xorbFile}, "this is a xorb, not a shard: try xetkit xorb parse " + xorbFile},
+	} {
+		if status, _, errOut := runCLI(t, nil, c.args...); status != 1 || errOut != "xetkit "+c.args[0]+" "+c.args[1]+": "+c.want+"\n" {
+			t.Errorf("%v: %d %q", c.args, status, errOut)
+		}
 	}
 }

@@ -6,8 +6,12 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Users are the people of a hub (xetkit serve --users FILE): users with
@@ -24,86 +28,259 @@ type Users struct {
 	byToken map[string]*User // SHA-256 of the token → who it is
 }
 
-// usersFile is the JSON of a Users file.
-type usersFile struct {
-	Users []struct {
-		Name   string `json:"name"`
-		Tokens []struct {
-			SHA256 string `json:"sha256"`
-			Role   string `json:"role"`
-		} `json:"tokens"`
-	} `json:"users"`
-	Orgs []struct {
-		Name    string   `json:"name"`
-		Members []string `json:"members"`
-	} `json:"orgs"`
-}
-
-// ParseUsers reads a Users file, refusing unknown fields, names that are
-// not namespaces, a name used twice, a member who is no user, and tokens
-// that are not lowercase SHA-256 hex or are given twice.
+// ParseUsers reads a Users file, refusing what is not JSON, keys it does
+// not know, names that are not namespaces, a name used twice, a member who
+// is no user, and tokens that are not lowercase SHA-256 hex or are given
+// twice. Each refusal says where, by line and column ("users file, line 3,
+// column 14: ...").
 func ParseUsers(b []byte) (*Users, error) {
-	var f usersFile
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("users file: %v", err)
+	root, err := readJSONTree(b)
+	if err != nil {
+		return nil, err
+	}
+	f := &usersReader{b: b}
+	top := f.object(root, "the file", "users", "orgs")
+	users := f.list(top, "users")
+	orgs := f.list(top, "orgs")
+	for i, u := range users {
+		users[i] = f.object(u, "a user", "name", "tokens")
+	}
+	for i, o := range orgs {
+		orgs[i] = f.object(o, "an organisation", "name", "members")
+	}
+	if f.err != nil {
+		return nil, f.err
 	}
 	names := map[string]bool{}
-	checkName := func(kind, n string) error {
-		if err := checkNamespace(kind, n); err != nil {
-			return fmt.Errorf("users file: %v", err)
+	name := func(n *jsonNode, kind string) string {
+		v := f.str(n, "name", kind)
+		if f.err != nil {
+			return ""
 		}
-		if names[strings.ToLower(n)] {
-			return fmt.Errorf("users file: the name %q is given twice", n)
+		if err := checkNamespace(strings.TrimPrefix(strings.TrimPrefix(kind, "a "), "an "), v); err != nil {
+			f.fail(n.fields["name"], "%v", err)
+		} else if names[strings.ToLower(v)] {
+			f.fail(n.fields["name"], "the name %q is given twice", v)
 		}
-		names[strings.ToLower(n)] = true
-		return nil
+		names[strings.ToLower(v)] = true
+		return v
+	}
+	userNames := make([]string, len(users))
+	for i, u := range users {
+		userNames[i] = name(u, "a user")
 	}
 	orgsOf := map[string][]string{}
-	for _, u := range f.Users {
-		if err := checkName("user", u.Name); err != nil {
-			return nil, err
-		}
-	}
-	for _, o := range f.Orgs {
-		if err := checkName("organisation", o.Name); err != nil {
-			return nil, err
-		}
-		for _, m := range o.Members {
-			if !names[strings.ToLower(m)] || isOrg(f, m) {
-				return nil, fmt.Errorf("users file: member %q of %s is not a user", m, o.Name)
+	for _, o := range orgs {
+		orgName := name(o, "an organisation")
+		for _, m := range f.list(o, "members") {
+			member := f.value(m, "a member")
+			if f.err == nil && !slices.ContainsFunc(userNames, func(u string) bool { return strings.EqualFold(u, member) }) {
+				f.fail(m, "member %q of %s is not a user", member, orgName)
 			}
-			orgsOf[strings.ToLower(m)] = append(orgsOf[strings.ToLower(m)], o.Name)
+			orgsOf[strings.ToLower(member)] = append(orgsOf[strings.ToLower(member)], orgName)
 		}
 	}
 	us := &Users{byToken: map[string]*User{}}
-	for _, u := range f.Users {
-		for i, t := range u.Tokens {
-			r := map[string]Role{"read": RoleRead, "write": RoleWrite}[t.Role]
+	for i, u := range users {
+		for j, t := range f.list(u, "tokens") {
+			t = f.object(t, "a token", "sha256", "role")
+			sum, roleName := f.str(t, "sha256", "a token"), f.str(t, "role", "a token")
+			if f.err != nil {
+				return nil, f.err
+			}
+			r := map[string]Role{"read": RoleRead, "write": RoleWrite}[roleName]
 			if r == 0 {
-				return nil, fmt.Errorf("users file: token %d of %s: role %q (want read or write)", i+1, u.Name, t.Role)
+				return nil, f.errorf(t.fields["role"], "token %d of %s: role %q (want read or write)", j+1, userNames[i], roleName)
 			}
-			if sum, err := hex.DecodeString(t.SHA256); err != nil || len(sum) != sha256.Size || strings.ToLower(t.SHA256) != t.SHA256 {
-				return nil, fmt.Errorf("users file: token %d of %s: sha256 must be the 64 lowercase hex digits of the token's SHA-256", i+1, u.Name)
+			if b, err := hex.DecodeString(sum); err != nil || len(b) != sha256.Size || strings.ToLower(sum) != sum {
+				return nil, f.errorf(t.fields["sha256"], "token %d of %s: sha256 must be the 64 lowercase hex digits of the token's SHA-256 (printf %%s hf_... | sha256sum)", j+1, userNames[i])
 			}
-			if us.byToken[t.SHA256] != nil {
-				return nil, fmt.Errorf("users file: token %d of %s is given twice", i+1, u.Name)
+			if us.byToken[sum] != nil {
+				return nil, f.errorf(t.fields["sha256"], "token %d of %s is given twice", j+1, userNames[i])
 			}
-			us.byToken[t.SHA256] = &User{Name: u.Name, Role: r, Orgs: orgsOf[strings.ToLower(u.Name)]}
+			us.byToken[sum] = &User{Name: userNames[i], Role: r, Orgs: orgsOf[strings.ToLower(userNames[i])]}
 		}
+	}
+	if f.err != nil {
+		return nil, f.err
 	}
 	return us, nil
 }
 
-// isOrg reports whether name is one of f's organisations.
-func isOrg(f usersFile, name string) bool {
-	for _, o := range f.Orgs {
-		if strings.EqualFold(o.Name, name) {
-			return true
+// usersReader reads the values of a users file's tree. It keeps the first
+// mistake; reads after it return zero values.
+type usersReader struct {
+	b   []byte
+	err error
+}
+
+// errorf is a mistake at n, by line and column.
+func (f *usersReader) errorf(n *jsonNode, format string, args ...any) error {
+	line, col := lineColumn(f.b, n.off)
+	return fmt.Errorf("users file, line %d, column %d: %s", line, col, fmt.Sprintf(format, args...))
+}
+
+func (f *usersReader) fail(n *jsonNode, format string, args ...any) {
+	if f.err == nil {
+		f.err = f.errorf(n, format, args...)
+	}
+}
+
+// object checks that n is an object with only the keys allowed.
+func (f *usersReader) object(n *jsonNode, what string, allowed ...string) *jsonNode {
+	switch {
+	case f.err != nil:
+	case n.fields == nil:
+		f.fail(n, "%s must be an object {...}", what)
+	default:
+		for _, k := range n.keys {
+			if !slices.Contains(allowed, k.name) {
+				f.fail(k.at, "unknown key %q in %s (want %s)", k.name, what, strings.Join(allowed, " or "))
+			}
 		}
 	}
-	return false
+	return n
+}
+
+// list reads obj's array at key; a key left out is an empty one.
+func (f *usersReader) list(obj *jsonNode, key string) []*jsonNode {
+	n := obj.fields[key]
+	if f.err != nil || n == nil {
+		return nil
+	}
+	if n.items == nil {
+		f.fail(n, "%s must be an array [...]", key)
+	}
+	return n.items
+}
+
+// str reads obj's string at key, which must be there.
+func (f *usersReader) str(obj *jsonNode, key, what string) string {
+	if f.err != nil {
+		return ""
+	}
+	n := obj.fields[key]
+	if n == nil {
+		f.fail(obj, "%s has no %q", what, key)
+		return ""
+	}
+	return f.value(n, what+"'s "+key)
+}
+
+// value reads n as a string.
+func (f *usersReader) value(n *jsonNode, what string) string {
+	s, ok := n.value.(string)
+	if !ok && f.err == nil {
+		f.fail(n, "%s must be a string", what)
+	}
+	return s
+}
+
+// jsonNode is a JSON value with the byte offset it starts at: an object
+// (fields, keys in order), an array (items, non-nil) or a scalar (value).
+type jsonNode struct {
+	off    int64
+	value  any
+	fields map[string]*jsonNode
+	keys   []jsonKey
+	items  []*jsonNode
+}
+
+// jsonKey is an object's key and the node it starts at.
+type jsonKey struct {
+	name string
+	at   *jsonNode
+}
+
+// readJSONTree reads b, one JSON value, into nodes that know their offsets.
+func readJSONTree(b []byte) (*jsonNode, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	// start is where the next token begins: past the space, commas and
+	// colons after the decoder's offset.
+	start := func() int64 {
+		off := dec.InputOffset()
+		for off < int64(len(b)) && strings.IndexByte(" \t\r\n,:", b[off]) >= 0 {
+			off++
+		}
+		return off
+	}
+	fail := func(err error) error {
+		off := start()
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			off = se.Offset
+		}
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		line, col := lineColumn(b, off)
+		return fmt.Errorf("users file, line %d, column %d: not JSON: %v", line, col, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	var value func() (*jsonNode, error)
+	value = func() (*jsonNode, error) {
+		n := &jsonNode{off: start()}
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fail(err)
+		}
+		switch tok {
+		case json.Delim('{'):
+			n.fields = map[string]*jsonNode{}
+			for dec.More() {
+				k := &jsonNode{off: start()}
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, fail(err)
+				}
+				name, _ := kt.(string)
+				v, err := value()
+				if err != nil {
+					return nil, err
+				}
+				if _, dup := n.fields[name]; dup {
+					line, col := lineColumn(b, k.off)
+					return nil, fmt.Errorf("users file, line %d, column %d: key %q given twice", line, col, name)
+				}
+				n.fields[name] = v
+				n.keys = append(n.keys, jsonKey{name, k})
+			}
+		case json.Delim('['):
+			n.items = []*jsonNode{}
+			for dec.More() {
+				v, err := value()
+				if err != nil {
+					return nil, err
+				}
+				n.items = append(n.items, v)
+			}
+		default:
+			n.value = tok
+			return n, nil
+		}
+		if _, err := dec.Token(); err != nil { // the closing } or ]
+			return nil, fail(err)
+		}
+		return n, nil
+	}
+	root, err := value()
+	if err != nil {
+		return nil, err
+	}
+	if end := start(); end < int64(len(b)) {
+		line, col := lineColumn(b, end)
+		return nil, fmt.Errorf("users file, line %d, column %d: more after the JSON value", line, col)
+	}
+	return root, nil
+}
+
+// lineColumn is byte offset off of b as a line and a column, from 1 (the
+// column counts characters).
+func lineColumn(b []byte, off int64) (line, col int) {
+	off = min(off, int64(len(b)))
+	before := b[:off]
+	nl := bytes.LastIndexByte(before, '\n')
+	return bytes.Count(before, []byte("\n")) + 1, utf8.RuneCount(before[nl+1:]) + 1
 }
 
 // lookup finds the user of token tok, or nil (also for nil Users).

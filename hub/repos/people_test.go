@@ -40,10 +40,18 @@ func TestParseUsers(t *testing.T) {
 		{`{"users": [{"name": "api"}]}`, "not a namespace"},
 		{`{"users": [{"name": "a"}], "orgs": [{"name": "o", "members": ["z"]}]}`, `member "z"`},
 		{`{"users": [{"name": "a"}], "orgs": [{"name": "o", "members": ["o"]}]}`, `member "o"`},
-		{`{"users": [], "admins": []}`, "unknown field"},
-		{`[`, "users file"},
+		{`{"users": [], "admins": []}`, `line 1, column 15: unknown key "admins"`},
+		{`[`, "line 1, column 2: not JSON"},
+		{"{\"users\": [\n  {\"name\": \"a\",\n   \"tokens\": [{\"sha256\": 7}]}]}", `line 3, column 26: a token's sha256 must be a string`},
+		{"{\"users\": [\n  {\"name\": \"a\", \"tokns\": []}]}", `line 2, column 17: unknown key "tokns" in a user (want name or tokens)`},
+		{"{\"users\": [\n  {\"tokens\": []}]}", `line 2, column 3: a user has no "name"`},
+		{"{\"users\": [{\"name\": \"a\"}],\n \"orgs\": [{\"name\": \"o\", \"members\": [\"a\", \"zed\"]}]}", `line 2, column 42: member "zed" of o is not a user`},
+		{"{\"users\": {}}", `line 1, column 11: users must be an array`},
+		{"{\"users\": []}\n{}", `line 2, column 1: more after the JSON value`},
+		{"{\"users\": [],\n \"users\": []}", `line 2, column 2: key "users" given twice`},
+		{"{\"users\": [\n  {\"name\": \"a\" \"tokens\": []}]}", `line 2, column 16: not JSON`},
 	} {
-		if _, err := ParseUsers([]byte(c.file)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := ParseUsers([]byte(c.file)); err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "users file") {
 			t.Errorf("%s: %v, want an error with %q", c.file, err, c.want)
 		}
 	}
