@@ -77,7 +77,7 @@ func TestCommitListDownload(t *testing.T) {
 		t.Errorf("the copy was uploaded again: new bytes %d and %d", got.Files[0].NewBytes, got.Files[1].NewBytes)
 	}
 
-	// Three files and one folder, over pages of two.
+	// Four files (.gitattributes among them) and one folder, over pages of two.
 	entries, err := c.ListFiles(ctx, "", true)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,11 @@ func TestCommitListDownload(t *testing.T) {
 	for _, e := range entries {
 		listed = append(listed, fmt.Sprintf("%s %s %d %s", e.Type, e.Path, e.Size, e.XetHash))
 	}
+	// The hub adds a .gitattributes line for each big file it did not
+	// cover, so that git clones smudge them.
+	attrs := "/weights/copy.bin filter=lfs diff=lfs merge=lfs -text\n/weights/model.bin filter=lfs diff=lfs merge=lfs -text\n"
 	want := []string{
+		fmt.Sprintf("file .gitattributes %d ", len(attrs)),
 		fmt.Sprintf("file README.md %d ", len(text)),
 		"directory weights 0 ",
 		fmt.Sprintf("file weights/copy.bin %d %s", len(weights), fileHash(weights)),
@@ -95,7 +99,7 @@ func TestCommitListDownload(t *testing.T) {
 	if strings.Join(listed, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("listing:\n%s\nwant:\n%s", strings.Join(listed, "\n"), strings.Join(want, "\n"))
 	}
-	if top, err := c.ListFiles(ctx, "", false); err != nil || len(top) != 2 {
+	if top, err := c.ListFiles(ctx, "", false); err != nil || len(top) != 3 {
 		t.Fatalf("one level: %d entries, %v", len(top), err)
 	}
 

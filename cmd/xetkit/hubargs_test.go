@@ -306,8 +306,9 @@ func TestUploadRevisionCreatesTheBranchFirst(t *testing.T) {
 	if branchAt < 0 || firstXorb < 0 || branchAt > firstXorb || h.Stats().XorbBytesReceived == 0 {
 		t.Fatalf("branch made at request %d, first xorb at %d: %q", branchAt, firstXorb, log)
 	}
-	// The branch holds main's file and the new ones; main is as it was.
-	for rev, want := range map[string]string{"new-branch": "base.txt new/w.bin", "main": "base.txt"} {
+	// The branch holds main's file and the new ones (the big one with the
+	// .gitattributes line the hub adds for it); main is as it was.
+	for rev, want := range map[string]string{"new-branch": ".gitattributes base.txt new/w.bin", "main": "base.txt"} {
 		status, out, _ := runCLI(t, nil, append([]string{"ls", "me/branchy", "--revision", rev}, hubArgs...)...)
 		var got []string
 		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
