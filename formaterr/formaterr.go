@@ -6,7 +6,7 @@ package formaterr
 
 import (
 	"errors"
-	"fmt"
+	"github.com/xetkit/xetkit/internal/textf"
 )
 
 // Error is a problem found in serialized data at a known byte offset.
@@ -19,7 +19,7 @@ type Error struct {
 
 // Error formats the error as "<format>: <problem> at byte offset <n>".
 func (e *Error) Error() string {
-	s := fmt.Sprintf("%s: %s at byte offset %d", e.Format, e.Msg, e.Offset)
+	s := textf.Sprintf("%s: %s at byte offset %d", e.Format, e.Msg, e.Offset)
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
@@ -31,12 +31,12 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // New returns an *Error with a formatted message.
 func New(format string, offset int64, msg string, args ...any) *Error {
-	return &Error{Format: format, Offset: offset, Msg: fmt.Sprintf(msg, args...)}
+	return &Error{Format: format, Offset: offset, Msg: textf.Sprintf(msg, args...)}
 }
 
 // Wrap returns an *Error whose cause is err.
 func Wrap(format string, offset int64, err error, msg string, args ...any) *Error {
-	return &Error{Format: format, Offset: offset, Msg: fmt.Sprintf(msg, args...), Err: err}
+	return &Error{Format: format, Offset: offset, Msg: textf.Sprintf(msg, args...), Err: err}
 }
 
 // Offset returns the byte offset of the first *Error in err's chain.
