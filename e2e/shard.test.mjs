@@ -97,7 +97,7 @@ test("all chunks: keyboard to the last row, hex of the selected chunk", pageTest
   assert.deepEqual(last, ["795", "0", "795", chunks[795].hash, offset.toLocaleString("en-US"), chunks[795].length.toLocaleString("en-US"), "0x00000000"]);
   assert.equal(await page.locator(".vt-row.active .vt-cell").first().innerText(), "795");
   const lg = await legend(page);
-  assert.equal(lg.find((f) => f.name === "chunkHash").value, chunks[795].hash);
+  assert.equal(lg.find((f) => f.name === "hash").value, chunks[795].hash);
   assert.equal(lg.find((f) => f.name === "unpackedBytes").value, String(chunks[795].length));
   await page.keyboard.press("Home");
   await page.keyboard.press("ArrowDown");

@@ -3,7 +3,7 @@
 
 import { call, callAsync, checkSignal, describe, hashString, held, isBlob, toBytes, typeError, XetkitError } from "./calls.js";
 import { Pool } from "./pool.js";
-import { lazyTerms, rowsOf } from "./shardrecords.js";
+import { chunkLookupsFromColumns, filesFromColumns, lazyTerms, rowsOf, xorbsFromColumns } from "./shardrecords.js";
 import { downloadFile, downloadTo, LazyBlob, openFiles, pendingUploads, streamSink, transferOptions, uploadFiles } from "./transfers.js";
 
 
@@ -213,44 +213,17 @@ export class Xetkit {
     const b = toBytes(bytes, "parseShard: bytes");
     const r = call(this.#go, "parseShard", b, upload, validate, packed);
     const parsed = r.parsed;
-    if (packed) lazyTerms(b, parsed.files, r.termLayout, (raw) => this.hashStrings(raw));
-    if (r.rowLayout) {
-      parsed.chunkRows = rowsOf(b, parsed.xorbs, r.rowLayout);
+    if (packed) {
+      // Every xorb's chunks stay []; their rows, and each file's terms,
+      // come from the module when first used.
+      lazyTerms(this.#go, b, parsed.files);
+      parsed.chunkRows = rowsOf(this.#go, b, parsed.xorbs);
       return parsed;
     }
-    const c = r.chunkRows;
-    const u32 = (b) => new Uint32Array(b.buffer, b.byteOffset, b.length >>> 2);
-    if (!packed) {
-      // The chunk rows and chunk lookups come as columns; the objects are
-      // built here, once. A hash is a slice of one string of them all.
-      const hs = c.hashStrings;
-      const brs = u32(c.byteRangeStart), ub = u32(c.unpackedBytes), fl = u32(c.flags), xs = u32(c.xorbStart);
-      parsed.xorbs.forEach((x, i) => {
-        const chunks = new Array(xs[i + 1] - xs[i]);
-        for (let j = 0, row = xs[i]; j < chunks.length; j++, row++) {
-          chunks[j] = { hash: hs.slice(64 * row, 64 * row + 64), byteRangeStart: brs[row], unpackedBytes: ub[row], flags: fl[row] };
-        }
-        x.chunks = chunks;
-      });
-      const l = r.chunkLookups, ts = l.truncated;
-      const entry = u32(l.entry), chunk = u32(l.chunk);
-      const xorb = new Int32Array(l.xorb.buffer, l.xorb.byteOffset, l.count);
-      const lookups = new Array(l.count);
-      for (let i = 0; i < lookups.length; i++) {
-        lookups[i] = { truncatedHash: ts.slice(16 * i, 16 * i + 16), entry: entry[i], xorb: xorb[i], chunk: chunk[i] };
-      }
-      parsed.lookups.chunks = lookups;
-      return parsed;
-    }
-    // Every xorb's chunks stay []; the rows of all of them come as columns.
-    parsed.chunkRows = {
-      count: c.count,
-      hashes: c.hashes,
-      byteRangeStart: u32(c.byteRangeStart),
-      unpackedBytes: u32(c.unpackedBytes),
-      flags: u32(c.flags),
-      xorbStart: u32(c.xorbStart),
-    };
+    // The rows come as columns; the objects are built here, once.
+    filesFromColumns(parsed.files, r.rows.terms);
+    xorbsFromColumns(parsed.xorbs, r.rows.chunks);
+    parsed.lookups.chunks = chunkLookupsFromColumns(r.rows.chunkLookups);
     return parsed;
   }
 

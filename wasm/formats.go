@@ -3,47 +3,47 @@
 package main
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"syscall/js"
 	"time"
 
 	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/shard/spec"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
 
 func exportFormats(api js.Value) {
 	export(api, "buildShard", func(args []js.Value) (any, error) {
-		sp, err := shard.ParseSpec([]byte(args[0].String()))
+		sp, err := spec.Parse([]byte(args[0].String()))
 		if err != nil {
 			return nil, err
 		}
-		b, err := shard.Build(sp)
+		b, err := spec.Build(sp)
 		return jsx.Bytes(b), err
 	})
 	// parseShard(bytes, upload, validate, packed) → {parsed, …}: upload
 	// adds the checks of the upload API (as "xetkit shard parse --upload");
 	// validate false skips the validator (findings: []), so a huge shard's
-	// structure is ready sooner. The xorbs' chunk rows come as columns
-	// (chunkRows, see packChunkRows), or, packed and not validated, not at
-	// all: rowLayout says where xetkit.js finds them in its own bytes.
+	// structure is ready sooner. The JSON leaves the many rows out (terms,
+	// verification hashes, chunks, chunk lookups): packed, xetkit.js asks for
+	// them when they are first used (shardFileRows, shardChunkRows; without
+	// validation the parse reads no such record at all); else they come
+	// along as columns, which xetkit.js turns into objects (a JSON round
+	// trip of a million rows costs more than the parse).
 	export(api, "parseShard", func(args []js.Value) (any, error) {
 		upload, validate, packed := args[1].Bool(), args[2].Bool(), args[3].Bool()
 		out := jsx.Object.New()
 		if !validate && packed {
-			// Packed rows, no findings: the chunk records are neither
-			// copied here nor decoded; xetkit.js reads them from its own
-			// bytes, where rowLayout says they lie.
 			r := jsx.NewReaderAt(args[0])
 			j, err := shard.SummaryJSONAt(nil, r, r.Size())
 			if err != nil {
 				return nil, err
 			}
 			out.Set("parsed", parseJSON(j))
-			out.Set("rowLayout", layoutObject(map[string]int{"recordSize": shard.RecordSize, "hash": shard.ChunkHashAt,
-				"byteRangeStart": shard.ChunkByteRangeStartAt, "unpackedBytes": shard.ChunkUnpackedBytesAt, "flags": shard.ChunkFlagsAt}))
-			out.Set("termLayout", termLayout())
 			return out, nil
 		}
 		s, err := shard.Parse(bytesArg(args[0], nil))
@@ -54,26 +54,40 @@ func exportFormats(api js.Value) {
 		if validate {
 			findings = validateShard(s, upload)
 		}
+		out.Set("parsed", parseJSON(shard.AppendJSON(nil, s, findings, false)))
 		if packed {
-			out.Set("parsed", parseJSON(shard.AppendParsedJSONWithoutChunks(nil, s, findings)))
-			out.Set("chunkRows", packChunkRows(s, false))
-			out.Set("termLayout", termLayout())
 			return out, nil
 		}
-		// Full objects: JSON for the few, columns for the millions of chunk
-		// rows and chunk lookups, which xetkit.js turns into objects
-		// directly (a JSON round trip of them costs more than the parse).
-		out.Set("parsed", parseJSON(shard.AppendParsedJSONWithoutChunkRows(nil, s, findings)))
-		out.Set("chunkRows", packChunkRows(s, true))
-		l := s.ChunkLookupColumns()
-		lookups := jsx.Object.New()
-		lookups.Set("count", l.Count)
-		lookups.Set("truncated", string(l.Truncated))
-		for k, v := range map[string][]byte{"entry": l.Entry, "xorb": l.Xorb, "chunk": l.Chunk} {
-			lookups.Set(k, jsx.Bytes(v))
-		}
-		out.Set("chunkLookups", lookups)
+		out.Set("rows", rowColumns(s))
 		return out, nil
+	})
+	// shardFileRows(bytes, at): the terms and verification hashes of the
+	// file block at offset at, read from the array in place.
+	export(api, "shardFileRows", func(args []js.Value) (any, error) {
+		r := jsx.NewReaderAt(args[0])
+		f, err := shard.ReadFile(r, r.Size(), int64(args[1].Float()))
+		if err != nil {
+			return nil, err
+		}
+		return termColumns([]shard.File{*f}), nil
+	})
+	// shardChunkRows(bytes, offsets): the chunk rows of the CAS blocks at
+	// those offsets, as columns with raw hashes, read in place.
+	export(api, "shardChunkRows", func(args []js.Value) (any, error) {
+		r := jsx.NewReaderAt(args[0])
+		offsets := make([]float64, args[1].Length())
+		for i := range offsets {
+			offsets[i] = args[1].Index(i).Float()
+		}
+		xorbs := make([]shard.Xorb, len(offsets))
+		for i, at := range offsets {
+			x, err := shard.ReadXorb(r, r.Size(), int64(at))
+			if err != nil {
+				return nil, err
+			}
+			xorbs[i] = *x
+		}
+		return chunkColumns(xorbs, false), nil
 	})
 	// validateShard: the findings parseShard would include.
 	export(api, "validateShard", func(args []js.Value) (any, error) {
@@ -138,20 +152,121 @@ func jsonOf(v any, err error) (any, error) {
 // parseJSON is the JavaScript value of JSON text.
 func parseJSON(j []byte) js.Value { return js.Global().Get("JSON").Call("parse", string(j)) }
 
-// packChunkRows hands shard.ChunkColumns over as Uint8Arrays; the hashes
-// as raw bytes, or as one string of their XET strings back to back
-// ("hashStrings", for full objects).
-func packChunkRows(s *shard.Shard, hashStrings bool) js.Value {
-	c := s.ChunkColumns()
+// rowColumns are the rows parseShard's JSON leaves out, as columns:
+// terms, chunks (hash strings) and chunk lookups.
+func rowColumns(s *shard.Shard) js.Value {
 	out := jsx.Object.New()
-	out.Set("count", c.Count)
-	cols := map[string][]byte{"byteRangeStart": c.ByteRangeStart, "unpackedBytes": c.UnpackedBytes, "flags": c.Flags, "xorbStart": c.XorbStart}
-	if hashStrings {
-		out.Set("hashStrings", string(appendHashStrings(make([]byte, 0, 2*len(c.Hashes)), c.Hashes)))
-	} else {
-		cols["hashes"] = c.Hashes
+	out.Set("terms", termColumns(s.Files))
+	out.Set("chunks", chunkColumns(s.Xorbs, true))
+	l := s.Lookups.Chunks
+	// An entry counts records from the CAS info section's start; the xorb
+	// it names is the one whose header record is there (-1: none).
+	xorbAt := make(map[int64]int32, len(s.Xorbs))
+	for i := range s.Xorbs {
+		xorbAt[s.Xorbs[i].Offset] = int32(i)
 	}
-	for k, v := range cols {
+	trunc := make([]byte, 0, 16*len(l))
+	entry, chunk, xorb := make([]byte, 0, 4*len(l)), make([]byte, 0, 4*len(l)), make([]byte, 0, 4*len(l))
+	for _, e := range l {
+		trunc = binary.BigEndian.AppendUint64(trunc, e.Truncated)
+		entry = binary.LittleEndian.AppendUint32(entry, e.Entry)
+		chunk = binary.LittleEndian.AppendUint32(chunk, e.Chunk)
+		x, ok := xorbAt[s.Layout.CASInfo+shard.RecordSize*int64(e.Entry)]
+		if !ok {
+			x = -1
+		}
+		xorb = binary.LittleEndian.AppendUint32(xorb, uint32(x))
+	}
+	lk := jsx.Object.New()
+	lk.Set("count", len(l))
+	lk.Set("truncated", hex.EncodeToString(trunc))
+	lk.Set("entry", jsx.Bytes(entry))
+	lk.Set("chunk", jsx.Bytes(chunk))
+	lk.Set("xorb", jsx.Bytes(xorb))
+	out.Set("chunkLookups", lk)
+	return out
+}
+
+// termColumns are the terms and verification hashes of files as columns:
+// fileStart (u32s) the first term of each file, then the count; xorbHash
+// one string of XET strings back to back; flags, unpackedBytes,
+// chunkStart, chunkEnd u32s; verification the range hashes of the files
+// that have them, in term order, one string, and hasVerification a byte
+// per file.
+func termColumns(files []shard.File) js.Value {
+	n := 0
+	for i := range files {
+		n += len(files[i].Terms)
+	}
+	var start, flags, size, from, to []byte
+	xorbs, ver, has := make([]byte, 0, 64*n), []byte{}, make([]byte, len(files))
+	row := 0
+	for i := range files {
+		f := &files[i]
+		start = binary.LittleEndian.AppendUint32(start, uint32(row))
+		for _, t := range f.Terms {
+			xorbs = t.Xorb.AppendString(xorbs)
+			flags = binary.LittleEndian.AppendUint32(flags, t.Flags)
+			size = binary.LittleEndian.AppendUint32(size, t.UnpackedBytes)
+			from = binary.LittleEndian.AppendUint32(from, t.ChunkStart)
+			to = binary.LittleEndian.AppendUint32(to, t.ChunkEnd)
+		}
+		if f.Verification != nil {
+			has[i] = 1
+			for _, h := range f.Verification {
+				ver = h.AppendString(ver)
+			}
+		}
+		row += len(f.Terms)
+	}
+	start = binary.LittleEndian.AppendUint32(start, uint32(row))
+	out := jsx.Object.New()
+	out.Set("xorbHash", string(xorbs))
+	out.Set("verification", string(ver))
+	for k, v := range map[string][]byte{"fileStart": start, "flags": flags, "unpackedBytes": size, "chunkStart": from, "chunkEnd": to, "hasVerification": has} {
+		out.Set(k, jsx.Bytes(v))
+	}
+	return out
+}
+
+// chunkColumns are the chunk rows of xorbs, in order, as columns:
+// xorbStart (u32s) the first row of each xorb, then the count;
+// byteRangeStart, unpackedBytes and flags u32s; the hashes as raw bytes,
+// or with hashStrings as one string of XET strings back to back
+// ("hashStrings", sliced by xetkit.js: a string for each of millions of
+// rows would cost a crossing each).
+func chunkColumns(xorbs []shard.Xorb, hashStrings bool) js.Value {
+	n := 0
+	for i := range xorbs {
+		n += len(xorbs[i].Chunks)
+	}
+	hashes := make([]byte, 0, 64*n)
+	brs, ub, fl := make([]byte, 0, 4*n), make([]byte, 0, 4*n), make([]byte, 0, 4*n)
+	start := make([]byte, 0, 4*(len(xorbs)+1))
+	row := 0
+	for i := range xorbs {
+		start = binary.LittleEndian.AppendUint32(start, uint32(row))
+		for _, c := range xorbs[i].Chunks {
+			if hashStrings {
+				hashes = c.Hash.AppendString(hashes)
+			} else {
+				hashes = append(hashes, c.Hash[:]...)
+			}
+			brs = binary.LittleEndian.AppendUint32(brs, c.ByteRangeStart)
+			ub = binary.LittleEndian.AppendUint32(ub, c.UnpackedBytes)
+			fl = binary.LittleEndian.AppendUint32(fl, c.Flags)
+		}
+		row += len(xorbs[i].Chunks)
+	}
+	start = binary.LittleEndian.AppendUint32(start, uint32(row))
+	out := jsx.Object.New()
+	out.Set("count", row)
+	if hashStrings {
+		out.Set("hashStrings", string(hashes))
+	} else {
+		out.Set("hashes", jsx.Bytes(hashes))
+	}
+	for k, v := range map[string][]byte{"byteRangeStart": brs, "unpackedBytes": ub, "flags": fl, "xorbStart": start} {
 		out.Set(k, jsx.Bytes(v))
 	}
 	return out
@@ -159,26 +274,9 @@ func packChunkRows(s *shard.Shard, hashStrings bool) js.Value {
 
 func validateShard(s *shard.Shard, upload bool) []shard.Finding {
 	if upload {
-		return shard.ValidateUpload(s, time.Now())
+		return shard.ValidateUpload(s, time.Now().Unix())
 	}
-	return shard.Validate(s, time.Now())
-}
-
-// termLayout says where a term record's fields lie, and a verification
-// record's range hash, for xetkit.js reading a packed parse's terms.
-func termLayout() js.Value {
-	return layoutObject(map[string]int{"recordSize": shard.RecordSize, "xorbHash": shard.TermXorbHashAt, "flags": shard.TermFlagsAt,
-		"unpackedBytes": shard.TermUnpackedBytesAt, "chunkStart": shard.TermChunkStartAt, "chunkEnd": shard.TermChunkEndAt,
-		"verificationHash": shard.VerificationHashAt})
-}
-
-// layoutObject is a record layout (field name → byte offset) as a JavaScript object.
-func layoutObject(fields map[string]int) js.Value {
-	o := jsx.Object.New()
-	for k, v := range fields {
-		o.Set(k, v)
-	}
-	return o
+	return shard.Validate(s, time.Now().Unix())
 }
 
 // appendHashStrings appends the XET strings of the 32-byte hashes in raw

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/shard/spec"
 )
 
 func init() {
@@ -43,8 +44,8 @@ func runShardParse(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	if *upload {
 		validate = shard.ValidateUpload
 	}
-	findings := validate(s, time.Now())
-	out := shard.AppendParsedJSON(nil, s, findings)
+	findings := validate(s, time.Now().Unix())
+	out := shard.AppendJSON(nil, s, findings, true)
 	if *pretty {
 		var buf bytes.Buffer
 		if err := json.Indent(&buf, out, "", "  "); err != nil {
@@ -76,11 +77,11 @@ func runShardBuild(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	spec, err := shard.ParseSpec(data)
+	sp, err := spec.Parse(data)
 	if err != nil {
 		return err
 	}
-	b, err := shard.Build(spec)
+	b, err := spec.Build(sp)
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func runShardSpec(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	out, err := json.MarshalIndent(shard.SpecOf(s), "", "  ")
+	out, err := json.MarshalIndent(spec.Of(s), "", "  ")
 	if err != nil {
 		return err
 	}

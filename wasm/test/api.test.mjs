@@ -253,8 +253,8 @@ test("shardFields, xorbFields, kindOf and hashStrings agree with the parsed stru
   const x = p.xorbs[0];
   const last = x.chunks.length - 1;
   const chunk = byName(xk.shardFields(bytes, { part: "chunk", at: x.offset, index: last }));
-  assert.equal(chunk.chunkHash.value, x.chunks[last].hash);
-  assert.equal(xk.shardEntryAt(x.offset, chunk.chunkHash.offset), last);
+  assert.equal(chunk.hash.value, x.chunks[last].hash);
+  assert.equal(xk.shardEntryAt(x.offset, chunk.hash.offset), last);
   assert.equal(xk.shardEntryAt(x.offset, x.offset), -1);
   assert.throws(() => xk.shardFields(bytes, { part: "chunk", at: x.offset, index: x.chunks.length }), (e) => e instanceof XetkitError && e.code === "FORMAT");
   assert.deepEqual(xk.hashStrings(xk.parseShard(bytes, { packedChunks: true }).chunkRows.hashes), x.chunks.map((c) => c.hash));
