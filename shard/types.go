@@ -320,7 +320,6 @@ func SHA256Hash(digest [32]byte) xethash.Hash {
 	return h
 }
 
-
 // DedupEligible reports whether a chunk is eligible for global dedupe
 // queries by its hash alone (draft §10.3.1: the last 8 bytes, read as a
 // little-endian u64, are divisible by 1024). The first chunk of a file is
