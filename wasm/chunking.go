@@ -6,6 +6,7 @@ import (
 	"syscall/js"
 
 	"github.com/xetkit/xetkit/chunking"
+	"github.com/xetkit/xetkit/internal/jsasync"
 	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/xethash"
@@ -87,8 +88,8 @@ func exportChunking(api js.Value) {
 	// chunkStream: every chunk of a source (pipeline.ChunkHashes), hashed
 	// on the pool when an offload is given.
 	export(api, "chunkStream", func(args []js.Value) (any, error) {
-		ctx, stop := jsx.AbortContext(args[1].Get("signal"))
-		rd := jsx.NewReader(ctx, args[0])
+		ctx, stop := jsasync.AbortContext(args[1].Get("signal"))
+		rd := jsasync.NewReader(ctx, args[0])
 		if rd == nil {
 			stop()
 			return nil, errorf(codeType, "data must be a Blob or a Uint8Array")

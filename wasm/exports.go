@@ -22,7 +22,7 @@ import (
 var declJSON []byte
 
 var decl = func() *jsexport.Declaration {
-	d, err := jsexport.Parse(declJSON)
+	d, err := jsexport.Parse(declJSON, false)
 	if err != nil {
 		panic("exports.json: " + err.Error())
 	}
