@@ -143,7 +143,7 @@ func Fields(r io.ReaderAt, size int64, sel Selection) ([]Field, error) {
 }
 
 // spansAt reads the record of layout l at offset at and lists its fields.
-func spansAt[T any](rd recordReader, l *layout[T], at int64, prefix string) ([]Field, error) {
+func spansAt(rd recordReader, l *layout, at int64, prefix string) ([]Field, error) {
 	b, err := rd.read(at, int64(l.size))
 	if err != nil {
 		return nil, err
@@ -204,7 +204,7 @@ func (rd recordReader) hasFooter() error {
 
 // entry reads the header record of the file or CAS block (of layout l) at
 // sel.At and checks that sel.Index is one of its entries.
-func entry[T any](rd recordReader, sel Selection, l *layout[T]) ([]byte, error) {
+func entry(rd recordReader, sel Selection, l *layout) ([]byte, error) {
 	rec, err := rd.read(sel.At, RecordSize)
 	if err != nil {
 		return nil, err

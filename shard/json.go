@@ -3,8 +3,8 @@ package shard
 import (
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/xetkit/xetkit/internal/jsonw"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -200,7 +200,7 @@ func AppendJSON(dst []byte, s *Shard, findings []Finding, rows bool) []byte {
 // lookups writes the entries of one lookup table, each with the block its
 // entry starts (under the key owner, -1 for none); starts are the blocks'
 // header records.
-func (w *jw) lookups(l *layout[LookupEntry], entries []LookupEntry, owner string, starts []int64) {
+func (w *jw) lookups(l *layout, entries []LookupEntry, owner string, starts []int64) {
 	for i := range entries {
 		w.comma(i)
 		w.s(`{`)
@@ -239,41 +239,5 @@ func (w *jw) hash(h xethash.Hash) {
 	w.b = append(w.b, '"')
 }
 
-// str writes a JSON string as encoding/json writes one: invalid UTF-8 as
-// U+FFFD, control characters and <, >, & escaped, U+2028 and U+2029 too.
-func (w *jw) str(v string) {
-	const hex = "0123456789abcdef"
-	b := append(w.b, '"')
-	for i := 0; i < len(v); {
-		c := v[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(v[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&15])
-		default:
-			b = append(b, v[i:i+n]...)
-		}
-		i += n
-	}
-	w.b = append(b, '"')
-}
+// str writes a JSON string, as encoding/json writes one.
+func (w *jw) str(v string) { w.b = jsonw.AppendString(w.b, v) }

@@ -14,89 +14,89 @@ import (
 // holds it.
 var (
 	headerLayout = newLayout("header", "header",
-		text("appId", 14, func(h *Header) *string { return &h.AppID }),
-		zero[Header]("null", 1),
-		fixed[Header]("magic", magicSequence[:]),
-		u64("version", func(h *Header) *uint64 { return &h.Version }),
-		u64("footerSize", func(h *Header) *uint64 { return &h.FooterSize }),
+		text("appId", 14, func(v any) *string { return &v.(*Header).AppID }),
+		zero("null", 1),
+		fixed("magic", magicSequence[:]),
+		u64("version", func(v any) *uint64 { return &v.(*Header).Version }),
+		u64("footerSize", func(v any) *uint64 { return &v.(*Header).FooterSize }),
 	)
 	fileLayout = newLayout("file", "files",
-		hash("hash", func(f *File) *xethash.Hash { return &f.Hash }),
-		u32("flags", func(f *File) *uint32 { return &f.Flags }),
-		count[File]("numEntries"),
-		zero[File]("reserved", 8),
+		hash("hash", func(v any) *xethash.Hash { return &v.(*File).Hash }),
+		u32("flags", func(v any) *uint32 { return &v.(*File).Flags }),
+		count("numEntries"),
+		zero("reserved", 8),
 	)
 	termLayout = newLayout("term", "files",
-		hash("xorbHash", func(t *Term) *xethash.Hash { return &t.Xorb }),
-		u32("flags", func(t *Term) *uint32 { return &t.Flags }),
-		u32("unpackedBytes", func(t *Term) *uint32 { return &t.UnpackedBytes }),
-		u32("chunkStart", func(t *Term) *uint32 { return &t.ChunkStart }),
-		u32("chunkEnd", func(t *Term) *uint32 { return &t.ChunkEnd }),
+		hash("xorbHash", func(v any) *xethash.Hash { return &v.(*Term).Xorb }),
+		u32("flags", func(v any) *uint32 { return &v.(*Term).Flags }),
+		u32("unpackedBytes", func(v any) *uint32 { return &v.(*Term).UnpackedBytes }),
+		u32("chunkStart", func(v any) *uint32 { return &v.(*Term).ChunkStart }),
+		u32("chunkEnd", func(v any) *uint32 { return &v.(*Term).ChunkEnd }),
 	)
 	verificationLayout = newLayout("verification entry", "files",
-		hash("rangeHash", func(h *xethash.Hash) *xethash.Hash { return h }),
-		zero[xethash.Hash]("reserved", 16),
+		hash("rangeHash", func(v any) *xethash.Hash { return v.(*xethash.Hash) }),
+		zero("reserved", 16),
 	)
 	metadataExtLayout = newLayout("metadata ext", "files",
-		hash("sha256", func(h *xethash.Hash) *xethash.Hash { return h }),
-		zero[xethash.Hash]("reserved", 16),
+		hash("sha256", func(v any) *xethash.Hash { return v.(*xethash.Hash) }),
+		zero("reserved", 16),
 	)
 	xorbLayout = newLayout("xorb", "cas",
-		hash("hash", func(x *Xorb) *xethash.Hash { return &x.Hash }),
-		u32("flags", func(x *Xorb) *uint32 { return &x.Flags }),
-		count[Xorb]("numChunks"),
-		u32("bytesInXorb", func(x *Xorb) *uint32 { return &x.BytesInXorb }),
-		u32("bytesOnDisk", func(x *Xorb) *uint32 { return &x.BytesOnDisk }),
+		hash("hash", func(v any) *xethash.Hash { return &v.(*Xorb).Hash }),
+		u32("flags", func(v any) *uint32 { return &v.(*Xorb).Flags }),
+		count("numChunks"),
+		u32("bytesInXorb", func(v any) *uint32 { return &v.(*Xorb).BytesInXorb }),
+		u32("bytesOnDisk", func(v any) *uint32 { return &v.(*Xorb).BytesOnDisk }),
 	)
 	chunkLayout = newLayout("chunk", "cas",
-		hash("hash", func(c *Chunk) *xethash.Hash { return &c.Hash }),
-		u32("byteRangeStart", func(c *Chunk) *uint32 { return &c.ByteRangeStart }),
-		u32("unpackedBytes", func(c *Chunk) *uint32 { return &c.UnpackedBytes }),
-		u32("flags", func(c *Chunk) *uint32 { return &c.Flags }),
-		kept(u32("reserved", func(c *Chunk) *uint32 { return &c.Reserved })),
+		hash("hash", func(v any) *xethash.Hash { return &v.(*Chunk).Hash }),
+		u32("byteRangeStart", func(v any) *uint32 { return &v.(*Chunk).ByteRangeStart }),
+		u32("unpackedBytes", func(v any) *uint32 { return &v.(*Chunk).UnpackedBytes }),
+		u32("flags", func(v any) *uint32 { return &v.(*Chunk).Flags }),
+		kept(u32("reserved", func(v any) *uint32 { return &v.(*Chunk).Reserved })),
 	)
 	// The bookends close the file info and CAS info sections.
 	fileBookendLayout = bookend("files")
 	casBookendLayout  = bookend("cas")
 	footerLayout      = newLayout("footer", "footer",
-		u64("version", func(f *Footer) *uint64 { return &f.Version }),
-		u64("fileInfoOffset", func(f *Footer) *uint64 { return &f.FileInfoOffset }),
-		u64("casInfoOffset", func(f *Footer) *uint64 { return &f.CASInfoOffset }),
-		u64("fileLookupOffset", func(f *Footer) *uint64 { return &f.FileLookupOffset }),
-		u64("fileLookupCount", func(f *Footer) *uint64 { return &f.FileLookupCount }),
-		u64("casLookupOffset", func(f *Footer) *uint64 { return &f.XorbLookupOffset }),
-		u64("casLookupCount", func(f *Footer) *uint64 { return &f.XorbLookupCount }),
-		u64("chunkLookupOffset", func(f *Footer) *uint64 { return &f.ChunkLookupOffset }),
-		u64("chunkLookupCount", func(f *Footer) *uint64 { return &f.ChunkLookupCount }),
-		hash("chunkHashKey", func(f *Footer) *xethash.Hash { return &f.ChunkHashKey }),
-		u64("createdAt", func(f *Footer) *uint64 { return &f.CreatedAt }),
-		u64("keyExpiry", func(f *Footer) *uint64 { return &f.KeyExpiry }),
-		zero[Footer]("reserved", 48),
-		u64("storedBytesOnDisk", func(f *Footer) *uint64 { return &f.Totals.StoredBytesOnDisk }),
-		u64("materializedBytes", func(f *Footer) *uint64 { return &f.Totals.MaterializedBytes }),
-		u64("storedBytes", func(f *Footer) *uint64 { return &f.Totals.StoredBytes }),
-		u64("footerOffset", func(f *Footer) *uint64 { return &f.FooterOffset }),
+		u64("version", func(v any) *uint64 { return &v.(*Footer).Version }),
+		u64("fileInfoOffset", func(v any) *uint64 { return &v.(*Footer).FileInfoOffset }),
+		u64("casInfoOffset", func(v any) *uint64 { return &v.(*Footer).CASInfoOffset }),
+		u64("fileLookupOffset", func(v any) *uint64 { return &v.(*Footer).FileLookupOffset }),
+		u64("fileLookupCount", func(v any) *uint64 { return &v.(*Footer).FileLookupCount }),
+		u64("casLookupOffset", func(v any) *uint64 { return &v.(*Footer).XorbLookupOffset }),
+		u64("casLookupCount", func(v any) *uint64 { return &v.(*Footer).XorbLookupCount }),
+		u64("chunkLookupOffset", func(v any) *uint64 { return &v.(*Footer).ChunkLookupOffset }),
+		u64("chunkLookupCount", func(v any) *uint64 { return &v.(*Footer).ChunkLookupCount }),
+		hash("chunkHashKey", func(v any) *xethash.Hash { return &v.(*Footer).ChunkHashKey }),
+		u64("createdAt", func(v any) *uint64 { return &v.(*Footer).CreatedAt }),
+		u64("keyExpiry", func(v any) *uint64 { return &v.(*Footer).KeyExpiry }),
+		zero("reserved", 48),
+		u64("storedBytesOnDisk", func(v any) *uint64 { return &v.(*Footer).Totals.StoredBytesOnDisk }),
+		u64("materializedBytes", func(v any) *uint64 { return &v.(*Footer).Totals.MaterializedBytes }),
+		u64("storedBytes", func(v any) *uint64 { return &v.(*Footer).Totals.StoredBytes }),
+		u64("footerOffset", func(v any) *uint64 { return &v.(*Footer).FooterOffset }),
 	)
 	fileLookupLayout = newLayout("fileLookup", "lookups",
-		truncated("truncatedHash", func(e *LookupEntry) *uint64 { return &e.Truncated }),
-		u32("entry", func(e *LookupEntry) *uint32 { return &e.Entry }),
+		truncated("truncatedHash", func(v any) *uint64 { return &v.(*LookupEntry).Truncated }),
+		u32("entry", func(v any) *uint32 { return &v.(*LookupEntry).Entry }),
 	)
 	xorbLookupLayout = newLayout("casLookup", "lookups",
-		truncated("truncatedHash", func(e *LookupEntry) *uint64 { return &e.Truncated }),
-		u32("entry", func(e *LookupEntry) *uint32 { return &e.Entry }),
+		truncated("truncatedHash", func(v any) *uint64 { return &v.(*LookupEntry).Truncated }),
+		u32("entry", func(v any) *uint32 { return &v.(*LookupEntry).Entry }),
 	)
 	chunkLookupLayout = newLayout("chunkLookup", "lookups",
-		truncated("truncatedHash", func(e *LookupEntry) *uint64 { return &e.Truncated }),
-		u32("entry", func(e *LookupEntry) *uint32 { return &e.Entry }),
-		u32("chunk", func(e *LookupEntry) *uint32 { return &e.Chunk }),
+		truncated("truncatedHash", func(v any) *uint64 { return &v.(*LookupEntry).Truncated }),
+		u32("entry", func(v any) *uint32 { return &v.(*LookupEntry).Entry }),
+		u32("chunk", func(v any) *uint32 { return &v.(*LookupEntry).Chunk }),
 	)
 )
 
 // bookend is the layout of the record that closes a section.
-func bookend(section string) *layout[struct{}] {
+func bookend(section string) *layout {
 	return newLayout(section+" bookend", section,
-		fixed[struct{}]("marker", bookendHash[:]),
-		zero[struct{}]("reserved", 16),
+		fixed("marker", bookendHash[:]),
+		zero("reserved", 16),
 	)
 }
 
@@ -114,61 +114,71 @@ const (
 	kFixed             // bytes every record has (a magic, a marker)
 )
 
-// field is one field of a record of type T: its name (its JSON key and its
-// name in the hex view), its kind and size, and where T keeps its value.
-type field[T any] struct {
+// field is one field of a record: its name (its JSON key and its name in
+// the hex view), its kind and size, and where the model keeps its value
+// (the accessors take a pointer to the record's model type: *Chunk, *File,
+// …). The accessors go through any rather than a type parameter so that
+// the code walking the tables is written once, not once per record type:
+// generic copies of it weighed a quarter of the core WebAssembly module.
+type field struct {
 	name string
 	kind kind
 	size int
 	at   int  // offset in the record, set by newLayout
 	json bool // in the JSON (reserved and fixed bytes, and kept-only fields, are not)
 
-	hash  func(*T) *xethash.Hash
-	word  func(*T) *uint32
-	long  func(*T) *uint64
-	str   func(*T) *string
+	hash  func(any) *xethash.Hash
+	word  func(any) *uint32
+	long  func(any) *uint64
+	str   func(any) *string
 	bytes []byte // kFixed
 }
 
-func hash[T any](name string, at func(*T) *xethash.Hash) field[T] {
-	return field[T]{name: name, kind: kHash, size: xethash.Size, json: true, hash: at}
+func hash(name string, at func(any) *xethash.Hash) field {
+	return field{name: name, kind: kHash, size: xethash.Size, json: true, hash: at}
 }
-func u32[T any](name string, at func(*T) *uint32) field[T] {
-	return field[T]{name: name, kind: kU32, size: 4, json: true, word: at}
+
+func u32(name string, at func(any) *uint32) field {
+	return field{name: name, kind: kU32, size: 4, json: true, word: at}
 }
-func u64[T any](name string, at func(*T) *uint64) field[T] {
-	return field[T]{name: name, kind: kU64, size: 8, json: true, long: at}
+
+func u64(name string, at func(any) *uint64) field {
+	return field{name: name, kind: kU64, size: 8, json: true, long: at}
 }
-func truncated[T any](name string, at func(*T) *uint64) field[T] {
-	return field[T]{name: name, kind: kTrunc, size: 8, json: true, long: at}
+
+func truncated(name string, at func(any) *uint64) field {
+	return field{name: name, kind: kTrunc, size: 8, json: true, long: at}
 }
-func count[T any](name string) field[T] {
-	return field[T]{name: name, kind: kCount, size: 4, json: true}
+
+func count(name string) field { return field{name: name, kind: kCount, size: 4, json: true} }
+
+func text(name string, size int, at func(any) *string) field {
+	return field{name: name, kind: kText, size: size, json: true, str: at}
 }
-func text[T any](name string, size int, at func(*T) *string) field[T] {
-	return field[T]{name: name, kind: kText, size: size, json: true, str: at}
-}
-func zero[T any](name string, size int) field[T] {
-	return field[T]{name: name, kind: kZero, size: size}
-}
-func fixed[T any](name string, b []byte) field[T] {
-	return field[T]{name: name, kind: kFixed, size: len(b), bytes: b}
+
+func zero(name string, size int) field { return field{name: name, kind: kZero, size: size} }
+
+func fixed(name string, b []byte) field {
+	return field{name: name, kind: kFixed, size: len(b), bytes: b}
 }
 
 // kept is f read and written but left out of the JSON.
-func kept[T any](f field[T]) field[T] { f.json = false; return f }
+func kept(f field) field {
+	f.json = false
+	return f
+}
 
-// layout is the layout of one kind of record, whose values a T holds.
-type layout[T any] struct {
+// layout is the layout of one kind of record.
+type layout struct {
 	name    string // what the hex view calls the record
 	section string // the section its findings name
 	size    int
-	fields  []field[T]
+	fields  []field
 	count   int // offset of the kCount field, or -1
 }
 
-func newLayout[T any](name, section string, fields ...field[T]) *layout[T] {
-	l := &layout[T]{name: name, section: section, fields: fields, count: -1}
+func newLayout(name, section string, fields ...field) *layout {
+	l := &layout{name: name, section: section, fields: fields, count: -1}
 	for i := range l.fields {
 		l.fields[i].at = l.size
 		if l.fields[i].kind == kCount {
@@ -181,7 +191,7 @@ func newLayout[T any](name, section string, fields ...field[T]) *layout[T] {
 
 // at returns the offset of the field named name: for messages and
 // findings, which name where a value lies.
-func (l *layout[T]) at(name string) int64 {
+func (l *layout) at(name string) int64 {
 	for i := range l.fields {
 		if l.fields[i].name == name {
 			return int64(l.fields[i].at)
@@ -191,7 +201,7 @@ func (l *layout[T]) at(name string) int64 {
 }
 
 // decode reads the record rec (l.size bytes at least) into v.
-func (l *layout[T]) decode(rec []byte, v *T) {
+func (l *layout) decode(rec []byte, v any) {
 	for i := range l.fields {
 		f := &l.fields[i]
 		b := rec[f.at:]
@@ -213,11 +223,11 @@ func (l *layout[T]) decode(rec []byte, v *T) {
 }
 
 // recordCount reads the count of the block header rec.
-func (l *layout[T]) recordCount(rec []byte) int { return int(le32(rec[l.count:])) }
+func (l *layout) recordCount(rec []byte) int { return int(le32(rec[l.count:])) }
 
 // encode appends the record of v to dst; n is the count a block header
 // writes (the records that follow it).
-func (l *layout[T]) encode(dst []byte, v *T, n int) []byte {
+func (l *layout) encode(dst []byte, v any, n int) []byte {
 	for i := range l.fields {
 		f := &l.fields[i]
 		switch f.kind {
@@ -245,7 +255,7 @@ func (l *layout[T]) encode(dst []byte, v *T, n int) []byte {
 
 // noteReserved notes each reserved field of the record rec, which starts at
 // offset at, that is not zero.
-func (l *layout[T]) noteReserved(s *Shard, rec []byte, at int64) {
+func (l *layout) noteReserved(s *Shard, rec []byte, at int64) {
 	for i := range l.fields {
 		f := &l.fields[i]
 		if f.kind == kZero && !allZero(rec[f.at:f.at+f.size]) {
@@ -256,7 +266,7 @@ func (l *layout[T]) noteReserved(s *Shard, rec []byte, at int64) {
 
 // appendJSON appends the JSON members of v's fields (`"name":value`, each
 // after a comma); n is the count of a block header.
-func (l *layout[T]) appendJSON(w *jw, v *T, n int) {
+func (l *layout) appendJSON(w *jw, v any, n int) {
 	for i := range l.fields {
 		f := &l.fields[i]
 		if !f.json {
@@ -284,7 +294,7 @@ func (l *layout[T]) appendJSON(w *jw, v *T, n int) {
 
 // spans lists the fields of the record rec at offset at as the hex view
 // draws them, each name after prefix.
-func (l *layout[T]) spans(rec []byte, at int64, prefix string) []Field {
+func (l *layout) spans(rec []byte, at int64, prefix string) []Field {
 	out := make([]Field, 0, len(l.fields))
 	for i := range l.fields {
 		f := &l.fields[i]

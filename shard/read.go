@@ -279,12 +279,12 @@ type lookupTable struct {
 	field      int64
 	off, count uint64
 	size       uint64
-	layout     *layout[LookupEntry]
+	layout     *layout
 }
 
 // lookupTables lists the footer's three lookup tables in footer order.
 func (f *Footer) lookupTables() [3]lookupTable {
-	table := func(name, field string, off, count uint64, l *layout[LookupEntry]) lookupTable {
+	table := func(name, field string, off, count uint64, l *layout) lookupTable {
 		return lookupTable{name, footerLayout.at(field), off, count, uint64(l.size), l}
 	}
 	return [3]lookupTable{

@@ -131,7 +131,7 @@ func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 		f.XorbLookupOffset, f.XorbLookupCount = f.FileLookupOffset+uint64(len(files)*fileLookupLayout.size), uint64(len(xorbs))
 		f.ChunkLookupOffset, f.ChunkLookupCount = f.XorbLookupOffset+uint64(len(xorbs)*xorbLookupLayout.size), uint64(len(chunks))
 		for _, t := range []struct {
-			l *layout[LookupEntry]
+			l *layout
 			e []LookupEntry
 		}{{fileLookupLayout, files}, {xorbLookupLayout, xorbs}, {chunkLookupLayout, chunks}} {
 			for i := range t.e {

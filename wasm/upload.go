@@ -17,6 +17,7 @@ import (
 	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/resume"
+	"github.com/xetkit/xetkit/wasm/formats"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
@@ -271,11 +272,11 @@ func exportUpload(api js.Value) {
 			if err != nil {
 				return nil, err
 			}
-			var cs chunks
+			var cs formats.Chunks
 			for _, e := range res.Chunks {
-				cs.add(e.Hash, int(e.Size))
+				cs.Add(e.Hash, int(e.Size))
 			}
-			return map[string]any{"result": j, "chunks": cs.value(), "shard": jsx.Bytes(res.Shard)}, nil
+			return map[string]any{"result": j, "chunks": cs.Value(), "shard": jsx.Bytes(res.Shard)}, nil
 		}), nil
 	})
 

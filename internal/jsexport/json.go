@@ -10,10 +10,10 @@ import (
 )
 
 // The declaration is JSON; it is read here rather than with encoding/json,
-// whose weight the core module does without. decodeJSON reads any JSON
-// value into map[string]any, []any, string, float64, bool or nil; the
-// declaration is the module's own file, so its errors need say no more
-// than where.
+// whose weight the core module does without. decodeJSON reads JSON values into
+// map[string]any, []any, string, bool or nil; the
+// declaration is the module's own file (strings, arrays, objects and
+// booleans only), so its errors need say no more than where.
 
 type jsonReader struct {
 	b []byte
@@ -112,13 +112,8 @@ func (r *jsonReader) value() (any, error) {
 	case strings.HasPrefix(string(r.b[r.i:]), "null"):
 		r.i += 4
 		return nil, nil
-	default:
-		start := r.i
-		for r.i < len(r.b) && strings.IndexByte("+-.0123456789eE", r.b[r.i]) >= 0 {
-			r.i++
-		}
-		return strconv.ParseFloat(string(r.b[start:r.i]), 64)
 	}
+	return nil, errJSON // the declaration has no numbers
 }
 
 func (r *jsonReader) str() (string, error) {

@@ -1,23 +1,21 @@
 //go:build js && wasm
 
-package main
+package formats
 
 import (
 	"encoding/binary"
-	"encoding/hex"
-	"encoding/json"
 	"syscall/js"
-	"time"
 
+	"github.com/xetkit/xetkit/internal/jsonw"
 	"github.com/xetkit/xetkit/internal/jsx"
+	"github.com/xetkit/xetkit/internal/textf"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/shard/spec"
-	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
 
-func exportFormats(api js.Value) {
-	export(api, "buildShard", func(args []js.Value) (any, error) {
+func registerShards(export Exporter) {
+	export("buildShard", func(args []js.Value) (any, error) {
 		sp, err := spec.Parse([]byte(args[0].String()))
 		if err != nil {
 			return nil, err
@@ -34,7 +32,7 @@ func exportFormats(api js.Value) {
 	// validation the parse reads no such record at all); else they come
 	// along as columns, which xetkit.js turns into objects (a JSON round
 	// trip of a million rows costs more than the parse).
-	export(api, "parseShard", func(args []js.Value) (any, error) {
+	export("parseShard", func(args []js.Value) (any, error) {
 		upload, validate, packed := args[1].Bool(), args[2].Bool(), args[3].Bool()
 		out := jsx.Object.New()
 		if !validate && packed {
@@ -46,7 +44,7 @@ func exportFormats(api js.Value) {
 			out.Set("parsed", parseJSON(j))
 			return out, nil
 		}
-		s, err := shard.Parse(bytesArg(args[0], nil))
+		s, err := shard.Parse(BytesArg(args[0], nil))
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +61,7 @@ func exportFormats(api js.Value) {
 	})
 	// shardFileRows(bytes, at): the terms and verification hashes of the
 	// file block at offset at, read from the array in place.
-	export(api, "shardFileRows", func(args []js.Value) (any, error) {
+	export("shardFileRows", func(args []js.Value) (any, error) {
 		r := jsx.NewReaderAt(args[0])
 		f, err := shard.ReadFile(r, r.Size(), int64(args[1].Float()))
 		if err != nil {
@@ -73,7 +71,7 @@ func exportFormats(api js.Value) {
 	})
 	// shardChunkRows(bytes, offsets): the chunk rows of the CAS blocks at
 	// those offsets, as columns with raw hashes, read in place.
-	export(api, "shardChunkRows", func(args []js.Value) (any, error) {
+	export("shardChunkRows", func(args []js.Value) (any, error) {
 		r := jsx.NewReaderAt(args[0])
 		offsets := make([]float64, args[1].Length())
 		for i := range offsets {
@@ -90,8 +88,8 @@ func exportFormats(api js.Value) {
 		return chunkColumns(xorbs, false), nil
 	})
 	// validateShard: the findings parseShard would include.
-	export(api, "validateShard", func(args []js.Value) (any, error) {
-		s, err := shard.Parse(bytesArg(args[0], nil))
+	export("validateShard", func(args []js.Value) (any, error) {
+		s, err := shard.Parse(BytesArg(args[0], nil))
 		if err != nil {
 			return nil, err
 		}
@@ -103,28 +101,28 @@ func exportFormats(api js.Value) {
 	})
 	// shardFields: shard.Fields, which reads only the records it needs out
 	// of the array.
-	export(api, "shardFields", func(args []js.Value) (any, error) {
+	export("shardFields", func(args []js.Value) (any, error) {
 		r := jsx.NewReaderAt(args[0])
 		sel := shard.Selection{Part: args[1].String(), At: int64(args[2].Float()), Index: args[3].Int()}
 		return jsonOf(shard.Fields(r, r.Size(), sel))
 	})
 	// xorbFields: the fields of the chunk record at an offset.
-	export(api, "xorbFields", func(args []js.Value) (any, error) {
+	export("xorbFields", func(args []js.Value) (any, error) {
 		r := jsx.NewReaderAt(args[0])
 		return jsonOf(xorb.RecordFields(r, int64(args[1].Float())))
 	})
-	export(api, "shardFlags", func(args []js.Value) (any, error) {
+	export("shardFlags", func(args []js.Value) (any, error) {
 		return shard.FlagsText(args[0].String(), uint32(args[1].Float())), nil
 	})
-	export(api, "shardEntryAt", func(args []js.Value) (any, error) {
+	export("shardEntryAt", func(args []js.Value) (any, error) {
 		return shard.EntryAt(int64(args[0].Float()), int64(args[1].Float())), nil
 	})
-	export(api, "kindOf", func(args []js.Value) (any, error) {
+	export("kindOf", func(args []js.Value) (any, error) {
 		r := jsx.NewReaderAt(args[0])
 		return shard.Kind(r, r.Size()), nil
 	})
-	export(api, "parseXorb", func(args []js.Value) (any, error) {
-		x, err := xorb.ParsePartial(bytesArg(args[0], nil))
+	export("parseXorb", func(args []js.Value) (any, error) {
+		x, err := xorb.ParsePartial(BytesArg(args[0], nil))
 		if err != nil {
 			return nil, err
 		}
@@ -142,11 +140,7 @@ func jsonOf(v any, err error) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return parseJSON(out), nil
+	return parseJSON(jsonw.Marshal(v)), nil
 }
 
 // parseJSON is the JavaScript value of JSON text.
@@ -179,7 +173,7 @@ func rowColumns(s *shard.Shard) js.Value {
 	}
 	lk := jsx.Object.New()
 	lk.Set("count", len(l))
-	lk.Set("truncated", hex.EncodeToString(trunc))
+	lk.Set("truncated", textf.Sprintf("%x", trunc))
 	lk.Set("entry", jsx.Bytes(entry))
 	lk.Set("chunk", jsx.Bytes(chunk))
 	lk.Set("xorb", jsx.Bytes(xorb))
@@ -272,19 +266,13 @@ func chunkColumns(xorbs []shard.Xorb, hashStrings bool) js.Value {
 	return out
 }
 
+// now is the time in Unix seconds, from JavaScript's clock (Go's time
+// package would weigh on the core module for this one use).
+func now() int64 { return int64(js.Global().Get("Date").Call("now").Float() / 1000) }
+
 func validateShard(s *shard.Shard, upload bool) []shard.Finding {
 	if upload {
-		return shard.ValidateUpload(s, time.Now().Unix())
+		return shard.ValidateUpload(s, now())
 	}
-	return shard.Validate(s, time.Now().Unix())
-}
-
-// appendHashStrings appends the XET strings of the 32-byte hashes in raw
-// back to back: a column of hex, sliced by xetkit.js (a string for each of
-// millions of rows would cost a crossing each).
-func appendHashStrings(dst, raw []byte) []byte {
-	for i := 0; i+xethash.Size <= len(raw); i += xethash.Size {
-		dst = xethash.Hash(raw[i : i+xethash.Size]).AppendString(dst)
-	}
-	return dst
+	return shard.Validate(s, now())
 }
