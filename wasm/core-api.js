@@ -4,7 +4,7 @@
 
 import { call, describe, hashString, toBytes, typeError, XetkitError } from "./calls.js";
 import { Pool } from "./pool.js";
-import { chunkLookupsFromColumns, filesFromColumns, lazyTerms, rowsOf, xorbsFromColumns } from "./shardrecords.js";
+import { chunkLookupsFromColumns, filesFromColumns, lazyChunkLookups, lazyTerms, rowsOf, xorbsFromColumns } from "./shardrecords.js";
 
 
 // packEntries turns [{hash, length | size}] into the (hashes, sizes) pair
@@ -239,6 +239,7 @@ export class XetkitCore {
       // Every xorb's chunks stay []; their rows, and each file's terms,
       // come from the module when first used.
       lazyTerms(this.#go, b, parsed.files);
+      if (parsed.footer?.chunkLookupCount) lazyChunkLookups(this.#go, b, parsed.lookups);
       parsed.chunkRows = rowsOf(this.#go, b, parsed.xorbs);
       return parsed;
     }

@@ -50,7 +50,7 @@ export function chunkLookupsFromColumns(l) {
   const xorb = new Int32Array(l.xorb.buffer, l.xorb.byteOffset, l.count);
   const out = new Array(l.count);
   for (let i = 0; i < out.length; i++) {
-    out[i] = { truncatedHash: ts.slice(16 * i, 16 * i + 16), entry: entry[i], chunk: chunk[i], xorb: xorb[i] };
+    out[i] = { truncatedHash: ts.slice(16 * i, 16 * i + 16), entry: entry[i], xorb: xorb[i], chunk: chunk[i] };
   }
   return out;
 }
@@ -92,4 +92,18 @@ export function rowsOf(go, bytes, xorbs) {
     Object.defineProperty(rows, name, { enumerable: true, get: () => column(name) });
   }
   return rows;
+}
+
+// lazyChunkLookups makes the chunk lookup table, which a packed parse
+// leaves out, come from the module on first use.
+export function lazyChunkLookups(go, bytes, lookups) {
+  Object.defineProperty(lookups, "chunks", {
+    enumerable: true, configurable: true,
+    get() {
+      const v = chunkLookupsFromColumns(call(go, "shardChunkLookups", bytes));
+      Object.defineProperty(lookups, "chunks", { value: v, enumerable: true, writable: true, configurable: true });
+      return v;
+    },
+    set(v) { Object.defineProperty(lookups, "chunks", { value: v, enumerable: true, writable: true, configurable: true }); },
+  });
 }

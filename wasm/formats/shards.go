@@ -69,6 +69,14 @@ func registerShards(export Exporter) {
 		}
 		return termColumns([]shard.File{*f}), nil
 	})
+	// shardChunkLookups(bytes): the chunk lookup entries, as columns.
+	export("shardChunkLookups", func(args []js.Value) (any, error) {
+		s, err := shard.Parse(BytesArg(args[0], nil))
+		if err != nil {
+			return nil, err
+		}
+		return chunkLookupColumns(s), nil
+	})
 	// shardChunkRows(bytes, offsets): the chunk rows of the CAS blocks at
 	// those offsets, as columns with raw hashes, read in place.
 	export("shardChunkRows", func(args []js.Value) (any, error) {
@@ -152,6 +160,14 @@ func rowColumns(s *shard.Shard) js.Value {
 	out := jsx.Object.New()
 	out.Set("terms", termColumns(s.Files))
 	out.Set("chunks", chunkColumns(s.Xorbs, true))
+	out.Set("chunkLookups", chunkLookupColumns(s))
+	return out
+}
+
+// chunkLookupColumns are the chunk lookup entries of s as columns:
+// truncated (one string of 16 hex digits each), entry, chunk and xorb (the
+// xorb the entry names, -1 for none) u32s.
+func chunkLookupColumns(s *shard.Shard) js.Value {
 	l := s.Lookups.Chunks
 	// An entry counts records from the CAS info section's start; the xorb
 	// it names is the one whose header record is there (-1: none).
@@ -177,8 +193,7 @@ func rowColumns(s *shard.Shard) js.Value {
 	lk.Set("entry", jsx.Bytes(entry))
 	lk.Set("chunk", jsx.Bytes(chunk))
 	lk.Set("xorb", jsx.Bytes(xorb))
-	out.Set("chunkLookups", lk)
-	return out
+	return lk
 }
 
 // termColumns are the terms and verification hashes of files as columns:
