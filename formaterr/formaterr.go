@@ -4,10 +4,7 @@
 // the bad byte.
 package formaterr
 
-import (
-	"errors"
-	"github.com/xetkit/xetkit/internal/textf"
-)
+import "github.com/xetkit/xetkit/internal/textf"
 
 // Error is a problem found in serialized data at a known byte offset.
 type Error struct {
@@ -41,9 +38,32 @@ func Wrap(format string, offset int64, err error, msg string, args ...any) *Erro
 
 // Offset returns the byte offset of the first *Error in err's chain.
 func Offset(err error) (int64, bool) {
-	var fe *Error
-	if errors.As(err, &fe) {
+	if fe := Find(err); fe != nil {
 		return fe.Offset, true
 	}
 	return 0, false
+}
+
+// Find returns the first *Error in err's chain (errors.As's order), or
+// nil. It walks the chain itself: errors.As brings internal/reflectlite
+// into the core WebAssembly module.
+func Find(err error) *Error {
+	for err != nil {
+		switch e := err.(type) {
+		case *Error:
+			return e
+		case interface{ Unwrap() error }:
+			err = e.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, w := range e.Unwrap() {
+				if fe := Find(w); fe != nil {
+					return fe
+				}
+			}
+			return nil
+		default:
+			return nil
+		}
+	}
+	return nil
 }

@@ -30,10 +30,15 @@ GOOS=js GOARCH=wasm go build -trimpath $keep -gcflags=github.com/pierrec/lz4/v4/
 	-gcflags=slices= -gcflags=strings= -gcflags=unicode/utf8= -ldflags="-s -w" -o "$out.tmp" ./wasm
 mv "$out.tmp" "$out"
 # The core module (xetkit/core): the formats alone, built with the
-# xetkit_core tag, which leaves xorb's compressor out.
+# xetkit_core tag, which leaves xorb's compressor out, and without inlining
+# in xetkit's packages whose work is not in a tight loop (another 21 KB;
+# the first-screen parse is no slower, the full parse and validation 7 %).
 core=wasm/xetkit-core.wasm
+x=github.com/xetkit/xetkit
+cold=""
+for p in shard shard/spec wasm/formats wasm/exports wasm/core internal/jsexport internal/textf internal/jsonw formaterr; do cold="$cold -gcflags=$x/$p=-l"; done
 # shellcheck disable=SC2086
-GOOS=js GOARCH=wasm go build -tags xetkit_core -trimpath $keep -ldflags="-s -w" -o "$core.tmp" ./wasm/core
+GOOS=js GOARCH=wasm go build -tags xetkit_core -trimpath $keep $cold -ldflags="-s -w" -o "$core.tmp" ./wasm/core
 mv "$core.tmp" "$core"
 
 goroot=$(go env GOROOT)

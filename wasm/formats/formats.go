@@ -9,7 +9,6 @@
 package formats
 
 import (
-	"errors"
 	"syscall/js"
 
 	"github.com/xetkit/xetkit/formaterr"
@@ -44,15 +43,14 @@ func errorf(code, format string, args ...any) error { return jsexport.Errorf(cod
 // formats: a jsexport.Error's own code, TYPE for a JavaScript value of the
 // wrong type, FORMAT with the offset for bad bytes, else VALUE.
 func Code(err error) (code string, offset int64, hasOffset bool) {
-	var ae *jsexport.Error
-	switch {
-	case errors.As(err, &ae):
-		return ae.Code, 0, false
-	case errors.As(err, new(*js.ValueError)):
+	switch e := err.(type) {
+	case *jsexport.Error:
+		return e.Code, 0, false
+	case *js.ValueError:
 		return CodeType, 0, false
 	}
-	if offset, hasOffset = formaterr.Offset(err); hasOffset {
-		return CodeFormat, offset, true
+	if fe := formaterr.Find(err); fe != nil {
+		return CodeFormat, fe.Offset, true
 	}
 	return CodeValue, 0, false
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"syscall/js"
 
-	"github.com/xetkit/xetkit/internal/jsonw"
 	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/internal/textf"
 	"github.com/xetkit/xetkit/shard"
@@ -105,19 +104,27 @@ func registerShards(export Exporter) {
 		if findings == nil {
 			findings = []shard.Finding{}
 		}
-		return jsonOf(findings, nil)
+		return findingsValue(findings), nil
 	})
 	// shardFields: shard.Fields, which reads only the records it needs out
 	// of the array.
 	export("shardFields", func(args []js.Value) (any, error) {
 		r := jsx.NewReaderAt(args[0])
 		sel := shard.Selection{Part: args[1].String(), At: int64(args[2].Float()), Index: args[3].Int()}
-		return jsonOf(shard.Fields(r, r.Size(), sel))
+		fs, err := shard.Fields(r, r.Size(), sel)
+		if err != nil {
+			return nil, err
+		}
+		return shardFieldsValue(fs), nil
 	})
 	// xorbFields: the fields of the chunk record at an offset.
 	export("xorbFields", func(args []js.Value) (any, error) {
 		r := jsx.NewReaderAt(args[0])
-		return jsonOf(xorb.RecordFields(r, int64(args[1].Float())))
+		fs, err := xorb.RecordFields(r, int64(args[1].Float()))
+		if err != nil {
+			return nil, err
+		}
+		return js.ValueOf(xorbFieldsValue(fs)), nil
 	})
 	export("shardFlags", func(args []js.Value) (any, error) {
 		return shard.FlagsText(args[0].String(), uint32(args[1].Float())), nil
@@ -139,16 +146,8 @@ func registerShards(export Exporter) {
 				return nil, err
 			}
 		}
-		return jsonOf(x.Summary(), nil)
+		return summaryValue(x.Summary()), nil
 	})
-}
-
-// jsonOf returns v as a JavaScript value (through JSON), or err.
-func jsonOf(v any, err error) (any, error) {
-	if err != nil {
-		return nil, err
-	}
-	return parseJSON(jsonw.Marshal(v)), nil
 }
 
 // parseJSON is the JavaScript value of JSON text.
