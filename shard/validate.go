@@ -1,8 +1,8 @@
 package shard
 
 import (
-	"cmp"
 	"slices"
+	"sort"
 
 	"github.com/xetkit/xetkit/internal/textf"
 	"github.com/xetkit/xetkit/xethash"
@@ -125,16 +125,25 @@ func (c *findings) result() []Finding {
 		out = append(out, Finding{Severity: Info, Offset: f.Offset, Section: f.Section, Rule: RuleTruncated,
 			Message: textf.Sprintf("%d more %q findings not listed, the first at byte %d", c.count[rule]-maxPerRule, rule, f.Offset)})
 	}
-	slices.SortStableFunc(out, func(a, b Finding) int {
-		if c := cmp.Compare(a.Offset, b.Offset); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Rule, b.Rule)
-	})
+	sort.Stable(byOffset(out))
 	if out == nil {
 		out = []Finding{}
 	}
 	return out
+}
+
+// byOffset orders findings by offset, then rule. The sorts here and in
+// write.go go through package sort's interface rather than slices' generic
+// functions, each of whose instances weighs on the core WebAssembly module.
+type byOffset []Finding
+
+func (f byOffset) Len() int      { return len(f) }
+func (f byOffset) Swap(i, j int) { f[i], f[j] = f[j], f[i] }
+func (f byOffset) Less(i, j int) bool {
+	if f[i].Offset != f[j].Offset {
+		return f[i].Offset < f[j].Offset
+	}
+	return f[i].Rule < f[j].Rule
 }
 
 // note records a rule break seen while reading.
@@ -461,7 +470,11 @@ func (v *validator) lookups() {
 			spans = append(spans, span{t.name, t.off, t.off + t.count*t.size})
 		}
 	}
-	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	for i := 1; i < len(spans); i++ { // three at most
+		for j := i; j > 0 && spans[j].start < spans[j-1].start; j-- {
+			spans[j], spans[j-1] = spans[j-1], spans[j]
+		}
+	}
 	at := uint64(lo)
 	for i, sp := range spans {
 		if i > 0 && sp.start < spans[i-1].end {

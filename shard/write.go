@@ -1,10 +1,9 @@
 package shard
 
 import (
-	"cmp"
 	"errors"
 	"math"
-	"slices"
+	"sort"
 
 	"github.com/xetkit/xetkit/internal/textf"
 	"github.com/xetkit/xetkit/xethash"
@@ -178,9 +177,24 @@ func (s *Shard) lookupTables(nChunks int) (files, xorbs, chunks []LookupEntry) {
 		}
 	}
 	for _, rows := range [][]LookupEntry{files, xorbs, chunks} {
-		slices.SortFunc(rows, func(x, y LookupEntry) int {
-			return cmp.Or(cmp.Compare(x.Truncated, y.Truncated), cmp.Compare(x.Entry, y.Entry), cmp.Compare(x.Chunk, y.Chunk))
-		})
+		sort.Sort(lookupOrder(rows))
 	}
 	return files, xorbs, chunks
+}
+
+// lookupOrder sorts lookup entries by truncated hash, then entry, then
+// chunk (see byOffset for why through package sort).
+type lookupOrder []LookupEntry
+
+func (l lookupOrder) Len() int      { return len(l) }
+func (l lookupOrder) Swap(i, j int) { l[i], l[j] = l[j], l[i] }
+func (l lookupOrder) Less(i, j int) bool {
+	a, b := &l[i], &l[j]
+	if a.Truncated != b.Truncated {
+		return a.Truncated < b.Truncated
+	}
+	if a.Entry != b.Entry {
+		return a.Entry < b.Entry
+	}
+	return a.Chunk < b.Chunk
 }

@@ -237,10 +237,10 @@ func (d *Declaration) checkOptions(name, arg string, keys map[string]string, v j
 	given := jsx.Object.Call("keys", v)
 	for i := range given.Length() {
 		if k := given.Index(i).String(); keys[k] == "" {
-			return Errorf("TYPE", "%s: %s.%s is not one of its options %v", name, arg, k, slices.Sorted(maps.Keys(keys)))
+			return Errorf("TYPE", "%s: %s.%s is not one of its options %v", name, arg, k, sortedKeys(keys))
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
+	for _, k := range sortedKeys(keys) {
 		typ, optional := option(keys[k])
 		x := v.Get(k)
 		absent := x.IsUndefined() || x.IsNull()
@@ -347,6 +347,19 @@ func strings1(v any) map[string]string {
 	for k, e := range object(v) {
 		if s, ok := e.(string); ok {
 			out[k] = s
+		}
+	}
+	return out
+}
+
+// sortedKeys returns the keys of m in order (an options object has a few:
+// an insertion sort, not slices' generic one, for the core module's weight).
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+		for j := len(out) - 1; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
 		}
 	}
 	return out
