@@ -120,10 +120,11 @@ func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 
 	footerAt := size - FooterSize
 	// Empty tables point at the footer, as the reference writes them.
-	f := Footer{Version: FooterVersion, FileInfoOffset: HeaderSize, CASInfoOffset: uint64(casAt),
-		FileLookupOffset: uint64(footerAt), XorbLookupOffset: uint64(footerAt), ChunkLookupOffset: uint64(footerAt),
-		ChunkHashKey: s.Footer.ChunkHashKey, CreatedAt: s.Footer.CreatedAt, KeyExpiry: s.Footer.KeyExpiry,
-		Totals: s.Footer.Totals, FooterOffset: uint64(footerAt)}
+	// The footer as the model holds it, but for what follows from the form.
+	f := *s.Footer
+	f.Version, f.FileInfoOffset, f.CASInfoOffset, f.FooterOffset = FooterVersion, HeaderSize, uint64(casAt), uint64(footerAt)
+	f.FileLookupOffset, f.XorbLookupOffset, f.ChunkLookupOffset = uint64(footerAt), uint64(footerAt), uint64(footerAt)
+	f.FileLookupCount, f.XorbLookupCount, f.ChunkLookupCount = 0, 0, 0
 	if opts.LookupTables {
 		files, xorbs, chunks := s.lookupTables(nChunks)
 		f.FileLookupOffset, f.FileLookupCount = uint64(afterCAS), uint64(len(files))
