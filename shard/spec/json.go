@@ -59,11 +59,13 @@ func (p *parser) spec(sp *Spec) error {
 			sp.AppID = new(string)
 			return p.str(sp.AppID)
 		case "files":
+			sp.Files = []File{} // [] is empty, not nil, as encoding/json has it
 			return p.array(func() error {
 				sp.Files = append(sp.Files, File{})
 				return p.file(&sp.Files[len(sp.Files)-1])
 			})
 		case "xorbs":
+			sp.Xorbs = []Xorb{}
 			return p.array(func() error {
 				sp.Xorbs = append(sp.Xorbs, Xorb{})
 				return p.xorb(&sp.Xorbs[len(sp.Xorbs)-1])
@@ -89,6 +91,7 @@ func (p *parser) file(f *File) error {
 			f.Flags = new(uint32)
 			return p.u32(f.Flags)
 		}
+		f.Terms = []Term{}
 		return p.array(func() error {
 			f.Terms = append(f.Terms, Term{})
 			return p.term(&f.Terms[len(f.Terms)-1])
@@ -130,6 +133,7 @@ func (p *parser) xorb(x *Xorb) error {
 		case "bytesOnDisk":
 			return p.u32(&x.BytesOnDisk)
 		}
+		x.Chunks = []Chunk{}
 		return p.array(func() error {
 			x.Chunks = append(x.Chunks, Chunk{})
 			return p.chunk(&x.Chunks[len(x.Chunks)-1])
@@ -450,6 +454,9 @@ func (p *parser) stringToken() (string, error) {
 		case c == '"':
 			out = append(out, p.data[start:p.i]...)
 			p.i++
+			if !utf8.Valid(out) {
+				out = validUTF8(out)
+			}
 			return string(out), nil
 		case c < 0x20:
 			return "", p.bad("want no control character in a string")
@@ -465,6 +472,22 @@ func (p *parser) stringToken() (string, error) {
 			p.i++
 		}
 	}
+}
+
+// validUTF8 replaces each byte of b that is not part of a UTF-8 sequence
+// with U+FFFD, as encoding/json reads such a string.
+func validUTF8(b []byte) []byte {
+	var out []byte
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return out
 }
 
 // escape reads one escape sequence of a string (a surrogate pair as one).
