@@ -31,12 +31,14 @@ func eachPiece(v js.Value, fn func([]byte)) {
 	}
 }
 
-// chunks gathers the Chunks result: {lengths: Uint32Array, hashes: string[]}.
+// Chunks gathers the Chunks result of exports.json: {lengths:
+// Uint32Array, hashes: string[]}.
 type Chunks struct {
 	lens   []int
 	hashes []xethash.Hash
 }
 
+// Add appends a chunk of size bytes with hash h.
 func (c *Chunks) Add(h xethash.Hash, size int) {
 	c.lens = append(c.lens, size)
 	c.hashes = append(c.hashes, h)
@@ -49,6 +51,7 @@ func (c *Chunks) hash(cs []chunking.Chunk) {
 	}
 }
 
+// Value is the JavaScript value of the chunks gathered.
 func (c *Chunks) Value() js.Value {
 	o := jsx.Object.New()
 	o.Set("lengths", jsx.U32Array(c.lens))

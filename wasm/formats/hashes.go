@@ -34,6 +34,8 @@ func hashesArg(v js.Value, what string) ([]xethash.Hash, error) {
 	return out, nil
 }
 
+// HashArg reads the XET hash string v (the argument what), or fails with
+// VALUE.
 func HashArg(v js.Value, what string) (xethash.Hash, error) {
 	h, err := xethash.Parse(v.String())
 	if err != nil {
