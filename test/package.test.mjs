@@ -219,25 +219,13 @@ const load = (options) => loadFrom({ ...options, wasmURL });`));
   t.after(() => browser.close());
   for (const [name, url] of cases) {
     await t.test(name, async () => {
-      const context = await browser.newContext();
-      try {
-        const p = await context.newPage();
-        const errors = [];
-        p.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
-        p.on("console", (m) => { if (m.type() === "error") errors.push(`console: ${m.text()}`); });
-        await p.goto(url);
-        await p.waitForFunction(() => globalThis.xetkitResult, null, { timeout: 60_000 });
-        const r = await p.evaluate(() => globalThis.xetkitResult);
-        assert.equal(r.error, undefined, r.error);
-        assert.deepEqual(errors, []);
+      await pageResult(browser, url, (r) => {
         assert.equal(r.fileHash, want);
         assert.equal(r.same, true, "chunkAsync differs from chunk");
         assert.equal(r.workers, 2);
         assert.deepEqual(r.leaked, [], "load() added globals");
         assert.deepEqual(r.globals, ["undefined", "undefined", "undefined", "undefined"], "process, fs, path, Go");
-      } finally {
-        await context.close();
-      }
+      });
     });
   }
 });
@@ -300,21 +288,30 @@ ${sampleSource}
   const origin = await serve(t, { "/": join(built.core.dir, "dist") });
   const browser = await launchBrowser();
   t.after(() => browser.close());
+  await pageResult(browser, `${origin}/index.html`, (r) => {
+    assert.equal(r.fileHash, want);
+    assert.equal(r.files, 1);
+    assert.deepEqual(r.rules, ["xorb-hash"], "the built shard's made-up xorb hash is found out, on a worker");
+  });
+});
+
+// pageResult opens url in a context of its own, waits for the page's
+// globalThis.xetkitResult, checks that the page threw and logged no
+// error, and hands the result to check.
+async function pageResult(browser, url, check) {
   const context = await browser.newContext();
   try {
     const p = await context.newPage();
     const errors = [];
     p.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
     p.on("console", (m) => { if (m.type() === "error") errors.push(`console: ${m.text()}`); });
-    await p.goto(`${origin}/index.html`);
+    await p.goto(url);
     await p.waitForFunction(() => globalThis.xetkitResult, null, { timeout: 60_000 });
     const r = await p.evaluate(() => globalThis.xetkitResult);
     assert.equal(r.error, undefined, r.error);
     assert.deepEqual(errors, []);
-    assert.equal(r.fileHash, want);
-    assert.equal(r.files, 1);
-    assert.deepEqual(r.rules, ["xorb-hash"], "the built shard's made-up xorb hash is found out, on a worker");
+    check(r);
   } finally {
     await context.close();
   }
-});
+}
