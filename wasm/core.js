@@ -21,6 +21,6 @@ export { XetkitError };
  * @param {{wasmURL?: string | URL, wasmModule?: WebAssembly.Module, workers?: number, kernels?: boolean}} [options]
  */
 export function load(options = {}) {
-  return startModule(options, () => new URL("./xetkit-core.wasm", import.meta.url),
+  return startModule(options, "xetkit-core.wasm", () => new URL("./xetkit-core.wasm", import.meta.url),
     (compiled, go, workers) => new XetkitCore(go, new Pools(compiled, 0, workers !== 0)));
 }

@@ -13,9 +13,9 @@ function loadError(message, cause) {
   return err;
 }
 
-// compile fetches (or reads, for a file: URL in Node) and compiles the wasm.
-async function compile(url) {
-  const name = url.pathname.split("/").pop();
+// compile fetches (or reads, for a file: URL in Node) and compiles the wasm,
+// the module called name (for messages).
+async function compile(url, name) {
   let bytes;
   let res;
   try {
@@ -76,12 +76,12 @@ function kernelsModule() {
 // startGo runs this thread's instance of the compiled modules ({go, kernels}):
 // {api, memory, go, kernels}. In Node, Go's Host has Node's SHA-256: native
 // code, several times the module's own speed.
-async function startGo(compiled) {
+async function startGo(compiled, name) {
   try {
     const sha = isNode ? (await nodeHost()).sha256 : null;
     return await runGo(compiled.go, defineGo, unrefGoTimers, compiled.kernels, sha);
   } catch (e) {
-    throw new XetkitError(`load: the module did not start: ${e && e.message ? e.message : e}`, "INTERNAL");
+    throw new XetkitError(`load: ${name} did not start: ${e && e.message ? e.message : e}`, "INTERNAL");
   }
 }
 
@@ -89,13 +89,13 @@ async function startGo(compiled) {
 const loaded = new Map();
 
 /**
- * startModule checks load's options, compiles the module (at
+ * startModule checks load's options, compiles the module name (at
  * defaultURL(), unless the options say where) and starts it, and resolves
  * to make(compiled, go, workers): the API. Repeated calls with the same
  * module and options share one instance.
  * @param {{wasmURL?: string | URL, wasmModule?: WebAssembly.Module, workers?: number, kernels?: boolean}} options
  */
-export function startModule(options, defaultURL, make) {
+export function startModule(options, name, defaultURL, make) {
   if (options === null || typeof options !== "object") {
     return Promise.reject(typeError("load: options must be an object"));
   }
@@ -128,8 +128,8 @@ export function startModule(options, defaultURL, make) {
   let p = byWorkers.get(key);
   if (!p) {
     p = (async () => {
-      const compiled = { go: wasmModule ?? await compile(source), kernels: kernels ? await kernelsModule() : null };
-      return make(compiled, await startGo(compiled), workers);
+      const compiled = { go: wasmModule ?? await compile(source, name), kernels: kernels ? await kernelsModule() : null };
+      return make(compiled, await startGo(compiled, name), workers);
     })();
     byWorkers.set(key, p);
     p.catch(() => byWorkers.delete(key));

@@ -36,7 +36,7 @@ export { XetkitError };
 export function load(options = {}) {
   // The URL is written out in full so bundlers (Vite, webpack) see the
   // asset and emit it.
-  return startModule(options, () => new URL("./xetkit.wasm", import.meta.url), async (compiled, go, workers) => {
+  return startModule(options, "xetkit.wasm", () => new URL("./xetkit.wasm", import.meta.url), async (compiled, go, workers) => {
     // Go sizes the pool (the default, or a check of the size asked for).
     let size;
     try {
