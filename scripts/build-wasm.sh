@@ -16,18 +16,22 @@ node scripts/wat2wasm.mjs
 
 # For their weight, both modules are built without inlining (-l) in the
 # standard library's packages but those whose functions the hot paths call
-# (kept): xetkit's own, pierrec/lz4, syscall/js and strconv, and for the
-# full module the runtime and the byte and string helpers too, where -l
-# slowed the full parse of a big shard by half. Full module: 1.76 -> 1.70
+# (kept): xetkit's own, pierrec/lz4, syscall/js, strconv and the byte
+# helpers whose one-line functions the decoding loops call (encoding/binary,
+# math/bits, unicode/utf8: with -l there a viewer's first parse of a big
+# shard took half as long again), and for the full module the runtime and
+# slices and strings too, where -l slowed the full parse of a big shard by
+# half. Full module: 1.76 -> 1.70
 # MB of gzip, processFile and parseShard as fast; core module: 925 -> 900
 # KB, its first-screen parse no slower. wasm-opt -Oz (binaryen 132) was
 # tried on the core module: 7 % fewer raw bytes but 2 KB more gzip, so it
 # is not used.
-keep="-gcflags=all=-l -gcflags=github.com/xetkit/xetkit/...= -gcflags=syscall/js= -gcflags=strconv= -gcflags=internal/strconv="
+keep="-gcflags=all=-l -gcflags=github.com/xetkit/xetkit/...= -gcflags=syscall/js= -gcflags=strconv= -gcflags=internal/strconv=
+	-gcflags=encoding/binary= -gcflags=math/bits= -gcflags=unicode/utf8="
 out=wasm/xetkit.wasm
 # shellcheck disable=SC2086
-GOOS=js GOARCH=wasm go build -trimpath $keep -gcflags=github.com/pierrec/lz4/v4/...= -gcflags=runtime= -gcflags=encoding/binary= \
-	-gcflags=slices= -gcflags=strings= -gcflags=unicode/utf8= -ldflags="-s -w" -o "$out.tmp" ./wasm
+GOOS=js GOARCH=wasm go build -trimpath $keep -gcflags=github.com/pierrec/lz4/v4/...= -gcflags=runtime= \
+	-gcflags=slices= -gcflags=strings= -ldflags="-s -w" -o "$out.tmp" ./wasm
 mv "$out.tmp" "$out"
 # The core module (xetkit/core): the formats alone, built with the
 # xetkit_core tag, which leaves xorb's compressor out, and without inlining
