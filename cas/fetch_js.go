@@ -12,6 +12,7 @@ import (
 	"syscall/js"
 	"unsafe"
 
+	"github.com/xetkit/xetkit/internal/jsasync"
 	"github.com/xetkit/xetkit/internal/jsx"
 )
 
@@ -91,7 +92,7 @@ func (t *FetchTransport) Do(req *Request) (resp *Response, err error) {
 		}
 	}
 	url := req.URL.String()
-	res, err := jsx.Await(ctx, jsFetch.Invoke(url, opt))
+	res, err := jsasync.Await(ctx, jsFetch.Invoke(url, opt))
 	if err != nil {
 		ac.Call("abort")
 		if ctx.Err() != nil {
@@ -222,7 +223,7 @@ func (b *fetchBody) Read(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err
 	}
-	v, err := jsx.Await(b.ctx, b.reader.Call("read"))
+	v, err := jsasync.Await(b.ctx, b.reader.Call("read"))
 	if err != nil {
 		b.abort.Call("abort")
 		b.err = fmt.Errorf("reading the answer: %w", err)
@@ -255,7 +256,7 @@ func (b *fetchBody) readOwn(p []byte) (int, error) {
 		return 0, nil
 	}
 	view := jsx.Uint8Array.New(b.own, 0, min(len(p), byobSize))
-	v, err := jsx.Await(b.ctx, b.reader.Call("read", view))
+	v, err := jsasync.Await(b.ctx, b.reader.Call("read", view))
 	if err != nil {
 		b.abort.Call("abort")
 		b.err = fmt.Errorf("reading the answer: %w", err)

@@ -74,7 +74,7 @@ test("files, terms, verification and the xorb link", pageTest(env, async (page) 
   assert.deepEqual(tr, [["0", FACTS.xorbHash, "[0, 796)", "796", "63,527,244", cli.files[0].verification[0]]]);
   // the hex view names the file block's records
   const names = (await legend(page)).map((f) => f.name);
-  assert.deepEqual(names, ["fileHash", "fileFlags", "numEntries", "reserved", "term 0", "verification 0", "metadata ext (sha256)"]);
+  assert.deepEqual(names, ["hash", "flags", "numEntries", "reserved", "term 0", "verification 0", "metadata ext (sha256)"]);
   // the term's xorb is in this shard: its hash links to it
   await page.locator('.vt[aria-label="terms"] a.hash').click();
   await page.waitForFunction(() => location.hash.includes("sec=xorb"));
@@ -97,7 +97,7 @@ test("all chunks: keyboard to the last row, hex of the selected chunk", pageTest
   assert.deepEqual(last, ["795", "0", "795", chunks[795].hash, offset.toLocaleString("en-US"), chunks[795].length.toLocaleString("en-US"), "0x00000000"]);
   assert.equal(await page.locator(".vt-row.active .vt-cell").first().innerText(), "795");
   const lg = await legend(page);
-  assert.equal(lg.find((f) => f.name === "chunkHash").value, chunks[795].hash);
+  assert.equal(lg.find((f) => f.name === "hash").value, chunks[795].hash);
   assert.equal(lg.find((f) => f.name === "unpackedBytes").value, String(chunks[795].length));
   await page.keyboard.press("Home");
   await page.keyboard.press("ArrowDown");
@@ -261,7 +261,7 @@ test("lookup tables, and a dedupe response whose key has not expired", pageTest(
   await fl.focus();
   await page.keyboard.press("Home");
   const names = await page.locator(".hex-legend .hex-field").evaluateAll((fs) => fs.map((f) => f.dataset.field));
-  assert.deepEqual(names, ["truncatedHash", "fileEntry"]);
+  assert.deepEqual(names, ["truncatedHash", "entry"]);
   assert.match(await page.locator(".hex-title").innerText(), new RegExp(`^File lookup entry 0 bytes ${cli.footer.fileLookupOffset.toLocaleString("en-US")}–`));
 
   await showItem(page, "dedupe.shard");

@@ -49,7 +49,7 @@ func (k *knownChunks) lookup(h xethash.Hash, now time.Time) (chunkLoc, bool) {
 func (k *knownChunks) evictExpired(now time.Time) {
 	kept := k.keyed[:0]
 	for _, m := range k.keyed {
-		if m.Expired(now) {
+		if m.Expired(now.Unix()) {
 			k.n -= m.Len()
 		} else {
 			kept = append(kept, m)
@@ -94,13 +94,13 @@ func (k *knownChunks) addShard(s *shard.Shard, now time.Time) {
 	for _, m := range k.keyed {
 		if m.Key() == key {
 			before := m.Len()
-			if m.Add(s, now) == nil {
+			if m.Add(s, now.Unix()) == nil {
 				k.reserve(m.Len() - before)
 			}
 			return
 		}
 	}
-	m, err := shard.NewMatcher(s, now)
+	m, err := shard.NewMatcher(s, now.Unix())
 	if err != nil {
 		return // expired
 	}

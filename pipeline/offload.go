@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/xetkit/xetkit/chunking"
 	"github.com/xetkit/xetkit/internal/sha256x"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -245,12 +246,12 @@ func (d *localDigest) Sum() ([sha256x.Size]byte, error) {
 
 // EncodeChunks hashes and encodes chunks for an Offload (the workers'
 // encodeChunks op): data holds the chunks back to back, lens their
-// lengths (see EachChunk). It appends each chunk hash to hashes and, with
+// lengths (see chunking.EachChunk). It appends each chunk hash to hashes and, with
 // an Encoder, each chunk record to records (its length to recLens). It
 // keeps no state, so any number of callers may run it at once, each with
 // its own Encoder.
 func EncodeChunks(e *xorb.Encoder, data []byte, lens []int, hashes []xethash.Hash, records []byte, recLens []int) ([]xethash.Hash, []byte, []int, error) {
-	err := EachChunk(data, lens, func(chunk []byte) error {
+	err := chunking.EachChunk(data, lens, func(chunk []byte) error {
 		hashes = append(hashes, xethash.Chunk(chunk))
 		if e == nil {
 			return nil
@@ -264,21 +265,3 @@ func EncodeChunks(e *xorb.Encoder, data []byte, lens []int, hashes []xethash.Has
 	return hashes, records, recLens, err
 }
 
-// EachChunk calls fn with each of the chunks that data holds back to
-// back, lens their lengths; it fails if the lengths do not cover data
-// exactly.
-func EachChunk(data []byte, lens []int, fn func(chunk []byte) error) error {
-	for i, n := range lens {
-		if n < 0 || n > len(data) {
-			return fmt.Errorf("upload: chunk %d of %d bytes runs past the %d bytes left", i, n, len(data))
-		}
-		if err := fn(data[:n]); err != nil {
-			return err
-		}
-		data = data[n:]
-	}
-	if len(data) != 0 {
-		return fmt.Errorf("upload: %d bytes left over after the chunks", len(data))
-	}
-	return nil
-}

@@ -9,6 +9,7 @@ import (
 	"syscall/js"
 	"time"
 
+	"github.com/xetkit/xetkit/internal/jsasync"
 	"github.com/xetkit/xetkit/internal/jsx"
 )
 
@@ -40,7 +41,7 @@ func (b JS) call(method string, args ...any) (v js.Value, err error) {
 	if done := doneOf(r); done.Type() == js.TypeFunction {
 		err = awaitDone(p, done)
 	} else {
-		v, err = jsx.Await(context.Background(), p)
+		v, err = jsasync.Await(context.Background(), p)
 	}
 	if err != nil {
 		err = fmt.Errorf("upload state %s: %w", method, err)

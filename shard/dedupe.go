@@ -2,24 +2,15 @@ package shard
 
 import (
 	"errors"
-	"fmt"
 	"slices"
-	"time"
 
+	"github.com/xetkit/xetkit/internal/textf"
 	"github.com/xetkit/xetkit/xethash"
 )
 
 // ErrExpired is returned when a shard's key expiry has passed: its chunk
 // hashes must no longer be used to deduplicate (draft §9.6.2, §13.4).
 var ErrExpired = errors.New("shard: chunk hash key has expired")
-
-// Match says where a dedupe shard holds one of the local chunks.
-type Match struct {
-	Local     int          // index into the local chunk hashes
-	Xorb      xethash.Hash // the xorb holding it
-	XorbIndex int          // index of that xorb in Shard.Xorbs
-	Chunk     uint32       // the chunk's index within the xorb
-}
 
 // Matcher finds plain chunk hashes among the (possibly keyed) chunk
 // hashes of dedupe shards: the one place where a client matches its chunks
@@ -41,9 +32,10 @@ type chunkRef struct {
 }
 
 // NewMatcher indexes the chunks of s. It returns ErrExpired (wrapped, with
-// the time) when s has a key expiry at or before now; a zero now skips that
-// check. A chunk that appears in several xorbs matches the first.
-func NewMatcher(s *Shard, now time.Time) (*Matcher, error) {
+// the time) when s has a key expiry at or before now (Unix seconds); a now
+// of 0 skips that check. A chunk that appears in several xorbs matches the
+// first.
+func NewMatcher(s *Shard, now int64) (*Matcher, error) {
 	m := &Matcher{index: map[xethash.Hash]chunkRef{}}
 	if s.Footer != nil {
 		m.key = s.Footer.ChunkHashKey
@@ -55,17 +47,17 @@ func NewMatcher(s *Shard, now time.Time) (*Matcher, error) {
 // Add indexes the chunks of another shard with the same chunk hash key
 // after those already added (whose chunks match first). It returns
 // ErrExpired as NewMatcher does, adding nothing.
-func (m *Matcher) Add(s *Shard, now time.Time) error {
+func (m *Matcher) Add(s *Shard, now int64) error {
 	var key xethash.Hash
 	var expiry uint64
 	if f := s.Footer; f != nil {
 		key, expiry = f.ChunkHashKey, f.KeyExpiry
 	}
 	if key != m.key {
-		return fmt.Errorf("shard: chunk hash key %s differs from the matcher's %s", key, m.key)
+		return textf.Errorf("shard: chunk hash key %s differs from the matcher's %s", key, m.key)
 	}
-	if expiry != 0 && !now.IsZero() && expiry <= uint64(now.Unix()) {
-		return fmt.Errorf("%w at %s", ErrExpired, unixString(expiry))
+	if expiry != 0 && now != 0 && expiry <= uint64(now) {
+		return textf.Errorf("%w at %s", ErrExpired, unixString(expiry))
 	}
 	if expiry != 0 && (m.expiry == 0 || expiry < m.expiry) {
 		m.expiry = expiry
@@ -97,30 +89,14 @@ func (m *Matcher) Xorb(i int) xethash.Hash { return m.xorbs[i] }
 // Key returns the chunk hash key of the shards (zero: plain hashes).
 func (m *Matcher) Key() xethash.Hash { return m.key }
 
-// Expired reports whether the key of any shard added has expired at now.
-func (m *Matcher) Expired(now time.Time) bool {
-	return m.expiry != 0 && m.expiry <= uint64(now.Unix())
+// Expired reports whether the key of any shard added has expired at now
+// (Unix seconds).
+func (m *Matcher) Expired(now int64) bool {
+	return m.expiry != 0 && m.expiry <= uint64(now)
 }
 
 // Len returns the number of distinct chunk hashes indexed.
 func (m *Matcher) Len() int { return len(m.index) }
-
-// FindChunks returns which of the local chunk hashes (plain, as computed
-// from the data) the dedupe shard s covers, and where, in local order. It
-// returns ErrExpired when the shard's key has expired at now.
-func FindChunks(s *Shard, local []xethash.Hash, now time.Time) ([]Match, error) {
-	m, err := NewMatcher(s, now)
-	if err != nil {
-		return nil, err
-	}
-	var out []Match
-	for i, h := range local {
-		if x, c, ok := m.Find(h); ok {
-			out = append(out, Match{Local: i, Xorb: m.Xorb(x), XorbIndex: x, Chunk: c})
-		}
-	}
-	return out, nil
-}
 
 // KeyChunks returns a copy of xorbs whose chunk hashes are keyed with key,
 // as a dedupe response stores them (a zero key copies them unchanged).

@@ -13,9 +13,9 @@
 // remain, a missing bookend) is a *formaterr.Error with the byte offset.
 // What can be read but breaks a rule is a [Finding] from [Validate].
 //
-// Writing goes through [Shard.Marshal]; the JSON [Spec] (DESIGN.md's
-// ShardSpec) is the human-editable description that [Build] turns into
-// bytes and [SpecOf] recovers from a parsed shard. [ParsedOf] and
-// [AppendParsedJSON] give DESIGN.md's ParsedShard JSON. [NewMatcher] and
-// [FindChunks] answer which local chunks a dedupe response covers.
+// One table of record layouts (layout.go) describes every record: the
+// reader, the writer ([Shard.Marshal]), the ParsedShard JSON ([AppendJSON])
+// and the hex view's field spans ([Fields]) all walk it. The JSON ShardSpec
+// that describes a shard to build is package shard/spec. [NewMatcher]
+// answers which local chunks a dedupe response covers.
 package shard

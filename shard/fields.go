@@ -1,18 +1,18 @@
 package shard
 
 import (
-	"encoding/hex"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
+	"github.com/xetkit/xetkit/internal/textf"
 	"github.com/xetkit/xetkit/xethash"
 )
 
 // Field is one field of a shard record, for a viewer's hex view: where it
-// lies, what it is called and its value as text (a hash as its XET string,
-// an integer in decimal).
+// lies, what it is called (its key in the JSON, where it has one) and its
+// value as text (a hash as its XET string, an integer in decimal, a
+// truncated hash as 16 hex digits).
 type Field struct {
 	Name   string `json:"name"`
 	Offset int64  `json:"offset"`
@@ -20,65 +20,38 @@ type Field struct {
 	Value  string `json:"value"`
 }
 
-// fieldKind says how a field's bytes read as text.
-type fieldKind uint8
-
-const (
-	kindHash fieldKind = iota // 32 bytes, shown as a XET string
-	kindU32                   // little-endian
-	kindU64                   // little-endian
-	kindText                  // NUL-padded text
-	kindRaw                   // reserved or opaque bytes
-)
-
-type fieldDecl struct {
-	name string
-	size int
-	kind fieldKind
+// fieldText is a field's bytes v as text.
+func fieldText(k kind, v []byte) string {
+	switch k {
+	case kHash:
+		return xethash.Hash(v).String()
+	case kU32, kCount:
+		return strconv.FormatUint(uint64(le32(v)), 10)
+	case kU64:
+		return strconv.FormatUint(le64(v), 10)
+	case kTrunc:
+		return string(appendTrunc(nil, le64(v)))
+	case kText:
+		for len(v) > 0 && v[len(v)-1] == 0 {
+			v = v[:len(v)-1]
+		}
+		return strconv.Quote(string(v))
+	}
+	if allZero(v) {
+		return strconv.Itoa(len(v)) + " zero bytes"
+	}
+	const digits = "0123456789abcdef"
+	out := make([]byte, 0, 2*len(v))
+	for _, c := range v {
+		out = append(out, digits[c>>4], digits[c&15])
+	}
+	return string(out)
 }
-
-// The fields of every record, in byte order (draft §9). They are declared
-// here once; fields_test.go checks them against what Marshal writes.
-var (
-	headerFields = []fieldDecl{
-		{"appId", 14, kindText}, {"null", 1, kindRaw}, {"magic", 17, kindRaw},
-		{"version", 8, kindU64}, {"footerSize", 8, kindU64},
-	}
-	fileHeaderFields = []fieldDecl{
-		{"fileHash", 32, kindHash}, {"fileFlags", 4, kindU32}, {"numEntries", 4, kindU32}, {"reserved", 8, kindRaw},
-	}
-	termFields = []fieldDecl{
-		{"xorbHash", 32, kindHash}, {"casFlags", 4, kindU32}, {"unpackedBytes", 4, kindU32},
-		{"chunkStart", 4, kindU32}, {"chunkEnd", 4, kindU32},
-	}
-	verificationFields = []fieldDecl{{"rangeHash", 32, kindHash}, {"reserved", 16, kindRaw}}
-	metadataExtFields  = []fieldDecl{{"sha256", 32, kindHash}, {"reserved", 16, kindRaw}}
-	xorbHeaderFields   = []fieldDecl{
-		{"xorbHash", 32, kindHash}, {"casFlags", 4, kindU32}, {"numChunks", 4, kindU32},
-		{"bytesInXorb", 4, kindU32}, {"bytesOnDisk", 4, kindU32},
-	}
-	chunkFields = []fieldDecl{
-		{"chunkHash", 32, kindHash}, {"byteRangeStart", 4, kindU32}, {"unpackedBytes", 4, kindU32},
-		{"flags", 4, kindU32}, {"reserved", 4, kindU32},
-	}
-	footerFields = []fieldDecl{
-		{"version", 8, kindU64}, {"fileInfoOffset", 8, kindU64}, {"casInfoOffset", 8, kindU64},
-		{"fileLookupOffset", 8, kindU64}, {"fileLookupCount", 8, kindU64},
-		{"casLookupOffset", 8, kindU64}, {"casLookupCount", 8, kindU64},
-		{"chunkLookupOffset", 8, kindU64}, {"chunkLookupCount", 8, kindU64},
-		{"chunkHashKey", 32, kindHash}, {"createdAt", 8, kindU64}, {"keyExpiry", 8, kindU64},
-		{"reserved", 48, kindRaw}, {"storedBytesOnDisk", 8, kindU64}, {"materializedBytes", 8, kindU64},
-		{"storedBytes", 8, kindU64}, {"footerOffset", 8, kindU64},
-	}
-	fileLookupFields  = []fieldDecl{{"truncatedHash", 8, kindU64}, {"fileEntry", 4, kindU32}}
-	xorbLookupFields  = []fieldDecl{{"truncatedHash", 8, kindU64}, {"xorbEntry", 4, kindU32}}
-	chunkLookupFields = []fieldDecl{{"truncatedHash", 8, kindU64}, {"xorbEntry", 4, kindU32}, {"chunkIndex", 4, kindU32}}
-)
 
 // Selection names a part of a shard for Fields. Part is one of "header",
 // "footer", "file", "term", "xorb", "chunk", "fileLookup", "casLookup" and
 // "chunkLookup". At is the offset of the file block (file, term) or CAS
-// block (xorb, chunk) as Parsed gives it; Index picks the term, chunk or
+// block (xorb, chunk) as the JSON gives it; Index picks the term, chunk or
 // lookup entry.
 type Selection struct {
 	Part  string `json:"part"`
@@ -86,36 +59,38 @@ type Selection struct {
 	Index int    `json:"index"`
 }
 
-// MaxFields caps the spans Fields lists for one file block: one per record
+// maxFields caps the spans Fields lists for one file block: one per record
 // after the block's own fields.
-const MaxFields = 400
+const maxFields = 400
 
 // Fields lists the fields of the part sel names in the shard of size bytes
 // that r holds, reading only the records it needs. A file block gets its
-// own fields and one span per term, verification entry and metadata ext; a
-// term gets its verification entry's fields too, named "verification.…".
-// A selection outside the shard, or an index past its block or table, is an
-// error with the offset.
+// own fields and one span per term, verification entry and metadata ext (at
+// most 400 in all); a term gets its verification entry's fields too, named
+// "verification.…". A selection outside the shard, or an index past its
+// block or table, is an error with the offset.
 func Fields(r io.ReaderAt, size int64, sel Selection) ([]Field, error) {
 	rd := recordReader{r: r, size: size, part: sel.Part}
 	switch sel.Part {
 	case "header":
-		return rd.fields(headerFields, 0, "")
+		return spansAt(rd, headerLayout, 0, "")
 	case "footer":
 		if err := rd.hasFooter(); err != nil {
 			return nil, err
 		}
-		return rd.fields(footerFields, size-FooterSize, "")
+		return spansAt(rd, footerLayout, size-FooterSize, "")
 	case "file":
-		out, flags, n, err := rd.block(fileHeaderFields, sel.At)
+		rec, err := rd.read(sel.At, RecordSize)
 		if err != nil {
 			return nil, err
 		}
-		// The records follow in order; past MaxFields spans the rest are
+		out := fileLayout.spans(rec, sel.At, "")
+		// The records follow in order; past maxFields spans the rest are
 		// left out (a file of a million terms).
 		at := sel.At + RecordSize
-		for _, name := range fileRecords(flags, n) {
-			if len(out) == MaxFields {
+		n, _, ver, sha := fileRecords(rec)
+		for _, name := range recordNames(n, ver, sha) {
+			if len(out) == maxFields {
 				break
 			}
 			b, err := rd.read(at, RecordSize)
@@ -127,23 +102,24 @@ func Fields(r io.ReaderAt, size int64, sel Selection) ([]Field, error) {
 		}
 		return out, nil
 	case "term":
-		flags, n, err := rd.entry(sel)
+		rec, err := entry(rd, sel, fileLayout)
 		if err != nil {
 			return nil, err
 		}
-		out, err := rd.fields(termFields, sel.At+RecordSize*int64(1+sel.Index), "")
-		if err != nil || flags&FileFlagVerification == 0 {
+		out, err := spansAt(rd, termLayout, sel.At+RecordSize*int64(1+sel.Index), "")
+		n, _, ver, _ := fileRecords(rec)
+		if err != nil || !ver {
 			return out, err
 		}
-		ver, err := rd.fields(verificationFields, sel.At+RecordSize*int64(1+int(n)+sel.Index), "verification.")
-		return append(out, ver...), err
+		more, err := spansAt(rd, verificationLayout, sel.At+RecordSize*int64(1+n+sel.Index), "verification.")
+		return append(out, more...), err
 	case "xorb":
-		return rd.fields(xorbHeaderFields, sel.At, "")
+		return spansAt(rd, xorbLayout, sel.At, "")
 	case "chunk":
-		if _, _, err := rd.entry(sel); err != nil {
+		if _, err := entry(rd, sel, xorbLayout); err != nil {
 			return nil, err
 		}
-		return rd.fields(chunkFields, sel.At+RecordSize*int64(1+sel.Index), "")
+		return spansAt(rd, chunkLayout, sel.At+RecordSize*int64(1+sel.Index), "")
 	case "fileLookup", "casLookup", "chunkLookup":
 		if err := rd.hasFooter(); err != nil {
 			return nil, err
@@ -152,32 +128,43 @@ func Fields(r io.ReaderAt, size int64, sel Selection) ([]Field, error) {
 		if err != nil {
 			return nil, err
 		}
-		tables := (&Shard{}).readFooter(fb, size-FooterSize).lookupTables()
-		decls := map[string]struct {
-			t     lookupTable
-			decls []fieldDecl
-		}{"fileLookup": {tables[0], fileLookupFields}, "casLookup": {tables[1], xorbLookupFields}, "chunkLookup": {tables[2], chunkLookupFields}}
-		t := decls[sel.Part]
-		if sel.Index < 0 || uint64(sel.Index) >= t.t.count {
-			return nil, errAt(size-FooterSize+t.t.field+8, "%s entry %d: the table has %d entries", sel.Part, sel.Index, t.t.count)
+		var t lookupTable
+		for _, table := range (&Shard{}).readFooter(fb, size-FooterSize).lookupTables() {
+			if table.layout.name == sel.Part {
+				t = table
+			}
 		}
-		return rd.fields(t.decls, int64(t.t.off+uint64(sel.Index)*t.t.size), "")
+		if sel.Index < 0 || uint64(sel.Index) >= t.count {
+			return nil, errAt(size-FooterSize+t.field+8, "%s entry %d: the table has %d entries", sel.Part, sel.Index, t.count)
+		}
+		return spansAt(rd, t.layout, int64(t.off+uint64(sel.Index)*t.size), "")
 	}
-	return nil, fmt.Errorf("shard: unknown part %q (want header, footer, file, term, xorb, chunk, fileLookup, casLookup or chunkLookup)", sel.Part)
+	return nil, textf.Errorf("shard: unknown part %q (want header, footer, file, term, xorb, chunk, fileLookup, casLookup or chunkLookup)", sel.Part)
 }
 
-// fileRecords names the records that follow a file block's header.
-func fileRecords(flags, n uint32) []string {
-	var out []string
-	for j := range min(n, MaxFields) {
-		out = append(out, "term "+strconv.Itoa(int(j)))
+// spansAt reads the record of layout l at offset at and lists its fields.
+func spansAt(rd recordReader, l *layout, at int64, prefix string) ([]Field, error) {
+	b, err := rd.read(at, int64(l.size))
+	if err != nil {
+		return nil, err
 	}
-	if flags&FileFlagVerification != 0 {
-		for j := range min(n, MaxFields) {
-			out = append(out, "verification "+strconv.Itoa(int(j)))
+	return l.spans(b, at, prefix), nil
+}
+
+// recordNames names the records that follow a file block's header: its n
+// terms, as many verification entries if ver, its metadata ext if sha
+// (each list cut at maxFields).
+func recordNames(n int, ver, sha bool) []string {
+	var out []string
+	for j := range min(n, maxFields) {
+		out = append(out, "term "+strconv.Itoa(j))
+	}
+	if ver {
+		for j := range min(n, maxFields) {
+			out = append(out, "verification "+strconv.Itoa(j))
 		}
 	}
-	if flags&FileFlagMetadataExt != 0 {
+	if sha {
 		out = append(out, "metadata ext (sha256)")
 	}
 	return out
@@ -196,90 +183,36 @@ func (rd recordReader) read(at, n int64) ([]byte, error) {
 	}
 	b := make([]byte, n)
 	if _, err := rd.r.ReadAt(b, at); err != nil {
-		return nil, fmt.Errorf("shard: reading %d bytes at %d: %w", n, at, err)
+		return nil, textf.Errorf("shard: reading %d bytes at %d: %w", n, at, err)
 	}
 	return b, nil
 }
 
 // hasFooter checks that the header announces a footer.
 func (rd recordReader) hasFooter() error {
-	b, err := rd.read(40, 8)
+	b, err := rd.read(0, HeaderSize)
 	if err != nil {
 		return err
 	}
-	if le64(b) == 0 {
-		return errAt(40, "%s: an upload-form shard (footer size 0) has no footer or lookup tables", rd.part)
+	var h Header
+	headerLayout.decode(b, &h)
+	if h.FooterSize == 0 {
+		return errAt(headerLayout.at("footerSize"), "%s: an upload-form shard (footer size 0) has no footer or lookup tables", rd.part)
 	}
 	return nil
 }
 
-// fields reads the record decls describe at offset at.
-func (rd recordReader) fields(decls []fieldDecl, at int64, prefix string) ([]Field, error) {
-	n := 0
-	for _, d := range decls {
-		n += d.size
-	}
-	b, err := rd.read(at, int64(n))
+// entry reads the header record of the file or CAS block (of layout l) at
+// sel.At and checks that sel.Index is one of its entries.
+func entry(rd recordReader, sel Selection, l *layout) ([]byte, error) {
+	rec, err := rd.read(sel.At, RecordSize)
 	if err != nil {
 		return nil, err
 	}
-	return decodeFields(decls, b, at, prefix), nil
-}
-
-// block reads a file or CAS block header: its fields, flags and count.
-func (rd recordReader) block(decls []fieldDecl, at int64) ([]Field, uint32, uint32, error) {
-	out, err := rd.fields(decls, at, "")
-	if err != nil {
-		return nil, 0, 0, err
+	if n := l.recordCount(rec); sel.Index < 0 || sel.Index >= n {
+		return nil, errAt(sel.At+int64(l.count), "%s %d: the block at %d has %d", sel.Part, sel.Index, sel.At, n)
 	}
-	b, _ := rd.read(at+32, 8)
-	return out, le32(b), le32(b[4:]), nil
-}
-
-// entry reads the flags and count of the file or CAS block at sel.At and
-// checks that sel.Index is one of its entries.
-func (rd recordReader) entry(sel Selection) (flags, n uint32, err error) {
-	b, err := rd.read(sel.At+32, 8)
-	if err != nil {
-		return 0, 0, err
-	}
-	flags, n = le32(b), le32(b[4:])
-	if sel.Index < 0 || uint64(sel.Index) >= uint64(n) {
-		return 0, 0, errAt(sel.At+36, "%s %d: the block at %d has %d", sel.Part, sel.Index, sel.At, n)
-	}
-	return flags, n, nil
-}
-
-// decodeFields turns the record b, at offset at, into its fields.
-func decodeFields(decls []fieldDecl, b []byte, at int64, prefix string) []Field {
-	out := make([]Field, 0, len(decls))
-	p := 0
-	for _, d := range decls {
-		v := b[p : p+d.size]
-		out = append(out, Field{Name: prefix + d.name, Offset: at + int64(p), Size: int64(d.size), Value: fieldText(d.kind, v)})
-		p += d.size
-	}
-	return out
-}
-
-func fieldText(k fieldKind, v []byte) string {
-	switch k {
-	case kindHash:
-		return xethash.Hash(v).String()
-	case kindU32:
-		return strconv.FormatUint(uint64(le32(v)), 10)
-	case kindU64:
-		return strconv.FormatUint(le64(v), 10)
-	case kindText:
-		for len(v) > 0 && v[len(v)-1] == 0 {
-			v = v[:len(v)-1]
-		}
-		return strconv.Quote(string(v))
-	}
-	if allZero(v) {
-		return strconv.Itoa(len(v)) + " zero bytes"
-	}
-	return hex.EncodeToString(v)
+	return rec, nil
 }
 
 // FlagsText shows the flags of a "file" block, a "chunk" entry or any other
@@ -287,7 +220,7 @@ func fieldText(k fieldKind, v []byte) string {
 // format defines: "0xc0000000 (verification entries, metadata ext)",
 // "0x80000000 dedupe".
 func FlagsText(record string, flags uint32) string {
-	s := fmt.Sprintf("0x%08x", flags)
+	s := textf.Sprintf("0x%08x", flags)
 	switch record {
 	case "file":
 		var names []string

@@ -2,11 +2,13 @@ package shard_test
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/shard/spec"
 )
 
 // fieldsOf calls shard.Fields and indexes the answer by name, checking that
@@ -43,7 +45,7 @@ func u(v uint64) string { return strconv.FormatUint(v, 10) }
 // value the parsed shard holds, and each record's fields fill it exactly.
 func TestFieldsMatchWriter(t *testing.T) {
 	sp := randomSpec(newRand(9), 3, 2, 5, true)
-	sp.Footer = &shard.SpecFooter{CreatedAt: 1700000000, KeyExpiry: 1800000000, LookupTables: true}
+	sp.Footer = &spec.Footer{CreatedAt: 1700000000, KeyExpiry: 1800000000, LookupTables: true}
 	sp.Xorbs[1].Flags = 7
 	sp.Xorbs[1].Chunks[2].Flags = shard.ChunkFlagGlobalDedup
 	b := mustBuild(t, sp)
@@ -74,7 +76,7 @@ func TestFieldsMatchWriter(t *testing.T) {
 	for i := range s.Files {
 		pf := &s.Files[i]
 		fh := fieldsOf(t, b, shard.Selection{Part: "file", At: pf.Offset}, pf.Size())
-		if fh["fileHash"] != pf.Hash.String() || fh["fileFlags"] != u(uint64(pf.Flags)) || fh["numEntries"] != u(uint64(len(pf.Terms))) {
+		if fh["hash"] != pf.Hash.String() || fh["flags"] != u(uint64(pf.Flags)) || fh["numEntries"] != u(uint64(len(pf.Terms))) {
 			t.Errorf("file %d fields %v", i, fh)
 		}
 		if fh["metadata ext (sha256)"] != pf.SHA256.String() {
@@ -82,7 +84,7 @@ func TestFieldsMatchWriter(t *testing.T) {
 		}
 		for j, term := range pf.Terms {
 			tf := fieldsOf(t, b, shard.Selection{Part: "term", At: pf.Offset, Index: j}, 2*shard.RecordSize)
-			if tf["xorbHash"] != term.Xorb.String() || tf["casFlags"] != u(uint64(term.Flags)) || tf["unpackedBytes"] != u(uint64(term.UnpackedBytes)) ||
+			if tf["xorbHash"] != term.Xorb.String() || tf["flags"] != u(uint64(term.Flags)) || tf["unpackedBytes"] != u(uint64(term.UnpackedBytes)) ||
 				tf["chunkStart"] != u(uint64(term.ChunkStart)) || tf["chunkEnd"] != u(uint64(term.ChunkEnd)) ||
 				tf["verification.rangeHash"] != pf.Verification[j].String() || fh["term "+strconv.Itoa(j)] != term.Xorb.String() {
 				t.Errorf("file %d term %d fields %v", i, j, tf)
@@ -92,13 +94,13 @@ func TestFieldsMatchWriter(t *testing.T) {
 	for i := range s.Xorbs {
 		x := &s.Xorbs[i]
 		xf := fieldsOf(t, b, shard.Selection{Part: "xorb", At: x.Offset}, shard.RecordSize)
-		if xf["xorbHash"] != x.Hash.String() || xf["casFlags"] != u(uint64(x.Flags)) || xf["numChunks"] != u(uint64(len(x.Chunks))) ||
+		if xf["hash"] != x.Hash.String() || xf["flags"] != u(uint64(x.Flags)) || xf["numChunks"] != u(uint64(len(x.Chunks))) ||
 			xf["bytesInXorb"] != u(uint64(x.BytesInXorb)) || xf["bytesOnDisk"] != u(uint64(x.BytesOnDisk)) {
 			t.Errorf("xorb %d fields %v", i, xf)
 		}
 		for j, c := range x.Chunks {
 			cf := fieldsOf(t, b, shard.Selection{Part: "chunk", At: x.Offset, Index: j}, shard.RecordSize)
-			if cf["chunkHash"] != c.Hash.String() || cf["byteRangeStart"] != u(uint64(c.ByteRangeStart)) ||
+			if cf["hash"] != c.Hash.String() || cf["byteRangeStart"] != u(uint64(c.ByteRangeStart)) ||
 				cf["unpackedBytes"] != u(uint64(c.UnpackedBytes)) || cf["flags"] != u(uint64(c.Flags)) || cf["reserved"] != u(uint64(c.Reserved)) {
 				t.Errorf("xorb %d chunk %d fields %v", i, j, cf)
 			}
@@ -106,19 +108,19 @@ func TestFieldsMatchWriter(t *testing.T) {
 	}
 	for i, e := range s.Lookups.Files {
 		lf := fieldsOf(t, b, shard.Selection{Part: "fileLookup", Index: i}, 0)
-		if lf["truncatedHash"] != u(e.Truncated) || lf["fileEntry"] != u(uint64(e.Entry)) {
+		if lf["truncatedHash"] != trunc(e.Truncated) || lf["entry"] != u(uint64(e.Entry)) {
 			t.Errorf("file lookup %d fields %v", i, lf)
 		}
 	}
 	for i, e := range s.Lookups.Xorbs {
 		lf := fieldsOf(t, b, shard.Selection{Part: "casLookup", Index: i}, 0)
-		if lf["truncatedHash"] != u(e.Truncated) || lf["xorbEntry"] != u(uint64(e.Entry)) {
+		if lf["truncatedHash"] != trunc(e.Truncated) || lf["entry"] != u(uint64(e.Entry)) {
 			t.Errorf("CAS lookup %d fields %v", i, lf)
 		}
 	}
 	for i, e := range s.Lookups.Chunks {
 		lf := fieldsOf(t, b, shard.Selection{Part: "chunkLookup", Index: i}, 0)
-		if lf["truncatedHash"] != u(e.Truncated) || lf["xorbEntry"] != u(uint64(e.XorbEntry)) || lf["chunkIndex"] != u(uint64(e.Chunk)) {
+		if lf["truncatedHash"] != trunc(e.Truncated) || lf["entry"] != u(uint64(e.Entry)) || lf["chunk"] != u(uint64(e.Chunk)) {
 			t.Errorf("chunk lookup %d fields %v", i, lf)
 		}
 	}
@@ -153,3 +155,6 @@ func TestFieldsRefuses(t *testing.T) {
 		t.Errorf("a cut term record: no error, fields %+v", fs)
 	}
 }
+
+// trunc is a truncated hash as text: 16 hex digits.
+func trunc(v uint64) string { return fmt.Sprintf("%016x", v) }

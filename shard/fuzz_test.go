@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/xetkit/xetkit/internal/testref"
 	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/shard/spec"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -24,7 +24,7 @@ func FuzzParse(f *testing.F) {
 	// Small shards that reach the lookup tables and keyed hashes.
 	r := newRand(11)
 	sp := randomSpec(r, 3, 2, 4, true)
-	sp.Footer = &shard.SpecFooter{CreatedAt: 5, KeyExpiry: 6, LookupTables: true}
+	sp.Footer = &spec.Footer{CreatedAt: 5, KeyExpiry: 6, LookupTables: true}
 	f.Add(mustBuild(f, sp))
 	s := mustParse(f, mustBuild(f, sp))
 	key := xethash.Hash{7}
@@ -38,13 +38,13 @@ func FuzzParse(f *testing.F) {
 	sp.Files = sp.Files[:1]
 	f.Add(mustBuild(f, sp))
 
-	now := time.Unix(1750000000, 0)
+	now := int64(1750000000)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := shard.Parse(b)
 		// The summary reads the same bytes the same way, rows aside.
 		if sum, serr := shard.SummaryJSONAt(nil, bytes.NewReader(b), int64(len(b))); (err == nil) != (serr == nil) || (err != nil && err.Error() != serr.Error()) {
 			t.Fatalf("Parse says %v, SummaryJSONAt %v", err, serr)
-		} else if err == nil && !bytes.Equal(sum, shard.AppendParsedJSONWithoutChunks(nil, s, nil)) {
+		} else if err == nil && !bytes.Equal(sum, shard.AppendJSON(nil, s, nil, false)) {
 			t.Fatal("SummaryJSONAt differs from the full parse's JSON without chunks")
 		}
 		if err != nil {
@@ -60,7 +60,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("finding %+v outside the %d-byte input", f, len(b))
 			}
 		}
-		if !json.Valid(shard.AppendParsedJSON(nil, s, fs)) {
+		if !json.Valid(shard.AppendJSON(nil, s, fs, true)) {
 			t.Fatal("ParsedShard JSON is not valid JSON")
 		}
 		if footerAgrees(s, fs) {
@@ -73,7 +73,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 
-		rebuilt, err := shard.Build(shard.SpecOf(s))
+		rebuilt, err := spec.Build(spec.Of(s))
 		if err != nil {
 			t.Fatalf("Build(SpecOf(s)): %v", err)
 		}
@@ -81,7 +81,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("rebuilt shard does not parse: %v", err)
 		}
-		again, err := shard.Build(shard.SpecOf(s2))
+		again, err := spec.Build(spec.Of(s2))
 		if err != nil || !bytes.Equal(again, rebuilt) {
 			t.Fatalf("the rebuilt shard's spec does not rebuild it (%v)", err)
 		}
@@ -89,15 +89,15 @@ func FuzzParse(f *testing.F) {
 		// reference shard, which would slow minimizing (the unit tests
 		// cover the reference shards' specs through JSON).
 		if len(b) < 8<<10 {
-			js, err := json.Marshal(shard.SpecOf(s2))
+			js, err := json.Marshal(spec.Of(s2))
 			if err != nil {
 				t.Fatal(err)
 			}
-			sp, err := shard.ParseSpec(js)
+			sp, err := spec.Parse(js)
 			if err != nil {
 				t.Fatalf("ParseSpec of SpecOf's JSON: %v\n%s", err, js)
 			}
-			if out, err := shard.Build(sp); err != nil || !bytes.Equal(out, rebuilt) {
+			if out, err := spec.Build(sp); err != nil || !bytes.Equal(out, rebuilt) {
 				t.Fatalf("the spec through JSON does not rebuild the shard (%v)", err)
 			}
 		}
@@ -124,7 +124,7 @@ func footerAgrees(s *shard.Shard, fs []shard.Finding) bool {
 func FuzzFields(f *testing.F) {
 	parts := []string{"header", "footer", "file", "term", "xorb", "chunk", "fileLookup", "casLookup", "chunkLookup"}
 	sp := randomSpec(newRand(12), 2, 2, 3, true)
-	sp.Footer = &shard.SpecFooter{LookupTables: true}
+	sp.Footer = &spec.Footer{LookupTables: true}
 	b := mustBuild(f, sp)
 	s := mustParse(f, b)
 	for p := range parts {

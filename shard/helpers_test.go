@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
-	"time"
 
 	"github.com/xetkit/xetkit/formaterr"
 	"github.com/xetkit/xetkit/internal/testref"
 	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/shard/spec"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -22,7 +23,7 @@ var refShards = []string{
 
 // beforeExpiry is a time after the reference shards were created and
 // before the .verification shard's key expires, so they have no findings.
-var beforeExpiry = time.Unix(1759000000, 0)
+var beforeExpiry int64 = 1759000000
 
 func randHash(r *rand.Rand) xethash.Hash {
 	var h xethash.Hash
@@ -38,12 +39,12 @@ func randHash(r *rand.Rand) xethash.Hash {
 // randomSpec describes a valid shard: random chunk hashes, every hash that
 // can be computed left out so Build computes it, files made of random
 // ranges of the xorbs.
-func randomSpec(r *rand.Rand, nFiles, nXorbs, chunksPerXorb int, verification bool) *shard.Spec {
-	sp := &shard.Spec{}
+func randomSpec(r *rand.Rand, nFiles, nXorbs, chunksPerXorb int, verification bool) *spec.Spec {
+	sp := &spec.Spec{}
 	for range nXorbs {
-		x := shard.SpecXorb{BytesOnDisk: uint32(chunksPerXorb * 9000)}
+		x := spec.Xorb{BytesOnDisk: uint32(chunksPerXorb * 9000)}
 		for range chunksPerXorb {
-			x.Chunks = append(x.Chunks, shard.SpecChunk{Hash: randHash(r), UnpackedBytes: 1 + uint32(r.IntN(131072))})
+			x.Chunks = append(x.Chunks, spec.Chunk{Hash: randHash(r), UnpackedBytes: 1 + uint32(r.IntN(131072))})
 		}
 		sp.Xorbs = append(sp.Xorbs, x)
 	}
@@ -58,13 +59,13 @@ func randomSpec(r *rand.Rand, nFiles, nXorbs, chunksPerXorb int, verification bo
 		hashes[i] = xethash.Xorb(e)
 	}
 	for range nFiles {
-		f := shard.SpecFile{Verification: verification}
+		f := spec.File{Verification: verification}
 		sha := randHash(r)
 		f.SHA256 = &sha
 		for range 1 + r.IntN(3) {
 			start := r.IntN(chunksPerXorb)
 			end := start + 1 + r.IntN(chunksPerXorb-start)
-			f.Terms = append(f.Terms, shard.SpecTerm{Xorb: hashes[r.IntN(nXorbs)], ChunkStart: uint32(start), ChunkEnd: uint32(end)})
+			f.Terms = append(f.Terms, spec.Term{Xorb: hashes[r.IntN(nXorbs)], ChunkStart: uint32(start), ChunkEnd: uint32(end)})
 		}
 		sp.Files = append(sp.Files, f)
 	}
@@ -83,9 +84,9 @@ func givesReferenceBack(t *testing.T, what string, rewrite func(name string, b [
 	}
 }
 
-func mustBuild(t testing.TB, sp *shard.Spec) []byte {
+func mustBuild(t testing.TB, sp *spec.Spec) []byte {
 	t.Helper()
-	b, err := shard.Build(sp)
+	b, err := spec.Build(sp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,3 +133,26 @@ func refChunkHashes(t testing.TB) []xethash.Hash {
 }
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
+
+// hasErrors reports whether any finding has severity error.
+func hasErrors(fs []shard.Finding) bool {
+	return slices.ContainsFunc(fs, func(f shard.Finding) bool { return f.Severity == shard.Error })
+}
+
+// rewriteOptions are the options under which Marshal rewrites a parsed
+// shard as it was read: with lookup tables if it carried any, and its
+// footer's byte totals as they were.
+func rewriteOptions(s *shard.Shard) shard.WriteOptions {
+	l := &s.Lookups
+	return shard.WriteOptions{LookupTables: s.Footer != nil && len(l.Files)+len(l.Xorbs)+len(l.Chunks) > 0, KeepTotals: true}
+}
+
+// sha256Offset is where file f's metadata ext lies: after its header, its
+// terms and its verification entries.
+func sha256Offset(f *shard.File) int64 {
+	n := 1 + len(f.Terms)
+	if f.Verification != nil {
+		n += len(f.Terms)
+	}
+	return f.Offset + shard.RecordSize*int64(n)
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
@@ -69,11 +68,11 @@ func TestLargeShard(t *testing.T) {
 	if allocated > uint64(len(b))*5/4+1<<20 {
 		t.Errorf("Parse allocated %d bytes for a %d-byte shard", allocated, len(b))
 	}
-	fs := shard.Validate(s, time.Unix(1700000000, 0))
+	fs := shard.Validate(s, 1700000000)
 	if got := rules(fs); got[shard.RuleXorbHash] != 100 || got[shard.RuleTruncated] < 1 {
 		t.Errorf("validate: %v", got)
 	}
-	out, err := s.Marshal(s.RewriteOptions())
+	out, err := s.Marshal(rewriteOptions(s))
 	if err != nil || !bytes.Equal(out, b) {
 		t.Fatalf("rewrite differs (%v)", err)
 	}
@@ -115,7 +114,7 @@ func BenchmarkReadAt(b *testing.B) {
 func BenchmarkValidate(b *testing.B) {
 	s := benchParsed(b)
 	for b.Loop() {
-		shard.Validate(s, time.Time{})
+		shard.Validate(s, 0)
 	}
 }
 
@@ -124,7 +123,7 @@ func BenchmarkParsedJSON(b *testing.B) {
 	s := benchParsed(b)
 	var out []byte
 	for b.Loop() {
-		out = shard.AppendParsedJSON(out[:0], s, nil)
+		out = shard.AppendJSON(out[:0], s, nil, true)
 	}
 }
 

@@ -2,10 +2,10 @@ package shard
 
 import (
 	"encoding/binary"
-	"fmt"
 	"io"
 
 	"github.com/xetkit/xetkit/formaterr"
+	"github.com/xetkit/xetkit/internal/textf"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
@@ -41,11 +41,10 @@ func Parse(b []byte) (*Shard, error) { return parse(b, false) }
 
 // SummaryJSONAt appends to dst the ParsedShard JSON of the shard of size
 // bytes r reads, without findings and with every xorb's "chunks" and every
-// file's "entries" and "verification" empty (as AppendParsedJSONWithoutChunks
-// gives it after Parse), without decoding a chunk record: for a viewer that
-// reads those rows from the bytes itself (see AppendParsedJSONWithoutChunks;
-// a chunk's fields lie at the Chunk...At offsets of its record, a term's at
-// the Term...At offsets). It returns Parse's error for bytes Parse rejects.
+// file's "entries" and "verification" empty (as AppendJSON with Rows false
+// gives it after Parse), without decoding a chunk or term record: for a
+// viewer's first screen of a big shard, which asks for the rows it shows
+// later. It returns Parse's error for bytes Parse rejects.
 //
 // A stored shard is read sparsely: the footer, the header and file info
 // section, each xorb's header record, and the lookup tables; the chunk
@@ -53,7 +52,7 @@ func Parse(b []byte) (*Shard, error) { return parse(b, false) }
 // offsets do not lead that way, the whole shard is read and parsed.
 func SummaryJSONAt(dst []byte, r io.ReaderAt, size int64) ([]byte, error) {
 	if s, ok := summaryAt(r, size); ok {
-		return AppendParsedJSONWithoutChunks(dst, s, nil), nil
+		return AppendJSON(dst, s, nil, false), nil
 	}
 	if size < 0 {
 		return dst, errAt(0, "shard size %d is negative", size)
@@ -66,14 +65,14 @@ func SummaryJSONAt(dst []byte, r io.ReaderAt, size int64) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	return AppendParsedJSONWithoutChunks(dst, s, nil), nil
+	return AppendJSON(dst, s, nil, false), nil
 }
 
 // readSpan reads the n bytes of r at off.
 func readSpan(r io.ReaderAt, off, n int64) ([]byte, error) {
 	b := make([]byte, n)
 	if got, err := r.ReadAt(b, off); int64(got) < n {
-		return nil, fmt.Errorf("shard: reading %d bytes at %d: %w", n, off, err)
+		return nil, textf.Errorf("shard: reading %d bytes at %d: %w", n, off, err)
 	}
 	return b, nil
 }
@@ -102,7 +101,7 @@ func summaryAt(r io.ReaderAt, size int64) (s *Shard, ok bool) {
 		return nil, false
 	}
 	front := read(0, casAt) // the header and the file info section
-	if front == nil || le64(front[HeaderSize-8:]) != FooterSize {
+	if front == nil || le64(front[headerLayout.at("footerSize"):]) != FooterSize {
 		return nil, false
 	}
 	s = &Shard{unread: []int{}}
@@ -125,7 +124,7 @@ func summaryAt(r io.ReaderAt, size int64) (s *Shard, ok bool) {
 		if isBookend(rec) {
 			break
 		}
-		n := int64(le32(rec[36:]))
+		n := int64(xorbLayout.recordCount(rec))
 		if n > (footerAt-p-RecordSize)/RecordSize {
 			return nil, false
 		}
@@ -133,7 +132,7 @@ func summaryAt(r io.ReaderAt, size int64) (s *Shard, ok bool) {
 		s.unread = append(s.unread, int(n))
 		p += RecordSize * (1 + n)
 	}
-	s.noteCASBookend(rec, p)
+	casBookendLayout.noteReserved(s, rec, p)
 	s.Layout.AfterCAS = p + RecordSize
 	tables := read(s.Layout.AfterCAS, footerAt)
 	if tables == nil {
@@ -222,10 +221,10 @@ func ReadAt(r io.ReaderAt, size int64) (*Shard, error) {
 	}
 	fileAt, casAt := f.FileInfoOffset, f.CASInfoOffset
 	if fileAt < HeaderSize || fileAt > uint64(footerAt) {
-		return nil, errAt(footerAt+8, "footer puts the file info section at %d, outside %d..%d", fileAt, HeaderSize, footerAt)
+		return nil, errAt(footerAt+footerLayout.at("fileInfoOffset"), "footer puts the file info section at %d, outside %d..%d", fileAt, HeaderSize, footerAt)
 	}
 	if casAt < fileAt || casAt > uint64(footerAt) {
-		return nil, errAt(footerAt+16, "footer puts the CAS info section at %d, outside %d..%d", casAt, fileAt, footerAt)
+		return nil, errAt(footerAt+footerLayout.at("casInfoOffset"), "footer puts the CAS info section at %d, outside %d..%d", casAt, fileAt, footerAt)
 	}
 	s.Layout = Layout{Size: size, FileInfo: int64(fileAt), CASInfo: int64(casAt), Footer: footerAt}
 
@@ -274,20 +273,24 @@ func ReadAt(r io.ReaderAt, size int64) (*Shard, error) {
 }
 
 // lookupTable is where the footer says one lookup table is: the footer
-// field holding its offset (its count follows), and its entry size.
+// field holding its offset (its count follows), and its entries' layout.
 type lookupTable struct {
 	name       string
 	field      int64
 	off, count uint64
 	size       uint64
+	layout     *layout
 }
 
 // lookupTables lists the footer's three lookup tables in footer order.
 func (f *Footer) lookupTables() [3]lookupTable {
+	table := func(name, field string, off, count uint64, l *layout) lookupTable {
+		return lookupTable{name, footerLayout.at(field), off, count, uint64(l.size), l}
+	}
 	return [3]lookupTable{
-		{"file", 24, f.FileLookupOffset, f.FileLookupCount, fileLookupSize},
-		{"CAS", 40, f.XorbLookupOffset, f.XorbLookupCount, xorbLookupSize},
-		{"chunk", 56, f.ChunkLookupOffset, f.ChunkLookupCount, chunkLookupSize},
+		table("file", "fileLookupOffset", f.FileLookupOffset, f.FileLookupCount, fileLookupLayout),
+		table("CAS", "casLookupOffset", f.XorbLookupOffset, f.XorbLookupCount, xorbLookupLayout),
+		table("chunk", "chunkLookupOffset", f.ChunkLookupOffset, f.ChunkLookupCount, chunkLookupLayout),
 	}
 }
 
@@ -296,30 +299,42 @@ func (s *Shard) readHeader(b []byte) error {
 	if len(b) < HeaderSize {
 		return errAt(int64(len(b)), "shard is %d bytes; the header alone is %d", len(b), HeaderSize)
 	}
-	if [17]byte(b[15:32]) != magicSequence {
-		return errAt(15, "not a shard: bytes 15–31 of the header are not the MDB shard magic sequence")
+	var h Header
+	headerLayout.decode(b, &h)
+	if magic := headerLayout.at("magic"); [17]byte(b[magic:magic+17]) != magicSequence {
+		return errAt(magic, "not a shard: bytes 15–31 of the header are not the MDB shard magic sequence")
 	}
-	h := Header{Version: le64(b[32:]), FooterSize: le64(b[40:])}
 	if h.Version != HeaderVersion {
-		return errAt(32, "header version %d, want %d", h.Version, HeaderVersion)
+		return errAt(headerLayout.at("version"), "header version %d, want %d", h.Version, HeaderVersion)
 	}
 	if h.FooterSize != 0 && h.FooterSize != FooterSize {
-		return errAt(40, "footer size %d, want 0 (upload form) or %d", h.FooterSize, FooterSize)
+		return errAt(headerLayout.at("footerSize"), "footer size %d, want 0 (upload form) or %d", h.FooterSize, FooterSize)
 	}
-	id := b[:14]
-	for len(id) > 0 && id[len(id)-1] == 0 {
-		id = id[:len(id)-1]
-	}
-	h.AppID = string(id)
-	if b[14] != 0 {
-		s.note(Warning, "header", 14, RuleReserved, "byte 14 of the header tag is 0x%02x, want 0", b[14])
-	}
+	headerLayout.noteReserved(s, b, 0)
 	s.Header = h
 	return nil
 }
 
 // fileCounts is what the scan of a file info section found.
 type fileCounts struct{ files, terms, verifications, sha256s int }
+
+// fileRecords returns how many records follow the file block header rec:
+// its terms, then as many verification entries if it has them, then its
+// metadata ext if it has one.
+func fileRecords(rec []byte) (terms, records int, verification, sha bool) {
+	var f File
+	fileLayout.decode(rec, &f)
+	terms = fileLayout.recordCount(rec)
+	verification, sha = f.Flags&FileFlagVerification != 0, f.Flags&FileFlagMetadataExt != 0
+	records = terms
+	if verification {
+		records += terms
+	}
+	if sha {
+		records++
+	}
+	return terms, records, verification, sha
+}
 
 // readFiles reads file blocks from b, which holds the shard from offset base,
 // starting at index p, up to and including the bookend. It returns the index
@@ -330,27 +345,20 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 	var c fileCounts
 	start := p
 	err := scanBlocks(b, base, p, "file info", func(p int, left uint64) (uint64, error) {
-		flags, n := le32(b[p+32:]), uint64(le32(b[p+36:]))
-		recs := n
-		if flags&FileFlagVerification != 0 {
-			recs += n
-		}
-		if flags&FileFlagMetadataExt != 0 {
-			recs++
-		}
-		if recs*RecordSize > left {
-			return 0, errAt(base+int64(p)+36, "file block at %d: num_entries %d needs %d more records (%d bytes) but only %d bytes remain before byte %d",
+		n, recs, ver, sha := fileRecords(b[p:])
+		if uint64(recs)*RecordSize > left {
+			return 0, errAt(base+int64(p)+fileLayout.at("numEntries"), "file block at %d: num_entries %d needs %d more records (%d bytes) but only %d bytes remain before byte %d",
 				base+int64(p), n, recs, recs*RecordSize, left, base+int64(len(b)))
 		}
 		c.files++
-		c.terms += int(n)
-		if flags&FileFlagVerification != 0 {
-			c.verifications += int(n)
+		c.terms += n
+		if ver {
+			c.verifications += n
 		}
-		if flags&FileFlagMetadataExt != 0 {
+		if sha {
 			c.sha256s++
 		}
-		return recs, nil
+		return uint64(recs), nil
 	})
 	if err != nil {
 		return 0, err
@@ -358,69 +366,58 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 
 	files := make([]File, c.files)
 	shas := make([]xethash.Hash, c.sha256s)
+	var terms []Term
+	var vers []xethash.Hash
 	if s.unread != nil {
-		// A summary: the terms and verification records are counted and
-		// summed, not decoded.
+		// A summary: the terms are counted and summed, not decoded, and
+		// the verification entries skipped.
 		s.unreadTerms = make([]termsRead, c.files)
-		p = start
-		for i := range files {
-			f := &files[i]
-			var n int
-			p, n = f.readHeader(b, base, p)
+	} else {
+		terms = make([]Term, c.terms)
+		vers = make([]xethash.Hash, c.verifications)
+	}
+	unpackedAt := int(termLayout.at("unpackedBytes"))
+	p = start
+	for i := range files {
+		f := &files[i]
+		f.Offset = base + int64(p)
+		fileLayout.decode(b[p:], f)
+		n := fileLayout.recordCount(b[p:])
+		fileLayout.noteReserved(s, b[p:], f.Offset)
+		p += RecordSize
+		if s.unread != nil {
 			t := &s.unreadTerms[i]
 			t.n = n
 			for j := 0; j < n; j, p = j+1, p+RecordSize {
-				t.bytes += uint64(le32(b[p+TermUnpackedBytesAt:]))
+				t.bytes += uint64(le32(b[p+unpackedAt:]))
 			}
 			if f.Flags&FileFlagVerification != 0 {
 				f.Verification = []xethash.Hash{}
 				p += RecordSize * n
 			}
-			if f.Flags&FileFlagMetadataExt != 0 {
-				shas[0] = xethash.Hash(b[p : p+32])
-				f.SHA256, shas = &shas[0], shas[1:]
+		} else {
+			f.Terms, terms = terms[:n:n], terms[n:]
+			for j := range f.Terms {
+				termLayout.decode(b[p:], &f.Terms[j])
 				p += RecordSize
 			}
-		}
-		s.Files = files
-		return p + RecordSize, nil
-	}
-	terms := make([]Term, c.terms)
-	vers := make([]xethash.Hash, c.verifications)
-	p = start
-	for i := range files {
-		f := &files[i]
-		var n int
-		p, n = f.readHeader(b, base, p)
-		if !allZero(b[p-8 : p]) {
-			s.note(Warning, "files", f.Offset+40, RuleReserved, "file block reserved bytes 40–47 are not zero")
-		}
-		f.Terms, terms = terms[:n:n], terms[n:]
-		p = readRecords(f.Terms, b, p, termRecord)
-		if f.Flags&FileFlagVerification != 0 {
-			f.Verification, vers = vers[:n:n], vers[n:]
-			for j := range f.Verification {
-				r := b[p : p+RecordSize]
-				f.Verification[j] = xethash.Hash(r[VerificationHashAt : VerificationHashAt+32])
-				if !allZero(r[32:48]) {
-					s.note(Warning, "files", base+int64(p)+32, RuleReserved, "verification entry reserved bytes 32–47 are not zero")
+			if f.Flags&FileFlagVerification != 0 {
+				f.Verification, vers = vers[:n:n], vers[n:]
+				for j := range f.Verification {
+					verificationLayout.decode(b[p:], &f.Verification[j])
+					verificationLayout.noteReserved(s, b[p:], base+int64(p))
+					p += RecordSize
 				}
-				p += RecordSize
 			}
 		}
 		if f.Flags&FileFlagMetadataExt != 0 {
-			r := b[p : p+RecordSize]
-			shas[0] = xethash.Hash(r[:32])
+			metadataExtLayout.decode(b[p:], &shas[0])
+			metadataExtLayout.noteReserved(s, b[p:], base+int64(p))
 			f.SHA256, shas = &shas[0], shas[1:]
-			if !allZero(r[32:48]) {
-				s.note(Warning, "files", base+int64(p)+32, RuleReserved, "metadata ext reserved bytes 32–47 are not zero")
-			}
 			p += RecordSize
 		}
 	}
-	if !allZero(b[p+32 : p+RecordSize]) {
-		s.note(Warning, "files", base+int64(p)+32, RuleReserved, "file info bookend bytes 32–47 are not zero")
-	}
+	fileBookendLayout.noteReserved(s, b[p:], base+int64(p))
 	s.Files = files
 	return p + RecordSize, nil
 }
@@ -446,25 +443,14 @@ func scanBlocks(b []byte, base int64, p int, section string, block func(p int, l
 	}
 }
 
-// readHeader decodes into f the file header record at index p of b, which
-// holds the shard from offset base, and returns the index after it and
-// the file's number of terms.
-func (f *File) readHeader(b []byte, base int64, p int) (next, terms int) {
-	r := b[p : p+RecordSize]
-	f.Offset = base + int64(p)
-	f.Hash = xethash.Hash(r[:32])
-	f.Flags = le32(r[32:])
-	return p + RecordSize, int(le32(r[36:]))
-}
-
 // readXorbs reads CAS blocks as readFiles reads file blocks.
 func (s *Shard) readXorbs(b []byte, base int64, p int) (int, error) {
 	nXorbs, nChunks := 0, 0
 	start := p
 	err := scanBlocks(b, base, p, "CAS info", func(p int, left uint64) (uint64, error) {
-		n := uint64(le32(b[p+36:]))
+		n := uint64(xorbLayout.recordCount(b[p:]))
 		if n*RecordSize > left {
-			return 0, errAt(base+int64(p)+36, "CAS block at %d: num_entries %d needs %d bytes of chunk entries but only %d bytes remain before byte %d",
+			return 0, errAt(base+int64(p)+xorbLayout.at("numChunks"), "CAS block at %d: num_entries %d needs %d bytes of chunk entries but only %d bytes remain before byte %d",
 				base+int64(p), n, n*RecordSize, left, base+int64(len(b)))
 		}
 		nXorbs++
@@ -483,8 +469,8 @@ func (s *Shard) readXorbs(b []byte, base int64, p int) (int, error) {
 	p = start
 	for i := range xorbs {
 		x := &xorbs[i]
-		*x = xorbHeader(b[p:p+RecordSize], base+int64(p))
-		n := int(le32(b[p+36:]))
+		*x = xorbHeader(b[p:], base+int64(p))
+		n := xorbLayout.recordCount(b[p:])
 		p += RecordSize
 		if s.unread != nil {
 			s.unread = append(s.unread, n)
@@ -492,83 +478,28 @@ func (s *Shard) readXorbs(b []byte, base int64, p int) (int, error) {
 			continue
 		}
 		x.Chunks, chunks = chunks[:n:n], chunks[n:]
-		p = readRecords(x.Chunks, b, p, chunkRecord)
+		for j := range x.Chunks {
+			chunkLayout.decode(b[p:], &x.Chunks[j])
+			p += RecordSize
+		}
 	}
-	s.noteCASBookend(b[p:p+RecordSize], base+int64(p))
+	casBookendLayout.noteReserved(s, b[p:], base+int64(p))
 	s.Xorbs = xorbs
 	return p + RecordSize, nil
 }
 
-// readRecords decodes into dst the len(dst) records from index p of b, one
-// by one with decode, and returns the index after them.
-func readRecords[T any](dst []T, b []byte, p int, decode func(rec []byte) T) int {
-	for j := range dst {
-		dst[j] = decode(b[p : p+RecordSize])
-		p += RecordSize
-	}
-	return p
-}
-
-// termRecord decodes a file block's term record rec.
-func termRecord(rec []byte) Term {
-	return Term{
-		Xorb:          xethash.Hash(rec[TermXorbHashAt : TermXorbHashAt+32]),
-		Flags:         le32(rec[TermFlagsAt:]),
-		UnpackedBytes: le32(rec[TermUnpackedBytesAt:]),
-		ChunkStart:    le32(rec[TermChunkStartAt:]),
-		ChunkEnd:      le32(rec[TermChunkEndAt:]),
-	}
-}
-
-// chunkRecord decodes a CAS block's chunk record rec.
-func chunkRecord(rec []byte) Chunk {
-	return Chunk{
-		Hash:           xethash.Hash(rec[ChunkHashAt : ChunkHashAt+32]),
-		ByteRangeStart: le32(rec[ChunkByteRangeStartAt:]),
-		UnpackedBytes:  le32(rec[ChunkUnpackedBytesAt:]),
-		Flags:          le32(rec[ChunkFlagsAt:]),
-		Reserved:       le32(rec[ChunkReservedAt:]),
-	}
-}
-
 // xorbHeader decodes the CAS block header record rec, which starts at offset at.
 func xorbHeader(rec []byte, at int64) Xorb {
-	return Xorb{Offset: at, Hash: xethash.Hash(rec[:32]), Flags: le32(rec[32:]), BytesInXorb: le32(rec[40:]), BytesOnDisk: le32(rec[44:])}
-}
-
-// noteCASBookend notes reserved bytes set in the CAS info bookend rec, which starts at offset at.
-func (s *Shard) noteCASBookend(rec []byte, at int64) {
-	if !allZero(rec[32:RecordSize]) {
-		s.note(Warning, "cas", at+32, RuleReserved, "CAS info bookend bytes 32–47 are not zero")
-	}
+	x := Xorb{Offset: at}
+	xorbLayout.decode(rec, &x)
+	return x
 }
 
 // readFooter decodes the 200 bytes of b, which start at offset at.
 func (s *Shard) readFooter(b []byte, at int64) *Footer {
-	f := &Footer{
-		Offset:            at,
-		Version:           le64(b[0:]),
-		FileInfoOffset:    le64(b[8:]),
-		CASInfoOffset:     le64(b[16:]),
-		FileLookupOffset:  le64(b[24:]),
-		FileLookupCount:   le64(b[32:]),
-		XorbLookupOffset:  le64(b[40:]),
-		XorbLookupCount:   le64(b[48:]),
-		ChunkLookupOffset: le64(b[56:]),
-		ChunkLookupCount:  le64(b[64:]),
-		ChunkHashKey:      xethash.Hash(b[72:104]),
-		CreatedAt:         le64(b[104:]),
-		KeyExpiry:         le64(b[112:]),
-		Totals: Totals{
-			StoredBytesOnDisk: le64(b[168:]),
-			MaterializedBytes: le64(b[176:]),
-			StoredBytes:       le64(b[184:]),
-		},
-		FooterOffset: le64(b[192:]),
-	}
-	if !allZero(b[120:168]) {
-		s.note(Warning, "footer", at+120, RuleReserved, "footer reserved bytes 120–167 are not zero")
-	}
+	f := &Footer{Offset: at}
+	footerLayout.decode(b, f)
+	footerLayout.noteReserved(s, b, at)
 	return f
 }
 
@@ -588,23 +519,19 @@ func tableFits(off, count, size uint64, lo, hi int64) bool {
 func (s *Shard) readLookups(b []byte, base int64) Lookups {
 	t := s.Footer.lookupTables()
 	lo, hi := s.Layout.AfterCAS, s.Layout.Footer
-	return Lookups{
-		Files:  readTable(b, base, t[0], lo, hi, func(e []byte) FileLookup { return FileLookup{le64(e), le32(e[8:])} }),
-		Xorbs:  readTable(b, base, t[1], lo, hi, func(e []byte) XorbLookup { return XorbLookup{le64(e), le32(e[8:])} }),
-		Chunks: readTable(b, base, t[2], lo, hi, func(e []byte) ChunkLookup { return ChunkLookup{le64(e), le32(e[8:]), le32(e[12:])} }),
-	}
+	return Lookups{Files: readTable(b, base, t[0], lo, hi), Xorbs: readTable(b, base, t[1], lo, hi), Chunks: readTable(b, base, t[2], lo, hi)}
 }
 
 // readTable decodes the entries of table t, or returns nil when t does not
 // fit in [lo, hi]; b holds the shard from offset base.
-func readTable[T any](b []byte, base int64, t lookupTable, lo, hi int64, decode func(e []byte) T) []T {
+func readTable(b []byte, base int64, t lookupTable, lo, hi int64) []LookupEntry {
 	if !tableFits(t.off, t.count, t.size, lo, hi) {
 		return nil
 	}
-	out := make([]T, t.count)
+	out := make([]LookupEntry, t.count)
 	at := b[int64(t.off)-base:]
 	for i := range out {
-		out[i] = decode(at[uint64(i)*t.size:])
+		t.layout.decode(at[uint64(i)*t.size:], &out[i])
 	}
 	return out
 }
@@ -641,4 +568,65 @@ func Kind(r io.ReaderAt, size int64) string {
 		return "xorb"
 	}
 	return "file"
+}
+
+// ReadFile reads the file block at offset at of the shard of size bytes r
+// holds, with its terms, verification entries and metadata ext; ReadXorb
+// reads a CAS block with its chunks. They read only that block: for a
+// viewer that takes a big shard's rows a block at a time. The block must
+// lie within the shard.
+func ReadFile(r io.ReaderAt, size, at int64) (*File, error) {
+	rec, err := (recordReader{r: r, size: size, part: "file"}).read(at, RecordSize)
+	if err != nil {
+		return nil, err
+	}
+	n, recs, ver, sha := fileRecords(rec)
+	if at+RecordSize*int64(1+recs) > size {
+		return nil, errAt(at+fileLayout.at("numEntries"), "file block at %d: %d records run past the %d-byte shard", at, recs, size)
+	}
+	b, err := readSpan(r, at, RecordSize*int64(1+recs))
+	if err != nil {
+		return nil, err
+	}
+	f := &File{Offset: at, Terms: make([]Term, n)}
+	fileLayout.decode(b, f)
+	p := RecordSize
+	for j := range f.Terms {
+		termLayout.decode(b[p:], &f.Terms[j])
+		p += RecordSize
+	}
+	if ver {
+		f.Verification = make([]xethash.Hash, n)
+		for j := range f.Verification {
+			verificationLayout.decode(b[p:], &f.Verification[j])
+			p += RecordSize
+		}
+	}
+	if sha {
+		f.SHA256 = new(xethash.Hash)
+		metadataExtLayout.decode(b[p:], f.SHA256)
+	}
+	return f, nil
+}
+
+// ReadXorb reads the CAS block at offset at, as ReadFile reads a file block.
+func ReadXorb(r io.ReaderAt, size, at int64) (*Xorb, error) {
+	rec, err := (recordReader{r: r, size: size, part: "xorb"}).read(at, RecordSize)
+	if err != nil {
+		return nil, err
+	}
+	n := int64(xorbLayout.recordCount(rec))
+	if at+RecordSize*(1+n) > size {
+		return nil, errAt(at+xorbLayout.at("numChunks"), "CAS block at %d: %d chunk records run past the %d-byte shard", at, n, size)
+	}
+	b, err := readSpan(r, at, RecordSize*(1+n))
+	if err != nil {
+		return nil, err
+	}
+	x := xorbHeader(b, at)
+	x.Chunks = make([]Chunk, n)
+	for j := range x.Chunks {
+		chunkLayout.decode(b[RecordSize*(1+j):], &x.Chunks[j])
+	}
+	return &x, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xetkit/xetkit/internal/testref"
 	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/shard/spec"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
@@ -45,7 +46,8 @@ func TestReferenceShards(t *testing.T) {
 			if f.SHA256 == nil || f.SHA256.String() != testref.SHA256 {
 				t.Errorf("sha256 %v", f.SHA256)
 			}
-			if d := shard.Digest(*f.SHA256); fmt.Sprintf("%x", d) != testref.SHA256 {
+			// Reversing the groups again gives the standard digest back.
+			if d := [32]byte(shard.SHA256Hash(*f.SHA256)); fmt.Sprintf("%x", d) != testref.SHA256 {
 				t.Errorf("Digest gives %x", d)
 			}
 			if len(f.Terms) != 1 || f.Terms[0] != (shard.Term{Xorb: x.Hash, UnpackedBytes: testref.FileSize, ChunkStart: 0, ChunkEnd: testref.NumChunks}) {
@@ -82,50 +84,46 @@ func TestReferenceShards(t *testing.T) {
 // passed, and only then.
 func TestReferenceKeyExpiry(t *testing.T) {
 	s := mustParse(t, testref.Read(t, "ev-population.csv.shard.verification"))
-	after := time.Unix(int64(s.Footer.KeyExpiry), 0)
+	after := int64(s.Footer.KeyExpiry)
 	fs := shard.Validate(s, after)
 	if len(fs) != 1 || fs[0].Rule != shard.RuleKeyExpired || fs[0].Severity != shard.Warning || fs[0].Offset != s.Footer.Offset+112 {
 		t.Fatalf("findings %+v", fs)
 	}
-	if fs := shard.Validate(s, after.Add(-time.Second)); len(fs) != 0 {
+	if fs := shard.Validate(s, after-1); len(fs) != 0 {
 		t.Fatalf("findings a second before expiry: %+v", fs)
 	}
 }
 
-// The JSON has DESIGN.md's ParsedShard shape, and the fast writer gives the
-// bytes encoding/json gives for ParsedOf.
+// The JSON has DESIGN.md's ParsedShard shape and the model's values; with
+// rows false it is the same with every xorb's chunks [], every file's
+// entries [], verification [] where it has some, and no chunk lookups.
 func TestParsedJSON(t *testing.T) {
 	for _, name := range refShards {
 		t.Run(name, func(t *testing.T) {
 			b := testref.Read(t, name)
 			s := mustParse(t, b)
-			fs := shard.Validate(s, time.Now())
-			out := shard.AppendParsedJSON(nil, s, fs)
-			want, err := json.Marshal(shard.ParsedOf(s, fs))
-			if err != nil {
+			fs := shard.Validate(s, time.Now().Unix())
+			out := shard.AppendJSON(nil, s, fs, true)
+			var full, summary map[string]any
+			if err := json.Unmarshal(out, &full); err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(out, want) {
-				t.Fatalf("AppendParsedJSON differs from json.Marshal(ParsedOf):\n%.600s\n%.600s", out, want)
+			if err := json.Unmarshal(shard.AppendJSON(nil, s, fs, false), &summary); err != nil {
+				t.Fatal(err)
 			}
-			// Without chunks: the same with every xorb's chunks [], every
-			// file's entries [] and verification [] where it has some.
-			noChunks := shard.ParsedOf(s, fs)
-			for i := range noChunks.Xorbs {
-				noChunks.Xorbs[i].Chunks = []shard.ParsedChunk{}
+			for _, x := range full["xorbs"].([]any) {
+				x.(map[string]any)["chunks"] = []any{}
 			}
-			for i := range noChunks.Files {
-				f := &noChunks.Files[i]
-				f.Entries = []shard.ParsedTerm{}
-				if f.Verification != nil {
-					f.Verification = []xethash.Hash{}
+			for _, f := range full["files"].([]any) {
+				f := f.(map[string]any)
+				f["entries"] = []any{}
+				if f["verification"] != nil {
+					f["verification"] = []any{}
 				}
 			}
-			if want, err = json.Marshal(noChunks); err != nil {
-				t.Fatal(err)
-			}
-			if got := shard.AppendParsedJSONWithoutChunks(nil, s, fs); !bytes.Equal(got, want) {
-				t.Fatalf("AppendParsedJSONWithoutChunks:\n%.600s\nwant\n%.600s", got, want)
+			full["lookups"].(map[string]any)["chunks"] = []any{}
+			if !reflect.DeepEqual(full, summary) {
+				t.Fatalf("rows false:\n%v\nwant\n%v", summary, full)
 			}
 			var m map[string]any
 			if err := json.Unmarshal(out, &m); err != nil {
@@ -147,6 +145,11 @@ func TestParsedJSON(t *testing.T) {
 			if xm := xorb.(map[string]any); xm["hash"] != testref.XorbHash || xm["numChunks"] != float64(testref.NumChunks) {
 				t.Errorf("xorb %v %v", xm["hash"], xm["numChunks"])
 			}
+			last := xorb.(map[string]any)["chunks"].([]any)[testref.NumChunks-1].(map[string]any)
+			if c := s.Xorbs[0].Chunks[testref.NumChunks-1]; last["hash"] != c.Hash.String() || last["byteRangeStart"] != float64(c.ByteRangeStart) ||
+				last["unpackedBytes"] != float64(c.UnpackedBytes) || last["flags"] != float64(c.Flags) {
+				t.Errorf("last chunk %v, the model holds %+v", last, c)
+			}
 			if strings.Contains(name, "verification") {
 				if v := fm["verification"].([]any); len(v) != 1 || v[0] != xethash.Verification(refChunkHashes(t)).String() {
 					t.Errorf("verification %v", v)
@@ -161,13 +164,6 @@ func TestParsedJSON(t *testing.T) {
 			} else {
 				hasKeys(t, "footer", m["footer"], "version", "fileInfoOffset", "casInfoOffset", "chunkHashKey", "createdAt", "keyExpiry",
 					"storedBytesOnDisk", "materializedBytes", "storedBytes", "footerOffset")
-			}
-			var p shard.Parsed
-			if err := json.Unmarshal(out, &p); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(&p, shard.ParsedOf(s, fs)) {
-				t.Errorf("decoding the JSON into Parsed does not give ParsedOf")
 			}
 		})
 	}
@@ -194,7 +190,7 @@ func TestReadAtMatchesParse(t *testing.T) {
 	}
 	r := newRand(1)
 	sp := randomSpec(r, 20, 5, 50, true)
-	sp.Footer = &shard.SpecFooter{CreatedAt: 1, LookupTables: true}
+	sp.Footer = &spec.Footer{CreatedAt: 1, LookupTables: true}
 	inputs["generated with lookup tables"] = mustBuild(t, sp)
 	sp.Footer.LookupTables = false
 	inputs["generated without lookup tables"] = mustBuild(t, sp)
@@ -238,7 +234,7 @@ func TestTruncation(t *testing.T) {
 			s, err := shard.Parse(cut)
 			if err != nil {
 				formatOffset(t, err, n)
-			} else if fs := shard.Validate(s, beforeExpiry); !shard.HasErrors(fs) {
+			} else if fs := shard.Validate(s, beforeExpiry); !hasErrors(fs) {
 				t.Fatalf("%s cut to %d bytes: no error and no error finding (%+v)", name, n, fs)
 			} else {
 				for _, f := range fs {
@@ -277,7 +273,7 @@ func TestByteFlips(t *testing.T) {
 			{"header", 0, 48},
 			{"file block header", f.Offset, f.Offset + 48},
 			{"term", f.EntryOffset(0), f.EntryOffset(0) + 48},
-			{"metadata ext reserved bytes", f.SHA256Offset() + 32, f.SHA256Offset() + 48},
+			{"metadata ext reserved bytes", sha256Offset(f) + 32, sha256Offset(f) + 48},
 			{"file info bookend", s.Layout.CASInfo - 48, s.Layout.CASInfo},
 			{"CAS block header", x.Offset, x.Offset + 44},
 			{"chunk entry", x.ChunkOffset(0), x.ChunkOffset(0) + 48},
@@ -383,7 +379,7 @@ func TestHugeCounts(t *testing.T) {
 		if allocated > 64<<10 {
 			t.Errorf("lookup count at footer+%d: Parse allocated %d bytes", field, allocated)
 		}
-		fs := shard.Validate(s, time.Time{})
+		fs := shard.Validate(s, 0)
 		if len(fs) != 1 || fs[0].Rule != shard.RuleLookupRange || fs[0].Offset != int64(footer+field-8) {
 			t.Errorf("lookup count at footer+%d: findings %+v", field, fs)
 		}
@@ -432,12 +428,16 @@ func TestUnreadable(t *testing.T) {
 	}
 }
 
-// Sections cover the shard without gaps for the reference shards.
+// The JSON's sections cover the shard without gaps for the reference shards.
 func TestSections(t *testing.T) {
 	for _, name := range refShards {
 		b := testref.Read(t, name)
 		s := mustParse(t, b)
-		secs := s.Sections()
+		var parsed struct{ Sections []shard.Section }
+		if err := json.Unmarshal(shard.AppendJSON(nil, s, nil, false), &parsed); err != nil {
+			t.Fatal(err)
+		}
+		secs := parsed.Sections
 		var at int64
 		var names []string
 		for _, sec := range secs {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/xetkit/xetkit/internal/testref"
 	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/shard/spec"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -15,11 +16,11 @@ import (
 // for byte.
 func TestSpecRoundTripReference(t *testing.T) {
 	givesReferenceBack(t, "rebuilt", func(name string, b []byte) []byte {
-		js, err := json.Marshal(shard.SpecOf(mustParse(t, b)))
+		js, err := json.Marshal(spec.Of(mustParse(t, b)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		sp, err := shard.ParseSpec(js)
+		sp, err := spec.Parse(js)
 		if err != nil {
 			t.Fatalf("%s: %v\n%.300s", name, err, js)
 		}
@@ -43,7 +44,7 @@ func referenceSpec(t *testing.T) string {
 
 func TestSpecBuildsUploadReference(t *testing.T) {
 	want := testref.Read(t, "ev-population.csv.shard.verification-no-footer")
-	sp, err := shard.ParseSpec([]byte(referenceSpec(t)))
+	sp, err := spec.Parse([]byte(referenceSpec(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestSpecBuildsUploadReference(t *testing.T) {
 func TestSpecBuildsStoredReference(t *testing.T) {
 	want := testref.Read(t, "ev-population.csv.shard.verification")
 	js := strings.Replace(referenceSpec(t), `"footer": null`, `"footer": {"keyExpiry": 1760478341}`, 1)
-	sp, err := shard.ParseSpec([]byte(js))
+	sp, err := spec.Parse([]byte(js))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestSpecStrict(t *testing.T) {
 		{`{"files": [`, `bad JSON`},
 		{``, `bad JSON`},
 	} {
-		_, err := shard.ParseSpec([]byte(c.js))
+		_, err := spec.Parse([]byte(c.js))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", c.js, err, c.want)
 			continue
@@ -103,7 +104,7 @@ func TestSpecStrict(t *testing.T) {
 		formatOffset(t, err, len(c.js))
 	}
 	// null for optional values and the footer is fine.
-	sp, err := shard.ParseSpec([]byte(`{"files": null, "xorbs": [{"hash": null, "chunks": null}], "footer": null}`))
+	sp, err := spec.Parse([]byte(`{"files": null, "xorbs": [{"hash": null, "chunks": null}], "footer": null}`))
 	if err != nil || len(sp.Xorbs) != 1 || sp.Footer != nil {
 		t.Fatalf("%+v %v", sp, err)
 	}
@@ -128,11 +129,11 @@ func TestSpecBuildErrors(t *testing.T) {
 		{`{"xorbs": [{"chunks": []}], "footer": {"chunkHashKey": "` + x + `"}}`, `xorbs[0]: hash is required when the footer's chunkHashKey is set`},
 		{`{"appId": "fifteen-bytes!!"}`, `longer than 14 bytes`},
 	} {
-		sp, err := shard.ParseSpec([]byte(c.js))
+		sp, err := spec.Parse([]byte(c.js))
 		if err != nil {
 			t.Fatalf("%s: %v", c.js, err)
 		}
-		if _, err := shard.Build(sp); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := spec.Build(sp); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", c.js, err, c.want)
 		}
 	}
@@ -141,12 +142,12 @@ func TestSpecBuildErrors(t *testing.T) {
 // What a spec leaves out is computed as the hashing rules say.
 func TestSpecComputes(t *testing.T) {
 	chunks := testref.Chunks(t)
-	sp := &shard.Spec{Xorbs: []shard.SpecXorb{{}}}
+	sp := &spec.Spec{Xorbs: []spec.Xorb{{}}}
 	for _, c := range chunks[:20] {
-		sp.Xorbs[0].Chunks = append(sp.Xorbs[0].Chunks, shard.SpecChunk{Hash: c.Hash, UnpackedBytes: uint32(c.Size)})
+		sp.Xorbs[0].Chunks = append(sp.Xorbs[0].Chunks, spec.Chunk{Hash: c.Hash, UnpackedBytes: uint32(c.Size)})
 	}
 	xh := xethash.Xorb(chunks[:20])
-	sp.Files = []shard.SpecFile{{Verification: true, Terms: []shard.SpecTerm{
+	sp.Files = []spec.File{{Verification: true, Terms: []spec.Term{
 		{Xorb: xh, ChunkStart: 0, ChunkEnd: 5}, {Xorb: xh, ChunkStart: 5, ChunkEnd: 20},
 	}}}
 	s := mustParse(t, mustBuild(t, sp))
@@ -191,11 +192,11 @@ func TestSpecOfKeepsWrongValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	js, err := json.Marshal(shard.SpecOf(mustParse(t, b)))
+	js, err := json.Marshal(spec.Of(mustParse(t, b)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := shard.ParseSpec(js)
+	sp, err := spec.Parse(js)
 	if err != nil {
 		t.Fatal(err)
 	}

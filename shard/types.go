@@ -6,26 +6,25 @@ import (
 	"github.com/xetkit/xetkit/xethash"
 )
 
-// Sizes of the fixed records (draft §9).
+// Sizes, versions and the application ID of the format (draft §9).
 const (
 	HeaderSize = 48  // MDBShardFileHeader
 	RecordSize = 48  // every file-info and CAS-info record, and the bookends
 	FooterSize = 200 // MDBShardFileFooter
 
-	fileLookupSize  = 12
-	xorbLookupSize  = 12
-	chunkLookupSize = 16
-)
+	// MaxSize is the most bytes a shard may hold, as for xorbs (§14.5):
+	// clients cut upload shards below it, and a hub or a client reading
+	// one reads no more.
+	MaxSize = 64 << 20
 
-// MaxSize is the most bytes a shard may hold, as for xorbs (§14.5):
-// clients cut upload shards below it, and a hub or a client reading one
-// reads no more.
-const MaxSize = 64 << 20
-
-// Versions this package reads and writes.
-const (
+	// HeaderVersion and FooterVersion are the versions this package reads
+	// and writes.
 	HeaderVersion = 2
 	FooterVersion = 1
+
+	// DefaultAppID is the application identifier of Hugging Face
+	// deployments (draft §9.3.1).
+	DefaultAppID = "HFRepoMetaData"
 )
 
 // Flag bits.
@@ -37,10 +36,6 @@ const (
 	fileFlagsKnown  = FileFlagVerification | FileFlagMetadataExt
 	chunkFlagsKnown = ChunkFlagGlobalDedup
 )
-
-// DefaultAppID is the application identifier of Hugging Face deployments
-// (draft §9.3.1).
-const DefaultAppID = "HFRepoMetaData"
 
 // magicSequence is bytes 15–31 of the header tag.
 var magicSequence = [17]byte{
@@ -85,27 +80,6 @@ type termsRead struct {
 	n     int
 	bytes uint64 // their unpacked bytes
 }
-
-// Where a chunk record's fields lie (a CASChunkSequenceEntry, RecordSize
-// bytes): for readers that take the rows from the bytes themselves.
-const (
-	ChunkHashAt           = 0
-	ChunkByteRangeStartAt = 32
-	ChunkUnpackedBytesAt  = 36
-	ChunkFlagsAt          = 40
-	ChunkReservedAt       = 44
-)
-
-// Where a term record's fields lie (a FileDataSequenceEntry, RecordSize
-// bytes), and the range hash in a FileVerificationEntry.
-const (
-	TermXorbHashAt      = 0
-	TermFlagsAt         = 32
-	TermUnpackedBytesAt = 36
-	TermChunkStartAt    = 40
-	TermChunkEndAt      = 44
-	VerificationHashAt  = 0
-)
 
 // Header is the 48-byte MDBShardFileHeader.
 type Header struct {
@@ -191,32 +165,21 @@ type Totals struct {
 // Lookups are the three lookup tables of a stored shard, each sorted by
 // truncated hash (the first 8 bytes of the hash as a little-endian u64).
 type Lookups struct {
-	Files  []FileLookup
-	Xorbs  []XorbLookup
-	Chunks []ChunkLookup
+	Files  []LookupEntry
+	Xorbs  []LookupEntry
+	Chunks []LookupEntry
 }
 
-// FileLookup is a file lookup table entry. Its index counts 48-byte
-// records, as the reference writes and reads it (a reader seeks to
-// file_info_offset + 48·Entry), not files: see Shard.FileAtEntry.
-type FileLookup struct {
+// LookupEntry is an entry of a lookup table. Entry counts 48-byte records,
+// as the reference writes and reads it (a reader seeks to the section's
+// offset + 48·Entry), not files or xorbs: in the file table it is the
+// file's header record in the file info section; in the CAS and chunk
+// tables the xorb's header record in the CAS info section. Chunk, in the
+// chunk table only, is the chunk's index within that xorb.
+type LookupEntry struct {
 	Truncated uint64
-	Entry     uint32 // the file's header record, counted in records from the file info section's start
-}
-
-// XorbLookup is a CAS lookup table entry; like FileLookup's, its index
-// counts 48-byte records of the CAS info section (see Shard.XorbAtEntry).
-type XorbLookup struct {
-	Truncated uint64
-	Entry     uint32 // the xorb's header record, counted in records from the CAS info section's start
-}
-
-// ChunkLookup is a chunk lookup table entry: the record of the chunk's
-// xorb header, as in XorbLookup, and the chunk's index within that xorb.
-type ChunkLookup struct {
-	Truncated uint64
-	XorbEntry uint32
-	Chunk     uint32 // index into that xorb's Chunks
+	Entry     uint32
+	Chunk     uint32
 }
 
 // Layout records where reading found each part of the shard.
@@ -247,16 +210,6 @@ func (f *File) EntryOffset(i int) int64 { return f.Offset + RecordSize*int64(1+i
 // FileVerificationEntry (meaningful only when it has them).
 func (f *File) VerificationOffset(i int) int64 {
 	return f.Offset + RecordSize*int64(1+len(f.Terms)+i)
-}
-
-// SHA256Offset returns the offset of the file's FileMetadataExt (meaningful
-// only when it has one).
-func (f *File) SHA256Offset() int64 {
-	n := 1 + len(f.Terms)
-	if f.Verification != nil {
-		n += len(f.Terms)
-	}
-	return f.Offset + RecordSize*int64(n)
 }
 
 // Size returns the length of the file block in bytes.
@@ -297,17 +250,17 @@ func (x *Xorb) ChunkOffset(i int) int64 { return x.Offset + RecordSize*int64(1+i
 // Size returns the length of the CAS block in bytes.
 func (x *Xorb) Size() int64 { return RecordSize * int64(1+len(x.Chunks)) }
 
-// FileEntries returns where each file's header record lies in the file
+// fileEntries returns where each file's header record lies in the file
 // info section, counted in 48-byte records: the values the file lookup
 // table stores.
-func (s *Shard) FileEntries() []int64 {
+func (s *Shard) fileEntries() []int64 {
 	return recordStarts(len(s.Files), func(i int) int64 { return s.Files[i].blockSize(s.termCount(i)) })
 }
 
-// XorbEntries returns where each xorb's header record lies in the CAS info
+// xorbEntries returns where each xorb's header record lies in the CAS info
 // section, counted in 48-byte records: the values the CAS and chunk lookup
 // tables store.
-func (s *Shard) XorbEntries() []int64 {
+func (s *Shard) xorbEntries() []int64 {
 	return recordStarts(len(s.Xorbs), func(i int) int64 { return RecordSize * int64(1+s.chunkCount(i)) })
 }
 
@@ -366,9 +319,6 @@ func SHA256Hash(digest [32]byte) xethash.Hash {
 	}
 	return h
 }
-
-// Digest is the inverse of SHA256Hash: the standard digest bytes.
-func Digest(h xethash.Hash) [32]byte { return [32]byte(SHA256Hash([32]byte(h))) }
 
 // DedupEligible reports whether a chunk is eligible for global dedupe
 // queries by its hash alone (draft §10.3.1: the last 8 bytes, read as a

@@ -1,11 +1,10 @@
 package shard
 
 import (
-	"cmp"
-	"fmt"
 	"slices"
-	"time"
+	"sort"
 
+	"github.com/xetkit/xetkit/internal/textf"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -103,7 +102,7 @@ func (c *findings) add(sev Severity, section string, off int64, rule, msg string
 		}
 		return
 	}
-	f.Message = fmt.Sprintf(msg, args...)
+	f.Message = textf.Sprintf(msg, args...)
 	c.list = append(c.list, f)
 }
 
@@ -124,18 +123,27 @@ func (c *findings) result() []Finding {
 	out := c.list
 	for rule, f := range c.dropped {
 		out = append(out, Finding{Severity: Info, Offset: f.Offset, Section: f.Section, Rule: RuleTruncated,
-			Message: fmt.Sprintf("%d more %q findings not listed, the first at byte %d", c.count[rule]-maxPerRule, rule, f.Offset)})
+			Message: textf.Sprintf("%d more %q findings not listed, the first at byte %d", c.count[rule]-maxPerRule, rule, f.Offset)})
 	}
-	slices.SortStableFunc(out, func(a, b Finding) int {
-		if c := cmp.Compare(a.Offset, b.Offset); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Rule, b.Rule)
-	})
+	sort.Stable(byOffset(out))
 	if out == nil {
 		out = []Finding{}
 	}
 	return out
+}
+
+// byOffset orders findings by offset, then rule. The sorts here and in
+// write.go go through package sort's interface rather than slices' generic
+// functions, each of whose instances weighs on the core WebAssembly module.
+type byOffset []Finding
+
+func (f byOffset) Len() int      { return len(f) }
+func (f byOffset) Swap(i, j int) { f[i], f[j] = f[j], f[i] }
+func (f byOffset) Less(i, j int) bool {
+	if f[i].Offset != f[j].Offset {
+		return f[i].Offset < f[j].Offset
+	}
+	return f[i].Rule < f[j].Rule
 }
 
 // note records a rule break seen while reading.
@@ -143,21 +151,17 @@ func (s *Shard) note(sev Severity, section string, off int64, rule, msg string, 
 	s.notes.add(sev, section, off, rule, msg, args...)
 }
 
-// HasErrors reports whether any finding has severity Error.
-func HasErrors(fs []Finding) bool {
-	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Severity == Error })
-}
-
 // Validate checks a parsed shard against the rules listed with the Rule
 // constants and returns what it breaks, sorted by offset. now is the time
-// expiry and creation are judged against; the zero time skips those checks.
-// A key expiry or creation time of 0 means "not set".
+// (Unix seconds, as the footer keeps times) expiry and creation are judged
+// against; 0 skips those checks. A key expiry or creation time of 0 means
+// "not set".
 //
 // The work is bounded: chunk sizes are summed through per-xorb prefix sums,
 // and range and file hashes are recomputed only until they have covered 16
 // times the shard's chunk count, after which one info finding says what was
 // skipped.
-func Validate(s *Shard, now time.Time) []Finding {
+func Validate(s *Shard, now int64) []Finding {
 	v := validator{s: s, c: s.notes.clone(), now: now}
 	v.run()
 	return v.c.result()
@@ -166,7 +170,7 @@ func Validate(s *Shard, now time.Time) []Finding {
 // ValidateUpload is Validate plus what the upload API requires of a shard:
 // verification entries and a metadata ext for every file, and chunk hashes
 // that are not keyed.
-func ValidateUpload(s *Shard, now time.Time) []Finding {
+func ValidateUpload(s *Shard, now int64) []Finding {
 	v := validator{s: s, c: s.notes.clone(), now: now}
 	v.run()
 	for i := range s.Files {
@@ -187,7 +191,7 @@ func ValidateUpload(s *Shard, now time.Time) []Finding {
 type validator struct {
 	s     *Shard
 	c     findings
-	now   time.Time
+	now   int64
 	keyed bool
 	// xorbIndex maps a xorb hash to its first CAS block.
 	xorbIndex map[xethash.Hash]int
@@ -400,10 +404,10 @@ func (v *validator) footer() {
 			v.c.add(Warning, "footer", f.Offset+c.field, RuleFooterTotals, "footer %s is %d, but the sections give %d", c.name, c.got, c.want)
 		}
 	}
-	if v.now.IsZero() {
+	if v.now == 0 {
 		return
 	}
-	now := v.now.Unix()
+	now := v.now
 	if f.KeyExpiry != 0 && f.KeyExpiry <= uint64(now) {
 		v.c.add(Warning, "footer", f.Offset+112, RuleKeyExpired, "key expired at %s (%d); the shard must not be used to deduplicate", unixString(f.KeyExpiry), f.KeyExpiry)
 	}
@@ -415,11 +419,32 @@ func (v *validator) footer() {
 	}
 }
 
+// unixString writes Unix seconds as an RFC 3339 time in UTC, as
+// time.Unix(sec, 0).UTC().Format(time.RFC3339) does (the time package
+// would weigh on the WebAssembly module for this one use).
 func unixString(sec uint64) string {
 	if sec > 1<<40 {
 		return "the far future"
 	}
-	return time.Unix(int64(sec), 0).UTC().Format(time.RFC3339)
+	days, rest := int64(sec/86400), int64(sec%86400)
+	// The proleptic Gregorian date of a day count from 1970-01-01, by
+	// eras of 400 years (H. Hinnant's days_from_civil, inverted).
+	z := days + 719468
+	era := z / 146097
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d := doy - (153*mp+2)/5 + 1
+	m := mp + 3
+	if m > 12 {
+		m -= 12
+	}
+	y := yoe + era*400
+	if m <= 2 {
+		y++
+	}
+	return textf.Sprintf("%04d-%02d-%02dT%02d:%02d:%02dZ", y, m, d, rest/3600, rest/60%60, rest%60)
 }
 
 func (v *validator) lookups() {
@@ -445,7 +470,11 @@ func (v *validator) lookups() {
 			spans = append(spans, span{t.name, t.off, t.off + t.count*t.size})
 		}
 	}
-	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	for i := 1; i < len(spans); i++ { // three at most
+		for j := i; j > 0 && spans[j].start < spans[j-1].start; j-- {
+			spans[j], spans[j-1] = spans[j-1], spans[j]
+		}
+	}
 	at := uint64(lo)
 	for i, sp := range spans {
 		if i > 0 && sp.start < spans[i-1].end {
@@ -461,7 +490,7 @@ func (v *validator) lookups() {
 	}
 
 	l := &s.Lookups
-	fileAt, xorbAt := s.FileEntries(), s.XorbEntries()
+	fileAt, xorbAt := s.fileEntries(), s.xorbEntries()
 	checkCount := func(field int64, name string, got, want int) {
 		if got > 0 && got != want {
 			v.c.add(Warning, "footer", f.Offset+field, RuleLookupCount, "%s lookup table has %d entries for %d %ss", name, got, want, name)
@@ -476,24 +505,24 @@ func (v *validator) lookups() {
 	checkCount(64, "chunk", len(l.Chunks), total)
 
 	for _, t := range []recordLookupTable{
-		{"file", "file info", "file", int64(f.FileLookupOffset), fileLookupSize, fileAt, len(l.Files),
+		{"file", "file info", "file", int64(f.FileLookupOffset), int64(fileLookupLayout.size), fileAt, len(l.Files),
 			func(i int) (uint64, uint32) { return l.Files[i].Truncated, l.Files[i].Entry },
 			func(i int) uint64 { return s.Files[i].Hash.Truncated() }},
-		{"CAS", "CAS info", "xorb", int64(f.XorbLookupOffset), xorbLookupSize, xorbAt, len(l.Xorbs),
+		{"CAS", "CAS info", "xorb", int64(f.XorbLookupOffset), int64(xorbLookupLayout.size), xorbAt, len(l.Xorbs),
 			func(i int) (uint64, uint32) { return l.Xorbs[i].Truncated, l.Xorbs[i].Entry },
 			func(i int) uint64 { return s.Xorbs[i].Hash.Truncated() }},
 	} {
 		v.recordLookups(t)
 	}
 	for i, e := range l.Chunks {
-		off := int64(f.ChunkLookupOffset) + int64(i)*chunkLookupSize
+		off := int64(f.ChunkLookupOffset) + int64(i*chunkLookupLayout.size)
 		if i > 0 {
 			v.lookupOrder("chunk", i, off, l.Chunks[i-1].Truncated, e.Truncated)
 		}
-		xi := entryOwner(xorbAt, e.XorbEntry)
+		xi := entryOwner(xorbAt, e.Entry)
 		switch {
 		case xi < 0:
-			v.c.add(Error, "lookups", off+8, RuleLookupIndex, "chunk lookup entry %d points at record %d of the CAS info section, which starts no xorb", i, e.XorbEntry)
+			v.c.add(Error, "lookups", off+8, RuleLookupIndex, "chunk lookup entry %d points at record %d of the CAS info section, which starts no xorb", i, e.Entry)
 		case int(e.Chunk) >= len(s.Xorbs[xi].Chunks):
 			v.c.add(Error, "lookups", off+12, RuleLookupIndex, "chunk lookup entry %d points at chunk %d of the %d of xorb %d", i, e.Chunk, len(s.Xorbs[xi].Chunks), xi)
 		default:

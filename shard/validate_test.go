@@ -4,21 +4,21 @@ import (
 	"encoding/binary"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/xetkit/xetkit/internal/testref"
 	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/shard/spec"
 	"github.com/xetkit/xetkit/xethash"
 )
 
-var validateNow = time.Unix(1750000000, 0)
+var validateNow int64 = 1750000000
 
 // baseShard is a valid stored shard with lookup tables: two files with
 // verification entries and SHA-256, two xorbs of ten chunks.
 func baseShard(t *testing.T) *shard.Shard {
 	t.Helper()
 	sp := randomSpec(newRand(3), 2, 2, 10, true)
-	sp.Footer = &shard.SpecFooter{CreatedAt: 1740000000, KeyExpiry: 1760000000, LookupTables: true}
+	sp.Footer = &spec.Footer{CreatedAt: 1740000000, KeyExpiry: 1760000000, LookupTables: true}
 	s := mustParse(t, mustBuild(t, sp))
 	if fs := shard.Validate(s, validateNow); len(fs) != 0 {
 		t.Fatalf("base shard findings: %+v", fs)
@@ -47,8 +47,8 @@ func TestValidateRules(t *testing.T) {
 			rule: shard.RuleReserved, sev: shard.Warning, at: func(s *shard.Shard) int64 { return file0(s).Offset + 40 }},
 		{name: "verification reserved bytes", bytes: func(b []byte, s *shard.Shard) { b[file0(s).VerificationOffset(0)+40] = 1 },
 			rule: shard.RuleReserved, sev: shard.Warning, at: func(s *shard.Shard) int64 { return file0(s).VerificationOffset(0) + 32 }},
-		{name: "metadata ext reserved bytes", bytes: func(b []byte, s *shard.Shard) { b[file0(s).SHA256Offset()+47] = 1 },
-			rule: shard.RuleReserved, sev: shard.Warning, at: func(s *shard.Shard) int64 { return file0(s).SHA256Offset() + 32 }},
+		{name: "metadata ext reserved bytes", bytes: func(b []byte, s *shard.Shard) { b[sha256Offset(file0(s))+47] = 1 },
+			rule: shard.RuleReserved, sev: shard.Warning, at: func(s *shard.Shard) int64 { return sha256Offset(file0(s)) + 32 }},
 		{name: "bookend reserved bytes", bytes: func(b []byte, s *shard.Shard) { b[s.Layout.CASInfo-1] = 1 },
 			rule: shard.RuleReserved, sev: shard.Warning, at: func(s *shard.Shard) int64 { return s.Layout.CASInfo - 16 }},
 		{name: "footer reserved bytes", bytes: func(b []byte, s *shard.Shard) { b[s.Footer.Offset+150] = 1 },
@@ -118,9 +118,9 @@ func TestValidateRules(t *testing.T) {
 		{name: "table of fewer entries than files", bytes: func(b []byte, s *shard.Shard) {
 			binary.LittleEndian.PutUint64(b[s.Footer.Offset+32:], 1)
 		}, rule: shard.RuleLookupCount, sev: shard.Warning, at: footer(32)},
-		{name: "key expired", edit: func(s *shard.Shard) { s.Footer.KeyExpiry = uint64(validateNow.Unix()) },
+		{name: "key expired", edit: func(s *shard.Shard) { s.Footer.KeyExpiry = uint64(validateNow) },
 			rule: shard.RuleKeyExpired, sev: shard.Warning, at: footer(112)},
-		{name: "created in the future", edit: func(s *shard.Shard) { s.Footer.CreatedAt = uint64(validateNow.Unix()) + 7200 },
+		{name: "created in the future", edit: func(s *shard.Shard) { s.Footer.CreatedAt = uint64(validateNow) + 7200 },
 			rule: shard.RuleCreatedFuture, sev: shard.Warning, at: footer(104)},
 		{name: "expiry before creation", edit: func(s *shard.Shard) { s.Footer.KeyExpiry = s.Footer.CreatedAt - 1 },
 			rule: shard.RuleExpiryOrder, sev: shard.Warning, at: footer(112)},
@@ -137,7 +137,7 @@ func TestValidateRules(t *testing.T) {
 			if c.edit != nil {
 				c.edit(s)
 			}
-			b, err := s.Marshal(s.RewriteOptions())
+			b, err := s.Marshal(rewriteOptions(s))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +214,7 @@ func TestValidateWorkBound(t *testing.T) {
 	sp.Files = nil
 	xorbHash := mustParse(t, mustBuild(t, sp)).Xorbs[0].Hash
 	for range 4000 {
-		sp.Files = append(sp.Files, shard.SpecFile{Verification: true, Terms: []shard.SpecTerm{{Xorb: xorbHash, ChunkStart: 0, ChunkEnd: 10}}})
+		sp.Files = append(sp.Files, spec.File{Verification: true, Terms: []spec.Term{{Xorb: xorbHash, ChunkStart: 0, ChunkEnd: 10}}})
 	}
 	s := mustParse(t, mustBuild(t, sp))
 	fs := shard.Validate(s, validateNow)
@@ -252,7 +252,7 @@ func TestEmptyLookupTableAtOffsetZero(t *testing.T) {
 	if s, err = shard.Parse(b); err != nil {
 		return // unreadable is also a correct outcome for a table that cannot fit
 	}
-	if !shard.HasErrors(shard.Validate(s, validateNow)) {
+	if !hasErrors(shard.Validate(s, validateNow)) {
 		t.Fatal("a non-empty table at offset 0 must be an error")
 	}
 }

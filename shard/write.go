@@ -1,12 +1,11 @@
 package shard
 
 import (
-	"cmp"
-	"encoding/binary"
-	"fmt"
+	"errors"
 	"math"
-	"slices"
+	"sort"
 
+	"github.com/xetkit/xetkit/internal/textf"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -33,14 +32,14 @@ type WriteOptions struct {
 // version and offsets, are not read: they follow from the form.
 func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 	if opts.LookupTables && s.Footer == nil {
-		return nil, fmt.Errorf("shard: lookup tables need the stored form (a footer)")
+		return nil, errors.New("shard: lookup tables need the stored form (a footer)")
 	}
 	appID := s.Header.AppID
 	if appID == "" {
 		appID = DefaultAppID
 	}
 	if len(appID) > 14 {
-		return nil, fmt.Errorf("shard: app ID %q is longer than 14 bytes", appID)
+		return nil, textf.Errorf("shard: app ID %q is longer than 14 bytes", appID)
 	}
 	size := int64(HeaderSize)
 	nChunks := 0
@@ -50,11 +49,11 @@ func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 			return nil, err
 		}
 		if f.Verification != nil && len(f.Verification) != len(f.Terms) {
-			return nil, fmt.Errorf("shard: file %d has %d terms but %d verification hashes", i, len(f.Terms), len(f.Verification))
+			return nil, textf.Errorf("shard: file %d has %d terms but %d verification hashes", i, len(f.Terms), len(f.Verification))
 		}
 		size += f.Size()
 	}
-	fileRecords := (size - HeaderSize) / RecordSize
+	fileRecs := (size - HeaderSize) / RecordSize
 	size += RecordSize
 	casStart := size
 	for i := range s.Xorbs {
@@ -70,100 +69,84 @@ func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 	if opts.LookupTables {
 		// The tables index 48-byte records, so every record must be
 		// countable in a u32.
-		if fileRecords > math.MaxUint32 || (afterCAS-casStart)/RecordSize > math.MaxUint32 {
-			return nil, fmt.Errorf("shard: too many records for lookup table indexes")
+		if fileRecs > math.MaxUint32 || (afterCAS-casStart)/RecordSize > math.MaxUint32 {
+			return nil, errors.New("shard: too many records for lookup table indexes")
 		}
-		size += int64(len(s.Files))*fileLookupSize + int64(len(s.Xorbs))*xorbLookupSize + int64(nChunks)*chunkLookupSize
+		size += int64(len(s.Files)*fileLookupLayout.size + len(s.Xorbs)*xorbLookupLayout.size + nChunks*chunkLookupLayout.size)
 	}
 	if s.Footer != nil {
 		size += FooterSize
 	}
 
-	w := writer{b: make([]byte, 0, size)}
-	w.bytes([]byte(appID))
-	w.zeros(15 - len(appID))
-	w.bytes(magicSequence[:])
-	w.u64(HeaderVersion)
+	b := make([]byte, 0, size)
+	h := Header{AppID: appID, Version: HeaderVersion}
 	if s.Footer != nil {
-		w.u64(FooterSize)
-	} else {
-		w.u64(0)
+		h.FooterSize = FooterSize
 	}
-
+	b = headerLayout.encode(b, &h, 0)
 	for i := range s.Files {
-		f := &s.Files[i]
-		flags := f.Flags &^ fileFlagsKnown
+		f := s.Files[i]
+		f.Flags &^= fileFlagsKnown
 		if f.Verification != nil {
-			flags |= FileFlagVerification
+			f.Flags |= FileFlagVerification
 		}
 		if f.SHA256 != nil {
-			flags |= FileFlagMetadataExt
+			f.Flags |= FileFlagMetadataExt
 		}
-		w.record(f.Hash, flags, uint32(len(f.Terms)), 0, 0)
-		for _, t := range f.Terms {
-			w.record(t.Xorb, t.Flags, t.UnpackedBytes, t.ChunkStart, t.ChunkEnd)
+		b = fileLayout.encode(b, &f, len(f.Terms))
+		for j := range f.Terms {
+			b = termLayout.encode(b, &f.Terms[j], 0)
 		}
-		for _, h := range f.Verification {
-			w.record(h, 0, 0, 0, 0)
+		for j := range f.Verification {
+			b = verificationLayout.encode(b, &f.Verification[j], 0)
 		}
 		if f.SHA256 != nil {
-			w.record(*f.SHA256, 0, 0, 0, 0)
+			b = metadataExtLayout.encode(b, f.SHA256, 0)
 		}
 	}
-	w.bookend()
-	casAt := int64(len(w.b))
+	b = fileBookendLayout.encode(b, &struct{}{}, 0)
+	casAt := int64(len(b))
 	for i := range s.Xorbs {
 		x := &s.Xorbs[i]
-		w.record(x.Hash, x.Flags, uint32(len(x.Chunks)), x.BytesInXorb, x.BytesOnDisk)
-		for _, c := range x.Chunks {
-			w.record(c.Hash, c.ByteRangeStart, c.UnpackedBytes, c.Flags, c.Reserved)
+		b = xorbLayout.encode(b, x, len(x.Chunks))
+		for j := range x.Chunks {
+			b = chunkLayout.encode(b, &x.Chunks[j], 0)
 		}
 	}
-	w.bookend()
+	b = casBookendLayout.encode(b, &struct{}{}, 0)
 	if s.Footer == nil {
-		return w.b, nil
+		return b, nil
 	}
 
 	footerAt := size - FooterSize
 	// Empty tables point at the footer, as the reference writes them.
-	fileAt, xorbAt, chunkAt := footerAt, footerAt, footerAt
+	// The footer as the model holds it, but for what follows from the form.
+	f := *s.Footer
+	f.Version, f.FileInfoOffset, f.CASInfoOffset, f.FooterOffset = FooterVersion, HeaderSize, uint64(casAt), uint64(footerAt)
+	f.FileLookupOffset, f.XorbLookupOffset, f.ChunkLookupOffset = uint64(footerAt), uint64(footerAt), uint64(footerAt)
+	f.FileLookupCount, f.XorbLookupCount, f.ChunkLookupCount = 0, 0, 0
 	if opts.LookupTables {
-		fileAt = afterCAS
-		xorbAt = fileAt + int64(len(s.Files))*fileLookupSize
-		chunkAt = xorbAt + int64(len(s.Xorbs))*xorbLookupSize
-		w.lookupTables(s, nChunks)
+		files, xorbs, chunks := s.lookupTables(nChunks)
+		f.FileLookupOffset, f.FileLookupCount = uint64(afterCAS), uint64(len(files))
+		f.XorbLookupOffset, f.XorbLookupCount = f.FileLookupOffset+uint64(len(files)*fileLookupLayout.size), uint64(len(xorbs))
+		f.ChunkLookupOffset, f.ChunkLookupCount = f.XorbLookupOffset+uint64(len(xorbs)*xorbLookupLayout.size), uint64(len(chunks))
+		for _, t := range []struct {
+			l *layout
+			e []LookupEntry
+		}{{fileLookupLayout, files}, {xorbLookupLayout, xorbs}, {chunkLookupLayout, chunks}} {
+			for i := range t.e {
+				b = t.l.encode(b, &t.e[i], 0)
+			}
+		}
 	}
-	totals := s.Footer.Totals
 	if !opts.KeepTotals {
-		totals = s.ComputeTotals()
+		f.Totals = s.ComputeTotals()
 	}
-	nFiles, nXorbs := 0, 0
-	if opts.LookupTables {
-		nFiles, nXorbs = len(s.Files), len(s.Xorbs)
-	} else {
-		nChunks = 0
+	b = footerLayout.encode(b, &f, 0)
+	if int64(len(b)) != size {
+		panic(textf.Sprintf("shard: wrote %d bytes, planned %d", len(b), size)) // unreachable
 	}
-	w.u64(FooterVersion)
-	w.u64(HeaderSize)
-	w.u64(uint64(casAt))
-	w.u64(uint64(fileAt))
-	w.u64(uint64(nFiles))
-	w.u64(uint64(xorbAt))
-	w.u64(uint64(nXorbs))
-	w.u64(uint64(chunkAt))
-	w.u64(uint64(nChunks))
-	w.bytes(s.Footer.ChunkHashKey[:])
-	w.u64(s.Footer.CreatedAt)
-	w.u64(s.Footer.KeyExpiry)
-	w.zeros(48)
-	w.u64(totals.StoredBytesOnDisk)
-	w.u64(totals.MaterializedBytes)
-	w.u64(totals.StoredBytes)
-	w.u64(uint64(footerAt))
-	if int64(len(w.b)) != size {
-		panic(fmt.Sprintf("shard: wrote %d bytes, planned %d", len(w.b), size)) // unreachable
-	}
-	return w.b, nil
+	return b, nil
 }
 
 // writableBlock refuses block i of the file or CAS info section when
@@ -171,82 +154,48 @@ func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 // records are more than the header's u32 count holds.
 func writableBlock(block string, i int, hash xethash.Hash, records int, recordName string) error {
 	if hash == bookendHash {
-		return fmt.Errorf("shard: %s %d: a hash of all ff bytes is the bookend marker", block, i)
+		return textf.Errorf("shard: %s %d: a hash of all ff bytes is the bookend marker", block, i)
 	}
 	if records > math.MaxUint32 {
-		return fmt.Errorf("shard: %s %d has %d %s, more than a u32 counts", block, i, records, recordName)
+		return textf.Errorf("shard: %s %d has %d %s, more than a u32 counts", block, i, records, recordName)
 	}
 	return nil
 }
 
-// lookupRow is an entry of any lookup table: a truncated hash and one or
-// two indexes (file; xorb; xorb and chunk).
-type lookupRow struct {
-	truncated uint64
-	a, b      uint32
-}
-
-// lookupTables appends the three tables, each sorted by truncated hash and
-// then by index, so that equal inputs give equal bytes.
-func (w *writer) lookupTables(s *Shard, nChunks int) {
-	files := make([]lookupRow, len(s.Files))
-	for i, e := range s.FileEntries() {
-		files[i] = lookupRow{s.Files[i].Hash.Truncated(), uint32(e), 0}
+// lookupTables returns the entries of the three tables, each sorted by
+// truncated hash and then by index, so that equal inputs give equal bytes.
+func (s *Shard) lookupTables(nChunks int) (files, xorbs, chunks []LookupEntry) {
+	files = make([]LookupEntry, len(s.Files))
+	for i, e := range s.fileEntries() {
+		files[i] = LookupEntry{Truncated: s.Files[i].Hash.Truncated(), Entry: uint32(e)}
 	}
-	xorbs := make([]lookupRow, len(s.Xorbs))
-	chunks := make([]lookupRow, 0, nChunks)
-	for i, e := range s.XorbEntries() {
-		xorbs[i] = lookupRow{s.Xorbs[i].Hash.Truncated(), uint32(e), 0}
+	xorbs = make([]LookupEntry, len(s.Xorbs))
+	chunks = make([]LookupEntry, 0, nChunks)
+	for i, e := range s.xorbEntries() {
+		xorbs[i] = LookupEntry{Truncated: s.Xorbs[i].Hash.Truncated(), Entry: uint32(e)}
 		for j := range s.Xorbs[i].Chunks {
-			chunks = append(chunks, lookupRow{s.Xorbs[i].Chunks[j].Hash.Truncated(), uint32(e), uint32(j)})
+			chunks = append(chunks, LookupEntry{Truncated: s.Xorbs[i].Chunks[j].Hash.Truncated(), Entry: uint32(e), Chunk: uint32(j)})
 		}
 	}
-	for _, rows := range [][]lookupRow{files, xorbs, chunks} {
-		slices.SortFunc(rows, func(x, y lookupRow) int {
-			return cmp.Or(cmp.Compare(x.truncated, y.truncated), cmp.Compare(x.a, y.a), cmp.Compare(x.b, y.b))
-		})
+	for _, rows := range [][]LookupEntry{files, xorbs, chunks} {
+		sort.Sort(lookupOrder(rows))
 	}
-	for k, rows := range [][]lookupRow{files, xorbs, chunks} {
-		for _, e := range rows {
-			w.u64(e.truncated)
-			w.u32(e.a)
-			if k == 2 {
-				w.u32(e.b)
-			}
-		}
-	}
+	return files, xorbs, chunks
 }
 
-// writer appends little-endian fields to a buffer allocated at its final
-// size.
-type writer struct{ b []byte }
+// lookupOrder sorts lookup entries by truncated hash, then entry, then
+// chunk (see byOffset for why through package sort).
+type lookupOrder []LookupEntry
 
-func (w *writer) bytes(p []byte) { w.b = append(w.b, p...) }
-func (w *writer) u32(v uint32)   { w.b = binary.LittleEndian.AppendUint32(w.b, v) }
-func (w *writer) u64(v uint64)   { w.b = binary.LittleEndian.AppendUint64(w.b, v) }
-func (w *writer) zeros(n int) {
-	for range n {
-		w.b = append(w.b, 0)
+func (l lookupOrder) Len() int      { return len(l) }
+func (l lookupOrder) Swap(i, j int) { l[i], l[j] = l[j], l[i] }
+func (l lookupOrder) Less(i, j int) bool {
+	a, b := &l[i], &l[j]
+	if a.Truncated != b.Truncated {
+		return a.Truncated < b.Truncated
 	}
-}
-
-// record appends one record of the file or CAS block: every one is a hash
-// and four little-endian words (zero where the record has fewer).
-func (w *writer) record(h xethash.Hash, a, b, c, d uint32) {
-	w.bytes(h[:])
-	w.u32(a)
-	w.u32(b)
-	w.u32(c)
-	w.u32(d)
-}
-
-// bookend appends the record that closes a block.
-func (w *writer) bookend() { w.record(bookendHash, 0, 0, 0, 0) }
-
-// RewriteOptions returns the options under which Marshal rewrites a parsed
-// shard as it was read: with lookup tables if it carried any, and its
-// footer's byte totals as they were.
-func (s *Shard) RewriteOptions() WriteOptions {
-	l := &s.Lookups
-	return WriteOptions{LookupTables: s.Footer != nil && len(l.Files)+len(l.Xorbs)+len(l.Chunks) > 0, KeepTotals: true}
+	if a.Entry != b.Entry {
+		return a.Entry < b.Entry
+	}
+	return a.Chunk < b.Chunk
 }

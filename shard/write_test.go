@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/xetkit/xetkit/internal/testref"
 	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/shard/spec"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -18,7 +18,7 @@ import (
 func TestMarshalReference(t *testing.T) {
 	givesReferenceBack(t, "rewritten", func(_ string, b []byte) []byte {
 		s := mustParse(t, b)
-		out, err := s.Marshal(s.RewriteOptions())
+		out, err := s.Marshal(rewriteOptions(s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,10 +51,10 @@ func TestMarshalForms(t *testing.T) {
 func TestLookupTables(t *testing.T) {
 	r := newRand(7)
 	sp := randomSpec(r, 40, 6, 100, true)
-	sp.Footer = &shard.SpecFooter{CreatedAt: 1700000000, LookupTables: true}
+	sp.Footer = &spec.Footer{CreatedAt: 1700000000, LookupTables: true}
 	b := mustBuild(t, sp)
 	s := mustParse(t, b)
-	if fs := shard.Validate(s, time.Unix(1700000000, 0)); len(fs) != 0 {
+	if fs := shard.Validate(s, 1700000000); len(fs) != 0 {
 		t.Fatalf("findings: %+v", fs)
 	}
 	l, f := s.Lookups, s.Footer
@@ -65,7 +65,7 @@ func TestLookupTables(t *testing.T) {
 		f.ChunkLookupOffset != f.XorbLookupOffset+6*12 || uint64(f.Offset) != f.ChunkLookupOffset+600*16 {
 		t.Fatalf("table offsets %+v, after CAS %d", f, s.Layout.AfterCAS)
 	}
-	if !slices.IsSortedFunc(l.Chunks, func(a, b shard.ChunkLookup) int { return cmp.Compare(a.Truncated, b.Truncated) }) {
+	if !slices.IsSortedFunc(l.Chunks, func(a, b shard.LookupEntry) int { return cmp.Compare(a.Truncated, b.Truncated) }) {
 		t.Error("chunk table not sorted")
 	}
 	// Each index counts 48-byte records from its section's start, as the
@@ -85,7 +85,7 @@ func TestLookupTables(t *testing.T) {
 		}
 	}
 	for _, e := range l.Chunks {
-		if recordHash(f.CASInfoOffset, int64(e.XorbEntry)+1+int64(e.Chunk)) != e.Truncated {
+		if recordHash(f.CASInfoOffset, int64(e.Entry)+1+int64(e.Chunk)) != e.Truncated {
 			t.Fatalf("chunk entry %+v names a record without its hash", e)
 		}
 	}
@@ -98,12 +98,11 @@ func TestLookupTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	keyed := mustParse(t, kb)
-	if fs := shard.Validate(keyed, time.Time{}); len(fs) != 1 || fs[0].Rule != shard.RuleKeyed {
+	if fs := shard.Validate(keyed, 0); len(fs) != 1 || fs[0].Rule != shard.RuleKeyed {
 		t.Fatalf("keyed shard findings: %+v", fs)
 	}
-	xorbAt := keyed.XorbEntries()
 	for _, e := range keyed.Lookups.Chunks {
-		xi := slices.Index(xorbAt, int64(e.XorbEntry))
+		xi := slices.IndexFunc(keyed.Xorbs, func(x shard.Xorb) bool { return x.Offset == keyed.Layout.CASInfo+shard.RecordSize*int64(e.Entry) })
 		plain := s.Xorbs[xi].Chunks[e.Chunk].Hash
 		if xethash.KeyedChunk(key, plain).Truncated() != e.Truncated {
 			t.Fatalf("keyed table entry %+v is not the keyed hash of chunk %s", e, plain)
@@ -115,7 +114,7 @@ func TestLookupTables(t *testing.T) {
 func TestLookupTablesCorrupt(t *testing.T) {
 	r := newRand(8)
 	sp := randomSpec(r, 10, 3, 20, false)
-	sp.Footer = &shard.SpecFooter{LookupTables: true}
+	sp.Footer = &spec.Footer{LookupTables: true}
 	good := mustBuild(t, sp)
 	s := mustParse(t, good)
 	f := s.Footer
@@ -161,7 +160,7 @@ func TestLookupTablesCorrupt(t *testing.T) {
 		b := bytes.Clone(good)
 		c.edit(b)
 		s := mustParse(t, b)
-		fs := shard.Validate(s, time.Time{})
+		fs := shard.Validate(s, 0)
 		found := false
 		for _, f := range fs {
 			if f.Rule == c.rule && f.Offset == int64(c.at) && f.Severity == shard.Error {

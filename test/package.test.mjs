@@ -9,12 +9,15 @@
 // also when the module comes from another origin; (e) a strict TypeScript
 // consumer of the types compiles. No network: the app lives under .cache/
 // and its tools (vite, esbuild, typescript) come from the repo's
-// node_modules.
+// node_modules; (f) a fresh Vite app whose page imports only xetkit/core
+// builds and runs in Chromium, ships only the core module, and its weight
+// (everything it ships, gzip -9) is printed beside a full-module page's.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
+import { gzipSync } from "node:zlib";
 import { delimiter, dirname, extname, join, normalize, sep } from "node:path";
 import { startServer, launchBrowser, bin } from "../e2e/helpers.mjs";
 
@@ -79,7 +82,8 @@ test("the tarball holds the built wasm, the runtime, the types and the LICENSE, 
     }
   };
   walk(pkg);
-  for (const f of ["LICENSE", "package.json", "README.md", "wasm/xetkit.js", "wasm/loader.js", "wasm/api.js", "wasm/transfers.js", "wasm/browserstore.js", "wasm/pool.js", "wasm/shardrecords.js", "wasm/calls.js", "wasm/xetkit.d.ts", "wasm/xetkit.wasm", "wasm/go-runtime.js", "wasm/runtime.js", "wasm/worker.js", "wasm/node.js", "wasm/no-node.js"]) {
+  for (const f of ["LICENSE", "package.json", "README.md", "wasm/xetkit.js", "wasm/loader.js", "wasm/api.js",
+    "wasm/core.js", "wasm/core-api.js", "wasm/core.d.ts", "wasm/xetkit-core.wasm", "wasm/transfers.js", "wasm/browserstore.js", "wasm/pool.js", "wasm/shardrecords.js", "wasm/calls.js", "wasm/xetkit.d.ts", "wasm/xetkit.wasm", "wasm/go-runtime.js", "wasm/runtime.js", "wasm/worker.js", "wasm/node.js", "wasm/no-node.js"]) {
     assert.ok(files.includes(f), `${f} missing from ${tarball}: ${files.join(", ")}`);
   }
   assert.deepEqual(files.filter((f) => f.endsWith(".go") || f.includes("test/")), []);
@@ -215,25 +219,99 @@ const load = (options) => loadFrom({ ...options, wasmURL });`));
   t.after(() => browser.close());
   for (const [name, url] of cases) {
     await t.test(name, async () => {
-      const context = await browser.newContext();
-      try {
-        const p = await context.newPage();
-        const errors = [];
-        p.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
-        p.on("console", (m) => { if (m.type() === "error") errors.push(`console: ${m.text()}`); });
-        await p.goto(url);
-        await p.waitForFunction(() => globalThis.xetkitResult, null, { timeout: 60_000 });
-        const r = await p.evaluate(() => globalThis.xetkitResult);
-        assert.equal(r.error, undefined, r.error);
-        assert.deepEqual(errors, []);
+      await pageResult(browser, url, (r) => {
         assert.equal(r.fileHash, want);
         assert.equal(r.same, true, "chunkAsync differs from chunk");
         assert.equal(r.workers, 2);
         assert.deepEqual(r.leaked, [], "load() added globals");
         assert.deepEqual(r.globals, ["undefined", "undefined", "undefined", "undefined"], "process, fs, path, Go");
-      } finally {
-        await context.close();
-      }
+      });
     });
   }
 });
+
+// weigh returns the bytes of every file under dir and their gzip -9 sizes.
+function weigh(dir) {
+  let raw = 0, gz = 0;
+  const files = [];
+  const walk = (d) => {
+    for (const f of readdirSync(d)) {
+      const p = join(d, f);
+      if (statSync(p).isDirectory()) { walk(p); continue; }
+      const b = readFileSync(p);
+      const z = gzipSync(b, { level: 9 }).length;
+      raw += b.length;
+      gz += z;
+      files.push(`${p.slice(dir.length + 1)} ${b.length} (${z})`);
+    }
+  };
+  walk(dir);
+  return { raw, gz, files };
+}
+
+test("(f) a fresh Vite app importing only xetkit/core builds, runs in Chromium and ships only the core module", { timeout: 300_000, skip: process.env.SKIP_E2E ? "SKIP_E2E is set" : false }, async (t) => {
+  const built = {};
+  for (const [name, entry] of [["core", "xetkit/core"], ["full", "xetkit"]]) {
+    const dir = join(app, `weigh-${name}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "index.html"), `<!doctype html><title>${name}</title><link rel="icon" href="data:,"><script type="module" src="/main.js"></script>`);
+    writeFileSync(join(dir, "main.js"), `import { load } from "${entry}";
+${sampleSource}
+(async () => {
+  try {
+    const xk = await load();
+    const chunks = xk.chunk(sample(${SAMPLE_SIZE}));
+    const h = (n) => n.toString(16).padStart(64, "0");
+    const shard = xk.buildShard({ files: [{ verification: true, terms: [{ xorb: h(1), chunkStart: 0, chunkEnd: 1 }] }],
+      xorbs: [{ hash: h(1), bytesOnDisk: 40, chunks: [{ hash: h(2), unpackedBytes: 4, flags: 0 }] }], footer: null });
+    const parsed = xk.parseShard(shard);
+    const findings = await xk.validateShardAsync(shard);
+    globalThis.xetkitResult = { fileHash: xk.hash.file(chunks), files: parsed.files.length, rules: findings.map((f) => f.rule).sort() };
+  } catch (e) {
+    globalThis.xetkitResult = { error: String((e && e.stack) || e) };
+  }
+})();
+`);
+    const vite = spawnSync(process.execPath, [tool("vite/bin/vite.js"), "build", "--logLevel", "error"], { cwd: dir, encoding: "utf8" });
+    assert.equal(vite.status, 0, vite.stdout + vite.stderr);
+    built[name] = { dir, ...weigh(join(dir, "dist")) };
+  }
+  const coreFiles = built.core.files.join("\n");
+  assert.match(coreFiles, /xetkit-core[^ ]*\.wasm/, "the core page ships no core module");
+  assert.doesNotMatch(coreFiles, /xetkit-[0-9A-Za-z_-]{8}\.wasm/, "the core page ships the full module");
+  assert.ok(built.core.gz < built.full.gz / 1.5, `the core page (${built.core.gz} bytes of gzip) is not much lighter than the full one (${built.full.gz})`);
+  console.log(`# weight of a Vite page, everything it ships, gzip -9: xetkit/core ${built.core.raw} bytes raw, ${built.core.gz} gzip; xetkit ${built.full.raw} raw, ${built.full.gz} gzip`);
+  console.log(`#   core: ${built.core.files.join("; ")}`);
+  console.log(`#   full: ${built.full.files.join("; ")}`);
+
+  const want = execFileSync(bin, ["hash", "-"], { input: sample(SAMPLE_SIZE), encoding: "utf8" }).trim();
+  const origin = await serve(t, { "/": join(built.core.dir, "dist") });
+  const browser = await launchBrowser();
+  t.after(() => browser.close());
+  await pageResult(browser, `${origin}/index.html`, (r) => {
+    assert.equal(r.fileHash, want);
+    assert.equal(r.files, 1);
+    assert.deepEqual(r.rules, ["xorb-hash"], "the built shard's made-up xorb hash is found out, on a worker");
+  });
+});
+
+// pageResult opens url in a context of its own, waits for the page's
+// globalThis.xetkitResult, checks that the page threw and logged no
+// error, and hands the result to check.
+async function pageResult(browser, url, check) {
+  const context = await browser.newContext();
+  try {
+    const p = await context.newPage();
+    const errors = [];
+    p.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
+    p.on("console", (m) => { if (m.type() === "error") errors.push(`console: ${m.text()}`); });
+    await p.goto(url);
+    await p.waitForFunction(() => globalThis.xetkitResult, null, { timeout: 60_000 });
+    const r = await p.evaluate(() => globalThis.xetkitResult);
+    assert.equal(r.error, undefined, r.error);
+    assert.deepEqual(errors, []);
+    check(r);
+  } finally {
+    await context.close();
+  }
+}

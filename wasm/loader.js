@@ -1,12 +1,11 @@
-// Loading: fetching and compiling xetkit.wasm and the kernels, starting Go
-// on this thread, and sizing the worker pool. load is the package's entry
-// point (re-exported by xetkit.js).
+// Loading: fetching and compiling a module (xetkit.wasm or
+// xetkit-core.wasm) and the kernels, and starting Go on this thread, for
+// the load of each entry (xetkit.js, core.js), which makes the API.
 
 import { defineGo } from "./go-runtime.js";
 import { kernelsBase64 } from "./kernels.js";
 import { startGo as runGo } from "./runtime.js";
-import { call, describe, isNode, nodeHost, typeError, XetkitError } from "./calls.js";
-import { Xetkit } from "./api.js";
+import { describe, isNode, nodeHost, typeError, XetkitError } from "./calls.js";
 
 function loadError(message, cause) {
   const err = new XetkitError(message, "LOAD");
@@ -14,8 +13,9 @@ function loadError(message, cause) {
   return err;
 }
 
-// compile fetches (or reads, for a file: URL in Node) and compiles the wasm.
-async function compile(url) {
+// compile fetches (or reads, for a file: URL in Node) and compiles the wasm,
+// the module called name (for messages).
+async function compile(url, name) {
   let bytes;
   let res;
   try {
@@ -25,10 +25,10 @@ async function compile(url) {
       res = await fetch(url);
     }
   } catch (e) {
-    throw loadError(`load: cannot read xetkit.wasm at ${url}: ${e && e.message ? e.message : e} (build it with scripts/build-wasm.sh, or pass wasmURL or wasmModule)`, e);
+    throw loadError(`load: cannot read ${name} at ${url}: ${e && e.message ? e.message : e} (build it with scripts/build-wasm.sh, or pass wasmURL or wasmModule)`, e);
   }
   if (res && !res.ok) {
-    throw loadError(`load: cannot fetch xetkit.wasm at ${url}: HTTP ${res.status} (pass wasmURL: where your build put xetkit.wasm)`);
+    throw loadError(`load: cannot fetch ${name} at ${url}: HTTP ${res.status} (pass wasmURL: where your build put ${name})`);
   }
   try {
     if (res && typeof WebAssembly.compileStreaming === "function" &&
@@ -39,9 +39,9 @@ async function compile(url) {
   } catch (e) {
     // A dev server's fallback page where the wasm should be is the common case.
     const html = res && (res.headers.get("content-type") || "").startsWith("text/html")
-      ? " (the server answered with an HTML page: pass wasmURL, where your build serves xetkit.wasm)"
+      ? ` (the server answered with an HTML page: pass wasmURL, where your build serves ${name})`
       : "";
-    throw loadError(`load: ${url} is not a usable xetkit.wasm: ${e && e.message ? e.message : e}${html}`, e);
+    throw loadError(`load: ${url} is not a usable ${name}: ${e && e.message ? e.message : e}${html}`, e);
   }
 }
 
@@ -76,12 +76,12 @@ function kernelsModule() {
 // startGo runs this thread's instance of the compiled modules ({go, kernels}):
 // {api, memory, go, kernels}. In Node, Go's Host has Node's SHA-256: native
 // code, several times the module's own speed.
-async function startGo(compiled) {
+async function startGo(compiled, name) {
   try {
     const sha = isNode ? (await nodeHost()).sha256 : null;
     return await runGo(compiled.go, defineGo, unrefGoTimers, compiled.kernels, sha);
   } catch (e) {
-    throw new XetkitError(`load: xetkit.wasm did not start: ${e && e.message ? e.message : e}`, "INTERNAL");
+    throw new XetkitError(`load: ${name} did not start: ${e && e.message ? e.message : e}`, "INTERNAL");
   }
 }
 
@@ -89,11 +89,13 @@ async function startGo(compiled) {
 const loaded = new Map();
 
 /**
- * Loads xetkit.wasm and returns the API. Repeated calls with the same
- * options share one instance.
- * @param {{wasmURL?: string | URL, wasmModule?: WebAssembly.Module, workers?: number, kernels?: boolean}} [options]
+ * startModule checks load's options, compiles the module name (at
+ * defaultURL(), unless the options say where) and starts it, and resolves
+ * to make(compiled, go, workers): the API. Repeated calls with the same
+ * module and options share one instance.
+ * @param {{wasmURL?: string | URL, wasmModule?: WebAssembly.Module, workers?: number, kernels?: boolean}} options
  */
-export function load(options = {}) {
+export function startModule(options, name, defaultURL, make) {
   if (options === null || typeof options !== "object") {
     return Promise.reject(typeError("load: options must be an object"));
   }
@@ -115,11 +117,8 @@ export function load(options = {}) {
   }
   let source;
   try {
-    // Written out in full so bundlers (Vite, webpack) see the asset and emit
-    // it; a relative wasmURL is resolved like fetch would, against the page.
-    source = wasmModule ?? (wasmURL === undefined
-      ? new URL("./xetkit.wasm", import.meta.url)
-      : new URL(wasmURL, globalThis.location?.href ?? import.meta.url));
+    // A relative wasmURL is resolved like fetch would, against the page.
+    source = wasmModule ?? (wasmURL === undefined ? defaultURL() : new URL(wasmURL, globalThis.location?.href ?? import.meta.url));
   } catch (e) {
     return Promise.reject(new XetkitError(`load: wasmURL ${JSON.stringify(String(wasmURL))} is not a URL`, "VALUE"));
   }
@@ -129,16 +128,8 @@ export function load(options = {}) {
   let p = byWorkers.get(key);
   if (!p) {
     p = (async () => {
-      const compiled = { go: wasmModule ?? await compile(source), kernels: kernels ? await kernelsModule() : null };
-      const go = await startGo(compiled);
-      // Go sizes the pool (the default, or a check of the size asked for).
-      let size;
-      try {
-        size = call(go, "poolSize", await cores(), workers);
-      } catch (e) {
-        throw new XetkitError(`load: ${e.message}`, e.code);
-      }
-      return new Xetkit(compiled, go, size, workers === undefined);
+      const compiled = { go: wasmModule ?? await compile(source, name), kernels: kernels ? await kernelsModule() : null };
+      return make(compiled, await startGo(compiled, name), workers);
     })();
     byWorkers.set(key, p);
     p.catch(() => byWorkers.delete(key));
@@ -148,6 +139,6 @@ export function load(options = {}) {
 
 // cores is how many cores the machine has, as the platform says (0: it
 // does not say), for Go to size the pool from.
-async function cores() {
+export async function cores() {
   return isNode ? (await nodeHost()).parallelism() : (globalThis.navigator && navigator.hardwareConcurrency) || 0;
 }

@@ -17,6 +17,7 @@ import (
 	"syscall/js"
 
 	"github.com/xetkit/xetkit/internal/jsx"
+	"github.com/xetkit/xetkit/wasm/formats"
 )
 
 func main() {
@@ -25,13 +26,12 @@ func main() {
 		os.Exit(2)
 	}
 	api := jsx.Object.New()
-	exportChunking(api)
-	exportHashes(api)
-	exportFormats(api)
-	exportEncode(api) // encode.go: encodeChunks, the workers' op
-	exportPool(api)   // offload.go: poolSize
-	exportUpload(api) // upload.go: uploadFiles, processFile, downloadFile, …
-	exportOpen(api)   // open.go: openFile, readFile, closeFile
+	formats.Register(func(name string, fn func([]js.Value) (any, error)) { export(api, name, fn) })
+	exportChunking(api) // chunking.go: chunkStream
+	exportEncode(api)   // encode.go: encodeChunks, the workers' op
+	exportPool(api)     // offload.go: poolSize
+	exportUpload(api)   // upload.go: uploadFiles, processFile, downloadFile, …
+	exportOpen(api)     // open.go: openFile, readFile, closeFile
 	// selfTestPanic(kind) panics on purpose, so the test suite can prove that
 	// a panic comes back as an error and the instance keeps working.
 	export(api, "selfTestPanic", func(args []js.Value) (any, error) {
@@ -47,37 +47,17 @@ func main() {
 	select {}
 }
 
-// ---- arguments, checked by export against exports.json ----
-
-// bytesArg copies the Uint8Array v into dst's storage (grown as needed)
-// and returns the filled slice.
-func bytesArg(v js.Value, dst []byte) []byte {
-	jsx.Held(v.Length())
-	return jsx.CopyInto(dst, v)
-}
-
-// live maps the integer ids JavaScript holds to Go state (chunkers,
-// SHA-256s, open files). Ids are never reused, so a stale id fails cleanly.
-var live = map[int]any{}
-var lastID int
-
-func addHandle(v any) int {
-	lastID++
-	live[lastID] = v
-	return lastID
-}
+// What the format bindings share with the rest: argument copies and the
+// handles JavaScript holds.
+var (
+	bytesArg  = formats.BytesArg
+	hashArg   = formats.HashArg
+	live      = formats.Handles
+	addHandle = formats.AddHandle
+)
 
 // handleArg returns the state the id v names, which must be a T (a what).
-func handleArg[T any](v js.Value, what string) (int, T, error) {
-	var zero T
-	id := v.Int()
-	s, ok := live[id]
-	if !ok {
-		return 0, zero, errorf(codeState, "handle %d is closed", id)
-	}
-	t, ok := s.(T)
-	if !ok {
-		return 0, zero, errorf(codeState, "handle %d is not a %s", id, what)
-	}
-	return id, t, nil
-}
+func handleArg[T any](v js.Value, what string) (int, T, error) { return formats.HandleArg[T](v, what) }
+
+// inbuf receives the bytes of encodeChunks, reused from call to call.
+var inbuf []byte

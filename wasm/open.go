@@ -8,7 +8,7 @@ import (
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hubclient"
-	"github.com/xetkit/xetkit/internal/jsx"
+	"github.com/xetkit/xetkit/internal/jsasync"
 )
 
 // exportOpen binds hubclient.Open and cas.File: the lazy files of xk.open.
@@ -42,7 +42,7 @@ func exportOpen(api js.Value) {
 			return nil, err
 		}
 		start, end := int64(args[1].Int()), int64(args[2].Int())
-		return streamTo(args[3], func(ctx context.Context, w *jsx.Writer) (int64, error) {
+		return streamTo(args[3], func(ctx context.Context, w *jsasync.Writer) (int64, error) {
 			w.Expect(max(0, min(end, f.Size())-start))
 			return f.WriteRange(ctx, w, start, end)
 		})

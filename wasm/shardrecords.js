@@ -1,88 +1,109 @@
-// Shard records read in place: parseShard's packed results leave the terms
-// and chunk rows of a shard in its bytes, and these read them on first use,
-// where the module's layouts (record size, field offsets) say they lie.
+// A parsed shard's rows (terms, verification hashes, chunks, chunk
+// lookups) as objects and columns. parseShard's JSON leaves them out; the
+// module gives them as columns, at once or, for a packed parse, when they
+// are first used (read from the shard's bytes by the module, a file block
+// or the chunk rows at a time: this file knows no record layout).
 
-// lazyTerms makes each file's entries and verification, which the JSON of
-// a packed parse leaves empty, read from the shard's bytes on first use:
-// file f's term records follow its header record, its verification records
-// follow those (layout: where the fields lie). The getters replace
-// themselves with the arrays; hashStrings turns raw hashes into strings.
-export function lazyTerms(bytes, files, layout, hashStrings) {
-  const rec = layout.recordSize;
-  const u32 = (at) => (bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16)) + bytes[at + 3] * 2 ** 24;
+import { call } from "./calls.js";
+
+const u32 = (b) => new Uint32Array(b.buffer, b.byteOffset, b.length >>> 2);
+
+// filesFromColumns fills files[i].entries and .verification from the
+// term columns c of those files (FileRows).
+export function filesFromColumns(files, c) {
+  const start = u32(c.fileStart), fl = u32(c.flags), ub = u32(c.unpackedBytes), cs = u32(c.chunkStart), ce = u32(c.chunkEnd);
+  const xh = c.xorbHash, vh = c.verification;
+  let v = 0;
+  files.forEach((f, i) => {
+    const n = start[i + 1] - start[i];
+    const entries = new Array(n);
+    for (let j = 0, r = start[i]; j < n; j++, r++) {
+      entries[j] = { xorbHash: xh.slice(64 * r, 64 * r + 64), flags: fl[r], unpackedBytes: ub[r], chunkStart: cs[r], chunkEnd: ce[r] };
+    }
+    f.entries = entries;
+    if (c.hasVerification[i]) {
+      const hs = new Array(n);
+      for (let j = 0; j < n; j++, v++) hs[j] = vh.slice(64 * v, 64 * v + 64);
+      f.verification = hs;
+    } else {
+      f.verification = null;
+    }
+  });
+}
+
+// xorbsFromColumns fills each xorb's chunks from chunk columns with hash
+// strings (ChunkRows).
+export function xorbsFromColumns(xorbs, c) {
+  const hs = c.hashStrings, brs = u32(c.byteRangeStart), ub = u32(c.unpackedBytes), fl = u32(c.flags), xs = u32(c.xorbStart);
+  xorbs.forEach((x, i) => {
+    const chunks = new Array(xs[i + 1] - xs[i]);
+    for (let j = 0, row = xs[i]; j < chunks.length; j++, row++) {
+      chunks[j] = { hash: hs.slice(64 * row, 64 * row + 64), byteRangeStart: brs[row], unpackedBytes: ub[row], flags: fl[row] };
+    }
+    x.chunks = chunks;
+  });
+}
+
+// chunkLookupsFromColumns turns the chunk lookup columns into entries.
+export function chunkLookupsFromColumns(l) {
+  const entry = u32(l.entry), chunk = u32(l.chunk), ts = l.truncated;
+  const xorb = new Int32Array(l.xorb.buffer, l.xorb.byteOffset, l.count);
+  const out = new Array(l.count);
+  for (let i = 0; i < out.length; i++) {
+    out[i] = { truncatedHash: ts.slice(16 * i, 16 * i + 16), entry: entry[i], xorb: xorb[i], chunk: chunk[i] };
+  }
+  return out;
+}
+
+// lazyTerms makes each file's entries and verification, which a packed
+// parse leaves empty, come from the module on first use (the getters
+// replace themselves with the arrays).
+export function lazyTerms(go, bytes, files) {
   for (const f of files) {
-    const n = f.numEntries, first = f.offset + rec;
-    const define = (name, read) => Object.defineProperty(f, name, {
-      enumerable: true, configurable: true,
-      get() { const v = read(); Object.defineProperty(f, name, { value: v, enumerable: true, writable: true, configurable: true }); return v; },
-      set(v) { Object.defineProperty(f, name, { value: v, enumerable: true, writable: true, configurable: true }); },
-    });
-    const hashesAt = (start, at) => {
-      const raw = new Uint8Array(32 * n);
-      for (let j = 0; j < n; j++) raw.set(bytes.subarray(start + rec * j + at, start + rec * j + at + 32), 32 * j);
-      return hashStrings(raw);
-    };
-    define("entries", () => {
-      const xorbs = hashesAt(first, layout.xorbHash);
-      const out = new Array(n);
-      for (let j = 0, at = first; j < n; j++, at += rec) {
-        out[j] = { xorbHash: xorbs[j], flags: u32(at + layout.flags), unpackedBytes: u32(at + layout.unpackedBytes), chunkStart: u32(at + layout.chunkStart), chunkEnd: u32(at + layout.chunkEnd) };
-      }
-      return out;
-    });
-    if (f.verification !== null) define("verification", () => hashesAt(first + rec * n, layout.verificationHash));
+    let read = null;
+    const rows = () => (read ??= (() => { const g = {}; filesFromColumns([g], call(go, "shardFileRows", bytes, f.offset)); return g; })());
+    for (const name of ["entries", "verification"]) {
+      if (name === "verification" && f.verification === null) continue;
+      Object.defineProperty(f, name, {
+        enumerable: true, configurable: true,
+        get() { const v = rows()[name]; Object.defineProperty(f, name, { value: v, enumerable: true, writable: true, configurable: true }); return v; },
+        set(v) { Object.defineProperty(f, name, { value: v, enumerable: true, writable: true, configurable: true }); },
+      });
+    }
   }
 }
 
 // rowsOf gives the chunk rows of a shard's xorbs as PackedChunkRows: count
-// and xorbStart at once, the other columns read from bytes when one of them
-// is first used (a huge shard's first screen needs none); layout (from the
-// module) says where a chunk record's fields lie: the records follow each
-// xorb's header record.
-export function rowsOf(bytes, xorbs, layout) {
+// and xorbStart at once, the other columns from the module when one of
+// them is first used (a huge shard's first screen needs none).
+export function rowsOf(go, bytes, xorbs) {
   const xorbStart = new Uint32Array(xorbs.length + 1);
   for (let i = 0; i < xorbs.length; i++) xorbStart[i + 1] = xorbStart[i] + xorbs[i].numChunks;
-  const count = xorbStart[xorbs.length];
-  const offsets = xorbs.map((x) => x.offset);
-  const rows = { count, xorbStart };
+  const rows = { count: xorbStart[xorbs.length], xorbStart };
   let columns = null;
-  const column = (name) => (columns ??= readRows(bytes, offsets, xorbStart, layout))[name];
+  const column = (name) => {
+    if (!columns) {
+      const c = call(go, "shardChunkRows", bytes, Float64Array.from(xorbs, (x) => x.offset));
+      columns = { hashes: c.hashes, byteRangeStart: u32(c.byteRangeStart), unpackedBytes: u32(c.unpackedBytes), flags: u32(c.flags) };
+    }
+    return columns[name];
+  };
   for (const name of ["hashes", "byteRangeStart", "unpackedBytes", "flags"]) {
     Object.defineProperty(rows, name, { enumerable: true, get: () => column(name) });
   }
   return rows;
 }
 
-// readRows reads the columns of rowsOf.
-function readRows(bytes, offsets, xorbStart, layout) {
-  const count = xorbStart[offsets.length];
-  const hashes = new Uint8Array(32 * count);
-  const byteRangeStart = new Uint32Array(count), unpackedBytes = new Uint32Array(count), flags = new Uint32Array(count);
-  // Every field is a little-endian u32 (a hash eight of them, bytes kept in
-  // order) at a multiple of 4 from the shard's start: the bytes are read as
-  // u32s in place (the platforms JavaScript runs on are little-endian),
-  // from a 4-aligned copy when they are not aligned themselves.
-  const out = new Uint32Array(hashes.buffer);
-  const src = bytes.byteOffset % 4 === 0
-    ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >>> 2)
-    : new Uint32Array(bytes.slice().buffer, 0, bytes.byteLength >>> 2);
-  const step = layout.recordSize >>> 2, h = layout.hash >>> 2;
-  const brs = layout.byteRangeStart >>> 2, ub = layout.unpackedBytes >>> 2, fl = layout.flags >>> 2;
-  for (let x = 0, r = 0; x < offsets.length; x++) {
-    for (let i = (offsets[x] >>> 2) + step, end = xorbStart[x + 1]; r < end; r++, i += step) {
-      const o = 8 * r;
-      out[o] = src[i + h];
-      out[o + 1] = src[i + h + 1];
-      out[o + 2] = src[i + h + 2];
-      out[o + 3] = src[i + h + 3];
-      out[o + 4] = src[i + h + 4];
-      out[o + 5] = src[i + h + 5];
-      out[o + 6] = src[i + h + 6];
-      out[o + 7] = src[i + h + 7];
-      byteRangeStart[r] = src[i + brs];
-      unpackedBytes[r] = src[i + ub];
-      flags[r] = src[i + fl];
-    }
-  }
-  return { hashes, byteRangeStart, unpackedBytes, flags };
+// lazyChunkLookups makes the chunk lookup table, which a packed parse
+// leaves out, come from the module on first use.
+export function lazyChunkLookups(go, bytes, lookups) {
+  Object.defineProperty(lookups, "chunks", {
+    enumerable: true, configurable: true,
+    get() {
+      const v = chunkLookupsFromColumns(call(go, "shardChunkLookups", bytes));
+      Object.defineProperty(lookups, "chunks", { value: v, enumerable: true, writable: true, configurable: true });
+      return v;
+    },
+    set(v) { Object.defineProperty(lookups, "chunks", { value: v, enumerable: true, writable: true, configurable: true }); },
+  });
 }

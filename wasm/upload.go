@@ -13,9 +13,11 @@ import (
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hubclient"
+	"github.com/xetkit/xetkit/internal/jsasync"
 	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/resume"
+	"github.com/xetkit/xetkit/wasm/formats"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
 )
@@ -107,12 +109,12 @@ func sourcesArg(ctx context.Context, v js.Value) ([]pipeline.Source, error) {
 	out := make([]pipeline.Source, v.Length())
 	for i := range out {
 		data := v.Index(i).Get("data")
-		r := jsx.NewReader(ctx, data)
+		r := jsasync.NewReader(ctx, data)
 		if r == nil {
 			return nil, errorf(codeType, "files[%d].data must be a Blob or a Uint8Array", i)
 		}
 		out[i] = pipeline.Source{Name: fmt.Sprintf("file %d", i), Size: r.Size(), Open: func() (io.Reader, error) {
-			return jsx.NewReader(ctx, data), nil
+			return jsasync.NewReader(ctx, data), nil
 		}}
 		if name := v.Index(i).Get("name"); name.Type() == js.TypeString {
 			out[i].Name = name.String()
@@ -126,7 +128,7 @@ func sourcesArg(ctx context.Context, v js.Value) ([]pipeline.Source, error) {
 // the events' signal cancels (stop releases it), and connects c to the
 // offload and the events.
 func pipelineCall(c *hubclient.Client, args []js.Value) (context.Context, func(), []pipeline.Source, error) {
-	ctx, stop := jsx.AbortContext(args[2].Get("signal"))
+	ctx, stop := jsasync.AbortContext(args[2].Get("signal"))
 	sources, err := sourcesArg(ctx, args[0])
 	if err != nil {
 		stop()
@@ -258,7 +260,7 @@ func exportUpload(api js.Value) {
 					x["bytes"] = jsx.Bytes(b.Records())
 				}
 				if v := onXorb.Invoke(x); v.Type() == js.TypeObject && v.Get("then").Type() == js.TypeFunction {
-					_, err := jsx.Await(ctx, v)
+					_, err := jsasync.Await(ctx, v)
 					return err
 				}
 				return nil
@@ -270,11 +272,11 @@ func exportUpload(api js.Value) {
 			if err != nil {
 				return nil, err
 			}
-			var cs chunks
+			var cs formats.Chunks
 			for _, e := range res.Chunks {
-				cs.add(e.Hash, int(e.Size))
+				cs.Add(e.Hash, int(e.Size))
 			}
-			return map[string]any{"result": j, "chunks": cs.value(), "shard": jsx.Bytes(res.Shard)}, nil
+			return map[string]any{"result": j, "chunks": cs.Value(), "shard": jsx.Bytes(res.Shard)}, nil
 		}), nil
 	})
 
@@ -298,7 +300,7 @@ func exportUpload(api js.Value) {
 		if o.Start != nil && o.End != nil {
 			rng = &cas.Range{Start: int64(*o.Start), End: int64(*o.End)}
 		}
-		return streamTo(args[2], func(ctx context.Context, w *jsx.Writer) (int64, error) {
+		return streamTo(args[2], func(ctx context.Context, w *jsasync.Writer) (int64, error) {
 			defer runtime.GC()
 			if t.Path != "" {
 				return c.DownloadPath(ctx, t.Path, w, rng)
@@ -311,12 +313,12 @@ func exportUpload(api js.Value) {
 // streamTo runs write into a Writer on events.onData (or the array
 // events.onSize(n) returns), telling events.onProgress, cancelled by
 // events.signal; it resolves to the bytes written once they are flushed.
-func streamTo(ev js.Value, write func(context.Context, *jsx.Writer) (int64, error)) (any, error) {
+func streamTo(ev js.Value, write func(context.Context, *jsasync.Writer) (int64, error)) (any, error) {
 	if ev.Get("onData").Type() != js.TypeFunction {
 		return nil, errorf(codeType, "events.onData must be a function")
 	}
-	ctx, stop := jsx.AbortContext(ev.Get("signal"))
-	w := &jsx.Writer{Ctx: ctx, OnData: ev.Get("onData"), OnSize: ev.Get("onSize"), OnProgress: ev.Get("onProgress")}
+	ctx, stop := jsasync.AbortContext(ev.Get("signal"))
+	w := &jsasync.Writer{Ctx: ctx, OnData: ev.Get("onData"), OnSize: ev.Get("onSize"), OnProgress: ev.Get("onProgress")}
 	return async(func() (any, error) {
 		defer stop()
 		n, err := write(ctx, w)
@@ -337,7 +339,7 @@ func hubCall(o *callOptions, run func(context.Context, *hubclient.Client) (any, 
 	if err != nil {
 		return nil, err
 	}
-	ctx, stop := jsx.AbortContext(o.Signal)
+	ctx, stop := jsasync.AbortContext(o.Signal)
 	return async(func() (any, error) {
 		defer stop()
 		return run(ctx, c)

@@ -173,7 +173,7 @@ export interface ParsedShardFile {
   numEntries: number;
   /** The sum of the entries' unpackedBytes: the file's size. */
   unpackedBytes: number;
-  /** With packedChunks, read from the shard's bytes when first used (see parseShard). */
+  /** With packedChunks, read from the shard's bytes by the module when first used (see parseShard). */
   entries: { xorbHash: string; flags: number; unpackedBytes: number; chunkStart: number; chunkEnd: number }[];
   /** One range hash per entry, or null; with packedChunks read when first used, as entries. */
   verification: string[] | null;
@@ -571,12 +571,12 @@ export interface Xetkit {
   parseShard(bytes: Bytes, options?: { upload?: boolean; validate?: boolean; packedChunks?: false }): ParsedShard;
   /**
    * With packedChunks: every xorb's chunks is [] and the rows of all of
-   * them come as columns in chunkRows (far faster for a big shard); each
-   * file's entries and verification are read from bytes when first used
-   * (numEntries and unpackedBytes are there from the start). With
-   * validate: false as well, the columns other than count and xorbStart
-   * are read from bytes when one of them is first used. Leave bytes
-   * unchanged while the result is in use.
+   * them come as columns in chunkRows (far faster for a big shard), which,
+   * like each file's entries and verification and the chunk lookup table,
+   * the module reads from bytes when first used (numEntries, numChunks and
+   * unpackedBytes are there from the start); with validate: false no such
+   * record is read at all before then. Leave bytes unchanged while the
+   * result is in use.
    */
   parseShard(bytes: Bytes, options: { upload?: boolean; validate?: boolean; packedChunks: true }): ParsedShard & { chunkRows: PackedChunkRows };
   /** The findings parseShard would include, alone. */

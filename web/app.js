@@ -3,7 +3,7 @@
 
 import { el, sbytes, toast, describeError, download, nextFrame } from "./util.js";
 import { HexView } from "./hex.js";
-import { detect, warmUp, xk } from "./xk.js";
+import { core, detect, warmUp } from "./xk.js";
 import * as shardView from "./shardview.js";
 import * as xorbView from "./xorbview.js";
 import * as fileView from "./fileview.js";
@@ -306,9 +306,10 @@ async function start() {
   $("compare-btn").addEventListener("click", () => compareView.openDialog(ctx));
   setupTransfer(ctx); // the Upload and Download panels
   applyRoute(decodeRoute(location.hash));
-  // Load the module early so the first file opens fast; report if it cannot.
+  // Load the core module early so the first file opens fast; report if it
+  // cannot. The full module waits until it is needed (xk.js).
   try {
-    await xk();
+    await core();
     await warmUp();
     document.body.dataset.ready = "1";
   } catch (err) {

@@ -1,21 +1,33 @@
-// The page's one door to the WebAssembly module (wasm/xetkit.js). Every
-// parse, hash and build goes through here; the page adds presentation only.
+// The page's one door to the WebAssembly modules. Every parse, hash and
+// build goes through here; the page adds presentation only. The page loads
+// the core module (xetkit/core: the formats alone, about half the full
+// module's weight) at start, and the full one (wasm/xetkit.js: the
+// pipeline, transfers, the worker pool) only when it is needed: to upload,
+// download or read a repository, and for a plain file, which it prepares
+// as an upload would (processFile).
 
-import { load } from "./wasm/xetkit.js";
+import { load as loadCore } from "./wasm/core.js";
 import { idle } from "./util.js";
 
-let modPromise = null;
-let loaded = null;
+let corePromise = null;
+let coreLoaded = null;
+let fullPromise = null;
 
-/** The loaded module (loaded once, on first use). */
-export function xk() {
-  if (!modPromise) modPromise = load().then((m) => (loaded = m));
-  return modPromise;
+/** The core module (loaded once, on first use). */
+export function core() {
+  if (!corePromise) corePromise = loadCore().then((m) => (coreLoaded = m));
+  return corePromise;
 }
 
-/** The module once xk() has loaded it: what the views use, as every item was opened through it. */
+/** The full module (loaded once, on first use). */
+export function xk() {
+  fullPromise ??= import("./wasm/xetkit.js").then((m) => m.load());
+  return fullPromise;
+}
+
+/** The core module once core() has loaded it: what the views use, as every item was opened through it. */
 export function mod() {
-  return loaded;
+  return coreLoaded;
 }
 
 /**
@@ -25,7 +37,7 @@ export function mod() {
  * one (notXorb: the error, to show).
  */
 export async function detect(bytes, name = "") {
-  const m = await xk();
+  const m = await core();
   // The module says what the bytes may be from their start and size; only
   // what begins like a shard is parsed as one, which spares copying a large
   // plain file into the module.
@@ -70,7 +82,7 @@ export async function detect(bytes, name = "") {
  * Between opens it waits for the page to be idle.
  */
 export async function warmUp() {
-  const m = await xk();
+  const m = await core();
   const h = (n) => n.toString(16).padStart(64, "0");
   const xorbs = Array.from({ length: 64 }, (_, i) => ({ hash: h(i + 1), bytesOnDisk: 8, chunks: [{ hash: h(i + 1000), unpackedBytes: 4, flags: 0 }] }));
   const terms = Array.from({ length: 100 }, (_, t) => ({ xorb: h((t % 64) + 1), chunkStart: 0, chunkEnd: 1 }));
@@ -85,12 +97,12 @@ export async function warmUp() {
 
 /** Parses a shard; throws XetkitError (with offset) when it cannot. */
 export async function parseShard(bytes) {
-  return (await xk()).parseShard(bytes);
+  return (await core()).parseShard(bytes);
 }
 
 /** Builds shard bytes from a ShardSpec. */
 export async function buildShard(spec) {
-  return (await xk()).buildShard(spec);
+  return (await core()).buildShard(spec);
 }
 
 /**
@@ -98,7 +110,7 @@ export async function buildShard(spec) {
  * them: the parsed xorb with chunk hashes and the computed xorb hash.
  */
 export async function verifyXorb(bytes) {
-  return (await xk()).parseXorb(bytes, { verify: true });
+  return (await core()).parseXorb(bytes, { verify: true });
 }
 
 /**

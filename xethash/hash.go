@@ -6,11 +6,11 @@ package xethash
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"math/bits"
 	"slices"
+
+	"github.com/xetkit/xetkit/internal/textf"
 )
 
 // Size is the length of every Xet hash in bytes.
@@ -83,24 +83,42 @@ var ErrSyntax = errors.New("not a XET hash string")
 func Parse(s string) (Hash, error) {
 	var h Hash
 	if len(s) != 64 {
-		return h, fmt.Errorf("%w: want 64 hex digits, got %d characters", ErrSyntax, len(s))
+		return h, textf.Errorf("%w: want 64 hex digits, got %d characters", ErrSyntax, len(s))
 	}
-	var seg [8]byte
-	for i := 0; i < 4; i++ {
-		if _, err := hex.Decode(seg[:], []byte(s[i*16:(i+1)*16])); err != nil {
-			return Hash{}, fmt.Errorf("%w: %q: bad hex at character %d", ErrSyntax, s, i*16+badHexIndex(s[i*16:(i+1)*16]))
+	for i := 0; i < 32; i++ {
+		b, ok := hexByte(s[2*i], s[2*i+1])
+		if !ok {
+			return Hash{}, textf.Errorf("%w: %q: bad hex at character %d", ErrSyntax, s, 2*i+badHexIndex(s[2*i:2*i+2]))
 		}
-		for j := 0; j < 8; j++ {
-			h[i*8+j] = seg[7-j]
-		}
+		// Each group of 16 digits is a u64 printed big-endian, stored
+		// little-endian: byte j of the group is its (7-j)th pair of digits.
+		h[i&^7+7-i&7] = b
 	}
 	return h, nil
 }
 
+// hexByte reads two hex digits.
+func hexByte(hi, lo byte) (byte, bool) {
+	a, ok1 := hexDigit(hi)
+	b, ok2 := hexDigit(lo)
+	return a<<4 | b, ok1 && ok2
+}
+
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
 func badHexIndex(s string) int {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+		if _, ok := hexDigit(s[i]); !ok {
 			return i
 		}
 	}
@@ -121,10 +139,14 @@ func MustParse(s string) Hash {
 func FromRawHex(s string) (Hash, error) {
 	var h Hash
 	if len(s) != 64 {
-		return h, fmt.Errorf("%w: want 64 hex digits, got %d characters", ErrSyntax, len(s))
+		return h, textf.Errorf("%w: want 64 hex digits, got %d characters", ErrSyntax, len(s))
 	}
-	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
-		return Hash{}, fmt.Errorf("%w: %v", ErrSyntax, err)
+	for i := range h {
+		b, ok := hexByte(s[2*i], s[2*i+1])
+		if !ok {
+			return Hash{}, textf.Errorf("%w: bad hex at character %d", ErrSyntax, 2*i+badHexIndex(s[2*i:2*i+2]))
+		}
+		h[i] = b
 	}
 	return h, nil
 }

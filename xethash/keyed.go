@@ -1,14 +1,6 @@
 package xethash
 
-import (
-	"runtime"
-	"sync"
-	"unsafe"
-
-	"github.com/zeebo/blake3"
-
-	fast "github.com/xetkit/xetkit/xethash/internal/blake3"
-)
+import "unsafe"
 
 // The domain-separation keys of the XET-BLAKE3-GEARHASH-LZ4 suite (§6).
 var (
@@ -36,46 +28,6 @@ var (
 	// ZeroKey keys the final step of a file hash (§6.3).
 	ZeroKey [32]byte
 )
-
-// keyedPool reuses a BLAKE3 hasher per key: building one costs a key
-// schedule and an allocation, which shows up when hashing millions of chunks.
-type keyedPool struct {
-	key  [32]byte
-	fast fast.Key
-	pool sync.Pool
-}
-
-// useFast picks the portable unrolled BLAKE3 for one-part sums under
-// WebAssembly, where it is about 1.4x faster than zeebo/blake3 (which has
-// no SIMD there); natively zeebo's SIMD code is far faster.
-const useFast = runtime.GOARCH == "wasm"
-
-func newKeyedPool(key [32]byte) *keyedPool {
-	p := &keyedPool{key: key, fast: fast.NewKey(key)}
-	p.pool.New = func() any {
-		h, err := blake3.NewKeyed(p.key[:])
-		if err != nil {
-			panic(err) // unreachable: the key is always 32 bytes
-		}
-		return h
-	}
-	return p
-}
-
-func (p *keyedPool) sum(parts ...[]byte) Hash {
-	if useFast && len(parts) == 1 {
-		return p.fast.Sum(parts[0])
-	}
-	h := p.pool.Get().(*blake3.Hasher)
-	h.Reset()
-	for _, part := range parts {
-		_, _ = h.Write(part)
-	}
-	var out Hash
-	h.Sum(out[:0])
-	p.pool.Put(h)
-	return out
-}
 
 var (
 	dataPool         = newKeyedPool(DataKey)
@@ -136,19 +88,10 @@ func (k KeyedChunker) Hash(h Hash) Hash {
 // Verification returns the term verification hash (§6.4) of a run of chunk
 // hashes: the keyed hash of their raw bytes concatenated.
 func Verification(hashes []Hash) Hash {
-	if useFast && len(hashes) > 0 {
-		// The hashes are already one run of bytes: hashed in one go, by the
-		// one-part path (and under WebAssembly the SIMD kernel) rather than
-		// zeebo's streaming.
-		return verificationPool.fast.Sum(unsafe.Slice(&hashes[0][0], Size*len(hashes)))
+	if len(hashes) == 0 {
+		return verificationPool.sum(nil)
 	}
-	h := verificationPool.pool.Get().(*blake3.Hasher)
-	h.Reset()
-	for i := range hashes {
-		_, _ = h.Write(hashes[i][:])
-	}
-	var out Hash
-	h.Sum(out[:0])
-	verificationPool.pool.Put(h)
-	return out
+	// The hashes are already one run of bytes: hashed in one go (under
+	// WebAssembly by the SIMD kernel).
+	return verificationPool.sum(unsafe.Slice(&hashes[0][0], Size*len(hashes)))
 }

@@ -1,8 +1,10 @@
+//go:build !xetkit_core
+
 package xorb
 
 import (
 	"errors"
-	"fmt"
+	"github.com/xetkit/xetkit/internal/textf"
 
 	"github.com/xetkit/xetkit/xethash"
 )
@@ -87,7 +89,7 @@ func (b *Builder) Add(data []byte) error {
 // does not fit.
 func (b *Builder) AddHashed(data []byte, h xethash.Hash) error {
 	if len(data) == 0 || len(data) > MaxChunkSize {
-		return fmt.Errorf("%w (got %d)", ErrChunkSize, len(data))
+		return textf.Errorf("%w (got %d)", ErrChunkSize, len(data))
 	}
 	if !b.fits(len(data)) {
 		return ErrFull
@@ -111,7 +113,7 @@ func (b *Builder) AddRecord(record []byte, h xethash.Hash) error {
 		return err
 	}
 	if n := HeaderSize + int(hdr.CompressedSize); n != len(record) {
-		return fmt.Errorf("xorb: record is %d bytes, its header says %d", len(record), n)
+		return textf.Errorf("xorb: record is %d bytes, its header says %d", len(record), n)
 	}
 	if !b.fits(int(hdr.UncompressedSize)) {
 		return ErrFull

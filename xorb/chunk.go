@@ -2,11 +2,9 @@ package xorb
 
 import (
 	"errors"
-	"fmt"
-	"sync"
 
-	"github.com/pierrec/lz4/v4"
 	"github.com/xetkit/xetkit/formaterr"
+	"github.com/xetkit/xetkit/internal/textf"
 )
 
 // format names xorb data in every *formaterr.Error this package returns.
@@ -52,7 +50,7 @@ func (c Compression) String() string {
 	case ByteGrouping4LZ4:
 		return "bg4-lz4"
 	}
-	return fmt.Sprintf("unknown(%d)", uint8(c))
+	return textf.Sprintf("unknown(%d)", uint8(c))
 }
 
 // Header is a chunk record's 8-byte header (§7.3).
@@ -137,7 +135,7 @@ func (m Mode) String() string {
 	if int(m) < len(modeNames) {
 		return modeNames[m]
 	}
-	return fmt.Sprintf("Mode(%d)", m)
+	return textf.Sprintf("Mode(%d)", m)
 }
 
 // ParseMode reads a mode's text name (see String).
@@ -147,76 +145,12 @@ func ParseMode(name string) (Mode, error) {
 			return Mode(m), nil
 		}
 	}
-	return 0, fmt.Errorf("compression %q: want \"auto\", \"lz4\", \"bg4-lz4\" or \"none\"", name)
+	return 0, textf.Errorf("compression %q: want \"auto\", \"lz4\", \"bg4-lz4\" or \"none\"", name)
 }
 
 // ErrChunkSize is returned for a chunk that is empty or larger than
 // MaxChunkSize: it cannot be stored in a xorb.
 var ErrChunkSize = errors.New("xorb: chunk size must be 1 to 131072 bytes")
-
-// Encoder encodes chunk records, reusing its compressor and buffers from one
-// chunk to the next. The zero value uses mode Auto. An Encoder is not safe
-// for concurrent use; use one per goroutine.
-type Encoder struct {
-	Mode    Mode
-	c       lz4.Compressor
-	grouped []byte // byte-grouped chunk
-}
-
-// AppendRecord appends the chunk record (header and payload) of data to dst.
-func (e *Encoder) AppendRecord(dst, data []byte) ([]byte, error) {
-	if len(data) == 0 || len(data) > MaxChunkSize {
-		return dst, fmt.Errorf("%w (got %d)", ErrChunkSize, len(data))
-	}
-	typ := LZ4
-	switch e.Mode {
-	case OnlyNone:
-		typ = None
-	case OnlyByteGrouping4LZ4:
-		typ = ByteGrouping4LZ4
-	case Auto:
-		if byteGroupingPays(data[:min(len(data), predictSample)]) {
-			typ = ByteGrouping4LZ4
-		}
-	}
-	start := len(dst)
-	dst = appendHeader(dst, Header{}) // filled in below
-	payload := start + HeaderSize
-	src := data
-	if typ == ByteGrouping4LZ4 {
-		if cap(e.grouped) < len(data) {
-			e.grouped = make([]byte, MaxChunkSize)
-		}
-		src = e.grouped[:len(data)]
-		byteGroup4(src, data)
-	}
-	// A compressed payload must be smaller than the chunk; one that is not
-	// is stored as it is (§7.4.4).
-	if typ != None {
-		var ok bool
-		if dst, ok = appendFrame(dst, src, &e.c, len(data)-1); !ok {
-			typ = None
-		}
-	}
-	if typ == None {
-		dst = append(dst[:payload], data...)
-	}
-	h := Header{CompressedSize: uint32(len(dst) - payload), Compression: typ, UncompressedSize: uint32(len(data))}
-	appendHeader(dst[start:start], h)
-	return dst, nil
-}
-
-var encoders = sync.Pool{New: func() any { return new(Encoder) }}
-
-// EncodeChunk returns the chunk record of data in mode Auto. It is safe
-// for concurrent use (pooled encoders), so a worker pool can compress chunks
-// in parallel and hand the records to Builder.AddRecord.
-func EncodeChunk(data []byte) ([]byte, error) {
-	e := encoders.Get().(*Encoder)
-	defer encoders.Put(e)
-	e.Mode = Auto
-	return e.AppendRecord(make([]byte, 0, HeaderSize+frameOverhead+lz4.CompressBlockBound(len(data))), data)
-}
 
 // Decoder decompresses chunk records, reusing its scratch buffer. The zero
 // value is ready to use; a Decoder is not safe for concurrent use.
@@ -293,4 +227,14 @@ func (d *Decoder) appendPayload(dst []byte, h Header, payload []byte, base int64
 		return dst[:start], formaterr.New(format, base+4, "unknown compression type %d", uint8(h.Compression))
 	}
 	return dst, nil
+}
+
+// grow makes room for n more bytes after len(dst) without changing its length.
+func grow(dst []byte, n int) []byte {
+	if cap(dst)-len(dst) >= n {
+		return dst[:len(dst)+n]
+	}
+	out := make([]byte, len(dst)+n, 2*cap(dst)+n)
+	copy(out, dst)
+	return out
 }

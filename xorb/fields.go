@@ -1,7 +1,7 @@
 package xorb
 
 import (
-	"fmt"
+	"github.com/xetkit/xetkit/internal/textf"
 	"io"
 	"strconv"
 )
@@ -21,12 +21,12 @@ var headerFields = []struct {
 func RecordFields(r io.ReaderAt, at int64) ([]Field, error) {
 	b := make([]byte, HeaderSize)
 	if n, _ := r.ReadAt(b, at); n < HeaderSize {
-		return nil, fmt.Errorf("xorb: chunk header at %d cut short: %d bytes, a header needs %d", at, n, HeaderSize)
+		return nil, textf.Errorf("xorb: chunk header at %d cut short: %d bytes, a header needs %d", at, n, HeaderSize)
 	}
 	h := decodeHeader(b)
 	values := []string{
 		strconv.Itoa(int(h.Version)), strconv.Itoa(int(h.CompressedSize)),
-		fmt.Sprintf("%d (%s)", uint8(h.Compression), h.Compression), strconv.Itoa(int(h.UncompressedSize)),
+		textf.Sprintf("%d (%s)", uint8(h.Compression), h.Compression), strconv.Itoa(int(h.UncompressedSize)),
 	}
 	out := make([]Field, 0, len(headerFields)+1)
 	p := at

@@ -3,9 +3,8 @@ package xorb
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
-	"fmt"
+	"github.com/xetkit/xetkit/internal/textf"
 
 	"github.com/xetkit/xetkit/formaterr"
 	"github.com/xetkit/xetkit/xethash"
@@ -148,11 +147,11 @@ func ParseFooterTail(tail []byte, size int64) (*Footer, error) {
 	base := size - int64(n) // offset of tail[0] in the xorb
 	switch {
 	case base < 0:
-		return nil, fmt.Errorf("xorb: %d bytes cannot be the end of a %d-byte xorb", n, size)
+		return nil, textf.Errorf("xorb: %d bytes cannot be the end of a %d-byte xorb", n, size)
 	case size < infoLengthSize:
 		return nil, formaterr.New(format, 0, "%d bytes is too short for a xorb: the info length alone needs %d", size, infoLengthSize)
 	case n < infoLengthSize:
-		return nil, fmt.Errorf("%w: the info length is in the last %d bytes, %d were given", ErrShortTail, infoLengthSize, n)
+		return nil, textf.Errorf("%w: the info length is in the last %d bytes, %d were given", ErrShortTail, infoLengthSize, n)
 	}
 	l := int64(binary.LittleEndian.Uint32(tail[n-infoLengthSize:]))
 	switch {
@@ -161,7 +160,7 @@ func ParseFooterTail(tail []byte, size int64) (*Footer, error) {
 	case l < footerFixed:
 		return nil, formaterr.New(format, size-infoLengthSize, "info length %d is less than the %d bytes of the smallest footer", l, footerFixed)
 	case l+infoLengthSize > int64(n):
-		return nil, fmt.Errorf("%w: the footer needs the last %d bytes, %d were given", ErrShortTail, l+infoLengthSize, n)
+		return nil, textf.Errorf("%w: the footer needs the last %d bytes, %d were given", ErrShortTail, l+infoLengthSize, n)
 	}
 	start := n - infoLengthSize - int(l)
 	f, err := parseFooterAt(tail, start, base+int64(start))
@@ -364,7 +363,7 @@ func parseFooterAt(xorb []byte, start int, regionEnd int64) (*Footer, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Reserved = hex.EncodeToString(res)
+	t.Reserved = textf.Sprintf("%x", res)
 	f.Layout = append(f.Layout, Field{Name: "infoLength", Offset: int64(end), Size: infoLengthSize})
 
 	if err := checkOffsets(bs, regionEnd, boundAt, unpackedAt); err != nil {

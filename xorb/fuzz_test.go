@@ -216,3 +216,36 @@ func FuzzParseFooterTail(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeBlock: the portable LZ4 block decoder (the one WebAssembly
+// uses) and pierrec/lz4's give the same bytes, or both refuse, for any
+// block after any prefix of linked data.
+func FuzzDecodeBlock(f *testing.F) {
+	var c lz4.Compressor
+	for _, data := range [][]byte{randomData(1000, 1), bytes.Repeat([]byte("abcab"), 3000), make([]byte, 70000)} {
+		block := make([]byte, lz4.CompressBlockBound(len(data)))
+		n, _ := c.CompressBlock(data, block)
+		f.Add(block[:n], uint16(0), uint32(len(data)))
+		f.Add(block[:n], uint16(7), uint32(len(data)+3))
+	}
+	f.Fuzz(func(t *testing.T, block []byte, prefix uint16, size uint32) {
+		size %= 1 << 18
+		out, want := make([]byte, int(prefix)+int(size)), make([]byte, int(prefix)+int(size))
+		for i := range int(prefix) {
+			out[i], want[i] = byte(i*7), byte(i*7)
+		}
+		got, err := decodeBlock(out, int(prefix), int(prefix), block)
+		var n int
+		var werr error
+		if prefix == 0 {
+			n, werr = lz4.UncompressBlock(block, want[prefix:])
+		} else {
+			n, werr = lz4.UncompressBlockWithDict(block, want[prefix:], want[:prefix])
+		}
+		// pierrec may scribble past what it writes (it copies in words), so
+		// only the bytes each says it wrote are compared.
+		if (err == nil) != (werr == nil) || err == nil && (got != n || !bytes.Equal(out[:int(prefix)+got], want[:int(prefix)+n])) {
+			t.Fatalf("decodeBlock: %d bytes, %v; pierrec: %d bytes, %v", got, err, n, werr)
+		}
+	})
+}

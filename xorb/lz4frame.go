@@ -2,8 +2,8 @@ package xorb
 
 import (
 	"encoding/binary"
+	"errors"
 
-	"github.com/pierrec/lz4/v4"
 	"github.com/xetkit/xetkit/formaterr"
 )
 
@@ -44,44 +44,6 @@ var (
 // blockMaxSize maps the BD block-size id (4–7) to bytes; 0 marks ids the
 // format does not define.
 var blockMaxSize = [8]int{4: 64 << 10, 5: 256 << 10, 6: 1 << 20, 7: 4 << 20}
-
-// appendFrame appends src (at most 256 KiB) to dst as one LZ4 frame laid
-// out like the reference writer's, compressing with c, if the frame takes
-// at most limit bytes. Otherwise it returns dst's bytes unchanged and false; the
-// compressor gives up as soon as its output passes the limit, so a losing
-// candidate costs only part of a compression.
-func appendFrame(dst, src []byte, c *lz4.Compressor, limit int) ([]byte, bool) {
-	room := min(limit-frameOverhead, lz4.CompressBlockBound(len(src)))
-	if room <= 0 {
-		return dst, false
-	}
-	d := descriptor64K
-	if len(src) > 64<<10 {
-		d = descriptor256K
-	}
-	start := len(dst)
-	out := grow(dst, frameOverhead+room)
-	binary.LittleEndian.PutUint32(out[start:], frameMagic)
-	copy(out[start+4:], d[:])
-	block := out[start+11 : start+11+room]
-	n, err := c.CompressBlock(src, block)
-	if err != nil || n == 0 {
-		return out[:start], false // same bytes as dst, keeping any growth
-	}
-	binary.LittleEndian.PutUint32(out[start+7:], uint32(n))
-	out = out[:start+11+n]
-	return binary.LittleEndian.AppendUint32(out, 0), true // end mark
-}
-
-// grow makes room for n more bytes after len(dst) without changing its length.
-func grow(dst []byte, n int) []byte {
-	if cap(dst)-len(dst) >= n {
-		return dst[:len(dst)+n]
-	}
-	out := make([]byte, len(dst)+n, 2*cap(dst)+n)
-	copy(out, dst)
-	return out
-}
 
 // decodeFrame decompresses src, which must be exactly one LZ4 frame, into
 // dst, which must come out exactly full. It accepts every frame option the
@@ -174,13 +136,12 @@ func decodeFrame(dst, src []byte, base, sizeAt int64) error {
 			out += copy(dst[out:], block)
 			continue
 		}
-		var m int
-		var err error
-		if flg&flgBlockIndep != 0 || out == 0 {
-			m, err = lz4.UncompressBlock(block, dst[out:limit])
-		} else {
-			m, err = lz4.UncompressBlockWithDict(block, dst[out:limit], dst[max(0, out-lz4Window):out])
+		// A linked block may reach back into the blocks before it.
+		back := out
+		if flg&flgBlockIndep != 0 {
+			back = 0
 		}
+		m, err := uncompressBlock(dst[:limit], out, min(back, lz4Window), block)
 		if err != nil {
 			return formaterr.Wrap(format, base+int64(sizeAt), err,
 				"LZ4 block does not decode within the %d bytes the chunk header declares", len(dst))
@@ -203,4 +164,85 @@ func decodeFrame(dst, src []byte, base, sizeAt int64) error {
 		return formaterr.New(format, sizeAt, "uncompressed size %d, but the LZ4 frame decompresses to %d bytes", len(dst), out)
 	}
 	return nil
+}
+
+// errBlock is the cause of every LZ4 block decoding error.
+var errBlock = errors.New("malformed LZ4 block")
+
+// decodeBlock decompresses the LZ4 block src into out[at:], which it must
+// not overrun; a match may reach back at most back bytes before at (the
+// data of linked blocks before it). It returns the bytes written. It is
+// the decoder under WebAssembly (pierrec/lz4 has only this same portable
+// loop there, and its package would weigh on the module); natively
+// uncompressBlock is pierrec's assembly, two to three times faster.
+func decodeBlock(out []byte, at, back int, src []byte) (int, error) {
+	start, low := at, at-back
+	// As pierrec/lz4 (and so the reference's readers) decodes: a block
+	// may end after a match, or after literals whose token asks for no
+	// match.
+	for i := 0; i < len(src); {
+		token := src[i]
+		i++
+		n := int(token >> 4)
+		if n == 15 {
+			var ok bool
+			if n, i, ok = moreLength(src, i, n); !ok {
+				return 0, errBlock
+			}
+		}
+		if n > len(src)-i || n > len(out)-at {
+			return 0, errBlock
+		}
+		at += copy(out[at:], src[i:i+n])
+		i += n
+		if i == len(src) && token&15 == 0 {
+			break // the last sequence has no match
+		}
+		if len(src)-i < 2 {
+			return 0, errBlock
+		}
+		offset := int(src[i]) | int(src[i+1])<<8
+		i += 2
+		if offset == 0 || offset > at-low {
+			return 0, errBlock
+		}
+		m := int(token&15) + 4
+		if m == 19 {
+			var ok bool
+			if m, i, ok = moreLength(src, i, m); !ok {
+				return 0, errBlock
+			}
+		}
+		if m > len(out)-at {
+			return 0, errBlock
+		}
+		from := at - offset
+		if offset >= m {
+			at += copy(out[at:at+m], out[from:from+m])
+			continue
+		}
+		// An overlapping match repeats the last offset bytes: copy in
+		// runs that double each time.
+		end := at + m
+		for at < end {
+			at += copy(out[at:end], out[from:at])
+		}
+	}
+	return at - start, nil
+}
+
+// moreLength adds the length bytes that follow a nibble of 15 (each 255
+// says another follows) to n; ok is false when src ends first.
+func moreLength(src []byte, i, n int) (int, int, bool) {
+	for {
+		if i >= len(src) {
+			return 0, i, false
+		}
+		b := src[i]
+		i++
+		n += int(b)
+		if b != 255 {
+			return n, i, true
+		}
+	}
 }

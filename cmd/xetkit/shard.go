@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/shard/spec"
 	"github.com/xetkit/xetkit/xorb"
 )
 
@@ -44,8 +45,8 @@ func runShardParse(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	if *upload {
 		validate = shard.ValidateUpload
 	}
-	findings := validate(s, time.Now())
-	if err := printParsed(e, shard.AppendParsedJSON(nil, s, findings), *pretty); err != nil {
+	findings := validate(s, time.Now().Unix())
+	if err := printParsed(e, shard.AppendJSON(nil, s, findings, true), *pretty); err != nil {
 		return err
 	}
 	if *strict {
@@ -68,11 +69,11 @@ func runShardBuild(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	spec, err := shard.ParseSpec(data)
+	sp, err := spec.Parse(data)
 	if err != nil {
 		return err
 	}
-	b, err := shard.Build(spec)
+	b, err := spec.Build(sp)
 	if err != nil {
 		return err
 	}
@@ -84,7 +85,7 @@ func runShardSpec(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	out, err := json.MarshalIndent(shard.SpecOf(s), "", "  ")
+	out, err := json.MarshalIndent(spec.Of(s), "", "  ")
 	if err != nil {
 		return err
 	}

@@ -257,7 +257,7 @@ func (h *Server) acceptShard(who grantee, body []byte, progress func(stage strin
 	if err != nil {
 		return false, &httpx.Refusal{Msg: fmt.Sprintf("bad shard: %v", err)}
 	}
-	for _, f := range shard.ValidateUpload(s, h.now()) {
+	for _, f := range shard.ValidateUpload(s, h.now().Unix()) {
 		// Let through what does not change what the shard registers: a
 		// missing SHA-256 (optional metadata some clients leave out), and
 		// the footer and lookup tables an upload needs not carry (a popular

@@ -13,43 +13,43 @@
 package jsexport
 
 import (
-	"encoding/json"
-	"fmt"
 	"maps"
 	"reflect"
-	"runtime/debug"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall/js"
 
 	"github.com/xetkit/xetkit/internal/jsx"
+	"github.com/xetkit/xetkit/internal/textf"
 )
 
-// Declaration is the declaration of a set of exports (its JSON form).
+// Declaration is the declaration of a set of exports, read from its JSON
+// form (exports.json), whose keys are the fields' names in lower camel case.
 type Declaration struct {
 	// ArgTypes describes each argument type, for error messages.
-	ArgTypes map[string]string `json:"argTypes"`
-	Exports  map[string]Func   `json:"exports"`
+	ArgTypes map[string]string
+	Exports  map[string]Func
 	// OptionSets are keys several options objects share: an options
 	// declaration's key "..." names the set it takes in.
-	OptionSets map[string]map[string]string `json:"optionSets"`
+	OptionSets map[string]map[string]string
 	// Always lists the codes every function may give, declared or not.
-	Always []string `json:"-"`
+	Always []string
 	// Code gives the code, HTTP status and byte offset (if any) of an error.
-	Code func(error) (code string, status int, offset int64, hasOffset bool) `json:"-"`
+	Code func(error) (code string, status int, offset int64, hasOffset bool)
 }
 
 // Func is the declaration of one function.
 type Func struct {
-	Args   []string `json:"args"` // "name: type", type ending in "?" when optional
-	Async  bool     `json:"async"`
-	Codes  []string `json:"codes"`
-	Events []string `json:"events"` // the keys an "events" argument may have
+	Args   []string // "name: type", type ending in "?" when optional
+	Async  bool
+	Codes  []string
+	Events []string // the keys an "events" argument may have
 	// Options gives, for each argument of type "options", its keys and
 	// their types: "type", "type?" when it may be absent (undefined or
 	// null), then optionally " (from)", the public option the wrapper
 	// makes it from when that has another name or shape.
-	Options map[string]map[string]string `json:"options"`
+	Options map[string]map[string]string
 }
 
 // option reads an option's declared type: its type and whether it may
@@ -60,17 +60,34 @@ func option(decl string) (typ string, optional bool) {
 	return typ, optional
 }
 
-// Parse reads a declaration.
-func Parse(b []byte) (*Declaration, error) {
-	d := &Declaration{}
-	if err := json.Unmarshal(b, d); err != nil {
+// Parse reads a declaration: every export, or with core only those marked
+// "core": true, the exports of the core module (the formats alone).
+func Parse(b []byte, core bool) (*Declaration, error) {
+	v, err := decodeJSON(b)
+	if err != nil {
 		return nil, err
+	}
+	top, _ := v.(map[string]any)
+	d := &Declaration{ArgTypes: strings1(top["argTypes"]), Exports: map[string]Func{}, OptionSets: map[string]map[string]string{}}
+	for name, set := range object(top["optionSets"]) {
+		d.OptionSets[name] = strings1(set)
+	}
+	for name, e := range object(top["exports"]) {
+		e := object(e)
+		f := Func{Args: list(e["args"]), Codes: list(e["codes"]), Events: list(e["events"]), Options: map[string]map[string]string{}}
+		f.Async, _ = e["async"].(bool)
+		for arg, keys := range object(e["options"]) {
+			f.Options[arg] = strings1(keys)
+		}
+		if inCore, _ := e["core"].(bool); inCore || !core {
+			d.Exports[name] = f
+		}
 	}
 	for name, f := range d.Exports {
 		for arg, keys := range f.Options {
 			if set := keys["..."]; set != "" {
 				if d.OptionSets[set] == nil {
-					return nil, fmt.Errorf("%s: %s takes in the option set %q, which is not declared", name, arg, set)
+					return nil, textf.Errorf("%s: %s takes in the option set %q, which is not declared", name, arg, set)
 				}
 				delete(keys, "...")
 				maps.Insert(keys, maps.All(d.OptionSets[set]))
@@ -87,7 +104,7 @@ func (e *Error) Error() string { return e.Msg }
 
 // Errorf makes an *Error.
 func Errorf(code, format string, args ...any) error {
-	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Code: code, Msg: textf.Sprintf(format, args...)}
 }
 
 // Async is what an async function returns: the work, run on its own
@@ -155,7 +172,7 @@ func (d *Declaration) failed(f Func, name string, err error) js.Value {
 	code, status, offset, hasOffset := d.Code(err)
 	msg := err.Error()
 	if !slices.Contains(f.Codes, code) && !slices.Contains(d.Always, code) {
-		msg = fmt.Sprintf("%s: error code %s is not declared: %s", name, code, msg)
+		msg = textf.Sprintf("%s: error code %s is not declared: %s", name, code, msg)
 		code = "INTERNAL"
 	}
 	e := jsx.Object.New()
@@ -176,7 +193,9 @@ func panicked(name string, r any) error {
 	if ve, ok := r.(*js.ValueError); ok {
 		return Errorf("TYPE", "%s: %v", name, ve)
 	}
-	return Errorf("INTERNAL", "%s: internal error: %v\n%s", name, r, debug.Stack())
+	stack := make([]byte, 64<<10)
+	stack = stack[:runtime.Stack(stack, false)]
+	return Errorf("INTERNAL", "%s: internal error: %v\n%s", name, r, stack)
 }
 
 // checkArgs checks args against f and returns them, one per declared
@@ -218,10 +237,10 @@ func (d *Declaration) checkOptions(name, arg string, keys map[string]string, v j
 	given := jsx.Object.Call("keys", v)
 	for i := range given.Length() {
 		if k := given.Index(i).String(); keys[k] == "" {
-			return Errorf("TYPE", "%s: %s.%s is not one of its options %v", name, arg, k, slices.Sorted(maps.Keys(keys)))
+			return Errorf("TYPE", "%s: %s.%s is not one of its options %v", name, arg, k, sortedKeys(keys))
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
+	for _, k := range sortedKeys(keys) {
 		typ, optional := option(keys[k])
 		x := v.Get(k)
 		absent := x.IsUndefined() || x.IsNull()
@@ -256,7 +275,7 @@ func (d *Declaration) Decode(name, arg string, v js.Value, dst any) {
 		typ, _ := option(keys[k])
 		f, x := s.Field(i), v.Get(k)
 		if !slices.Contains(goKinds[f.Type().String()], typ) {
-			panic(fmt.Sprintf("jsexport: %s: %s.%s is declared %q, decoded into a %s", name, arg, k, keys[k], f.Type()))
+			panic(textf.Sprintf("jsexport: %s: %s.%s is declared %q, decoded into a %s", name, arg, k, keys[k], f.Type().String()))
 		}
 		if x.IsUndefined() || x.IsNull() {
 			continue
@@ -274,7 +293,7 @@ func (d *Declaration) Decode(name, arg string, v js.Value, dst any) {
 		}
 	}
 	if found != len(keys) {
-		panic(fmt.Sprintf("jsexport: %s: %s declares %d options, %T has fields for %d", name, arg, len(keys), dst, found))
+		panic(textf.Sprintf("jsexport: %s: %s declares %d options, %s has fields for %d", name, arg, len(keys), reflect.TypeOf(dst).String(), found))
 	}
 }
 
@@ -307,4 +326,41 @@ func is(v js.Value, typ string) bool {
 		return v.Type() == js.TypeObject
 	}
 	panic("jsexport: unknown argument type " + typ)
+}
+
+// object, list and strings1 read parts of the decoded declaration.
+func object(v any) map[string]any { m, _ := v.(map[string]any); return m }
+
+func list(v any) []string {
+	a, _ := v.([]any)
+	out := make([]string, 0, len(a))
+	for _, e := range a {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func strings1(v any) map[string]string {
+	out := map[string]string{}
+	for k, e := range object(v) {
+		if s, ok := e.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// sortedKeys returns the keys of m in order (an options object has a few:
+// an insertion sort, not slices' generic one, for the core module's weight).
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+		for j := len(out) - 1; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
 }

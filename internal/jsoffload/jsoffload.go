@@ -18,6 +18,7 @@ import (
 	"syscall/js"
 	"unsafe"
 
+	"github.com/xetkit/xetkit/internal/jsasync"
 	"github.com/xetkit/xetkit/internal/jsx"
 	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/xethash"
@@ -70,7 +71,7 @@ func Pool(ctx context.Context, v js.Value) *pipeline.Offload {
 	p.batch = o.BatchSize()
 	o.Encode = p.add
 	o.SHA256 = func() (pipeline.Digest, error) {
-		id, err := jsx.Await(p.ctx, p.shaNew.Invoke())
+		id, err := jsasync.Await(p.ctx, p.shaNew.Invoke())
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +149,7 @@ func (p *offload) track(w int, pr js.Value, then func(js.Value, error)) {
 // already in have handed their workers the next jobs.
 func (j *job) Claim() bool {
 	if !j.taken {
-		_ = jsx.NextTask(j.p.ctx) // a cancelled call stops at its next read
+		_ = jsasync.NextTask(j.p.ctx) // a cancelled call stops at its next read
 	}
 	if j.taken {
 		return false
@@ -216,7 +217,7 @@ func (d *workerDigest) Write(p []byte) error {
 		p = p[n:]
 	}
 	for len(d.pending) > behind {
-		if _, err := jsx.Await(d.p.ctx, d.pending[0]); err != nil {
+		if _, err := jsasync.Await(d.p.ctx, d.pending[0]); err != nil {
 			return err
 		}
 		d.pending = d.pending[1:]
@@ -231,12 +232,12 @@ func (d *workerDigest) Sum() (sum [32]byte, err error) {
 		d.p.dispatch()
 	}()
 	for _, p := range d.pending {
-		if _, err := jsx.Await(d.p.ctx, p); err != nil {
+		if _, err := jsasync.Await(d.p.ctx, p); err != nil {
 			return sum, err
 		}
 	}
 	d.pending, d.settled = nil, 0
-	v, err := jsx.Await(d.p.ctx, d.p.shaSum.Invoke(d.id))
+	v, err := jsasync.Await(d.p.ctx, d.p.shaSum.Invoke(d.id))
 	if err != nil {
 		return sum, err
 	}

@@ -1,12 +1,11 @@
 //go:build js && wasm
 
 // Package jsx is what Go code running under WebAssembly needs to work with
-// JavaScript values: awaiting promises, copying bytes across, and the one
+// JavaScript values: promises and calls, copying bytes across, and the one
 // rule for when to collect garbage that JavaScript arrays keep alive.
 package jsx
 
 import (
-	"context"
 	"io"
 	"runtime"
 	"syscall/js"
@@ -26,24 +25,6 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Msg }
-
-// Await waits for the promise p to settle: its value, or an *Error with
-// what it was rejected with. When ctx ends first it returns the context's
-// cause.
-func Await(ctx context.Context, p js.Value) (js.Value, error) {
-	type result struct {
-		v   js.Value
-		err error
-	}
-	ch := make(chan result, 1)
-	Then(p, func(v js.Value, err error) { ch <- result{v, err} })
-	select {
-	case r := <-ch:
-		return r.v, r.err
-	case <-ctx.Done():
-		return js.Undefined(), context.Cause(ctx)
-	}
-}
 
 // Then calls fn once the promise p settles, with its value or an *Error
 // with what it was rejected with; fn runs as a callback from JavaScript

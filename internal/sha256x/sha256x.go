@@ -9,11 +9,8 @@ package sha256x
 //go:generate go run gen.go
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
-	"hash"
-	"runtime"
 
 	"github.com/xetkit/xetkit/internal/wasmkernels"
 )
@@ -36,15 +33,6 @@ const (
 	Size      = 32
 	BlockSize = 64
 )
-
-// New returns a SHA-256 hash.Hash: the unrolled one under WebAssembly,
-// crypto/sha256 elsewhere.
-func New() hash.Hash {
-	if runtime.GOARCH == "wasm" {
-		return NewUnrolled()
-	}
-	return sha256.New()
-}
 
 // NewUnrolled returns the unrolled SHA-256 on any target (for tests and
 // benchmarks).

@@ -3,7 +3,7 @@
 package wasmkernels
 
 import (
-	"fmt"
+	"github.com/xetkit/xetkit/internal/textf"
 	"unsafe"
 )
 
@@ -58,7 +58,7 @@ func SHA256Blocks(state *[8]uint32, p []byte) {
 func checkX4(in []byte, stride, nblocks int, out []byte, groups int) {
 	if groups <= 0 || stride < 0 || nblocks <= 0 ||
 		(4*groups-1)*stride+nblocks*64 > len(in) || 4*groups*32 > len(out) {
-		panic(fmt.Sprintf("wasmkernels: BLAKE3x4 ranges out of bounds (in %d, stride %d, blocks %d, out %d, groups %d)",
+		panic(textf.Sprintf("wasmkernels: BLAKE3x4 ranges out of bounds (in %d, stride %d, blocks %d, out %d, groups %d)",
 			len(in), stride, nblocks, len(out), groups))
 	}
 }
@@ -67,12 +67,12 @@ func checkX4(in []byte, stride, nblocks int, out []byte, groups int) {
 // blocks, at least one) lies inside in, and lens and out are long enough.
 func checkRoots(in []byte, stride int, lens []uint32, out []byte, groups int) {
 	if groups <= 0 || stride < 64 || len(lens) < 4*groups || 4*groups*32 > len(out) {
-		panic(fmt.Sprintf("wasmkernels: BLAKE3Roots4 arguments out of bounds (stride %d, lens %d, out %d, groups %d)", stride, len(lens), len(out), groups))
+		panic(textf.Sprintf("wasmkernels: BLAKE3Roots4 arguments out of bounds (stride %d, lens %d, out %d, groups %d)", stride, len(lens), len(out), groups))
 	}
 	for i, n := range lens[:4*groups] {
 		blocks := max(1, (int(n)+63)/64)
 		if n > 1024 || i*stride+64*blocks > len(in) {
-			panic(fmt.Sprintf("wasmkernels: BLAKE3Roots4 message %d of %d bytes out of bounds (in %d, stride %d)", i, n, len(in), stride))
+			panic(textf.Sprintf("wasmkernels: BLAKE3Roots4 message %d of %d bytes out of bounds (in %d, stride %d)", i, n, len(in), stride))
 		}
 	}
 }

@@ -3,7 +3,10 @@
 // its engines, and the reference files.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { getChunks, hashToHex, fileHash, xorbHash, verificationHash, hmac } from "@huggingface/xetchunk-wasm";
 import { load, XetkitError } from "../xetkit.js";
 import {
@@ -253,8 +256,8 @@ test("shardFields, xorbFields, kindOf and hashStrings agree with the parsed stru
   const x = p.xorbs[0];
   const last = x.chunks.length - 1;
   const chunk = byName(xk.shardFields(bytes, { part: "chunk", at: x.offset, index: last }));
-  assert.equal(chunk.chunkHash.value, x.chunks[last].hash);
-  assert.equal(xk.shardEntryAt(x.offset, chunk.chunkHash.offset), last);
+  assert.equal(chunk.hash.value, x.chunks[last].hash);
+  assert.equal(xk.shardEntryAt(x.offset, chunk.hash.offset), last);
   assert.equal(xk.shardEntryAt(x.offset, x.offset), -1);
   assert.throws(() => xk.shardFields(bytes, { part: "chunk", at: x.offset, index: x.chunks.length }), (e) => e instanceof XetkitError && e.code === "FORMAT");
   assert.deepEqual(xk.hashStrings(xk.parseShard(bytes, { packedChunks: true }).chunkRows.hashes), x.chunks.map((c) => c.hash));
@@ -280,6 +283,13 @@ test("parseXorb agrees with xetkit xorb parse and the chunk list", (t) => {
   const quick = xk.parseXorb(bytes, { verify: false });
   assert.equal(quick.verified, false);
   assert.equal(quick.chunks[0].hash, null);
+  // A xorb with its footer, as e2e/gen writes one: every footer key too.
+  const dir = tempDir(t);
+  execFileSync("go", ["run", "./e2e/gen", "-out", dir], { cwd: join(import.meta.dirname, "..", ".."), stdio: "ignore" });
+  const full = join(dir, "full.xorb");
+  const withFooter = xk.parseXorb(new Uint8Array(readFileSync(full)));
+  assert.ok(withFooter.footer && withFooter.footer.layout.length > 0);
+  assert.deepEqual(withFooter, JSON.parse(cli(["xorb", "parse", full])));
 });
 
 test("processFile prepares a file: chunks, hashes, xorbs, shard", async (t) => {

@@ -13,7 +13,7 @@ import ts from "typescript";
 import { rawInstance, root } from "./helpers.mjs";
 
 const wasmDir = join(root, "wasm");
-const decl = JSON.parse(readFileSync(join(wasmDir, "exports.json"), "utf8"));
+const decl = JSON.parse(readFileSync(join(wasmDir, "exports", "exports.json"), "utf8"));
 // The files that are not the wrapper: generated, or Go's own.
 const generated = new Set(["go-runtime.js", "kernels.js", "wasm_exec.js"]);
 

@@ -154,3 +154,17 @@ load().then((xk) => xk.processFile(new Uint8Array(1), { compression: "zstd" }));
 load().then((xk) => xk.open("0".repeat(64), { repo: "a/b" }));
 // @ts-expect-error: upload needs options.repo
 load().then((xk) => xk.upload([new Uint8Array(1)], {}));
+
+// xetkit/core: the formats alone, typed by core.d.ts.
+import { load as loadCore, type XetkitCore } from "../core.js";
+async function core(): Promise<string> {
+  const c: XetkitCore = await loadCore({ workers: 0 });
+  const chunks = c.chunk(new Uint8Array(10));
+  const parsed = c.parseShard(c.buildShard({ files: [], xorbs: [], footer: null }));
+  const findings: Promise<import("../core.js").ShardFinding[]> = c.validateShardAsync(new Uint8Array(0));
+  void findings;
+  // @ts-expect-error: the core module has no transfers
+  c.upload([], { hub: "", repo: "" });
+  return c.hash.file(chunks) + parsed.header.appId;
+}
+void core;

@@ -1,12 +1,22 @@
-package shard
+// Package spec is DESIGN.md's ShardSpec: a shard described in JSON, which
+// Build turns into bytes and Of recovers from a parsed shard; Parse reads
+// the JSON strictly, with errors that name the key's path and the byte
+// offset. The command's "shard build" and "shard spec" and the
+// JavaScript buildShard use it.
+package spec
 
 import (
-	"fmt"
 	"math"
 	"strings"
 
+	"github.com/xetkit/xetkit/internal/textf"
+	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
 )
+
+// fileFlagsKnown are the file flag bits the format defines; a spec's flags
+// must agree with them.
+const fileFlagsKnown = shard.FileFlagVerification | shard.FileFlagMetadataExt
 
 // Spec is DESIGN.md's ShardSpec: a shard described in JSON, the input of
 // Build, "xetkit shard build" and the JavaScript buildShard. Optional
@@ -24,18 +34,18 @@ import (
 // given. Footer nil (JSON null or absent) gives the upload form; a footer
 // object gives the stored form.
 //
-// What SpecOf cannot carry is written as zero when rebuilding: reserved
+// What Of cannot carry is written as zero when rebuilding: reserved
 // bytes, reserved bits of byte 14 of the header tag, and the footer version
 // and offsets (always written right).
 type Spec struct {
-	AppID  *string     `json:"appId,omitempty"` // nil: "HFRepoMetaData"
-	Files  []SpecFile  `json:"files"`
-	Xorbs  []SpecXorb  `json:"xorbs"`
-	Footer *SpecFooter `json:"footer"`
+	AppID  *string `json:"appId,omitempty"` // nil: "HFRepoMetaData"
+	Files  []File  `json:"files"`
+	Xorbs  []Xorb  `json:"xorbs"`
+	Footer *Footer `json:"footer"`
 }
 
-// SpecFile is one file of a Spec.
-type SpecFile struct {
+// File is one file of a Spec.
+type File struct {
 	Hash *xethash.Hash `json:"hash,omitempty"`
 	// SHA256 is the file's SHA-256; in JSON its standard hex digest. Nil
 	// writes no metadata ext.
@@ -43,12 +53,12 @@ type SpecFile struct {
 	Verification bool          `json:"verification"`
 	// Flags, when set, is written as the file flags; bits 31 and 30 must
 	// agree with Verification and SHA256. Nil derives them.
-	Flags *uint32    `json:"flags,omitempty"`
-	Terms []SpecTerm `json:"terms"`
+	Flags *uint32 `json:"flags,omitempty"`
+	Terms []Term  `json:"terms"`
 }
 
-// SpecTerm is one term of a SpecFile.
-type SpecTerm struct {
+// Term is one term of a File.
+type Term struct {
 	Xorb          xethash.Hash  `json:"xorb"`
 	ChunkStart    uint32        `json:"chunkStart"`
 	ChunkEnd      uint32        `json:"chunkEnd"`
@@ -57,25 +67,25 @@ type SpecTerm struct {
 	Flags         uint32        `json:"flags,omitempty"`
 }
 
-// SpecXorb is one xorb of a Spec.
-type SpecXorb struct {
+// Xorb is one xorb of a Spec.
+type Xorb struct {
 	Hash        *xethash.Hash `json:"hash,omitempty"`
 	Flags       uint32        `json:"flags,omitempty"`
 	BytesInXorb *uint32       `json:"bytesInXorb,omitempty"`
 	BytesOnDisk uint32        `json:"bytesOnDisk"`
-	Chunks      []SpecChunk   `json:"chunks"`
+	Chunks      []Chunk       `json:"chunks"`
 }
 
-// SpecChunk is one chunk of a SpecXorb.
-type SpecChunk struct {
+// Chunk is one chunk of a Xorb.
+type Chunk struct {
 	Hash           xethash.Hash `json:"hash"`
 	UnpackedBytes  uint32       `json:"unpackedBytes"`
 	Flags          uint32       `json:"flags"`
 	ByteRangeStart *uint32      `json:"byteRangeStart,omitempty"`
 }
 
-// SpecFooter asks for the stored form.
-type SpecFooter struct {
+// Footer asks for the stored form.
+type Footer struct {
 	CreatedAt         uint64       `json:"createdAt"`
 	KeyExpiry         uint64       `json:"keyExpiry"`
 	ChunkHashKey      xethash.Hash `json:"chunkHashKey"`
@@ -95,19 +105,19 @@ func Build(sp *Spec) ([]byte, error) {
 }
 
 func specErr(path string, msg string, args ...any) error {
-	return fmt.Errorf("shard spec: %s: %s", path, fmt.Sprintf(msg, args...))
+	return textf.Errorf("shard spec: %s: %s", path, textf.Sprintf(msg, args...))
 }
 
 // Shard resolves sp into the Shard and WriteOptions that Marshal turns into
 // its bytes, computing what sp leaves out.
-func (sp *Spec) Shard() (*Shard, WriteOptions, error) {
-	var opts WriteOptions
+func (sp *Spec) Shard() (*shard.Shard, shard.WriteOptions, error) {
+	var opts shard.WriteOptions
 	var key xethash.Hash
 	if sp.Footer != nil {
 		key = sp.Footer.ChunkHashKey
 	}
 	keyed := !key.IsZero()
-	s := &Shard{Header: Header{AppID: DefaultAppID, Version: HeaderVersion}}
+	s := &shard.Shard{Header: shard.Header{AppID: shard.DefaultAppID, Version: shard.HeaderVersion}}
 	if sp.AppID != nil {
 		s.Header.AppID = *sp.AppID
 		if len(*sp.AppID) > 14 {
@@ -129,14 +139,14 @@ func (sp *Spec) Shard() (*Shard, WriteOptions, error) {
 		return nil
 	}
 
-	s.Xorbs = make([]Xorb, len(sp.Xorbs))
-	chunks := make([]Chunk, total)
+	s.Xorbs = make([]shard.Xorb, len(sp.Xorbs))
+	chunks := make([]shard.Chunk, total)
 	index := make(map[xethash.Hash]int, len(sp.Xorbs))
 	prefix := make([][]uint64, len(sp.Xorbs))
 	var entries []xethash.Entry
 	for i := range sp.Xorbs {
 		sx := &sp.Xorbs[i]
-		path := fmt.Sprintf("xorbs[%d]", i)
+		path := textf.Sprintf("xorbs[%d]", i)
 		x := &s.Xorbs[i]
 		x.Flags, x.BytesOnDisk = sx.Flags, sx.BytesOnDisk
 		n := len(sx.Chunks)
@@ -144,12 +154,12 @@ func (sp *Spec) Shard() (*Shard, WriteOptions, error) {
 		pre := make([]uint64, n+1)
 		var pos uint64
 		for j, sc := range sx.Chunks {
-			c := Chunk{Hash: sc.Hash, UnpackedBytes: sc.UnpackedBytes, Flags: sc.Flags}
+			c := shard.Chunk{Hash: sc.Hash, UnpackedBytes: sc.UnpackedBytes, Flags: sc.Flags}
 			switch {
 			case sc.ByteRangeStart != nil:
 				c.ByteRangeStart = *sc.ByteRangeStart
 			case pos > math.MaxUint32:
-				return nil, opts, specErr(fmt.Sprintf("%s.chunks[%d]", path, j), "the chunks before it add up to %d bytes, more than a u32 byteRangeStart holds", pos)
+				return nil, opts, specErr(textf.Sprintf("%s.chunks[%d]", path, j), "the chunks before it add up to %d bytes, more than a u32 byteRangeStart holds", pos)
 			default:
 				c.ByteRangeStart = uint32(pos)
 			}
@@ -187,12 +197,12 @@ func (sp *Spec) Shard() (*Shard, WriteOptions, error) {
 	for i := range sp.Files {
 		nTerms += len(sp.Files[i].Terms)
 	}
-	terms := make([]Term, nTerms)
-	s.Files = make([]File, len(sp.Files))
+	terms := make([]shard.Term, nTerms)
+	s.Files = make([]shard.File, len(sp.Files))
 	var hashes []xethash.Hash
 	for i := range sp.Files {
 		sf := &sp.Files[i]
-		path := fmt.Sprintf("files[%d]", i)
+		path := textf.Sprintf("files[%d]", i)
 		f := &s.Files[i]
 		n := len(sf.Terms)
 		f.Terms, terms = terms[:n:n], terms[n:]
@@ -204,7 +214,7 @@ func (sp *Spec) Shard() (*Shard, WriteOptions, error) {
 			f.SHA256 = &h
 		}
 		// xorbFor returns the xorb a term's chunks are computed from.
-		xorbFor := func(tpath string, t SpecTerm, what string) (int, error) {
+		xorbFor := func(tpath string, t Term, what string) (int, error) {
 			xi, ok := index[t.Xorb]
 			if !ok {
 				return 0, specErr(tpath, "%s is left out, so xorb %s must be in xorbs to compute it", what, t.Xorb)
@@ -215,8 +225,8 @@ func (sp *Spec) Shard() (*Shard, WriteOptions, error) {
 			return xi, nil
 		}
 		for j, st := range sf.Terms {
-			tpath := fmt.Sprintf("%s.terms[%d]", path, j)
-			t := Term{Xorb: st.Xorb, Flags: st.Flags, ChunkStart: st.ChunkStart, ChunkEnd: st.ChunkEnd}
+			tpath := textf.Sprintf("%s.terms[%d]", path, j)
+			t := shard.Term{Xorb: st.Xorb, Flags: st.Flags, ChunkStart: st.ChunkStart, ChunkEnd: st.ChunkEnd}
 			if st.UnpackedBytes != nil {
 				t.UnpackedBytes = *st.UnpackedBytes
 			} else {
@@ -257,10 +267,10 @@ func (sp *Spec) Shard() (*Shard, WriteOptions, error) {
 		}
 		f.Flags = 0
 		if sf.Verification {
-			f.Flags |= FileFlagVerification
+			f.Flags |= shard.FileFlagVerification
 		}
 		if sf.SHA256 != nil {
-			f.Flags |= FileFlagMetadataExt
+			f.Flags |= shard.FileFlagMetadataExt
 		}
 		if sf.Flags != nil {
 			if *sf.Flags&fileFlagsKnown != f.Flags {
@@ -276,7 +286,7 @@ func (sp *Spec) Shard() (*Shard, WriteOptions, error) {
 		default:
 			entries = entries[:0]
 			for j, st := range sf.Terms {
-				xi, err := xorbFor(fmt.Sprintf("%s.terms[%d]", path, j), st, "the file hash")
+				xi, err := xorbFor(textf.Sprintf("%s.terms[%d]", path, j), st, "the file hash")
 				if err != nil {
 					return nil, opts, err
 				}
@@ -292,7 +302,7 @@ func (sp *Spec) Shard() (*Shard, WriteOptions, error) {
 	}
 
 	if sf := sp.Footer; sf != nil {
-		s.Header.FooterSize = FooterSize
+		s.Header.FooterSize = shard.FooterSize
 		t := s.ComputeTotals()
 		if sf.StoredBytesOnDisk != nil {
 			t.StoredBytesOnDisk = *sf.StoredBytesOnDisk
@@ -303,20 +313,20 @@ func (sp *Spec) Shard() (*Shard, WriteOptions, error) {
 		if sf.StoredBytes != nil {
 			t.StoredBytes = *sf.StoredBytes
 		}
-		s.Footer = &Footer{Version: FooterVersion, ChunkHashKey: sf.ChunkHashKey, CreatedAt: sf.CreatedAt, KeyExpiry: sf.KeyExpiry, Totals: t}
-		opts = WriteOptions{LookupTables: sf.LookupTables, KeepTotals: true}
+		s.Footer = &shard.Footer{Version: shard.FooterVersion, ChunkHashKey: sf.ChunkHashKey, CreatedAt: sf.CreatedAt, KeyExpiry: sf.KeyExpiry, Totals: t}
+		opts = shard.WriteOptions{LookupTables: sf.LookupTables, KeepTotals: true}
 	}
 	return s, opts, nil
 }
 
-// SpecOf returns the Spec that rebuilds s: every file hash, term size and
+// Of returns the Spec that rebuilds s: every file hash, term size and
 // range hash and xorb hash is given, not left to be computed, so the spec
 // rebuilds s as it is even where s is wrong. Only what is not the sum of
 // the chunks (bytesInXorb, byteRangeStart, footer totals) or not zero
 // (flags) appears beyond DESIGN.md's keys. Reserved bytes are not carried.
-func SpecOf(s *Shard) *Spec {
-	sp := &Spec{Files: make([]SpecFile, len(s.Files)), Xorbs: make([]SpecXorb, len(s.Xorbs))}
-	if s.Header.AppID != DefaultAppID {
+func Of(s *shard.Shard) *Spec {
+	sp := &Spec{Files: make([]File, len(s.Files)), Xorbs: make([]Xorb, len(s.Xorbs))}
+	if s.Header.AppID != shard.DefaultAppID {
 		// JSON carries only UTF-8; a run of other bytes becomes one '?',
 		// which keeps the ID within its 14 bytes.
 		id := strings.ToValidUTF8(s.Header.AppID, "?")
@@ -333,7 +343,7 @@ func SpecOf(s *Shard) *Spec {
 	for i := range s.Files {
 		f := &s.Files[i]
 		fileHashes[i] = f.Hash
-		sf := SpecFile{Hash: &fileHashes[i], Verification: f.Verification != nil, Terms: make([]SpecTerm, len(f.Terms))}
+		sf := File{Hash: &fileHashes[i], Verification: f.Verification != nil, Terms: make([]Term, len(f.Terms))}
 		if f.SHA256 != nil {
 			h := *f.SHA256
 			sf.SHA256 = &h
@@ -348,7 +358,7 @@ func SpecOf(s *Shard) *Spec {
 		}
 		for j, t := range f.Terms {
 			sizes[0] = t.UnpackedBytes
-			st := SpecTerm{Xorb: t.Xorb, ChunkStart: t.ChunkStart, ChunkEnd: t.ChunkEnd, UnpackedBytes: &sizes[0], Flags: t.Flags}
+			st := Term{Xorb: t.Xorb, ChunkStart: t.ChunkStart, ChunkEnd: t.ChunkEnd, UnpackedBytes: &sizes[0], Flags: t.Flags}
 			sizes = sizes[1:]
 			if ranges != nil {
 				st.RangeHash = &ranges[j]
@@ -361,10 +371,10 @@ func SpecOf(s *Shard) *Spec {
 	for i := range s.Xorbs {
 		x := &s.Xorbs[i]
 		xorbHashes[i] = x.Hash
-		sx := SpecXorb{Hash: &xorbHashes[i], Flags: x.Flags, BytesOnDisk: x.BytesOnDisk, Chunks: make([]SpecChunk, len(x.Chunks))}
+		sx := Xorb{Hash: &xorbHashes[i], Flags: x.Flags, BytesOnDisk: x.BytesOnDisk, Chunks: make([]Chunk, len(x.Chunks))}
 		var pos uint64
 		for j, c := range x.Chunks {
-			sc := SpecChunk{Hash: c.Hash, UnpackedBytes: c.UnpackedBytes, Flags: c.Flags}
+			sc := Chunk{Hash: c.Hash, UnpackedBytes: c.UnpackedBytes, Flags: c.Flags}
 			if uint64(c.ByteRangeStart) != pos {
 				start := c.ByteRangeStart
 				sc.ByteRangeStart = &start
@@ -379,7 +389,7 @@ func SpecOf(s *Shard) *Spec {
 		sp.Xorbs[i] = sx
 	}
 	if f := s.Footer; f != nil {
-		sf := &SpecFooter{
+		sf := &Footer{
 			CreatedAt: f.CreatedAt, KeyExpiry: f.KeyExpiry, ChunkHashKey: f.ChunkHashKey,
 			LookupTables: len(s.Lookups.Files)+len(s.Lookups.Xorbs)+len(s.Lookups.Chunks) > 0,
 		}

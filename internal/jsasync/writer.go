@@ -1,12 +1,14 @@
 //go:build js && wasm
 
-package jsx
+package jsasync
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"syscall/js"
+
+	"github.com/xetkit/xetkit/internal/jsx"
+	"github.com/xetkit/xetkit/internal/textf"
 )
 
 // Writer hands what is written to JavaScript: each write to OnData as a
@@ -64,9 +66,9 @@ func (w *Writer) Flush() error {
 	if len(w.buf) == 0 {
 		return nil
 	}
-	if v := w.OnData.Invoke(Bytes(w.buf)); v.Type() == js.TypeObject && v.Get("then").Type() == js.TypeFunction {
+	if v := w.OnData.Invoke(jsx.Bytes(w.buf)); v.Type() == js.TypeObject && v.Get("then").Type() == js.TypeFunction {
 		if _, err := Await(w.Ctx, v); err != nil {
-			return fmt.Errorf("writing the download: %w", err)
+			return textf.Errorf("writing the download: %w", err)
 		}
 	}
 	n := len(w.buf)

@@ -1,9 +1,8 @@
 //go:build js && wasm
 
-package main
+package formats
 
 import (
-	"encoding/hex"
 	"hash"
 	"math"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"syscall/js"
 
 	"github.com/xetkit/xetkit/internal/sha256x"
+	"github.com/xetkit/xetkit/internal/textf"
 	"github.com/xetkit/xetkit/xethash"
 )
 
@@ -23,29 +23,31 @@ func hashesArg(v js.Value, what string) ([]xethash.Hash, error) {
 	for k := range out {
 		s := v.Index(k)
 		if s.Type() != js.TypeString {
-			return nil, errorf(codeType, "%s[%d] must be a XET hash string", what, k)
+			return nil, errorf(CodeType, "%s[%d] must be a XET hash string", what, k)
 		}
 		h, err := xethash.Parse(s.String())
 		if err != nil {
-			return nil, errorf(codeValue, "%s[%d]: %v", what, k, err)
+			return nil, errorf(CodeValue, "%s[%d]: %v", what, k, err)
 		}
 		out[k] = h
 	}
 	return out, nil
 }
 
-func hashArg(v js.Value, what string) (xethash.Hash, error) {
+// HashArg reads the XET hash string v (the argument what), or fails with
+// VALUE.
+func HashArg(v js.Value, what string) (xethash.Hash, error) {
 	h, err := xethash.Parse(v.String())
 	if err != nil {
-		return h, errorf(codeValue, "%s: %v", what, err)
+		return h, errorf(CodeValue, "%s: %v", what, err)
 	}
 	return h, nil
 }
 
-// hashStrings is a JavaScript array of the XET strings of hs. They cross
+// HashStrings is a JavaScript array of the XET strings of hs. They cross
 // as one string, cut in JavaScript: a string and an element set for each
 // hash cost two crossings a chunk, about 8 % of chunk's time.
-func hashStrings(hs []xethash.Hash) js.Value {
+func HashStrings(hs []xethash.Hash) js.Value {
 	if len(hs) == 0 {
 		return js.Global().Get("Array").New()
 	}
@@ -75,26 +77,26 @@ func entriesArg(args []js.Value) ([]xethash.Entry, error) {
 	}
 	sizes := args[1]
 	if sizes.Length() != len(hashes) {
-		return nil, errorf(codeRange, "%d sizes for %d hashes", sizes.Length(), len(hashes))
+		return nil, errorf(CodeRange, "%d sizes for %d hashes", sizes.Length(), len(hashes))
 	}
 	out := make([]xethash.Entry, len(hashes))
 	for k := range out {
 		f := sizes.Index(k).Float()
 		if !(f >= 0 && f <= maxSafe) || f != math.Trunc(f) {
-			return nil, errorf(codeRange, "chunks[%d]: length %v is not an integer from 0 to 2^53-1", k, f)
+			return nil, errorf(CodeRange, "chunks[%d]: length %v is not an integer from 0 to 2^53-1", k, f)
 		}
 		out[k] = xethash.Entry{Hash: hashes[k], Size: uint64(f)}
 	}
 	return out, nil
 }
 
-func exportHashes(api js.Value) {
-	export(api, "hashChunk", func(args []js.Value) (any, error) {
-		inbuf = bytesArg(args[0], inbuf)
+func registerHashes(export Exporter) {
+	export("hashChunk", func(args []js.Value) (any, error) {
+		inbuf = BytesArg(args[0], inbuf)
 		return xethash.Chunk(inbuf).String(), nil
 	})
 	for name, fn := range map[string]func([]xethash.Entry) xethash.Hash{"hashFile": xethash.File, "hashXorb": xethash.Xorb} {
-		export(api, name, func(args []js.Value) (any, error) {
+		export(name, func(args []js.Value) (any, error) {
 			e, err := entriesArg(args)
 			if err != nil {
 				return nil, err
@@ -102,30 +104,30 @@ func exportHashes(api js.Value) {
 			return fn(e).String(), nil
 		})
 	}
-	export(api, "hashVerification", func(args []js.Value) (any, error) {
+	export("hashVerification", func(args []js.Value) (any, error) {
 		h, err := hashesArg(args[0], "hashes")
 		if err != nil {
 			return nil, err
 		}
 		return xethash.Verification(h).String(), nil
 	})
-	export(api, "hashStrings", func(args []js.Value) (any, error) {
-		raw := bytesArg(args[0], nil)
+	export("hashStrings", func(args []js.Value) (any, error) {
+		raw := BytesArg(args[0], nil)
 		if len(raw)%xethash.Size != 0 {
-			return nil, errorf(codeRange, "raw hashes: %d bytes is not a whole number of %d-byte hashes", len(raw), xethash.Size)
+			return nil, errorf(CodeRange, "raw hashes: %d bytes is not a whole number of %d-byte hashes", len(raw), xethash.Size)
 		}
 		hs := make([]xethash.Hash, len(raw)/xethash.Size)
 		for i := range hs {
 			hs[i] = xethash.Hash(raw[xethash.Size*i:])
 		}
-		return hashStrings(hs), nil
+		return HashStrings(hs), nil
 	})
-	export(api, "hashKeyed", func(args []js.Value) (any, error) {
-		key, err := hashArg(args[0], "key")
+	export("hashKeyed", func(args []js.Value) (any, error) {
+		key, err := HashArg(args[0], "key")
 		if err != nil {
 			return nil, err
 		}
-		h, err := hashArg(args[1], "hash")
+		h, err := HashArg(args[1], "hash")
 		if err != nil {
 			return nil, err
 		}
@@ -133,23 +135,23 @@ func exportHashes(api js.Value) {
 	})
 	// The SHA-256 of hash.sha256, and the one a worker runs for an
 	// upload's file (sha256x: about twice crypto/sha256's speed here).
-	export(api, "digestNew", func(args []js.Value) (any, error) {
-		return addHandle(sha256x.New()), nil
+	export("digestNew", func(args []js.Value) (any, error) {
+		return AddHandle(sha256x.New()), nil
 	})
-	export(api, "digestWrite", func(args []js.Value) (any, error) {
-		_, h, err := handleArg[hash.Hash](args[0], "SHA-256")
+	export("digestWrite", func(args []js.Value) (any, error) {
+		_, h, err := HandleArg[hash.Hash](args[0], "SHA-256")
 		if err != nil {
 			return nil, err
 		}
 		eachPiece(args[1], func(b []byte) { h.Write(b) })
 		return nil, nil
 	})
-	export(api, "digestSum", func(args []js.Value) (any, error) {
-		id, h, err := handleArg[hash.Hash](args[0], "SHA-256")
+	export("digestSum", func(args []js.Value) (any, error) {
+		id, h, err := HandleArg[hash.Hash](args[0], "SHA-256")
 		if err != nil {
 			return nil, err
 		}
-		delete(live, id)
-		return hex.EncodeToString(h.Sum(nil)), nil
+		delete(Handles, id)
+		return textf.Sprintf("%x", h.Sum(nil)), nil
 	})
 }

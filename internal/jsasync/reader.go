@@ -1,13 +1,14 @@
 //go:build js && wasm
 
-package jsx
+package jsasync
 
 import (
 	"context"
-	"encoding/binary"
-	"fmt"
 	"io"
 	"syscall/js"
+
+	"github.com/xetkit/xetkit/internal/jsx"
+	"github.com/xetkit/xetkit/internal/textf"
 )
 
 // Reader reads a Blob (through its stream, never the whole Blob at once),
@@ -72,9 +73,9 @@ func NewReader(ctx context.Context, src js.Value) *Reader {
 	switch {
 	case src.Type() != js.TypeObject:
 		return nil
-	case src.Get("pull").Type() == js.TypeFunction && src.Get("prefix").InstanceOf(Uint8Array):
+	case src.Get("pull").Type() == js.TypeFunction && src.Get("prefix").InstanceOf(jsx.Uint8Array):
 		r.pull, r.src, r.size = src.Get("pull"), src.Get("prefix"), -1
-	case src.InstanceOf(Uint8Array):
+	case src.InstanceOf(jsx.Uint8Array):
 		r.size = int64(src.Get("length").Int())
 	case blob.Type() == js.TypeFunction && src.InstanceOf(blob):
 		r.blob, r.size = true, int64(src.Get("size").Float())
@@ -127,18 +128,18 @@ func (r *Reader) Read(p []byte) (int, error) {
 	r.ahead = js.Undefined()
 	if err != nil {
 		r.stream.Call("cancel")
-		return 0, fmt.Errorf("reading the Blob at byte %d: %w", r.off, err)
+		return 0, textf.Errorf("reading the Blob at byte %d: %w", r.off, err)
 	}
 	n := 0
 	if !v.IsNull() && !v.IsUndefined() {
 		n = v.Get("length").Int()
 	}
 	if n == 0 || r.off+int64(n) > r.size {
-		return 0, fmt.Errorf("reading the Blob at byte %d: it gave %d bytes of the %d it holds (did the file change?)", r.off, r.off+int64(n), r.size)
+		return 0, textf.Errorf("reading the Blob at byte %d: it gave %d bytes of the %d it holds (did the file change?)", r.off, r.off+int64(n), r.size)
 	}
 	r.off += int64(n)
-	Held(n)
-	Collect()
+	jsx.Held(n)
+	jsx.Collect()
 	// The buffer of the read before this one goes round again; then ask
 	// for the next read at once.
 	if r.byob && !r.last.IsUndefined() {
@@ -151,7 +152,7 @@ func (r *Reader) Read(p []byte) (int, error) {
 	k := min(n, len(p))
 	js.CopyBytesToGo(p[:k], v.Call("subarray", 0, k))
 	if k < n {
-		r.rest = CopyInto(r.rest[:0], v.Call("subarray", k))
+		r.rest = jsx.CopyInto(r.rest[:0], v.Call("subarray", k))
 	}
 	return k, nil
 }
@@ -172,7 +173,7 @@ func (r *Reader) open() error {
 func tryCall(f func() js.Value) (v js.Value, err error) {
 	defer func() {
 		if e := recover(); e != nil {
-			err = fmt.Errorf("%v", e)
+			err = textf.Errorf("%v", e)
 		}
 	}()
 	return f(), nil
@@ -197,7 +198,7 @@ func (r *Reader) next() js.Value {
 	if fill := js.Global().Get("xetkitFillView"); fill.Type() == js.TypeFunction {
 		return fill.Invoke(r.stream, buf, want)
 	}
-	return r.stream.Call("read", Uint8Array.New(buf, 0, want)).Call("then", readValue)
+	return r.stream.Call("read", jsx.Uint8Array.New(buf, 0, want)).Call("then", readValue)
 }
 
 // readValue turns a reader's {value, done} into value, or null when done.
@@ -219,17 +220,17 @@ func (r *Reader) readStream(p []byte) (int, error) {
 	if len(r.rest) == 0 {
 		v, err := Await(r.ctx, r.pull.Invoke())
 		if err != nil {
-			return 0, fmt.Errorf("reading the stream: %w", err)
+			return 0, textf.Errorf("reading the stream: %w", err)
 		}
 		if v.IsNull() || v.IsUndefined() {
 			return 0, io.EOF
 		}
-		if !v.InstanceOf(Uint8Array) {
-			return 0, fmt.Errorf("the stream gave a %s, not a Uint8Array", v.Type())
+		if !v.InstanceOf(jsx.Uint8Array) {
+			return 0, textf.Errorf("the stream gave a %s, not a Uint8Array", v.Type())
 		}
-		r.rest = CopyInto(r.rest[:0], v)
-		Held(len(r.rest))
-		Collect()
+		r.rest = jsx.CopyInto(r.rest[:0], v)
+		jsx.Held(len(r.rest))
+		jsx.Collect()
 	}
 	k := copy(p, r.rest)
 	r.rest = r.rest[k:]
@@ -237,7 +238,7 @@ func (r *Reader) readStream(p []byte) (int, error) {
 }
 
 // ErrAborted is the cause of a context an AbortSignal ended.
-var ErrAborted = fmt.Errorf("aborted: %w", context.Canceled)
+var ErrAborted = textf.Errorf("aborted: %w", context.Canceled)
 
 // AbortContext returns a context that ends, with cause ErrAborted, when the
 // AbortSignal sig (if it is one) fires; stop releases the listener.
@@ -260,54 +261,4 @@ func AbortContext(sig js.Value) (ctx context.Context, stop func()) {
 		onAbort.Release()
 		cancel(nil)
 	}
-}
-
-// U32s reads little-endian u32 values, the form lengths cross in.
-func U32s(b []byte) ([]int, error) {
-	if len(b)%4 != 0 {
-		return nil, fmt.Errorf("%d bytes is not a whole number of u32", len(b))
-	}
-	out := make([]int, len(b)/4)
-	for i := range out {
-		out[i] = int(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return out, nil
-}
-
-// U32Array is a new Uint32Array of v.
-func U32Array(v []int) js.Value {
-	return js.Global().Get("Uint32Array").New(Bytes(U32Bytes(v)).Get("buffer"))
-}
-
-// U32sOf reads a Uint32Array.
-func U32sOf(v js.Value) []int {
-	n := v.Length()
-	b := make([]byte, 4*n)
-	js.CopyBytesToGo(b, Uint8Array.New(v.Get("buffer"), v.Get("byteOffset"), 4*n))
-	out, _ := U32s(b)
-	return out
-}
-
-// U32Bytes is the inverse of U32s.
-func U32Bytes(v []int) []byte {
-	out := make([]byte, 0, 4*len(v))
-	for _, n := range v {
-		out = binary.LittleEndian.AppendUint32(out, uint32(n))
-	}
-	return out
-}
-
-// CopyInto copies the Uint8Array v into dst's storage, grown as needed;
-// anything else gives dst[:0].
-func CopyInto(dst []byte, v js.Value) []byte {
-	if v.Type() != js.TypeObject || !v.InstanceOf(Uint8Array) {
-		return dst[:0]
-	}
-	n := v.Get("length").Int()
-	if cap(dst) < n {
-		dst = make([]byte, n)
-	}
-	dst = dst[:n]
-	js.CopyBytesToGo(dst, v)
-	return dst
 }
