@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,6 +42,7 @@ func BenchmarkGit(b *testing.B) {
 	gitRun(b, src, fastImport(files, max(1, files/100)), "fast-import", "--quiet")
 	_, srv := hubtest.Start(b, hub.Config{UserToken: userToken})
 	var push, clone time.Duration
+	peak := heapPeak(b)
 	for i := 0; i < b.N; i++ {
 		name := fmt.Sprintf("bench/many%d", i)
 		req, _ := http.NewRequest("POST", srv.URL+"/api/repos/create", strings.NewReader(fmt.Sprintf(`{"name":"many%d","organization":"bench","type":"model"}`, i)))
@@ -57,6 +60,35 @@ func BenchmarkGit(b *testing.B) {
 	}
 	b.ReportMetric(push.Seconds()/float64(b.N), "push-s")
 	b.ReportMetric(clone.Seconds()/float64(b.N), "clone-s")
+	b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MiB")
+}
+
+// heapPeak samples the heap in use every 10 ms until the benchmark ends;
+// the function it returns gives the highest seen.
+func heapPeak(b *testing.B) func() uint64 {
+	var mu sync.Mutex
+	var top uint64
+	done := make(chan struct{})
+	go func() {
+		var m runtime.MemStats
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			runtime.ReadMemStats(&m)
+			mu.Lock()
+			top = max(top, m.HeapInuse)
+			mu.Unlock()
+		}
+	}()
+	b.Cleanup(func() { close(done) })
+	return func() uint64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return top
+	}
 }
 
 // gitRun runs git in dir with stdin.

@@ -203,7 +203,7 @@ type pusher struct {
 }
 
 // pushBatchBytes bounds what a push holds in memory before it writes.
-const pushBatchBytes = 64 << 20
+const pushBatchBytes = 32 << 20
 
 func newPusher(s *Service, id ID, uid, user string, src PushSource) *pusher {
 	b := store.NewBatch(s.store.Store, pushBatchBytes, store.Commits)
