@@ -8,6 +8,8 @@
 #   bash scripts/bench.sh ref        # only xetkit's CLI beside the reference client (1 GiB files)
 #   bash scripts/bench.sh store      # only the hub's stores: 1 GiB up and down on disk and on S3
 #                                    # (versitygw on loopback), MB/s and S3 requests per GiB
+#   bash scripts/bench.sh git [--files N ...]  # only git against the hub beside git itself (bench/git.py:
+#                                    # a clone of 20,000 files, a push of a 1 GiB LFS file; its flags are passed on)
 #   bash scripts/bench.sh link [--mib 64 ...]   # only the clients through an emulated wide-area link
 #                                    # (bench/link.mjs; its flags are passed on)
 set -euo pipefail
@@ -44,6 +46,14 @@ if [ "$what" = all ] || [ "$what" = store ]; then
   echo "==> the hub's stores: a file uploaded (committed) and downloaded on disk and on S3 (BenchmarkStoreThroughput)"
   bash scripts/install-versitygw.sh
   VERSITYGW="$PWD/.cache/bin/versitygw" go test ./hub -run '^$' -bench StoreThroughput -benchtime 1x
+fi
+
+if [ "$what" = all ] || [ "$what" = git ]; then
+  echo "==> git against the hub beside git's own upload-pack, and git push beside xetkit upload (bench/git.py)"
+  bash scripts/install-git-lfs.sh
+  go build -o bin/xetkit ./cmd/xetkit
+  bash scripts/python-env.sh
+  if [ "$what" = git ]; then .venv/bin/python bench/git.py "${@:2}"; else .venv/bin/python bench/git.py; fi
 fi
 
 if [ "$what" = all ] || [ "$what" = link ]; then

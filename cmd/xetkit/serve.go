@@ -82,6 +82,14 @@ loopback listener. Pass --url when clients reach it by another name too
 (through a proxy that keeps the Host or sets X-Forwarded-Host): requests
 to that name get URLs built on it.
 
+git works at the clone URLs the Hub uses (URL/NAMESPACE/NAME, with
+datasets/ or spaces/ in front for those types; .git optional): clone,
+fetch (shallow too) and push over smart HTTP, the token as the password
+(any user name). Big files go through git-lfs (or git-xet) into Xet; a
+push with a file of 10 MiB or more, or a binary one, outside LFS is
+refused naming git lfs track. A commit made through the API that adds a
+big file no .gitattributes line covers adds one, so clones smudge it.
+
 The hub keeps its data in a folder (--data DIR; default a temporary one,
 removed at exit) or, with --store s3://BUCKET/PREFIX, in an S3 bucket (AWS S3
 or a server of one's own: MinIO, versitygw, ...) under that key prefix. The

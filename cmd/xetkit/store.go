@@ -46,11 +46,7 @@ refuses a store that needs converting, naming this command.`,
 }
 
 func runStoreConvert(e *env, c *command, fs *flag.FlagSet, args []string) error {
-	where, err := inputArg(e, c, fs, args)
-	if err != nil {
-		return err
-	}
-	st, err := openStore(where)
+	where, st, err := storeArg(e, c, fs, args)
 	if err != nil {
 		return err
 	}
@@ -64,6 +60,17 @@ func runStoreConvert(e *env, c *command, fs *flag.FlagSet, args []string) error 
 	}
 	fmt.Fprintf(e.stderr, "store %s: %d repositories converted; it can be served\n", where, n)
 	return nil
+}
+
+// storeArg opens the store the command's one argument names, returning
+// the argument too (for messages).
+func storeArg(e *env, c *command, fs *flag.FlagSet, args []string) (string, store.Collectable, error) {
+	where, err := inputArg(e, c, fs, args)
+	if err != nil {
+		return "", nil, err
+	}
+	st, err := openStore(where)
+	return where, st, err
 }
 
 // openStore opens the store an argument names: an S3 URL (server and
@@ -81,11 +88,7 @@ func openStore(arg string) (store.Collectable, error) {
 
 func runStoreCheck(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	asJSON := fs.Bool("json", false, "print the problems as JSON")
-	where, err := inputArg(e, c, fs, args)
-	if err != nil {
-		return err
-	}
-	st, err := openStore(where)
+	where, st, err := storeArg(e, c, fs, args)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/xetkit/xetkit/hub/repos"
 )
 
 // A push's objects are checked as git's fsck does (receive.fsckObjects)
@@ -54,7 +55,7 @@ func fsckCommit(b []byte, bad func(string, ...any) error) error {
 		case i == 0 && key != "tree":
 			return bad("a commit whose first line is not its tree")
 		case key == "tree" && i == 0, key == "parent" && (want == "parent" || want == "tree"):
-			if !isHex(val, 40) {
+			if !repos.LowerHex(val, 40) {
 				return bad("a commit naming %s %q", key, val)
 			}
 			want = "parent"
@@ -102,18 +103,6 @@ func isDigits(s string) bool {
 		}
 	}
 	return s != ""
-}
-
-func isHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // The modes git writes in a tree.

@@ -275,12 +275,9 @@ func (s *Server) fetchV2(w http.ResponseWriter, u *repos.User, id repos.ID, args
 			return
 		}
 	}
-	common, err := s.repos.RefsHave(u, id, q.Haves)
-	if err != nil {
-		s.fail(w, u, "fetch", err)
+	if !s.keepCommon(w, u, id, &q) {
 		return
 	}
-	q.Haves = common
 	f, err := s.repos.GitFetch(u, id, q)
 	if err != nil {
 		s.fail(w, u, "fetch", err)
@@ -289,10 +286,10 @@ func (s *Server) fetchV2(w http.ResponseWriter, u *repos.User, id repos.ID, args
 	e := pktline.NewEncoder(w)
 	if !done {
 		e.EncodeString("acknowledgments\n")
-		if len(common) == 0 {
+		if len(q.Haves) == 0 {
 			e.EncodeString("NAK\n")
 		}
-		for _, c := range common {
+		for _, c := range q.Haves {
 			e.Encodef("ACK %s\n", c)
 		}
 		e.EncodeString("ready\n")
@@ -353,15 +350,13 @@ func (s *Server) uploadPackV0(w http.ResponseWriter, u *repos.User, id repos.ID,
 			break
 		}
 	}
-	common, err := s.repos.RefsHave(u, id, q.Haves)
-	if err != nil {
-		s.fail(w, u, "fetch", err)
+	if !s.keepCommon(w, u, id, &q) {
 		return
 	}
-	q.Haves = common
 	e := pktline.NewEncoder(w)
 	var f *repos.GitFetch
 	if q.Depth > 0 || done {
+		var err error
 		if f, err = s.repos.GitFetch(u, id, q); err != nil {
 			s.fail(w, u, "fetch", err)
 			return
@@ -377,8 +372,8 @@ func (s *Server) uploadPackV0(w http.ResponseWriter, u *repos.User, id repos.ID,
 		e.Flush()
 	}
 	switch {
-	case len(common) > 0:
-		e.Encodef("ACK %s\n", common[len(common)-1])
+	case len(q.Haves) > 0:
+		e.Encodef("ACK %s\n", q.Haves[len(q.Haves)-1])
 	default:
 		e.EncodeString("NAK\n")
 	}
@@ -417,4 +412,17 @@ func (s *sideband) Write(p []byte) (int, error) {
 		p = p[k:]
 	}
 	return n, nil
+}
+
+// keepCommon keeps of q's haves those the repository holds (what a
+// client's haves and the hub have in common, which it acknowledges);
+// false when it answered a failure.
+func (s *Server) keepCommon(w http.ResponseWriter, u *repos.User, id repos.ID, q *repos.FetchRequest) bool {
+	common, err := s.repos.RefsHave(u, id, q.Haves)
+	if err != nil {
+		s.fail(w, u, "fetch", err)
+		return false
+	}
+	q.Haves = common
+	return true
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/xetkit/xetkit/hub/internal/casapi"
-	"github.com/xetkit/xetkit/hub/internal/sweep"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
 )
@@ -161,22 +160,6 @@ func refUpdate(st *Record, up RefUpdate) string {
 	}
 	refs[name] = up.New
 	return ""
-}
-
-// changeRepoFenced is changeRepo with a fence taken before the change
-// was checked (a push checks its objects before the record is loaded).
-func (s *Service) changeRepoFenced(id ID, fence sweep.Fence, change func(st *Record) error) error {
-	lock := s.repoLocks.of(id.Key())
-	lock.Lock()
-	defer lock.Unlock()
-	st, err := s.store.loadRepo(id)
-	if err != nil {
-		return miss(id, "repository", err)
-	}
-	if err := change(st); err != nil {
-		return err
-	}
-	return s.store.saveRepo(id, st, fence)
 }
 
 // pusher writes the commits of one push: into a batch, flushed once
@@ -544,14 +527,15 @@ func parseLFSPointer(b []byte) (string, int64, bool) {
 	sha, ok1 := strings.CutPrefix(lines[1], "oid sha256:")
 	sz, ok2 := strings.CutPrefix(lines[2], "size ")
 	size, err := strconv.ParseInt(sz, 10, 64)
-	if !ok1 || !ok2 || err != nil || size < 0 || lfsPointer(sha, size) != string(b) || !commitIDLike(sha, 64) {
+	if !ok1 || !ok2 || err != nil || size < 0 || lfsPointer(sha, size) != string(b) || !LowerHex(sha, 64) {
 		return "", 0, false
 	}
 	return sha, size, true
 }
 
-// commitIDLike reports whether s is n lowercase hex digits.
-func commitIDLike(s string, n int) bool {
+// LowerHex reports whether s is n lowercase hex digits, as git writes
+// object ids (n 40) and git-lfs SHA-256s (n 64).
+func LowerHex(s string, n int) bool {
 	if len(s) != n {
 		return false
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub/internal/casapi"
+	"github.com/xetkit/xetkit/hub/internal/sweep"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
 )
@@ -244,6 +245,12 @@ func (s *Service) changeRepo(id ID, change func(st *Record) error) error {
 	if err != nil {
 		return err
 	}
+	return s.changeRepoFenced(id, fence, change)
+}
+
+// changeRepoFenced is changeRepo with a fence taken before the change
+// was checked (a push checks its objects before the record is loaded).
+func (s *Service) changeRepoFenced(id ID, fence sweep.Fence, change func(st *Record) error) error {
 	lock := s.repoLocks.of(id.Key())
 	lock.Lock()
 	defer lock.Unlock()
