@@ -325,21 +325,27 @@ func TestExpandedEntries(t *testing.T) {
 }
 
 // A client without Xet uploads with the LFS basic transfer (one PUT) or,
-// past the part size, multipart (a PUT per part, then a completion); the
-// hub checks the SHA-256 and stores the object as a Xet file, which then
-// has a xet hash and downloads through the reconstruction API.
+// past the part size, multipart (a PUT per part, then a completion) if
+// it offers it (git-lfs offers basic alone, whatever the size); the hub
+// checks the SHA-256 and stores the object as a Xet file, which then has
+// a xet hash and downloads through the reconstruction API.
 func TestLFSTransfers(t *testing.T) {
 	th := newHub(t, hub.Config{LFSPartSize: 1 << 20})
 	for _, c := range []struct {
-		name  string
-		size  int
-		parts int
-	}{{"basic", 700 << 10, 1}, {"multipart", 2<<20 + 12345, 3}} {
+		name      string
+		size      int
+		parts     int
+		transfers []string
+	}{
+		{"basic", 700 << 10, 1, []string{"basic", "multipart"}},
+		{"multipart", 2<<20 + 12345, 3, []string{"basic", "multipart"}},
+		{"basic past the part size", 2<<20 + 777, 1, []string{"basic"}},
+	} {
 		t.Run(c.name, func(t *testing.T) {
-			data := randomData(uint64(75+c.parts), c.size)
+			data := randomData(uint64(75+c.parts+len(c.transfers)), c.size)
 			sum := sha256.Sum256(data)
 			oid := hex.EncodeToString(sum[:])
-			actions := lfsBatch(t, th, oid, len(data))
+			actions := lfsBatch(t, th, oid, len(data), c.transfers...)
 			header := actions.Upload.Header
 			if c.parts == 1 {
 				if header["chunk_size"] != "" {
@@ -365,7 +371,7 @@ func TestLFSTransfers(t *testing.T) {
 			if a := lfsBatch(t, th, oid, len(data)); a.Upload.Href != "" {
 				t.Fatalf("after the upload the batch still asks for it: %+v", a)
 			}
-			path := c.name + ".bin"
+			path := strings.ReplaceAll(c.name, " ", "-") + ".bin"
 			status, b, _ := th.do("POST", "/api/models/alice/m/commit/main", userToken, commitBody(map[string]any{"summary": "lfs"},
 				map[string]any{"key": "lfsFile", "value": map[string]any{"path": path, "algo": "sha256", "oid": oid, "size": len(data)}}))
 			wantStatus(t, "commit", status, b, 200)
@@ -420,11 +426,16 @@ type lfsActions struct {
 	Verify struct{ Href string }
 }
 
-// lfsBatch asks for the basic or multipart upload of one object.
-func lfsBatch(t *testing.T, th *testHub, oid string, size int) lfsActions {
+// lfsBatch asks for the upload of one object with the transfers
+// (default basic and multipart) and checks the answer takes the last.
+func lfsBatch(t *testing.T, th *testHub, oid string, size int, transfers ...string) lfsActions {
 	t.Helper()
+	if transfers == nil {
+		transfers = []string{"basic", "multipart"}
+	}
+	offered, _ := json.Marshal(transfers)
 	status, b, _ := th.do("POST", "/alice/m.git/info/lfs/objects/batch", userToken,
-		[]byte(fmt.Sprintf(`{"operation":"upload","transfers":["basic","multipart"],"hash_algo":"sha256","objects":[{"oid":%q,"size":%d}]}`, oid, size)),
+		[]byte(fmt.Sprintf(`{"operation":"upload","transfers":%s,"hash_algo":"sha256","objects":[{"oid":%q,"size":%d}]}`, offered, oid, size)),
 		"Content-Type", "application/vnd.git-lfs+json")
 	var out struct {
 		Transfer string
@@ -434,7 +445,7 @@ func lfsBatch(t *testing.T, th *testHub, oid string, size int) lfsActions {
 			Actions lfsActions
 		}
 	}
-	if status != 200 || json.Unmarshal(b, &out) != nil || len(out.Objects) != 1 || out.Transfer != "multipart" {
+	if status != 200 || json.Unmarshal(b, &out) != nil || len(out.Objects) != 1 || out.Transfer != transfers[len(transfers)-1] {
 		t.Fatalf("batch: %d %s", status, b)
 	}
 	return out.Objects[0].Actions

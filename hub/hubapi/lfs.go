@@ -99,13 +99,22 @@ func (h *Server) lfsRequest(w http.ResponseWriter, r *http.Request) (lfsObject, 
 	return o, true
 }
 
-// lfsParts is how many parts an object of size bytes is sent in: 1 for
-// the basic transfer.
+// lfsParts is how many parts an object of size bytes is sent in by the
+// multipart transfer: 1 when it fits one.
 func (h *Server) lfsParts(size int64) int {
 	if size <= h.cfg.LFSPartSize {
 		return 1
 	}
 	return int((size + h.cfg.LFSPartSize - 1) / h.cfg.LFSPartSize)
+}
+
+// partsOf is how many parts transfer o is sent in: a basic one (op
+// "object") in one, whatever its size.
+func (h *Server) partsOf(o lfsObject) int {
+	if o.op == "object" {
+		return 1
+	}
+	return h.lfsParts(o.size)
 }
 
 // lfsAction is one action of an LFS batch answer.
@@ -124,17 +133,17 @@ func (h *Server) lfsUploadActions(base, repo, oid string, size int64, multipart 
 	exp := h.now().Unix() + lfsTTL
 	obj := lfsObject{repo: repo, oid: oid, size: size, exp: exp}
 	parts := h.lfsParts(size)
+	if parts > maxLFSParts {
+		return nil, fmt.Errorf("an object of %d bytes needs %d parts of %d bytes, more than the %d allowed", size, parts, h.cfg.LFSPartSize, maxLFSParts)
+	}
 	verify := obj
 	verify.op = "verify"
 	actions := map[string]lfsAction{"verify": {Href: h.lfsURL(base, verify), ExpiresIn: lfsTTL}}
 	switch {
-	case parts == 1:
+	case parts == 1 || !multipart:
+		// basic: one PUT of the whole object (git-lfs's only transfer)
 		obj.op = "object"
 		actions["upload"] = lfsAction{Href: h.lfsURL(base, obj), ExpiresIn: lfsTTL}
-	case !multipart:
-		return nil, fmt.Errorf("an object of %d bytes needs the multipart transfer (parts of %d bytes), which the request does not offer", size, h.cfg.LFSPartSize)
-	case parts > maxLFSParts:
-		return nil, fmt.Errorf("an object of %d bytes needs %d parts of %d bytes, more than the %d allowed", size, parts, h.cfg.LFSPartSize, maxLFSParts)
 	default:
 		header := map[string]string{"chunk_size": strconv.FormatInt(h.cfg.LFSPartSize, 10)}
 		for i := 1; i <= parts; i++ {
@@ -156,7 +165,7 @@ func partName(o lfsObject, i int) string {
 
 // partSize is the size of part i (1-based) of o.
 func (h *Server) partSize(o lfsObject, i int) int64 {
-	if h.lfsParts(o.size) == 1 {
+	if h.partsOf(o) == 1 {
 		return o.size
 	}
 	return min(h.cfg.LFSPartSize, o.size-int64(i-1)*h.cfg.LFSPartSize)
@@ -244,7 +253,7 @@ func (h *Server) receivePart(w http.ResponseWriter, r *http.Request, o lfsObject
 // completeLFS checks that the parts of o add up to its SHA-256, then
 // stores the object as Xet for its repo. The parts are removed either way.
 func (h *Server) completeLFS(w http.ResponseWriter, r *http.Request, o lfsObject) {
-	parts := h.lfsParts(o.size)
+	parts := h.partsOf(o)
 	defer func() {
 		for i := 1; i <= parts; i++ {
 			h.cfg.Store.RemoveTemp(partName(o, i))
