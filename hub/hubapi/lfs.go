@@ -193,10 +193,11 @@ func (h *Server) handleLFS(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		http.ServeContent(w, r, "", time.Time{}, io.NewSectionReader(content, 0, size))
 	case o.op == "object" && r.Method == http.MethodPut:
-		if !h.receivePart(w, r, o, 1) {
+		sum, ok := h.receivePart(w, r, o, 1)
+		if !ok {
 			return
 		}
-		h.completeLFS(w, r, o)
+		h.completeLFS(w, r, o, sum)
 	case o.op == "part" && r.Method == http.MethodPut:
 		if o.part < 1 || o.part > h.lfsParts(o.size) {
 			h.ans.Fail(w, http.StatusBadRequest, "part %d of an object in %d parts", o.part, h.lfsParts(o.size))
@@ -210,7 +211,7 @@ func (h *Server) handleLFS(w http.ResponseWriter, r *http.Request) {
 			h.ans.Fail(w, http.StatusBadRequest, "reading the completion: %v", err)
 			return
 		}
-		h.completeLFS(w, r, o)
+		h.completeLFS(w, r, o, "")
 	case o.op == "verify" && r.Method == http.MethodPost:
 		if err := h.repos.LFSUploaded(o.repo, o.oid, o.size); err != nil {
 			h.ans.Fail(w, http.StatusNotFound, "object %s of %d bytes is not stored: %v", o.oid, o.size, err)
@@ -224,12 +225,13 @@ func (h *Server) handleLFS(w http.ResponseWriter, r *http.Request) {
 
 // receivePart stores part i of o from the request body, which must have
 // exactly the part's size, and answers with its ETag (the client hands
-// the ETags back on completion). It answers the error itself.
-func (h *Server) receivePart(w http.ResponseWriter, r *http.Request, o lfsObject, i int) bool {
+// the ETags back on completion), returning the part's SHA-256 (hex). It
+// answers the error itself.
+func (h *Server) receivePart(w http.ResponseWriter, r *http.Request, o lfsObject, i int) (string, bool) {
 	want := h.partSize(o, i)
 	if r.ContentLength >= 0 && r.ContentLength != want {
 		h.ans.Fail(w, http.StatusBadRequest, "part %d of object %s is %d bytes, not %d", i, o.oid, r.ContentLength, want)
-		return false
+		return "", false
 	}
 	sum := sha256.New()
 	n, err := h.cfg.Store.PutTemp(partName(o, i), io.TeeReader(io.LimitReader(r.Body, want+1), sum), want)
@@ -240,19 +242,22 @@ func (h *Server) receivePart(w http.ResponseWriter, r *http.Request, o lfsObject
 		} else {
 			h.ans.FailStore(w, "storing an LFS part", err)
 		}
-		return false
+		return "", false
 	}
 	h.lfsBytesReceived.Add(n)
-	w.Header().Set("ETag", `"`+hex.EncodeToString(sum.Sum(nil))+`"`)
+	digest := hex.EncodeToString(sum.Sum(nil))
+	w.Header().Set("ETag", `"`+digest+`"`)
 	if o.op == "part" {
 		w.WriteHeader(http.StatusOK)
 	}
-	return true
+	return digest, true
 }
 
-// completeLFS checks that the parts of o add up to its SHA-256, then
-// stores the object as Xet for its repo. The parts are removed either way.
-func (h *Server) completeLFS(w http.ResponseWriter, r *http.Request, o lfsObject) {
+// completeLFS checks that the parts of o add up to its SHA-256 (given as
+// received where the object came whole, else read again from the parts),
+// then stores the object as Xet for its repo, refused bytes never making
+// a xorb. The parts are removed either way.
+func (h *Server) completeLFS(w http.ResponseWriter, r *http.Request, o lfsObject, received string) {
 	parts := h.partsOf(o)
 	defer func() {
 		for i := 1; i <= parts; i++ {
@@ -270,12 +275,18 @@ func (h *Server) completeLFS(w http.ResponseWriter, r *http.Request, o lfsObject
 		}
 		return io.MultiReader(readers...), nil
 	}
-	rd, err := open()
-	if err == nil {
-		sum := sha256.New()
-		if _, err = io.Copy(sum, rd); err == nil && hex.EncodeToString(sum.Sum(nil)) != o.oid {
-			err = fmt.Errorf("the bytes received have SHA-256 %x", sum.Sum(nil))
+	var err error
+	if received == "" {
+		var rd io.Reader
+		if rd, err = open(); err == nil {
+			sum := sha256.New()
+			if _, err = io.Copy(sum, rd); err == nil {
+				received = hex.EncodeToString(sum.Sum(nil))
+			}
 		}
+	}
+	if err == nil && received != o.oid {
+		err = fmt.Errorf("the bytes received have SHA-256 %s", received)
 	}
 	if err != nil {
 		h.ans.Fail(w, http.StatusBadRequest, "object %s of %d bytes: %v", o.oid, o.size, err)
