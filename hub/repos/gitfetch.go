@@ -48,8 +48,8 @@ type GitObject struct {
 	ID   string
 	Type string // "commit", "tree" or "blob"
 	Size int64
-	body []byte                        // a commit's or tree's
-	open func() (io.ReadCloser, error) // a blob's
+	body []byte                        // a commit's
+	open func() (io.ReadCloser, error) // a tree's or blob's
 }
 
 // Open returns the object's body (without git's type and size header).
@@ -252,8 +252,15 @@ func (f *fetcher) walkTree(gitTree string, root tree.ID, send bool) error {
 		return err
 	}
 	if send {
-		body := tree.AppendGitTree(nil, entries)
-		f.objects = append(f.objects, GitObject{ID: gitTree, Type: "tree", Size: int64(len(body)), body: body})
+		// Written out of its index when the pack comes to it, so that a
+		// fetch holds no tree's body but the one it sends.
+		f.objects = append(f.objects, GitObject{ID: gitTree, Type: "tree", Size: tree.GitTreeSize(entries), open: func() (io.ReadCloser, error) {
+			entries, err := f.s.trees.Entries(root)
+			if err != nil {
+				return nil, err
+			}
+			return io.NopCloser(bytes.NewReader(tree.AppendGitTree(nil, entries))), nil
+		}})
 	}
 	for _, e := range entries {
 		if e.Dir {

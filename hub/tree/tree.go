@@ -952,6 +952,19 @@ func AppendGitTree(b []byte, entries []Entry) []byte {
 	return b
 }
 
+// GitTreeSize is the size of the body AppendGitTree writes of entries.
+func GitTreeSize(entries []Entry) int64 {
+	n := 0
+	for _, e := range entries {
+		mode := e.File.Mode.gitMode()
+		if e.Dir {
+			mode = ModeDir.gitMode()
+		}
+		n += len(mode) + 1 + len(e.Name) + 1 + 20
+	}
+	return int64(n)
+}
+
 // GitTreeID returns the id of the git tree object of the folder whose
 // pages start at root (git's tree of no entries for the zero root).
 func (t *Trees) GitTreeID(root ID) ([20]byte, error) {

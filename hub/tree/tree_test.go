@@ -425,3 +425,16 @@ func TestCaseConflicts(t *testing.T) {
 		t.Errorf("replace a.txt, add b.txt: %v", err)
 	}
 }
+
+// GitTreeSize is the length of the body AppendGitTree writes, for every
+// kind of entry (a fetch announces a tree's size before writing it).
+func TestGitTreeSize(t *testing.T) {
+	exec, link := fileOf("x"), fileOf("yy")
+	exec.Mode, link.Mode = ModeExec, ModeSymlink
+	entries := []Entry{{Name: "a.txt", File: fileOf("a")}, {Name: "dir", Dir: true}, {Name: "run.sh", File: exec}, {Name: "ln", File: link}, {Name: "日本", File: fileOf("j")}}
+	for n := 0; n <= len(entries); n++ {
+		if got, want := GitTreeSize(entries[:n]), len(AppendGitTree(nil, entries[:n])); got != int64(want) {
+			t.Errorf("%d entries: GitTreeSize %d, the body is %d bytes", n, got, want)
+		}
+	}
+}
