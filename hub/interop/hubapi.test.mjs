@@ -60,7 +60,12 @@ test("createRepo, uploadFiles, listFiles, pathsInfo, fileDownloadInfo, downloadF
 
 	const listed = [];
 	for await (const e of hf.listFiles({ repo, recursive: true, accessToken, hubUrl })) listed.push(e);
-	assert.deepEqual(listed.map((e) => `${e.type} ${e.path}`), ["file README.md", "directory weights", "file weights/copy.bin", "file weights/model.bin"]);
+	assert.deepEqual(listed.map((e) => `${e.type} ${e.path}`), ["file .gitattributes", "file README.md", "directory weights", "file weights/copy.bin", "file weights/model.bin"]);
+	// The hub names each big file the API commits in .gitattributes, so a git
+	// clone checks it out through git-lfs rather than as its pointer.
+	const attrs = new TextDecoder().decode(await bytesOf(await hf.downloadFile({ repo, path: ".gitattributes", accessToken, hubUrl })));
+	for (const p of ["weights/model.bin", "weights/copy.bin"]) assert.match(attrs, new RegExp(`^/${p.replace(".", "\\.")} filter=lfs diff=lfs merge=lfs -text$`, "m"));
+	assert.doesNotMatch(attrs, /README/);
 	const model = listed.find((e) => e.path === "weights/model.bin");
 	assert.equal(model.size, weights.length);
 	assert.equal(model.lfs.oid, sha256(weights));
@@ -114,7 +119,7 @@ test("commit with a delete, a dataset repo, and xetkit's uploads downloaded by t
 	});
 	const paths = [];
 	for await (const e of hf.listFiles({ repo, recursive: true, accessToken, hubUrl })) if (e.type === "file") paths.push(e.path);
-	assert.deepEqual(paths, ["a.bin", "new/one.txt"]);
+	assert.deepEqual(paths, [".gitattributes", "a.bin", "new/one.txt"]);
 	assert.ok(await hf.fileExists({ repo, path: "a.bin", accessToken, hubUrl }));
 	assert.ok(!(await hf.fileExists({ repo, path: "old.txt", accessToken, hubUrl })));
 
@@ -131,7 +136,7 @@ test("commit with a delete, a dataset repo, and xetkit's uploads downloaded by t
 		assert.equal(sha256(await bytesOf(blob)), sha256(mine), `the peer downloads xetkit's upload, xet=${xet}`);
 	}
 	const ls = run(["ls", "--hub", hubUrl, "--repo", "bob/data", "--type", "dataset", "--token", accessToken]);
-	assert.deepEqual(ls.trim().split("\n").map((l) => l.trim().split(/\s+/)[2]), ["a.bin", "from-xetkit/x.bin", "new/one.txt"]);
+	assert.deepEqual(ls.trim().split("\n").map((l) => l.trim().split(/\s+/)[2]), [".gitattributes", "a.bin", "from-xetkit/x.bin", "new/one.txt"]);
 	const info = await hf.datasetInfo({ name: "bob/data", accessToken, hubUrl });
 	assert.equal(info.name, "bob/data");
 	await hf.deleteRepo({ repo, accessToken, hubUrl });
