@@ -10,6 +10,7 @@ import * as fileView from "./fileview.js";
 import * as compareView from "./compareview.js";
 import { setupFind } from "./find.js";
 import { setupTransfer } from "./upload.js"; // the Upload and Download panels
+import { takeHandoff } from "./handoff.js";
 
 const views = { shard: shardView, "bad-shard": shardView, xorb: xorbView, file: fileView, compare: compareView };
 
@@ -311,6 +312,11 @@ async function start() {
   try {
     await core();
     await warmUp();
+    // Files dropped on a page of the hub, which came here to open them.
+    if (location.hash === "#handoff") {
+      history.replaceState(null, "", location.pathname);
+      for (const f of await takeHandoff()) await openBytes(f.name, f);
+    }
     document.body.dataset.ready = "1";
   } catch (err) {
     document.body.dataset.ready = "0";

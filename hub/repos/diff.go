@@ -20,16 +20,27 @@ type FileChange struct {
 // Folders whose tree is the same on both sides are not read, so a
 // one-file commit to a big repository reads only the pages on its path.
 func (s *Service) Changes(rv *Revision, c *Commit, limit int) ([]FileChange, bool, error) {
-	var before tree.ID
+	var before *Commit
 	if c.Parent != "" {
 		p, err := s.commit(rv.Record.UID, c.Parent)
 		if err != nil {
 			return nil, false, errorf("commit "+c.Parent, err)
 		}
-		before = p.Root
+		before = p
+	}
+	return s.Compare(before, c, limit)
+}
+
+// Compare lists the files that differ between commits from (nil: an empty
+// tree) and to, as Changes does: what a pull request changed since it
+// started, for one.
+func (s *Service) Compare(from, to *Commit, limit int) ([]FileChange, bool, error) {
+	var before tree.ID
+	if from != nil {
+		before = from.Root
 	}
 	d := differ{s: s, limit: limit}
-	err := d.dir(before, c.Root, "")
+	err := d.dir(before, to.Root, "")
 	return d.out, d.more, err
 }
 
