@@ -515,6 +515,24 @@ func TestChangesFromThePages(t *testing.T) {
 	if _, body := b.get("/alice/public/blob/main/added/weights.bin"); !strings.Contains(body, "Xet hash") {
 		t.Errorf("the binary file is not shown as stored in Xet")
 	}
+	// A second copy costs no chunk more: the repository page says what
+	// deduplication saved.
+	mp.Reset()
+	w = multipart.NewWriter(&mp)
+	w.WriteField("csrf", tok)
+	fw, _ = w.CreateFormFile("files", "copy.bin")
+	fw.Write(blob)
+	w.Close()
+	req, _ = http.NewRequest("POST", s.srv.URL+"/alice/public/upload/main", &mp)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	if resp, err = b.c.Do(req); err != nil || resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/alice/public/blob/main/copy.bin" {
+		t.Fatalf("add a copy: %v %v", err, resp.Header.Get("Location"))
+	}
+	resp.Body.Close()
+	if _, body := b.get("/alice/public"); !strings.Contains(body, "2 files, 400.0 kB") || !strings.Contains(body, "Distinct chunks</dt><dd>200.0 kB: deduplication saved 200.0 kB") {
+		i := strings.Index(body, "Storage")
+		t.Errorf("the repository's storage: %.600s", body[max(i, 0):])
+	}
 	if status, _, body := b.post("/alice/public/delete/main/added/notes.txt", url.Values{"csrf": {tok}}); status != http.StatusSeeOther {
 		t.Fatalf("delete: %d %.300s", status, body)
 	}

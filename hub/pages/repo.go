@@ -117,17 +117,11 @@ type repoData struct {
 	LastID   string
 	Clone    string // the git clone URL
 	Hub      string // the hub's base URL
-	Stats    repoStats
+	Stats    repos.Footprint
 }
 
 // tag is one of a card's tags, shown by kind (license, library, ...).
 type tag struct{ Kind, Value string }
-
-// repoStats are what Xet does for a repository at a revision.
-type repoStats struct {
-	Files, XetFiles int
-	Bytes, XetBytes int64
-}
 
 // maxCardBytes bounds the README a repository page renders.
 const maxCardBytes = 1 << 20
@@ -155,18 +149,9 @@ func (c *call) repoPage() {
 		c.failErr(err)
 		return
 	}
-	files, err := c.s.repos.Files(rv)
-	if err != nil {
+	if d.Stats, err = c.s.repos.FootprintOf(rv); err != nil {
 		c.failErr(err)
 		return
-	}
-	for _, f := range files {
-		d.Stats.Files++
-		d.Stats.Bytes += f.Size
-		if f.Xet != "" {
-			d.Stats.XetFiles++
-			d.Stats.XetBytes += f.Size
-		}
 	}
 	c.render(http.StatusOK, "repo", pageData{Title: h.ID.String(), Repo: h, Tab: "card", Data: d})
 }

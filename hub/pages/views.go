@@ -239,6 +239,7 @@ var funcs = template.FuncMap{
 	"profileURL": func(ns string) string { return "/" + url.PathEscape(ns) },
 	"base":       path.Base,
 	"inc":        func(i int) int { return i + 1 },
+	"sub":        func(a, b int64) int64 { return a - b },
 	// dict passes several values to a template: dict "K" v "K2" v2.
 	"dict": func(kv ...any) map[string]any {
 		m := map[string]any{}

@@ -29,7 +29,8 @@ func (regularCAS) Open(xethash.Hash) (io.ReaderAt, int64, error) {
 func (regularCAS) Ingest(context.Context, string, int64, func() (io.Reader, error)) (string, error) {
 	return "", errors.New("no ingest")
 }
-func (c regularCAS) Fence() (sweep.Fence, error) { return sweep.Begin(c.st) }
+func (regularCAS) Footprint([]xethash.Hash) casapi.Footprint { return casapi.Footprint{} }
+func (c regularCAS) Fence() (sweep.Fence, error)             { return sweep.Begin(c.st) }
 
 // commitFiles commits regular files (content "" deletes the path) to
 // alice/d's main branch and returns the revision after it.
