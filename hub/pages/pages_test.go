@@ -37,11 +37,11 @@ func sum(tok string) string {
 }
 
 type site struct {
-	t   *testing.T
+	t   testing.TB
 	srv *httptest.Server
 }
 
-func newSite(t *testing.T, cfg hub.Config) *site {
+func newSite(t testing.TB, cfg hub.Config) *site {
 	t.Helper()
 	users, err := repos.ParseUsers([]byte(`{"users": [{"name": "alice", "tokens": [{"sha256": "` + sum(aliceToken) + `", "role": "write"}]},
 		{"name": "bob", "tokens": [{"sha256": "` + sum(bobToken) + `", "role": "read"}]}],
