@@ -1,7 +1,7 @@
 // The hub's pages in headless Chromium (Debian's /usr/bin/chromium), side
 // by side with the shard viewer's first screen: for a repository page (a
 // card, a few files, one in Xet) and a folder of 20,000 files (the first
-// of its pages: 1,000 entries), each opened on a fresh page over loopback,
+// of its pages: 500 entries), each opened on a fresh page over loopback,
 // the time to the first paint and the first contentful paint (the
 // browser's own Paint Timing entries, from navigation start), the page's
 // load event, and the bytes it transferred (the document, its stylesheet

@@ -221,7 +221,7 @@ func New(cfg Config) (*Hub, error) {
 		UserToken: cfg.UserToken, ReadUserToken: cfg.ReadUserToken, Users: cfg.Users})
 	h.api = hubapi.New(hubapi.Config{Base: base, Repos: h.repos, CAS: h.cas, TreePageSize: cfg.TreePageSize, LFSPartSize: cfg.LFSPartSize})
 	h.git = githttp.New(githttp.Config{Repos: h.repos, Answer: h.ans})
-	h.pages = pages.New(pages.Config{Repos: h.repos, CAS: h.cas, Key: key, BaseURL: h.baseURL, Now: cfg.Now, TreePageSize: cfg.TreePageSize})
+	h.pages = pages.New(pages.Config{Repos: h.repos, CAS: h.cas, Key: key, BaseURL: h.baseURL, Now: cfg.Now, FolderPage: min(cfg.TreePageSize, pages.DefaultFolderPage)})
 	h.routes()
 	return h, nil
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // BenchmarkPages times the hub's side of the pages bench/pages-chromium.mjs
-// opens in a browser: a repository page, and the first page (1,000
+// opens in a browser: a repository page, and the first page (500
 // entries) of a folder of 20,000 files, rendered and sent over loopback.
 func BenchmarkPages(b *testing.B) {
 	s := newSite(b, hub.Config{})

@@ -32,9 +32,15 @@ type Config struct {
 	// BaseURL is the hub's base URL as the request's client sees it.
 	BaseURL func(*http.Request) string
 	Now     func() time.Time
-	// TreePageSize is how many entries a folder page shows.
-	TreePageSize int
+	// FolderPage is how many entries a folder's page shows (at most
+	// DefaultFolderPage is what the hub passes).
+	FolderPage int
 }
+
+// DefaultFolderPage is how many entries a folder's page shows unless the
+// hub's tree pages are smaller: enough to scroll through, few enough that
+// the first paint of a folder of any size is a fraction of a second.
+const DefaultFolderPage = 500
 
 // Server serves the pages. It is an http.Handler.
 type Server struct {

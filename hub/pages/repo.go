@@ -215,7 +215,7 @@ func (c *call) tree() {
 		}
 	}
 	after := c.r.URL.Query().Get("cursor")
-	items, more, err := c.items(rv, c.rt.path, after, c.s.cfg.TreePageSize)
+	items, more, err := c.items(rv, c.rt.path, after, c.s.cfg.FolderPage)
 	if err != nil {
 		c.failErr(err)
 		return
