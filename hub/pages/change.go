@@ -24,12 +24,10 @@ type settingsData struct {
 }
 
 func (c *call) settings() {
-	rec, err := c.s.repos.Repo(c.v.user, c.rt.repo)
-	if err != nil {
-		c.failErr(err)
+	rec, h, ok := c.repository()
+	if !ok {
 		return
 	}
-	h := c.head(rec, "")
 	if !h.MayWrite {
 		if err := c.s.repos.MayWrite(c.v.user, h.ID); err != nil {
 			c.failErr(err)
@@ -39,8 +37,7 @@ func (c *call) settings() {
 	d := settingsData{Private: rec.Private, Gated: rec.Gated}
 	status := http.StatusOK
 	if c.post() {
-		var to string
-		to, err = c.applySettings(h.ID)
+		to, err := c.applySettings(h.ID)
 		if err == nil {
 			c.redirect(to)
 			return
@@ -50,7 +47,7 @@ func (c *call) settings() {
 			c.failErr(err)
 			return
 		}
-		status, d.Error = statusOf[e.Kind], e.Msg
+		status, d.Error = statusOf(e.Kind), e.Msg
 		d.Duplicate = c.r.PostFormValue("name")
 	}
 	c.render(status, "settings", pageData{Title: "Settings · " + h.ID.String(), Repo: h, Tab: "settings", Data: d})
@@ -89,6 +86,32 @@ func (c *call) applySettings(id repos.ID) (string, error) {
 	return "", &repos.Error{Kind: repos.Invalid, Msg: "no such setting"}
 }
 
+// writable loads the route's revision for a change by the visitor, who
+// must write there, or answers why not.
+func (c *call) writable() (*repos.Revision, *repoHead, bool) {
+	rv, h, ok := c.revision(c.rt.rev)
+	if !ok {
+		return nil, nil, false
+	}
+	if err := c.s.repos.MayWrite(c.v.user, h.ID); err != nil {
+		c.failErr(err)
+		return nil, nil, false
+	}
+	return rv, h, true
+}
+
+// refused answers a form post the service refused by drawing the form
+// again (page name, with data d) with the refusal, setErr putting it in d;
+// anything else is the hub's failure.
+func (c *call) refused(err error, name, title string, h *repoHead, d any, setErr func(string)) {
+	status, msg := http.StatusInternalServerError, err.Error()
+	if e := repos.As(err); e != nil {
+		status, msg = statusOf(e.Kind), e.Msg
+	}
+	setErr(msg)
+	c.render(status, name, pageData{Title: title, Repo: h, Tab: "files", Data: d})
+}
+
 // maxEditBytes bounds a file edited in the page.
 const maxEditBytes = 1 << 20
 
@@ -100,12 +123,8 @@ type editData struct {
 }
 
 func (c *call) edit() {
-	rv, h, ok := c.revision(c.rt.rev)
+	rv, h, ok := c.writable()
 	if !ok {
-		return
-	}
-	if err := c.s.repos.MayWrite(c.v.user, h.ID); err != nil {
-		c.failErr(err)
 		return
 	}
 	d := editData{Path: c.rt.path, Rev: c.rt.rev, Parent: rv.CommitID}
@@ -143,13 +162,7 @@ func (c *call) edit() {
 		err = c.commitOps(h, d.Parent, verb+c.rt.path, d.Summary, d.Description, d.PR, []repos.Op{op})
 	}
 	if err != nil {
-		e := repos.As(err)
-		if e == nil {
-			c.failErr(err)
-			return
-		}
-		d.Error = e.Msg
-		c.render(statusOf[e.Kind], "edit", pageData{Title: "Edit " + c.rt.path, Repo: h, Tab: "files", Data: d})
+		c.refused(err, "edit", "Edit "+c.rt.path, h, &d, func(m string) { d.Error = m })
 	}
 }
 
@@ -185,12 +198,8 @@ type deleteData struct {
 }
 
 func (c *call) deleteFile() {
-	rv, h, ok := c.revision(c.rt.rev)
+	rv, h, ok := c.writable()
 	if !ok {
-		return
-	}
-	if err := c.s.repos.MayWrite(c.v.user, h.ID); err != nil {
-		c.failErr(err)
 		return
 	}
 	if _, exists, err := c.s.repos.FileAt(rv, c.rt.path); err != nil || !exists {
@@ -210,13 +219,7 @@ func (c *call) deleteFile() {
 		err = c.commitOps(h, c.r.PostFormValue("parent"), "Delete "+c.rt.path, c.r.PostFormValue("summary"), "", c.r.PostFormValue("pr") == "1", []repos.Op{op})
 	}
 	if err != nil {
-		e := repos.As(err)
-		if e == nil {
-			c.failErr(err)
-			return
-		}
-		d.Error = e.Msg
-		c.render(statusOf[e.Kind], "delete", pageData{Title: "Delete " + c.rt.path, Repo: h, Tab: "files", Data: d})
+		c.refused(err, "delete", "Delete "+c.rt.path, h, &d, func(m string) { d.Error = m })
 	}
 }
 
@@ -241,12 +244,8 @@ func (c *call) mayUpload() bool {
 }
 
 func (c *call) upload() {
-	rv, h, ok := c.revision(c.rt.rev)
+	rv, h, ok := c.writable()
 	if !ok {
-		return
-	}
-	if err := c.s.repos.MayWrite(c.v.user, h.ID); err != nil {
-		c.failErr(err)
 		return
 	}
 	d := uploadData{Dir: c.rt.path, Rev: c.rt.rev}
@@ -276,13 +275,8 @@ func (c *call) upload() {
 			c.r.PostFormValue("summary"), c.r.PostFormValue("description"), c.r.PostFormValue("pr") == "1", ops)
 	}
 	if err != nil {
-		msg := err.Error()
-		status := http.StatusInternalServerError
-		if e := repos.As(err); e != nil {
-			msg, status = e.Msg, statusOf[e.Kind]
-		}
-		d.Dir, d.Error = dir, msg
-		c.render(status, "upload", pageData{Title: "Add files · " + h.ID.String(), Repo: h, Tab: "files", Data: d})
+		d.Dir = dir
+		c.refused(err, "upload", "Add files · "+h.ID.String(), h, &d, func(m string) { d.Error = m })
 	}
 }
 

@@ -55,12 +55,10 @@ type newDiscussionData struct {
 }
 
 func (c *call) newDiscussion() {
-	rec, err := c.s.repos.Repo(c.v.user, c.rt.repo)
-	if err != nil {
-		c.failErr(err)
+	_, h, ok := c.repository()
+	if !ok {
 		return
 	}
-	h := c.head(rec, "")
 	if c.v.user == nil {
 		c.redirect("/login?next=" + urlQuery(repoURL(h.ID)+"/discussions/new"))
 		return
@@ -124,12 +122,10 @@ func (c *call) showDiscussion(status int, msg string) {
 		c.failErr(err)
 		return
 	}
-	rec, err := c.s.repos.Repo(c.v.user, c.rt.repo)
-	if err != nil {
-		c.failErr(err)
+	rec, h, ok := c.repository()
+	if !ok {
 		return
 	}
-	h := c.head(rec, "")
 	d := discussionData{DiscussionView: dv, MayChange: h.MayWrite, Open: dv.Status == "open" || dv.Status == "draft", Error: msg}
 	for _, e := range dv.Events {
 		ev := event{Event: e}
@@ -175,7 +171,7 @@ func (c *call) changeDiscussion() {
 	if err != nil {
 		// A refusal the visitor can act on is shown on the page itself.
 		if e := repos.As(err); e != nil && (e.Kind == repos.Invalid || e.Kind == repos.Conflict || e.Kind == repos.Precondition) {
-			c.showDiscussion(statusOf[e.Kind], e.Msg)
+			c.showDiscussion(statusOf(e.Kind), e.Msg)
 			return
 		}
 		c.failErr(err)

@@ -38,6 +38,17 @@ func (c *call) revision(rev string) (*repos.Revision, *repoHead, bool) {
 	return rv, c.head(rv.Record, rev), true
 }
 
+// repository loads the route's repository for the visitor, with its
+// header at the default branch, or answers why not.
+func (c *call) repository() (*repos.Record, *repoHead, bool) {
+	rec, err := c.s.repos.Repo(c.v.user, c.rt.repo)
+	if err != nil {
+		c.failErr(err)
+		return nil, nil, false
+	}
+	return rec, c.head(rec, ""), true
+}
+
 // head is the header of repository record rec at rev.
 func (c *call) head(rec *repos.Record, rev string) *repoHead {
 	id := c.rt.repo

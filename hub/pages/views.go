@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xetkit/xetkit/hub/internal/statuses"
 	"github.com/xetkit/xetkit/hub/repos"
 )
 
@@ -116,17 +117,8 @@ func (c *call) plain(status int, msg string) {
 	http.Error(c.w, msg, status)
 }
 
-// statusOf maps the repository service's kinds of refusal to statuses:
-// the one place the pages decide them.
-var statusOf = map[repos.Kind]int{
-	repos.Invalid:      http.StatusBadRequest,
-	repos.Unauthorized: http.StatusUnauthorized,
-	repos.Forbidden:    http.StatusForbidden,
-	repos.NotFound:     http.StatusNotFound,
-	repos.Conflict:     http.StatusConflict,
-	repos.Precondition: http.StatusPreconditionFailed,
-	repos.TooMany:      http.StatusTooManyRequests,
-}
+// statusOf is the HTTP status of each kind of refusal (package statuses).
+var statusOf = statuses.Of
 
 // errorData is the error page's.
 type errorData struct {
@@ -150,7 +142,7 @@ func (c *call) failErr(err error) {
 		if e.Kind == repos.Unauthorized {
 			msg = "Sign in to do this: " + msg
 		}
-		c.fail(statusOf[e.Kind], msg)
+		c.fail(statusOf(e.Kind), msg)
 		return
 	}
 	c.fail(http.StatusInternalServerError, "The hub could not read its store: "+err.Error())
