@@ -219,15 +219,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	handlers := map[string]func(*call){
-		"home": (*call).home, "list": (*call).list, "profile": (*call).profile,
-		"login": (*call).login, "logout": (*call).logout, "tokens": (*call).tokens,
-		"repo": (*call).repoPage, "tree": (*call).tree, "blob": (*call).blob,
-		"commits": (*call).commits, "commit": (*call).commit,
-		"discussions": (*call).discussions, "new-discussion": (*call).newDiscussion, "discussion": (*call).discussion,
-		"settings": (*call).settings, "edit": (*call).edit, "upload": (*call).upload, "delete": (*call).deleteFile,
-	}
 	handlers[rt.page](c)
+}
+
+// handlers answer each page of parseRoute.
+var handlers = map[string]func(*call){
+	"home": (*call).home, "list": (*call).list, "profile": (*call).profile,
+	"login": (*call).login, "logout": (*call).logout, "tokens": (*call).tokens,
+	"repo": (*call).repoPage, "tree": (*call).tree, "blob": (*call).blob,
+	"commits": (*call).commits, "commit": (*call).commit,
+	"discussions": (*call).discussions, "new-discussion": (*call).newDiscussion, "discussion": (*call).discussion,
+	"settings": (*call).settings, "edit": (*call).edit, "upload": (*call).upload, "delete": (*call).deleteFile,
 }
 
 // maxFormBody bounds a form post (an edited file is at most

@@ -599,3 +599,30 @@ func BenchmarkPages(b *testing.B) {
 		})
 	}
 }
+
+// Any path a browser may ask for is answered without a failure of the
+// hub: a page, a redirect, or a 4xx that says why.
+func FuzzPagePaths(f *testing.F) {
+	s := newSite(f, hub.Config{})
+	fx := s.fixture()
+	for _, p := range []string{"", "models", "alice", "alice/public", "alice/public/tree/main/src", "alice/public/blob/main/src/main.py",
+		"alice/public/commit/" + fx.second, "alice/public/discussions/1", "datasets/team/rows/blob/main/data.csv", "alice/public/tree/refs%2Fpr%2F1",
+		"alice/public/blob/main/%ff", "alice/public/tree/main?cursor=src", "models?sort=nope&p=-3", "alice/public/commits/main?p=99999999999999999999"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		req, err := http.NewRequest("GET", s.srv.URL+"/"+p, nil)
+		if err != nil {
+			return
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode >= 500 {
+			t.Fatalf("GET /%s: %d %.300s", p, resp.StatusCode, body)
+		}
+	})
+}
