@@ -161,6 +161,12 @@ test("a person signs in, browses, opens a pull request, comments, merges, adds a
     assert.match(await page.locator("table").first().innerText(), /embed\.weight/);
     await at("blob of a big file");
     await page.screenshot({ path: join(shots, "pages-blob.png"), fullPage: true });
+    // How it is stored: the viewer's picture of its terms and xorbs.
+    await page.getByRole("link", { name: "How it is stored" }).click();
+    await page.waitForURL(/\/viewer\/$/);
+    await page.waitForFunction(() => document.querySelector("#repo-terms")?.dataset.state === "done", null, { timeout: 60_000 });
+    assert.match(await page.locator("#repo-terms").innerText(), /xorb/i);
+    await page.keyboard.press("Escape");
 
     await go(`/${repo}/blob/main/src/train.py`);
     await at("blob of a text file");

@@ -229,6 +229,11 @@ var funcs = template.FuncMap{
 		return fmt.Sprintf("%s/discussions/%d", repoURL(id), n)
 	},
 	"profileURL": func(ns string) string { return "/" + url.PathEscape(ns) },
+	// storedURL opens the viewer's Repository panel on a file's terms
+	// (web/app.js reads the fragment).
+	"storedURL": func(id repos.ID, rev, p string) string {
+		return ViewerPath + "#" + url.Values{"stored": {"1"}, "type": {id.Type}, "repo": {id.String()}, "rev": {rev}, "path": {p}}.Encode()
+	},
 	"base":       path.Base,
 	"inc":        func(i int) int { return i + 1 },
 	"sub":        func(a, b int64) int64 { return a - b },
