@@ -43,7 +43,7 @@ const { server, origin } = await serveRepo(root, {
 });
 const chrome = await launchChromium(chromium);
 await chrome.run(async () => {
-  const p = await chrome.open(`${origin}/`, log, { console: true });
+  const p = await chrome.open(`${origin}/viewer/`, log, { console: true });
   await p.evaluate(async ({ rounds, dataKey }) => {
     const { load } = await import("/wasm/xetkit.js");
     const { createBLAKE3, createSHA256 } = await import("/__peer/hash-wasm.js");

@@ -71,7 +71,7 @@ await chrome.run(async () => {
 }, () => server.stop());
 
 async function newPage() {
-  const p = await chrome.open(origin + "/", log);
+  const p = await chrome.open(origin + "/viewer/", log);
   await p.waitForFunction(() => document.body.dataset.ready === "1");
   await p.evaluate(() => {
     const input = document.createElement("input");

@@ -43,7 +43,7 @@ const runs = [];
 const peers = [];
 await chrome.run(async () => {
   for (let r = 0; r < rounds; r++) {
-    const page = await chrome.open(server.url, console.log);
+    const page = await chrome.open(new URL("viewer/", server.url).href, console.log);
     await page.waitForFunction(() => document.body.dataset.ready === "1", null, { timeout: 30_000 });
     await page.waitForTimeout(1000);
     await page.setInputFiles("#open-input", shard);

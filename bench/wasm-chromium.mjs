@@ -64,7 +64,7 @@ await chrome.run(async () => {
 }, () => server.close());
 
 function newPage() {
-  return chrome.open(origin + "/", log, { console: true });
+  return chrome.open(origin + "/viewer/", log, { console: true });
 }
 
 async function chunkBench(busy = "") {

@@ -71,7 +71,7 @@ export async function openViewer(browser, url, { width = 1280, height = 800 } = 
   const errors = [];
   page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
   page.on("console", (m) => { if (m.type() === "error") errors.push(`console: ${m.text()}`); });
-  await page.goto(url);
+  await page.goto(new URL("viewer/", url).href);
   await page.waitForFunction(() => document.body.dataset.ready === "1", null, { timeout: 20_000 });
   return { page, context, errors };
 }

@@ -63,3 +63,23 @@ func TestRepositoryServiceImportsNoHTTP(t *testing.T) {
 		}
 	}
 }
+
+// The web pages are a front on the repository service like the Hub API:
+// they reach neither another front nor the CAS layer but through its
+// interface, so no rule of who may see or change what is written twice.
+func TestPagesAreAFrontOnTheService(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "./pages").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !strings.Contains(string(out), "github.com/xetkit/xetkit/hub/repos") {
+		t.Fatalf("go list did not list the service among the pages' packages: %q", deps)
+	}
+	for _, p := range deps {
+		switch p {
+		case "github.com/xetkit/xetkit/hub/hubapi", "github.com/xetkit/xetkit/hub/githttp", "github.com/xetkit/xetkit/hub/casserver":
+			t.Errorf("the pages import %s", p)
+		}
+	}
+}

@@ -1,7 +1,8 @@
 // Package hub is xetkit serve's local Xet hub: a CAS layer (package
 // casserver: shared/reference/cas.openapi.yaml), the repository service
 // above it (package repos) and its fronts (package hubapi, the Hub API of
-// shared/reference/hub-api.md), each over the one store.Store, the layers
+// shared/reference/hub-api.md; package githttp, git's smart HTTP; package
+// pages, the web pages), each over the one store.Store, the layers
 // above reaching the CAS layer only through casapi.CAS, so
 // @huggingface/hub and huggingface_hub work against it unmodified. This
 // package wires them together behind one http.Handler: CORS, fault
@@ -23,6 +24,7 @@ import (
 	"github.com/xetkit/xetkit/hub/hubapi"
 	"github.com/xetkit/xetkit/hub/internal/httpx"
 	"github.com/xetkit/xetkit/hub/internal/keys"
+	"github.com/xetkit/xetkit/hub/pages"
 	"github.com/xetkit/xetkit/hub/repos"
 	"github.com/xetkit/xetkit/hub/store"
 )
@@ -129,6 +131,7 @@ type Hub struct {
 	repos  *repos.Service
 	api    *hubapi.Server
 	git    *githttp.Server
+	pages  *pages.Server
 	mux    *http.ServeMux
 	ans    httpx.Answer
 	faults *faultInjector
@@ -218,6 +221,7 @@ func New(cfg Config) (*Hub, error) {
 		UserToken: cfg.UserToken, ReadUserToken: cfg.ReadUserToken, Users: cfg.Users})
 	h.api = hubapi.New(hubapi.Config{Base: base, Repos: h.repos, CAS: h.cas, TreePageSize: cfg.TreePageSize, LFSPartSize: cfg.LFSPartSize})
 	h.git = githttp.New(githttp.Config{Repos: h.repos, Answer: h.ans})
+	h.pages = pages.New(pages.Config{Repos: h.repos, CAS: h.cas, Key: key, BaseURL: h.baseURL, Now: cfg.Now, FolderPage: min(cfg.TreePageSize, pages.DefaultFolderPage)})
 	h.routes()
 	return h, nil
 }
@@ -246,8 +250,14 @@ func (h *Hub) routes() {
 // other handlers on one server.
 var Paths = []string{"/api/", "/v1/", "/v2/", "/_xetkit/"}
 
-// ServeHTTP answers CORS preflights, injects configured faults, then routes.
+// ServeHTTP answers the web pages, CORS preflights, injects configured
+// faults, then routes. The pages get no CORS headers: no other site's
+// script has any business reading them.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if esc := r.URL.EscapedPath(); !strings.HasPrefix(esc, "/api/") && !githttp.IsRoute(esc) && !hubapi.IsWebRoute(esc) && pages.IsRoute(esc) {
+		h.pages.ServeHTTP(w, r)
+		return
+	}
 	setCORS(w, r)
 	if r.Method == http.MethodOptions {
 		w.WriteHeader(http.StatusNoContent)
@@ -419,5 +429,5 @@ func IsHubPath(escaped string) bool {
 			return true
 		}
 	}
-	return hubapi.IsWebRoute(escaped) || githttp.IsRoute(escaped)
+	return hubapi.IsWebRoute(escaped) || githttp.IsRoute(escaped) || pages.IsRoute(escaped)
 }

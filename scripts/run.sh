@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's run command: builds the WebAssembly module and the xetkit
-# command, then serves the viewer page and a local hub on one loopback port.
+# command, then serves a local hub with its pages and the viewer (/viewer/) on one loopback port.
 # Extra arguments go to "xetkit serve" (e.g. --addr 127.0.0.1:9000 --data DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."

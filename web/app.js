@@ -9,7 +9,8 @@ import * as xorbView from "./xorbview.js";
 import * as fileView from "./fileview.js";
 import * as compareView from "./compareview.js";
 import { setupFind } from "./find.js";
-import { setupTransfer } from "./upload.js"; // the Upload and Download panels
+import { setupTransfer, showStored } from "./upload.js"; // the Upload and Download panels
+import { takeHandoff } from "./handoff.js";
 
 const views = { shard: shardView, "bad-shard": shardView, xorb: xorbView, file: fileView, compare: compareView };
 
@@ -311,7 +312,18 @@ async function start() {
   try {
     await core();
     await warmUp();
+    // Files dropped on a page of the hub, which came here to open them.
+    if (location.hash === "#handoff") {
+      history.replaceState(null, "", location.pathname);
+      for (const f of await takeHandoff()) await openBytes(f.name, f);
+    }
     document.body.dataset.ready = "1";
+    // A file's page on the hub links here to show how the file is stored.
+    const q = new URLSearchParams(location.hash.slice(1));
+    if (q.has("stored")) {
+      history.replaceState(null, "", location.pathname);
+      await showStored({ repoType: q.get("type") || "model", repo: q.get("repo"), revision: q.get("rev") || "main", path: q.get("path") });
+    }
   } catch (err) {
     document.body.dataset.ready = "0";
     $("main").prepend(el("div.error", { role: "alert" }, `The WebAssembly module did not load: ${describeError(err).msg}. Run scripts/build-wasm.sh and reload.`));

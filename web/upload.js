@@ -26,6 +26,22 @@ export function setupTransfer(ctx) {
   window.xetkitTransfer = { open, batches, showPending };
 }
 
+/**
+ * Opens the Repository tab on a repository of this hub and shows how one
+ * of its files is stored (its terms, xorbs and the files sharing its
+ * chunks): where a file's page on the hub links ("How it is stored").
+ */
+export async function showStored({ repoType = "model", repo, revision = "main", path }) {
+  $("#hub-url").value = location.origin;
+  $("#hub-type").value = repoType;
+  $("#hub-repo").value = repo;
+  $("#hub-rev").value = revision;
+  open("repo");
+  await listRepo();
+  const row = [...document.querySelectorAll("#repo-files tr.xf-entry")].find((r) => r.dataset.path === path);
+  row?.querySelector(".xf-terms-btn")?.click();
+}
+
 const TABS = ["upload", "download", "repo"];
 
 /** Shows the dialog on the Upload, Download or Repository tab. */

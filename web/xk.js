@@ -6,7 +6,7 @@
 // download or read a repository, and for a plain file, which it prepares
 // as an upload would (processFile).
 
-import { load as loadCore } from "./wasm/core.js";
+import { load as loadCore } from "../wasm/core.js";
 import { idle } from "./util.js";
 
 let corePromise = null;
@@ -21,7 +21,7 @@ export function core() {
 
 /** The full module (loaded once, on first use). */
 export function xk() {
-  fullPromise ??= import("./wasm/xetkit.js").then((m) => m.load());
+  fullPromise ??= import("../wasm/xetkit.js").then((m) => m.load());
   return fullPromise;
 }
 

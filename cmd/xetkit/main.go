@@ -1,6 +1,6 @@
 // Command xetkit chunks, hashes and inspects Xet data, builds and parses
 // shards and xorbs, uploads to and downloads from a Xet hub, and serves the
-// viewer page with a local hub. Run "xetkit help" for the commands.
+// local hub with its web pages and the shard viewer. Run "xetkit help" for the commands.
 package main
 
 import (

@@ -26,6 +26,7 @@ import (
 
 	"github.com/xetkit/xetkit"
 	"github.com/xetkit/xetkit/hub"
+	"github.com/xetkit/xetkit/hub/pages"
 	"github.com/xetkit/xetkit/hub/repos"
 	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/store"
@@ -36,8 +37,13 @@ func init() {
 	register(&command{
 		name:    "serve",
 		usage:   "[--addr 127.0.0.1:8080] [--url URL] [--data DIR | --store s3://BUCKET/PREFIX [--direct-urls]] [--token T] [--users FILE] [--root DIR]",
-		summary: "serve the viewer page, the WebAssembly module and a local hub on one loopback port",
-		details: `The local hub answers the Hub API that @huggingface/hub and huggingface_hub call
+		summary: "serve a local hub with its web pages, the shard viewer and the WebAssembly module on one loopback port",
+		details: `Open the printed URL: the hub's pages are at the Hub's own paths (/, /models,
+/datasets, /spaces, /{user}, /{ns}/{name} with its tree, blob, commits,
+commit, discussions and settings), so every URL a client prints opens what
+it names; sign in there with the token. The shard viewer is at /viewer/.
+
+The local hub answers the Hub API that @huggingface/hub and huggingface_hub call
 (repositories, commits, trees, resolve, the LFS batch and the xet token routes;
 branches, tags, history, listings, discussions and pull requests, settings,
 duplicate and super-squash) and the CAS API, so those clients work against it
@@ -45,9 +51,10 @@ unmodified:
 
   hubUrl: "http://127.0.0.1:8080", accessToken: "<the token printed at start>"
 
-The page needs the WebAssembly module, which is built into the binary when
+The viewer needs the WebAssembly module, which is built into the binary when
 bash scripts/build-wasm.sh (it needs Node) ran before go build. A binary
-built without it serves the hub all the same; its page says how to build it.
+built without it serves the hub and its pages all the same; the viewer's
+page says how to build it.
 
 It has one user: the --token. Without --token, the first start on a store
 makes a random hf_… token and keeps it in the store (a --data folder's
@@ -220,9 +227,9 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 	}
 	fmt.Fprintf(e.stdout, "xetkit serve: %s\n", url)
 	if _, err := fs.Stat(site, "wasm/xetkit.wasm"); err == nil {
-		fmt.Fprintf(e.stdout, "  page and module from %s\n", from)
+		fmt.Fprintf(e.stdout, "  viewer and module from %s\n", from)
 	} else {
-		fmt.Fprintf(e.stdout, "  no page: %s\n", noModule)
+		fmt.Fprintf(e.stdout, "  no viewer: %s\n", noModule)
 	}
 	where := o.data
 	if o.store != "" {
@@ -330,31 +337,37 @@ func keptToken(st store.Store) (string, error) {
 	return "", fmt.Errorf("%s keeps changing: is another process rewriting it?", st.Where(store.Keys, tokenRecord))
 }
 
-// newServeMux serves web/ at /, wasm/ at /wasm/ and, when hub is not nil,
-// every path the hub answers (hub.IsHubPath: its API and the web-style
-// resolve and LFS routes). Without the module the page is noModule's line.
+// newServeMux serves the shard viewer (web/) at /viewer/, wasm/ at /wasm/
+// and, when hub is not nil, everything else the hub answers (hub.IsHubPath:
+// its pages from / on, its API, the web-style resolve and LFS routes, git).
+// Without the module the viewer is noModule's line.
 func newServeMux(site fs.FS, h http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	web, _ := fs.Sub(site, "web")
 	wasm, _ := fs.Sub(site, "wasm")
-	page := staticFiles(web, "")
+	viewer := staticFiles(web, strings.TrimSuffix(viewerPath, "/"))
 	if _, err := fs.Stat(wasm, "xetkit.wasm"); err != nil {
-		page = http.HandlerFunc(noModulePage)
+		viewer = http.HandlerFunc(noModulePage)
 	}
 	mux.Handle("/wasm/", staticFiles(wasm, "/wasm"))
+	mux.Handle(viewerPath, viewer)
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h != nil && hub.IsHubPath(r.URL.EscapedPath()) {
 			h.ServeHTTP(w, r)
 			return
 		}
-		page.ServeHTTP(w, r)
+		http.NotFound(w, r)
 	}))
 	return mux
 }
 
+// viewerPath is where the shard viewer is served (the hub's pages link to
+// it by the same path).
+const viewerPath = pages.ViewerPath
+
 // noModulePage answers the page's paths when the module is not built.
 func noModulePage(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/" && r.URL.Path != "/index.html" {
+	if r.URL.Path != viewerPath && r.URL.Path != viewerPath+"index.html" {
 		http.NotFound(w, r)
 		return
 	}

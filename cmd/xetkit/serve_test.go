@@ -127,9 +127,10 @@ func TestServeFilesAndTypes(t *testing.T) {
 		ctype  string
 		body   string
 	}{
-		{"", 200, "text/html; charset=utf-8", "<!doctype html>"},
-		{"app.js", 200, "text/javascript; charset=utf-8", "export const x"},
-		{"style.css", 200, "text/css; charset=utf-8", "body{}"},
+		{"viewer/", 200, "text/html; charset=utf-8", "<!doctype html>"},
+		{"viewer/app.js", 200, "text/javascript; charset=utf-8", "export const x"},
+		{"viewer/style.css", 200, "text/css; charset=utf-8", "body{}"},
+		{"app.js", 404, "", ""},
 		{"wasm/xetkit.js", 200, "text/javascript; charset=utf-8", "export function load"},
 		{"wasm/xetkit.wasm", 200, "application/wasm", "\x00asm"},
 		{"wasm/worker.mjs", 200, "text/javascript; charset=utf-8", "//"},
@@ -157,9 +158,13 @@ func TestServeFilesAndTypes(t *testing.T) {
 			t.Errorf("GET /%s: Cross-Origin-Opener-Policy %q, Cross-Origin-Embedder-Policy %q", c.path, coop, coep)
 		}
 	}
-	req, _ := http.NewRequest(http.MethodPost, base+"app.js", nil)
+	req, _ := http.NewRequest(http.MethodPost, base+"viewer/app.js", nil)
 	if resp, _ := send(t, req); resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("POST /app.js: status %d, want 405", resp.StatusCode)
+		t.Errorf("POST /viewer/app.js: status %d, want 405", resp.StatusCode)
+	}
+	// The hub's home is at /, a page of its own that links to the viewer.
+	if resp, body := get(t, base); resp.StatusCode != 200 || !strings.Contains(string(body), `href="/viewer/"`) {
+		t.Errorf("GET /: %d %.200q, want the hub's home linking to the viewer", resp.StatusCode, body)
 	}
 	if err := stop(); err != nil {
 		t.Fatalf("serve returned %v after a clean shutdown", err)
@@ -176,7 +181,7 @@ func TestServeFromTheBinary(t *testing.T) {
 	t.Chdir(t.TempDir())
 	if _, err := fs.Stat(xetkit.Site, "wasm/xetkit.wasm"); err != nil {
 		base, out, _ := startServe(t, serveOptions{addr: "127.0.0.1:0", data: t.TempDir()})
-		if resp, body := get(t, base); !strings.Contains(out.String(), noModule) || !strings.Contains(string(body), "scripts/build-wasm.sh") {
+		if resp, body := get(t, base+"viewer/"); !strings.Contains(out.String(), noModule) || !strings.Contains(string(body), "scripts/build-wasm.sh") {
 			t.Fatalf("built without the module: printed %q; the page: %d %q", out.String(), resp.StatusCode, body)
 		}
 		return
@@ -185,7 +190,7 @@ func TestServeFromTheBinary(t *testing.T) {
 	if !strings.Contains(out.String(), "built into this binary") {
 		t.Errorf("output does not say where the page comes from: %q", out.String())
 	}
-	for p, name := range map[string]string{"": "web/index.html", "app.js": "web/app.js", "wasm/xetkit.js": "wasm/xetkit.js", "wasm/xetkit.wasm": "wasm/xetkit.wasm"} {
+	for p, name := range map[string]string{"viewer/": "web/index.html", "viewer/app.js": "web/app.js", "wasm/xetkit.js": "wasm/xetkit.js", "wasm/xetkit.wasm": "wasm/xetkit.wasm"} {
 		want, _ := fs.ReadFile(xetkit.Site, name)
 		resp, body := get(t, base+p)
 		if resp.StatusCode != 200 || !bytes.Equal(body, want) || len(body) == 0 {
@@ -206,7 +211,7 @@ func TestServeHubMount(t *testing.T) {
 	root := fakeRoot(t, true)
 	hub := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hub "+r.URL.Path) })
 	mux := newServeMux(os.DirFS(root), hub)
-	for _, p := range []string{"/api/x", "/v1/reconstructions/abc", "/v2/y"} {
+	for _, p := range []string{"/api/x", "/v1/reconstructions/abc", "/v2/y", "/", "/alice/model", "/datasets/alice/d/tree/main/x"} {
 		req, _ := http.NewRequest(http.MethodGet, p, nil)
 		rec := &recorder{header: http.Header{}}
 		mux.ServeHTTP(rec, req)
@@ -214,11 +219,11 @@ func TestServeHubMount(t *testing.T) {
 			t.Errorf("%s: got %q, want the hub to answer", p, got)
 		}
 	}
-	req, _ := http.NewRequest(http.MethodGet, "/app.js", nil)
+	req, _ := http.NewRequest(http.MethodGet, "/viewer/app.js", nil)
 	rec := &recorder{header: http.Header{}}
 	mux.ServeHTTP(rec, req)
 	if !strings.HasPrefix(rec.body.String(), "export const x") {
-		t.Errorf("/app.js went to %q, want the page's file", rec.body.String())
+		t.Errorf("/viewer/app.js went to %q, want the viewer's file", rec.body.String())
 	}
 }
 
@@ -475,10 +480,13 @@ func TestStoreCommandsOnS3(t *testing.T) {
 func TestServeWithoutTheModule(t *testing.T) {
 	base, out, stop := startServe(t, serveOptions{addr: "127.0.0.1:0", root: fakeRoot(t, false), data: t.TempDir(), token: "hf_t"})
 	defer stop()
-	if !strings.Contains(out.String(), "no page: "+noModule) {
+	if !strings.Contains(out.String(), "no viewer: "+noModule) {
 		t.Errorf("serve does not say the page is missing: %q", out.String())
 	}
-	for _, p := range []string{"", "index.html"} {
+	if resp, body := get(t, base); resp.StatusCode != 200 || !strings.Contains(string(body), "xetkit hub") {
+		t.Errorf("GET /: %d %.200q, want the hub's home, which needs no module", resp.StatusCode, body)
+	}
+	for _, p := range []string{"viewer/", "viewer/index.html"} {
 		resp, body := get(t, base+p)
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" ||
 			!strings.Contains(string(body), "bash scripts/build-wasm.sh") || strings.Count(string(body), "<p>") != 1 {

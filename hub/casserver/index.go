@@ -441,7 +441,7 @@ func (idx *index) register(name string, s *shard.Shard) {
 			continue // registered before its xorb was stored: cannot happen for checked shards
 		}
 		if idx.xorbs[x.Hash] == nil && !keyed {
-			m := &xorbMeta{chunks: make([]xethash.Entry, len(x.Chunks))}
+			m := &xorbMeta{chunks: make([]xethash.Entry, len(x.Chunks)), size: int64(x.BytesOnDisk)}
 			for j, c := range x.Chunks {
 				m.chunks[j] = xethash.Entry{Hash: c.Hash, Size: uint64(c.UnpackedBytes)}
 			}

@@ -442,3 +442,49 @@ func (s *sink) PutShard(_ context.Context, b []byte) error {
 	}
 	return nil
 }
+
+// Footprint adds up what files cost the store: their sizes, the bytes of
+// their distinct chunks, and the xorbs holding those chunks as stored.
+// It reads the index only (a xorb whose size no shard gave counts its
+// chunks' bytes, uncompressed).
+func (h *Server) Footprint(files []xethash.Hash) casapi.Footprint {
+	var fp casapi.Footprint
+	type chunkRef struct {
+		x xethash.Hash
+		i uint32
+	}
+	chunks := map[chunkRef]bool{}
+	xorbs := map[xethash.Hash]*xorbMeta{}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for _, f := range files {
+		meta := h.idx.files[f]
+		if meta == nil {
+			fp.Unknown++
+			continue
+		}
+		fp.Logical += int64(meta.size)
+		for _, t := range meta.terms {
+			m := h.idx.xorbs[t.Xorb]
+			if m == nil || int(t.ChunkEnd) > len(m.chunks) {
+				continue
+			}
+			xorbs[t.Xorb] = m
+			for i := t.ChunkStart; i < t.ChunkEnd; i++ {
+				if !chunks[chunkRef{t.Xorb, i}] {
+					chunks[chunkRef{t.Xorb, i}] = true
+					fp.Unique += int64(m.chunks[i].Size)
+				}
+			}
+		}
+	}
+	for _, m := range xorbs {
+		if m.size > 0 {
+			fp.Stored += m.size
+		} else {
+			fp.Stored += int64(m.unpacked(0, uint32(len(m.chunks))))
+		}
+	}
+	fp.Xorbs = len(xorbs)
+	return fp
+}

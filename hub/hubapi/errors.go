@@ -9,20 +9,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/xetkit/xetkit/hub/internal/statuses"
 	"github.com/xetkit/xetkit/hub/repos"
 )
 
-// statusOf maps the repository service's kinds of refusal to statuses:
-// the one place the Hub API decides them.
-var statusOf = map[repos.Kind]int{
-	repos.Invalid:      http.StatusBadRequest,
-	repos.Unauthorized: http.StatusUnauthorized,
-	repos.Forbidden:    http.StatusForbidden,
-	repos.NotFound:     http.StatusNotFound,
-	repos.Conflict:     http.StatusConflict,
-	repos.Precondition: http.StatusPreconditionFailed,
-	repos.TooMany:      http.StatusTooManyRequests,
-}
+// statusOf is the HTTP status of each kind of refusal (package statuses).
+var statusOf = statuses.Of
 
 // fail answers err of request r: a refusal of the repository service with
 // its status (and X-Error-Code), anything else as a failure of the store
@@ -34,7 +26,7 @@ func (h *Server) fail(w http.ResponseWriter, r *http.Request, what string, err e
 		h.ans.FailStore(w, what, err)
 		return
 	}
-	status := statusOf[e.Kind]
+	status := statusOf(e.Kind)
 	msg := e.Msg
 	switch {
 	case e.Kind == repos.Unauthorized:

@@ -50,26 +50,35 @@ func (s *Service) cardData(c *Commit) (map[string]any, error) {
 
 // frontMatter parses a README's metadata block, or returns nil.
 func frontMatter(b []byte) map[string]any {
+	card, _ := SplitCard(b)
+	return card
+}
+
+// SplitCard cuts a README into its metadata block (the YAML between a
+// first line "---" and the next line "---", as a JSON object; nil when
+// there is none or it is not a mapping JSON can hold) and the Markdown
+// after it (all of b when the block does not parse).
+func SplitCard(b []byte) (map[string]any, []byte) {
 	b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
 	rest, ok := bytes.CutPrefix(b, []byte("---\n"))
 	if !ok {
-		return nil
+		return nil, b
 	}
-	end := bytes.Index(rest, []byte("\n---\n"))
+	end, after := bytes.Index(rest, []byte("\n---\n")), 5
 	if end < 0 {
 		if !bytes.HasSuffix(rest, []byte("\n---")) {
-			return nil
+			return nil, b
 		}
-		end = len(rest) - 4
+		end, after = len(rest)-4, 4
 	}
 	var card map[string]any
 	if err := yaml.Unmarshal(rest[:end+1], &card); err != nil || card == nil {
-		return nil
+		return nil, b
 	}
 	if _, err := json.Marshal(card); err != nil {
-		return nil // keys JSON cannot hold (a mapping keyed by lists)
+		return nil, b // keys JSON cannot hold (a mapping keyed by lists)
 	}
-	return card
+	return card, rest[end+after:]
 }
 
 // cardTags are the tags a repo info shows for a card, as the Hub derives

@@ -31,3 +31,19 @@ func TestFrontMatter(t *testing.T) {
 		t.Errorf("cardTags: %q, want %q", tags, want)
 	}
 }
+
+// A README splits into its metadata and the Markdown after it; one whose
+// block does not parse is all Markdown.
+func TestSplitCard(t *testing.T) {
+	for _, c := range []struct{ in, license, body string }{
+		{"---\nlicense: mit\n---\n# Title\n", "mit", "# Title\n"},
+		{"---\r\nlicense: mit\r\n---", "mit", ""},
+		{"# no card\n", "", "# no card\n"},
+		{"---\n[unclosed\n---\nbody\n", "", "---\n[unclosed\n---\nbody\n"},
+	} {
+		card, body := SplitCard([]byte(c.in))
+		if got, _ := card["license"].(string); got != c.license || string(body) != c.body {
+			t.Errorf("%q: license %q body %q, want %q %q", c.in, got, body, c.license, c.body)
+		}
+	}
+}

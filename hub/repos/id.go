@@ -70,9 +70,11 @@ func ParseKey(key string) (ID, error) {
 
 // reservedNamespaces are the namespaces whose URLs the server routes
 // elsewhere: a model named datasets/x would have its resolve URLs taken by
-// the dataset routes (and /wasm/ is the page's, beside the hub under
-// xetkit serve).
-var reservedNamespaces = map[string]bool{"api": true, "models": true, "datasets": true, "spaces": true, "v1": true, "v2": true, "wasm": true}
+// the dataset routes, /settings/tokens, /login and /logout are pages of
+// the hub's own, and /wasm/ and /viewer/ are the shard viewer's, beside
+// the hub under xetkit serve.
+var reservedNamespaces = map[string]bool{"api": true, "models": true, "datasets": true, "spaces": true, "v1": true, "v2": true, "wasm": true,
+	"settings": true, "login": true, "logout": true, "viewer": true}
 
 // checkNamespace refuses a name that is no namespace.
 func checkNamespace(kind, n string) error {

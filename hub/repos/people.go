@@ -26,6 +26,16 @@ import (
 // to its user's namespace and its organisations'.
 type Users struct {
 	byToken map[string]*User // SHA-256 of the token → who it is
+	// users and orgs are the names as the file gives them, keyed in lower
+	// case; orgs maps each organisation to its members.
+	users map[string]string
+	orgs  map[string]orgEntry
+}
+
+// orgEntry is an organisation as the file gives it.
+type orgEntry struct {
+	name    string
+	members []string
 }
 
 // ParseUsers reads a Users file, refusing what is not JSON, keys it does
@@ -70,17 +80,24 @@ func ParseUsers(b []byte) (*Users, error) {
 		userNames[i] = name(u, "a user")
 	}
 	orgsOf := map[string][]string{}
+	us := &Users{byToken: map[string]*User{}, users: map[string]string{}, orgs: map[string]orgEntry{}}
+	for _, n := range userNames {
+		us.users[strings.ToLower(n)] = n
+	}
 	for _, o := range orgs {
 		orgName := name(o, "an organisation")
+		entry := orgEntry{name: orgName}
 		for _, m := range f.list(o, "members") {
 			member := f.value(m, "a member")
 			if f.err == nil && !slices.ContainsFunc(userNames, func(u string) bool { return strings.EqualFold(u, member) }) {
 				f.fail(m, "member %q of %s is not a user", member, orgName)
 			}
 			orgsOf[strings.ToLower(member)] = append(orgsOf[strings.ToLower(member)], orgName)
+			entry.members = append(entry.members, member)
 		}
+		sortNames(entry.members)
+		us.orgs[strings.ToLower(orgName)] = entry
 	}
-	us := &Users{byToken: map[string]*User{}}
 	for i, u := range users {
 		for j, t := range f.list(u, "tokens") {
 			t = f.object(t, "a token", "sha256", "role")
@@ -290,6 +307,40 @@ func (us *Users) lookup(tok string) *User {
 	}
 	sum := sha256.Sum256([]byte(tok))
 	return us.byToken[hex.EncodeToString(sum[:])]
+}
+
+// kindOf says whether ns is a user ("user") or an organisation ("org",
+// with its members) of the file, and its name as the file spells it; ""
+// for neither (and for nil Users).
+func (us *Users) kindOf(ns string) (kind, name string, members []string) {
+	if us == nil {
+		return "", "", nil
+	}
+	if n, ok := us.users[strings.ToLower(ns)]; ok {
+		return "user", n, nil
+	}
+	if o, ok := us.orgs[strings.ToLower(ns)]; ok {
+		return "org", o.name, o.members
+	}
+	return "", "", nil
+}
+
+// tokensOf lists the tokens of user name, in the order of their hashes,
+// marking the one whose text is current.
+func (us *Users) tokensOf(name, current string) []TokenInfo {
+	if us == nil {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(current))
+	cur := hex.EncodeToString(sum[:])
+	var out []TokenInfo
+	for h, u := range us.byToken {
+		if strings.EqualFold(u.Name, name) {
+			out = append(out, TokenInfo{Role: u.Role, Prefix: h[:12], Current: h == cur})
+		}
+	}
+	slices.SortFunc(out, func(a, b TokenInfo) int { return strings.Compare(a.Prefix, b.Prefix) })
+	return out
 }
 
 // Role is what a user token allows.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/xetkit/xetkit/hub/internal/casapi"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
 	"github.com/xetkit/xetkit/xethash"
@@ -130,6 +131,45 @@ func (s *Service) Storage(rv *Revision) (int64, error) {
 		size += e.Size
 	}
 	return size, err
+}
+
+// Footprint is what revision rv's files cost: how many there are, their
+// bytes, and what the Xet files among them cost the store (their bytes,
+// their distinct chunks', the xorbs holding them).
+type Footprint struct {
+	Files, XetFiles int
+	Bytes           int64
+	Xet             casapi.Footprint
+}
+
+// FootprintOf adds up revision rv's files and asks the CAS layer what its
+// Xet files cost: their logical bytes count each path, the chunks and
+// xorbs each once.
+func (s *Service) FootprintOf(rv *Revision) (Footprint, error) {
+	files, err := s.Files(rv)
+	if err != nil {
+		return Footprint{}, err
+	}
+	var fp Footprint
+	seen := map[xethash.Hash]bool{}
+	var xet []xethash.Hash
+	var logical int64
+	for _, f := range files {
+		fp.Files++
+		fp.Bytes += f.Size
+		if f.Xet == "" {
+			continue
+		}
+		fp.XetFiles++
+		logical += f.Size
+		if h, err := xethash.Parse(f.Xet); err == nil && !seen[h] {
+			seen[h] = true
+			xet = append(xet, h)
+		}
+	}
+	fp.Xet = s.cas.Footprint(xet)
+	fp.Xet.Logical = logical
+	return fp, nil
 }
 
 // Card is the metadata block of revision rv's README.md (see cardData),

@@ -69,9 +69,11 @@ def test_serve_built_by_go_alone(tmp):
 
     hub = Serve(binary, "--data", str(tmp / "data"))
     try:
-        assert "no page: this xetkit was built without its WebAssembly module" in hub.printed
-        page = subprocess.run(["curl", "-s", hub.url + "/"], capture_output=True, text=True).stdout
+        assert "no viewer: this xetkit was built without its WebAssembly module" in hub.printed
+        page = subprocess.run(["curl", "-s", hub.url + "/viewer/"], capture_output=True, text=True).stdout
         assert "bash scripts/build-wasm.sh" in page
+        home = subprocess.run(["curl", "-s", hub.url + "/"], capture_output=True, text=True).stdout
+        assert "xetkit hub" in home and 'href="/viewer/"' in home  # the hub's pages need no module
         api = HfApi(endpoint=hub.url, token=hub.token)
         data = random_bytes(3 << 20, "go-alone")
         api.create_repo("me/go-alone")

@@ -24,7 +24,22 @@ type CAS interface {
 	// Ingest stores the size bytes that open gives as a Xet file of repo
 	// and returns their SHA-256 (hex).
 	Ingest(ctx context.Context, repo string, size int64, open func() (io.Reader, error)) (string, error)
+	// Footprint is what the Xet files cost the store.
+	Footprint(files []xethash.Hash) Footprint
 	// Fence takes the sweep.Fence of a write that changes refs, taken
 	// before it checks what it builds on (FileBySHA256 included).
 	Fence() (sweep.Fence, error)
+}
+
+// Footprint is what a set of Xet files costs the store.
+type Footprint struct {
+	Logical int64 // their sizes added up
+	Unique  int64 // the bytes of their distinct chunks: what deduplication left
+	// Stored is the serialized bytes (compressed) of the xorbs holding
+	// those chunks, whole: a xorb shared with files elsewhere counts once,
+	// with all it holds.
+	Stored int64
+	Xorbs  int
+	// Unknown counts files the CAS layer does not know (left out above).
+	Unknown int
 }
