@@ -42,7 +42,7 @@ func (s *Server) infoRefs(w http.ResponseWriter, r *http.Request, u *repos.User,
 	}
 	if service == "git-receive-pack" {
 		if err := s.repos.MayCommit(u, id); err != nil {
-			s.fail(w, u, "push", err)
+			s.fail(w, r, u, "push", err)
 			return
 		}
 	}
@@ -51,7 +51,7 @@ func (s *Server) infoRefs(w http.ResponseWriter, r *http.Request, u *repos.User,
 		refs, err = nil, nil // a push makes the repository (the local hub's convenience)
 	}
 	if err != nil {
-		s.fail(w, u, "refs", err)
+		s.fail(w, r, u, "refs", err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-"+service+"-advertisement")
@@ -193,7 +193,7 @@ func (s *Server) uploadPackV2(w http.ResponseWriter, u *repos.User, id repos.ID,
 func (s *Server) lsRefs(w http.ResponseWriter, u *repos.User, id repos.ID, args []string) {
 	refs, head, err := s.repos.GitRefs(u, id)
 	if err != nil {
-		s.fail(w, u, "refs", err)
+		s.fail(w, nil, u, "refs", err)
 		return
 	}
 	symrefs, unborn := false, false
@@ -277,13 +277,13 @@ func (s *Server) fetchV2(w http.ResponseWriter, u *repos.User, id repos.ID, args
 	}
 	common, err := s.repos.RefsHave(u, id, q.Haves)
 	if err != nil {
-		s.fail(w, u, "fetch", err)
+		s.fail(w, nil, u, "fetch", err)
 		return
 	}
 	q.Haves = common
 	f, err := s.repos.GitFetch(u, id, q)
 	if err != nil {
-		s.fail(w, u, "fetch", err)
+		s.fail(w, nil, u, "fetch", err)
 		return
 	}
 	e := pktline.NewEncoder(w)
@@ -355,7 +355,7 @@ func (s *Server) uploadPackV0(w http.ResponseWriter, u *repos.User, id repos.ID,
 	}
 	common, err := s.repos.RefsHave(u, id, q.Haves)
 	if err != nil {
-		s.fail(w, u, "fetch", err)
+		s.fail(w, nil, u, "fetch", err)
 		return
 	}
 	q.Haves = common
@@ -363,7 +363,7 @@ func (s *Server) uploadPackV0(w http.ResponseWriter, u *repos.User, id repos.ID,
 	var f *repos.GitFetch
 	if q.Depth > 0 || done {
 		if f, err = s.repos.GitFetch(u, id, q); err != nil {
-			s.fail(w, u, "fetch", err)
+			s.fail(w, nil, u, "fetch", err)
 			return
 		}
 	}

@@ -170,6 +170,9 @@ func (s *Service) changeRepoFenced(id ID, fence sweep.Fence, change func(st *Rec
 	lock.Lock()
 	defer lock.Unlock()
 	st, err := s.store.loadRepo(id)
+	if errors.Is(err, errNoRepo) {
+		return s.missingForWrite(id)
+	}
 	if err != nil {
 		return miss(id, "repository", err)
 	}

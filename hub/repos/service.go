@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/hub/internal/casapi"
+	"github.com/xetkit/xetkit/hub/pathindex"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
 )
@@ -43,6 +44,7 @@ type Service struct {
 	// meanwhile. Commits are written before, without a lock.
 	repoLocks   repoLocks
 	trees       *tree.Trees
+	bucketIndex *pathindex.Index
 	commitsMu   sync.Mutex
 	commits     map[string]*Commit // cache of immutable commits
 	commitBytes int64              // their estimated size
@@ -56,7 +58,7 @@ type objects struct{ store.Store }
 func New(cfg Config) *Service {
 	st := objects{cfg.Store}
 	return &Service{cfg: cfg, store: st, cas: cfg.CAS, commits: map[string]*Commit{},
-		trees: tree.New(pageStore{st}, treeCacheBytes)}
+		trees: tree.New(pageStore{st}, treeCacheBytes), bucketIndex: pathindex.New(bucketPages{st}, bucketPageCacheBytes)}
 }
 
 // now returns the hub clock.
@@ -91,6 +93,16 @@ func MaySee(u *User, rec *Record) bool {
 // the same NotFound as a missing one.
 func (s *Service) Repo(u *User, id ID) (*Record, error) {
 	rec, err := s.store.loadRepo(id)
+	if err == nil && rec.moving {
+		if to, ok := s.finishedMove(id, rec.UID, rec.MovingTo); ok {
+			return nil, s.movedError(u, id, to)
+		}
+	}
+	if errors.Is(err, errNoRepo) {
+		if to, ok := s.redirect(id); ok {
+			return nil, s.movedError(u, id, to)
+		}
+	}
 	if err == nil && !MaySee(u, rec) {
 		err = errNoRepo
 	}
@@ -193,6 +205,9 @@ func (s *Service) Public(key string) bool {
 	if err != nil {
 		return false
 	}
+	if id.Type == BucketType {
+		return s.bucketPublic(id)
+	}
 	rec, err := s.store.loadRepo(id)
 	return err == nil && !rec.Private
 }
@@ -210,6 +225,9 @@ func (s *Service) EnsureRepo(u *User, id ID) error {
 	defer lock.Unlock()
 	_, err := s.store.loadRepo(id)
 	if errors.Is(err, errNoRepo) {
+		if to, moved := s.redirect(id); moved {
+			return movedWrite(id, to)
+		}
 		_, err = s.createRepo(id, repoSettings{}, nil, nameOf(u))
 	}
 	return err
@@ -248,6 +266,9 @@ func (s *Service) changeRepo(id ID, change func(st *Record) error) error {
 	lock.Lock()
 	defer lock.Unlock()
 	st, err := s.store.loadRepo(id)
+	if errors.Is(err, errNoRepo) {
+		return s.missingForWrite(id)
+	}
 	if err != nil {
 		return miss(id, "repository", err)
 	}
@@ -274,6 +295,9 @@ func (s *Service) changed(id ID, change func(st *Record) error) error {
 // a private one u may not see is NotFound.
 func (s *Service) writable(u *User, id ID, what string) (*Record, error) {
 	rec, err := s.Repo(u, id)
+	if e := As(err); e != nil && e.Kind == Moved {
+		return nil, movedWrite(id, *e.MovedTo)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -310,4 +334,14 @@ func (s *Service) MayWrite(u *User, id ID) error { return s.checkWriter(u, id, "
 
 // MayCommit refuses u a commit to repository id, which need not exist yet
 // (a commit makes it: see EnsureRepo).
-func (s *Service) MayCommit(u *User, id ID) error { return mayWrite(u, id.NS, "writing") }
+func (s *Service) MayCommit(u *User, id ID) error {
+	if err := mayWrite(u, id.NS, "writing"); err != nil {
+		return err
+	}
+	if _, err := s.store.loadRepo(id); errors.Is(err, errNoRepo) {
+		if to, moved := s.redirect(id); moved {
+			return movedWrite(id, to)
+		}
+	}
+	return nil
+}
