@@ -18,7 +18,7 @@ import (
 	"github.com/xetkit/xetkit/hub/repos"
 )
 
-// Config configures a Server; every field is required.
+// Config configures a Server; every field is required but WebhookLog.
 type Config struct {
 	// The Key signs LFS transfer URLs.
 	httpx.Base
@@ -28,6 +28,8 @@ type Config struct {
 	TreePageSize int
 	// LFSPartSize is the part size of the LFS multipart transfer.
 	LFSPartSize int64
+	// WebhookLog, if set, is a webhook's delivery log, by its id.
+	WebhookLog func(id string) (any, error)
 }
 
 // Server serves the Hub API.
@@ -121,6 +123,17 @@ func (h *Server) Register(m *http.ServeMux) {
 	m.HandleFunc("GET "+bucket+"/xet-read-token", h.handleBucketToken(false))
 	m.HandleFunc("GET "+bucket+"/xet-write-token", h.handleBucketToken(true))
 	m.HandleFunc("GET "+bucket+"/events", h.handleBucketEvents)
+
+	hook := "/api/settings/webhooks/{id}"
+	m.HandleFunc("GET /api/settings/webhooks", h.handleListWebhooks)
+	change("POST /api/settings/webhooks", h.handleCreateWebhook)
+	m.HandleFunc("GET "+hook, h.handleWebhook)
+	change("POST "+hook, h.handleUpdateWebhook)
+	change("PUT "+hook, h.handleUpdateWebhook)
+	change("DELETE "+hook, h.handleDeleteWebhook)
+	change("POST "+hook+"/enable", h.handleSetWebhookDisabled(false))
+	change("POST "+hook+"/disable", h.handleSetWebhookDisabled(true))
+	m.HandleFunc("GET "+hook+"/deliveries", h.handleWebhookDeliveries)
 }
 
 // signedFirst runs f for a caller whose user token the hub knows, and

@@ -61,7 +61,7 @@ func (s *Service) createRepo(id ID, set repoSettings, ops []Op, author string) (
 		return nil, commitError(id, CommitRequest{}, err)
 	}
 	st.Branches[DefaultBranch] = cid
-	if err := s.store.saveRepo(id, st, fence); err != nil {
+	if err := s.saveRepo(id, st, fence); err != nil {
 		return nil, err
 	}
 	s.endRedirect(id)
@@ -90,6 +90,7 @@ func (s *Service) Delete(u *User, id ID) error {
 	if err := s.store.removeRepo(id, st); err != nil {
 		return err
 	}
+	s.emit(repoEvent("repo", "delete", id, st))
 	// Nothing finds them once the record is gone; a record left by a
 	// failure here is never read again.
 	_ = s.store.removeDiscussions(st)
@@ -254,7 +255,7 @@ func (s *Service) Duplicate(u *User, src, dst ID, v Visibility) error {
 		return err
 	}
 	nst.Branches[DefaultBranch] = cid
-	if err := s.store.saveRepo(dst, nst, fence); err != nil {
+	if err := s.saveRepo(dst, nst, fence); err != nil {
 		return err
 	}
 	s.endRedirect(dst)

@@ -179,7 +179,7 @@ func (s *Service) changeRepoFenced(id ID, fence sweep.Fence, change func(st *Rec
 	if err := change(st); err != nil {
 		return err
 	}
-	return s.store.saveRepo(id, st, fence)
+	return s.saveRepo(id, st, fence)
 }
 
 // pusher writes the commits of one push: into a batch, flushed once

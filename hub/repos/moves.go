@@ -373,6 +373,3 @@ func (s *Service) moveBucket(u *User, from, to ID, fence sweep.Fence) error {
 	s.endRedirect(to)
 	return nil
 }
-
-// emitMove tells the webhooks that from was moved to to.
-func (s *Service) emitMove(from, to ID, rec *Record) {}

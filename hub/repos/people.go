@@ -292,6 +292,20 @@ func (us *Users) lookup(tok string) *User {
 	return us.byToken[hex.EncodeToString(sum[:])]
 }
 
+// named is the user called name (without case), with the organisations
+// of the file, or nil (also for nil Users).
+func (us *Users) named(name string) *User {
+	if us == nil {
+		return nil
+	}
+	for _, u := range us.byToken {
+		if strings.EqualFold(u.Name, name) {
+			return &User{Name: u.Name, Role: RoleRead, Orgs: u.Orgs}
+		}
+	}
+	return nil
+}
+
 // Role is what a user token allows.
 type Role int
 

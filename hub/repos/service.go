@@ -11,6 +11,7 @@ package repos
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +32,13 @@ type Config struct {
 	UserToken, ReadUserToken string
 	// Users, if set, are the hub's people (see Users).
 	Users *Users
+	// Events, if set, hears each change once it is durable (events.go),
+	// in the goroutine that made it: it must not block.
+	Events func(WebhookEvent)
+	// WebhookURL, if set, refuses a webhook URL the hub may not call, as
+	// far as the URL alone tells (an address refused by
+	// serve --webhook-hosts).
+	WebhookURL func(*url.URL) error
 }
 
 // Service is the repository service. It is safe for concurrent use.
@@ -275,7 +283,7 @@ func (s *Service) changeRepo(id ID, change func(st *Record) error) error {
 	if err := change(st); err != nil {
 		return err
 	}
-	return s.store.saveRepo(id, st, fence)
+	return s.saveRepo(id, st, fence)
 }
 
 // errUnchanged, returned by a changeRepo change, leaves the record as it
