@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -301,7 +302,13 @@ func (h *Server) handleBucketBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var ops []repos.BucketOp
-	var failed []repos.BucketFailure
+	var lineOf []int // the line of each op
+	type failure struct {
+		Path  string `json:"path"`
+		Error string `json:"error"`
+		line  int
+	}
+	var failed []failure
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(nil, maxBatchBody)
 	for n := 1; sc.Scan(); n++ {
@@ -315,32 +322,38 @@ func (h *Server) handleBucketBatch(w http.ResponseWriter, r *http.Request) {
 		}
 		op, err := batchOp(raw)
 		if err != nil {
-			failed = append(failed, repos.BucketFailure{Path: op.Path, Error: fmt.Sprintf("line %d: %v", n, err)})
+			failed = append(failed, failure{Path: op.Path, Error: fmt.Sprintf("line %d: %v", n, err), line: n})
 			continue
 		}
-		ops = append(ops, op)
+		ops, lineOf = append(ops, op), append(lineOf, n)
 	}
 	more, err := h.repos.BucketBatch(h.user(r), id, ops)
 	if err != nil {
 		h.fail(w, r, "bucket batch", err)
 		return
 	}
-	failed = append(failed, more...)
-	type failure struct {
-		Path  string `json:"path"`
-		Error string `json:"error"`
+	for _, f := range more {
+		failed = append(failed, failure{Path: f.Path, Error: fmt.Sprintf("line %d: %s", lineOf[f.Op], f.Error), line: lineOf[f.Op]})
 	}
+	slices.SortStableFunc(failed, func(a, b failure) int { return a.line - b.line })
 	out := struct {
 		Applied int       `json:"applied"`
 		Failed  []failure `json:"failed"`
-	}{Failed: []failure{}}
-	for _, f := range failed {
-		out.Failed = append(out.Failed, failure{f.Path, f.Error})
+		Error   string    `json:"error,omitempty"`
+	}{Applied: len(ops) - len(more), Failed: failed}
+	if out.Failed == nil {
+		out.Failed = []failure{}
 	}
-	out.Applied = len(ops) - len(more)
 	status := http.StatusOK
-	if out.Applied == 0 && len(out.Failed) > 0 {
-		status = http.StatusUnprocessableEntity
+	if len(failed) > 0 {
+		var first []string
+		for _, f := range failed[:min(3, len(failed))] {
+			first = append(first, f.Error)
+		}
+		out.Error = fmt.Sprintf("%d of %d lines failed, the others were applied (all are listed in failed): %s", len(failed), len(failed)+out.Applied, strings.Join(first, "; "))
+		if out.Applied == 0 {
+			status = http.StatusUnprocessableEntity
+		}
 	}
 	httpx.WriteJSON(w, status, out)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 	"time"
 
@@ -508,8 +509,12 @@ type BucketOp struct {
 	Source ID
 }
 
-// BucketFailure is a line of a batch that was not applied, and why.
-type BucketFailure struct{ Path, Error string }
+// BucketFailure is a line of a batch that was not applied, and why: Op
+// is its index among the batch's operations.
+type BucketFailure struct {
+	Op          int
+	Path, Error string
+}
 
 // BucketBatch applies u's batch to bucket id (made if it does not exist
 // yet, the local hub's convenience): each line that can be applied is, in
@@ -534,6 +539,7 @@ func (s *Service) BucketBatch(u *User, id ID, ops []BucketOp) ([]BucketFailure, 
 	now := s.now().UTC().Truncate(time.Millisecond)
 	var failed []BucketFailure
 	type line struct {
+		op   int
 		path string
 		file *BucketFile // nil: a delete
 		from string      // the Key of the repository or bucket that holds the file
@@ -542,27 +548,28 @@ func (s *Service) BucketBatch(u *User, id ID, ops []BucketOp) ([]BucketFailure, 
 	// The Xet hashes each source is asked for, at once.
 	asks := map[string][]xethash.Hash{}
 	sourceErr := map[string]error{}
-	for _, op := range ops {
+	for i, op := range ops {
+		fail := func(p, msg string) { failed = append(failed, BucketFailure{i, p, msg}) }
 		p, err := normalizePath(op.Path)
 		if err != nil {
-			failed = append(failed, BucketFailure{op.Path, As(err).Msg})
+			fail(op.Path, As(err).Msg)
 			continue
 		}
 		if op.Kind == BucketDelete {
-			lines = append(lines, line{path: p})
+			lines = append(lines, line{op: i, path: p})
 			continue
 		}
 		if op.Kind != BucketAdd && op.Kind != BucketCopy {
-			failed = append(failed, BucketFailure{p, "unknown operation"})
+			fail(p, "unknown operation")
 			continue
 		}
 		h, err := xethash.Parse(op.XetHash)
 		if err != nil || h.String() != op.XetHash {
-			failed = append(failed, BucketFailure{p, fmt.Sprintf("xetHash %q is not a Xet hash (64 lowercase hex digits)", op.XetHash)})
+			fail(p, fmt.Sprintf("xetHash %q is not a Xet hash (64 lowercase hex digits)", op.XetHash))
 			continue
 		}
 		if len(op.ContentType) > maxContentType {
-			failed = append(failed, BucketFailure{p, fmt.Sprintf("a content type of %d bytes; at most %d", len(op.ContentType), maxContentType)})
+			fail(p, fmt.Sprintf("a content type of %d bytes; at most %d", len(op.ContentType), maxContentType))
 			continue
 		}
 		mtime := op.MTime
@@ -577,14 +584,14 @@ func (s *Service) BucketBatch(u *User, id ID, ops []BucketOp) ([]BucketFailure, 
 			}
 			if err := sourceErr[src.Key()]; err != nil {
 				if e := As(err); e != nil {
-					failed = append(failed, BucketFailure{p, e.Msg})
+					fail(p, e.Msg)
 					continue
 				}
 				return nil, err
 			}
 		}
 		f := &BucketFile{Path: p, Xet: h, MTime: mtime.UTC().Truncate(time.Millisecond), Uploaded: now, ContentType: op.ContentType, Size: -1}
-		lines = append(lines, line{path: p, file: f, from: src.Key()})
+		lines = append(lines, line{op: i, path: p, file: f, from: src.Key()})
 		if !h.IsZero() { // the empty file is in every bucket
 			asks[src.Key()] = append(asks[src.Key()], h)
 		}
@@ -610,7 +617,7 @@ func (s *Service) BucketBatch(u *User, id ID, ops []BucketOp) ([]BucketFailure, 
 				if l.from != id.Key() {
 					what = "is held by " + l.from
 				}
-				failed = append(failed, BucketFailure{l.path, fmt.Sprintf("no file with xet hash %s %s", f.Xet, what)})
+				failed = append(failed, BucketFailure{l.op, l.path, fmt.Sprintf("no file with xet hash %s %s", f.Xet, what)})
 				continue
 			} else if l.from != id.Key() {
 				grants[f.Xet] = true
@@ -630,6 +637,7 @@ func (s *Service) BucketBatch(u *User, id ID, ops []BucketOp) ([]BucketFailure, 
 			return nil, err
 		}
 	}
+	slices.SortStableFunc(failed, func(a, b BucketFailure) int { return a.Op - b.Op })
 	if len(ch) == 0 {
 		return failed, nil
 	}
