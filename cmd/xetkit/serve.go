@@ -37,13 +37,13 @@ import (
 func init() {
 	register(&command{
 		name:    "serve",
-		usage:   "[--addr 127.0.0.1:8080] [--url URL] [--data DIR | --store s3://BUCKET/PREFIX [--direct-urls]] [--token T] [--users FILE] [--root DIR]",
+		usage:   "[--addr 127.0.0.1:8080] [--url URL] [--data DIR | --store s3://BUCKET/PREFIX [--direct-urls]] [--token T] [--users FILE] [--webhook-hosts LIST] [--root DIR]",
 		summary: "serve the viewer page, the WebAssembly module and a local hub on one loopback port",
 		details: `The local hub answers the Hub API that @huggingface/hub and huggingface_hub call
 (repositories, commits, trees, resolve, the LFS batch and the xet token routes;
 branches, tags, history, listings, discussions and pull requests, settings,
-duplicate and super-squash) and the CAS API, so those clients work against it
-unmodified:
+duplicate, super-squash and moves; Storage Buckets; webhooks) and the CAS API,
+so those clients work against it unmodified:
 
   hubUrl: "http://127.0.0.1:8080", accessToken: "<the token printed at start>"
 
@@ -58,7 +58,8 @@ again, printing it each time, so the tokens clients saved keep working
 (with no --data the store, and the token, go when the server stops). That
 user owns every namespace. As a development convenience, a commit or a
 write-token request for a repository that does not exist creates it
-(public); createRepo creates one explicitly, and an id without a namespace
+(public), as a batch or write-token request does a bucket; createRepo
+creates one explicitly, and an id without a namespace
 lands in the user's own ("local"). Without a token, public repositories
 can be read; writes always need it.
 
@@ -75,6 +76,17 @@ hex (printf %s hf_… | sha256sum), with its role, read or write:
 (alice's token is hf_alice_secret, bob's hf_bob_secret.) A mistake in the
 file is named with its line and column. --token, if also given, is then an
 administrator's, who owns every namespace.
+
+A moved repository's or bucket's old name redirects reads to the new one and
+refuses writes, naming it, until something is made under the old name.
+Webhooks are sent once a change is durable, retried when they fail, and only
+to the hosts --webhook-hosts allows: external addresses by default (no
+loopback, private, link-local or reserved one), or a comma-separated list of
+external, loopback, private, * (any), CIDRs and host names (*.example.com),
+as Gitea's ALLOWED_HOST_LIST; the address is checked as each connection is
+made, once the name is resolved. For a receiver on this machine:
+
+  xetkit serve --webhook-hosts loopback
 
 huggingface_hub with hf_xet works the same way (HF_ENDPOINT=<the URL>,
 HF_TOKEN=<the token>). Clients without Xet use the LFS basic and multipart

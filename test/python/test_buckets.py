@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import pathlib
+import time
 import urllib.request
 
 import pytest
@@ -117,11 +118,15 @@ def test_sync_up_and_down(api, hub, tmp):
     write(src / "notes.txt", b"keep me\n")
     write(src / "scratch.tmp", b"not this\n")
     api.create_bucket("synced")
+    start = time.monotonic()
     api.sync_bucket(str(src), "hf://buckets/local/synced", exclude=["*.tmp"], quiet=True)
+    up = time.monotonic() - start
     remote = {f.path for f in api.list_bucket_tree("local/synced", recursive=True)}
     assert remote == {f"shard-{i}.bin" for i in range(n)} | {"logs/train.log", "notes.txt"}
     dst = tmp / "dst"
+    start = time.monotonic()
     api.sync_bucket("hf://buckets/local/synced", str(dst), quiet=True)
+    print(f"\nsync of {SIZE / MiB:.0f} MiB: up {up:.1f} s, down {time.monotonic() - start:.1f} s (figures only: nothing is timed)")
     want = tree_of(src)
     del want["scratch.tmp"]
     assert tree_of(dst) == want
@@ -139,6 +144,7 @@ def test_sync_up_and_down(api, hub, tmp):
     sent = hub.stats()["xorbBytesReceived"] - before
     assert plan.summary()["uploads"] == 1
     assert sent < 3 * MiB, f"a 1 MiB change sent {sent} bytes"
+    print(f"\nsync of {SIZE / MiB:.0f} MiB in {n} files: a 1 MiB change in one sent {sent / MiB:.2f} MiB of xorbs")
     # --delete, both ways, with include.
     (src / "notes.txt").unlink()
     api.sync_bucket(str(src), "hf://buckets/local/synced", delete=True, exclude=["*.tmp"], quiet=True)
