@@ -129,15 +129,25 @@ func (h *Server) handleListBuckets(w http.ResponseWriter, r *http.Request) {
 		ns = u.Name
 	}
 	list, err := h.repos.Buckets(u, ns, r.URL.Query().Get("search"))
+	h.answerList(w, r, "list buckets", shownAll(list, bucketInfo), err)
+}
+
+// shownAll is each of items as show shows it (an empty list for none).
+func shownAll[T any](items []T, show func(T) map[string]any) []map[string]any {
+	out := make([]map[string]any, 0, len(items))
+	for _, it := range items {
+		out = append(out, show(it))
+	}
+	return out
+}
+
+// answerList answers a listing, or the refusal err of what.
+func (h *Server) answerList(w http.ResponseWriter, r *http.Request, what string, list []map[string]any, err error) {
 	if err != nil {
-		h.fail(w, r, "list buckets", err)
+		h.fail(w, r, what, err)
 		return
 	}
-	out := make([]map[string]any, 0, len(list))
-	for _, b := range list {
-		out = append(out, bucketInfo(b))
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
+	httpx.WriteJSON(w, http.StatusOK, list)
 }
 
 // handleDeleteBucket answers DELETE /api/buckets/{ns}/{name}.
@@ -406,17 +416,7 @@ func (h *Server) handleBucketToken(write bool) http.HandlerFunc {
 			return
 		}
 		tok, exp, err := h.repos.BucketToken(u, id, write)
-		if err != nil {
-			h.fail(w, r, "token", err)
-			return
-		}
-		w.Header().Set("Cache-Control", "no-store")
-		h.xetHeaders(w, r, tok, exp)
-		httpx.WriteJSON(w, http.StatusOK, struct {
-			AccessToken string `json:"accessToken"`
-			Exp         int64  `json:"exp"`
-			CasURL      string `json:"casUrl"`
-		}{tok, exp, h.cfg.BaseURL(r)})
+		h.answerToken(w, r, tok, exp, err)
 	}
 }
 

@@ -75,15 +75,7 @@ func (h *Server) handleListWebhooks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hooks, err := h.repos.Webhooks(u)
-	if err != nil {
-		h.fail(w, r, "webhooks", err)
-		return
-	}
-	out := make([]map[string]any, 0, len(hooks))
-	for _, hook := range hooks {
-		out = append(out, webhookJSON(hook))
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
+	h.answerList(w, r, "webhooks", shownAll(hooks, webhookJSON), err)
 }
 
 // handleWebhook answers GET /api/settings/webhooks/{id}.

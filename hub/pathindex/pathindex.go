@@ -577,6 +577,7 @@ type reader struct {
 	err error
 }
 
+// byte reads one byte.
 func (r *reader) byte() byte {
 	if len(r.b) == 0 {
 		r.err = errors.New("it ends early")
@@ -587,16 +588,17 @@ func (r *reader) byte() byte {
 	return c
 }
 
+// uvarint reads a length (0 once an error was met).
 func (r *reader) uvarint() uint64 {
 	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		if r.err == nil {
-			r.err = errors.New("a malformed length")
-		}
-		return 0
+	if n > 0 {
+		r.b = r.b[n:]
+		return v
 	}
-	r.b = r.b[n:]
-	return v
+	if r.err == nil {
+		r.err = errors.New("a malformed length")
+	}
+	return 0
 }
 
 // bytes reads a length (at most limit) and that many bytes.
@@ -608,34 +610,39 @@ func (r *reader) bytes(limit int) []byte {
 	return r.fixed(int(min(n, uint64(limit))))
 }
 
-func (r *reader) fixed(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if len(r.b) < n {
+// fixed reads n bytes (nil once an error was met).
+func (r *reader) fixed(n int) (v []byte) {
+	switch {
+	case r.err != nil:
+	case len(r.b) < n:
 		r.err = errors.New("it ends inside a field")
-		return nil
+	default:
+		v, r.b = r.b[:n:n], r.b[n:]
 	}
-	v := r.b[:n:n]
-	r.b = r.b[n:]
 	return v
 }
 
-// page reads and decodes page id, through the cache.
+// page is page id decoded: from the cache, else read from the store (and
+// kept in the cache).
 func (x *Index) page(id ID) (*page, error) {
 	if p := x.cache.get(id); p != nil {
 		return p, nil
 	}
+	return x.fetch(id)
+}
+
+// fetch reads page id from the store, decodes it and caches it.
+func (x *Index) fetch(id ID) (p *page, err error) {
 	b, err := x.store.Get(id)
-	if err != nil {
-		return nil, fmt.Errorf("pathindex: page %s: %w", id, err)
+	if err == nil {
+		p, err = decode(id, b)
+	} else {
+		err = fmt.Errorf("pathindex: page %s: %w", id, err)
 	}
-	p, err := decode(id, b)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		x.cache.add(id, p, int64(len(b)))
 	}
-	x.cache.add(id, p, int64(len(b)))
-	return p, nil
+	return p, err
 }
 
 // cache keeps decoded pages within a budget of bytes (counting each

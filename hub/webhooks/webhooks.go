@@ -24,6 +24,7 @@ package webhooks
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -140,21 +141,11 @@ type Dispatcher struct {
 // deliveries to take over (one at once, for those a process that stopped
 // left).
 func New(cfg Config) *Dispatcher {
-	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = 5
-	}
-	if cfg.Backoff <= 0 {
-		cfg.Backoff = time.Second
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 10 * time.Second
-	}
-	if cfg.Lease <= 0 {
-		cfg.Lease = time.Minute
-	}
-	if cfg.ScanEvery <= 0 {
-		cfg.ScanEvery = 15 * time.Second
-	}
+	cfg.MaxAttempts = cmp.Or(max(cfg.MaxAttempts, 0), 5)
+	cfg.Backoff = cmp.Or(max(cfg.Backoff, 0), time.Second)
+	cfg.Timeout = cmp.Or(max(cfg.Timeout, 0), 10*time.Second)
+	cfg.Lease = cmp.Or(max(cfg.Lease, 0), time.Minute)
+	cfg.ScanEvery = cmp.Or(max(cfg.ScanEvery, 0), 15*time.Second)
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
