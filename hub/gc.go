@@ -8,6 +8,7 @@ import (
 
 	"github.com/xetkit/xetkit/hub/casserver"
 	"github.com/xetkit/xetkit/hub/internal/sweep"
+	"github.com/xetkit/xetkit/hub/pathindex"
 	"github.com/xetkit/xetkit/hub/repos"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
@@ -47,7 +48,7 @@ type GCReport struct {
 // gcKinds are the kinds GC may delete from, in the order it deletes:
 // records that point at objects before the objects (grants and shards
 // before xorbs, commits before their pages and blobs).
-var gcKinds = []string{store.Grants, store.Verified, store.Shards, store.Commits, store.Trees, store.Blobs, store.Xorbs}
+var gcKinds = []string{store.Grants, store.Verified, store.Shards, store.Commits, store.Trees, store.BucketPages, store.Blobs, store.Xorbs}
 
 // DefaultLease is how long a gc's sweep may go on without renewing its
 // lease (it renews it as it deletes): writers wait at most this long for
@@ -58,9 +59,9 @@ const DefaultLease = 15 * time.Minute
 // store and before its first delete (tests race writes with it).
 var gcBeforeDelete func()
 
-// GC finds the objects of st that no ref of any repository reaches
-// (xorbs, shards, upload grants, verification records, commits, tree
-// pages, small files) and
+// GC finds the objects of st that no ref of any repository and no bucket
+// reaches (xorbs, shards, upload grants, verification records, commits,
+// tree pages, bucket pages, small files) and
 // that were written more than the grace period ago, and with
 // o.Delete deletes them. Repository records and signing keys are never
 // deleted.
@@ -214,6 +215,11 @@ func report(st store.Collectable, col *casserver.Collection, reached *repos.Reac
 	for n := range written[store.Trees] {
 		if id, err := tree.ParseID(n); err == nil && !reached.Trees[id] && old(store.Trees, n) {
 			rep.Unreachable[store.Trees] = append(rep.Unreachable[store.Trees], n)
+		}
+	}
+	for n := range written[store.BucketPages] {
+		if id, err := pathindex.ParseID(n); err == nil && !id.IsZero() && !reached.BucketPages[id] && old(store.BucketPages, n) {
+			rep.Unreachable[store.BucketPages] = append(rep.Unreachable[store.BucketPages], n)
 		}
 	}
 	for n := range written[store.Blobs] {

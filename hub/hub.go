@@ -10,6 +10,7 @@
 package hub
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -27,6 +28,7 @@ import (
 	"github.com/xetkit/xetkit/hub/pages"
 	"github.com/xetkit/xetkit/hub/repos"
 	"github.com/xetkit/xetkit/hub/store"
+	"github.com/xetkit/xetkit/hub/webhooks"
 )
 
 // DefaultLFSPartSize is the LFS multipart transfer's part size unless
@@ -100,8 +102,29 @@ type Config struct {
 	Ingest casserver.IngestFunc
 	// Faults injects failures into the first requests (see Faults).
 	Faults Faults
+	// Webhooks configures the delivery of webhooks.
+	Webhooks WebhookOptions
 	// Now is the clock (default time.Now); tests move it.
 	Now func() time.Time
+}
+
+// WebhookOptions configure the delivery of webhooks (package
+// hub/webhooks).
+type WebhookOptions struct {
+	// Hosts is which hosts webhooks may be sent to (webhooks.Hosts; ""
+	// is webhooks.DefaultHosts, external addresses only).
+	Hosts string
+	// BaseURL is the hub's URL that payloads name repositories by
+	// (default PublicURL, else http://127.0.0.1).
+	BaseURL string
+	// MaxAttempts, Backoff, Lease and ScanEvery are webhooks.Config's
+	// (zero: its defaults).
+	MaxAttempts               int
+	Backoff, Lease, ScanEvery time.Duration
+	// Lookup resolves webhook hosts (default: the system's resolver).
+	Lookup webhooks.Lookup
+	// Logf hears what goes wrong with deliveries.
+	Logf func(format string, args ...any)
 }
 
 // Stats are the hub's counters since it started.
@@ -132,6 +155,7 @@ type Hub struct {
 	api    *hubapi.Server
 	git    *githttp.Server
 	pages  *pages.Server
+	hooks  *webhooks.Dispatcher
 	mux    *http.ServeMux
 	ans    httpx.Answer
 	faults *faultInjector
@@ -217,14 +241,32 @@ func New(cfg Config) (*Hub, error) {
 	if err := repos.CheckFormat(h.store); err != nil {
 		return nil, fmt.Errorf("hub: %w", err)
 	}
+	hosts, err := webhooks.ParseHosts(cmp.Or(cfg.Webhooks.Hosts, webhooks.DefaultHosts))
+	if err != nil {
+		return nil, fmt.Errorf("hub: %w", err)
+	}
 	h.repos = repos.New(repos.Config{Store: h.store, CAS: h.cas, Now: cfg.Now,
-		UserToken: cfg.UserToken, ReadUserToken: cfg.ReadUserToken, Users: cfg.Users})
-	h.api = hubapi.New(hubapi.Config{Base: base, Repos: h.repos, CAS: h.cas, TreePageSize: cfg.TreePageSize, LFSPartSize: cfg.LFSPartSize})
+		UserToken: cfg.UserToken, ReadUserToken: cfg.ReadUserToken, Users: cfg.Users,
+		// h.hooks is set before the hub serves anything.
+		Events:     func(ev repos.WebhookEvent) { h.hooks.Emit(ev) },
+		WebhookURL: func(u *url.URL) error { return hosts.CheckLiteral(u.Hostname()) },
+	})
+	wo := cfg.Webhooks
+	h.hooks = webhooks.New(webhooks.Config{Store: h.store, Repos: h.repos, Hosts: hosts,
+		BaseURL:     cmp.Or(wo.BaseURL, cfg.PublicURL, "http://127.0.0.1"),
+		MaxAttempts: wo.MaxAttempts, Backoff: wo.Backoff, Lease: wo.Lease, ScanEvery: wo.ScanEvery,
+		Lookup: wo.Lookup, Logf: wo.Logf})
+	h.api = hubapi.New(hubapi.Config{Base: base, Repos: h.repos, CAS: h.cas, TreePageSize: cfg.TreePageSize, LFSPartSize: cfg.LFSPartSize,
+		WebhookLog: func(id string) (any, error) { return h.hooks.Log(id) }})
 	h.git = githttp.New(githttp.Config{Repos: h.repos, Answer: h.ans})
 	h.pages = pages.New(pages.Config{Repos: h.repos, CAS: h.cas, Key: key, BaseURL: h.baseURL, Now: cfg.Now, FolderPage: min(cfg.TreePageSize, pages.DefaultFolderPage)})
 	h.routes()
 	return h, nil
 }
+
+// Close stops what the hub runs in the background (webhook deliveries:
+// what is pending stays in the store for the next hub on it).
+func (h *Hub) Close() { h.hooks.Close() }
 
 func (h *Hub) routes() {
 	m := http.NewServeMux()

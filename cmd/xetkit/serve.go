@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"crypto/rand"
@@ -30,13 +31,14 @@ import (
 	"github.com/xetkit/xetkit/hub/repos"
 	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/store"
+	"github.com/xetkit/xetkit/hub/webhooks"
 	"github.com/xetkit/xetkit/ingest"
 )
 
 func init() {
 	register(&command{
 		name:    "serve",
-		usage:   "[--addr 127.0.0.1:8080] [--url URL] [--data DIR | --store s3://BUCKET/PREFIX [--direct-urls]] [--token T] [--users FILE] [--root DIR]",
+		usage:   "[--addr 127.0.0.1:8080] [--url URL] [--data DIR | --store s3://BUCKET/PREFIX [--direct-urls]] [--token T] [--users FILE] [--webhook-hosts LIST] [--root DIR]",
 		summary: "serve a local hub with its web pages, the shard viewer and the WebAssembly module on one loopback port",
 		details: `Open the printed URL: the hub's pages are at the Hub's own paths (/, /models,
 /datasets, /spaces, /{user}, /{ns}/{name} with its tree, blob, commits,
@@ -46,8 +48,8 @@ it names; sign in there with the token. The shard viewer is at /viewer/.
 The local hub answers the Hub API that @huggingface/hub and huggingface_hub call
 (repositories, commits, trees, resolve, the LFS batch and the xet token routes;
 branches, tags, history, listings, discussions and pull requests, settings,
-duplicate and super-squash) and the CAS API, so those clients work against it
-unmodified:
+duplicate, super-squash and moves; Storage Buckets; webhooks) and the CAS API,
+so those clients work against it unmodified:
 
   hubUrl: "http://127.0.0.1:8080", accessToken: "<the token printed at start>"
 
@@ -63,7 +65,8 @@ again, printing it each time, so the tokens clients saved keep working
 (with no --data the store, and the token, go when the server stops). That
 user owns every namespace. As a development convenience, a commit or a
 write-token request for a repository that does not exist creates it
-(public); createRepo creates one explicitly, and an id without a namespace
+(public), as a batch or write-token request does a bucket; createRepo
+creates one explicitly, and an id without a namespace
 lands in the user's own ("local"). Without a token, public repositories
 can be read; writes always need it.
 
@@ -80,6 +83,17 @@ hex (printf %s hf_… | sha256sum), with its role, read or write:
 (alice's token is hf_alice_secret, bob's hf_bob_secret.) A mistake in the
 file is named with its line and column. --token, if also given, is then an
 administrator's, who owns every namespace.
+
+A moved repository's or bucket's old name redirects reads to the new one and
+refuses writes, naming it, until something is made under the old name.
+Webhooks are sent once a change is durable, retried when they fail, and only
+to the hosts --webhook-hosts allows: external addresses by default (no
+loopback, private, link-local or reserved one), or a comma-separated list of
+external, loopback, private, * (any), CIDRs and host names (*.example.com),
+as Gitea's ALLOWED_HOST_LIST; the address is checked as each connection is
+made, once the name is resolved. For a receiver on this machine:
+
+  xetkit serve --webhook-hosts loopback
 
 huggingface_hub with hf_xet works the same way (HF_ENDPOINT=<the URL>,
 HF_TOKEN=<the token>). Clients without Xet use the LFS basic and multipart
@@ -131,6 +145,9 @@ type serveOptions struct {
 	faults      string // hub fault plan, for tests (hub.ParseFaults)
 	publicURL   string // base URL clients reach the hub at; "": the listening address
 	lfsPartSize int64  // part size of the LFS multipart transfer; 0: the hub's default
+	// webhookHosts is which hosts webhooks may be sent to (webhooks.Hosts);
+	// webhookBase the URL their payloads are built on.
+	webhookHosts, webhookBase string
 	// Connection limits: a request must arrive whole within readTimeout
 	// (its headers within 10 s), and an idle keep-alive connection is
 	// closed after idleTimeout, so slow or silent clients cannot hold the
@@ -152,6 +169,7 @@ func runServe(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", time.Minute, "close a keep-alive connection idle this long")
 	fs.StringVar(&o.publicURL, "url", "", "another base URL clients reach the hub at, e.g. https://hub.example.com behind a proxy: requests to its host (Host or X-Forwarded-Host) get the URLs the hub returns built on it, as clients refuse URLs on another host than the one they were pointed at; requests to the listening address get them on the name they used")
 	fs.Int64Var(&o.lfsPartSize, "lfs-part-size", hub.DefaultLFSPartSize, "part size in bytes of the LFS multipart transfer, for clients without Xet: larger objects are sent in parts of this size")
+	fs.StringVar(&o.webhookHosts, "webhook-hosts", webhooks.DefaultHosts, "the hosts webhooks may be sent to, comma-separated: external (public addresses), loopback, private (RFC 1918, RFC 4193, link-local and reserved ranges), * (any), CIDRs, host names with * wildcards; an address is checked as the connection is made, after the name is resolved")
 	fs.StringVar(&o.faults, "faults", "", "make the hub fail requests, for tests: N (the first N), KIND:N,... (kinds 5xx, 429, drop, lost, flip, cut, ok), or loop:KIND,... (every request, in turn); optionally @/path|/path")
 	args, err := parseFlags(e, c, fs, args)
 	if err != nil {
@@ -173,6 +191,9 @@ func runServe(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	}
 	if o.lfsPartSize <= 0 {
 		return usagef("--lfs-part-size %d: want a positive number of bytes", o.lfsPartSize)
+	}
+	if _, err := webhooks.ParseHosts(o.webhookHosts); err != nil {
+		return usagef("--webhook-hosts: %v", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -201,6 +222,7 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 		return err
 	}
 	defer ln.Close() // a no-op once served
+	o.webhookBase = cmp.Or(strings.TrimSuffix(o.publicURL, "/"), "http://"+ln.Addr().String())
 	if o.data == "" && o.store == "" {
 		// A throwaway store: nothing in it outlives this server.
 		if o.data, err = os.MkdirTemp("", "xetkit-hub-"); err != nil {
@@ -211,10 +233,11 @@ func serve(ctx context.Context, e *env, o serveOptions) error {
 			o.token = randomToken() // kept nowhere: the store goes with the server
 		}
 	}
-	h, tokenFrom, err := hubHandler(ctx, &o)
+	h, tokenFrom, err := hubHandler(ctx, e, &o)
 	if err != nil {
 		return err
 	}
+	defer h.Close()
 	srv := &http.Server{
 		Handler:           newServeMux(site, h),
 		ReadHeaderTimeout: min(10*time.Second, o.readTimeout),
@@ -276,7 +299,7 @@ func listen(addr string) (net.Listener, error) {
 // o.store. Its paths (hub.IsHubPath) are routed to it. With neither
 // --token nor --users, o.token becomes the token kept in the store (made
 // at the first start), and tokenFrom says where it is kept.
-func hubHandler(ctx context.Context, o *serveOptions) (h *hub.Hub, tokenFrom string, err error) {
+func hubHandler(ctx context.Context, e *env, o *serveOptions) (h *hub.Hub, tokenFrom string, err error) {
 	faults, err := hub.ParseFaults(o.faults)
 	if err != nil {
 		return nil, "", usagef("--faults: %v", err)
@@ -305,7 +328,10 @@ func hubHandler(ctx context.Context, o *serveOptions) (h *hub.Hub, tokenFrom str
 		}
 		tokenFrom = ", kept in " + backing.Where(store.Keys, tokenRecord) + "; --token overrides"
 	}
-	cfg := hub.Config{Store: backing, UserToken: o.token, Users: users, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize, Ingest: ingest.Pipeline, DirectURLs: o.directURLs}
+	cfg := hub.Config{Store: backing, UserToken: o.token, Users: users, Faults: faults, PublicURL: o.publicURL, LFSPartSize: o.lfsPartSize, Ingest: ingest.Pipeline, DirectURLs: o.directURLs,
+		Webhooks: hub.WebhookOptions{Hosts: o.webhookHosts, BaseURL: o.webhookBase, Logf: func(format string, args ...any) {
+			fmt.Fprintf(e.stderr, "xetkit serve: "+format+"\n", args...)
+		}}}
 	h, err = hub.New(cfg)
 	return h, tokenFrom, err
 }

@@ -356,6 +356,30 @@ func (h *Server) Grant(repo string, f xethash.Hash) error {
 	return nil
 }
 
+// Sizes is the size of each stored Xet file of files that repo's CAS
+// tokens may read (an upload through them registered it, or it was
+// granted), -1 for one not stored or not repo's to read. Files another
+// process on the store registered are found too: the index reads the
+// store once if any is missing.
+func (h *Server) Sizes(repo string, files []xethash.Hash) []int64 {
+	sizes := make([]int64, len(files))
+	h.fresh(func() bool {
+		h.mu.RLock()
+		defer h.mu.RUnlock()
+		all := true
+		for i, f := range files {
+			sizes[i] = -1
+			if m := h.idx.files[f]; m != nil && h.idx.readable(repo, f) {
+				sizes[i] = int64(m.size)
+			} else {
+				all = false
+			}
+		}
+		return all
+	})
+	return sizes
+}
+
 // Open returns the bytes of stored Xet file f, rebuilt from its xorbs with
 // every chunk's hash checked as it is read, and its size.
 func (h *Server) Open(f xethash.Hash) (io.ReaderAt, int64, error) {

@@ -140,14 +140,28 @@ func (s *Server) challenge(w http.ResponseWriter, why string) {
 	s.ans.Fail(w, http.StatusUnauthorized, "%s", why)
 }
 
-// fail answers err of the repository service: a repository u may not see,
-// to one without a token, is 401 (git then asks for one), to one with a
-// token 404; a read token's write 403.
-func (s *Server) fail(w http.ResponseWriter, u *repos.User, what string, err error) {
+// fail answers err of the repository service for request r (nil within
+// a request already answered in part): a repository u may not see, to
+// one without a token, is 401 (git then asks for one), to one with a
+// token 404; a read token's write 403; a moved one's old name a redirect.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, u *repos.User, what string, err error) {
 	e := repos.As(err)
 	switch {
 	case e == nil:
 		s.ans.FailStore(w, what, err)
+	case e.Kind == repos.Moved && e.MovedTo != nil:
+		// git follows a redirect of its first request (info/refs) and
+		// goes on at the new URL (r is nil past the first).
+		if r == nil {
+			s.ans.Fail(w, http.StatusNotFound, "%s", e.Msg)
+			return
+		}
+		if loc, ok := httpx.MovedURL(r.URL, e.MovedFrom.NS, e.MovedFrom.Name, e.MovedTo.NS, e.MovedTo.Name); ok {
+			w.Header().Set("Location", loc)
+			s.ans.Fail(w, http.StatusTemporaryRedirect, "%s", e.Msg)
+			return
+		}
+		s.ans.Fail(w, http.StatusNotFound, "%s", e.Msg)
 	case (e.Kind == repos.NotFound && e.Code == repos.CodeRepoNotFound || e.Kind == repos.Unauthorized) && u == nil:
 		s.challenge(w, e.Msg+": sign in with a user token (as the password)")
 	case e.Kind == repos.Unauthorized || e.Kind == repos.Forbidden:
@@ -173,7 +187,7 @@ func body(r *http.Request) (io.Reader, error) {
 // an answer of locks would make it suggest enabling their checks).
 func (s *Server) locksVerify(w http.ResponseWriter, r *http.Request, u *repos.User, id repos.ID) {
 	if err := s.repos.MayRead(u, id); err != nil {
-		s.fail(w, u, "locks", err)
+		s.fail(w, r, u, "locks", err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/vnd.git-lfs+json")

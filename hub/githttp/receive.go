@@ -25,7 +25,7 @@ import (
 // receivePack answers POST …/git-receive-pack.
 func (s *Server) receivePack(w http.ResponseWriter, r *http.Request, u *repos.User, id repos.ID) {
 	if err := s.repos.MayCommit(u, id); err != nil {
-		s.fail(w, u, "push", err)
+		s.fail(w, r, u, "push", err)
 		return
 	}
 	in, err := body(r)

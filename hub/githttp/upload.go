@@ -42,7 +42,7 @@ func (s *Server) infoRefs(w http.ResponseWriter, r *http.Request, u *repos.User,
 	}
 	if service == "git-receive-pack" {
 		if err := s.repos.MayCommit(u, id); err != nil {
-			s.fail(w, u, "push", err)
+			s.fail(w, r, u, "push", err)
 			return
 		}
 	}
@@ -51,7 +51,7 @@ func (s *Server) infoRefs(w http.ResponseWriter, r *http.Request, u *repos.User,
 		refs, err = nil, nil // a push makes the repository (the local hub's convenience)
 	}
 	if err != nil {
-		s.fail(w, u, "refs", err)
+		s.fail(w, r, u, "refs", err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-"+service+"-advertisement")
@@ -193,7 +193,7 @@ func (s *Server) uploadPackV2(w http.ResponseWriter, u *repos.User, id repos.ID,
 func (s *Server) lsRefs(w http.ResponseWriter, u *repos.User, id repos.ID, args []string) {
 	refs, head, err := s.repos.GitRefs(u, id)
 	if err != nil {
-		s.fail(w, u, "refs", err)
+		s.fail(w, nil, u, "refs", err)
 		return
 	}
 	symrefs, unborn := false, false
@@ -280,7 +280,7 @@ func (s *Server) fetchV2(w http.ResponseWriter, u *repos.User, id repos.ID, args
 	}
 	f, err := s.repos.GitFetch(u, id, q)
 	if err != nil {
-		s.fail(w, u, "fetch", err)
+		s.fail(w, nil, u, "fetch", err)
 		return
 	}
 	e := pktline.NewEncoder(w)
@@ -358,7 +358,7 @@ func (s *Server) uploadPackV0(w http.ResponseWriter, u *repos.User, id repos.ID,
 	if q.Depth > 0 || done {
 		var err error
 		if f, err = s.repos.GitFetch(u, id, q); err != nil {
-			s.fail(w, u, "fetch", err)
+			s.fail(w, nil, u, "fetch", err)
 			return
 		}
 	}
@@ -420,7 +420,7 @@ func (s *sideband) Write(p []byte) (int, error) {
 func (s *Server) keepCommon(w http.ResponseWriter, u *repos.User, id repos.ID, q *repos.FetchRequest) bool {
 	common, err := s.repos.RefsHave(u, id, q.Haves)
 	if err != nil {
-		s.fail(w, u, "fetch", err)
+		s.fail(w, nil, u, "fetch", err)
 		return false
 	}
 	q.Haves = common

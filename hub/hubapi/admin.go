@@ -86,12 +86,38 @@ func (h *Server) handleDuplicate(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"url": url, "filesCopyPending": false})
 }
 
-// handleMove answers POST /api/repos/move with a clear refusal: a moved
-// repo's commits and CAS grants are keyed by its name, and the Hub's
-// redirects from the old name are not kept here. duplicate_repo and then
-// delete_repo do the same under the new name.
+// handleMove answers POST /api/repos/move ({fromRepo, toRepo, type}:
+// move_repo, and move_bucket with type "bucket"). The old name then
+// redirects reads to the new one.
 func (h *Server) handleMove(w http.ResponseWriter, r *http.Request) {
-	h.ans.Fail(w, http.StatusNotImplemented, "this hub does not move repositories: duplicate the repository to its new name (duplicate_repo), then delete the old one")
+	var req struct {
+		From string `json:"fromRepo"`
+		To   string `json:"toRepo"`
+		Type string `json:"type"`
+	}
+	if !h.decodeBody(w, r, maxSmallBody, "move", &req) {
+		return
+	}
+	if req.Type == "" {
+		req.Type = "model"
+	}
+	if _, ok := repos.TypeOf(req.Type); !ok && req.Type != repos.BucketType {
+		h.ans.Fail(w, http.StatusBadRequest, "type %q: want model, dataset, space or bucket", req.Type)
+		return
+	}
+	from, err := repos.ParseAnyID(req.Type, req.From)
+	var to repos.ID
+	if err == nil {
+		to, err = repos.ParseAnyID(req.Type, req.To)
+	}
+	if err == nil {
+		err = h.repos.Move(h.user(r), from, to)
+	}
+	if err != nil {
+		h.fail(w, r, "move", err)
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, map[string]string{"url": h.cfg.BaseURL(r) + "/" + to.WebPrefix()})
 }
 
 // handleAuthCheck answers GET …/auth-check (may the caller read the repo)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/xetkit/xetkit/hub/internal/httpx"
 	"github.com/xetkit/xetkit/hub/internal/statuses"
 	"github.com/xetkit/xetkit/hub/repos"
 )
@@ -25,6 +26,13 @@ func (h *Server) fail(w http.ResponseWriter, r *http.Request, what string, err e
 	if e == nil {
 		h.ans.FailStore(w, what, err)
 		return
+	}
+	if e.Kind == repos.Moved && e.MovedTo != nil {
+		if loc, ok := httpx.MovedURL(r.URL, e.MovedFrom.NS, e.MovedFrom.Name, e.MovedTo.NS, e.MovedTo.Name); ok {
+			w.Header().Set("Location", loc)
+			h.ans.Fail(w, http.StatusTemporaryRedirect, "%s", e.Msg)
+			return
+		}
 	}
 	status := statusOf(e.Kind)
 	msg := e.Msg

@@ -18,7 +18,7 @@ import (
 	"github.com/xetkit/xetkit/hub/repos"
 )
 
-// Config configures a Server; every field is required.
+// Config configures a Server; every field is required but WebhookLog.
 type Config struct {
 	// The Key signs LFS transfer URLs.
 	httpx.Base
@@ -28,6 +28,8 @@ type Config struct {
 	TreePageSize int
 	// LFSPartSize is the part size of the LFS multipart transfer.
 	LFSPartSize int64
+	// WebhookLog, if set, is a webhook's delivery log, by its id.
+	WebhookLog func(id string) (any, error)
 }
 
 // Server serves the Hub API.
@@ -53,8 +55,21 @@ func (h *Server) LFSBytesReceived() int64 { return h.lfsBytesReceived.Load() }
 // LFS batch) are answered by ServeWeb. A route that changes something is
 // signedFirst: its body is read only once the caller's token is checked.
 func (h *Server) Register(m *http.ServeMux) {
-	repo := "/api/{type}/{ns}/{name}" // the routes of one repository
 	change := func(pattern string, f http.HandlerFunc) { m.HandleFunc(pattern, h.signedFirst(f)) }
+	// The routes of one repository, for each type: {type} is set from the
+	// path, which names it literally so that /api/buckets/… is the
+	// buckets' own.
+	repo := func(method, rest string, f http.HandlerFunc, signed bool) {
+		if signed {
+			f = h.signedFirst(f)
+		}
+		for _, typ := range []string{"models", "datasets", "spaces"} {
+			m.HandleFunc(method+" /api/"+typ+"/{ns}/{name}"+rest, func(w http.ResponseWriter, r *http.Request) {
+				r.SetPathValue("type", typ)
+				f(w, r)
+			})
+		}
+	}
 	m.HandleFunc("GET /api/whoami-v2", h.handleWhoAmI)
 	change("POST /api/repos/create", h.handleCreateRepo)
 	m.HandleFunc("POST /api/validate-yaml", h.handleValidateYAML) // repocard.validate sends no token
@@ -65,35 +80,60 @@ func (h *Server) Register(m *http.ServeMux) {
 	m.HandleFunc("GET /api/spaces", h.handleList("space"))
 	m.HandleFunc("GET /api/settings/repositories", h.handleUserRepos)
 	m.HandleFunc("GET /api/organizations/{ns}/settings/repositories", h.handleUserRepos)
-	m.HandleFunc("GET "+repo, h.handleRepoInfo)
-	m.HandleFunc("GET "+repo+"/revision/{rev}", h.handleRepoInfo)
-	m.HandleFunc("GET "+repo+"/xet-read-token/{rev}", h.handleToken(false))
-	m.HandleFunc("GET "+repo+"/xet-write-token/{rev}", h.handleToken(true))
-	change("POST "+repo+"/preupload/{rev}", h.handlePreupload)
-	change("POST "+repo+"/commit/{rev}", h.handleCommit)
-	change("POST "+repo+"/lfs-files/duplicate", h.handleLFSDuplicate)
-	m.HandleFunc("POST "+repo+"/paths-info/{rev}", h.handlePathsInfo) // a read: public repos answer anyone
-	m.HandleFunc("GET "+repo+"/tree/{rev}", h.handleTree)
-	m.HandleFunc("GET "+repo+"/tree/{rev}/{path...}", h.handleTree)
-	change("POST "+repo+"/branch/{branch}", h.handleCreateBranch)
-	change("DELETE "+repo+"/branch/{branch}", h.handleDeleteBranch)
-	change("POST "+repo+"/tag/{rev}", h.handleCreateTag)
-	change("DELETE "+repo+"/tag/{rev}", h.handleDeleteTag)
-	m.HandleFunc("GET "+repo+"/refs", h.handleRefs)
-	m.HandleFunc("GET "+repo+"/commits/{rev}", h.handleCommits)
-	m.HandleFunc("GET "+repo+"/discussions", h.handleDiscussions)
-	change("POST "+repo+"/discussions", h.handleCreateDiscussion)
-	m.HandleFunc("GET "+repo+"/discussions/{num}", h.handleDiscussion)
-	change("POST "+repo+"/discussions/{num}/comment", h.handleComment)
-	change("POST "+repo+"/discussions/{num}/status", h.handleStatus)
-	change("POST "+repo+"/discussions/{num}/title", h.handleTitle)
-	change("POST "+repo+"/discussions/{num}/merge", h.handleMerge)
-	change("PUT "+repo+"/settings", h.handleSettings)
-	change("POST "+repo+"/duplicate", h.handleDuplicate)
-	change("POST "+repo+"/super-squash/{branch}", h.handleSuperSquash)
-	m.HandleFunc("GET "+repo+"/auth-check", h.handleAuthCheck(false))
-	m.HandleFunc("GET "+repo+"/auth-check/write", h.handleAuthCheck(true))
+	repo("GET", "", h.handleRepoInfo, false)
+	repo("GET", "/revision/{rev}", h.handleRepoInfo, false)
+	repo("GET", "/xet-read-token/{rev}", h.handleToken(false), false)
+	repo("GET", "/xet-write-token/{rev}", h.handleToken(true), false)
+	repo("POST", "/preupload/{rev}", h.handlePreupload, true)
+	repo("POST", "/commit/{rev}", h.handleCommit, true)
+	repo("POST", "/lfs-files/duplicate", h.handleLFSDuplicate, true)
+	repo("POST", "/paths-info/{rev}", h.handlePathsInfo, false) // a read: public repos answer anyone
+	repo("GET", "/tree/{rev}", h.handleTree, false)
+	repo("GET", "/tree/{rev}/{path...}", h.handleTree, false)
+	repo("POST", "/branch/{branch}", h.handleCreateBranch, true)
+	repo("DELETE", "/branch/{branch}", h.handleDeleteBranch, true)
+	repo("POST", "/tag/{rev}", h.handleCreateTag, true)
+	repo("DELETE", "/tag/{rev}", h.handleDeleteTag, true)
+	repo("GET", "/refs", h.handleRefs, false)
+	repo("GET", "/commits/{rev}", h.handleCommits, false)
+	repo("GET", "/discussions", h.handleDiscussions, false)
+	repo("POST", "/discussions", h.handleCreateDiscussion, true)
+	repo("GET", "/discussions/{num}", h.handleDiscussion, false)
+	repo("POST", "/discussions/{num}/comment", h.handleComment, true)
+	repo("POST", "/discussions/{num}/status", h.handleStatus, true)
+	repo("POST", "/discussions/{num}/title", h.handleTitle, true)
+	repo("POST", "/discussions/{num}/merge", h.handleMerge, true)
+	repo("PUT", "/settings", h.handleSettings, true)
+	repo("POST", "/duplicate", h.handleDuplicate, true)
+	repo("POST", "/super-squash/{branch}", h.handleSuperSquash, true)
+	repo("GET", "/auth-check", h.handleAuthCheck(false), false)
+	repo("GET", "/auth-check/write", h.handleAuthCheck(true), false)
 	m.HandleFunc(lfsURLPath+"{op}", h.handleLFS)
+
+	bucket := "/api/buckets/{ns}/{name}"
+	m.HandleFunc("GET /api/buckets/{ns}", h.handleListBuckets)
+	change("POST "+bucket, h.handleCreateBucket)
+	m.HandleFunc("GET "+bucket, h.handleBucketInfo)
+	change("DELETE "+bucket, h.handleDeleteBucket)
+	change("PUT "+bucket+"/settings", h.handleBucketSettings)
+	m.HandleFunc("GET "+bucket+"/tree", h.handleBucketTree)
+	m.HandleFunc("GET "+bucket+"/tree/{prefix...}", h.handleBucketTree)
+	m.HandleFunc("POST "+bucket+"/paths-info", h.handleBucketPathsInfo)
+	change("POST "+bucket+"/batch", h.handleBucketBatch)
+	m.HandleFunc("GET "+bucket+"/xet-read-token", h.handleBucketToken(false))
+	m.HandleFunc("GET "+bucket+"/xet-write-token", h.handleBucketToken(true))
+	m.HandleFunc("GET "+bucket+"/events", h.handleBucketEvents)
+
+	hook := "/api/settings/webhooks/{id}"
+	m.HandleFunc("GET /api/settings/webhooks", h.handleListWebhooks)
+	change("POST /api/settings/webhooks", h.handleCreateWebhook)
+	m.HandleFunc("GET "+hook, h.handleWebhook)
+	change("POST "+hook, h.handleUpdateWebhook)
+	change("PUT "+hook, h.handleUpdateWebhook)
+	change("DELETE "+hook, h.handleDeleteWebhook)
+	change("POST "+hook+"/enable", h.handleSetWebhookDisabled(false))
+	change("POST "+hook+"/disable", h.handleSetWebhookDisabled(true))
+	m.HandleFunc("GET "+hook+"/deliveries", h.handleWebhookDeliveries)
 }
 
 // signedFirst runs f for a caller whose user token the hub knows, and

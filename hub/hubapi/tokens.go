@@ -22,18 +22,24 @@ func (h *Server) handleToken(write bool) http.HandlerFunc {
 			return
 		}
 		tok, exp, err := h.repos.CASToken(u, id, write)
-		if err != nil {
-			h.fail(w, r, "token", err)
-			return
-		}
-		w.Header().Set("Cache-Control", "no-store")
-		h.xetHeaders(w, r, tok, exp)
-		httpx.WriteJSON(w, http.StatusOK, struct {
-			AccessToken string `json:"accessToken"`
-			Exp         int64  `json:"exp"`
-			CasURL      string `json:"casUrl"`
-		}{tok, exp, h.cfg.BaseURL(r)})
+		h.answerToken(w, r, tok, exp, err)
 	}
+}
+
+// answerToken answers a token route: {accessToken, exp, casUrl} and the
+// X-Xet-* headers, or the refusal err.
+func (h *Server) answerToken(w http.ResponseWriter, r *http.Request, tok string, exp int64, err error) {
+	if err != nil {
+		h.fail(w, r, "token", err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	h.xetHeaders(w, r, tok, exp)
+	httpx.WriteJSON(w, http.StatusOK, struct {
+		AccessToken string `json:"accessToken"`
+		Exp         int64  `json:"exp"`
+		CasURL      string `json:"casUrl"`
+	}{tok, exp, h.cfg.BaseURL(r)})
 }
 
 // xetHeaders sets the X-Xet-* headers that carry a CAS token.

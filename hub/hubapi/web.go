@@ -9,8 +9,9 @@ import (
 )
 
 // webRoute is a request to a web-style path: /{ns}/{name}/resolve/{rev}/{path}
-// (or raw; datasets/ and spaces/ in front for those types) and the LFS
-// batch route /{ns}/{name}.git/info/lfs/objects/batch.
+// (or raw; datasets/ and spaces/ in front for those types), a bucket's
+// /buckets/{ns}/{name}/resolve/{path}, and the LFS batch route
+// /{ns}/{name}.git/info/lfs/objects/batch.
 type webRoute struct {
 	repo      repos.ID
 	kind      string // "resolve" or "lfs"
@@ -20,6 +21,9 @@ type webRoute struct {
 // parseWebRoute recognises a web-style Hub path.
 func parseWebRoute(escaped string) (webRoute, bool) {
 	segs := strings.Split(strings.TrimPrefix(escaped, "/"), "/")
+	if len(segs) > 0 && segs[0] == "buckets" {
+		return parseBucketRoute(segs[1:], unescape)
+	}
 	typ := "model"
 	if len(segs) > 0 && (segs[0] == "datasets" || segs[0] == "spaces") {
 		typ, segs = strings.TrimSuffix(segs[0], "s"), segs[1:]
@@ -27,13 +31,7 @@ func parseWebRoute(escaped string) (webRoute, bool) {
 	if len(segs) < 3 {
 		return webRoute{}, false
 	}
-	unesc := func(s string) string {
-		u, err := url.PathUnescape(s)
-		if err != nil {
-			return "\x00" // refused by the checks below
-		}
-		return u
-	}
+	unesc := unescape
 	ns, name := unesc(segs[0]), unesc(segs[1])
 	if repoName, ok := strings.CutSuffix(name, ".git"); ok && strings.Join(segs[2:], "/") == "info/lfs/objects/batch" {
 		id, err := repos.ParseID(typ, ns, repoName)
@@ -51,6 +49,16 @@ func parseWebRoute(escaped string) (webRoute, bool) {
 		parts = append(parts, unesc(s))
 	}
 	return webRoute{repo: id, kind: "resolve", rev: unesc(segs[3]), path: strings.Join(parts, "/")}, true
+}
+
+// unescape is a path segment unescaped; one that is not escaped well is
+// "\x00", which every check refuses.
+func unescape(s string) string {
+	u, err := url.PathUnescape(s)
+	if err != nil {
+		return "\x00"
+	}
+	return u
 }
 
 // IsWebRoute reports whether the Hub layer answers this web-style URL
@@ -74,6 +82,8 @@ func (h *Server) serveWeb(w http.ResponseWriter, r *http.Request, wr webRoute) {
 	switch {
 	case wr.kind == "lfs" && r.Method == http.MethodPost:
 		h.handleLFSBatch(w, r, wr.repo)
+	case wr.kind == "resolve" && (r.Method == http.MethodGet || r.Method == http.MethodHead) && wr.repo.Type == repos.BucketType:
+		h.handleBucketResolve(w, r, wr)
 	case wr.kind == "resolve" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
 		h.handleResolve(w, r, wr)
 	default:

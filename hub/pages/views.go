@@ -234,9 +234,9 @@ var funcs = template.FuncMap{
 	"storedURL": func(id repos.ID, rev, p string) string {
 		return ViewerPath + "#" + url.Values{"stored": {"1"}, "type": {id.Type}, "repo": {id.String()}, "rev": {rev}, "path": {p}}.Encode()
 	},
-	"base":       path.Base,
-	"inc":        func(i int) int { return i + 1 },
-	"sub":        func(a, b int64) int64 { return a - b },
+	"base": path.Base,
+	"inc":  func(i int) int { return i + 1 },
+	"sub":  func(a, b int64) int64 { return a - b },
 	// dict passes several values to a template: dict "K" v "K2" v2.
 	"dict": func(kv ...any) map[string]any {
 		m := map[string]any{}

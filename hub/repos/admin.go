@@ -61,7 +61,11 @@ func (s *Service) createRepo(id ID, set repoSettings, ops []Op, author string) (
 		return nil, commitError(id, CommitRequest{}, err)
 	}
 	st.Branches[DefaultBranch] = cid
-	return st, s.store.saveRepo(id, st, fence)
+	if err := s.saveRepo(id, st, fence); err != nil {
+		return nil, err
+	}
+	s.endRedirect(id)
+	return st, nil
 }
 
 // Delete deletes repository id for u. Its commits stay, unreachable, for
@@ -74,12 +78,19 @@ func (s *Service) Delete(u *User, id ID) error {
 	lock.Lock()
 	defer lock.Unlock()
 	st, err := s.store.loadRepo(id)
+	if errors.Is(err, errNoRepo) {
+		return s.missingForWrite(id)
+	}
 	if err != nil {
 		return miss(id, "repository", err)
+	}
+	if st.moving {
+		return refuse(Conflict, "%s %s is being moved to %s: send the move again to finish it", id.Type, id, st.MovingTo)
 	}
 	if err := s.store.removeRepo(id, st); err != nil {
 		return err
 	}
+	s.emit(repoEvent("repo", "delete", id, st))
 	// Nothing finds them once the record is gone; a record left by a
 	// failure here is never read again.
 	_ = s.store.removeDiscussions(st)
@@ -244,7 +255,11 @@ func (s *Service) Duplicate(u *User, src, dst ID, v Visibility) error {
 		return err
 	}
 	nst.Branches[DefaultBranch] = cid
-	return s.store.saveRepo(dst, nst, fence)
+	if err := s.saveRepo(dst, nst, fence); err != nil {
+		return err
+	}
+	s.endRedirect(dst)
+	return nil
 }
 
 // newRecord is the record of a new repository id, with no refs yet.

@@ -190,12 +190,17 @@ func (s *Service) Commit(u *User, id ID, req CommitRequest) (Committed, error) {
 		// The pull request's first commit is out.ID, on the branch's head
 		// then: its parent.
 		c, err := s.commit(uid, out.ID)
+		var first *Event
+		d := Discussion{Num: out.PR, Title: req.Summary, Author: author, IsPR: true, Status: "open"}
 		if err == nil {
-			err = s.openDiscussion(uid, Discussion{Num: out.PR, Title: req.Summary, Author: author, IsPR: true, Status: "open",
-				Created: c.Date, Base: req.Branch, From: c.Parent}, req.Description)
+			d.Created, d.Base, d.From = c.Date, req.Branch, c.Parent
+			first, err = s.openDiscussion(uid, d, req.Description)
 		}
 		if err != nil {
 			return Committed{}, fmt.Errorf("pull request: %w", err)
+		}
+		if rec, err := s.store.loadRepo(id); err == nil {
+			s.emitDiscussion("discussion", "create", id, rec, &d, first)
 		}
 	}
 	return out, nil
@@ -402,7 +407,7 @@ func (s *Service) commitOnce(id ID, req CommitRequest, author string, files []Fi
 			return "", fmt.Errorf("%w: its head is %s", errBranchMoved, now)
 		}
 		st.Branches[target(st)] = cid
-		if err = s.store.saveRepo(id, st, fence); !errors.Is(err, store.ErrSwapped) {
+		if err = s.saveRepo(id, st, fence); !errors.Is(err, store.ErrSwapped) {
 			return cid, err
 		}
 	}

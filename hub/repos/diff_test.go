@@ -30,7 +30,14 @@ func (regularCAS) Ingest(context.Context, string, int64, func() (io.Reader, erro
 	return "", errors.New("no ingest")
 }
 func (regularCAS) Footprint([]xethash.Hash) casapi.Footprint { return casapi.Footprint{} }
-func (c regularCAS) Fence() (sweep.Fence, error)             { return sweep.Begin(c.st) }
+func (regularCAS) Sizes(_ string, files []xethash.Hash) []int64 {
+	out := make([]int64, len(files))
+	for i := range out {
+		out[i] = -1
+	}
+	return out
+}
+func (c regularCAS) Fence() (sweep.Fence, error) { return sweep.Begin(c.st) }
 
 // commitFiles commits regular files (content "" deletes the path) to
 // alice/d's main branch and returns the revision after it.

@@ -265,14 +265,14 @@ func nextPR(st *Record) int {
 
 // openDiscussion records discussion d, numbered in the repository record
 // uid already, with its first comment.
-func (s *Service) openDiscussion(uid string, d Discussion, description string) error {
+func (s *Service) openDiscussion(uid string, d Discussion, description string) (*Event, error) {
 	if err := s.store.updateIndex(uid, func(x *discussionIndex) error {
 		if x.find(d.Num) == nil {
 			x.Discussions = append(x.Discussions, d)
 		}
 		return nil
 	}); err != nil {
-		return err
+		return nil, err
 	}
 	// The opening post is as old as the discussion: before a pull
 	// request's first commit, made at the same moment.
@@ -280,7 +280,7 @@ func (s *Service) openDiscussion(uid string, d Discussion, description string) e
 	if first != nil {
 		first.Created = d.Created
 	}
-	return s.appendEvents(uid, d.Num, first)
+	return first, s.appendEvents(uid, d.Num, first)
 }
 
 // discussionsReady loads repo id for a change to its discussions by u
@@ -339,7 +339,11 @@ func (s *Service) OpenDiscussion(u *User, id ID, title, description string, pr b
 	if err != nil {
 		return 0, err
 	}
-	return d.Num, s.openDiscussion(rec.UID, d, description)
+	first, err := s.openDiscussion(rec.UID, d, description)
+	if err == nil {
+		s.emitDiscussion("discussion", "create", id, rec, &d, first)
+	}
+	return d.Num, err
 }
 
 // openable refuses a new discussion by u in repo id whose index is x: past
@@ -399,7 +403,11 @@ func (s *Service) Comment(u *User, id ID, num int, text string) (*Event, error) 
 		return nil, err
 	}
 	e := s.comment(u.Name, text)
-	return e, s.appendEvents(rec.UID, d.Num, e)
+	if err := s.appendEvents(rec.UID, d.Num, e); err != nil {
+		return nil, err
+	}
+	s.emitDiscussion("discussion.comment", "create", id, rec, d, e)
+	return e, nil
 }
 
 // Retitle gives discussion num of repository id the title: its author, or
@@ -426,6 +434,11 @@ func (s *Service) Retitle(u *User, id ID, num int, title string) (*Event, error)
 	})
 	if err == nil {
 		err = s.appendEvents(rec.UID, d.Num, e)
+	}
+	if err == nil {
+		retitled := *d
+		retitled.Title = title
+		s.emitDiscussion("discussion", "update", id, rec, &retitled, nil)
 	}
 	return e, err
 }
@@ -465,7 +478,13 @@ func (s *Service) SetStatus(u *User, id ID, num int, status, comment string) (*E
 	if StatusOf(rec, d) == "merged" {
 		return nil, refuse(Conflict, "pull request #%d is merged; its status cannot change", d.Num)
 	}
-	return s.setStatus(rec.UID, d.Num, u.Name, comment, status)
+	e, err := s.setStatus(rec.UID, d.Num, u.Name, comment, status)
+	if err == nil {
+		changed := *d
+		changed.Status = status
+		s.emitDiscussion("discussion", "update", id, rec, &changed, nil)
+	}
+	return e, err
 }
 
 // Merge merges pull request num of repository id for u: its changes since
@@ -511,7 +530,13 @@ func (s *Service) Merge(u *User, id ID, num int, comment string) (*Event, error)
 	}
 	// Merged from here on whatever becomes of the events: the repository
 	// record says so.
-	return s.setStatus(rec.UID, d.Num, u.Name, comment, "merged")
+	e, err := s.setStatus(rec.UID, d.Num, u.Name, comment, "merged")
+	if err == nil {
+		if merged, lerr := s.store.loadRepo(id); lerr == nil {
+			s.emitDiscussion("discussion", "update", id, merged, d, nil)
+		}
+	}
+	return e, err
 }
 
 // mergeCommit writes the merge of pull request d (its head pr) onto base:

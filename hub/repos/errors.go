@@ -18,6 +18,10 @@ const (
 	Conflict                     // it conflicts with what is there
 	Precondition                 // what it builds on changed since (a parent commit, a status)
 	TooMany                      // the user has done this as often as the hub allows
+	// Moved is a read of a repository or bucket by a name it was moved
+	// from: Error.MovedTo says where it is now, which a front answers as
+	// a redirect.
+	Moved
 )
 
 // Error is a request the service refuses. Code, where set, is the code
@@ -27,6 +31,10 @@ type Error struct {
 	Kind Kind
 	Code string
 	Msg  string
+	// MovedTo is where a Moved repository or bucket is now, MovedFrom
+	// the name it was asked for by.
+	MovedTo   *ID
+	MovedFrom ID
 }
 
 func (e *Error) Error() string { return e.Msg }

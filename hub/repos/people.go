@@ -343,6 +343,20 @@ func (us *Users) tokensOf(name, current string) []TokenInfo {
 	return out
 }
 
+// named is the user called name (without case), with the organisations
+// of the file, or nil (also for nil Users).
+func (us *Users) named(name string) *User {
+	if us == nil {
+		return nil
+	}
+	for _, u := range us.byToken {
+		if strings.EqualFold(u.Name, name) {
+			return &User{Name: u.Name, Role: RoleRead, Orgs: u.Orgs}
+		}
+	}
+	return nil
+}
+
 // Role is what a user token allows.
 type Role int
 

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/xetkit/xetkit/hub/pathindex"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
 	"github.com/xetkit/xetkit/xethash"
@@ -20,6 +21,8 @@ type Reached struct {
 	Trees   map[tree.ID]bool      // tree pages
 	Blobs   map[string]bool       // small files, by SHA-256 (hex)
 	Files   map[xethash.Hash]bool // xet files, by file hash
+	// BucketPages are the pages of the buckets' files.
+	BucketPages map[pathindex.ID]bool
 }
 
 // Damage is a ref whose objects are not all in the store.
@@ -28,13 +31,15 @@ type Damage struct{ Path, Err string }
 // Reach reads every repository record of st and follows each ref (branch,
 // tag, pull request, and every commit a discussion names) through its
 // commits back to the first, and each
-// commit's tree through its pages to its files. What a ref reaches but
+// commit's tree through its pages to its files; and every bucket record
+// through its pages to its files. What a ref reaches but
 // the store lacks is damage; the walk goes on past it. Given what an
 // earlier Reach found (r), it adds what the refs reach now, reading only
 // commits and pages it has not seen.
 func Reach(st store.Store, r *Reached) (*Reached, []Damage, error) {
 	if r == nil {
-		r = &Reached{Commits: map[string]bool{}, Trees: map[tree.ID]bool{}, Blobs: map[string]bool{}, Files: map[xethash.Hash]bool{}}
+		r = &Reached{Commits: map[string]bool{}, Trees: map[tree.ID]bool{}, Blobs: map[string]bool{}, Files: map[xethash.Hash]bool{},
+			BucketPages: map[pathindex.ID]bool{}}
 	}
 	repos, err := st.List(store.Repos)
 	if err != nil {
@@ -65,7 +70,41 @@ func Reach(st store.Store, r *Reached) (*Reached, []Damage, error) {
 			damage = append(damage, r.walk(objs, trees, commitName(rs.UID, head), name+" "+ref)...)
 		}
 	}
-	return r, damage, nil
+	more, err := r.buckets(st)
+	return r, append(damage, more...), err
+}
+
+// buckets adds what st's bucket records reach: their pages and files.
+func (r *Reached) buckets(st store.Store) ([]Damage, error) {
+	names, err := st.List(store.Buckets)
+	if err != nil {
+		return nil, err
+	}
+	x := pathindex.New(bucketPages{st}, bucketPageCacheBytes)
+	var damage []Damage
+	for _, name := range names {
+		var b Bucket
+		if _, err := readRecord(st, store.Buckets, name, &b); errors.Is(err, fs.ErrNotExist) {
+			continue // deleted meanwhile
+		} else if err != nil {
+			damage = append(damage, Damage{st.Where(store.Buckets, name), fmt.Sprintf("unreadable bucket record: %v", err)})
+			continue
+		}
+		root, err := b.root()
+		if err == nil {
+			err = x.Pages(root, r.BucketPages, func(v []byte) error {
+				f, err := decodeBucketFile("", v)
+				if err == nil && !f.Xet.IsZero() {
+					r.Files[f.Xet] = true
+				}
+				return err
+			})
+		}
+		if err != nil {
+			damage = append(damage, Damage{st.Where(store.Buckets, name), fmt.Sprintf("files of bucket %s: %v", b.ID, err)})
+		}
+	}
+	return damage, nil
 }
 
 // ReachFrom adds to r what the commits named (in the store: {uid}/{id})
@@ -111,38 +150,57 @@ func (r *Reached) walk(objs objects, trees *tree.Trees, head, what string) []Dam
 	return damage
 }
 
-// StampRepos rewrites every repository record of st with sweep
-// generation gen, each by compare-and-swap: a ref change prepared before
-// the sweep began then fails its own swap and is prepared again, through
-// a new sweep.Fence (package sweep).
+// StampRepos rewrites every repository and bucket record of st with
+// sweep generation gen, each by compare-and-swap: a ref change (or a
+// bucket's batch) prepared before the sweep began then fails its own swap
+// and is prepared again, through a new sweep.Fence (package sweep).
 func StampRepos(st store.Store, gen int64) error {
-	names, err := st.List(store.Repos)
+	if err := stamp(st, store.Repos, "repository", func(b []byte) ([]byte, error) {
+		var rs Record
+		if err := json.Unmarshal(b, &rs); err != nil {
+			return nil, err
+		}
+		rs.Sweep = gen
+		return json.MarshalIndent(&rs, "", "  ")
+	}); err != nil {
+		return err
+	}
+	return stamp(st, store.Buckets, "bucket", func(b []byte) ([]byte, error) {
+		var bk Bucket
+		if err := json.Unmarshal(b, &bk); err != nil {
+			return nil, err
+		}
+		bk.Sweep = gen
+		return json.MarshalIndent(&bk, "", "  ")
+	})
+}
+
+// stamp rewrites each record of kind as restamp makes it, by
+// compare-and-swap, trying again when it changed meanwhile; one restamp
+// cannot read is damage, which gc reports (and then deletes nothing).
+func stamp(st store.Store, kind, what string, restamp func([]byte) ([]byte, error)) error {
+	names, err := st.List(kind)
 	if err != nil {
 		return err
 	}
 	for _, name := range names {
 		for try := 0; ; try++ {
-			b, err := store.Read(st, store.Repos, name)
+			b, err := store.Read(st, kind, name)
 			if errors.Is(err, fs.ErrNotExist) {
 				break // deleted meanwhile
 			}
 			if err != nil {
 				return err
 			}
-			var rs Record
-			if json.Unmarshal(b, &rs) != nil {
-				break // damage, which gc reports and then deletes nothing
-			}
-			rs.Sweep = gen
-			nb, err := json.MarshalIndent(&rs, "", "  ")
+			nb, err := restamp(b)
 			if err != nil {
-				return err
+				break
 			}
-			if err = st.Swap(store.Repos, name, b, nb); err == nil {
+			if err = st.Swap(kind, name, b, nb); err == nil {
 				break
 			}
 			if !errors.Is(err, store.ErrSwapped) || try == 20 {
-				return fmt.Errorf("marking repository record %s for the sweep: %w", name, err)
+				return fmt.Errorf("marking %s record %s for the sweep: %w", what, name, err)
 			}
 		}
 	}

@@ -63,8 +63,12 @@ type Record struct {
 	Format int `json:"format,omitempty"`
 	// Sweep is the last store gc sweep that rewrote the record (StampRepos).
 	Sweep int64 `json:"sweep,omitempty"`
+	// MovingTo is set while a move to that ns/name is under way
+	// (moves.go): the record takes no change meanwhile.
+	MovingTo string `json:"movingTo,omitempty"`
 
-	read []byte // the record it was loaded from (nil for a new repo), for saveRepo's swap
+	read   []byte // the record it was loaded from (nil for a new repo), for saveRepo's swap
+	moving bool   // MovingTo was set when it was loaded
 }
 
 // File is one file of a tree. A xet file names its file hash; a small
@@ -133,7 +137,7 @@ func (s objects) loadRepo(r ID) (*Record, error) {
 	if st.Tags == nil {
 		st.Tags = map[string]string{}
 	}
-	st.read = b
+	st.read, st.moving = b, st.MovingTo != ""
 	return &st, nil
 }
 
@@ -142,6 +146,9 @@ func (s objects) loadRepo(r ID) (*Record, error) {
 // first, sweep.ErrSweeping when a store gc's sweep began since fence (taken
 // before the change was checked; see package sweep).
 func (s objects) saveRepo(r ID, st *Record, fence sweep.Fence) error {
+	if st.moving {
+		return refuse(Conflict, "%s %s is being moved to %s: send the move again to finish it", r.Type, r, st.MovingTo)
+	}
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err

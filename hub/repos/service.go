@@ -11,12 +11,14 @@ package repos
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/xetkit/xetkit/hub/internal/casapi"
 	"github.com/xetkit/xetkit/hub/internal/sweep"
+	"github.com/xetkit/xetkit/hub/pathindex"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
 )
@@ -31,6 +33,13 @@ type Config struct {
 	UserToken, ReadUserToken string
 	// Users, if set, are the hub's people (see Users).
 	Users *Users
+	// Events, if set, hears each change once it is durable (events.go),
+	// in the goroutine that made it: it must not block.
+	Events func(WebhookEvent)
+	// WebhookURL, if set, refuses a webhook URL the hub may not call, as
+	// far as the URL alone tells (an address refused by
+	// serve --webhook-hosts).
+	WebhookURL func(*url.URL) error
 }
 
 // Service is the repository service. It is safe for concurrent use.
@@ -44,6 +53,7 @@ type Service struct {
 	// meanwhile. Commits are written before, without a lock.
 	repoLocks   repoLocks
 	trees       *tree.Trees
+	bucketIndex *pathindex.Index
 	commitsMu   sync.Mutex
 	commits     map[string]*Commit // cache of immutable commits
 	commitBytes int64              // their estimated size
@@ -57,7 +67,7 @@ type objects struct{ store.Store }
 func New(cfg Config) *Service {
 	st := objects{cfg.Store}
 	return &Service{cfg: cfg, store: st, cas: cfg.CAS, commits: map[string]*Commit{},
-		trees: tree.New(pageStore{st}, treeCacheBytes)}
+		trees: tree.New(pageStore{st}, treeCacheBytes), bucketIndex: pathindex.New(bucketPages{st}, bucketPageCacheBytes)}
 }
 
 // now returns the hub clock.
@@ -92,6 +102,16 @@ func MaySee(u *User, rec *Record) bool {
 // the same NotFound as a missing one.
 func (s *Service) Repo(u *User, id ID) (*Record, error) {
 	rec, err := s.store.loadRepo(id)
+	if err == nil && rec.moving {
+		if to, ok := s.finishedMove(id, rec.UID, rec.MovingTo); ok {
+			return nil, s.movedError(u, id, to)
+		}
+	}
+	if errors.Is(err, errNoRepo) {
+		if to, ok := s.redirect(id); ok {
+			return nil, s.movedError(u, id, to)
+		}
+	}
 	if err == nil && !MaySee(u, rec) {
 		err = errNoRepo
 	}
@@ -194,6 +214,9 @@ func (s *Service) Public(key string) bool {
 	if err != nil {
 		return false
 	}
+	if id.Type == BucketType {
+		return s.bucketPublic(id)
+	}
 	rec, err := s.store.loadRepo(id)
 	return err == nil && !rec.Private
 }
@@ -211,6 +234,9 @@ func (s *Service) EnsureRepo(u *User, id ID) error {
 	defer lock.Unlock()
 	_, err := s.store.loadRepo(id)
 	if errors.Is(err, errNoRepo) {
+		if to, moved := s.redirect(id); moved {
+			return movedWrite(id, to)
+		}
 		_, err = s.createRepo(id, repoSettings{}, nil, nameOf(u))
 	}
 	return err
@@ -255,13 +281,16 @@ func (s *Service) changeRepoFenced(id ID, fence sweep.Fence, change func(st *Rec
 	lock.Lock()
 	defer lock.Unlock()
 	st, err := s.store.loadRepo(id)
+	if errors.Is(err, errNoRepo) {
+		return s.missingForWrite(id)
+	}
 	if err != nil {
 		return miss(id, "repository", err)
 	}
 	if err := change(st); err != nil {
 		return err
 	}
-	return s.store.saveRepo(id, st, fence)
+	return s.saveRepo(id, st, fence)
 }
 
 // errUnchanged, returned by a changeRepo change, leaves the record as it
@@ -281,6 +310,9 @@ func (s *Service) changed(id ID, change func(st *Record) error) error {
 // a private one u may not see is NotFound.
 func (s *Service) writable(u *User, id ID, what string) (*Record, error) {
 	rec, err := s.Repo(u, id)
+	if e := As(err); e != nil && e.Kind == Moved {
+		return nil, movedWrite(id, *e.MovedTo)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -317,4 +349,14 @@ func (s *Service) MayWrite(u *User, id ID) error { return s.checkWriter(u, id, "
 
 // MayCommit refuses u a commit to repository id, which need not exist yet
 // (a commit makes it: see EnsureRepo).
-func (s *Service) MayCommit(u *User, id ID) error { return mayWrite(u, id.NS, "writing") }
+func (s *Service) MayCommit(u *User, id ID) error {
+	if err := mayWrite(u, id.NS, "writing"); err != nil {
+		return err
+	}
+	if _, err := s.store.loadRepo(id); errors.Is(err, errNoRepo) {
+		if to, moved := s.redirect(id); moved {
+			return movedWrite(id, to)
+		}
+	}
+	return nil
+}

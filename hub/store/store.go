@@ -109,14 +109,26 @@ const (
 	Commits     = "commits" // one immutable commit, named {repository uid}/{id} (package repos)
 	Blobs       = "blobs"   // the bytes of a small regular file, named by their SHA-256
 	Trees       = "trees"   // one page of a commit's file tree, named by its hash
-	Keys        = "keys"    // records: the keys the hub signs with (package hub/internal/keys)
-	GC          = "gc"      // records: what the last store gc deleted, for running hubs to forget
-	Meta        = "meta"    // records: what the store is (its format: package repos)
-	Temp        = "tmp"     // temporary objects (PutTemp); emptied at start
+	// Buckets holds records: one per Storage Bucket, its visibility, its
+	// totals and the root of its files (package repos), named ns/name.
+	Buckets     = "buckets"
+	BucketPages = "bucketpages" // one page of a bucket's files (package pathindex), named by its hash
+	// Moves holds records: where a moved repository or bucket went, named
+	// by the Key of its old name.
+	Moves = "moves"
+	// Webhooks holds records: the hub's webhooks (one record, "all").
+	Webhooks = "webhooks"
+	// Deliveries holds records: one per webhook delivery of an event, its
+	// payload and what became of it (package hub/webhooks).
+	Deliveries = "deliveries"
+	Keys       = "keys" // records: the keys the hub signs with (package hub/internal/keys)
+	GC         = "gc"   // records: what the last store gc deleted, for running hubs to forget
+	Meta       = "meta" // records: what the store is (its format: package repos)
+	Temp       = "tmp"  // temporary objects (PutTemp); emptied at start
 )
 
 // Kinds lists every kind of object, Temp aside.
-var Kinds = []string{Xorbs, Shards, Grants, Verified, Repos, Discussions, Commits, Blobs, Trees, Keys, GC, Meta}
+var Kinds = []string{Xorbs, Shards, Grants, Verified, Repos, Discussions, Commits, Blobs, Trees, Buckets, BucketPages, Moves, Webhooks, Deliveries, Keys, GC, Meta}
 
 // Read returns object (or record) kind/name of s whole.
 func Read(s Store, kind, name string) ([]byte, error) {

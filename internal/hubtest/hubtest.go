@@ -24,6 +24,7 @@ func New(tb testing.TB, cfg hub.Config) *hub.Hub {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(h.Close)
 	return h
 }
 

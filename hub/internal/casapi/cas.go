@@ -18,6 +18,9 @@ type CAS interface {
 	Token(q TokenRequest) (token string, exp int64)
 	// Grant lets repo's CAS tokens read file, durably.
 	Grant(repo string, file xethash.Hash) error
+	// Sizes is the size of each stored Xet file of files that repo's CAS
+	// tokens may read, -1 for one not stored or not repo's to read.
+	Sizes(repo string, files []xethash.Hash) []int64
 	// Open returns the bytes of a stored Xet file, each chunk verified as
 	// it is read, and its size.
 	Open(file xethash.Hash) (io.ReaderAt, int64, error)

@@ -17,6 +17,7 @@ var of = map[repos.Kind]int{
 	repos.Conflict:     http.StatusConflict,
 	repos.Precondition: http.StatusPreconditionFailed,
 	repos.TooMany:      http.StatusTooManyRequests,
+	repos.Moved:        http.StatusNotFound, // a redirect where the request names the old name (httpx.MovedURL)
 }
 
 // Of is the HTTP status of a refusal of kind k (500 for a kind it does not
