@@ -53,7 +53,7 @@ func TestMoveRepository(t *testing.T) {
 		t.Fatalf("move: %d %s", status, body)
 	}
 	// Reads by the old name: a redirect to the same route of the new one.
-	for _, path := range []string{"/api/models/alice/old", "/api/models/alice/old/revision/main?blobs=1", "/alice/old/resolve/main/w.bin", "/alice/old.git/info/refs?service=git-upload-pack"} {
+	for _, path := range []string{"/api/models/alice/old", "/api/models/alice/old/revision/main?blobs=1", "/alice/old/resolve/main/w.bin", "/alice/old.git/info/refs?service=git-upload-pack", "/alice/old", "/alice/old/tree/main", "/alice/old/blob/main/w.bin"} {
 		req, _ := newRequest("GET", th.srv.URL+path, aliceTok)
 		resp, err := noRedirects.Do(req)
 		if err != nil {

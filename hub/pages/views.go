@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xetkit/xetkit/hub/internal/httpx"
 	"github.com/xetkit/xetkit/hub/internal/statuses"
 	"github.com/xetkit/xetkit/hub/repos"
 )
@@ -138,6 +139,13 @@ func (c *call) fail(status int, msg string) {
 // else as a failure of the hub.
 func (c *call) failErr(err error) {
 	if e := repos.As(err); e != nil {
+		// A page of a moved repository's old name is the new one's.
+		if e.Kind == repos.Moved && e.MovedTo != nil && c.r.Method == http.MethodGet {
+			if loc, ok := httpx.MovedURL(c.r.URL, e.MovedFrom.NS, e.MovedFrom.Name, e.MovedTo.NS, e.MovedTo.Name); ok {
+				http.Redirect(c.w, c.r, loc, http.StatusTemporaryRedirect) // not 301: a new repository may take the old name
+				return
+			}
+		}
 		msg := e.Msg
 		if e.Kind == repos.Unauthorized {
 			msg = "Sign in to do this: " + msg
