@@ -14,6 +14,7 @@ import (
 
 	"github.com/xetkit/xetkit/hub"
 	"github.com/xetkit/xetkit/pipeline"
+	"github.com/xetkit/xetkit/xorb"
 )
 
 // The bytes an upload sends are pinned: the SHA-256 of each xorb body and
@@ -41,32 +42,50 @@ func TestUploadBytesArePinned(t *testing.T) {
 		{"one file, part on the hub", stored, []pipeline.Source{source("f", edited)}, "x4791de86641e se70bd56827a2"},
 		{"a folder of small files", nil, folder, "x36621c628911 xd70be629bd0e s2c19d4712056"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, srv := startHub(t, hub.Config{})
-			if c.before != nil {
-				uploadFile(t, newClient(srv), "before", c.before)
-			}
-			rec := &bodies{next: srv.Client().Transport}
-			cl := newClientThrough(srv, rec)
-			if _, err := cl.UploadFiles(context.Background(), c.files); err != nil {
-				t.Fatal(err)
-			}
-			var sums []string
-			for _, x := range rec.xorbs {
-				s := sha256.Sum256(x)
-				sums = append(sums, "x"+hex.EncodeToString(s[:6]))
-			}
-			slices.Sort(sums) // sent side by side: in any order
-			for _, sh := range rec.shards {
-				s := sha256.Sum256(sh)
-				sums = append(sums, "s"+hex.EncodeToString(s[:6]))
-			}
-			got := strings.Join(sums, " ")
-			t.Logf("%s: %s", c.name, got)
-			if got != c.want {
-				t.Errorf("%s: sent %s\nwant %s", c.name, got, c.want)
-			}
-		})
+	// The work done here, on workers (whose batches hold the chunks of
+	// several files), or by the caller for workers that take nothing.
+	offloads := map[string]func() *pipeline.Offload{
+		"here":    func() *pipeline.Offload { return nil },
+		"workers": func() *pipeline.Offload { return pipeline.LocalOffload(2, xorb.Auto) },
+		"caller runs": func() *pipeline.Offload {
+			return &pipeline.Offload{BatchBytes: 100 << 10, Encode: func([]byte, []int) pipeline.Job { return unclaimedJob{} }}
+		},
 	}
+	for _, c := range cases {
+		for way, offload := range offloads {
+			t.Run(c.name+", "+way, func(t *testing.T) {
+				_, srv := startHub(t, hub.Config{})
+				if c.before != nil {
+					uploadFile(t, newClient(srv), "before", c.before)
+				}
+				rec := &bodies{next: srv.Client().Transport}
+				cl := newClientThrough(srv, rec)
+				cl.Offload = offload()
+				if _, err := cl.UploadFiles(context.Background(), c.files); err != nil {
+					t.Fatal(err)
+				}
+				var sums []string
+				for _, x := range rec.xorbs {
+					s := sha256.Sum256(x)
+					sums = append(sums, "x"+hex.EncodeToString(s[:6]))
+				}
+				slices.Sort(sums) // sent side by side: in any order
+				for _, sh := range rec.shards {
+					s := sha256.Sum256(sh)
+					sums = append(sums, "s"+hex.EncodeToString(s[:6]))
+				}
+				if got := strings.Join(sums, " "); got != c.want {
+					t.Errorf("sent %s\nwant %s", got, c.want)
+				}
+			})
+		}
+	}
+}
+
+// unclaimedJob is a job no worker takes: its caller runs it.
+type unclaimedJob struct{}
+
+func (unclaimedJob) Claim() bool { return true }
+func (unclaimedJob) Wait() (*pipeline.Encoded, error) {
+	panic("waited for a job no worker takes")
 }

@@ -45,14 +45,16 @@ func TestReaderWorksWhileTheDigestIsBehind(t *testing.T) {
 		data[i] = byte(rng.Uint32())
 	}
 	var got []chunkIn
-	r := &chunkReader{ctx: context.Background(), emit: func(cs []chunkIn) error {
+	r := &chunkReader{ctx: context.Background(), emit: func(_ int, cs []chunkIn) error {
 		got = append(got, cs...)
 		return nil
 	}}
 	r.o = &Offload{BatchBytes: 256 << 10, Encode: func([]byte, []int) Job { return queuedJob{} }}
 	d := &fullDigest{localSHA: localSHA{sha256x.New()}, r: r}
-	r.sum = d
-	if _, err := r.run(bytes.NewReader(data)); err != nil {
+	if _, err := r.read(0, bytes.NewReader(data), nil, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.drain(); err != nil {
 		t.Fatal(err)
 	}
 	if d.queued != 0 {

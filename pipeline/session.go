@@ -3,12 +3,12 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
 
+	"github.com/xetkit/xetkit/internal/sha256x"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -54,18 +54,11 @@ type session struct {
 	slots []*slot
 	// local maps chunks placed in this session's xorbs to their place.
 	local map[xethash.Hash]ref
-	// queried remembers the global dedupe queries made, hit or miss.
-	queried map[xethash.Hash]bool
+	q     *queries // the global dedupe queries
 
 	builder xorb.Builder
 	cur     int32 // slot of the xorb being built, -1 if none
 	curNew  map[int]int64
-
-	// ahead holds the dedupe queries sent ahead of placement (qmu guards
-	// it; queries waits for them).
-	qmu     sync.Mutex
-	ahead   map[xethash.Hash]*query
-	queries sync.WaitGroup
 
 	queue  chan sealed            // for the uploaders
 	spare  chan []byte            // xorb buffers the uploaders are done with
@@ -112,17 +105,17 @@ func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Re
 	defer fail(nil)
 	s := &session{
 		u: u, store: store, ctx: ctx, fail: fail, cur: -1,
-		local:   map[xethash.Hash]ref{},
-		queried: map[xethash.Hash]bool{}, slotOf: map[xethash.Hash]int32{},
-		seen:  map[xethash.Hash]bool{},
-		queue: make(chan sealed),
-		spare: make(chan []byte, 2),
-		prog:  make([]Progress, len(sources)),
-		ahead: map[xethash.Hash]*query{},
+		local:  map[xethash.Hash]ref{},
+		slotOf: map[xethash.Hash]int32{},
+		seen:   map[xethash.Hash]bool{},
+		queue:  make(chan sealed),
+		spare:  make(chan []byte, 2),
+		prog:   make([]Progress, len(sources)),
 	}
+	s.q = newQueries(s)
 	defer func() {
-		fail(nil) // ends any query sent ahead that no one waits for
-		s.queries.Wait()
+		fail(nil) // ends any query whose answer no one waits for
+		s.q.wg.Wait()
 	}()
 	for i, src := range sources {
 		s.prog[i] = Progress{Index: i, Name: src.Name, Size: src.Size}
@@ -132,16 +125,10 @@ func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Re
 		s.wg.Go(s.uploader)
 	}
 	results := make([]Result, len(sources))
-	err := func() error {
-		for i, src := range sources {
-			r, err := s.addFile(i, src)
-			if err != nil {
-				return err
-			}
-			results[i] = r
-		}
-		return s.seal()
-	}()
+	err := s.addFiles(sources, results)
+	if err == nil {
+		err = s.seal()
+	}
 	if err != nil {
 		fail(err) // stop the uploaders: the shard will not be sent
 	}
@@ -174,6 +161,75 @@ func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Re
 		s.progress(i, func(p *Progress) { p.Done = true })
 	}
 	return results, nil
+}
+
+// addFiles reads, chunks and hashes the sources one after another (the
+// small ones read ahead, several at once), and has placement deduplicate
+// their chunks and pack the new ones into xorbs, writing each file's
+// block for the shard and its result.
+func (s *session) addFiles(sources []Source, results []Result) error {
+	for _, src := range sources {
+		if src.Open == nil {
+			return fmt.Errorf("upload %s: Source.Open is nil", src.Name)
+		}
+	}
+	pl := s.startPlacement(sources, results)
+	ra := startReadAhead(s.ctx, sources)
+	defer ra.close()
+	o := s.u.Offload
+	r := &chunkReader{ctx: s.ctx, o: o.encoding(), records: true,
+		emit: func(file int, chunks []chunkIn) error {
+			s.q.mark(chunks)
+			return pl.add(file, chunks)
+		},
+		end:    pl.end,
+		onRead: func(file int, t int64) { s.progress(file, func(p *Progress) { p.Read = t }) },
+	}
+	err := func() error {
+		for i, src := range sources {
+			if err := s.readFile(r, ra, i, src); err != nil {
+				return err
+			}
+		}
+		return r.drain()
+	}()
+	if errors.Is(err, errPlacement) {
+		return pl.finish(false) // placement's own error
+	}
+	if perr := pl.finish(err != nil); err == nil {
+		err = perr
+	}
+	return err
+}
+
+// readFile reads one source through r.
+func (s *session) readFile(r *chunkReader, ra *readAhead, i int, src Source) error {
+	data, done, err := ra.take(i)
+	if err != nil {
+		return fmt.Errorf("upload %s: %w", src.Name, err)
+	}
+	defer done()
+	var rd io.Reader
+	if data == nil {
+		if rd, err = src.Open(); err != nil {
+			return fmt.Errorf("upload %s: %w", src.Name, err)
+		}
+		if cl, ok := rd.(io.Closer); ok {
+			defer cl.Close()
+		}
+	}
+	var sum Digest = &localSHA{sha256x.New()}
+	if o := s.u.Offload; o != nil && o.SHA256 != nil {
+		if sum, err = o.SHA256(); err != nil {
+			return fmt.Errorf("upload %s: %w", src.Name, err)
+		}
+	}
+	if _, err := r.read(i, rd, data, sum); err != nil && !errors.Is(err, errPlacement) {
+		return fmt.Errorf("upload %s: %w", src.Name, err)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // xorbSize is the chunk data at which a xorb is sealed.
@@ -230,40 +286,8 @@ type chunkIn struct {
 	size   int
 	data   []byte
 	record []byte
-}
-
-// addFile chunks, hashes and deduplicates one source, putting new chunks
-// into xorbs, and records its file block for the shard.
-func (s *session) addFile(i int, src Source) (Result, error) {
-	if src.Open == nil {
-		return Result{}, fmt.Errorf("upload %s: Source.Open is nil", src.Name)
-	}
-	rd, err := src.Open()
-	if err != nil {
-		return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
-	}
-	if cl, ok := rd.(io.Closer); ok {
-		defer cl.Close()
-	}
-	f := &fileRun{s: s, idx: i, size: src.Size}
-	total, digest, err := f.readAll(rd)
-	if err != nil {
-		return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
-	}
-	if src.Size >= 0 && total != src.Size {
-		return Result{}, fmt.Errorf("upload %s: read %d bytes, but the source said %d", src.Name, total, src.Size)
-	}
-	if err := f.endRun(true); err != nil {
-		return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
-	}
-	fh := xethash.File(f.entries)
-	s.addFileBlock(fh, f, digest)
-	resumed := f.resumedBytes()
-	s.progress(i, func(p *Progress) { p.Hashed = total; p.Deduped = f.deduped; p.Resumed = resumed })
-	return Result{
-		Name: src.Name, Size: total, Hash: fh, SHA256: hex.EncodeToString(digest[:]),
-		NewBytes: f.newBytes, DedupedBytes: f.deduped, ResumedBytes: resumed,
-	}, nil
+	first  bool // the file's first chunk
+	wait   int  // the dedupe queries sent up to it (queries.go)
 }
 
 // chunks takes the next chunks of the file.
@@ -274,7 +298,6 @@ func (f *fileRun) chunks(chunks []chunkIn) error {
 	s := f.s
 	// Record every hash first, so progress never shows bytes uploaded
 	// before they are hashed.
-	first := len(f.entries)
 	f.pos = f.hashed
 	for _, c := range chunks {
 		f.entries = append(f.entries, xethash.Entry{Hash: c.hash, Size: uint64(c.size)})
@@ -282,8 +305,9 @@ func (f *fileRun) chunks(chunks []chunkIn) error {
 	}
 	hashed := f.hashed
 	s.progress(f.idx, func(p *Progress) { p.Hashed = hashed })
-	for i, c := range chunks {
-		at, ok, err := s.find(c.hash, first+i == 0)
+	for i := range chunks {
+		c := chunks[i]
+		at, ok, err := s.find(&chunks[i])
 		if err != nil {
 			return err
 		}
@@ -358,30 +382,24 @@ func (f *fileRun) endRun(atEOF bool) error {
 }
 
 // find looks a chunk up: this session's xorbs, the client's cache, the
-// xorbs of earlier unfinished uploads (Uploader.Resume), then, for an
-// eligible chunk (§10.3.1), the global dedupe API.
-func (s *session) find(h xethash.Hash, first bool) (ref, bool, error) {
-	if at, ok := s.local[h]; ok {
+// xorbs of earlier unfinished uploads (Uploader.Resume), then, where
+// dedupe queries were sent up to it, their answers (queries.go).
+func (s *session) find(c *chunkIn) (ref, bool, error) {
+	if at, ok := s.local[c.hash]; ok {
 		return at, true, nil
 	}
 	known := s.u.known()
-	if loc, ok := known.lookup(h, s.u.clock()); ok {
+	if loc, ok := known.lookup(c.hash, s.u.clock()); ok {
 		return s.remoteRef(loc), true, nil
 	}
-	if at, ok := s.findResumed(h); ok {
+	if at, ok := s.findResumed(c.hash); ok {
 		return at, true, nil
 	}
-	if s.u.NoGlobalDedupe || !(first || shard.DedupEligible(h)) || s.queried[h] {
-		return ref{}, false, nil
-	}
-	s.queried[h] = true
-	sh, err := s.query(h)
-	if err != nil {
-		return ref{}, false, err
-	}
-	if sh != nil {
-		known.addShard(sh, s.u.clock())
-		if loc, ok := known.lookup(h, s.u.clock()); ok {
+	if c.wait > s.q.answered {
+		if err := s.q.await(c.wait); err != nil {
+			return ref{}, false, err
+		}
+		if loc, ok := known.lookup(c.hash, s.u.clock()); ok {
 			return s.remoteRef(loc), true, nil
 		}
 	}
