@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/internal/repopath"
@@ -279,54 +280,110 @@ func readAll(src pipeline.Source) ([]byte, error) {
 	return b, err
 }
 
-// preupload asks the hub which files it takes inline (100 a call).
+// preuploadBatch is how many files one preupload call names: the
+// reference client's batch (huggingface_hub's UPLOAD_BATCH_MAX_NUM_FILES),
+// which the Hub takes; the local hub takes up to 1,000.
+const preuploadBatch = 256
+
+// samplesAtOnce bounds the samples a preupload call reads at once.
+const samplesAtOnce = 8
+
+// preupload asks the hub which files it takes inline: preuploadBatch files
+// a call, the calls side by side (each through the Client's window, as
+// every request), each reading its files' samples several at once, so a
+// folder of thousands of files costs a round trip, not one per hundred.
 func (c *Client) preupload(ctx context.Context, files []RepoFile) (map[string]bool, error) {
 	u, err := c.APIURL("preupload")
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var mu sync.Mutex
 	inline := map[string]bool{}
-	for start := 0; start < len(files); start += 100 {
-		type pf struct {
-			Path   string `json:"path"`
-			Size   int64  `json:"size"`
-			Sample string `json:"sample"`
-		}
-		var req struct {
-			Files []pf `json:"files"`
-		}
-		for _, f := range files[start:min(start+100, len(files))] {
-			sample, size, err := sampleOf(f.Source)
+	var wg sync.WaitGroup
+	for start := 0; start < len(files); start += preuploadBatch {
+		batch := files[start:min(start+preuploadBatch, len(files))]
+		wg.Go(func() {
+			regular, err := c.preuploadCall(ctx, u, batch)
 			if err != nil {
-				return nil, fmt.Errorf("commit: %s: %w", f.Path, err)
+				cancel(err)
+				return
 			}
-			if size < 0 {
-				continue // a stream longer than its sample: through Xet, whatever its start
+			mu.Lock()
+			defer mu.Unlock()
+			for _, p := range regular {
+				inline[p] = true
 			}
-			req.Files = append(req.Files, pf{Path: f.Path, Size: size, Sample: base64.StdEncoding.EncodeToString(sample)})
-		}
-		if len(req.Files) == 0 {
-			continue
-		}
-		body, _ := json.Marshal(req)
-		var out struct {
-			Files []struct {
-				Path       string `json:"path"`
-				UploadMode string `json:"uploadMode"`
-			} `json:"files"`
-		}
-		if err := c.HubCall(ctx, "preupload", "POST", u, "application/json", body, nil, func(resp *cas.Response) error {
-			return cas.DecodeJSON(resp, &out)
-		}); err != nil {
-			return nil, err
-		}
-		for _, f := range out.Files {
-			if f.UploadMode == "regular" {
-				inline[f.Path] = true
-			}
-		}
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
 	}
 	return inline, nil
+}
+
+// preuploadCall is one preupload call, for files; it returns the paths
+// the hub takes inline.
+func (c *Client) preuploadCall(ctx context.Context, u string, files []RepoFile) ([]string, error) {
+	type pf struct {
+		Path   string `json:"path"`
+		Size   int64  `json:"size"`
+		Sample string `json:"sample"`
+	}
+	named := make([]*pf, len(files))
+	var wg sync.WaitGroup
+	errs := make([]error, len(files))
+	sem := make(chan struct{}, samplesAtOnce)
+	for i, f := range files {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			sample, size, err := sampleOf(f.Source)
+			if err != nil {
+				errs[i] = fmt.Errorf("commit: %s: %w", f.Path, err)
+				return
+			}
+			if size >= 0 { // else a stream longer than its sample: through Xet, whatever its start
+				named[i] = &pf{Path: f.Path, Size: size, Sample: base64.StdEncoding.EncodeToString(sample)}
+			}
+		})
+	}
+	wg.Wait()
+	var req struct {
+		Files []pf `json:"files"`
+	}
+	for i := range files {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if named[i] != nil {
+			req.Files = append(req.Files, *named[i])
+		}
+	}
+	if len(req.Files) == 0 {
+		return nil, nil
+	}
+	body, _ := json.Marshal(req)
+	var out struct {
+		Files []struct {
+			Path       string `json:"path"`
+			UploadMode string `json:"uploadMode"`
+		} `json:"files"`
+	}
+	if err := c.HubCall(ctx, "preupload", "POST", u, "application/json", body, nil, func(resp *cas.Response) error {
+		return cas.DecodeJSON(resp, &out)
+	}); err != nil {
+		return nil, err
+	}
+	var regular []string
+	for _, f := range out.Files {
+		if f.UploadMode == "regular" {
+			regular = append(regular, f.Path)
+		}
+	}
+	return regular, nil
 }
 
 // sampleOf reads the first 512 bytes of a source, and its size: -1 for a

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -287,5 +288,63 @@ func TestOnStoredComesBetweenShardAndCommit(t *testing.T) {
 	}
 	if stored.Load() != 1 {
 		t.Errorf("OnStored was called for an upload that failed")
+	}
+}
+
+// A commit of many files asks the hub about them 256 at a time (the
+// reference client's batch), the calls side by side: the hub here answers
+// none until all three of 600 files' calls are in, which calls made one
+// after another would never reach. Text files come back inline, the rest
+// through Xet.
+func TestPreuploadCallsGoTogether(t *testing.T) {
+	var mu sync.Mutex
+	cond := sync.NewCond(&mu)
+	calls, most, alone := 0, 0, 0
+	_, srv := startHubBehind(t, func(w http.ResponseWriter, r *http.Request, h *hub.Hub) bool {
+		if !strings.Contains(r.URL.Path, "/preupload/") {
+			return false
+		}
+		var req struct{ Files []struct{ Path string } }
+		body, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(body, &req)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		mu.Lock()
+		calls++
+		most = max(most, len(req.Files))
+		cond.Broadcast()
+		deadline := time.AfterFunc(5*time.Second, func() { mu.Lock(); cond.Broadcast(); mu.Unlock() })
+		start := time.Now()
+		for calls < 3 && time.Since(start) < 5*time.Second {
+			cond.Wait()
+		}
+		if calls < 3 {
+			alone++ // waited in vain: the calls came one after another
+		}
+		deadline.Stop()
+		mu.Unlock()
+		return false
+	})
+	var files []hubclient.RepoFile
+	for i := range 600 {
+		d := []byte(fmt.Sprintf("text file %d\n", i))
+		if i%2 == 1 {
+			d = randomBytes(uint64(i), 2000)
+			d[0] = 0
+		}
+		files = append(files, repoFile(fmt.Sprintf("d/%d.txt", i), d))
+	}
+	done, err := newClient(srv).Commit(context.Background(), files, hubclient.CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 3 || most != 256 || alone > 0 {
+		t.Errorf("%d preupload calls of at most %d files, %d made alone; want 3 of at most 256, side by side", calls, most, alone)
+	}
+	for i, f := range done.Files {
+		if f.Inline != (i%2 == 0) {
+			t.Fatalf("file %d: inline %v", i, f.Inline)
+		}
 	}
 }
