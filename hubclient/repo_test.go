@@ -22,6 +22,7 @@ import (
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
 	"github.com/xetkit/xetkit/hubclient"
+	"github.com/xetkit/xetkit/pipeline"
 )
 
 func repoFile(path string, data []byte) hubclient.RepoFile {
@@ -345,6 +346,38 @@ func TestPreuploadCallsGoTogether(t *testing.T) {
 	for i, f := range done.Files {
 		if f.Inline != (i%2 == 0) {
 			t.Fatalf("file %d: inline %v", i, f.Inline)
+		}
+	}
+}
+
+// A commit reads each file once: the preupload's sample comes from the
+// upload's own read. A file the hub takes inline is read again, for its
+// bytes to go into the commit.
+func TestCommitOpensEachFileOnce(t *testing.T) {
+	_, srv := startHub(t, hub.Config{})
+	var opens [6]atomic.Int32
+	var files []hubclient.RepoFile
+	for i := range opens {
+		d := randomBytes(uint64(90+i), []int{0, 10, 5000, 2 << 20, 700, 3 << 20}[i])
+		if i%2 == 1 {
+			d = bytes.Repeat([]byte("text "), 20+i) // inline
+		}
+		files = append(files, hubclient.RepoFile{Path: fmt.Sprintf("f%d", i), Source: pipeline.Source{Size: int64(len(d)), Open: func() (io.Reader, error) {
+			opens[i].Add(1)
+			return bytes.NewReader(d), nil
+		}}})
+	}
+	done, err := newClient(srv).Commit(context.Background(), files, hubclient.CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range opens {
+		want := int32(1)
+		if done.Files[i].Inline {
+			want = 2
+		}
+		if n := opens[i].Load(); n != want || done.Files[i].Inline != (i%2 == 1 || i == 0) {
+			t.Errorf("file %d (inline %v): opened %d times, want %d", i, done.Files[i].Inline, n, want)
 		}
 	}
 }

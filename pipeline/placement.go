@@ -169,11 +169,25 @@ func (pl *placement) finish(abandon bool) error {
 // place places one item.
 func (pl *placement) place(it placeItem) error {
 	s := pl.s
+	src := pl.sources[it.file]
 	if pl.cur == nil || pl.cur.idx != it.file {
-		pl.cur = &fileRun{s: s, idx: it.file, size: pl.sources[it.file].Size}
+		pl.cur = &fileRun{s: s, idx: it.file, size: src.Size}
+		if s.gate != nil {
+			up, err := s.gate.Decide(s.ctx, it.file)
+			if err != nil {
+				return err
+			}
+			pl.cur.skip = !up
+		}
 	}
 	f := pl.cur
-	src := pl.sources[it.file]
+	if f.skip {
+		if it.end {
+			pl.cur = nil
+			pl.results[f.idx] = Result{Name: src.Name, Size: it.total, SHA256: hex.EncodeToString(it.digest[:]), Inline: true}
+		}
+		return nil
+	}
 	if len(it.chunks) > 0 {
 		if err := f.chunks(it.chunks); err != nil {
 			return fmt.Errorf("upload %s: %w", src.Name, err)

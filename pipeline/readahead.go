@@ -7,67 +7,71 @@ import (
 	"sync"
 )
 
-// Small sources (a size known and no more than one read, readSize) are
-// read whole ahead of their turn, several at once, while the sources
-// before them are worked on: natively on goroutines, so that opening and
+// The start of every source (one read: readSize bytes) is read ahead of
+// its turn, several sources at once, while those before it are worked
+// on: a small source whole, a larger one's first piece (its rest is read
+// in turn). Natively the reads run on goroutines, so that opening and
 // reading many files overlap (and a disk is left several requests to
 // serve); in a browser each is a File read that the browser serves while
-// the module hashes. At most readAheadFiles reads run at once, and the
-// sources read and not yet worked on hold at most readAheadBytes (any one
-// source may pass it alone). A source is still read only once, in full,
-// so a larger one, read in pieces as its turn comes, is never held whole.
+// the module hashes. A source of unknown size is read the same way and is
+// small if it ends within the piece, so a browser need not ask a File its
+// size (which costs the page's thread a look at the disk per file). At
+// most readAheadFiles reads run at once, and what was read ahead and not
+// yet worked on holds at most readAheadBytes (one source may pass it
+// alone). The session takes each source's start in order (take), and
+// with it the size and first bytes the Gate is offered.
 
 // How far the reading runs ahead.
 var (
-	readAheadFiles = 8
+	readAheadFiles = platformDefault(32, 8)
 	readAheadBytes = platformDefault(8<<20, 16<<20)
 )
 
-// readAhead reads a session's small sources ahead (see above).
+// readAhead reads a session's sources ahead (see above).
 type readAhead struct {
 	ctx     context.Context
 	stop    context.CancelFunc
 	sources []Source
-	got     []chan readResult // by source; nil for those read in turn
+	got     []chan started // by source
 	wg      sync.WaitGroup
-
-	mu   sync.Mutex
-	cond *sync.Cond
-	held int64 // bytes read ahead, or being read, and not yet released
+	mu      sync.Mutex
+	cond    *sync.Cond
+	held    int64 // bytes read ahead, or being read, and not yet released
 }
 
-// readResult is a source read whole, or why it could not be.
-type readResult struct {
-	data []byte
+// started is the start of a source: all of it (rest nil), or its first
+// piece and the open source, to read the rest from.
+type started struct {
+	head []byte
+	rest io.Reader
 	err  error
 }
 
 func startReadAhead(ctx context.Context, sources []Source) *readAhead {
 	ctx, stop := context.WithCancel(ctx)
-	ra := &readAhead{ctx: ctx, stop: stop, sources: sources, got: make([]chan readResult, len(sources))}
+	ra := &readAhead{ctx: ctx, stop: stop, sources: sources, got: make([]chan started, len(sources))}
 	ra.cond = sync.NewCond(&ra.mu)
-	n := 0
-	for i, src := range sources {
-		if src.Open != nil && src.Size >= 0 && src.Size <= readSize {
-			ra.got[i] = make(chan readResult, 1)
-			n++
-		}
+	for i := range sources {
+		ra.got[i] = make(chan started, 1)
 	}
-	if n > 0 {
-		context.AfterFunc(ctx, func() { ra.mu.Lock(); ra.cond.Broadcast(); ra.mu.Unlock() })
-		ra.wg.Go(ra.dispatch)
-	}
+	context.AfterFunc(ctx, func() { ra.mu.Lock(); ra.cond.Broadcast(); ra.mu.Unlock() })
+	ra.wg.Go(ra.dispatch)
 	return ra
+}
+
+// headSize is what is read ahead of a source: all of it if it is small.
+func headSize(src Source) int64 {
+	if src.Size >= 0 && src.Size <= readSize {
+		return src.Size
+	}
+	return readSize
 }
 
 // dispatch starts the reads in order, as the bounds allow.
 func (ra *readAhead) dispatch() {
 	slots := make(chan struct{}, readAheadFiles)
 	for i, src := range ra.sources {
-		if ra.got[i] == nil {
-			continue
-		}
-		if !ra.reserve(src.Size) {
+		if !ra.reserve(headSize(src)) {
 			return
 		}
 		select {
@@ -77,8 +81,7 @@ func (ra *readAhead) dispatch() {
 		}
 		ra.wg.Go(func() {
 			defer func() { <-slots }()
-			data, err := readWhole(src)
-			ra.got[i] <- readResult{data, err}
+			ra.got[i] <- readStart(src)
 		})
 	}
 }
@@ -98,56 +101,74 @@ func (ra *readAhead) reserve(n int64) bool {
 	return ra.ctx.Err() == nil
 }
 
-// take returns source i's content when it was read ahead (nil when it is
-// to be read in turn), and a function to call once done with it.
-func (ra *readAhead) take(i int) (data []byte, done func(), err error) {
-	if ra.got[i] == nil {
-		return nil, func() {}, nil
-	}
-	var r readResult
+// take returns the start of source i: all of it (rest nil), or its first
+// piece and the reader of its rest (closed by done); done is to be called
+// once the session is done with them.
+func (ra *readAhead) take(i int) (head []byte, rest io.Reader, done func(), err error) {
+	var s started
 	select {
-	case r = <-ra.got[i]:
+	case s = <-ra.got[i]:
 	case <-ra.ctx.Done():
-		return nil, nil, context.Cause(ra.ctx)
+		return nil, nil, nil, context.Cause(ra.ctx)
 	}
-	size := ra.sources[i].Size
-	return r.data, func() {
+	n := headSize(ra.sources[i])
+	return s.head, s.rest, func() {
+		if cl, ok := s.rest.(io.Closer); ok {
+			cl.Close()
+		}
 		ra.mu.Lock()
-		ra.held -= size
+		ra.held -= n
 		ra.cond.Broadcast()
 		ra.mu.Unlock()
-	}, r.err
+	}, s.err
 }
 
-// close stops the reading ahead and waits for the reads under way.
+// close stops the reading ahead and waits for the reads under way; it
+// closes the sources read ahead and not taken.
 func (ra *readAhead) close() {
 	ra.stop()
 	ra.wg.Wait()
+	for _, ch := range ra.got {
+		select {
+		case s := <-ch:
+			if cl, ok := s.rest.(io.Closer); ok {
+				cl.Close()
+			}
+		default:
+		}
+	}
 }
 
-// readWhole reads a small source whole: Size bytes, or a size that tells
-// the source gave another (checked where every source's is).
-func readWhole(src Source) ([]byte, error) {
+// readStart opens a source and reads its start: all of it when it ends
+// within readSize bytes (for a source of known size, checked against it
+// there: one that gives more is read on, for the error to say how much).
+func readStart(src Source) started {
 	rd, err := src.Open()
 	if err != nil {
-		return nil, err
+		return started{err: err}
 	}
-	if cl, ok := rd.(io.Closer); ok {
-		defer cl.Close()
-	}
-	b := make([]byte, src.Size+1) // one more, to see a source longer than it said
-	n, err := io.ReadFull(rd, b)
-	switch err {
-	case io.EOF, io.ErrUnexpectedEOF:
-		return b[:n], nil
-	case nil:
-		// Longer than it said: read on, so the error gives its size.
-		rest, err := io.Copy(io.Discard, rd)
-		if err != nil {
-			return nil, fmt.Errorf("reading: %w", err)
+	keep := false
+	defer func() {
+		if cl, ok := rd.(io.Closer); ok && !keep {
+			cl.Close()
 		}
-		return nil, fmt.Errorf("read %d bytes, but the source said %d", int64(n)+rest, src.Size)
-	default:
-		return nil, fmt.Errorf("reading: %w", err)
+	}()
+	want := headSize(src)
+	b := make([]byte, want+1) // one more: a small source that gives more is seen
+	n, err := io.ReadFull(rd, b)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return started{head: b[:n]}
+	case err != nil:
+		return started{err: fmt.Errorf("reading: %w", err)}
+	case src.Size >= 0 && src.Size <= readSize:
+		// Longer than it said: read on, so the error gives its size.
+		more, err := io.Copy(io.Discard, rd)
+		if err != nil {
+			return started{err: fmt.Errorf("reading: %w", err)}
+		}
+		return started{err: fmt.Errorf("read %d bytes, but the source said %d", int64(n)+more, src.Size)}
 	}
+	keep = true
+	return started{head: b[:n], rest: rd}
 }

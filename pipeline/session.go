@@ -55,6 +55,7 @@ type session struct {
 	// local maps chunks placed in this session's xorbs to their place.
 	local map[xethash.Hash]ref
 	q     *queries // the global dedupe queries
+	gate  Gate     // nil: every file is uploaded
 
 	builder xorb.Builder
 	cur     int32 // slot of the xorb being built, -1 if none
@@ -101,10 +102,36 @@ type slotTerm struct {
 // the store, the same sources and settings give the same xorbs and shards:
 // a Collector sees byte for byte what the CAS would receive.
 func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Result, error) {
+	return u.RunGated(ctx, store, sources, nil)
+}
+
+// Gate decides, for each file of a session, whether it is uploaded: the
+// Hub's preupload, which takes small text files inside the commit
+// (package hubclient). The session offers it each file's size and first
+// bytes as soon as it has read them, in file order, reads and hashes the
+// file meanwhile, and places the file's chunks only once Decide has said
+// yes; a file left out gets a Result with Inline set. So each file is
+// read once, and the hub's answers come while the files are read.
+type Gate interface {
+	// Offer gives file's size (-1 if not known) and first bytes (up to
+	// SampleSize, fewer only for a shorter file; the Gate's to keep). It
+	// must not block.
+	Offer(file int, size int64, sample []byte)
+	// Decide returns whether file is uploaded, once that is known.
+	Decide(ctx context.Context, file int) (bool, error)
+}
+
+// SampleSize is how much of a file's start a Gate is offered: the sample
+// the Hub's preupload takes.
+const SampleSize = 512
+
+// RunGated is Run, with gate deciding which files are uploaded (Gate);
+// nil: all of them.
+func (u *Uploader) RunGated(ctx context.Context, store Store, sources []Source, gate Gate) ([]Result, error) {
 	ctx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
 	s := &session{
-		u: u, store: store, ctx: ctx, fail: fail, cur: -1,
+		u: u, store: store, ctx: ctx, fail: fail, cur: -1, gate: gate,
 		local:  map[xethash.Hash]ref{},
 		slotOf: map[xethash.Hash]int32{},
 		seen:   map[xethash.Hash]bool{},
@@ -145,7 +172,7 @@ func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Re
 		return nil, err
 	}
 	if err := s.uploadShards(); err != nil {
-		return s.shardFailed(sources, err)
+		return s.shardFailed(sources, gate, err)
 	}
 	// Later calls dedupe against what this one stored.
 	for _, sl := range s.slots {
@@ -202,27 +229,35 @@ func (s *session) addFiles(sources []Source, results []Result) error {
 	return err
 }
 
-// readFile reads one source through r.
+// readFile reads one source through r, once the Gate, if any, is
+// offered its size and first bytes.
 func (s *session) readFile(r *chunkReader, ra *readAhead, i int, src Source) error {
-	data, done, err := ra.take(i)
+	head, rest, done, err := ra.take(i)
 	if err != nil {
 		return fmt.Errorf("upload %s: %w", src.Name, err)
 	}
 	defer done()
-	var rd io.Reader
-	if data == nil {
-		if rd, err = src.Open(); err != nil {
-			return fmt.Errorf("upload %s: %w", src.Name, err)
-		}
-		if cl, ok := rd.(io.Closer); ok {
-			defer cl.Close()
-		}
+	size := src.Size
+	if rest == nil {
+		size = int64(len(head))
+	} else if sz, ok := rest.(sizer); ok && size < 0 {
+		size = sz.Size()
+	}
+	if size != src.Size {
+		s.progress(i, func(p *Progress) { p.Size = size })
+	}
+	if s.gate != nil {
+		s.gate.Offer(i, size, head[:min(SampleSize, len(head))])
 	}
 	var sum Digest = &localSHA{sha256x.New()}
 	if o := s.u.Offload; o != nil && o.SHA256 != nil {
 		if sum, err = o.SHA256(); err != nil {
 			return fmt.Errorf("upload %s: %w", src.Name, err)
 		}
+	}
+	data, rd := head, io.Reader(nil)
+	if rest != nil {
+		data, rd = nil, io.MultiReader(bytes.NewReader(head), rest)
 	}
 	if _, err := r.read(i, rd, data, sum); err != nil && !errors.Is(err, errPlacement) {
 		return fmt.Errorf("upload %s: %w", src.Name, err)
@@ -231,6 +266,10 @@ func (s *session) readFile(r *chunkReader, ra *readAhead, i int, src Source) err
 	}
 	return nil
 }
+
+// sizer is a reader that can tell its source's size where the Source did
+// not (a browser's File, asked only once it is known to be large).
+type sizer interface{ Size() int64 }
 
 // xorbSize is the chunk data at which a xorb is sealed.
 func (u *Uploader) xorbSize() int {
@@ -260,6 +299,7 @@ func (s *session) progress(i int, update func(*Progress)) {
 type fileRun struct {
 	s       *session
 	idx     int
+	skip    bool            // the Gate leaves it out
 	size    int64           // Source.Size, -1 if unknown
 	entries []xethash.Entry // every chunk, for the file hash
 	refs    []ref
