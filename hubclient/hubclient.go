@@ -257,8 +257,8 @@ const preuploadBatch = 256
 // preuploadGate is the hub's preupload as the upload's Gate
 // (pipeline.Gate): the files are asked about as the upload reads them,
 // preuploadBatch a call, the calls side by side (each through the
-// Client's window, as every request); a batch whose answer the upload
-// needs before it is full is sent as it is. A file larger than a hub may
+// Client's window, as every request); a batch not yet full is sent when
+// the upload can read no further without an answer (Flush). A file larger than a hub may
 // take inline (maxInline) is asked about but uploaded without waiting for
 // the answer, as is one of unknown size (a stream longer than its
 // sample), which is not asked about.
@@ -281,7 +281,6 @@ type preuploadGate struct {
 type preuploadCall struct {
 	req     []preuploadFile
 	done    chan struct{}
-	sent    bool
 	regular map[string]bool
 	err     error
 }
@@ -309,8 +308,16 @@ func (g *preuploadGate) Offer(file int, size int64, sample []byte) {
 		g.batch.req = append(g.batch.req, preuploadFile{Path: g.files[file].Path, Size: size, Sample: base64.StdEncoding.EncodeToString(sample)})
 		g.call[file] = g.batch
 	}
-	if g.batch != nil && (len(g.batch.req) == preuploadBatch || file == len(g.files)-1) {
-		g.send() // full, or the last
+	if g.batch != nil && len(g.batch.req) == preuploadBatch {
+		g.send()
+	}
+}
+
+func (g *preuploadGate) Flush() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.batch != nil {
+		g.send()
 	}
 }
 
@@ -318,7 +325,6 @@ func (g *preuploadGate) Offer(file int, size int64, sample []byte) {
 func (g *preuploadGate) send() {
 	b := g.batch
 	g.batch = nil
-	b.sent = true
 	g.wg.Go(func() {
 		defer close(b.done)
 		b.regular, b.err = g.ask(b.req)
@@ -331,9 +337,6 @@ func (g *preuploadGate) send() {
 func (g *preuploadGate) Decide(ctx context.Context, file int) (bool, error) {
 	g.mu.Lock()
 	b, size := g.call[file], g.size[file]
-	if b != nil && !b.sent {
-		g.send()
-	}
 	g.mu.Unlock()
 	if b == nil || size > maxInline {
 		return true, nil

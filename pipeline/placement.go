@@ -19,8 +19,9 @@ import (
 // does: reading overlaps compression, the dedupe queries sent as chunks
 // are hashed are answered while placement catches up, and no file waits
 // for the one before it (a folder of small files would otherwise pay a
-// round trip each). Without, it runs in the reading goroutine. Either way
-// it places the same chunks in the same order.
+// round trip each). Without, it runs in the reading goroutine (and waits
+// for a Gate's answer about each file in turn). Either way it places the
+// same chunks in the same order.
 
 // Lookahead is how many bytes of chunks placement may lag behind the
 // hashing (0: none, placement in the reading goroutine). Under
@@ -140,8 +141,17 @@ func (pl *placement) send() error {
 	}
 	select {
 	case pl.ch <- pl.items:
-	case <-pl.s.ctx.Done():
-		return context.Cause(pl.s.ctx)
+	default:
+		// The reading is about to wait for placement, which may wait
+		// for the Gate's answer about a file offered.
+		if g := pl.s.gate; g != nil {
+			g.Flush()
+		}
+		select {
+		case pl.ch <- pl.items:
+		case <-pl.s.ctx.Done():
+			return context.Cause(pl.s.ctx)
+		}
 	}
 	pl.items, pl.buf = nil, nil
 	return nil
@@ -173,6 +183,9 @@ func (pl *placement) place(it placeItem) error {
 	if pl.cur == nil || pl.cur.idx != it.file {
 		pl.cur = &fileRun{s: s, idx: it.file, size: src.Size}
 		if s.gate != nil {
+			if pl.ch == nil {
+				s.gate.Flush() // placement in the reading goroutine: nothing more is read meanwhile
+			}
 			up, err := s.gate.Decide(s.ctx, it.file)
 			if err != nil {
 				return err
@@ -184,6 +197,7 @@ func (pl *placement) place(it placeItem) error {
 	if f.skip {
 		if it.end {
 			pl.cur = nil
+			s.progress(f.idx, func(p *Progress) { p.Hashed = it.total })
 			pl.results[f.idx] = Result{Name: src.Name, Size: it.total, SHA256: hex.EncodeToString(it.digest[:]), Inline: true}
 		}
 		return nil

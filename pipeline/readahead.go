@@ -153,9 +153,20 @@ func readStart(src Source) started {
 			cl.Close()
 		}
 	}()
-	want := headSize(src)
-	b := make([]byte, want+1) // one more: a small source that gives more is seen
-	n, err := io.ReadFull(rd, b)
+	// One byte more than the start, to see a source that does not end
+	// there. A buffer of unknown need grows as it fills: a folder of small
+	// files of unknown size must not cost a read's worth each.
+	var b []byte
+	var n int
+	if src.Size >= 0 {
+		b = make([]byte, headSize(src)+1)
+		n, err = io.ReadFull(rd, b)
+	} else {
+		b, err = io.ReadAll(io.LimitReader(rd, readSize+1))
+		if n = len(b); err == nil && n <= readSize {
+			err = io.EOF
+		}
+	}
 	switch {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		return started{head: b[:n]}

@@ -117,6 +117,10 @@ type Gate interface {
 	// SampleSize, fewer only for a shorter file; the Gate's to keep). It
 	// must not block.
 	Offer(file int, size int64, sample []byte)
+	// Flush asks for an answer about every file offered so far: the
+	// session can read no further until one comes (placement waits, and
+	// the reading waits for placement), or has read every file.
+	Flush()
 	// Decide returns whether file is uploaded, once that is known.
 	Decide(ctx context.Context, file int) (bool, error)
 }
@@ -217,6 +221,9 @@ func (s *session) addFiles(sources []Source, results []Result) error {
 			if err := s.readFile(r, ra, i, src); err != nil {
 				return err
 			}
+		}
+		if s.gate != nil {
+			s.gate.Flush() // every file is offered
 		}
 		return r.drain()
 	}()
