@@ -64,6 +64,30 @@ export async function startGo(module, defineGo, tune, kernels, sha) {
     };
     return reader.read(new Uint8Array(buffer, 0, want)).then(more);
   };
+  // Go reads a Blob of unknown size (jsx.Reader) through its stream's
+  // default reader: this gathers what the stream gives until it ends or
+  // passes limit bytes, so that Go awaits one promise for a small file:
+  // {bytes, done}.
+  own.xetkitReadHead = (reader, limit) => {
+    const parts = [];
+    let got = 0;
+    const more = (r) => {
+      if (!r.done) {
+        parts.push(r.value);
+        got += r.value.length;
+      }
+      if (r.done || got > limit) {
+        const bytes = parts.length === 1 ? parts[0] : new Uint8Array(got);
+        if (parts.length !== 1) {
+          let at = 0;
+          for (const p of parts) { bytes.set(p, at); at += p.length; }
+        }
+        return { bytes, done: r.done };
+      }
+      return reader.read().then(more);
+    };
+    return reader.read().then(more);
+  };
   // A turn of the event loop (a page repaints, workers' replies come in),
   // which Go (jsx.Reader) and xetkit.js take between pieces of work on
   // bytes already at hand. A MessageChannel, not setTimeout: a browser

@@ -27,8 +27,9 @@ type Reader struct {
 	blob bool
 	pull js.Value // the stream's pull function, or undefined
 	rest []byte   // pulled and not yet read
-	size int64    // -1 for a stream
+	size int64    // -1 for a stream, and for a Blob until known (readUnsized)
 	off  int64    // bytes handed out
+	base int64    // where the Blob's stream starts (readUnsized)
 	// paused is off when a Uint8Array's reads last let the event loop run.
 	paused int64
 	// A Blob's stream reader: BYOB (byob set) or default.
@@ -77,20 +78,33 @@ func NewReader(ctx context.Context, src js.Value) *Reader {
 	case src.InstanceOf(Uint8Array):
 		r.size = int64(src.Get("length").Int())
 	case blob.Type() == js.TypeFunction && src.InstanceOf(blob):
-		r.blob, r.size = true, int64(src.Get("size").Float())
+		r.blob, r.size = true, -1 // not asked: readUnsized
 	default:
 		return nil
 	}
 	return r
 }
 
-// Size returns the length of the source in bytes.
+// Again returns a new Reader of the same source, from its start: what
+// NewReader would give, without asking the source for its kind and size
+// again (a File's size can cost the browser a look at the disk).
+func (r *Reader) Again() *Reader {
+	return &Reader{ctx: r.ctx, src: r.src, blob: r.blob, pull: r.pull, size: r.size,
+		ahead: js.Undefined(), last: js.Undefined(), stream: js.Undefined(), spare: js.Undefined()}
+}
+
+// Size returns the length of the source in bytes: -1 for a stream, and
+// for a Blob until it is known (its end read, or more than one read's
+// size of it: see readUnsized).
 func (r *Reader) Size() int64 { return r.size }
 
 // Read implements io.Reader.
 func (r *Reader) Read(p []byte) (int, error) {
 	if !r.pull.IsUndefined() {
 		return r.readStream(p)
+	}
+	if r.blob && r.size < 0 {
+		return r.readUnsized(p)
 	}
 	if r.off >= r.size && len(r.rest) == 0 {
 		return 0, io.EOF
@@ -156,9 +170,58 @@ func (r *Reader) Read(p []byte) (int, error) {
 	return k, nil
 }
 
-// open starts reading the Blob's stream: BYOB where the engine has it.
+// readUnsized reads a Blob whose size was not asked for: a File's size
+// costs the page's thread a look at the disk (about half a millisecond in
+// Chromium, most of the cost of reading a small file), which reading its
+// stream does not. Its default reader is read (by runtime.js's
+// xetkitReadHead, in one promise) until the Blob ends (a small file: its
+// size is then what it gave) or passes one read's size; then its size is
+// asked for, and the rest read as a Blob of known size is, from a slice.
+func (r *Reader) readUnsized(p []byte) (int, error) {
+	if len(r.rest) > 0 {
+		k := copy(p, r.rest)
+		r.rest = r.rest[k:]
+		return k, nil
+	}
+	rd := r.src.Call("stream").Call("getReader")
+	v, err := Await(r.ctx, js.Global().Call("xetkitReadHead", rd, blobReadSize))
+	if err != nil {
+		rd.Call("cancel")
+		return 0, fmt.Errorf("reading the Blob: %w", err)
+	}
+	u := v.Get("bytes")
+	n := u.Length()
+	r.off = int64(n)
+	Held(n)
+	Collect()
+	if v.Get("done").Bool() {
+		r.size = r.off
+	} else {
+		rd.Call("cancel")
+		r.base = r.off
+		if r.size = int64(r.src.Get("size").Float()); r.off > r.size {
+			return 0, fmt.Errorf("reading the Blob: it gave %d bytes of the %d it holds (did the file change?)", r.off, r.size)
+		}
+	}
+	k := min(n, len(p))
+	js.CopyBytesToGo(p[:k], u)
+	if k < n {
+		r.rest = CopyInto(r.rest[:0], u.Call("subarray", k))
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return k, nil
+}
+
+// open starts reading the Blob's stream (from base): BYOB where the
+// engine has it.
 func (r *Reader) open() error {
-	st := r.src.Call("stream")
+	st := r.src
+	if r.base > 0 {
+		st = st.Call("slice", float64(r.base))
+	}
+	st = st.Call("stream")
 	rd, err := tryCall(func() js.Value { return st.Call("getReader", map[string]any{"mode": "byob"}) })
 	if err == nil {
 		r.stream, r.byob = rd, true
