@@ -1,7 +1,7 @@
 // The API: the Xetkit object load() resolves to, its chunker and hashes,
 // shards and xorbs; transfers (transfers.js) and the pool (pool.js) behind it.
 
-import { call, callAsync, checkSignal, describe, hashString, held, isBlob, toBytes, typeError, XetkitError } from "./calls.js";
+import { call, callAsync, checkSignal, describe, hashString, held, isBlob, progressEvents, toBytes, typeError, XetkitError } from "./calls.js";
 import { Pool } from "./pool.js";
 import { lazyTerms, rowsOf } from "./shardrecords.js";
 import { downloadFile, downloadTo, LazyBlob, openFiles, pendingUploads, streamSink, transferOptions, uploadFiles } from "./transfers.js";
@@ -368,7 +368,7 @@ export class Xetkit {
       },
       xorbBytes: onXorb !== undefined,
     };
-    if (onProgress) events.onProgress = (p) => onProgress({ bytesProcessed: p.hashed, totalBytes: total, xorbs });
+    if (onProgress) events.onProgress = progressEvents((p) => onProgress({ bytesProcessed: p.hashed, totalBytes: total, xorbs }));
     const opts = { compression, xorbSize: options.xorbSize };
     checkSignal(options.signal, "processFile");
     const files = [{ name: "file", data: src }];
