@@ -48,7 +48,7 @@ func TestUploadBytesArePinned(t *testing.T) {
 		"here":    func() *pipeline.Offload { return nil },
 		"workers": func() *pipeline.Offload { return pipeline.LocalOffload(2, xorb.Auto) },
 		"caller runs": func() *pipeline.Offload {
-			return &pipeline.Offload{BatchBytes: 100 << 10, Encode: func([]byte, []int) pipeline.Job { return unclaimedJob{} }}
+			return &pipeline.Offload{BatchBytes: 100 << 10, Encode: func([]byte, []int, []pipeline.Span) pipeline.Job { return unclaimedJob{} }}
 		},
 	}
 	for _, c := range cases {

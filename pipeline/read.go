@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -66,38 +67,56 @@ type chunkReader struct {
 	lens  []int
 	first int       // file of the batch's first chunk (or end)
 	ends  []fileEnd // the files that end within the batch
+	spans []Span    // the whole files in the batch whose SHA-256 it computes
 	spare [][]byte  // batch buffers of jobs over, for reuse
 	ins   []chunkIn
 }
 
 // fileEnd is where a file ends within a batch: after its first after
-// chunks.
+// chunks; its SHA-256 from sum, or the batch's digest of span.
 type fileEnd struct {
 	after int
 	file  int
 	total int64
 	sum   Digest
+	span  int // -1: none
 }
 
 // batchJob is one batch of chunks, queued on the Offload (job) until it
-// is run here (here set, with hashes) or a worker has taken it (taken).
+// is run here (here set, with hashes and sums) or a worker has taken it
+// (taken).
 type batchJob struct {
 	lens   []int
 	data   []byte // the chunks, the job's until it is over
 	first  int
 	ends   []fileEnd
+	spans  []Span
 	job    Job
 	taken  bool
 	here   bool
 	hashes []xethash.Hash
+	sums   [][32]byte
 }
 
 // read reads file's content to its end (data, if not nil, is all of it
 // at hand; else rd gives it), writing it to sum if set, and returns how
 // many bytes it read. The file's chunks, then its end, are passed on as
 // they are hashed: at once without an Offload, else as their batches
-// come back.
+// come back. A small file at hand (data no larger than a batch), given no
+// sum, has its SHA-256 computed with its batch (Offload.Encode's
+// digests); that needs an Offload.
 func (r *chunkReader) read(file int, rd io.Reader, data []byte, sum Digest) (total int64, err error) {
+	span := -1
+	if r.o != nil && data != nil && sum == nil && r.end != nil {
+		if len(r.batch)+len(data) > r.o.BatchSize() {
+			r.send() // the file whole in one batch
+		}
+		if r.batch == nil {
+			r.batch = r.buffer()
+		}
+		span = len(r.spans)
+		r.spans = append(r.spans, Span{len(r.batch), len(r.batch) + len(data)})
+	}
 	if r.ch == nil {
 		r.ch, r.emitted = chunking.NewChunker(), -1
 	}
@@ -150,35 +169,43 @@ func (r *chunkReader) read(file int, rd io.Reader, data []byte, sum Digest) (tot
 		}
 		return 0, err
 	}
-	return total, r.fileDone(total)
+	return total, r.fileDone(fileEnd{file: r.file, total: total, sum: r.sum, span: span})
 }
 
 // fileDone passes on the file's end after its chunks: at once when no
 // batch holds any of them, else with the batch.
-func (r *chunkReader) fileDone(total int64) error {
+func (r *chunkReader) fileDone(e fileEnd) error {
 	if r.end == nil {
 		return nil
 	}
-	if r.o == nil || len(r.queue) == 0 && len(r.lens) == 0 && len(r.ends) == 0 {
-		return r.ended(r.file, total, r.sum)
+	if e.span < 0 && (r.o == nil || len(r.queue) == 0 && len(r.lens) == 0 && len(r.ends) == 0) {
+		return r.ended(e, nil)
 	}
 	if len(r.lens) == 0 && len(r.ends) == 0 {
 		r.first = r.file
 	}
-	r.ends = append(r.ends, fileEnd{after: len(r.lens), file: r.file, total: total, sum: r.sum})
+	e.after = len(r.lens)
+	r.ends = append(r.ends, e)
 	return nil
 }
 
-// ended passes on the end of file, with its SHA-256.
-func (r *chunkReader) ended(file int, total int64, sum Digest) error {
+// ended passes on the end of a file, with its SHA-256: its Digest's, or
+// its batch's (sums, by span).
+func (r *chunkReader) ended(e fileEnd, sums [][32]byte) error {
 	var digest [32]byte
-	if sum != nil {
+	switch {
+	case e.span >= 0:
+		if e.span >= len(sums) {
+			return errors.New("upload: an offloaded encode returned fewer SHA-256s than asked for")
+		}
+		digest = sums[e.span]
+	case e.sum != nil:
 		var err error
-		if digest, err = sum.Sum(); err != nil {
+		if digest, err = e.sum.Sum(); err != nil {
 			return err
 		}
 	}
-	return r.end(file, total, digest)
+	return r.end(e.file, e.total, digest)
 }
 
 // add hands a read's chunks on: without an Offload, hashed and emitted
@@ -227,15 +254,18 @@ func (r *chunkReader) emitFile(file int, chunks []chunkIn) error {
 
 // send queues the batch on the Offload.
 func (r *chunkReader) send() {
-	if len(r.lens) == 0 && len(r.ends) == 0 {
+	if len(r.lens) == 0 && len(r.ends) == 0 && len(r.spans) == 0 {
 		return
 	}
-	var j Job
+	b := batchJob{lens: r.lens, data: r.batch, first: r.first, ends: r.ends, spans: r.spans}
 	if len(r.lens) > 0 {
-		j = r.o.Encode(r.batch, r.lens)
+		b.job = r.o.Encode(r.batch, r.lens, r.spans)
+	} else { // ends alone, of empty files
+		b.here = true
+		b.sums, _ = DigestSpans(b.data, b.spans, nil)
 	}
-	r.queue = append(r.queue, batchJob{lens: r.lens, data: r.batch, first: r.first, ends: r.ends, job: j, here: j == nil})
-	r.batch, r.lens, r.ends = nil, nil, nil
+	r.queue = append(r.queue, b)
+	r.batch, r.lens, r.ends, r.spans = nil, nil, nil, nil
 }
 
 // buffer returns an empty batch buffer.
@@ -272,6 +302,9 @@ func (r *chunkReader) runOne() (ran bool, err error) {
 			continue
 		}
 		j.hashes, _, _, err = EncodeChunks(nil, j.data, j.lens, j.hashes[:0], nil, nil)
+		if err == nil {
+			j.sums, err = DigestSpans(j.data, j.spans, j.sums[:0])
+		}
 		j.here = true
 		return true, err
 	}
@@ -310,6 +343,7 @@ func (r *chunkReader) takeOne() error {
 		}
 	}()
 	r.ins = r.ins[:0]
+	sums := j.sums
 	if j.here { // run here, or no chunks (ends alone)
 		data := j.data
 		for i, n := range j.lens {
@@ -328,6 +362,7 @@ func (r *chunkReader) takeOne() error {
 		if r.ins, err = e.split(j.lens, r.records, r.ins); err != nil {
 			return err
 		}
+		sums = e.SHA256s
 	}
 	file, at := j.first, 0
 	for _, e := range j.ends {
@@ -335,7 +370,7 @@ func (r *chunkReader) takeOne() error {
 			return err
 		}
 		at = e.after
-		if err := r.ended(e.file, e.total, e.sum); err != nil {
+		if err := r.ended(e, sums); err != nil {
 			return err
 		}
 		file = e.file + 1

@@ -256,15 +256,21 @@ func (s *session) readFile(r *chunkReader, ra *readAhead, i int, src Source) err
 	if s.gate != nil {
 		s.gate.Offer(i, size, head[:min(SampleSize, len(head))])
 	}
-	var sum Digest = &localSHA{sha256x.New()}
-	if o := s.u.Offload; o != nil && o.SHA256 != nil {
-		if sum, err = o.SHA256(); err != nil {
-			return fmt.Errorf("upload %s: %w", src.Name, err)
-		}
-	}
 	data, rd := head, io.Reader(nil)
 	if rest != nil {
 		data, rd = nil, io.MultiReader(bytes.NewReader(head), rest)
+	}
+	// The SHA-256: here, or where the Offload says; a small file's with
+	// its chunks, where an Offload encodes them (read).
+	var sum Digest
+	switch o := s.u.Offload; {
+	case o.encoding() != nil && data != nil && len(data) <= o.BatchSize():
+	case o != nil && o.SHA256 != nil:
+		if sum, err = o.SHA256(); err != nil {
+			return fmt.Errorf("upload %s: %w", src.Name, err)
+		}
+	default:
+		sum = &localSHA{sha256x.New()}
 	}
 	if _, err := r.read(i, rd, data, sum); err != nil && !errors.Is(err, errPlacement) {
 		return fmt.Errorf("upload %s: %w", src.Name, err)
