@@ -195,3 +195,33 @@ func TestDownloadPathsNeverLie(t *testing.T) {
 		t.Errorf("%d files came through, fewer than one call's worth", right)
 	}
 }
+
+// Clients given the same Tokens ask for a CAS token once between them (a
+// page downloading many files makes a Client a call); another user token
+// gets its own.
+func TestClientsShareTokens(t *testing.T) {
+	_, srv := startHub(t, hub.Config{})
+	data := randomBytes(9, 5000)
+	hash := uploadFile(t, newClient(srv), "f", data)
+	rec := &recording{next: srv.Client().Transport}
+	var shared cas.Tokens
+	for range 5 {
+		c := newClientThrough(srv, rec)
+		c.Tokens = &shared
+		if got := download(t, c, hash, nil); !bytes.Equal(got, data) {
+			t.Fatal("download differs")
+		}
+	}
+	other := newClientThrough(srv, rec)
+	other.Tokens, other.Token = &shared, "hf_someone_else"
+	_, err := other.Download(context.Background(), hash, io.Discard, nil)
+	n := 0
+	for _, r := range rec.seen {
+		if strings.Contains(r.URL.Path, "-token/") {
+			n++
+		}
+	}
+	if n != 2 || err == nil {
+		t.Errorf("%d token requests for 5 downloads sharing Tokens and one with another user token (which the hub refuses: %v), want 2", n, err)
+	}
+}

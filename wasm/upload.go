@@ -57,13 +57,18 @@ func decode(name, arg string, v js.Value) *callOptions {
 
 // controllers are the concurrency controllers of every call's client: the
 // transfers of a page (or a Node process) to one host share a window and
-// its back-off.
-var controllers cas.Controllers
+// its back-off. tokens are their CAS tokens: calls for the same
+// repository and user token (a page downloading many files, a call each)
+// ask for one once.
+var (
+	controllers cas.Controllers
+	tokens      cas.Tokens
+)
 
 // client is the hub client the options o describe.
 func (o *callOptions) client() (*hubclient.Client, error) {
 	c := &hubclient.Client{}
-	c.Hub, c.Repo, c.RepoType, c.Revision, c.Token, c.Controllers = o.Hub, o.Repo, o.RepoType, o.Revision, o.Token, &controllers
+	c.Hub, c.Repo, c.RepoType, c.Revision, c.Token, c.Controllers, c.Tokens = o.Hub, o.Repo, o.RepoType, o.Revision, o.Token, &controllers, &tokens
 	if o.Retries != nil {
 		c.Retries = cmp.Or(*o.Retries, cas.NoRetries) // 0: none
 	}
