@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"flag"
 	"io"
 	"os"
@@ -10,14 +11,15 @@ import (
 	"strings"
 
 	"github.com/xetkit/xetkit/cas"
+	"github.com/xetkit/xetkit/hubclient"
 	"github.com/xetkit/xetkit/xethash"
 )
 
 func init() {
 	register(&command{
 		name:    "download",
-		usage:   "--hub URL --repo NAME [--token T] [--type …] [--revision R] PATH|--hash HASH [-o OUT]",
-		summary: "download a file by its path in the repository (or by file hash), verifying every byte",
+		usage:   "--hub URL --repo NAME [--token T] [--type …] [--revision R] PATH|--hash HASH [-o OUT] | PATH... --local-dir DIR",
+		summary: "download a file by its path in the repository (or by file hash), or many into a folder, verifying every byte",
 		run:     runDownload,
 	})
 }
@@ -27,9 +29,22 @@ func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	fs.StringVar(&out, "o", "", "write to this file, which appears only once verified; - for standard output (needed when it is a terminal)")
 	fs.StringVar(&byteRange, "bytes", "", "only bytes START:END of the file (END excluded; either may be left out): only the chunks under them are fetched, each checked")
 	fs.StringVar(&byHash, "hash", "", "download the file with this file hash instead of a PATH")
+	var localDir string
+	fs.StringVar(&localDir, "local-dir", "", "write each PATH (one or more) at its path under this folder, many at once; each file appears only once verified")
 	client, of, args, err := hubCommand(e, c, fs, args)
 	if err != nil {
 		return err
+	}
+	if localDir != "" {
+		if out != "" || byteRange != "" || byHash != "" {
+			return usagef("--local-dir takes PATHs alone: not with -o, --bytes or --hash")
+		}
+		if len(args) == 0 {
+			return usagef("--local-dir: want one or more PATHs")
+		}
+		ctx, stop := interruptible()
+		defer stop()
+		return downloadInto(ctx, e, client, of, localDir, args)
 	}
 	var path string
 	var hash xethash.Hash
@@ -151,4 +166,68 @@ func parseByteRange(s string) (*cas.Range, error) {
 		}
 	}
 	return r, nil
+}
+
+// downloadInto downloads the files at paths into dir, each at its path
+// under it, many at once (hubclient.DownloadPaths); each is written beside
+// its name and renamed once every byte is checked, so a failure leaves no
+// file under a name asked for. --json prints the files written.
+func downloadInto(ctx context.Context, e *env, client *hubclient.Client, of outputFlags, dir string, paths []string) error {
+	m := of.meter(e, "download")
+	defer m.finish()
+	type part struct {
+		tmp *os.File
+		w   *bufio.Writer
+		dst string
+	}
+	parts := make([]*part, len(paths))
+	written := make([]int64, len(paths))
+	err := client.DownloadPaths(ctx, paths, func(i int, info hubclient.RepoFileInfo) (io.Writer, error) {
+		dst := filepath.Join(dir, filepath.FromSlash(paths[i]))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return nil, err
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".part-*")
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = &part{tmp: tmp, w: bufio.NewWriterSize(countingWriter{tmp, m}, 64<<10), dst: dst}
+		return parts[i].w, nil
+	}, func(i int, n int64, err error) error {
+		p := parts[i]
+		if p == nil {
+			return nil
+		}
+		if err == nil {
+			err = p.w.Flush()
+		}
+		if cerr := p.tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(p.tmp.Name(), p.dst)
+		}
+		if err != nil {
+			os.Remove(p.tmp.Name())
+			return err
+		}
+		written[i] = n
+		return nil
+	})
+	if err != nil {
+		return interrupted(ctx, err)
+	}
+	if of.json {
+		type file struct {
+			Path   string `json:"path"`
+			Bytes  int64  `json:"bytes"`
+			Output string `json:"output"`
+		}
+		var files []file
+		for i, p := range paths {
+			files = append(files, file{p, written[i], parts[i].dst})
+		}
+		return printJSON(e.stdout, map[string]any{"files": files})
+	}
+	return nil
 }
