@@ -24,10 +24,10 @@ import (
 // worker has taken (Job.Claim) rather than wait, so no batch waits for a
 // busy worker while the session idles, and nothing is timed or tuned.
 //
-// Its functions are called from the session's goroutine only; Encode must
-// return without waiting for the work. Each part is optional: with Encode
-// nil chunks are hashed and compressed here, with SHA256 nil the SHA-256
-// is computed here.
+// Its functions are called from the session's goroutines only; Encode
+// must return without waiting for the work. Each part is optional: with
+// Encode nil chunks are hashed and compressed here, with SHA256 nil the
+// SHA-256 is computed here.
 type Offload struct {
 	// Encode queues the hashing and encoding of whole chunks: data holds
 	// them back to back and lens gives their lengths; and the SHA-256 of
@@ -40,6 +40,11 @@ type Offload struct {
 	// SHA256 starts the SHA-256 of one file: on another thread, or in a
 	// faster implementation than this one's (Node's own crypto).
 	SHA256 func() (Digest, error)
+	// Yield, if set, lets the host's event loop turn: a page, on whose
+	// thread the work runs when no worker takes it, repaints and answers
+	// input in between. The session calls it after each yieldEvery bytes
+	// it hashed or placed itself.
+	Yield func() error
 	// BatchBytes is the target size of an Encode call (default 2 MiB).
 	BatchBytes int
 	// InFlight bounds the batches queued and not yet taken back (default
@@ -78,6 +83,11 @@ type Digest interface {
 	Write(p []byte) error
 	Sum() ([sha256x.Size]byte, error)
 }
+
+// yieldEvery is how much work the session does itself between two calls
+// of Offload.Yield: a few milliseconds of hashing and compression on a
+// page's thread (the event loop turns at least that often).
+const yieldEvery = 1 << 20
 
 // encoding returns o if it takes chunks to encode, else nil (all of that
 // work here).

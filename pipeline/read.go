@@ -53,6 +53,9 @@ type chunkReader struct {
 	// SHA-256 (what sum, given to read, was written).
 	end    func(file int, total int64, digest [32]byte) error
 	onRead func(file int, total int64) // if set, after each read
+	// worked, if set, is told the bytes of each read once hashed (here,
+	// or queued for the Offload).
+	worked func(n int) error
 
 	buf  []byte            // the read buffer, for every file
 	ch   *chunking.Chunker // for every file (Finish resets it)
@@ -131,7 +134,13 @@ func (r *chunkReader) read(file int, rd io.Reader, data []byte, sum Digest) (tot
 				return err
 			}
 		}
-		return r.add(r.ch.Push(p))
+		if err := r.add(r.ch.Push(p)); err != nil {
+			return err
+		}
+		if r.worked != nil {
+			return r.worked(len(p))
+		}
+		return nil
 	}
 	if data != nil {
 		err = push(data)

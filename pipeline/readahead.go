@@ -67,11 +67,19 @@ func headSize(src Source) int64 {
 	return readSize
 }
 
-// dispatch starts the reads in order, as the bounds allow.
+// dispatch starts the reads in order, as the bounds allow. A source of
+// unknown size holds what it turned out to give once read (a folder of
+// small files of unknown size must not count a read's worth each, which
+// would leave a few reads at once): the bound is then passed by at most
+// readAheadFiles reads.
 func (ra *readAhead) dispatch() {
 	slots := make(chan struct{}, readAheadFiles)
 	for i, src := range ra.sources {
-		if !ra.reserve(headSize(src)) {
+		n := headSize(src)
+		if src.Size < 0 {
+			n = 0
+		}
+		if !ra.reserve(n) {
 			return
 		}
 		select {
@@ -81,7 +89,13 @@ func (ra *readAhead) dispatch() {
 		}
 		ra.wg.Go(func() {
 			defer func() { <-slots }()
-			ra.got[i] <- readStart(src)
+			s := readStart(src)
+			if src.Size < 0 {
+				ra.mu.Lock()
+				ra.held += int64(len(s.head))
+				ra.mu.Unlock()
+			}
+			ra.got[i] <- s
 		})
 	}
 }
@@ -112,6 +126,9 @@ func (ra *readAhead) take(i int) (head []byte, rest io.Reader, done func(), err 
 		return nil, nil, nil, context.Cause(ra.ctx)
 	}
 	n := headSize(ra.sources[i])
+	if ra.sources[i].Size < 0 {
+		n = int64(len(s.head))
+	}
 	return s.head, s.rest, func() {
 		if cl, ok := s.rest.(io.Closer); ok {
 			cl.Close()

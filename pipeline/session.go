@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/xetkit/xetkit/internal/sha256x"
 	"github.com/xetkit/xetkit/shard"
@@ -66,6 +67,8 @@ type session struct {
 	slotOf map[xethash.Hash]int32 // slot of each xorb by hash
 	wg     sync.WaitGroup
 	fail   context.CancelCauseFunc
+
+	worked atomic.Int64 // bytes hashed or placed here since the last Yield
 
 	pmu   sync.Mutex // guards prog and serializes OnProgress
 	prog  []Progress
@@ -215,6 +218,7 @@ func (s *session) addFiles(sources []Source, results []Result) error {
 		},
 		end:    pl.end,
 		onRead: func(file int, t int64) { s.progress(file, func(p *Progress) { p.Read = t }) },
+		worked: s.work,
 	}
 	err := func() error {
 		for i, src := range sources {
@@ -298,6 +302,20 @@ func (u *Uploader) known() *knownChunks {
 	return u.cache
 }
 
+// work counts n bytes hashed or placed here, and lets the host's event
+// loop turn (Offload.Yield) after each yieldEvery of them.
+func (s *session) work(n int) error {
+	o := s.u.Offload
+	if o == nil || o.Yield == nil {
+		return nil
+	}
+	if s.worked.Add(int64(n)) < yieldEvery {
+		return nil
+	}
+	s.worked.Store(0)
+	return o.Yield()
+}
+
 // progress applies an update to file i's progress and reports it.
 func (s *session) progress(i int, update func(*Progress)) {
 	s.pmu.Lock()
@@ -349,6 +367,7 @@ func (f *fileRun) chunks(chunks []chunkIn) error {
 		return nil
 	}
 	s := f.s
+	hashedBefore := f.hashed
 	// Record every hash first, so progress never shows bytes uploaded
 	// before they are hashed.
 	f.pos = f.hashed
@@ -381,7 +400,7 @@ func (f *fileRun) chunks(chunks []chunkIn) error {
 	}
 	resumed := f.resumedBytes()
 	s.progress(f.idx, func(p *Progress) { p.Deduped = f.deduped; p.Resumed = resumed })
-	return nil
+	return s.work(int(f.hashed - hashedBefore))
 }
 
 // dedupe adds a chunk found stored to the current run.
