@@ -5,8 +5,10 @@ package jsx
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"syscall/js"
 )
 
@@ -173,31 +175,27 @@ func (r *Reader) Read(p []byte) (int, error) {
 // readUnsized reads a Blob whose size was not asked for: a File's size
 // costs the page's thread a look at the disk (about half a millisecond in
 // Chromium, most of the cost of reading a small file), which reading its
-// stream does not. Its default reader is read (by runtime.js's
-// xetkitReadHead, in one promise) until the Blob ends (a small file: its
-// size is then what it gave) or passes one read's size; then its size is
-// asked for, and the rest read as a Blob of known size is, from a slice.
+// stream does not. Its stream is read (readHead) until the Blob ends (a
+// small file: its size is then what it gave) or passes one read's size;
+// then its size is asked for, and the rest read as a Blob of known size
+// is, from a slice.
 func (r *Reader) readUnsized(p []byte) (int, error) {
 	if len(r.rest) > 0 {
 		k := copy(p, r.rest)
 		r.rest = r.rest[k:]
 		return k, nil
 	}
-	rd := r.src.Call("stream").Call("getReader")
-	v, err := Await(r.ctx, js.Global().Call("xetkitReadHead", rd, blobReadSize))
+	u, done, err := readHead(r.ctx, r.src)
 	if err != nil {
-		rd.Call("cancel")
 		return 0, fmt.Errorf("reading the Blob: %w", err)
 	}
-	u := v.Get("bytes")
 	n := u.Length()
 	r.off = int64(n)
 	Held(n)
 	Collect()
-	if v.Get("done").Bool() {
+	if done {
 		r.size = r.off
 	} else {
-		rd.Call("cancel")
 		r.base = r.off
 		if r.size = int64(r.src.Get("size").Float()); r.off > r.size {
 			return 0, fmt.Errorf("reading the Blob: it gave %d bytes of the %d it holds (did the file change?)", r.off, r.size)
@@ -212,6 +210,61 @@ func (r *Reader) readUnsized(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return k, nil
+}
+
+// heads gathers the Blobs whose starts goroutines ask for together
+// (readHead): under WebAssembly one thread runs the goroutines by turns,
+// so reads asked for in one go (a read-ahead's) are sent in one call.
+var heads []*headRead
+
+// headRead is one Blob's start, asked for by readHead.
+type headRead struct {
+	blob  js.Value
+	done  chan struct{}
+	bytes js.Value
+	whole bool
+	err   error
+}
+
+// readHead returns the start of blob: what its stream gives until it ends
+// (whole) or passes one read's size. The goroutines that ask at once have
+// their Blobs read in one call of runtime.js's xetkitReadHeads (the first
+// of them lets the others ask, then sends them all): a folder of small
+// files costs a crossing into JavaScript and a promise a batch, not
+// several a file.
+func readHead(ctx context.Context, blob js.Value) (bytes js.Value, whole bool, err error) {
+	h := &headRead{blob: blob, done: make(chan struct{})}
+	heads = append(heads, h)
+	if len(heads) == 1 {
+		for range 4 {
+			runtime.Gosched() // the goroutines ready to read now join
+		}
+		batch := heads
+		heads = nil
+		list := make([]any, len(batch))
+		for i, b := range batch {
+			list[i] = b.blob
+		}
+		Then(js.Global().Call("xetkitReadHeads", list, blobReadSize), func(v js.Value, err error) {
+			for i, b := range batch {
+				switch r := v; {
+				case err != nil:
+					b.err = err
+				case !r.Index(i).Get("error").IsUndefined():
+					b.err = errors.New(r.Index(i).Get("error").String())
+				default:
+					b.bytes, b.whole = r.Index(i).Get("bytes"), r.Index(i).Get("done").Bool()
+				}
+				close(b.done)
+			}
+		})
+	}
+	select {
+	case <-h.done:
+		return h.bytes, h.whole, h.err
+	case <-ctx.Done():
+		return js.Undefined(), false, context.Cause(ctx)
+	}
 }
 
 // open starts reading the Blob's stream (from base): BYOB where the
