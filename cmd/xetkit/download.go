@@ -42,6 +42,13 @@ func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 		if len(args) == 0 {
 			return usagef("--local-dir: want one or more PATHs")
 		}
+		seen := map[string]bool{}
+		for _, p := range args {
+			if seen[p] {
+				return usagef("--local-dir: %s given twice", p)
+			}
+			seen[p] = true
+		}
 		ctx, stop := interruptible()
 		defer stop()
 		return downloadInto(ctx, e, client, of, localDir, args)

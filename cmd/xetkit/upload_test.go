@@ -218,7 +218,7 @@ func TestDownloadIntoAFolderCLI(t *testing.T) {
 		t.Fatalf("upload: %d %s", status, stderr)
 	}
 	dst := t.TempDir()
-	status, out, stderr := runCLI(t, nil, append(append(append([]string{"download", "--json", "--local-dir", dst}, hubArgs...)), paths...)...)
+	status, out, stderr := runCLI(t, nil, append(append([]string{"download", "--json", "--local-dir", dst}, hubArgs...), paths...)...)
 	if status != 0 || strings.Count(out, `"path"`) != len(paths) {
 		t.Fatalf("download --local-dir: %d %q %q", status, stderr, out)
 	}
@@ -235,5 +235,8 @@ func TestDownloadIntoAFolderCLI(t *testing.T) {
 	}
 	if status, _, stderr = runCLI(t, nil, append(append([]string{"download", "--local-dir", empty, "-o", "x"}, hubArgs...), paths[0])...); status != 2 {
 		t.Errorf("--local-dir with -o: %d %q, want a usage error", status, stderr)
+	}
+	if status, _, stderr = runCLI(t, nil, append(append([]string{"download", "--local-dir", empty}, hubArgs...), paths[0], paths[0])...); status != 2 || !strings.Contains(stderr, "twice") {
+		t.Errorf("a PATH given twice: %d %q, want a usage error", status, stderr)
 	}
 }
