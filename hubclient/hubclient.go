@@ -115,14 +115,29 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 	if err != nil {
 		return nil, err
 	}
-	header := map[string]string{"summary": cmp.Or(opts.Message, "Upload with xetkit")}
-	if opts.Description != "" {
-		header["description"] = opts.Description
+	// The commit's lines (typed: a commit of thousands of files is encoded
+	// without reflecting on a map per line).
+	type headerValue struct {
+		Summary      string `json:"summary"`
+		Description  string `json:"description,omitempty"`
+		ParentCommit string `json:"parentCommit,omitempty"`
 	}
-	if opts.ParentCommit != "" {
-		header["parentCommit"] = opts.ParentCommit
+	type fileValue struct {
+		Path     string `json:"path"`
+		Content  string `json:"content"`
+		Encoding string `json:"encoding"`
 	}
-	lines := []any{map[string]any{"key": "header", "value": header}}
+	type lfsValue struct {
+		Path string `json:"path"`
+		Algo string `json:"algo"`
+		OID  string `json:"oid"`
+		Size int64  `json:"size"`
+	}
+	type line struct {
+		Key   string `json:"key"`
+		Value any    `json:"value"`
+	}
+	lines := []line{{"header", headerValue{cmp.Or(opts.Message, "Upload with xetkit"), opts.Description, opts.ParentCommit}}}
 	for i, f := range files {
 		if !results[i].Inline {
 			continue
@@ -133,16 +148,14 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 		}
 		sum := sha256.Sum256(b)
 		results[i] = pipeline.Result{Name: f.Path, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:]), Inline: true, NewBytes: int64(len(b))}
-		lines = append(lines, map[string]any{"key": "file", "value": map[string]string{
-			"path": f.Path, "content": base64.StdEncoding.EncodeToString(b), "encoding": "base64"}})
+		lines = append(lines, line{"file", fileValue{f.Path, base64.StdEncoding.EncodeToString(b), "base64"}})
 	}
 	if opts.OnStored != nil {
 		opts.OnStored()
 	}
 	for _, r := range results {
 		if !r.Inline {
-			lines = append(lines, map[string]any{"key": "lfsFile", "value": map[string]any{
-				"path": r.Name, "algo": "sha256", "oid": r.SHA256, "size": r.Size}})
+			lines = append(lines, line{"lfsFile", lfsValue{r.Name, "sha256", r.SHA256, r.Size}})
 		}
 	}
 	var body bytes.Buffer

@@ -71,21 +71,23 @@ func NextTask(ctx context.Context) error {
 func NewReader(ctx context.Context, src js.Value) *Reader {
 	r := &Reader{ctx: ctx, src: src, ahead: js.Undefined(), last: js.Undefined(), pull: js.Undefined(),
 		stream: js.Undefined(), spare: js.Undefined()}
-	blob := js.Global().Get("Blob")
 	switch {
 	case src.Type() != js.TypeObject:
 		return nil
-	case src.Get("pull").Type() == js.TypeFunction && src.Get("prefix").InstanceOf(Uint8Array):
-		r.pull, r.src, r.size = src.Get("pull"), src.Get("prefix"), -1
+	case blobClass.Type() == js.TypeFunction && src.InstanceOf(blobClass): // first: a folder is thousands
+		r.blob, r.size = true, -1 // not asked: readUnsized
 	case src.InstanceOf(Uint8Array):
 		r.size = int64(src.Get("length").Int())
-	case blob.Type() == js.TypeFunction && src.InstanceOf(blob):
-		r.blob, r.size = true, -1 // not asked: readUnsized
+	case src.Get("pull").Type() == js.TypeFunction && src.Get("prefix").InstanceOf(Uint8Array):
+		r.pull, r.src, r.size = src.Get("pull"), src.Get("prefix"), -1
 	default:
 		return nil
 	}
 	return r
 }
+
+// blobClass is the platform's Blob (undefined where there is none).
+var blobClass = js.Global().Get("Blob")
 
 // Again returns a new Reader of the same source, from its start: what
 // NewReader would give, without asking the source for its kind and size
