@@ -345,7 +345,7 @@ async function check(path, file) {
   rmSync(path, { force: true });
 }
 
-const many = manyRunners({ root, bin, python, token, repo, tmp, transfer, span });
+const many = manyRunners({ root, bin, python, token, repo, tmp, transfer, span, log });
 for (const c of manyClients) if (!many[c]) throw new Error(`--many-clients: no client ${c} (${Object.keys(many).join(", ")})`);
 
 // ---- run ----
