@@ -57,8 +57,8 @@ async function stop(p) {
 // direction apart). verbose: the proxy logs its errors and the hub's
 // answers of 400 or more; trace: a file for the proxy's line per request
 // (linkproxy -trace). Resolves to {origin (the hub's URL, through the
-// link), proxy and hub (process ids), stats() and reset() (the proxy's
-// counters; reset also starts them again), stop()}.
+// link), trace, proxy and hub (process ids), stats() and reset() (the
+// proxy's counters; reset also starts them again), stop()}.
 export async function startLink({ rtt, conn, link, handshake = rtt, token, data, site = root, trace, verbose = false }) {
   const hubPort = await freePort();
   const px = await started(join(root, "bin", "linkproxy"), ["-target", `http://127.0.0.1:${hubPort}`, "-stats", "127.0.0.1:0",
@@ -75,6 +75,7 @@ export async function startLink({ rtt, conn, link, handshake = rtt, token, data,
   }
   return {
     origin,
+    trace,
     proxy: px.proc.pid,
     hub: hub.proc.pid,
     stats: async () => (await fetch(stats + "/")).json(),

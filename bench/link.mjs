@@ -23,8 +23,18 @@
 // is printed beside); the CLI's is its process's wall time. Asserts
 // nothing but that every byte comes back.
 //
+// Then the many-files rows (bench/many.lib.mjs): a folder of many small
+// files (--many, default 2,000 of 16 KiB and 20,000 of 1 KiB) uploaded in
+// one commit and downloaded back by each of --many-clients (the CLI,
+// upload_folder / snapshot_download, xetkit's module in Node and in
+// Chromium, @huggingface/hub's uploadFiles in Node and in Chromium),
+// printing seconds, files/s, requests per file and the proxy trace's
+// requests by kind side by side, with the ratios the many-files work is
+// judged by.
+//
 //   node bench/link.mjs [--mib 256] [--clients cli,hf_xet,node,chromium,chromium-hub]
 //                       [--links 40ms/25MB/100MB,100ms/10MB/100MB] [--trace DIR]
+//                       [--many 2000x16KiB,20000x1KiB] [--many-clients ...] [--only big|many]
 //
 // --trace DIR: each hub's proxy writes a line per request there
 // (bench/linkproxy -trace: its times, method, path, status, bytes).
@@ -42,6 +52,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startLink } from "./link.lib.mjs";
+import { kinds, makeFolder, manyPage, manyRunners, parseCase, traceLines } from "./many.lib.mjs";
 import { cpuSeconds, cpuTimes, hubSite, plainChromium, randomFile, tempDir, within } from "./proc.lib.mjs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -56,8 +67,15 @@ const { values: opts } = parseArgs({
     clients: { type: "string", default: "cli,hf_xet,node,chromium,chromium-hub" },
     links: { type: "string", default: "40ms/25MB/100MB,100ms/10MB/100MB" },
     trace: { type: "string" },
+    many: { type: "string", default: "2000x16KiB,20000x1KiB" },
+    "many-clients": { type: "string", default: "cli,hf_xet,xetkit-node,node,chromium,chromium-hub" },
+    only: { type: "string" },
   },
 });
+if (opts.only && opts.only !== "big" && opts.only !== "many") throw new Error(`--only ${opts.only}: want big or many`);
+const bigRows = opts.only !== "many";
+const manyCases = opts.only === "big" || opts.many === "" ? [] : opts.many.split(",").map(parseCase);
+const manyClients = opts["many-clients"].split(",");
 const size = Math.round(Number(opts.mib) * 2 ** 20);
 if (!(size > 0)) throw new Error(`--mib ${opts.mib}: want a positive number of MiB`);
 const clients = opts.clients.split(",");
@@ -80,7 +98,8 @@ const tmp = tempDir("link");
 const log = (s) => console.log(s);
 
 // ---- the site the hub serves: wasm/, and a web/ of the bench page and the peer ----
-const site = await hubSite(root, tmp, clients.includes("chromium-hub") ? ["downloadFile", "uploadFile"] : []);
+const site = await hubSite(root, tmp, clients.includes("chromium-hub") || manyClients.includes("chromium-hub") ? ["downloadFile", "uploadFile", "uploadFiles"] : []);
+writeFileSync(join(site, "web", "many.html"), manyPage);
 // The page: load the client, fetch the file to upload from this script's
 // server (not through the link) into a File, then upload it and download
 // it back by path, telling this script when each transfer begins and ends
@@ -137,25 +156,31 @@ const reportURL = `http://127.0.0.1:${reports.address().port}`;
 
 let hubs = 0;
 // newLink starts link l in front of a fresh hub serving the bench's site.
-function newLink(l) {
+// Every hub of a many-files row is traced (its requests by kind are
+// printed), into tmp when --trace names no folder.
+function newLink(l, traced = false) {
   const n = hubs++;
-  if (opts.trace) mkdirSync(opts.trace, { recursive: true });
-  const trace = opts.trace && join(resolve(opts.trace), `${l.rtt}-${l.conn}-${l.link}-${n}.trace`.replaceAll("/", "_"));
+  const dir = opts.trace ?? (traced ? join(tmp, "traces") : null);
+  if (dir) mkdirSync(dir, { recursive: true });
+  const trace = dir && join(resolve(dir), `${l.rtt}-${l.conn}-${l.link}-${n}.trace`.replaceAll("/", "_"));
   return startLink({ rtt: l.rtt, conn: l.conn, link: l.link, token, site, data: join(tmp, `hub-${n}`), trace, verbose: !!process.env.LINK_DEBUG });
 }
 
 // span measures one transfer through the link: begin() starts the
 // counters, end(secs, clientCPU) returns its record.
 function span(link) {
-  let hub0, proxy0;
+  let hub0, proxy0, traced0;
   return {
     async begin() {
       await link.reset();
       hub0 = cpuSeconds(link.hub);
       proxy0 = cpuSeconds(link.proxy);
+      traced0 = traceLines(link).length;
     },
     async end(secs, cpu) {
-      return { secs, cpu, hubCPU: cpuSeconds(link.hub) - hub0, proxyCPU: cpuSeconds(link.proxy) - proxy0, stats: await link.reset() };
+      const stats = await link.reset();
+      await new Promise((r) => setTimeout(r, 200)); // the proxy writes a request's line as it ends
+      return { secs, cpu, hubCPU: cpuSeconds(link.hub) - hub0, proxyCPU: cpuSeconds(link.proxy) - proxy0, stats, kinds: kinds(traceLines(link).slice(traced0)) };
     },
   };
 }
@@ -320,11 +345,17 @@ async function check(path, file) {
   rmSync(path, { force: true });
 }
 
+const many = manyRunners({ root, bin, python, token, repo, tmp, transfer, span, log });
+for (const c of manyClients) if (!many[c]) throw new Error(`--many-clients: no client ${c} (${Object.keys(many).join(", ")})`);
+
 // ---- run ----
 const names = { cli: "xetkit CLI", hf_xet: "huggingface_hub + hf_xet", node: "@huggingface/hub, Node", chromium: "xetkit, Chromium", "chromium-hub": "@huggingface/hub, Chromium" };
 const results = [];
+const manyNames = { cli: "xetkit CLI", hf_xet: "upload_folder/snapshot_download", "xetkit-node": "xetkit, Node", node: "@huggingface/hub, Node",
+  chromium: "xetkit, Chromium", "chromium-hub": "@huggingface/hub, Chromium" };
+const manyResults = [];
 try {
-  for (const l of links) {
+  for (const l of bigRows ? links : []) {
     for (const c of clients) {
       const file = { ...randomFile(join(tmp, `${c}.bin`), size), name: `${c}.bin` };
       const link = await newLink(l);
@@ -342,6 +373,26 @@ try {
       }
     }
   }
+  for (const l of links) {
+    for (const k of manyCases) {
+      for (const c of manyClients) {
+        const folder = makeFolder(join(tmp, `many-${c}`), k.files, k.size);
+        const link = await newLink(l, true);
+        try {
+          await createRepo(link);
+          const r = await within(many[c](link, folder), 30 * 60_000, `${c}: ${k.name}`);
+          manyResults.push({ l, k, c, ...r });
+          log(`${l.rtt}/${l.conn}/${l.link} ${k.name} ${manyNames[c]}: upload ${r.up.secs.toFixed(2)} s${r.down ? `, download ${r.down.secs.toFixed(2)} s` : ""}`);
+        } catch (e) {
+          log(`${l.rtt}/${l.conn}/${l.link} ${k.name} ${manyNames[c]}: failed: ${e.message}`);
+          process.exitCode = 1;
+        } finally {
+          await link.stop();
+          rmSync(folder.dir, { recursive: true, force: true });
+        }
+      }
+    }
+  }
 } finally {
   reports.close();
   reports.closeAllConnections();
@@ -351,6 +402,11 @@ function mbs(secs) {
   return (size / 1e6 / secs).toFixed(1);
 }
 
+if (bigRows) printBig();
+if (manyCases.length) printMany();
+process.exit();
+
+function printBig() {
 log("");
 log(`${opts.mib} MiB of random bytes per client, each to a fresh local hub behind the link and back; ${clients.length} clients, one run`);
 const head = `${"client".padEnd(28)} ${"op".padEnd(8)} ${"s".padStart(6)} ${"(wall)".padStart(6)} ${"MB/s".padStart(6)} ${"link".padStart(5)} ${"in flight".padStart(9)} ${"conns".padStart(5)} ${"reqs".padStart(5)} ${"≥400".padStart(5)} ${"client CPU-s".padStart(12)} ${"hub CPU-s".padStart(9)} ${"proxy CPU-s".padStart(11)}`;
@@ -364,4 +420,31 @@ for (const l of links) {
     }
   }
 }
-process.exit();
+}
+
+// printMany prints the many-files rows: per case, each client's upload and
+// download, then the ratios they are judged by (a same run's).
+function printMany() {
+  log("");
+  log("many files: each client its own random files in 20 folders, to a fresh local hub behind the link in one commit, and back");
+  for (const l of links) {
+    for (const k of manyCases) {
+      log(`link ${l.rtt}/${l.conn}/${l.link}, ${k.files} files of ${k.size} bytes (${(k.files * k.size / 2 ** 20).toFixed(1)} MiB)`);
+      log(`${"client".padEnd(32)} ${"op".padEnd(8)} ${"s".padStart(7)} ${"files/s".padStart(8)} ${"MB/s".padStart(6)} ${"reqs".padStart(6)} ${"reqs/file".padStart(9)} ${"≥400".padStart(5)} ${"in flight".padStart(9)} ${"longest task, gap (ms)".padStart(22)}  requests by kind (proxy trace)`);
+      const rows = manyResults.filter((r) => r.l === l && r.k === k);
+      for (const r of rows) {
+        for (const [op, t] of [["upload", r.up], ["download", r.down]]) {
+          if (!t) continue;
+          const page = t.page ? `${t.page.longMax.toFixed(0)}, ${t.page.gap.toFixed(0)}${t.page.longOver200 ? ` (${t.page.longOver200} over 200)` : ""}` : "";
+          log(`${manyNames[r.c].padEnd(32)} ${op.padEnd(8)} ${t.secs.toFixed(2).padStart(7)} ${(k.files / t.secs).toFixed(0).padStart(8)} ${(k.files * k.size / 1e6 / t.secs).toFixed(1).padStart(6)} ${String(t.stats.requests).padStart(6)} ${(t.stats.requests / k.files).toFixed(4).padStart(9)} ${String(t.stats.refused + t.stats.errors).padStart(5)} ${String(t.stats.max_in_flight).padStart(9)} ${page.padStart(22)}  ${t.kinds}`);
+        }
+      }
+      const of = (c, op) => rows.find((r) => r.c === c)?.[op]?.secs;
+      const ratio = (a, b, what) => (a && b ? `${what} ${(a / b).toFixed(2)}` : null);
+      const said = [ratio(of("cli", "up"), of("hf_xet", "up"), "CLI upload / upload_folder"), ratio(of("chromium", "up"), of("cli", "up"), "Chromium upload / CLI"),
+        ratio(of("cli", "down"), of("hf_xet", "down"), "CLI download / snapshot_download"), ratio(of("xetkit-node", "down"), of("hf_xet", "down"), "Node download / snapshot_download"),
+        ratio(of("chromium", "down"), of("hf_xet", "down"), "Chromium download / snapshot_download")].filter(Boolean);
+      if (said.length) log(`  time ratios: ${said.join("; ")}`);
+    }
+  }
+}

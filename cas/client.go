@@ -73,10 +73,15 @@ type Client struct {
 	// the link (the browser module's calls each make a Client). Nil: the
 	// Client's own.
 	Controllers *Controllers
+	// Tokens, if set, holds the CAS tokens this Client uses, shared with
+	// the other Clients given the same one that name the same hub,
+	// repository, revision and user token: a page downloading files one
+	// call each asks for a token once, not once a file. Nil: the
+	// Client's own.
+	Tokens *Tokens
 
-	mu     sync.Mutex
-	tokens [3]*casToken // by scope
-	now    func() time.Time
+	ownTokens Tokens
+	now       func() time.Time
 	// shardV1 is set once the hub answered /v2/shards with 404 or 501.
 	shardV1 atomic.Bool
 	// own holds the controllers when Controllers is nil.
@@ -99,6 +104,28 @@ const (
 	// NoRetries, as Client.Retries, makes every failure final.
 	NoRetries = -1
 )
+
+// Tokens is a cache of CAS tokens (Client.Tokens). The zero value is
+// ready.
+type Tokens struct {
+	mu sync.Mutex // one refresh at a time; the others wait for it
+	m  map[string]*[3]*casToken
+}
+
+// of returns the tokens (by scope) of the Clients that share c's key.
+// The caller holds ts.mu.
+func (ts *Tokens) of(c *Client) *[3]*casToken {
+	key := strings.Join([]string{c.Hub, c.RepoType, c.Repo, c.Revision, c.Token}, "\x00")
+	if ts.m == nil {
+		ts.m = map[string]*[3]*casToken{}
+	}
+	t := ts.m[key]
+	if t == nil {
+		t = &[3]*casToken{}
+		ts.m[key] = t
+	}
+	return t
+}
 
 // scope of a CAS token.
 type scope int
@@ -204,13 +231,18 @@ func (c *Client) token(ctx context.Context, s scope, stale *casToken) (*casToken
 	if margin <= 0 {
 		margin = 60 * time.Second
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock() // one refresh at a time; the others wait for it
+	ts := c.Tokens
+	if ts == nil {
+		ts = &c.ownTokens
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock() // one refresh at a time; the others wait for it
+	tokens := ts.of(c)
 	fresh := func(t *casToken) bool {
 		return t != nil && t != stale && time.Unix(t.Exp, 0).Sub(c.clock()) > margin
 	}
 	for _, have := range []scope{s, scopeWrite} {
-		if t := c.tokens[have]; fresh(t) {
+		if t := tokens[have]; fresh(t) {
 			return t, nil
 		}
 	}
@@ -229,7 +261,7 @@ func (c *Client) token(ctx context.Context, s scope, stale *casToken) (*casToken
 		return nil, fmt.Errorf("cas: token endpoint %s answered without accessToken or casUrl", u)
 	}
 	t.CasURL = strings.TrimRight(t.CasURL, "/")
-	c.tokens[s] = &t
+	tokens[s] = &t
 	c.warm(t.CasURL) // the transfers that follow go there
 	return &t, nil
 }

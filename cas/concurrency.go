@@ -137,10 +137,7 @@ type Controllers struct {
 
 // controllerFor returns the controller of u's host.
 func (c *Client) controllerFor(u *url.URL) *controller {
-	ceiling := c.MaxConcurrency
-	if ceiling <= 0 {
-		ceiling = DefaultMaxConcurrency
-	}
+	ceiling := c.MaxInFlight()
 	cs := c.Controllers
 	if cs == nil {
 		cs = &c.own
@@ -158,6 +155,15 @@ func (c *Client) controllerFor(u *url.URL) *controller {
 		cs.m[key] = ctl
 	}
 	return ctl
+}
+
+// MaxInFlight is the most requests the Client lets be in flight to one
+// host: MaxConcurrency, or DefaultMaxConcurrency.
+func (c *Client) MaxInFlight() int {
+	if c.MaxConcurrency > 0 {
+		return c.MaxConcurrency
+	}
+	return DefaultMaxConcurrency
 }
 
 // InFlightLimit reports the window of the controller of rawURL's host: how

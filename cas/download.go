@@ -1,6 +1,7 @@
 package cas
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -135,6 +136,9 @@ func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, size int6
 	footers, ends := map[xethash.Hash][]xethash.Entry{}, map[xethash.Hash][]uint32{}
 	pool := &bufPool{}
 	var entries []xethash.Entry
+	if size >= 0 && size <= SmallFile && size <= seg {
+		return c.downloadSmall(ctx, file, size, w)
+	}
 	// When the size says another segment follows, its reconstruction is
 	// asked for while this one downloads: no round trip between them.
 	ctx, cancel := context.WithCancel(ctx)
@@ -194,6 +198,49 @@ func (c *Client) downloadWhole(ctx context.Context, file xethash.Hash, size int6
 		return pos, fmt.Errorf("download %s: %w: the chunks hash to file %s", file, ErrVerify, got)
 	}
 	return pos, nil
+}
+
+// SmallFile: a whole file of known size no larger than this (a piece) is
+// downloaded without its xorbs' footers, held whole and checked against
+// the file hash before any byte is written: the footer of a small file's
+// xorb is a round trip of its own before the file's one range. Many such
+// files go side by side (hubclient.DownloadPaths).
+var SmallFile = PieceSize
+
+// downloadSmall downloads a small whole file (SmallFile): the
+// reconstruction, its ranges, every chunk hashed, the file hash checked,
+// then the bytes written to w.
+func (c *Client) downloadSmall(ctx context.Context, file xethash.Hash, size int64, w io.Writer) (int64, error) {
+	p, err := c.reconstruction(ctx, file, nil)
+	if err != nil {
+		return 0, err
+	}
+	held := bytes.NewBuffer(make([]byte, 0, size))
+	// Without the footers a damaged chunk is found only by the file hash:
+	// the file is fetched again, as a damaged range would be.
+	for again := 0; ; again++ {
+		var entries []xethash.Entry
+		held.Reset()
+		d := c.newDownloader(ctx, file, nil, p)
+		d.footerless, d.collect = true, &entries
+		n, err := d.run(held)
+		switch {
+		case err != nil && (!errors.Is(err, ErrVerify) || again == damagedRetries):
+			return 0, err
+		case err != nil:
+			continue
+		case n != size:
+			return 0, fmt.Errorf("download %s: %w: the reconstruction gives %d bytes, the file has %d", file, ErrVerify, n, size)
+		}
+		if got := xethash.File(entries); got != file {
+			if again < damagedRetries {
+				continue
+			}
+			return 0, fmt.Errorf("download %s: %w: the chunks hash to file %s", file, ErrVerify, got)
+		}
+		k, err := w.Write(held.Bytes())
+		return int64(k), err
+	}
 }
 
 func (c *Client) newDownloader(ctx context.Context, file xethash.Hash, rng *Range, p *plan) *downloader {
@@ -424,6 +471,9 @@ type downloader struct {
 	// asked for cannot be checked otherwise); else the file hash at the
 	// end is the check.
 	strict bool
+	// footerless: no footer is fetched, the chunks are checked by the
+	// file hash alone, before any is written (SmallFile).
+	footerless bool
 	// collect, if set, receives every chunk's entry for the file hash,
 	// the first one left out when dropFirst is set.
 	collect   *[]xethash.Entry
@@ -853,13 +903,13 @@ func (d *downloader) dispatch(ctx context.Context, wg *sync.WaitGroup, buf *buff
 	ahead, started, reached := 0, map[xethash.Hash]bool{}, map[xethash.Hash]bool{}
 	for i, t := range d.plan.terms {
 		// Footers of the next few xorbs are on their way meanwhile.
-		for ; ahead < len(d.plan.terms) && len(started)-len(reached) < footersAhead; ahead++ {
+		for ; !d.footerless && ahead < len(d.plan.terms) && len(started)-len(reached) < footersAhead; ahead++ {
 			if h := d.plan.terms[ahead].Hash; !started[h] {
 				started[h] = true
 				d.startFooter(wg, d.plan.terms[ahead])
 			}
 		}
-		if !started[t.Hash] {
+		if !started[t.Hash] && !d.footerless {
 			started[t.Hash] = true
 			d.startFooter(wg, t)
 		}
@@ -884,8 +934,10 @@ func (d *downloader) dispatch(ctx context.Context, wg *sync.WaitGroup, buf *buff
 			}
 			continue
 		}
-		if err := d.awaitFooter(ctx, t); err != nil {
-			return err
+		if !d.footerless {
+			if err := d.awaitFooter(ctx, t); err != nil {
+				return err
+			}
 		}
 		d.mu.Lock()
 		_, r, _ = d.source(t)

@@ -7,18 +7,29 @@ type Chunk struct {
 }
 
 // Chunker cuts a stream pushed in pieces of any size into the same chunks
-// Boundaries finds in the whole. It keeps at most one chunk (MaxSize bytes)
-// of its own.
+// Boundaries finds in the whole. It keeps at most two chunks (MaxSize
+// bytes each) of its own, and keeps them from stream to stream: a Chunker
+// reused for many small files allocates nothing per file.
 type Chunker struct {
 	find    Finder
 	pending []byte // bytes of the current, unfinished chunk
-	offset  int64  // stream offset of the current chunk's first byte
-	out     []Chunk
+	// spare is the buffer of the chunk last returned from pending (valid
+	// until the next call), the next pending after it.
+	spare  []byte
+	offset int64 // stream offset of the current chunk's first byte
+	out    []Chunk
 }
 
 // NewChunker returns a Chunker at the start of a stream.
-func NewChunker() *Chunker {
-	return &Chunker{pending: make([]byte, 0, MaxSize)}
+func NewChunker() *Chunker { return &Chunker{} }
+
+// handOut returns the pending bytes as a chunk's data and starts the
+// next chunk in the other buffer: the one handed out last time, which the
+// caller is done with by now.
+func (c *Chunker) handOut() []byte {
+	data := c.pending
+	c.pending, c.spare = c.spare[:0], data
+	return data
 }
 
 // Push adds the next bytes of the stream and returns the chunks they
@@ -30,6 +41,9 @@ func (c *Chunker) Push(p []byte) []Chunk {
 	for len(p) > 0 {
 		n, boundary := c.find.Next(p)
 		if !boundary {
+			if c.pending == nil {
+				c.pending = make([]byte, 0, MaxSize)
+			}
 			c.pending = append(c.pending, p...)
 			break
 		}
@@ -39,8 +53,7 @@ func (c *Chunker) Push(p []byte) []Chunk {
 			// Earlier chunks of this call never point at c.pending, which
 			// only ever holds the first chunk completed by a call.
 			c.pending = append(c.pending, data...)
-			data = c.pending
-			c.pending = make([]byte, 0, MaxSize)
+			data = c.handOut()
 		}
 		c.out = append(c.out, Chunk{Offset: c.offset, Data: data})
 		c.offset += int64(len(data))
@@ -54,10 +67,9 @@ func (c *Chunker) Push(p []byte) []Chunk {
 func (c *Chunker) Finish() []Chunk {
 	c.out = c.out[:0]
 	if len(c.pending) > 0 {
-		c.out = append(c.out, Chunk{Offset: c.offset, Data: c.pending})
+		c.out = append(c.out, Chunk{Offset: c.offset, Data: c.handOut()})
 	}
 	c.find = Finder{}
-	c.pending = make([]byte, 0, MaxSize)
 	c.offset = 0
 	return c.out
 }

@@ -132,3 +132,35 @@ func TestSmallFilesShareAXorb(t *testing.T) {
 		}
 	}
 }
+
+// A folder of small files uploaded again by a client that has seen
+// nothing sends no xorb bytes: the first answers name the xorbs the
+// first upload made, and they cover every file. Neither upload asks
+// about each file (a query per 4 MiB of small files, §10.3 in queries.go).
+func TestDedupeFolderAgain(t *testing.T) {
+	h, srv := startHub(t, hub.Config{})
+	var srcs []pipeline.Source
+	var total int64
+	for i := range 1500 {
+		d := randomBytes(uint64(1000+i), 16<<10)
+		total += int64(len(d))
+		srcs = append(srcs, source(fmt.Sprintf("d%d/f%d", i%20, i), d))
+	}
+	q0 := h.Stats().DedupeQueries
+	_, first := uploadCounting(t, h, newClient(srv), srcs...)
+	q1 := h.Stats().DedupeQueries
+	res, again := uploadCounting(t, h, newClient(srv), srcs...)
+	q2 := h.Stats().DedupeQueries
+	if first < total || again != 0 {
+		t.Errorf("first upload sent %d xorb bytes of %d, the same folder again %d, want 0", first, total, again)
+	}
+	for i, r := range res {
+		if r.DedupedBytes != r.Size || r.NewBytes != 0 {
+			t.Fatalf("file %d again: %+v, want every byte deduplicated", i, r)
+		}
+	}
+	if q1-q0 > 15 || q2-q1 > 15 {
+		t.Errorf("%d and %d dedupe queries for 1,500 files (24 MiB), want at most 15", q1-q0, q2-q1)
+	}
+	t.Logf("first upload %d xorb bytes, %d queries; again %d bytes, %d queries", first, q1-q0, again, q2-q1)
+}

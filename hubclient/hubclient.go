@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/internal/repopath"
@@ -40,7 +41,8 @@ func (c *Client) UploadFiles(ctx context.Context, sources []pipeline.Source) ([]
 }
 
 // RepoFile is a file to commit: its path in the repository and its bytes.
-// Source.Open may be called more than once (a sample is read first).
+// The upload opens Source once; a file the hub takes inline is opened
+// again, for its bytes to go into the commit.
 type RepoFile struct {
 	Path   string
 	Source pipeline.Source
@@ -83,10 +85,11 @@ const maxInline = 64 << 20
 // Commit puts files at their paths on the client's branch in one commit:
 // the hub's preupload says which go inline and which through Xet; the Xet
 // ones are uploaded (deduplicated, as UploadFiles does), then the commit
-// names them by SHA-256. When every file is larger than a hub may take
-// inline (maxInline), they can only go through Xet, so their upload
-// starts at once, while the preupload and the CAS token are on their
-// way. Nothing is committed if any upload fails.
+// names them by SHA-256. The preupload is asked as the upload reads the
+// files (each file is read once, its sample taken from that read; see
+// preuploadGate), and a file larger than a hub may take inline
+// (maxInline) is sent without waiting for the answer. Nothing is
+// committed if any upload fails.
 func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOptions) (*Committed, error) {
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -108,85 +111,65 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 			paths[i] = f.Path
 		}
 		go func() {
-			at, _ := c.PathsInfo(ctx, paths) // unknown (an error): the commit is made
+			at, _ := c.PathEntries(ctx, paths) // unknown (an error): the commit is made
 			head <- at
 		}()
 	}
 	blobIDs := map[string]string{}
-	// Files larger than a hub may take inline (maxInline) can only go
-	// through Xet: when every file is one, the upload starts at once, and
-	// is chunked while the hub answers the preupload and the token comes.
-	allXet := len(files) > 0
-	for _, f := range files {
-		allXet = allXet && f.Source.Size > maxInline
-	}
-	results := make([]pipeline.Result, len(files))
-	uploaded := make(chan error, 1)
-	upload := func(ctx context.Context, at []int) {
-		srcs := make([]pipeline.Source, len(at))
-		for k, i := range at {
-			srcs[k] = files[i].Source
-			srcs[k].Name = files[i].Path
-		}
-		up, err := c.UploadFiles(ctx, srcs)
-		for k, r := range up {
-			results[at[k]] = r
-		}
-		uploaded <- err
-	}
-	early, stopEarly := context.WithCancel(ctx)
-	defer stopEarly()
-	if allXet {
-		all := make([]int, len(files))
-		for i := range all {
-			all[i] = i
-		}
-		go upload(early, all)
-	}
-	fail := func(err error) (*Committed, error) {
-		if allXet {
-			stopEarly()
-			<-uploaded
-		}
+	u, err := c.APIURL("preupload")
+	if err != nil {
 		return nil, err
 	}
-	inline, err := c.preupload(ctx, files)
-	if err != nil {
-		return fail(err)
-	}
-	header := map[string]string{"summary": cmp.Or(opts.Message, "Upload with xetkit")}
-	if opts.Description != "" {
-		header["description"] = opts.Description
-	}
-	if opts.ParentCommit != "" {
-		header["parentCommit"] = opts.ParentCommit
-	}
-	lines := []any{map[string]any{"key": "header", "value": header}}
-	var xetAt []int
+	srcs := make([]pipeline.Source, len(files))
 	for i, f := range files {
-		if !inline[f.Path] {
-			xetAt = append(xetAt, i)
+		srcs[i] = f.Source
+		srcs[i].Name = f.Path
+	}
+	gate := newPreuploadGate(ctx, c, u, files)
+	results, err := c.Uploader.RunGated(ctx, &c.Client, srcs, gate)
+	if gerr := gate.end(err == nil); err == nil {
+		err = gerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The commit's lines (typed: a commit of thousands of files is encoded
+	// without reflecting on a map per line).
+	type headerValue struct {
+		Summary      string `json:"summary"`
+		Description  string `json:"description,omitempty"`
+		ParentCommit string `json:"parentCommit,omitempty"`
+	}
+	type fileValue struct {
+		Path     string `json:"path"`
+		Content  string `json:"content"`
+		Encoding string `json:"encoding"`
+	}
+	type lfsValue struct {
+		Path string `json:"path"`
+		Algo string `json:"algo"`
+		OID  string `json:"oid"`
+		Size int64  `json:"size"`
+	}
+	type line struct {
+		Key   string `json:"key"`
+		Value any    `json:"value"`
+	}
+	lines := []line{{"header", headerValue{cmp.Or(opts.Message, "Upload with xetkit"), opts.Description, opts.ParentCommit}}}
+	for i, f := range files {
+		if !results[i].Inline {
 			continue
 		}
-		b, err := readAll(f.Source) // fails for a file of the early upload
+		b, err := readAll(f.Source) // read again: the upload keeps no file whole
 		if err != nil {
-			return fail(fmt.Errorf("commit: %s: %w", f.Path, err))
+			return nil, fmt.Errorf("commit: %s: %w", f.Path, err)
 		}
 		sum := sha256.Sum256(b)
 		results[i] = pipeline.Result{Name: f.Path, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:]), Inline: true, NewBytes: int64(len(b))}
 		if opts.SkipUnchanged {
 			blobIDs[f.Path] = blobID(b)
 		}
-		lines = append(lines, map[string]any{"key": "file", "value": map[string]string{
-			"path": f.Path, "content": base64.StdEncoding.EncodeToString(b), "encoding": "base64"}})
-	}
-	if !allXet && len(xetAt) > 0 {
-		upload(ctx, xetAt)
-	}
-	if allXet || len(xetAt) > 0 {
-		if err := <-uploaded; err != nil {
-			return nil, err
-		}
+		lines = append(lines, line{"file", fileValue{f.Path, base64.StdEncoding.EncodeToString(b), "base64"}})
 	}
 	if opts.OnStored != nil {
 		opts.OnStored()
@@ -194,10 +177,10 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 	if head != nil && sameFiles(results, blobIDs, <-head) {
 		return &Committed{Files: results}, nil
 	}
-	for _, i := range xetAt {
-		r := results[i]
-		lines = append(lines, map[string]any{"key": "lfsFile", "value": map[string]any{
-			"path": r.Name, "algo": "sha256", "oid": r.SHA256, "size": r.Size}})
+	for _, r := range results {
+		if !r.Inline {
+			lines = append(lines, line{"lfsFile", lfsValue{r.Name, "sha256", r.SHA256, r.Size}})
+		}
 	}
 	var body bytes.Buffer
 	enc := json.NewEncoder(&body)
@@ -206,7 +189,7 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 			return nil, err
 		}
 	}
-	u, err := c.APIURL("commit")
+	cu, err := c.APIURL("commit")
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +197,7 @@ func (c *Client) Commit(ctx context.Context, files []RepoFile, opts CommitOption
 		CommitOid string `json:"commitOid"`
 		CommitURL string `json:"commitUrl"`
 	}
-	err = c.HubCall(ctx, "commit", "POST", u, "application/x-ndjson", body.Bytes(), nil, func(resp *cas.Response) error {
+	err = c.HubCall(ctx, "commit", "POST", cu, "application/x-ndjson", body.Bytes(), nil, func(resp *cas.Response) error {
 		return cas.DecodeJSON(resp, &out)
 	})
 	if err != nil {
@@ -306,74 +289,146 @@ func readAll(src pipeline.Source) ([]byte, error) {
 	return b, err
 }
 
-// preupload asks the hub which files it takes inline (100 a call).
-func (c *Client) preupload(ctx context.Context, files []RepoFile) (map[string]bool, error) {
-	u, err := c.APIURL("preupload")
-	if err != nil {
-		return nil, err
-	}
-	inline := map[string]bool{}
-	for start := 0; start < len(files); start += 100 {
-		type pf struct {
-			Path   string `json:"path"`
-			Size   int64  `json:"size"`
-			Sample string `json:"sample"`
-		}
-		var req struct {
-			Files []pf `json:"files"`
-		}
-		for _, f := range files[start:min(start+100, len(files))] {
-			sample, size, err := sampleOf(f.Source)
-			if err != nil {
-				return nil, fmt.Errorf("commit: %s: %w", f.Path, err)
-			}
-			if size < 0 {
-				continue // a stream longer than its sample: through Xet, whatever its start
-			}
-			req.Files = append(req.Files, pf{Path: f.Path, Size: size, Sample: base64.StdEncoding.EncodeToString(sample)})
-		}
-		if len(req.Files) == 0 {
-			continue
-		}
-		body, _ := json.Marshal(req)
-		var out struct {
-			Files []struct {
-				Path       string `json:"path"`
-				UploadMode string `json:"uploadMode"`
-			} `json:"files"`
-		}
-		if err := c.HubCall(ctx, "preupload", "POST", u, "application/json", body, nil, func(resp *cas.Response) error {
-			return cas.DecodeJSON(resp, &out)
-		}); err != nil {
-			return nil, err
-		}
-		for _, f := range out.Files {
-			if f.UploadMode == "regular" {
-				inline[f.Path] = true
-			}
-		}
-	}
-	return inline, nil
+// preuploadBatch is how many files one preupload call names: the
+// reference client's batch (huggingface_hub's UPLOAD_BATCH_MAX_NUM_FILES),
+// which the Hub takes; the local hub takes up to 1,000.
+const preuploadBatch = 256
+
+// preuploadGate is the hub's preupload as the upload's Gate
+// (pipeline.Gate): the files are asked about as the upload reads them,
+// preuploadBatch a call, the calls side by side (each through the
+// Client's window, as every request); a batch not yet full is sent when
+// the upload can read no further without an answer (Flush). A file larger than a hub may
+// take inline (maxInline) is asked about but uploaded without waiting for
+// the answer, as is one of unknown size (a stream longer than its
+// sample), which is not asked about.
+type preuploadGate struct {
+	c      *Client
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	url    string
+	files  []RepoFile
+	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	batch *preuploadCall   // being filled
+	call  []*preuploadCall // by file; nil: not asked
+	size  []int64          // by file, as offered
 }
 
-// sampleOf reads the first 512 bytes of a source, and its size: -1 for a
-// source of unknown size that is longer than the sample.
-func sampleOf(src pipeline.Source) ([]byte, int64, error) {
-	rd, err := src.Open()
-	if err != nil {
-		return nil, 0, err
+// preuploadCall is one preupload call: the files it names, then, once done
+// is closed, the paths the hub takes inline.
+type preuploadCall struct {
+	req     []preuploadFile
+	done    chan struct{}
+	regular map[string]bool
+	err     error
+}
+
+type preuploadFile struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	Sample string `json:"sample"`
+}
+
+func newPreuploadGate(ctx context.Context, c *Client, u string, files []RepoFile) *preuploadGate {
+	ctx, cancel := context.WithCancelCause(ctx)
+	return &preuploadGate{c: c, ctx: ctx, cancel: cancel, url: u, files: files,
+		call: make([]*preuploadCall, len(files)), size: make([]int64, len(files))}
+}
+
+func (g *preuploadGate) Offer(file int, size int64, sample []byte) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.size[file] = size
+	if size >= 0 {
+		if g.batch == nil {
+			g.batch = &preuploadCall{done: make(chan struct{})}
+		}
+		g.batch.req = append(g.batch.req, preuploadFile{Path: g.files[file].Path, Size: size, Sample: base64.StdEncoding.EncodeToString(sample)})
+		g.call[file] = g.batch
 	}
-	if cl, ok := rd.(io.Closer); ok {
-		defer cl.Close()
+	if g.batch != nil && len(g.batch.req) == preuploadBatch {
+		g.send()
 	}
-	b := make([]byte, 512)
-	n, err := io.ReadFull(rd, b)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return nil, 0, err
+}
+
+func (g *preuploadGate) Flush() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.batch != nil {
+		g.send()
 	}
-	size := src.Size
-	if size < 0 && n < len(b) {
-		size = int64(n) // a stream that fits in its sample
+}
+
+// send sends the batch being filled; the caller holds g.mu.
+func (g *preuploadGate) send() {
+	b := g.batch
+	g.batch = nil
+	g.wg.Go(func() {
+		defer close(b.done)
+		b.regular, b.err = g.ask(b.req)
+		if b.err != nil {
+			g.cancel(b.err)
+		}
+	})
+}
+
+func (g *preuploadGate) Decide(ctx context.Context, file int) (bool, error) {
+	g.mu.Lock()
+	b, size := g.call[file], g.size[file]
+	g.mu.Unlock()
+	if b == nil || size > maxInline {
+		return true, nil
 	}
-	return b[:n], size, nil
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		return false, context.Cause(ctx)
+	}
+	if b.err != nil {
+		return false, b.err
+	}
+	return !b.regular[g.files[file].Path], nil
+}
+
+// end sends what is left to ask, with ask (the files uploaded whatever
+// the answer are asked about too), else stops the calls under way; it
+// waits for them and returns the first error.
+func (g *preuploadGate) end(ask bool) error {
+	if !ask {
+		g.cancel(context.Canceled)
+	}
+	g.mu.Lock()
+	if g.batch != nil && ask {
+		g.send()
+	}
+	g.mu.Unlock()
+	g.wg.Wait()
+	err := context.Cause(g.ctx)
+	g.cancel(nil)
+	return err
+}
+
+// ask makes one preupload call and returns the paths the hub takes inline.
+func (g *preuploadGate) ask(files []preuploadFile) (map[string]bool, error) {
+	body, _ := json.Marshal(map[string]any{"files": files})
+	var out struct {
+		Files []struct {
+			Path       string `json:"path"`
+			UploadMode string `json:"uploadMode"`
+		} `json:"files"`
+	}
+	if err := g.c.HubCall(g.ctx, "preupload", "POST", g.url, "application/json", body, nil, func(resp *cas.Response) error {
+		return cas.DecodeJSON(resp, &out)
+	}); err != nil {
+		return nil, err
+	}
+	regular := map[string]bool{}
+	for _, f := range out.Files {
+		if f.UploadMode == "regular" {
+			regular[f.Path] = true
+		}
+	}
+	return regular, nil
 }

@@ -83,10 +83,10 @@ func TestOffloadMatchesLocal(t *testing.T) {
 			var here, there int
 			if tc.busy { // every other batch stays queued for the caller to run
 				enc := off.Encode
-				off.Encode = func(data []byte, lens []int) pipeline.Job {
+				off.Encode = func(data []byte, lens []int, digests []pipeline.Span) pipeline.Job {
 					if here > there {
 						there++
-						return workerJob{enc(data, lens), nil}
+						return workerJob{enc(data, lens, digests), nil}
 					}
 					here++
 					return callerJob{}
@@ -170,7 +170,9 @@ func TestOffloadFailures(t *testing.T) {
 			h, srv := startHub(t, hub.Config{})
 			off := pipeline.LocalOffload(2, xorb.Auto)
 			enc := off.Encode
-			off.Encode = func(data []byte, lens []int) pipeline.Job { return workerJob{enc(data, lens), tc.mess} }
+			off.Encode = func(data []byte, lens []int, d []pipeline.Span) pipeline.Job {
+				return workerJob{enc(data, lens, d), tc.mess}
+			}
 			c := newClient(srv)
 			c.Offload = off
 			_, err := c.UploadFiles(context.Background(), []pipeline.Source{source("f", data)})

@@ -115,6 +115,13 @@ func (c *Client) DownloadPath(ctx context.Context, path string, w io.Writer, rng
 	if !info.XetHash.IsZero() {
 		return c.DownloadSized(ctx, info.XetHash, info.Size, w, rng)
 	}
+	return c.downloadGit(ctx, info, w, rng)
+}
+
+// downloadGit downloads a file stored in git (inline) whole, and checks it
+// against its ETag before writing any of it (rng nil: all of it).
+func (c *Client) downloadGit(ctx context.Context, info *RepoFileInfo, w io.Writer, rng *cas.Range) (int64, error) {
+	path := info.Path
 	if info.Size > maxInline {
 		return 0, fmt.Errorf("download %s: a %d-byte file stored in git is larger than this client reads (%d)", path, info.Size, maxInline)
 	}

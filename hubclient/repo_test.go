@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/xetkit/xetkit/cas"
 	"github.com/xetkit/xetkit/hub"
 	"github.com/xetkit/xetkit/hubclient"
+	"github.com/xetkit/xetkit/pipeline"
 )
 
 func repoFile(path string, data []byte) hubclient.RepoFile {
@@ -291,5 +293,95 @@ func TestOnStoredComesBetweenShardAndCommit(t *testing.T) {
 	}
 	if stored.Load() != 1 {
 		t.Errorf("OnStored was called for an upload that failed")
+	}
+}
+
+// A commit of many files asks the hub about them 256 at a time (the
+// reference client's batch), the calls side by side: the hub here answers
+// none until all three of 600 files' calls are in, which calls made one
+// after another would never reach. Text files come back inline, the rest
+// through Xet.
+func TestPreuploadCallsGoTogether(t *testing.T) {
+	var mu sync.Mutex
+	cond := sync.NewCond(&mu)
+	calls, most, alone := 0, 0, 0
+	_, srv := startHubBehind(t, func(w http.ResponseWriter, r *http.Request, h *hub.Hub) bool {
+		if !strings.Contains(r.URL.Path, "/preupload/") {
+			return false
+		}
+		var req struct{ Files []struct{ Path string } }
+		body, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(body, &req)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		mu.Lock()
+		calls++
+		most = max(most, len(req.Files))
+		cond.Broadcast()
+		deadline := time.AfterFunc(5*time.Second, func() { mu.Lock(); cond.Broadcast(); mu.Unlock() })
+		start := time.Now()
+		for calls < 3 && time.Since(start) < 5*time.Second {
+			cond.Wait()
+		}
+		if calls < 3 {
+			alone++ // waited in vain: the calls came one after another
+		}
+		deadline.Stop()
+		mu.Unlock()
+		return false
+	})
+	var files []hubclient.RepoFile
+	for i := range 600 {
+		d := []byte(fmt.Sprintf("text file %d\n", i))
+		if i%2 == 1 {
+			d = randomBytes(uint64(i), 2000)
+			d[0] = 0
+		}
+		files = append(files, repoFile(fmt.Sprintf("d/%d.txt", i), d))
+	}
+	done, err := newClient(srv).Commit(context.Background(), files, hubclient.CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 3 || most != 256 || alone > 0 {
+		t.Errorf("%d preupload calls of at most %d files, %d made alone; want 3 of at most 256, side by side", calls, most, alone)
+	}
+	for i, f := range done.Files {
+		if f.Inline != (i%2 == 0) {
+			t.Fatalf("file %d: inline %v", i, f.Inline)
+		}
+	}
+}
+
+// A commit reads each file once: the preupload's sample comes from the
+// upload's own read. A file the hub takes inline is read again, for its
+// bytes to go into the commit.
+func TestCommitOpensEachFileOnce(t *testing.T) {
+	_, srv := startHub(t, hub.Config{})
+	var opens [6]atomic.Int32
+	var files []hubclient.RepoFile
+	for i := range opens {
+		d := randomBytes(uint64(90+i), []int{0, 10, 5000, 2 << 20, 700, 3 << 20}[i])
+		if i%2 == 1 {
+			d = bytes.Repeat([]byte("text "), 20+i) // inline
+		}
+		files = append(files, hubclient.RepoFile{Path: fmt.Sprintf("f%d", i), Source: pipeline.Source{Size: int64(len(d)), Open: func() (io.Reader, error) {
+			opens[i].Add(1)
+			return bytes.NewReader(d), nil
+		}}})
+	}
+	done, err := newClient(srv).Commit(context.Background(), files, hubclient.CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range opens {
+		want := int32(1)
+		if done.Files[i].Inline {
+			want = 2
+		}
+		if n := opens[i].Load(); n != want || done.Files[i].Inline != (i%2 == 1 || i == 0) {
+			t.Errorf("file %d (inline %v): opened %d times, want %d", i, done.Files[i].Inline, n, want)
+		}
 	}
 }

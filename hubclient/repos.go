@@ -113,32 +113,9 @@ func (c *Client) CreateBranch(ctx context.Context) error {
 		func(*cas.Response) error { return nil }, 409)
 }
 
-// PathsInfo returns what is at each of paths on the client's revision
-// (POST /api/{type}s/{repo}/paths-info/{rev}), a file or a folder; a path
-// with nothing there is left out.
-func (c *Client) PathsInfo(ctx context.Context, paths []string) ([]RepoEntry, error) {
-	u, err := c.APIURL("paths-info")
-	if err != nil {
-		return nil, err
-	}
-	const batch = 1000 // the most a hub takes in one call (the local hub's MaxPathsInfo)
-	all := []RepoEntry{}
-	for start := 0; start < len(paths); start += batch {
-		body, _ := json.Marshal(map[string]any{"paths": paths[start:min(start+batch, len(paths))]})
-		var page []RepoEntry
-		if err := c.HubCall(ctx, "paths-info", "POST", u, "application/json", body, nil, func(resp *cas.Response) error {
-			return cas.DecodeJSON(resp, &page)
-		}); err != nil {
-			return nil, err
-		}
-		all = append(all, page...)
-	}
-	return all, nil
-}
-
 // sameFiles reports whether every result is at its path already with the
 // same bytes: a Xet file by its SHA-256, one committed inline by its git
-// blob id (blobIDs, by path). at is what PathsInfo said of their paths.
+// blob id (blobIDs, by path). at is what PathEntries said of their paths.
 func sameFiles(results []pipeline.Result, blobIDs map[string]string, at []RepoEntry) bool {
 	byPath := make(map[string]RepoEntry, len(at))
 	for _, e := range at {

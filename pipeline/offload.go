@@ -25,19 +25,27 @@ import (
 // worker has taken (Job.Claim) rather than wait, so no batch waits for a
 // busy worker while the session idles, and nothing is timed or tuned.
 //
-// Its functions are called from the session's goroutine only; Encode must
-// return without waiting for the work. Each part is optional: with Encode
-// nil chunks are hashed and compressed here, with SHA256 nil the SHA-256
-// is computed here.
+// Its functions are called from the session's goroutines only; Encode
+// must return without waiting for the work. Each part is optional: with
+// Encode nil chunks are hashed and compressed here, with SHA256 nil the
+// SHA-256 is computed here.
 type Offload struct {
 	// Encode queues the hashing and encoding of whole chunks: data holds
-	// them back to back and lens gives their lengths. data and lens stay
-	// unchanged until the job is over (Claim returned true, or Wait
-	// returned).
-	Encode func(data []byte, lens []int) Job
+	// them back to back and lens gives their lengths; and the SHA-256 of
+	// each of digests, a span of data that is a whole small file (the
+	// chunks of several files share a batch, and a small file's SHA-256
+	// goes with its chunks rather than cost a worker's round trip of its
+	// own). data, lens and digests stay unchanged until the job is over
+	// (Claim returned true, or Wait returned).
+	Encode func(data []byte, lens []int, digests []Span) Job
 	// SHA256 starts the SHA-256 of one file: on another thread, or in a
 	// faster implementation than this one's (Node's own crypto).
 	SHA256 func() (Digest, error)
+	// Yield, if set, lets the host's event loop turn: a page, on whose
+	// thread the work runs when no worker takes it, repaints and answers
+	// input in between. The session calls it after each yieldEvery bytes
+	// it hashed or placed itself.
+	Yield func() error
 	// BatchBytes is the target size of an Encode call (default 2 MiB).
 	BatchBytes int
 	// InFlight bounds the batches queued and not yet taken back (default
@@ -57,12 +65,16 @@ type Job interface {
 }
 
 // Encoded is the result of an Offload's Encode: one hash and one record
-// per chunk, in order.
+// per chunk, in order, and the SHA-256 of each span asked for.
 type Encoded struct {
 	Hashes     []xethash.Hash
 	Records    []byte // chunk records back to back
 	RecordLens []int
+	SHA256s    [][sha256x.Size]byte
 }
+
+// Span is the bytes [Start, End) of an Encode call's data.
+type Span struct{ Start, End int }
 
 // Digest is a SHA-256 computed elsewhere. Write must copy p before it
 // returns; Sum waits for the digest of everything written. A Digest whose
@@ -72,6 +84,11 @@ type Digest interface {
 	Write(p []byte) error
 	Sum() ([sha256x.Size]byte, error)
 }
+
+// yieldEvery is how much work the session does itself between two calls
+// of Offload.Yield: a few milliseconds of hashing and compression on a
+// page's thread (the event loop turns at least that often).
+const yieldEvery = 1 << 20
 
 // encoding returns o if it takes chunks to encode, else nil (all of that
 // work here).
@@ -159,6 +176,7 @@ type localQueue struct {
 type localJob struct {
 	data  []byte
 	lens  []int
+	sums  []Span
 	taken atomic.Bool // by a worker or the caller
 	done  chan struct{}
 	res   Encoded
@@ -172,8 +190,8 @@ func (j *localJob) Wait() (*Encoded, error) {
 	return &j.res, j.err
 }
 
-func (q *localQueue) add(data []byte, lens []int) Job {
-	j := &localJob{data: data, lens: lens, done: make(chan struct{})}
+func (q *localQueue) add(data []byte, lens []int, digests []Span) Job {
+	j := &localJob{data: data, lens: lens, sums: digests, done: make(chan struct{})}
 	q.mu.Lock()
 	q.jobs = append(q.jobs, j)
 	if q.running < q.workers {
@@ -202,6 +220,9 @@ func (q *localQueue) work() {
 			continue // the caller runs it
 		}
 		j.res.Hashes, j.res.Records, j.res.RecordLens, j.err = EncodeChunks(enc, j.data, j.lens, nil, nil, nil)
+		if j.err == nil {
+			j.res.SHA256s, j.err = DigestSpans(j.data, j.sums, nil)
+		}
 		close(j.done)
 	}
 }
@@ -265,3 +286,18 @@ func EncodeChunks(e *xorb.Encoder, data []byte, lens []int, hashes []xethash.Has
 	return hashes, records, recLens, err
 }
 
+// DigestSpans appends to sums the SHA-256 of each span of data (the
+// workers' part of an Encode call's digests); it fails for a span outside
+// data.
+func DigestSpans(data []byte, spans []Span, sums [][sha256x.Size]byte) ([][sha256x.Size]byte, error) {
+	h := sha256x.New()
+	for _, sp := range spans {
+		if sp.Start < 0 || sp.End < sp.Start || sp.End > len(data) {
+			return sums, fmt.Errorf("upload: digest span [%d, %d) outside the %d bytes", sp.Start, sp.End, len(data))
+		}
+		h.Reset()
+		h.Write(data[sp.Start:sp.End])
+		sums = append(sums, [sha256x.Size]byte(h.Sum(nil)))
+	}
+	return sums, nil
+}

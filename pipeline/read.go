@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -17,122 +18,203 @@ import (
 // rest is read.
 const readSize = 1 << 20
 
-// readAll reads rd to its end, hands its chunks to f.chunks in order
-// (see chunkReader) and returns the bytes read and their SHA-256, which
-// runs where the client's Offload says (here without one).
-func (f *fileRun) readAll(rd io.Reader) (total int64, digest [32]byte, err error) {
-	s := f.s
-	o := s.u.Offload
-	emit := f.chunks
-	if Lookahead > 0 {
-		p := f.startPlacer()
-		emit = p.push
-		defer func() {
-			if perr := p.finish(); perr != nil {
-				err = perr
-			}
-		}()
-	}
-	r := &chunkReader{ctx: s.ctx, o: o.encoding(), records: true, emit: emit}
-	r.onRead = func(t int64) { s.progress(f.idx, func(p *Progress) { p.Read = t }) }
-	if o == nil || o.SHA256 == nil {
-		r.sum = &localSHA{sha256x.New()}
-	} else if r.sum, err = o.SHA256(); err != nil {
-		return 0, digest, err
-	}
-	sum := r.sum
-	if total, err = r.run(rd); err != nil {
-		go sum.Sum() // lets an unfinished SHA-256 end and free what it holds
-		return 0, digest, err
-	}
-	if digest, err = sum.Sum(); err != nil {
-		return 0, digest, err
-	}
-	return total, digest, nil
-}
-
 // ChunkHashes reads rd to its end and calls emit with the hash and size
 // of each of its chunks, in order: the chunking and hashing of an upload
 // without the rest, the hashing on o's workers where o is set. It stops
 // with ctx's cause when ctx ends.
 func ChunkHashes(ctx context.Context, rd io.Reader, o *Offload, emit func(hash xethash.Hash, size int)) error {
-	r := &chunkReader{ctx: ctx, o: o.encoding(), emit: func(chunks []chunkIn) error {
+	r := &chunkReader{ctx: ctx, o: o.encoding(), emit: func(_ int, chunks []chunkIn) error {
 		for _, c := range chunks {
 			emit(c.hash, c.size)
 		}
 		return nil
 	}}
-	_, err := r.run(rd)
-	return err
+	if _, err := r.read(0, rd, nil, nil); err != nil {
+		return err
+	}
+	return r.drain()
 }
 
-// chunkReader cuts a source into chunks and hashes them: here without an
-// Offload; with one, in batches of whole chunks queued on its workers,
-// of which it runs here, when it needs a result, any that no worker has
-// taken (their chunks passed on as data, as without an Offload). emit
-// takes the chunks in order; what it is given is valid only until it
-// returns.
+// chunkReader cuts sources into chunks and hashes them, one file after
+// another: here without an Offload; with one, in batches of whole chunks
+// queued on its workers, of which it runs here, when it needs a result,
+// any that no worker has taken (their chunks passed on as data, as without
+// an Offload). A batch holds the chunks of as many files as fill it, so
+// neither a small file nor the end of any file waits for the workers:
+// each file's end is passed on after its last chunks, with its SHA-256.
+// emit takes the chunks in order, each run told its file; what it is
+// given is valid only until it returns.
 type chunkReader struct {
 	ctx     context.Context
 	o       *Offload // nil: all work here; else Encode is set
 	records bool     // the Offload also encodes each chunk's record
-	emit    func([]chunkIn) error
-	onRead  func(total int64) // if set, after each read
-	sum     Digest            // if set, written every byte read
+	emit    func(file int, chunks []chunkIn) error
+	// end, if set, is told after a file's last chunks its size and
+	// SHA-256 (what sum, given to read, was written).
+	end    func(file int, total int64, digest [32]byte) error
+	onRead func(file int, total int64) // if set, after each read
+	// worked, if set, is told the bytes of each read once hashed (here,
+	// or queued for the Offload).
+	worked func(n int) error
+
+	buf  []byte            // the read buffer, for every file
+	ch   *chunking.Chunker // for every file (Finish resets it)
+	file int               // being read
+	sum  Digest            // the file's SHA-256, if one is wanted
+	// emitted is the last file chunks were emitted of (-1: none yet):
+	// the next file's first chunk is its first (chunkIn.first).
+	emitted int
 
 	queue []batchJob
 	batch []byte // chunks for the next batch, back to back
 	lens  []int
-	spare [][]byte // batch buffers of jobs over, for reuse
+	first int       // file of the batch's first chunk (or end)
+	ends  []fileEnd // the files that end within the batch
+	spans []Span    // the whole files in the batch whose SHA-256 it computes
+	spare [][]byte  // batch buffers of jobs over, for reuse
 	ins   []chunkIn
 }
 
+// fileEnd is where a file ends within a batch: after its first after
+// chunks; its SHA-256 from sum, or the batch's digest of span.
+type fileEnd struct {
+	after int
+	file  int
+	total int64
+	sum   Digest
+	span  int // -1: none
+}
+
 // batchJob is one batch of chunks, queued on the Offload (job) until it
-// is run here (here set, with hashes) or a worker has taken it (taken).
+// is run here (here set, with hashes and sums) or a worker has taken it
+// (taken).
 type batchJob struct {
 	lens   []int
 	data   []byte // the chunks, the job's until it is over
+	first  int
+	ends   []fileEnd
+	spans  []Span
 	job    Job
 	taken  bool
 	here   bool
 	hashes []xethash.Hash
+	sums   [][32]byte
 }
 
-// run reads rd to its end and returns how many bytes it read.
-func (r *chunkReader) run(rd io.Reader) (total int64, err error) {
-	ch := chunking.NewChunker()
-	buf := make([]byte, readSize)
-	for {
-		if err := r.ctx.Err(); err != nil {
-			return 0, context.Cause(r.ctx)
+// read reads file's content to its end (data, if not nil, is all of it
+// at hand; else rd gives it), writing it to sum if set, and returns how
+// many bytes it read. The file's chunks, then its end, are passed on as
+// they are hashed: at once without an Offload, else as their batches
+// come back. A small file at hand (data no larger than a batch), given no
+// sum, has its SHA-256 computed with its batch (Offload.Encode's
+// digests); that needs an Offload.
+func (r *chunkReader) read(file int, rd io.Reader, data []byte, sum Digest) (total int64, err error) {
+	span := -1
+	if r.o != nil && data != nil && sum == nil && r.end != nil {
+		if len(r.batch)+len(data) > r.o.BatchSize() {
+			r.send() // the file whole in one batch
 		}
-		n, rerr := io.ReadFull(rd, buf)
-		eof := rerr == io.EOF || rerr == io.ErrUnexpectedEOF
-		if rerr != nil && !eof {
-			return 0, fmt.Errorf("reading: %w", rerr)
+		if r.batch == nil {
+			r.batch = r.buffer()
 		}
-		if n > 0 {
-			total += int64(n)
-			if r.onRead != nil {
-				r.onRead(total)
+		span = len(r.spans)
+		r.spans = append(r.spans, Span{len(r.batch), len(r.batch) + len(data)})
+	}
+	if r.ch == nil {
+		r.ch, r.emitted = chunking.NewChunker(), -1
+	}
+	r.file, r.sum = file, sum
+	push := func(p []byte) error {
+		total += int64(len(p))
+		if r.onRead != nil {
+			r.onRead(file, total)
+		}
+		if r.sum != nil {
+			if err := r.digest(p); err != nil {
+				return err
 			}
-			if r.sum != nil {
-				if err := r.digest(buf[:n]); err != nil {
-					return 0, err
-				}
+		}
+		if err := r.add(r.ch.Push(p)); err != nil {
+			return err
+		}
+		if r.worked != nil {
+			return r.worked(len(p))
+		}
+		return nil
+	}
+	if data != nil {
+		err = push(data)
+	} else {
+		if r.buf == nil {
+			r.buf = make([]byte, readSize)
+		}
+		for err == nil {
+			if err = r.ctx.Err(); err != nil {
+				err = context.Cause(r.ctx)
+				break
 			}
-		}
-		if err := r.add(ch.Push(buf[:n])); err != nil {
-			return 0, err
-		}
-		if eof {
-			break
+			n, rerr := io.ReadFull(rd, r.buf)
+			eof := rerr == io.EOF || rerr == io.ErrUnexpectedEOF
+			if rerr != nil && !eof {
+				err = fmt.Errorf("reading: %w", rerr)
+				break
+			}
+			if n > 0 {
+				err = push(r.buf[:n])
+			}
+			if eof {
+				break
+			}
 		}
 	}
-	if err := r.add(ch.Finish()); err != nil {
+	if err == nil {
+		err = r.add(r.ch.Finish())
+	} else {
+		r.ch.Finish() // the next file starts afresh
+	}
+	if err != nil {
+		if sum != nil {
+			go sum.Sum() // lets an unfinished SHA-256 end and free what it holds
+		}
 		return 0, err
 	}
-	return total, r.drain()
+	return total, r.fileDone(fileEnd{file: r.file, total: total, sum: r.sum, span: span})
+}
+
+// fileDone passes on the file's end after its chunks: at once when no
+// batch holds any of them, else with the batch.
+func (r *chunkReader) fileDone(e fileEnd) error {
+	if r.end == nil {
+		return nil
+	}
+	if e.span < 0 && (r.o == nil || len(r.queue) == 0 && len(r.lens) == 0 && len(r.ends) == 0) {
+		return r.ended(e, nil)
+	}
+	if len(r.lens) == 0 && len(r.ends) == 0 {
+		r.first = r.file
+	}
+	e.after = len(r.lens)
+	r.ends = append(r.ends, e)
+	return nil
+}
+
+// ended passes on the end of a file, with its SHA-256: its Digest's, or
+// its batch's (sums, by span).
+func (r *chunkReader) ended(e fileEnd, sums [][32]byte) error {
+	var digest [32]byte
+	switch {
+	case e.span >= 0:
+		if e.span >= len(sums) {
+			return errors.New("upload: an offloaded encode returned fewer SHA-256s than asked for")
+		}
+		digest = sums[e.span]
+	case e.sum != nil:
+		var err error
+		if digest, err = e.sum.Sum(); err != nil {
+			return err
+		}
+	}
+	return r.end(e.file, e.total, digest)
 }
 
 // add hands a read's chunks on: without an Offload, hashed and emitted
@@ -144,7 +226,7 @@ func (r *chunkReader) add(chunks []chunking.Chunk) error {
 		for _, c := range chunks {
 			r.ins = append(r.ins, chunkIn{hash: xethash.Chunk(c.Data), size: len(c.Data), data: c.Data})
 		}
-		return r.emit(r.ins)
+		return r.emitFile(r.file, r.ins)
 	}
 	for _, c := range chunks {
 		if len(r.batch)+len(c.Data) > r.o.BatchSize() {
@@ -152,6 +234,9 @@ func (r *chunkReader) add(chunks []chunking.Chunk) error {
 		}
 		if r.batch == nil {
 			r.batch = r.buffer()
+		}
+		if len(r.lens) == 0 && len(r.ends) == 0 {
+			r.first = r.file
 		}
 		r.batch = append(r.batch, c.Data...)
 		r.lens = append(r.lens, len(c.Data))
@@ -164,13 +249,32 @@ func (r *chunkReader) add(chunks []chunking.Chunk) error {
 	return nil
 }
 
+// emitFile emits chunks of file, marking the file's first chunk.
+func (r *chunkReader) emitFile(file int, chunks []chunkIn) error {
+	if len(chunks) == 0 {
+		return nil
+	}
+	if file != r.emitted {
+		chunks[0].first = true
+		r.emitted = file
+	}
+	return r.emit(file, chunks)
+}
+
 // send queues the batch on the Offload.
 func (r *chunkReader) send() {
-	if len(r.lens) == 0 {
+	if len(r.lens) == 0 && len(r.ends) == 0 && len(r.spans) == 0 {
 		return
 	}
-	r.queue = append(r.queue, batchJob{lens: r.lens, data: r.batch, job: r.o.Encode(r.batch, r.lens)})
-	r.batch, r.lens = nil, nil
+	b := batchJob{lens: r.lens, data: r.batch, first: r.first, ends: r.ends, spans: r.spans}
+	if len(r.lens) > 0 {
+		b.job = r.o.Encode(r.batch, r.lens, r.spans)
+	} else { // ends alone, of empty files
+		b.here = true
+		b.sums, _ = DigestSpans(b.data, b.spans, nil)
+	}
+	r.queue = append(r.queue, b)
+	r.batch, r.lens, r.ends, r.spans = nil, nil, nil, nil
 }
 
 // buffer returns an empty batch buffer.
@@ -207,6 +311,9 @@ func (r *chunkReader) runOne() (ran bool, err error) {
 			continue
 		}
 		j.hashes, _, _, err = EncodeChunks(nil, j.data, j.lens, j.hashes[:0], nil, nil)
+		if err == nil {
+			j.sums, err = DigestSpans(j.data, j.spans, j.sums[:0])
+		}
 		j.here = true
 		return true, err
 	}
@@ -229,7 +336,8 @@ func (r *chunkReader) digest(p []byte) error {
 	return r.sum.Write(p)
 }
 
-// takeOne emits the oldest batch's chunks.
+// takeOne emits the oldest batch's chunks, and the ends of the files
+// that end among them.
 func (r *chunkReader) takeOne() error {
 	if !r.queue[0].here {
 		if err := r.runQueued(); err != nil {
@@ -238,9 +346,14 @@ func (r *chunkReader) takeOne() error {
 	}
 	j := r.queue[0]
 	r.queue = r.queue[1:]
-	defer func() { r.spare = append(r.spare, j.data) }()
+	defer func() {
+		if j.data != nil {
+			r.spare = append(r.spare, j.data)
+		}
+	}()
 	r.ins = r.ins[:0]
-	if j.here {
+	sums := j.sums
+	if j.here { // run here, or no chunks (ends alone)
 		data := j.data
 		for i, n := range j.lens {
 			c := chunkIn{hash: j.hashes[i], size: n}
@@ -250,19 +363,32 @@ func (r *chunkReader) takeOne() error {
 			data = data[n:]
 			r.ins = append(r.ins, c)
 		}
-		return r.emit(r.ins)
+	} else {
+		e, err := j.job.Wait()
+		if err != nil {
+			return err
+		}
+		if r.ins, err = e.split(j.lens, r.records, r.ins); err != nil {
+			return err
+		}
+		sums = e.SHA256s
 	}
-	e, err := j.job.Wait()
-	if err != nil {
-		return err
+	file, at := j.first, 0
+	for _, e := range j.ends {
+		if err := r.emitFile(file, r.ins[at:e.after]); err != nil {
+			return err
+		}
+		at = e.after
+		if err := r.ended(e, sums); err != nil {
+			return err
+		}
+		file = e.file + 1
 	}
-	if r.ins, err = e.split(j.lens, r.records, r.ins); err != nil {
-		return err
-	}
-	return r.emit(r.ins)
+	return r.emitFile(file, r.ins[at:])
 }
 
-// drain sends the last batch and takes back every one out.
+// drain sends the last batch and takes back every one out: after the
+// last file.
 func (r *chunkReader) drain() error {
 	if r.o == nil {
 		return nil

@@ -55,9 +55,9 @@ func TestChunkHashes(t *testing.T) {
 			case "workers":
 				o = pipeline.LocalOffload(2, xorb.Auto)
 			case "stalled workers":
-				o = &pipeline.Offload{Encode: func([]byte, []int) pipeline.Job { turns++; return stuckJob{&claimed} }}
+				o = &pipeline.Offload{Encode: func([]byte, []int, []pipeline.Span) pipeline.Job { turns++; return stuckJob{&claimed} }}
 			case "taking turns": // every other job is taken by a worker
-				o = &pipeline.Offload{Encode: func(data []byte, lens []int) pipeline.Job {
+				o = &pipeline.Offload{Encode: func(data []byte, lens []int, spans []pipeline.Span) pipeline.Job {
 					if turns++; turns%2 == 0 {
 						return stuckJob{&claimed}
 					}
@@ -104,12 +104,12 @@ func TestChunkHashesStops(t *testing.T) {
 		t.Errorf("cancelled: %v, want %v", err, cause)
 	}
 	broken := errors.New("worker lost")
-	o := &pipeline.Offload{Encode: func([]byte, []int) pipeline.Job { return answeredJob{nil, broken} }}
+	o := &pipeline.Offload{Encode: func([]byte, []int, []pipeline.Span) pipeline.Job { return answeredJob{nil, broken} }}
 	err = pipeline.ChunkHashes(context.Background(), bytes.NewReader(data), o, func(xethash.Hash, int) {})
 	if !errors.Is(err, broken) {
 		t.Errorf("a worker failing: %v, want %v", err, broken)
 	}
-	o.Encode = func(data []byte, lens []int) pipeline.Job {
+	o.Encode = func(data []byte, lens []int, _ []pipeline.Span) pipeline.Job {
 		return answeredJob{&pipeline.Encoded{Hashes: make([]xethash.Hash, len(lens)-1)}, nil}
 	}
 	if err = pipeline.ChunkHashes(context.Background(), bytes.NewReader(data), o, func(xethash.Hash, int) {}); err == nil {

@@ -169,7 +169,7 @@ type retryKey struct{}
 // what the state names: it costs nothing when it does (the contract has
 // no call that asks whether a xorb exists), and nothing is committed
 // before the shard is accepted.
-func (s *session) shardFailed(sources []Source, err error) ([]Result, error) {
+func (s *session) shardFailed(sources []Source, gate Gate, err error) ([]Result, error) {
 	var resumed []xethash.Hash
 	for _, sl := range s.slots {
 		if sl.resumed {
@@ -187,7 +187,7 @@ func (s *session) shardFailed(sources []Source, err error) ([]Result, error) {
 	s.pmu.Lock()
 	first := append([]Progress(nil), s.prog...)
 	s.pmu.Unlock()
-	return s.u.Run(context.WithValue(s.ctx, retryKey{}, first), s.store, sources)
+	return s.u.RunGated(context.WithValue(s.ctx, retryKey{}, first), s.store, sources, gate)
 }
 
 // reported is file i's progress as OnProgress hears it: in a session run

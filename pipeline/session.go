@@ -3,12 +3,13 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
+	"github.com/xetkit/xetkit/internal/sha256x"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
 	"github.com/xetkit/xetkit/xorb"
@@ -54,24 +55,20 @@ type session struct {
 	slots []*slot
 	// local maps chunks placed in this session's xorbs to their place.
 	local map[xethash.Hash]ref
-	// queried remembers the global dedupe queries made, hit or miss.
-	queried map[xethash.Hash]bool
+	q     *queries // the global dedupe queries
+	gate  Gate     // nil: every file is uploaded
 
 	builder xorb.Builder
 	cur     int32 // slot of the xorb being built, -1 if none
 	curNew  map[int]int64
-
-	// ahead holds the dedupe queries sent ahead of placement (qmu guards
-	// it; queries waits for them).
-	qmu     sync.Mutex
-	ahead   map[xethash.Hash]*query
-	queries sync.WaitGroup
 
 	queue  chan sealed            // for the uploaders
 	spare  chan []byte            // xorb buffers the uploaders are done with
 	slotOf map[xethash.Hash]int32 // slot of each xorb by hash
 	wg     sync.WaitGroup
 	fail   context.CancelCauseFunc
+
+	worked atomic.Int64 // bytes hashed or placed here since the last Yield
 
 	pmu   sync.Mutex // guards prog and serializes OnProgress
 	prog  []Progress
@@ -108,21 +105,51 @@ type slotTerm struct {
 // the store, the same sources and settings give the same xorbs and shards:
 // a Collector sees byte for byte what the CAS would receive.
 func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Result, error) {
+	return u.RunGated(ctx, store, sources, nil)
+}
+
+// Gate decides, for each file of a session, whether it is uploaded: the
+// Hub's preupload, which takes small text files inside the commit
+// (package hubclient). The session offers it each file's size and first
+// bytes as soon as it has read them, in file order, reads and hashes the
+// file meanwhile, and places the file's chunks only once Decide has said
+// yes; a file left out gets a Result with Inline set. So each file is
+// read once, and the hub's answers come while the files are read.
+type Gate interface {
+	// Offer gives file's size (-1 if not known) and first bytes (up to
+	// SampleSize, fewer only for a shorter file; the Gate's to keep). It
+	// must not block.
+	Offer(file int, size int64, sample []byte)
+	// Flush asks for an answer about every file offered so far: the
+	// session can read no further until one comes (placement waits, and
+	// the reading waits for placement), or has read every file.
+	Flush()
+	// Decide returns whether file is uploaded, once that is known.
+	Decide(ctx context.Context, file int) (bool, error)
+}
+
+// SampleSize is how much of a file's start a Gate is offered: the sample
+// the Hub's preupload takes.
+const SampleSize = 512
+
+// RunGated is Run, with gate deciding which files are uploaded (Gate);
+// nil: all of them.
+func (u *Uploader) RunGated(ctx context.Context, store Store, sources []Source, gate Gate) ([]Result, error) {
 	ctx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
 	s := &session{
-		u: u, store: store, ctx: ctx, fail: fail, cur: -1,
-		local:   map[xethash.Hash]ref{},
-		queried: map[xethash.Hash]bool{}, slotOf: map[xethash.Hash]int32{},
-		seen:  map[xethash.Hash]bool{},
-		queue: make(chan sealed),
-		spare: make(chan []byte, 2),
-		prog:  make([]Progress, len(sources)),
-		ahead: map[xethash.Hash]*query{},
+		u: u, store: store, ctx: ctx, fail: fail, cur: -1, gate: gate,
+		local:  map[xethash.Hash]ref{},
+		slotOf: map[xethash.Hash]int32{},
+		seen:   map[xethash.Hash]bool{},
+		queue:  make(chan sealed),
+		spare:  make(chan []byte, 2),
+		prog:   make([]Progress, len(sources)),
 	}
+	s.q = newQueries(s)
 	defer func() {
-		fail(nil) // ends any query sent ahead that no one waits for
-		s.queries.Wait()
+		fail(nil) // ends any query whose answer no one waits for
+		s.q.wg.Wait()
 	}()
 	for i, src := range sources {
 		s.prog[i] = Progress{Index: i, Name: src.Name, Size: src.Size}
@@ -132,16 +159,10 @@ func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Re
 		s.wg.Go(s.uploader)
 	}
 	results := make([]Result, len(sources))
-	err := func() error {
-		for i, src := range sources {
-			r, err := s.addFile(i, src)
-			if err != nil {
-				return err
-			}
-			results[i] = r
-		}
-		return s.seal()
-	}()
+	err := s.addFiles(sources, results)
+	if err == nil {
+		err = s.seal()
+	}
 	if err != nil {
 		fail(err) // stop the uploaders: the shard will not be sent
 	}
@@ -158,7 +179,7 @@ func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Re
 		return nil, err
 	}
 	if err := s.uploadShards(); err != nil {
-		return s.shardFailed(sources, err)
+		return s.shardFailed(sources, gate, err)
 	}
 	// Later calls dedupe against what this one stored.
 	for _, sl := range s.slots {
@@ -176,6 +197,97 @@ func (u *Uploader) Run(ctx context.Context, store Store, sources []Source) ([]Re
 	return results, nil
 }
 
+// addFiles reads, chunks and hashes the sources one after another (the
+// small ones read ahead, several at once), and has placement deduplicate
+// their chunks and pack the new ones into xorbs, writing each file's
+// block for the shard and its result.
+func (s *session) addFiles(sources []Source, results []Result) error {
+	for _, src := range sources {
+		if src.Open == nil {
+			return fmt.Errorf("upload %s: Source.Open is nil", src.Name)
+		}
+	}
+	pl := s.startPlacement(sources, results)
+	ra := startReadAhead(s.ctx, sources)
+	defer ra.close()
+	o := s.u.Offload
+	r := &chunkReader{ctx: s.ctx, o: o.encoding(), records: true,
+		emit: func(file int, chunks []chunkIn) error {
+			s.q.mark(chunks)
+			return pl.add(file, chunks)
+		},
+		end:    pl.end,
+		onRead: func(file int, t int64) { s.progress(file, func(p *Progress) { p.Read = t }) },
+		worked: s.work,
+	}
+	err := func() error {
+		for i, src := range sources {
+			if err := s.readFile(r, ra, i, src); err != nil {
+				return err
+			}
+		}
+		if s.gate != nil {
+			s.gate.Flush() // every file is offered
+		}
+		return r.drain()
+	}()
+	if errors.Is(err, errPlacement) {
+		return pl.finish(false) // placement's own error
+	}
+	if perr := pl.finish(err != nil); err == nil {
+		err = perr
+	}
+	return err
+}
+
+// readFile reads one source through r, once the Gate, if any, is
+// offered its size and first bytes.
+func (s *session) readFile(r *chunkReader, ra *readAhead, i int, src Source) error {
+	head, rest, done, err := ra.take(i)
+	if err != nil {
+		return fmt.Errorf("upload %s: %w", src.Name, err)
+	}
+	defer done()
+	size := src.Size
+	if rest == nil {
+		size = int64(len(head))
+	} else if sz, ok := rest.(sizer); ok && size < 0 {
+		size = sz.Size()
+	}
+	if size != src.Size {
+		s.progress(i, func(p *Progress) { p.Size = size })
+	}
+	if s.gate != nil {
+		s.gate.Offer(i, size, head[:min(SampleSize, len(head))])
+	}
+	data, rd := head, io.Reader(nil)
+	if rest != nil {
+		data, rd = nil, io.MultiReader(bytes.NewReader(head), rest)
+	}
+	// The SHA-256: here, or where the Offload says; a small file's with
+	// its chunks, where an Offload encodes them (read).
+	var sum Digest
+	switch o := s.u.Offload; {
+	case o.encoding() != nil && data != nil && len(data) <= o.BatchSize():
+	case o != nil && o.SHA256 != nil:
+		if sum, err = o.SHA256(); err != nil {
+			return fmt.Errorf("upload %s: %w", src.Name, err)
+		}
+	default:
+		sum = &localSHA{sha256x.New()}
+	}
+	if _, err := r.read(i, rd, data, sum); err != nil && !errors.Is(err, errPlacement) {
+		return fmt.Errorf("upload %s: %w", src.Name, err)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// sizer is a reader that can tell its source's size where the Source did
+// not (a browser's File, asked only once it is known to be large).
+type sizer interface{ Size() int64 }
+
 // xorbSize is the chunk data at which a xorb is sealed.
 func (u *Uploader) xorbSize() int {
 	if u.XorbSize <= 0 {
@@ -188,6 +300,20 @@ func (u *Uploader) xorbSize() int {
 func (u *Uploader) known() *knownChunks {
 	u.cacheOnce.Do(func() { u.cache = &knownChunks{} })
 	return u.cache
+}
+
+// work counts n bytes hashed or placed here, and lets the host's event
+// loop turn (Offload.Yield) after each yieldEvery of them.
+func (s *session) work(n int) error {
+	o := s.u.Offload
+	if o == nil || o.Yield == nil {
+		return nil
+	}
+	if s.worked.Add(int64(n)) < yieldEvery {
+		return nil
+	}
+	s.worked.Store(0)
+	return o.Yield()
 }
 
 // progress applies an update to file i's progress and reports it.
@@ -204,6 +330,7 @@ func (s *session) progress(i int, update func(*Progress)) {
 type fileRun struct {
 	s       *session
 	idx     int
+	skip    bool            // the Gate leaves it out
 	size    int64           // Source.Size, -1 if unknown
 	entries []xethash.Entry // every chunk, for the file hash
 	refs    []ref
@@ -230,40 +357,8 @@ type chunkIn struct {
 	size   int
 	data   []byte
 	record []byte
-}
-
-// addFile chunks, hashes and deduplicates one source, putting new chunks
-// into xorbs, and records its file block for the shard.
-func (s *session) addFile(i int, src Source) (Result, error) {
-	if src.Open == nil {
-		return Result{}, fmt.Errorf("upload %s: Source.Open is nil", src.Name)
-	}
-	rd, err := src.Open()
-	if err != nil {
-		return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
-	}
-	if cl, ok := rd.(io.Closer); ok {
-		defer cl.Close()
-	}
-	f := &fileRun{s: s, idx: i, size: src.Size}
-	total, digest, err := f.readAll(rd)
-	if err != nil {
-		return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
-	}
-	if src.Size >= 0 && total != src.Size {
-		return Result{}, fmt.Errorf("upload %s: read %d bytes, but the source said %d", src.Name, total, src.Size)
-	}
-	if err := f.endRun(true); err != nil {
-		return Result{}, fmt.Errorf("upload %s: %w", src.Name, err)
-	}
-	fh := xethash.File(f.entries)
-	s.addFileBlock(fh, f, digest)
-	resumed := f.resumedBytes()
-	s.progress(i, func(p *Progress) { p.Hashed = total; p.Deduped = f.deduped; p.Resumed = resumed })
-	return Result{
-		Name: src.Name, Size: total, Hash: fh, SHA256: hex.EncodeToString(digest[:]),
-		NewBytes: f.newBytes, DedupedBytes: f.deduped, ResumedBytes: resumed,
-	}, nil
+	first  bool // the file's first chunk
+	wait   int  // the dedupe queries sent up to it (queries.go)
 }
 
 // chunks takes the next chunks of the file.
@@ -272,9 +367,9 @@ func (f *fileRun) chunks(chunks []chunkIn) error {
 		return nil
 	}
 	s := f.s
+	hashedBefore := f.hashed
 	// Record every hash first, so progress never shows bytes uploaded
 	// before they are hashed.
-	first := len(f.entries)
 	f.pos = f.hashed
 	for _, c := range chunks {
 		f.entries = append(f.entries, xethash.Entry{Hash: c.hash, Size: uint64(c.size)})
@@ -282,8 +377,9 @@ func (f *fileRun) chunks(chunks []chunkIn) error {
 	}
 	hashed := f.hashed
 	s.progress(f.idx, func(p *Progress) { p.Hashed = hashed })
-	for i, c := range chunks {
-		at, ok, err := s.find(c.hash, first+i == 0)
+	for i := range chunks {
+		c := chunks[i]
+		at, ok, err := s.find(&chunks[i])
 		if err != nil {
 			return err
 		}
@@ -304,7 +400,7 @@ func (f *fileRun) chunks(chunks []chunkIn) error {
 	}
 	resumed := f.resumedBytes()
 	s.progress(f.idx, func(p *Progress) { p.Deduped = f.deduped; p.Resumed = resumed })
-	return nil
+	return s.work(int(f.hashed - hashedBefore))
 }
 
 // dedupe adds a chunk found stored to the current run.
@@ -358,30 +454,24 @@ func (f *fileRun) endRun(atEOF bool) error {
 }
 
 // find looks a chunk up: this session's xorbs, the client's cache, the
-// xorbs of earlier unfinished uploads (Uploader.Resume), then, for an
-// eligible chunk (§10.3.1), the global dedupe API.
-func (s *session) find(h xethash.Hash, first bool) (ref, bool, error) {
-	if at, ok := s.local[h]; ok {
+// xorbs of earlier unfinished uploads (Uploader.Resume), then, where
+// dedupe queries were sent up to it, their answers (queries.go).
+func (s *session) find(c *chunkIn) (ref, bool, error) {
+	if at, ok := s.local[c.hash]; ok {
 		return at, true, nil
 	}
 	known := s.u.known()
-	if loc, ok := known.lookup(h, s.u.clock()); ok {
+	if loc, ok := known.lookup(c.hash, s.u.clock()); ok {
 		return s.remoteRef(loc), true, nil
 	}
-	if at, ok := s.findResumed(h); ok {
+	if at, ok := s.findResumed(c.hash); ok {
 		return at, true, nil
 	}
-	if s.u.NoGlobalDedupe || !(first || shard.DedupEligible(h)) || s.queried[h] {
-		return ref{}, false, nil
-	}
-	s.queried[h] = true
-	sh, err := s.query(h)
-	if err != nil {
-		return ref{}, false, err
-	}
-	if sh != nil {
-		known.addShard(sh, s.u.clock())
-		if loc, ok := known.lookup(h, s.u.clock()); ok {
+	if c.wait > s.q.answered {
+		if err := s.q.await(c.wait); err != nil {
+			return ref{}, false, err
+		}
+		if loc, ok := known.lookup(c.hash, s.u.clock()); ok {
 			return s.remoteRef(loc), true, nil
 		}
 	}

@@ -2,7 +2,7 @@
 // the formats (core-api.js) and, on top, the worker pool's chunking, the
 // pipeline (processFile) and transfers (transfers.js).
 
-import { callAsync, checkSignal, hashString, held, isBlob, toBytes, typeError } from "./calls.js";
+import { callAsync, checkSignal, hashString, held, isBlob, progressEvents, toBytes, typeError } from "./calls.js";
 import { appendChunks, XetkitCore } from "./core-api.js";
 import { downloadFile, downloadTo, LazyBlob, openFiles, pendingUploads, streamSink, transferOptions, uploadFiles } from "./transfers.js";
 
@@ -67,7 +67,7 @@ export class Xetkit extends XetkitCore {
       },
       xorbBytes: onXorb !== undefined,
     };
-    if (onProgress) events.onProgress = (p) => onProgress({ bytesProcessed: p.hashed, totalBytes: total, xorbs });
+    if (onProgress) events.onProgress = progressEvents((p) => onProgress({ bytesProcessed: p.hashed, totalBytes: total, xorbs }));
     const opts = { compression, xorbSize: options.xorbSize };
     checkSignal(options.signal, "processFile");
     const files = [{ name: "file", data: src }];

@@ -111,6 +111,22 @@ export async function callAsync(go, name, ...args) {
 
 // ---- argument checks ----
 
+// progressEvents turns the batches of upload progress Go hands over
+// (wasm/upload.go's progressEvents: once a turn of the event loop, 8
+// numbers for each file that changed: index, size, read, hashed,
+// deduped, resumed, uploaded, done) into one call of each(event) per
+// file, in the order they changed.
+export function progressEvents(each) {
+  return (nums) => {
+    for (let i = 0; i + 8 <= nums.length; i += 8) {
+      each({
+        index: nums[i], size: nums[i + 1], read: nums[i + 2], hashed: nums[i + 3],
+        deduped: nums[i + 4], resumed: nums[i + 5], uploaded: nums[i + 6], done: nums[i + 7] === 1,
+      });
+    }
+  };
+}
+
 export function toBytes(x, what) {
   if (x instanceof Uint8Array) return x;
   if (x instanceof ArrayBuffer || (typeof SharedArrayBuffer !== "undefined" && x instanceof SharedArrayBuffer)) {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"syscall/js"
 
+	"github.com/xetkit/xetkit/internal/jsasync"
 	"github.com/xetkit/xetkit/internal/jsoffload"
 	"github.com/xetkit/xetkit/pipeline"
 )
@@ -30,18 +31,18 @@ func hostOf(h js.Value) Host {
 
 // offloadOf is the pipeline.Offload of an upload or a chunking: the pool's
 // workers where v is an Offload, and, with sha, a file's SHA-256 in the
-// host's own crypto where it has one; nil where there is neither.
+// host's own crypto where it has one; and turns of the event loop between
+// the pieces of work this thread does itself (Yield), so that a page
+// repaints and answers input while it uploads.
 func offloadOf(ctx context.Context, v js.Value, sha bool) *pipeline.Offload {
-	var o *pipeline.Offload
+	o := &pipeline.Offload{}
 	if v.Type() == js.TypeObject {
 		o = jsoffload.Pool(ctx, v)
 	}
 	if sha && host.shaBegin.Type() == js.TypeFunction {
-		if o == nil {
-			o = &pipeline.Offload{}
-		}
 		o.SHA256 = jsoffload.HostSHA256(host.shaBegin, host.shaUpdate, host.shaEnd)
 	}
+	o.Yield = func() error { return jsasync.NextTask(ctx) }
 	return o
 }
 

@@ -114,7 +114,7 @@ class Offload {
 
   workers = 0;
   buffer = (n, capacity) => this.#pool.buffer(n, capacity);
-  encode = (worker, bytes, lengths) => this.#pool.runOn(worker, "encodeChunks", [bytes, lengths, this.#compression], [bytes.buffer], true);
+  encode = (worker, bytes, lengths, digests) => this.#pool.runOn(worker, "encodeChunks", [bytes, lengths, this.#compression, digests], [bytes.buffer], true);
   shaNew = () => this.#pool.runOn(0, "digestNew", []);
   shaWrite = (id, bytes) => this.#pool.runOn(0, "digestWrite", [id, bytes], [bytes.buffer], true);
   shaSum = (id) => this.#pool.runOn(0, "digestSum", [id]);

@@ -64,6 +64,33 @@ export async function startGo(module, defineGo, tune, kernels, sha) {
     };
     return reader.read(new Uint8Array(buffer, 0, want)).then(more);
   };
+  // Go reads Blobs of unknown size (jsx.Reader) through their streams'
+  // default readers: this reads the start of each of blobs side by side,
+  // what its stream gives until it ends or passes limit bytes, and
+  // resolves to [{bytes, done}] (or {error}) in order, so that Go awaits
+  // one promise for a batch of small files, not several a file.
+  own.xetkitReadHeads = (blobs, limit) => Promise.all(blobs.map((blob) => {
+    const reader = blob.stream().getReader();
+    const parts = [];
+    let got = 0;
+    const more = (r) => {
+      if (!r.done) {
+        parts.push(r.value);
+        got += r.value.length;
+      }
+      if (r.done || got > limit) {
+        if (!r.done) reader.cancel();
+        const bytes = parts.length === 1 ? parts[0] : new Uint8Array(got);
+        if (parts.length !== 1) {
+          let at = 0;
+          for (const p of parts) { bytes.set(p, at); at += p.length; }
+        }
+        return { bytes, done: r.done };
+      }
+      return reader.read().then(more);
+    };
+    return reader.read().then(more, (e) => ({ error: String(e && e.message ? e.message : e) }));
+  }));
   // A turn of the event loop (a page repaints, workers' replies come in),
   // which Go (jsx.Reader) and xetkit.js take between pieces of work on
   // bytes already at hand. A MessageChannel, not setTimeout: a browser

@@ -3,7 +3,7 @@
 // files, streams and callbacks; the protocol is Go's.
 
 import { browserResumeStore } from "./browserstore.js";
-import { call, callAsync, describe, hashString, held, isBlob, isNode, nodeHost, toBytes, typeError, XetkitError } from "./calls.js";
+import { call, callAsync, describe, hashString, held, isBlob, isNode, nodeHost, progressEvents, toBytes, typeError, XetkitError } from "./calls.js";
 
 // ---- upload and download (owner: wasm/upload.go) ----
 
@@ -101,10 +101,10 @@ export async function uploadFiles(go, pool, files, options) {
   const { onProgress } = options;
   const events = { signal: options.signal };
   if (onProgress) {
-    events.onProgress = (p) => onProgress({
-      file: p.name, index: p.index, read: p.read, hashed: p.hashed, deduped: p.deduped,
+    events.onProgress = progressEvents((p) => onProgress({
+      file: sources[p.index].name, index: p.index, read: p.read, hashed: p.hashed, deduped: p.deduped,
       resumed: p.resumed, uploaded: p.uploaded, total: p.size, done: p.done,
-    });
+    }));
   }
   const store = await resumeStoreOf(options.resume);
   if (store) opts.resumeStore = store;

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync"
 	"syscall/js"
 	"time"
 
@@ -58,13 +59,18 @@ func decode(name, arg string, v js.Value) *callOptions {
 
 // controllers are the concurrency controllers of every call's client: the
 // transfers of a page (or a Node process) to one host share a window and
-// its back-off.
-var controllers cas.Controllers
+// its back-off. tokens are their CAS tokens: calls for the same
+// repository and user token (a page downloading many files, a call each)
+// ask for one once.
+var (
+	controllers cas.Controllers
+	tokens      cas.Tokens
+)
 
 // client is the hub client the options o describe.
 func (o *callOptions) client() (*hubclient.Client, error) {
 	c := &hubclient.Client{}
-	c.Hub, c.Repo, c.RepoType, c.Revision, c.Token, c.Controllers = o.Hub, o.Repo, o.RepoType, o.Revision, o.Token, &controllers
+	c.Hub, c.Repo, c.RepoType, c.Revision, c.Token, c.Controllers, c.Tokens = o.Hub, o.Repo, o.RepoType, o.Revision, o.Token, &controllers, &tokens
 	if o.Retries != nil {
 		c.Retries = cmp.Or(*o.Retries, cas.NoRetries) // 0: none
 	}
@@ -114,7 +120,7 @@ func sourcesArg(ctx context.Context, v js.Value) ([]pipeline.Source, error) {
 			return nil, errorf(codeType, "files[%d].data must be a Blob or a Uint8Array", i)
 		}
 		out[i] = pipeline.Source{Name: fmt.Sprintf("file %d", i), Size: r.Size(), Open: func() (io.Reader, error) {
-			return jsasync.NewReader(ctx, data), nil
+			return r.Again(), nil
 		}}
 		if name := v.Index(i).Get("name"); name.Type() == js.TypeString {
 			out[i].Name = name.String()
@@ -125,33 +131,119 @@ func sourcesArg(ctx context.Context, v js.Value) ([]pipeline.Source, error) {
 
 // pipelineCall reads the arguments (files, options, events, offload) that
 // both pipeline exports take: it returns the sources and a context that
-// the events' signal cancels (stop releases it), and connects c to the
-// offload and the events.
+// the events' signal cancels (stop releases it, once the progress left
+// is handed over), and connects c to the offload and the events.
 func pipelineCall(c *hubclient.Client, args []js.Value) (context.Context, func(), []pipeline.Source, error) {
-	ctx, stop := jsasync.AbortContext(args[2].Get("signal"))
+	ctx, stopCtx := jsasync.AbortContext(args[2].Get("signal"))
 	sources, err := sourcesArg(ctx, args[0])
 	if err != nil {
-		stop()
+		stopCtx()
 		return nil, nil, nil, err
 	}
 	c.Offload = offloadOf(ctx, args[3], true)
-	progressHook(c, args[2].Get("onProgress"))
-	return ctx, stop, sources, nil
+	ev := progressHook(c, args[2].Get("onProgress"))
+	return ctx, func() { ev.end(); stopCtx() }, sources, nil
 }
 
-// progressHook passes the pipeline's progress to on(event), if it is a
-// function.
-func progressHook(c *hubclient.Client, on js.Value) {
+// progressEvents carries the pipeline's progress to on: once a turn of the
+// event loop, one call with the latest event of each file that changed
+// since the last, 8 numbers each in a Float64Array (index, size, read,
+// hashed, deduped, resumed, uploaded, done: wasm/transfers.js reads
+// them), not a call per event, of which the pipeline reports several per
+// file: a page uploading a folder of thousands of files would spend its
+// time in them.
+type progressEvents struct {
+	on        js.Value
+	mu        sync.Mutex // pipeline goroutines report; the event loop hands over
+	latest    map[int]pipeline.Progress
+	order     []int // files in latest, in the order they changed
+	scheduled bool  // a hand-over is to come
+	pending   int   // hand-overs asked of the event loop and not yet run
+	ended     bool
+	flush     js.Func
+}
+
+// progressEventSize is how many numbers an event is.
+const progressEventSize = 8
+
+// progressHook passes the pipeline's progress to on (progressEvents), if
+// it is a function; nil otherwise.
+func progressHook(c *hubclient.Client, on js.Value) *progressEvents {
 	if on.Type() != js.TypeFunction {
+		return nil
+	}
+	ev := &progressEvents{on: on, latest: map[int]pipeline.Progress{}}
+	ev.flush = js.FuncOf(func(js.Value, []js.Value) any {
+		ev.mu.Lock()
+		ev.pending--
+		last := ev.ended && ev.pending == 0
+		ev.mu.Unlock()
+		ev.handOver()
+		if last {
+			ev.flush.Release()
+		}
+		return nil
+	})
+	c.OnProgress = ev.add
+	return ev
+}
+
+func (ev *progressEvents) add(p pipeline.Progress) {
+	ev.mu.Lock()
+	if _, ok := ev.latest[p.Index]; !ok {
+		ev.order = append(ev.order, p.Index)
+	}
+	ev.latest[p.Index] = p
+	schedule := !ev.scheduled && !ev.ended
+	if schedule {
+		ev.scheduled = true
+		ev.pending++
+	}
+	ev.mu.Unlock()
+	if schedule {
+		js.Global().Call("xetkitNextTask").Call("then", ev.flush)
+	}
+}
+
+// handOver calls on with the events gathered.
+func (ev *progressEvents) handOver() {
+	ev.mu.Lock()
+	order, latest := ev.order, ev.latest
+	ev.order, ev.latest, ev.scheduled = nil, map[int]pipeline.Progress{}, false
+	ev.mu.Unlock()
+	if len(order) == 0 {
 		return
 	}
-	c.OnProgress = func(p pipeline.Progress) {
-		o := js.ValueOf(map[string]any{"index": p.Index, "name": p.Name, "size": p.Size, "read": p.Read,
-			"hashed": p.Hashed, "deduped": p.Deduped, "resumed": p.Resumed, "uploaded": p.Uploaded, "done": p.Done})
-		// Called from the pipeline's goroutines: a callback that throws
-		// must not take the instance down, nor stop the work.
-		defer func() { _ = recover() }()
-		on.Invoke(o)
+	nums := make([]float64, 0, progressEventSize*len(order))
+	for _, i := range order {
+		p := latest[i]
+		done := 0.0
+		if p.Done {
+			done = 1
+		}
+		nums = append(nums, float64(p.Index), float64(p.Size), float64(p.Read), float64(p.Hashed),
+			float64(p.Deduped), float64(p.Resumed), float64(p.Uploaded), done)
+	}
+	// A callback that throws must not take the instance down, nor stop
+	// the work.
+	defer func() { _ = recover() }()
+	ev.on.Invoke(jsx.Float64Array(nums))
+}
+
+// end hands over what is left, before the call resolves; the hand-overs
+// still asked of the event loop find nothing, and the last releases the
+// function.
+func (ev *progressEvents) end() {
+	if ev == nil {
+		return
+	}
+	ev.handOver()
+	ev.mu.Lock()
+	ev.ended = true
+	release := ev.pending == 0
+	ev.mu.Unlock()
+	if release {
+		ev.flush.Release()
 	}
 }
 

@@ -175,6 +175,7 @@ async function startUpload() {
   $("#up-batches").prepend(view.root);
   let pending = null;
   const progress = new Array(files.length).fill(null);
+  const changed = new Set();
   try {
     const m = await xk();
     const res = await m.upload(files, {
@@ -183,8 +184,9 @@ async function startUpload() {
       prefix,
       onProgress: (p) => {
         progress[p.index] = p;
-        // Repaint at most once a frame.
-        pending ??= requestAnimationFrame(() => { pending = null; view.progress(progress); });
+        changed.add(p.index);
+        // Repaint at most once a frame, only the files that changed.
+        pending ??= requestAnimationFrame(() => { pending = null; view.progress(progress, changed); changed.clear(); });
       },
     });
     batch.results = res.files;
@@ -196,8 +198,8 @@ async function startUpload() {
   }
   batch.ms = performance.now() - batch.started;
   if (pending) cancelAnimationFrame(pending);
-  view.progress(progress);
-  view.finish();
+  view.progress(progress, changed);
+  await view.finish();
   showPending();
 }
 
@@ -253,15 +255,27 @@ function showBatchError(err) {
   setTimeout(() => e.remove(), 8000);
 }
 
+// ROWS_A_FRAME is how many files' rows are built, or filled in at the
+// end, between two frames: a folder of thousands of files is listed
+// without a long task.
+const ROWS_A_FRAME = 400;
+
 function bar(p, size) {
-  const pct = (n) => `${size > 0 ? Math.min(100, (100 * n) / size) : 100}%`;
-  return el("div.xf-bar", {
-    role: "progressbar", "aria-label": "Progress", "aria-valuemin": "0", "aria-valuemax": "100",
-    "aria-valuenow": String(Math.round(size > 0 ? (100 * ((p?.deduped || 0) + (p?.uploaded || 0))) / size : p?.done ? 100 : 0)),
-  },
-  el("div.xf-bar-hashed", { style: { width: pct(p?.hashed || 0) } }),
-  el("div.xf-bar-deduped", { style: { width: pct(p?.deduped || 0) } }),
-  el("div.xf-bar-uploaded", { style: { width: pct(p?.uploaded || 0), left: pct(p?.deduped || 0) } }));
+  const b = el("div.xf-bar", { role: "progressbar", "aria-label": "Progress", "aria-valuemin": "0", "aria-valuemax": "100" },
+    el("div.xf-bar-hashed"), el("div.xf-bar-deduped"), el("div.xf-bar-uploaded"));
+  setBar(b, p, size);
+  return b;
+}
+
+// setBar shows p's progress on a bar made by bar(): each part scaled to
+// its share (a transform: no layout, see style.css).
+function setBar(b, p, size) {
+  const share = (n) => (size > 0 ? Math.min(1, n / size) : 1);
+  b.setAttribute("aria-valuenow", String(Math.round(size > 0 ? (100 * ((p?.deduped || 0) + (p?.uploaded || 0))) / size : p?.done ? 100 : 0)));
+  const [hashed, deduped, uploaded] = b.children;
+  hashed.style.transform = `scaleX(${share(p?.hashed || 0)})`;
+  deduped.style.transform = `scaleX(${share(p?.deduped || 0)})`;
+  uploaded.style.transform = `translateX(${100 * share(p?.deduped || 0)}%) scaleX(${share(p?.uploaded || 0)})`;
 }
 
 function fileStatus(p, size, state) {
@@ -276,66 +290,112 @@ function fileStatus(p, size, state) {
 
 function batchView(batch) {
   const total = batch.files.reduce((s, f) => s + f.size, 0);
-  const rows = batch.files.map((f, i) => {
+  const tbody = el("tbody");
+  const rows = [];
+  let latest = null; // the progress list last shown, for rows shown later
+  // Only the rows in view are repainted as progress comes (each repaint
+  // of thousands costs the page its frames in layout and paint); a row is
+  // painted as it comes into view, and every row at the end.
+  const inView = new Set();
+  const seen = new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      const i = Number(e.target.dataset.index);
+      if (!e.isIntersecting) {
+        inView.delete(i);
+        continue;
+      }
+      inView.add(i);
+      if (latest?.[i]) paint(i, latest[i]);
+    }
+  });
+  const makeRow = (i) => {
+    const f = batch.files[i];
     const row = el("tr.xf-file", { dataset: { index: String(i) } },
       el("td.xf-name", { title: f.name }, f.name),
       el("td.xf-size.num", sbytes(f.size)),
       el("td.xf-prog", bar(null, f.size)),
-      el("td.xf-status.muted", "waiting"),
+      el("td.xf-status.muted", el("span.xf-stat", "waiting")),
       el("td.xf-hash"), el("td.xf-dedupe.num"));
+    rows[i] = row;
+    seen.observe(row);
     return row;
-  });
+  };
+  const paint = (i, p) => {
+    const size = batch.files[i].size;
+    setBar(rows[i].querySelector(".xf-bar"), p, size);
+    rows[i].querySelector(".xf-stat").textContent = fileStatus(p, size, batch.state);
+    rows[i].dataset.resumed = String(p.resumed || 0);
+  };
+  // The first rows at once, the rest a frame at a time (built: how many).
+  let built = Math.min(batch.files.length, ROWS_A_FRAME);
+  tbody.append(...Array.from({ length: built }, (_, i) => makeRow(i)));
+  const building = (async () => {
+    while (built < batch.files.length) {
+      await nextFrame();
+      const to = Math.min(batch.files.length, built + ROWS_A_FRAME);
+      tbody.append(...Array.from({ length: to - built }, (_, k) => makeRow(built + k)));
+      built = to;
+    }
+  })();
   const summary = el("div.xf-summary", `Uploading ${num(batch.files.length)} file${batch.files.length === 1 ? "" : "s"}, ${sbytes(total)}…`);
   const cols = el("colgroup", ["name", "size", "prog", "status", "hash", "dedupe"].map((c) => el("col.xf-col-" + c)));
   const root = el("section.xf-batch", { dataset: { state: "running", batch: String(batch.id) }, "aria-label": `Upload ${batch.id}` },
     summary,
     el("div.xf-table-wrap", el("table.xf-table", cols,
       el("thead", el("tr", el("th", "File"), el("th.num", "Size"), el("th", "Progress"), el("th", "Status"), el("th", "File hash"), el("th.num", "Deduped"))),
-      el("tbody", rows))));
+      tbody)));
+  // finishRow fills in a file's row with its result.
+  const finishRow = (r, i) => {
+    const row = rows[i];
+    row.dataset.resumed = String(r.resumedBytes);
+    row.dataset.fileHash = r.hash ?? "";
+    row.dataset.path = r.path;
+    row.dataset.sha256 = r.sha256;
+    setBar(row.querySelector(".xf-bar"), { hashed: r.size, deduped: r.dedupedBytes, uploaded: r.uploadedBytes, done: true }, r.size);
+    const st = row.querySelector(".xf-status");
+    st.firstChild.textContent = "done";
+    st.classList.remove("muted");
+    st.classList.add("ok");
+    row.querySelector(".xf-name").textContent = r.path;
+    row.querySelector(".xf-hash").replaceChildren(r.hash === null
+      ? el("span.muted.xf-inline", { title: `SHA-256 ${r.sha256}\nA small text file: the hub keeps it inside the commit, not in CAS` }, "inline")
+      : hashCell(r.hash, {
+        title: `${r.hash}\nSHA-256 ${r.sha256}\nClick to download it back`,
+        onclick: (e) => { e.preventDefault(); fillDownload(batch.commit ? r.path : r.hash); },
+      }));
+    row.querySelector(".xf-dedupe").textContent = r.size ? percent(r.dedupedBytes, r.size) : "—";
+  };
   return {
     root,
-    progress(list) {
-      list.forEach((p, i) => {
-        if (!p) return;
-        const size = batch.files[i].size;
-        rows[i].querySelector(".xf-prog").replaceChildren(bar(p, size));
-        rows[i].querySelector(".xf-status").textContent = fileStatus(p, size, batch.state);
-        rows[i].dataset.resumed = String(p.resumed || 0);
-      });
+    // progress repaints the files of changed (all when not given) whose
+    // rows are in view.
+    progress(list, changed) {
+      latest = list;
+      for (const i of changed ?? list.keys()) {
+        if (list[i] && inView.has(i)) paint(i, list[i]);
+      }
     },
-    finish() {
-      root.dataset.state = batch.state;
+    // finish shows the outcome, once every row is built and filled in
+    // (a frame's worth at a time); the batch's state says so last.
+    async finish() {
+      await building;
+      seen.disconnect();
       if (batch.state === "failed") {
         const { msg } = describeError(batch.error);
         const code = batch.error?.code ? `${batch.error.code}${batch.error.status ? " " + batch.error.status : ""}: ` : "";
         summary.replaceChildren(el("div.error", { role: "alert" }, `Upload failed — ${code}${msg}`));
-        rows.forEach((r) => { if (!r.querySelector(".xf-status").textContent.startsWith("done")) r.querySelector(".xf-status").textContent = "stopped"; });
+        rows.forEach((r) => { if (!r.querySelector(".xf-stat").textContent.startsWith("done")) r.querySelector(".xf-stat").textContent = "stopped"; });
+        root.dataset.state = batch.state;
         return;
       }
       let deduped = 0, sent = 0, resumed = 0;
-      batch.results.forEach((r, i) => {
+      for (const [i, r] of batch.results.entries()) {
         deduped += r.dedupedBytes;
         sent += r.uploadedBytes;
         resumed += r.resumedBytes;
-        const row = rows[i];
-        row.dataset.resumed = String(r.resumedBytes);
-        row.dataset.fileHash = r.hash ?? "";
-        row.dataset.path = r.path;
-        row.dataset.sha256 = r.sha256;
-        row.querySelector(".xf-prog").replaceChildren(bar({ hashed: r.size, deduped: r.dedupedBytes, uploaded: r.uploadedBytes, done: true }, r.size));
-        const st = row.querySelector(".xf-status");
-        st.textContent = "done";
-        st.classList.remove("muted");
-        st.classList.add("ok");
-        row.querySelector(".xf-name").textContent = r.path;
-        row.querySelector(".xf-hash").replaceChildren(r.hash === null
-          ? el("span.muted.xf-inline", { title: `SHA-256 ${r.sha256}\nA small text file: the hub keeps it inside the commit, not in CAS` }, "inline")
-          : hashCell(r.hash, {
-            title: `${r.hash}\nSHA-256 ${r.sha256}\nClick to download it back`,
-            onclick: (e) => { e.preventDefault(); fillDownload(batch.commit ? r.path : r.hash); },
-          }));
-        row.querySelector(".xf-dedupe").textContent = r.size ? percent(r.dedupedBytes, r.size) : "—";
-      });
+        finishRow(r, i);
+        if ((i + 1) % ROWS_A_FRAME === 0) await nextFrame();
+      }
       const size = batch.results.reduce((s, r) => s + r.size, 0);
       const secs = batch.ms / 1000;
       summary.replaceChildren(
@@ -350,6 +410,7 @@ function batchView(batch) {
           el("strong.xf-resumed", { title: `${fbytes(resumed)} stored by an interrupted upload, not sent again` }, sbytes(resumed)))] : []),
         ...(batch.commit ? [" ", el("span.xf-sep", "·"), " ", el("span.xf-nw", "commit ",
           el("code.xf-commit-id", { title: `commit ${batch.commit.oid}` }, batch.commit.oid.slice(0, 10)), copyButton(batch.commit.oid))] : []));
+      root.dataset.state = batch.state;
     },
   };
 }

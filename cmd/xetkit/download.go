@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -28,7 +29,7 @@ func init() {
 		summary: "download files by their paths in the repository (or one by file hash), verifying every byte before it reaches its path",
 		details: `As hf download takes them: REPO first, then the files, each written under
 --local-dir DIR at its path in the repository (default: the current folder)
-and its local path printed. -o OUT names where one file goes instead: a
+and its local path printed; several files are fetched side by side. -o OUT names where one file goes instead: a
 file, a folder to write into, or - for standard output. A file already
 there is replaced only once the new one is verified, and a line says so;
 missing folders are made. A range (--bytes) or a file hash (--hash) goes
@@ -125,15 +126,11 @@ func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 		}
 		return client.Download(ctx, hash, w, nil)
 	}
+	if len(paths) > 1 && rng == nil {
+		return downloadMany(ctx, e, h, paths, localDir)
+	}
 	if byHash != "" {
 		paths = []string{""}
-	}
-	type written struct {
-		Path     string       `json:"path,omitempty"`
-		Hash     xethash.Hash `json:"hash,omitzero"`
-		Output   string       `json:"output"`
-		Bytes    int64        `json:"bytes"`
-		Replaced bool         `json:"replaced"`
 	}
 	var done []written
 	for _, p := range paths {
@@ -174,6 +171,66 @@ func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// written is a file download wrote, as --json lists it.
+type written struct {
+	Path     string       `json:"path,omitempty"`
+	Hash     xethash.Hash `json:"hash,omitzero"`
+	Output   string       `json:"output"`
+	Bytes    int64        `json:"bytes"`
+	Replaced bool         `json:"replaced"`
+}
+
+// downloadMany downloads the files at paths under localDir (default: the
+// current folder), each at its path, side by side (hubclient.DownloadPaths:
+// small files many at once, a large one alone); each is written beside its
+// name and moved there once every byte is checked, so a failure leaves no
+// file under a name asked for. One meter counts them all.
+func downloadMany(ctx context.Context, e *env, h *hubArgs, paths []string, localDir string) error {
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if seen[p] {
+			return usagef("%s is given twice (both would be written to one name)", p)
+		}
+		seen[p] = true
+	}
+	m := h.meter(e, fmt.Sprintf("download %d files", len(paths)))
+	files := make([]*verifiedFile, len(paths))
+	done := make([]written, len(paths))
+	err := h.client.DownloadPaths(ctx, paths, func(i int, _ hubclient.RepoFileInfo) (io.Writer, error) {
+		f, err := createVerified(destination(paths[i], xethash.Hash{}, "", localDir), countingWriter{m: m})
+		files[i] = f
+		return f, err
+	}, func(i int, n int64, err error) error {
+		f := files[i]
+		if f == nil {
+			return err
+		}
+		replaced, err := f.finish(err)
+		if err == nil {
+			done[i] = written{Path: paths[i], Output: f.dst, Bytes: n, Replaced: replaced}
+		}
+		return err
+	})
+	m.finish()
+	if err != nil {
+		return h.explain(ctx, err)
+	}
+	for _, d := range done {
+		switch {
+		case h.out.json:
+		case d.Replaced:
+			fmt.Fprintf(e.stderr, "download: replaced %s, which was there, with the file verified\n", d.Output)
+			fallthrough
+		default:
+			fmt.Fprintln(e.stdout, d.Output)
+		}
+	}
+	if h.out.json {
+		return printJSON(e.stdout, map[string]any{"files": done})
+	}
+	return nil
+}
+
 // checkPath refuses a path in the repository that could not name a file
 // there, before any request (and before it is joined to a local folder).
 func checkPath(p string) error {
@@ -204,46 +261,79 @@ func destination(p string, hash xethash.Hash, out, localDir string) string {
 }
 
 // writeVerified writes what fetch gives into a new file beside dst, and
-// moves it to dst only once fetch returns with every byte verified: a
-// failed or unverified download never leaves a file under dst, nor
-// anything else. The file gets the usual mode (0666 less the umask);
-// missing folders above it are made. It reports whether a file was
-// replaced. Errors name dst, never the temporary file.
+// moves it to dst only once fetch returns with every byte verified (see
+// createVerified). It reports whether a file was replaced.
 func writeVerified(dst string, m *meter, fetch func(io.Writer) (int64, error)) (n int64, replaced bool, err error) {
-	if st, err := os.Stat(dst); err == nil && st.IsDir() {
-		return 0, false, fmt.Errorf("%s is a folder: give -o a file's name, or remove the folder", dst)
+	f, err := createVerified(dst, countingWriter{m: m})
+	if err != nil {
+		return 0, false, err
 	}
-	dir := filepath.Dir(dst)
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return 0, false, fmt.Errorf("making the folder for %s: %w", dst, pathless(err))
+	f.expect = func(n int64) { m.set(0, n) }
+	n, err = fetch(f)
+	replaced, err = f.finish(err)
+	return n, replaced, err
+}
+
+// verifiedFile is a download on its way to dst: written into a new file
+// beside it, moved to dst by finish only once every byte is verified, so
+// a failed or unverified download never leaves a file under dst, nor
+// anything else. The file gets the usual mode (0666 less the umask);
+// missing folders above it are made. Errors name dst, never the
+// temporary file.
+type verifiedFile struct {
+	dst string
+	tmp *os.File
+	*bufio.Writer
+	expect func(int64) // what Expect tells, or nil
+}
+
+// Expect hears the size the download says the file will have
+// (hubclient.Expecter).
+func (f *verifiedFile) Expect(n int64) {
+	if f.expect != nil {
+		f.expect(n)
+	}
+}
+
+// createVerified starts the file for dst; what is written to it is also
+// counted into count (whose w is set to the file).
+func createVerified(dst string, count countingWriter) (*verifiedFile, error) {
+	if st, err := os.Stat(dst); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s is a folder: give -o a file's name, or remove the folder", dst)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
+		return nil, fmt.Errorf("making the folder for %s: %w", dst, pathless(err))
 	}
 	tmp, err := createBeside(dst)
 	if err != nil {
-		return 0, false, fmt.Errorf("writing %s: %w", dst, pathless(err))
+		return nil, fmt.Errorf("writing %s: %w", dst, pathless(err))
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
+	count.w = tmp
+	return &verifiedFile{dst: dst, tmp: tmp, Writer: bufio.NewWriterSize(count, 1<<20)}, nil
+}
+
+// finish ends the file: with err nil (every byte written and verified) it
+// is moved to dst, and finish reports whether a file was replaced; with
+// an error, the file is removed and the error returned.
+func (f *verifiedFile) finish(err error) (replaced bool, _ error) {
+	if err == nil {
+		if err = f.Flush(); err != nil {
+			err = fmt.Errorf("writing %s: %w", f.dst, pathless(err))
 		}
-	}()
-	w := &meterWriter{Writer: bufio.NewWriterSize(tmp, 1<<20), m: m}
-	if n, err = fetch(w); err != nil {
-		return 0, false, err
 	}
-	if err := w.Flush(); err != nil {
-		return 0, false, fmt.Errorf("writing %s: %w", dst, pathless(err))
+	if cerr := f.tmp.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("writing %s: %w", f.dst, pathless(cerr))
 	}
-	if err := tmp.Close(); err != nil {
-		return 0, false, fmt.Errorf("writing %s: %w", dst, pathless(err))
+	if err != nil {
+		os.Remove(f.tmp.Name())
+		return false, err
 	}
-	_, statErr := os.Lstat(dst)
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return 0, false, fmt.Errorf("moving the verified file to %s: %w", dst, pathless(err))
+	_, statErr := os.Lstat(f.dst)
+	if err := os.Rename(f.tmp.Name(), f.dst); err != nil {
+		os.Remove(f.tmp.Name())
+		return false, fmt.Errorf("moving the verified file to %s: %w", f.dst, pathless(err))
 	}
-	ok = true
-	return n, statErr == nil, nil
+	return statErr == nil, nil
 }
 
 // createBeside creates a new, hidden file in dst's folder with the usual

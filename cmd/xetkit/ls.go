@@ -40,7 +40,7 @@ func runLs(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	if dir != "" && (err == nil && len(entries) == 0 || errors.Is(err, cas.ErrNotFound)) {
 		// Not a folder (a hub lists a file as empty, or not at all): the
 		// path by itself.
-		if entries, err = h.client.PathsInfo(ctx, []string{dir}); err == nil && len(entries) == 0 {
+		if entries, err = h.client.PathEntries(ctx, []string{dir}); err == nil && len(entries) == 0 {
 			return fmt.Errorf("%s: nothing at %s on %s", h.client.Repo, dir, cmp.Or(h.client.Revision, "main"))
 		}
 	}

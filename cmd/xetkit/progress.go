@@ -100,6 +100,11 @@ func (m *meter) set(done, total int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.done, m.total = done, total
+	m.tick()
+}
+
+// tick draws the line when it is due; the caller holds m.mu.
+func (m *meter) tick() {
 	every := m.frameEvery
 	if every == 0 {
 		every = 100 * time.Millisecond
@@ -170,9 +175,9 @@ func (m *meter) add(n int64) {
 		return
 	}
 	m.mu.Lock()
-	done, total := m.done+int64(n), m.total
-	m.mu.Unlock()
-	m.set(done, total)
+	defer m.mu.Unlock()
+	m.done += n // writers of several files at once count together
+	m.tick()
 }
 
 // finish clears the terminal line; later updates are ignored.

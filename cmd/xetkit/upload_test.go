@@ -190,3 +190,53 @@ func TestUploadDownloadCLIMistakes(t *testing.T) {
 		t.Errorf("files left after a failed download: %v", entries)
 	}
 }
+
+// download --local-dir writes many PATHs at their paths under a folder,
+// each checked; --json lists them; a missing path fails the command and
+// leaves no file, whole or part.
+func TestDownloadIntoAFolderCLI(t *testing.T) {
+	url := testHub(t)
+	src := t.TempDir()
+	r := rand.New(rand.NewPCG(5, 6))
+	files := map[string][]byte{}
+	for i := range 60 {
+		d := make([]byte, 100+i*977)
+		for k := range d {
+			d[k] = byte(r.Uint32())
+		}
+		files[fmt.Sprintf("d%d/f%d.bin", i%4, i)] = d
+	}
+	files["notes.txt"] = []byte("kept in git\n")
+	var paths []string
+	for p, d := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(src, p)), 0o755)
+		os.WriteFile(filepath.Join(src, p), d, 0o644)
+		paths = append(paths, p)
+	}
+	hubArgs := []string{"--hub", url, "--repo", "alice/folder", "--token", "tok"}
+	if status, _, stderr := runCLI(t, nil, append(append([]string{"upload", "--quiet"}, hubArgs...), src)...); status != 0 {
+		t.Fatalf("upload: %d %s", status, stderr)
+	}
+	dst := t.TempDir()
+	status, out, stderr := runCLI(t, nil, append(append([]string{"download", "--json", "--local-dir", dst}, hubArgs...), paths...)...)
+	if status != 0 || strings.Count(out, `"path"`) != len(paths) {
+		t.Fatalf("download --local-dir: %d %q %q", status, stderr, out)
+	}
+	for p, d := range files {
+		if got, err := os.ReadFile(filepath.Join(dst, p)); err != nil || !bytes.Equal(got, d) {
+			t.Errorf("%s: %v, %d bytes, want %d", p, err, len(got), len(d))
+		}
+	}
+	empty := t.TempDir()
+	status, _, stderr = runCLI(t, nil, append(append([]string{"download", "--local-dir", empty}, hubArgs...), paths[0], "d9/none")...)
+	left, _ := filepath.Glob(filepath.Join(empty, "*", "*"))
+	if status != 1 || !strings.Contains(stderr, "d9/none") || len(left) != 0 {
+		t.Errorf("a missing path: %d %q, left %v", status, stderr, left)
+	}
+	if status, _, stderr = runCLI(t, nil, append(append([]string{"download", "--local-dir", empty, "-o", "x"}, hubArgs...), paths[0])...); status != 2 {
+		t.Errorf("--local-dir with -o: %d %q, want a usage error", status, stderr)
+	}
+	if status, _, stderr = runCLI(t, nil, append(append([]string{"download", "--local-dir", empty}, hubArgs...), paths[0], paths[0])...); status != 2 || !strings.Contains(stderr, "twice") {
+		t.Errorf("a PATH given twice: %d %q, want a usage error", status, stderr)
+	}
+}

@@ -5,6 +5,7 @@ package jsasync
 import (
 	"context"
 	"io"
+	"runtime"
 	"syscall/js"
 
 	"github.com/xetkit/xetkit/internal/jsx"
@@ -28,8 +29,9 @@ type Reader struct {
 	blob bool
 	pull js.Value // the stream's pull function, or undefined
 	rest []byte   // pulled and not yet read
-	size int64    // -1 for a stream
+	size int64    // -1 for a stream, and for a Blob until known (readUnsized)
 	off  int64    // bytes handed out
+	base int64    // where the Blob's stream starts (readUnsized)
 	// paused is off when a Uint8Array's reads last let the event loop run.
 	paused int64
 	// A Blob's stream reader: BYOB (byob set) or default.
@@ -69,29 +71,44 @@ func NextTask(ctx context.Context) error {
 func NewReader(ctx context.Context, src js.Value) *Reader {
 	r := &Reader{ctx: ctx, src: src, ahead: js.Undefined(), last: js.Undefined(), pull: js.Undefined(),
 		stream: js.Undefined(), spare: js.Undefined()}
-	blob := js.Global().Get("Blob")
 	switch {
 	case src.Type() != js.TypeObject:
 		return nil
-	case src.Get("pull").Type() == js.TypeFunction && src.Get("prefix").InstanceOf(jsx.Uint8Array):
-		r.pull, r.src, r.size = src.Get("pull"), src.Get("prefix"), -1
+	case blobClass.Type() == js.TypeFunction && src.InstanceOf(blobClass): // first: a folder is thousands
+		r.blob, r.size = true, -1 // not asked: readUnsized
 	case src.InstanceOf(jsx.Uint8Array):
 		r.size = int64(src.Get("length").Int())
-	case blob.Type() == js.TypeFunction && src.InstanceOf(blob):
-		r.blob, r.size = true, int64(src.Get("size").Float())
+	case src.Get("pull").Type() == js.TypeFunction && src.Get("prefix").InstanceOf(jsx.Uint8Array):
+		r.pull, r.src, r.size = src.Get("pull"), src.Get("prefix"), -1
 	default:
 		return nil
 	}
 	return r
 }
 
-// Size returns the length of the source in bytes.
+// blobClass is the platform's Blob (undefined where there is none).
+var blobClass = js.Global().Get("Blob")
+
+// Again returns a new Reader of the same source, from its start: what
+// NewReader would give, without asking the source for its kind and size
+// again (a File's size can cost the browser a look at the disk).
+func (r *Reader) Again() *Reader {
+	return &Reader{ctx: r.ctx, src: r.src, blob: r.blob, pull: r.pull, size: r.size,
+		ahead: js.Undefined(), last: js.Undefined(), stream: js.Undefined(), spare: js.Undefined()}
+}
+
+// Size returns the length of the source in bytes: -1 for a stream, and
+// for a Blob until it is known (its end read, or more than one read's
+// size of it: see readUnsized).
 func (r *Reader) Size() int64 { return r.size }
 
 // Read implements io.Reader.
 func (r *Reader) Read(p []byte) (int, error) {
 	if !r.pull.IsUndefined() {
 		return r.readStream(p)
+	}
+	if r.blob && r.size < 0 {
+		return r.readUnsized(p)
 	}
 	if r.off >= r.size && len(r.rest) == 0 {
 		return 0, io.EOF
@@ -157,9 +174,109 @@ func (r *Reader) Read(p []byte) (int, error) {
 	return k, nil
 }
 
-// open starts reading the Blob's stream: BYOB where the engine has it.
+// readUnsized reads a Blob whose size was not asked for: a File's size
+// costs the page's thread a look at the disk (about half a millisecond in
+// Chromium, most of the cost of reading a small file), which reading its
+// stream does not. Its stream is read (readHead) until the Blob ends (a
+// small file: its size is then what it gave) or passes one read's size;
+// then its size is asked for, and the rest read as a Blob of known size
+// is, from a slice.
+func (r *Reader) readUnsized(p []byte) (int, error) {
+	if len(r.rest) > 0 {
+		k := copy(p, r.rest)
+		r.rest = r.rest[k:]
+		return k, nil
+	}
+	u, done, err := readHead(r.ctx, r.src)
+	if err != nil {
+		return 0, textf.Errorf("reading the Blob: %w", err)
+	}
+	n := u.Length()
+	r.off = int64(n)
+	jsx.Held(n)
+	jsx.Collect()
+	if done {
+		r.size = r.off
+	} else {
+		r.base = r.off
+		if r.size = int64(r.src.Get("size").Float()); r.off > r.size {
+			return 0, textf.Errorf("reading the Blob: it gave %d bytes of the %d it holds (did the file change?)", r.off, r.size)
+		}
+	}
+	k := min(n, len(p))
+	js.CopyBytesToGo(p[:k], u)
+	if k < n {
+		r.rest = jsx.CopyInto(r.rest[:0], u.Call("subarray", k))
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return k, nil
+}
+
+// heads gathers the Blobs whose starts goroutines ask for together
+// (readHead): under WebAssembly one thread runs the goroutines by turns,
+// so reads asked for in one go (a read-ahead's) are sent in one call.
+var heads []*headRead
+
+// headRead is one Blob's start, asked for by readHead.
+type headRead struct {
+	blob  js.Value
+	done  chan struct{}
+	bytes js.Value
+	whole bool
+	err   error
+}
+
+// readHead returns the start of blob: what its stream gives until it ends
+// (whole) or passes one read's size. The goroutines that ask at once have
+// their Blobs read in one call of runtime.js's xetkitReadHeads (the first
+// of them lets the others ask, then sends them all): a folder of small
+// files costs a crossing into JavaScript and a promise a batch, not
+// several a file.
+func readHead(ctx context.Context, blob js.Value) (bytes js.Value, whole bool, err error) {
+	h := &headRead{blob: blob, done: make(chan struct{})}
+	heads = append(heads, h)
+	if len(heads) == 1 {
+		for range 4 {
+			runtime.Gosched() // the goroutines ready to read now join
+		}
+		batch := heads
+		heads = nil
+		list := make([]any, len(batch))
+		for i, b := range batch {
+			list[i] = b.blob
+		}
+		jsx.Then(js.Global().Call("xetkitReadHeads", list, blobReadSize), func(v js.Value, err error) {
+			for i, b := range batch {
+				switch r := v; {
+				case err != nil:
+					b.err = err
+				case !r.Index(i).Get("error").IsUndefined():
+					b.err = textf.Errorf("%s", r.Index(i).Get("error").String())
+				default:
+					b.bytes, b.whole = r.Index(i).Get("bytes"), r.Index(i).Get("done").Bool()
+				}
+				close(b.done)
+			}
+		})
+	}
+	select {
+	case <-h.done:
+		return h.bytes, h.whole, h.err
+	case <-ctx.Done():
+		return js.Undefined(), false, context.Cause(ctx)
+	}
+}
+
+// open starts reading the Blob's stream (from base): BYOB where the
+// engine has it.
 func (r *Reader) open() error {
-	st := r.src.Call("stream")
+	st := r.src
+	if r.base > 0 {
+		st = st.Call("slice", float64(r.base))
+	}
+	st = st.Call("stream")
 	rd, err := tryCall(func() js.Value { return st.Call("getReader", map[string]any{"mode": "byob"}) })
 	if err == nil {
 		r.stream, r.byob = rd, true

@@ -88,6 +88,7 @@ type job struct {
 	p     *offload
 	data  []byte
 	lens  []int
+	sums  []pipeline.Span
 	taken bool
 	done  chan struct{} // closed once a worker's answer is in v or err
 	v     js.Value
@@ -95,8 +96,8 @@ type job struct {
 }
 
 // add queues a job and hands it to a worker at once if one has room.
-func (p *offload) add(data []byte, lens []int) pipeline.Job {
-	j := &job{p: p, data: data, lens: lens, done: make(chan struct{})}
+func (p *offload) add(data []byte, lens []int, digests []pipeline.Span) pipeline.Job {
+	j := &job{p: p, data: data, lens: lens, sums: digests, done: make(chan struct{})}
 	p.queue = append(p.queue, j)
 	p.dispatch()
 	return j
@@ -125,7 +126,11 @@ func (p *offload) dispatch() {
 		j := p.queue[0]
 		p.queue = p.queue[1:]
 		j.taken = true
-		p.track(w, p.encode.Invoke(w, p.jobBytes(j.data), jsx.U32Array(j.lens)), func(v js.Value, err error) {
+		pairs := make([]int, 0, 2*len(j.sums))
+		for _, sp := range j.sums {
+			pairs = append(pairs, sp.Start, sp.End)
+		}
+		p.track(w, p.encode.Invoke(w, p.jobBytes(j.data), jsx.U32Array(j.lens), jsx.U32Array(pairs)), func(v js.Value, err error) {
 			j.v, j.err = v, err
 			close(j.done)
 		})
@@ -181,6 +186,12 @@ func (j *job) Wait() (*pipeline.Encoded, error) {
 	e := &pipeline.Encoded{Records: p.recs, RecordLens: jsx.U32sOf(v.Get("recordLengths")), Hashes: make([]xethash.Hash, len(p.raw)/xethash.Size)}
 	for i := range e.Hashes {
 		e.Hashes[i] = xethash.Hash(p.raw[xethash.Size*i:])
+	}
+	if s := v.Get("sha256s"); !s.IsUndefined() {
+		sums := jsx.CopyInto(nil, s)
+		for ; len(sums) >= 32; sums = sums[32:] {
+			e.SHA256s = append(e.SHA256s, [32]byte(sums))
+		}
 	}
 	return e, nil
 }

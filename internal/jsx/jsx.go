@@ -6,7 +6,9 @@
 package jsx
 
 import (
+	"encoding/binary"
 	"io"
+	"math"
 	"runtime"
 	"syscall/js"
 )
@@ -71,6 +73,15 @@ func Bytes(b []byte) js.Value {
 	u := Uint8Array.New(len(b))
 	js.CopyBytesToJS(u, b)
 	return u
+}
+
+// Float64Array copies v into a new Float64Array.
+func Float64Array(v []float64) js.Value {
+	b := make([]byte, 8*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(f))
+	}
+	return js.Global().Get("Float64Array").New(Bytes(b).Get("buffer"))
 }
 
 // Every JavaScript object Go touches (arguments, arrays it creates, fetch
