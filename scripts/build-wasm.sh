@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds wasm/kernels.js and wasm/kernels.wasm from wasm/kernels/kernels.wat
 # (wabt's wat2wasm, the npm package pinned in package.json: run npm ci
-# first), then wasm/xetkit.wasm and wasm/xetkit-core.wasm (trimmed paths, no symbol table or DWARF) and puts
+# first), then wasm/xetkit.wasm and wasm/xetkit-core.wasm (trimmed paths, no
+# symbol table or DWARF, their data segments merged by scripts/pack-data.mjs:
+# 825 -> 742 KB of gzip for the core module, 1,721 -> 1,580 for the full
+# one, the same memory) and puts
 # the wasm_exec.js of the same Go toolchain beside it: the two must match.
 # From wasm_exec.js it also writes wasm/go-runtime.js, the ES module that
 # xetkit.js and its workers run the Go runtime from without touching the
@@ -32,7 +35,8 @@ out=wasm/xetkit.wasm
 # shellcheck disable=SC2086
 GOOS=js GOARCH=wasm go build -trimpath $keep -gcflags=github.com/pierrec/lz4/v4/...= -gcflags=runtime= \
 	-gcflags=slices= -gcflags=strings= -ldflags="-s -w" -o "$out.tmp" ./wasm
-mv "$out.tmp" "$out"
+node scripts/pack-data.mjs "$out.tmp" "$out"
+rm "$out.tmp"
 # The core module (xetkit/core): the formats alone, built with the
 # xetkit_core tag, which leaves xorb's compressor out, and without inlining
 # in xetkit's packages whose work is not in a tight loop (another 21 KB;
@@ -43,7 +47,8 @@ cold=""
 for p in shard shard/spec wasm/formats wasm/exports wasm/core internal/jsexport internal/textf internal/jsonw formaterr; do cold="$cold -gcflags=$x/$p=-l"; done
 # shellcheck disable=SC2086
 GOOS=js GOARCH=wasm go build -tags xetkit_core -trimpath $keep $cold -ldflags="-s -w" -o "$core.tmp" ./wasm/core
-mv "$core.tmp" "$core"
+node scripts/pack-data.mjs "$core.tmp" "$core"
+rm "$core.tmp"
 
 goroot=$(go env GOROOT)
 exec_js="$goroot/lib/wasm/wasm_exec.js"

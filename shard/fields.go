@@ -4,6 +4,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/xetkit/xetkit/internal/textf"
 	"github.com/xetkit/xetkit/xethash"
@@ -195,7 +196,7 @@ func (rd recordReader) hasFooter() error {
 		return err
 	}
 	var h Header
-	headerLayout.decode(b, &h)
+	headerLayout.decode(b, unsafe.Pointer(&h))
 	if h.FooterSize == 0 {
 		return errAt(headerLayout.at("footerSize"), "%s: an upload-form shard (footer size 0) has no footer or lookup tables", rd.part)
 	}

@@ -3,6 +3,7 @@ package shard
 import (
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/xetkit/xetkit/internal/jsonw"
 	"github.com/xetkit/xetkit/xethash"
@@ -87,7 +88,7 @@ func AppendJSON(dst []byte, s *Shard, findings []Finding, rows bool) []byte {
 	}
 	w := jw{b: slices.Grow(dst, est)}
 	w.s(`{"header":{`)
-	headerLayout.appendJSON(&w, &s.Header, 0)
+	headerLayout.appendJSON(&w, unsafe.Pointer(&s.Header), 0)
 	w.s(`},"files":[`)
 	for i := range s.Files {
 		f := &s.Files[i]
@@ -96,7 +97,7 @@ func AppendJSON(dst []byte, s *Shard, findings []Finding, rows bool) []byte {
 		w.i(f.Offset)
 		w.s(`,"size":`)
 		w.i(f.blockSize(s.termCount(i)))
-		fileLayout.appendJSON(&w, f, s.termCount(i))
+		fileLayout.appendJSON(&w, unsafe.Pointer(f), s.termCount(i))
 		w.s(`,"unpackedBytes":`)
 		w.u(s.fileBytes(i))
 		w.s(`,"entries":[`)
@@ -104,7 +105,7 @@ func AppendJSON(dst []byte, s *Shard, findings []Finding, rows bool) []byte {
 			for j := range f.Terms {
 				w.comma(j)
 				w.s(`{`)
-				termLayout.appendJSON(&w, &f.Terms[j], 0)
+				termLayout.appendJSON(&w, unsafe.Pointer(&f.Terms[j]), 0)
 				w.s(`}`)
 			}
 		}
@@ -135,13 +136,13 @@ func AppendJSON(dst []byte, s *Shard, findings []Finding, rows bool) []byte {
 		w.comma(i)
 		w.s(`{"offset":`)
 		w.i(x.Offset)
-		xorbLayout.appendJSON(&w, x, s.chunkCount(i))
+		xorbLayout.appendJSON(&w, unsafe.Pointer(x), s.chunkCount(i))
 		w.s(`,"chunks":[`)
 		if rows {
 			for j := range x.Chunks {
 				w.comma(j)
 				w.s(`{`)
-				chunkLayout.appendJSON(&w, &x.Chunks[j], 0)
+				chunkLayout.appendJSON(&w, unsafe.Pointer(&x.Chunks[j]), 0)
 				w.s(`}`)
 			}
 		}
@@ -162,7 +163,7 @@ func AppendJSON(dst []byte, s *Shard, findings []Finding, rows bool) []byte {
 		w.s(`null`)
 	} else {
 		w.s(`{`)
-		footerLayout.appendJSON(&w, s.Footer, 0)
+		footerLayout.appendJSON(&w, unsafe.Pointer(s.Footer), 0)
 		w.s(`}`)
 	}
 	w.s(`,"findings":[`)
@@ -204,7 +205,7 @@ func (w *jw) lookups(l *layout, entries []LookupEntry, owner string, starts []in
 	for i := range entries {
 		w.comma(i)
 		w.s(`{`)
-		l.appendJSON(w, &entries[i], 0)
+		l.appendJSON(w, unsafe.Pointer(&entries[i]), 0)
 		w.key(owner)
 		w.i(int64(entryOwner(starts, entries[i].Entry)))
 		w.s(`}`)

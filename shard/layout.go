@@ -2,6 +2,7 @@ package shard
 
 import (
 	"encoding/binary"
+	"unsafe"
 
 	"github.com/xetkit/xetkit/xethash"
 )
@@ -14,81 +15,81 @@ import (
 // holds it.
 var (
 	headerLayout = newLayout("header", "header",
-		text("appId", 14, func(v any) *string { return &v.(*Header).AppID }),
+		text("appId", 14, unsafe.Offsetof(Header{}.AppID)),
 		zero("null", 1),
 		fixed("magic", magicSequence[:]),
-		u64("version", func(v any) *uint64 { return &v.(*Header).Version }),
-		u64("footerSize", func(v any) *uint64 { return &v.(*Header).FooterSize }),
+		u64("version", unsafe.Offsetof(Header{}.Version)),
+		u64("footerSize", unsafe.Offsetof(Header{}.FooterSize)),
 	)
 	fileLayout = newLayout("file", "files",
-		hash("hash", func(v any) *xethash.Hash { return &v.(*File).Hash }),
-		u32("flags", func(v any) *uint32 { return &v.(*File).Flags }),
+		hash("hash", unsafe.Offsetof(File{}.Hash)),
+		u32("flags", unsafe.Offsetof(File{}.Flags)),
 		count("numEntries"),
 		zero("reserved", 8),
 	)
 	termLayout = newLayout("term", "files",
-		hash("xorbHash", func(v any) *xethash.Hash { return &v.(*Term).Xorb }),
-		u32("flags", func(v any) *uint32 { return &v.(*Term).Flags }),
-		u32("unpackedBytes", func(v any) *uint32 { return &v.(*Term).UnpackedBytes }),
-		u32("chunkStart", func(v any) *uint32 { return &v.(*Term).ChunkStart }),
-		u32("chunkEnd", func(v any) *uint32 { return &v.(*Term).ChunkEnd }),
+		hash("xorbHash", unsafe.Offsetof(Term{}.Xorb)),
+		u32("flags", unsafe.Offsetof(Term{}.Flags)),
+		u32("unpackedBytes", unsafe.Offsetof(Term{}.UnpackedBytes)),
+		u32("chunkStart", unsafe.Offsetof(Term{}.ChunkStart)),
+		u32("chunkEnd", unsafe.Offsetof(Term{}.ChunkEnd)),
 	)
 	verificationLayout = newLayout("verification entry", "files",
-		hash("rangeHash", func(v any) *xethash.Hash { return v.(*xethash.Hash) }),
+		hash("rangeHash", 0),
 		zero("reserved", 16),
 	)
 	metadataExtLayout = newLayout("metadata ext", "files",
-		hash("sha256", func(v any) *xethash.Hash { return v.(*xethash.Hash) }),
+		hash("sha256", 0),
 		zero("reserved", 16),
 	)
 	xorbLayout = newLayout("xorb", "cas",
-		hash("hash", func(v any) *xethash.Hash { return &v.(*Xorb).Hash }),
-		u32("flags", func(v any) *uint32 { return &v.(*Xorb).Flags }),
+		hash("hash", unsafe.Offsetof(Xorb{}.Hash)),
+		u32("flags", unsafe.Offsetof(Xorb{}.Flags)),
 		count("numChunks"),
-		u32("bytesInXorb", func(v any) *uint32 { return &v.(*Xorb).BytesInXorb }),
-		u32("bytesOnDisk", func(v any) *uint32 { return &v.(*Xorb).BytesOnDisk }),
+		u32("bytesInXorb", unsafe.Offsetof(Xorb{}.BytesInXorb)),
+		u32("bytesOnDisk", unsafe.Offsetof(Xorb{}.BytesOnDisk)),
 	)
 	chunkLayout = newLayout("chunk", "cas",
-		hash("hash", func(v any) *xethash.Hash { return &v.(*Chunk).Hash }),
-		u32("byteRangeStart", func(v any) *uint32 { return &v.(*Chunk).ByteRangeStart }),
-		u32("unpackedBytes", func(v any) *uint32 { return &v.(*Chunk).UnpackedBytes }),
-		u32("flags", func(v any) *uint32 { return &v.(*Chunk).Flags }),
-		kept(u32("reserved", func(v any) *uint32 { return &v.(*Chunk).Reserved })),
+		hash("hash", unsafe.Offsetof(Chunk{}.Hash)),
+		u32("byteRangeStart", unsafe.Offsetof(Chunk{}.ByteRangeStart)),
+		u32("unpackedBytes", unsafe.Offsetof(Chunk{}.UnpackedBytes)),
+		u32("flags", unsafe.Offsetof(Chunk{}.Flags)),
+		kept(u32("reserved", unsafe.Offsetof(Chunk{}.Reserved))),
 	)
 	// The bookends close the file info and CAS info sections.
 	fileBookendLayout = bookend("files")
 	casBookendLayout  = bookend("cas")
 	footerLayout      = newLayout("footer", "footer",
-		u64("version", func(v any) *uint64 { return &v.(*Footer).Version }),
-		u64("fileInfoOffset", func(v any) *uint64 { return &v.(*Footer).FileInfoOffset }),
-		u64("casInfoOffset", func(v any) *uint64 { return &v.(*Footer).CASInfoOffset }),
-		u64("fileLookupOffset", func(v any) *uint64 { return &v.(*Footer).FileLookupOffset }),
-		u64("fileLookupCount", func(v any) *uint64 { return &v.(*Footer).FileLookupCount }),
-		u64("casLookupOffset", func(v any) *uint64 { return &v.(*Footer).XorbLookupOffset }),
-		u64("casLookupCount", func(v any) *uint64 { return &v.(*Footer).XorbLookupCount }),
-		u64("chunkLookupOffset", func(v any) *uint64 { return &v.(*Footer).ChunkLookupOffset }),
-		u64("chunkLookupCount", func(v any) *uint64 { return &v.(*Footer).ChunkLookupCount }),
-		hash("chunkHashKey", func(v any) *xethash.Hash { return &v.(*Footer).ChunkHashKey }),
-		u64("createdAt", func(v any) *uint64 { return &v.(*Footer).CreatedAt }),
-		u64("keyExpiry", func(v any) *uint64 { return &v.(*Footer).KeyExpiry }),
+		u64("version", unsafe.Offsetof(Footer{}.Version)),
+		u64("fileInfoOffset", unsafe.Offsetof(Footer{}.FileInfoOffset)),
+		u64("casInfoOffset", unsafe.Offsetof(Footer{}.CASInfoOffset)),
+		u64("fileLookupOffset", unsafe.Offsetof(Footer{}.FileLookupOffset)),
+		u64("fileLookupCount", unsafe.Offsetof(Footer{}.FileLookupCount)),
+		u64("casLookupOffset", unsafe.Offsetof(Footer{}.XorbLookupOffset)),
+		u64("casLookupCount", unsafe.Offsetof(Footer{}.XorbLookupCount)),
+		u64("chunkLookupOffset", unsafe.Offsetof(Footer{}.ChunkLookupOffset)),
+		u64("chunkLookupCount", unsafe.Offsetof(Footer{}.ChunkLookupCount)),
+		hash("chunkHashKey", unsafe.Offsetof(Footer{}.ChunkHashKey)),
+		u64("createdAt", unsafe.Offsetof(Footer{}.CreatedAt)),
+		u64("keyExpiry", unsafe.Offsetof(Footer{}.KeyExpiry)),
 		zero("reserved", 48),
-		u64("storedBytesOnDisk", func(v any) *uint64 { return &v.(*Footer).Totals.StoredBytesOnDisk }),
-		u64("materializedBytes", func(v any) *uint64 { return &v.(*Footer).Totals.MaterializedBytes }),
-		u64("storedBytes", func(v any) *uint64 { return &v.(*Footer).Totals.StoredBytes }),
-		u64("footerOffset", func(v any) *uint64 { return &v.(*Footer).FooterOffset }),
+		u64("storedBytesOnDisk", unsafe.Offsetof(Footer{}.Totals)+unsafe.Offsetof(Totals{}.StoredBytesOnDisk)),
+		u64("materializedBytes", unsafe.Offsetof(Footer{}.Totals)+unsafe.Offsetof(Totals{}.MaterializedBytes)),
+		u64("storedBytes", unsafe.Offsetof(Footer{}.Totals)+unsafe.Offsetof(Totals{}.StoredBytes)),
+		u64("footerOffset", unsafe.Offsetof(Footer{}.FooterOffset)),
 	)
 	fileLookupLayout = newLayout("fileLookup", "lookups",
-		truncated("truncatedHash", func(v any) *uint64 { return &v.(*LookupEntry).Truncated }),
-		u32("entry", func(v any) *uint32 { return &v.(*LookupEntry).Entry }),
+		truncated("truncatedHash", unsafe.Offsetof(LookupEntry{}.Truncated)),
+		u32("entry", unsafe.Offsetof(LookupEntry{}.Entry)),
 	)
 	xorbLookupLayout = newLayout("casLookup", "lookups",
-		truncated("truncatedHash", func(v any) *uint64 { return &v.(*LookupEntry).Truncated }),
-		u32("entry", func(v any) *uint32 { return &v.(*LookupEntry).Entry }),
+		truncated("truncatedHash", unsafe.Offsetof(LookupEntry{}.Truncated)),
+		u32("entry", unsafe.Offsetof(LookupEntry{}.Entry)),
 	)
 	chunkLookupLayout = newLayout("chunkLookup", "lookups",
-		truncated("truncatedHash", func(v any) *uint64 { return &v.(*LookupEntry).Truncated }),
-		u32("entry", func(v any) *uint32 { return &v.(*LookupEntry).Entry }),
-		u32("chunk", func(v any) *uint32 { return &v.(*LookupEntry).Chunk }),
+		truncated("truncatedHash", unsafe.Offsetof(LookupEntry{}.Truncated)),
+		u32("entry", unsafe.Offsetof(LookupEntry{}.Entry)),
+		u32("chunk", unsafe.Offsetof(LookupEntry{}.Chunk)),
 	)
 )
 
@@ -115,45 +116,44 @@ const (
 )
 
 // field is one field of a record: its name (its JSON key and its name in
-// the hex view), its kind and size, and where the model keeps its value
-// (the accessors take a pointer to the record's model type: *Chunk, *File,
-// …). The accessors go through any rather than a type parameter so that
-// the code walking the tables is written once, not once per record type:
-// generic copies of it weighed a quarter of the core WebAssembly module.
+// the hex view), its kind and size, and where the model keeps its value:
+// off, the offset of that value in the record's model type (*Chunk,
+// *File, …; unsafe.Offsetof), which the code walking the tables reads and
+// writes through. Offsets rather than accessor functions: one call and one
+// type assertion per field and record made a parse of a big shard 2.5
+// times as slow, and the functions weighed on the core module.
+// TestLayoutModels checks each offset against the model type's field of the
+// kind's Go type.
 type field struct {
-	name string
-	kind kind
-	size int
-	at   int  // offset in the record, set by newLayout
-	json bool // in the JSON (reserved and fixed bytes, and kept-only fields, are not)
-
-	hash  func(any) *xethash.Hash
-	word  func(any) *uint32
-	long  func(any) *uint64
-	str   func(any) *string
-	bytes []byte // kFixed
+	name  string
+	kind  kind
+	size  int
+	at    int     // offset in the record, set by newLayout
+	json  bool    // in the JSON (reserved and fixed bytes, and kept-only fields, are not)
+	off   uintptr // offset in the model: a xethash.Hash, uint32, uint64 or string by kind
+	bytes []byte  // kFixed
 }
 
-func hash(name string, at func(any) *xethash.Hash) field {
-	return field{name: name, kind: kHash, size: xethash.Size, json: true, hash: at}
+func hash(name string, off uintptr) field {
+	return field{name: name, kind: kHash, size: xethash.Size, json: true, off: off}
 }
 
-func u32(name string, at func(any) *uint32) field {
-	return field{name: name, kind: kU32, size: 4, json: true, word: at}
+func u32(name string, off uintptr) field {
+	return field{name: name, kind: kU32, size: 4, json: true, off: off}
 }
 
-func u64(name string, at func(any) *uint64) field {
-	return field{name: name, kind: kU64, size: 8, json: true, long: at}
+func u64(name string, off uintptr) field {
+	return field{name: name, kind: kU64, size: 8, json: true, off: off}
 }
 
-func truncated(name string, at func(any) *uint64) field {
-	return field{name: name, kind: kTrunc, size: 8, json: true, long: at}
+func truncated(name string, off uintptr) field {
+	return field{name: name, kind: kTrunc, size: 8, json: true, off: off}
 }
 
 func count(name string) field { return field{name: name, kind: kCount, size: 4, json: true} }
 
-func text(name string, size int, at func(any) *string) field {
-	return field{name: name, kind: kText, size: size, json: true, str: at}
+func text(name string, size int, off uintptr) field {
+	return field{name: name, kind: kText, size: size, json: true, off: off}
 }
 
 func zero(name string, size int) field { return field{name: name, kind: kZero, size: size} }
@@ -175,19 +175,32 @@ type layout struct {
 	size    int
 	fields  []field
 	count   int // offset of the kCount field, or -1
+	// direct: the model holds the record's bytes as they are, each field
+	// a little-endian number or a hash at its offset in the record, with
+	// nothing between them, on a little-endian machine. A model the size
+	// of the record is then decoded and encoded by copying bytes
+	// (decodeAll, encodeAll).
+	direct bool
 }
 
 func newLayout(name, section string, fields ...field) *layout {
-	l := &layout{name: name, section: section, fields: fields, count: -1}
+	l := &layout{name: name, section: section, fields: fields, count: -1, direct: littleEndian}
 	for i := range l.fields {
-		l.fields[i].at = l.size
-		if l.fields[i].kind == kCount {
+		f := &l.fields[i]
+		f.at = l.size
+		if f.kind == kCount {
 			l.count = l.size
 		}
-		l.size += l.fields[i].size
+		if f.kind != kHash && f.kind != kU32 && f.kind != kU64 && f.kind != kTrunc || f.off != uintptr(f.at) {
+			l.direct = false
+		}
+		l.size += f.size
 	}
 	return l
 }
+
+// littleEndian: the machine keeps numbers as the format writes them.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // at returns the offset of the field named name: for messages and
 // findings, which name where a value lies.
@@ -200,48 +213,64 @@ func (l *layout) at(name string) int64 {
 	panic("shard: record " + l.name + " has no field " + name) // unreachable: names are constants
 }
 
-// decode reads the record rec (l.size bytes at least) into v.
-func (l *layout) decode(rec []byte, v any) {
+// decode reads the record rec (l.size bytes at least) into the model v
+// points at.
+func (l *layout) decode(rec []byte, v unsafe.Pointer) {
+	rec = rec[:l.size]
 	for i := range l.fields {
 		f := &l.fields[i]
-		b := rec[f.at:]
+		p := unsafe.Add(v, f.off)
 		switch f.kind {
 		case kHash:
-			*f.hash(v) = xethash.Hash(b[:xethash.Size])
+			*(*xethash.Hash)(p) = xethash.Hash(rec[f.at:])
 		case kU32:
-			*f.word(v) = le32(b)
+			*(*uint32)(p) = le32(rec[f.at:])
 		case kU64, kTrunc:
-			*f.long(v) = le64(b)
+			*(*uint64)(p) = le64(rec[f.at:])
 		case kText:
-			t := b[:f.size]
+			t := rec[f.at : f.at+f.size]
 			for len(t) > 0 && t[len(t)-1] == 0 {
 				t = t[:len(t)-1]
 			}
-			*f.str(v) = string(t)
+			*(*string)(p) = string(t)
 		}
+	}
+}
+
+// decodeAll decodes len(dst) records of l, back to back from b's start,
+// into dst: at once when l is direct and T is the record's size, else one
+// by one.
+func decodeAll[T any](l *layout, dst []T, b []byte) {
+	n := len(dst) * l.size
+	if l.direct && unsafe.Sizeof(*new(T)) == uintptr(l.size) {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), n), b[:n])
+		return
+	}
+	for i := range dst {
+		l.decode(b[i*l.size:], unsafe.Pointer(&dst[i]))
 	}
 }
 
 // recordCount reads the count of the block header rec.
 func (l *layout) recordCount(rec []byte) int { return int(le32(rec[l.count:])) }
 
-// encode appends the record of v to dst; n is the count a block header
-// writes (the records that follow it).
-func (l *layout) encode(dst []byte, v any, n int) []byte {
+// encode appends the record of the model v points at to dst; n is the
+// count a block header writes (the records that follow it).
+func (l *layout) encode(dst []byte, v unsafe.Pointer, n int) []byte {
 	for i := range l.fields {
 		f := &l.fields[i]
+		p := unsafe.Add(v, f.off)
 		switch f.kind {
 		case kHash:
-			h := f.hash(v)
-			dst = append(dst, h[:]...)
+			dst = append(dst, (*xethash.Hash)(p)[:]...)
 		case kU32:
-			dst = binary.LittleEndian.AppendUint32(dst, *f.word(v))
+			dst = binary.LittleEndian.AppendUint32(dst, *(*uint32)(p))
 		case kU64, kTrunc:
-			dst = binary.LittleEndian.AppendUint64(dst, *f.long(v))
+			dst = binary.LittleEndian.AppendUint64(dst, *(*uint64)(p))
 		case kCount:
 			dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
 		case kText:
-			s := *f.str(v)
+			s := *(*string)(p)
 			dst = append(dst, s...)
 			dst = append(dst, make([]byte, f.size-len(s))...)
 		case kZero:
@@ -249,6 +278,17 @@ func (l *layout) encode(dst []byte, v any, n int) []byte {
 		case kFixed:
 			dst = append(dst, f.bytes...)
 		}
+	}
+	return dst
+}
+
+// encodeAll appends the records of src to dst, as decodeAll reads them.
+func encodeAll[T any](l *layout, dst []byte, src []T) []byte {
+	if l.direct && unsafe.Sizeof(*new(T)) == uintptr(l.size) {
+		return append(dst, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(src))), len(src)*l.size)...)
+	}
+	for i := range src {
+		dst = l.encode(dst, unsafe.Pointer(&src[i]), 0)
 	}
 	return dst
 }
@@ -264,30 +304,31 @@ func (l *layout) noteReserved(s *Shard, rec []byte, at int64) {
 	}
 }
 
-// appendJSON appends the JSON members of v's fields (`"name":value`, each
+// appendJSON appends the JSON members of the fields of the model v points at (`"name":value`, each
 // after a comma); n is the count of a block header.
-func (l *layout) appendJSON(w *jw, v any, n int) {
+func (l *layout) appendJSON(w *jw, v unsafe.Pointer, n int) {
 	for i := range l.fields {
 		f := &l.fields[i]
 		if !f.json {
 			continue
 		}
 		w.key(f.name)
+		p := unsafe.Add(v, f.off)
 		switch f.kind {
 		case kHash:
-			w.hash(*f.hash(v))
+			w.hash(*(*xethash.Hash)(p))
 		case kU32:
-			w.u(uint64(*f.word(v)))
+			w.u(uint64(*(*uint32)(p)))
 		case kU64:
-			w.u(*f.long(v))
+			w.u(*(*uint64)(p))
 		case kTrunc:
 			w.s(`"`)
-			w.b = appendTrunc(w.b, *f.long(v))
+			w.b = appendTrunc(w.b, *(*uint64)(p))
 			w.s(`"`)
 		case kCount:
 			w.u(uint64(n))
 		case kText:
-			w.str(*f.str(v))
+			w.str(*(*string)(p))
 		}
 	}
 }

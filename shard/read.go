@@ -3,6 +3,7 @@ package shard
 import (
 	"encoding/binary"
 	"io"
+	"unsafe"
 
 	"github.com/xetkit/xetkit/formaterr"
 	"github.com/xetkit/xetkit/internal/textf"
@@ -300,7 +301,7 @@ func (s *Shard) readHeader(b []byte) error {
 		return errAt(int64(len(b)), "shard is %d bytes; the header alone is %d", len(b), HeaderSize)
 	}
 	var h Header
-	headerLayout.decode(b, &h)
+	headerLayout.decode(b, unsafe.Pointer(&h))
 	if magic := headerLayout.at("magic"); [17]byte(b[magic:magic+17]) != magicSequence {
 		return errAt(magic, "not a shard: bytes 15–31 of the header are not the MDB shard magic sequence")
 	}
@@ -323,7 +324,7 @@ type fileCounts struct{ files, terms, verifications, sha256s int }
 // metadata ext if it has one.
 func fileRecords(rec []byte) (terms, records int, verification, sha bool) {
 	var f File
-	fileLayout.decode(rec, &f)
+	fileLayout.decode(rec, unsafe.Pointer(&f))
 	terms = fileLayout.recordCount(rec)
 	verification, sha = f.Flags&FileFlagVerification != 0, f.Flags&FileFlagMetadataExt != 0
 	records = terms
@@ -381,7 +382,7 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 	for i := range files {
 		f := &files[i]
 		f.Offset = base + int64(p)
-		fileLayout.decode(b[p:], f)
+		fileLayout.decode(b[p:], unsafe.Pointer(f))
 		n := fileLayout.recordCount(b[p:])
 		fileLayout.noteReserved(s, b[p:], f.Offset)
 		p += RecordSize
@@ -397,21 +398,19 @@ func (s *Shard) readFiles(b []byte, base int64, p int) (int, error) {
 			}
 		} else {
 			f.Terms, terms = terms[:n:n], terms[n:]
-			for j := range f.Terms {
-				termLayout.decode(b[p:], &f.Terms[j])
-				p += RecordSize
-			}
+			decodeAll(termLayout, f.Terms, b[p:])
+			p += RecordSize * n
 			if f.Flags&FileFlagVerification != 0 {
 				f.Verification, vers = vers[:n:n], vers[n:]
 				for j := range f.Verification {
-					verificationLayout.decode(b[p:], &f.Verification[j])
+					verificationLayout.decode(b[p:], unsafe.Pointer(&f.Verification[j]))
 					verificationLayout.noteReserved(s, b[p:], base+int64(p))
 					p += RecordSize
 				}
 			}
 		}
 		if f.Flags&FileFlagMetadataExt != 0 {
-			metadataExtLayout.decode(b[p:], &shas[0])
+			metadataExtLayout.decode(b[p:], unsafe.Pointer(&shas[0]))
 			metadataExtLayout.noteReserved(s, b[p:], base+int64(p))
 			f.SHA256, shas = &shas[0], shas[1:]
 			p += RecordSize
@@ -478,10 +477,8 @@ func (s *Shard) readXorbs(b []byte, base int64, p int) (int, error) {
 			continue
 		}
 		x.Chunks, chunks = chunks[:n:n], chunks[n:]
-		for j := range x.Chunks {
-			chunkLayout.decode(b[p:], &x.Chunks[j])
-			p += RecordSize
-		}
+		decodeAll(chunkLayout, x.Chunks, b[p:])
+		p += RecordSize * n
 	}
 	casBookendLayout.noteReserved(s, b[p:], base+int64(p))
 	s.Xorbs = xorbs
@@ -491,14 +488,14 @@ func (s *Shard) readXorbs(b []byte, base int64, p int) (int, error) {
 // xorbHeader decodes the CAS block header record rec, which starts at offset at.
 func xorbHeader(rec []byte, at int64) Xorb {
 	x := Xorb{Offset: at}
-	xorbLayout.decode(rec, &x)
+	xorbLayout.decode(rec, unsafe.Pointer(&x))
 	return x
 }
 
 // readFooter decodes the 200 bytes of b, which start at offset at.
 func (s *Shard) readFooter(b []byte, at int64) *Footer {
 	f := &Footer{Offset: at}
-	footerLayout.decode(b, f)
+	footerLayout.decode(b, unsafe.Pointer(f))
 	footerLayout.noteReserved(s, b, at)
 	return f
 }
@@ -529,10 +526,7 @@ func readTable(b []byte, base int64, t lookupTable, lo, hi int64) []LookupEntry 
 		return nil
 	}
 	out := make([]LookupEntry, t.count)
-	at := b[int64(t.off)-base:]
-	for i := range out {
-		t.layout.decode(at[uint64(i)*t.size:], &out[i])
-	}
+	decodeAll(t.layout, out, b[int64(t.off)-base:])
 	return out
 }
 
@@ -589,22 +583,19 @@ func ReadFile(r io.ReaderAt, size, at int64) (*File, error) {
 		return nil, err
 	}
 	f := &File{Offset: at, Terms: make([]Term, n)}
-	fileLayout.decode(b, f)
-	p := RecordSize
-	for j := range f.Terms {
-		termLayout.decode(b[p:], &f.Terms[j])
-		p += RecordSize
-	}
+	fileLayout.decode(b, unsafe.Pointer(f))
+	decodeAll(termLayout, f.Terms, b[RecordSize:])
+	p := RecordSize * (1 + n)
 	if ver {
 		f.Verification = make([]xethash.Hash, n)
 		for j := range f.Verification {
-			verificationLayout.decode(b[p:], &f.Verification[j])
+			verificationLayout.decode(b[p:], unsafe.Pointer(&f.Verification[j]))
 			p += RecordSize
 		}
 	}
 	if sha {
 		f.SHA256 = new(xethash.Hash)
-		metadataExtLayout.decode(b[p:], f.SHA256)
+		metadataExtLayout.decode(b[p:], unsafe.Pointer(f.SHA256))
 	}
 	return f, nil
 }
@@ -625,8 +616,6 @@ func ReadXorb(r io.ReaderAt, size, at int64) (*Xorb, error) {
 	}
 	x := xorbHeader(b, at)
 	x.Chunks = make([]Chunk, n)
-	for j := range x.Chunks {
-		chunkLayout.decode(b[RecordSize*(1+j):], &x.Chunks[j])
-	}
+	decodeAll(chunkLayout, x.Chunks, b[RecordSize:])
 	return &x, nil
 }

@@ -197,6 +197,10 @@ type validator struct {
 	xorbIndex map[xethash.Hash]int
 	// prefix[x][i] is the sum of the sizes of chunks 0..i-1 of xorb x.
 	prefix [][]uint64
+	// roots[x] is the merkle root of xorb x's chunks, computed to check
+	// its hash (unless keyed), and the root of a file made of exactly
+	// those chunks: its file hash is checked without hashing them again.
+	roots []xethash.Hash
 	// budget is how many more chunk hashes range and file checks may visit.
 	budget     int64
 	overBudget bool
@@ -232,6 +236,7 @@ func (v *validator) xorbs() {
 	s := v.s
 	v.xorbIndex = make(map[xethash.Hash]int, len(s.Xorbs))
 	v.prefix = make([][]uint64, len(s.Xorbs))
+	v.roots = make([]xethash.Hash, len(s.Xorbs))
 	for i := range s.Xorbs {
 		x := &s.Xorbs[i]
 		if first, dup := v.xorbIndex[x.Hash]; dup {
@@ -279,7 +284,8 @@ func (v *validator) xorbs() {
 			for j := range x.Chunks {
 				v.entries = append(v.entries, xethash.Entry{Hash: x.Chunks[j].Hash, Size: uint64(x.Chunks[j].UnpackedBytes)})
 			}
-			if got := xethash.MerkleRootInPlace(v.entries); got != x.Hash { // the xorb hash
+			v.roots[i] = xethash.MerkleRootInPlace(v.entries)
+			if got := v.roots[i]; got != x.Hash { // the xorb hash
 				v.c.add(Error, "cas", x.Offset, RuleXorbHash, "xorb hash %s, but its chunks hash to %s", x.Hash, got)
 			}
 		}
@@ -360,16 +366,29 @@ func (v *validator) files() {
 		if !checkFile || !v.spend(fileChunks, f.Offset) {
 			continue
 		}
-		v.entries = v.entries[:0]
-		for _, t := range f.Terms {
-			for _, ch := range s.Xorbs[v.xorbIndex[t.Xorb]].Chunks[t.ChunkStart:t.ChunkEnd] {
-				v.entries = append(v.entries, xethash.Entry{Hash: ch.Hash, Size: uint64(ch.UnpackedBytes)})
-			}
-		}
-		if got := xethash.FileOfRoot(xethash.MerkleRootInPlace(v.entries)); got != f.Hash {
+		if got := xethash.FileOfRoot(v.fileRoot(f)); got != f.Hash {
 			v.c.add(Error, "files", f.Offset, RuleFileHash, "file hash %s, but its terms' chunks hash to %s", f.Hash, got)
 		}
 	}
+}
+
+// fileRoot is the merkle root of the chunks of f's terms, each of which
+// names a xorb of the shard and a range within it: the xorb's root when f
+// is one term over all of one xorb's chunks (a file stored alone in its
+// xorb), else computed.
+func (v *validator) fileRoot(f *File) xethash.Hash {
+	if t := f.Terms[0]; len(f.Terms) == 1 && t.ChunkStart == 0 {
+		if xi := v.xorbIndex[t.Xorb]; int(t.ChunkEnd) == len(v.s.Xorbs[xi].Chunks) {
+			return v.roots[xi]
+		}
+	}
+	v.entries = v.entries[:0]
+	for _, t := range f.Terms {
+		for _, ch := range v.s.Xorbs[v.xorbIndex[t.Xorb]].Chunks[t.ChunkStart:t.ChunkEnd] {
+			v.entries = append(v.entries, xethash.Entry{Hash: ch.Hash, Size: uint64(ch.UnpackedBytes)})
+		}
+	}
+	return xethash.MerkleRootInPlace(v.entries)
 }
 
 func (v *validator) footer() {

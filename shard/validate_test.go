@@ -256,3 +256,43 @@ func TestEmptyLookupTableAtOffsetZero(t *testing.T) {
 		t.Fatal("a non-empty table at offset 0 must be an error")
 	}
 }
+
+// A file that is one term over all of its xorb's chunks has the xorb's
+// merkle root, which Validate computes once for both hashes: a right file
+// hash passes, and a wrong one, or a changed chunk, is found.
+func TestValidateFileAloneInItsXorb(t *testing.T) {
+	sp := randomSpec(newRand(5), 0, 1, 40, true)
+	x := &sp.Xorbs[0]
+	var e []xethash.Entry
+	for _, c := range x.Chunks {
+		e = append(e, xethash.Entry{Hash: c.Hash, Size: uint64(c.UnpackedBytes)})
+	}
+	sp.Files = []spec.File{{Verification: true, Terms: []spec.Term{{Xorb: xethash.Xorb(e), ChunkStart: 0, ChunkEnd: 40}}}}
+	s := mustParse(t, mustBuild(t, sp))
+	if fs := shard.Validate(s, validateNow); len(fs) != 0 {
+		t.Fatalf("findings:\n%s", describeFindings(fs))
+	}
+	if got, want := s.Files[0].Hash, xethash.File(e); got != want {
+		t.Fatalf("file hash %s, want %s", got, want)
+	}
+	for _, c := range []struct {
+		name  string
+		edit  func(s *shard.Shard)
+		rules []string
+	}{
+		{"file hash", func(s *shard.Shard) { s.Files[0].Hash[3] ^= 1 }, []string{shard.RuleFileHash}},
+		{"chunk hash", func(s *shard.Shard) { s.Xorbs[0].Chunks[7].Hash[0] ^= 1 }, []string{shard.RuleFileHash, shard.RuleRangeHash, shard.RuleXorbHash}},
+	} {
+		s := mustParse(t, mustBuild(t, sp))
+		c.edit(s)
+		got := rules(shard.Validate(s, validateNow))
+		if len(got) != len(c.rules) {
+			t.Errorf("%s: findings %v, want %v", c.name, got, c.rules)
+		}
+		for _, r := range c.rules {
+			if got[r] != 1 {
+				t.Errorf("%s: findings %v, want one of each of %v", c.name, got, c.rules)
+			}
+		}
+	}
+}

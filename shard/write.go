@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"sort"
+	"unsafe"
 
 	"github.com/xetkit/xetkit/internal/textf"
 	"github.com/xetkit/xetkit/xethash"
@@ -83,7 +84,7 @@ func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 	if s.Footer != nil {
 		h.FooterSize = FooterSize
 	}
-	b = headerLayout.encode(b, &h, 0)
+	b = headerLayout.encode(b, unsafe.Pointer(&h), 0)
 	for i := range s.Files {
 		f := s.Files[i]
 		f.Flags &^= fileFlagsKnown
@@ -93,27 +94,23 @@ func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 		if f.SHA256 != nil {
 			f.Flags |= FileFlagMetadataExt
 		}
-		b = fileLayout.encode(b, &f, len(f.Terms))
-		for j := range f.Terms {
-			b = termLayout.encode(b, &f.Terms[j], 0)
-		}
+		b = fileLayout.encode(b, unsafe.Pointer(&f), len(f.Terms))
+		b = encodeAll(termLayout, b, f.Terms)
 		for j := range f.Verification {
-			b = verificationLayout.encode(b, &f.Verification[j], 0)
+			b = verificationLayout.encode(b, unsafe.Pointer(&f.Verification[j]), 0)
 		}
 		if f.SHA256 != nil {
-			b = metadataExtLayout.encode(b, f.SHA256, 0)
+			b = metadataExtLayout.encode(b, unsafe.Pointer(f.SHA256), 0)
 		}
 	}
-	b = fileBookendLayout.encode(b, &struct{}{}, 0)
+	b = fileBookendLayout.encode(b, nil, 0)
 	casAt := int64(len(b))
 	for i := range s.Xorbs {
 		x := &s.Xorbs[i]
-		b = xorbLayout.encode(b, x, len(x.Chunks))
-		for j := range x.Chunks {
-			b = chunkLayout.encode(b, &x.Chunks[j], 0)
-		}
+		b = xorbLayout.encode(b, unsafe.Pointer(x), len(x.Chunks))
+		b = encodeAll(chunkLayout, b, x.Chunks)
 	}
-	b = casBookendLayout.encode(b, &struct{}{}, 0)
+	b = casBookendLayout.encode(b, nil, 0)
 	if s.Footer == nil {
 		return b, nil
 	}
@@ -134,15 +131,13 @@ func (s *Shard) Marshal(opts WriteOptions) ([]byte, error) {
 			l *layout
 			e []LookupEntry
 		}{{fileLookupLayout, files}, {xorbLookupLayout, xorbs}, {chunkLookupLayout, chunks}} {
-			for i := range t.e {
-				b = t.l.encode(b, &t.e[i], 0)
-			}
+			b = encodeAll(t.l, b, t.e)
 		}
 	}
 	if !opts.KeepTotals {
 		f.Totals = s.ComputeTotals()
 	}
-	b = footerLayout.encode(b, &f, 0)
+	b = footerLayout.encode(b, unsafe.Pointer(&f), 0)
 	if int64(len(b)) != size {
 		panic(textf.Sprintf("shard: wrote %d bytes, planned %d", len(b), size)) // unreachable
 	}
