@@ -28,9 +28,11 @@ import tempfile
 import time
 import urllib.request
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-XETKIT = str(ROOT / "bin" / "xetkit")
-TOKEN = "hf_bench_token"
+import refclient  # bench/: the hub the reference-client bench starts
+
+ROOT = refclient.ROOT
+XETKIT = refclient.XETKIT
+TOKEN = refclient.TOKEN
 
 
 def env(home):
@@ -52,19 +54,8 @@ def timed(home, *cmd, cwd=None):
     return time.perf_counter() - start
 
 
-class Hub:
-    """A fresh xetkit serve on a loopback port of its own."""
-
-    def __init__(self, scratch):
-        self.data = tempfile.mkdtemp(dir=scratch, prefix="hub-")
-        self.proc = subprocess.Popen([XETKIT, "serve", "--addr", "127.0.0.1:0", "--data", self.data, "--token", TOKEN],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        for line in self.proc.stdout:
-            m = re.search(r"http://127\.0\.0\.1:\d+", line)
-            if m:
-                self.url = m.group(0)
-                return
-        raise RuntimeError("xetkit serve printed no URL")
+class Hub(refclient.Hub):
+    """A fresh xetkit serve on a loopback port of its own (refclient's), with git's view of it."""
 
     def git_url(self, repo):
         return self.url.replace("http://", f"http://bench:{TOKEN}@") + "/" + repo
@@ -81,11 +72,6 @@ class Hub:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) * 1024
         return 0
-
-    def stop(self):
-        self.proc.kill()
-        self.proc.wait()
-        shutil.rmtree(self.data, ignore_errors=True)
 
 
 def many_files(home, src, files, commits):

@@ -23,7 +23,6 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 XETKIT = str(ROOT / "bin" / "xetkit")
 TOKEN = "hf_bench_token"
-MIB = int(sys.argv[1]) if len(sys.argv) > 1 else 1024
 
 UPLOAD = """
 import sys
@@ -51,6 +50,8 @@ def measured(cmd, env=None):
 
 
 class Hub:
+    """A fresh xetkit serve on a loopback port of its own."""
+
     def __init__(self, scratch):
         self.data = tempfile.mkdtemp(dir=scratch, prefix="hub-")
         self.proc = subprocess.Popen([XETKIT, "serve", "--addr", "127.0.0.1:0", "--data", self.data, "--token", TOKEN],
@@ -68,11 +69,11 @@ class Hub:
         shutil.rmtree(self.data, ignore_errors=True)
 
 
-def make_files(scratch):
-    """The random file and the float32 file (written by Node, which is quick at it)."""
+def make_files(scratch, mib):
+    """The random file and the float32 file of mib MiB each (written by Node, which is quick at it)."""
     random_path, float_path = scratch / "random.bin", scratch / "float32.bin"
     with open(random_path, "wb") as f:
-        for i in range(MIB):
+        for i in range(mib):
             f.write(hashlib.shake_256(f"bench:{i}".encode()).digest(1 << 20))
     subprocess.run(["node", "-e", """
 const fs = require("fs"); const [path, mib] = [process.argv[1], Number(process.argv[2])];
@@ -83,7 +84,7 @@ for (let m = 0; m < mib; m++) {
   for (let i = 0; i < f.length; i++) f[i] = Math.sin((m * f.length + i) / 5000) * 0.1 + (rnd() - 0.5) * 0.01;
   fs.writeSync(fd, new Uint8Array(f.buffer));
 }
-fs.closeSync(fd);""", str(float_path), str(MIB)], check=True)
+fs.closeSync(fd);""", str(float_path), str(mib)], check=True)
     return [("random", random_path), ("float32", float_path)]
 
 
@@ -93,12 +94,13 @@ def sha256(path):
 
 
 def main():
+    MIB = int(sys.argv[1]) if len(sys.argv) > 1 else 1024
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="xetkit-bench-ref-"))
     py_env = dict(os.environ, HF_HOME=str(scratch / "hf"), HF_XET_CACHE=str(scratch / "xet"),
                   HF_HUB_DISABLE_TELEMETRY="1", HF_HUB_DISABLE_PROGRESS_BARS="1")
     py_env.pop("HF_TOKEN", None)
     try:
-        files = make_files(scratch)
+        files = make_files(scratch, MIB)
         rows = []
         for kind, path in files:
             want = sha256(path)

@@ -74,27 +74,19 @@ func (s *Service) Delete(u *User, id ID) error {
 	if err := mayWrite(u, id.NS, "deleting a repository"); err != nil {
 		return err
 	}
-	lock := s.repoLocks.of(id.Key())
-	lock.Lock()
-	defer lock.Unlock()
-	st, err := s.store.loadRepo(id)
-	if errors.Is(err, errNoRepo) {
-		return s.missingForWrite(id)
-	}
-	if err != nil {
-		return miss(id, "repository", err)
-	}
-	if st.moving {
-		return refuse(Conflict, "%s %s is being moved to %s: send the move again to finish it", id.Type, id, st.MovingTo)
-	}
-	if err := s.store.removeRepo(id, st); err != nil {
-		return err
-	}
-	s.emit(repoEvent("repo", "delete", id, st))
-	// Nothing finds them once the record is gone; a record left by a
-	// failure here is never read again.
-	_ = s.store.removeDiscussions(st)
-	return nil
+	return s.withRepo(id, func(st *Record) error {
+		if st.moving {
+			return refuse(Conflict, "%s %s is being moved to %s: send the move again to finish it", id.Type, id, st.MovingTo)
+		}
+		if err := s.store.removeRepo(id, st); err != nil {
+			return err
+		}
+		s.emit(repoEvent("repo", "delete", id, st))
+		// Nothing finds them once the record is gone; a record left by a
+		// failure here is never read again.
+		_ = s.store.removeDiscussions(st)
+		return nil
+	})
 }
 
 // Visibility is how a request sets a repository's privacy: by Visibility

@@ -360,25 +360,7 @@ func (s *Service) changeBucket(u *User, id ID, what string, create bool, change 
 	if _, err := s.writableBucket(u, id, what, create); err != nil {
 		return err
 	}
-	lock := s.repoLocks.of(id.Key())
-	lock.Lock()
-	defer lock.Unlock()
-	for try := 0; ; try++ {
-		b, err := s.store.loadBucket(id)
-		if errors.Is(err, errNoRepo) {
-			return noBucket(id)
-		}
-		if err != nil {
-			return err
-		}
-		if err := change(b, s.bucketIndex); err != nil {
-			return err
-		}
-		err = s.store.saveBucket(id, b, fence)
-		if !errors.Is(err, store.ErrSwapped) || try == 20 {
-			return err
-		}
-	}
+	return s.changeBucketFenced(id, fence, func(b *Bucket) error { return change(b, s.bucketIndex) })
 }
 
 // BucketItem is a file or a folder of a bucket listing.

@@ -277,6 +277,19 @@ func (s *Service) changeRepo(id ID, change func(st *Record) error) error {
 // changeRepoFenced is changeRepo with a fence taken before the change
 // was checked (a push checks its objects before the record is loaded).
 func (s *Service) changeRepoFenced(id ID, fence sweep.Fence, change func(st *Record) error) error {
+	return s.withRepo(id, func(st *Record) error {
+		if err := change(st); err != nil {
+			return err
+		}
+		return s.saveRepo(id, st, fence)
+	})
+}
+
+// withRepo runs fn on the record of repository id, loaded under the
+// repository's lock and held through fn: the one way a write reads the
+// record it replaces. A repository with no record is refused as a write
+// to it is (missingForWrite: a moved one names its new name).
+func (s *Service) withRepo(id ID, fn func(st *Record) error) error {
 	lock := s.repoLocks.of(id.Key())
 	lock.Lock()
 	defer lock.Unlock()
@@ -287,10 +300,7 @@ func (s *Service) changeRepoFenced(id ID, fence sweep.Fence, change func(st *Rec
 	if err != nil {
 		return miss(id, "repository", err)
 	}
-	if err := change(st); err != nil {
-		return err
-	}
-	return s.saveRepo(id, st, fence)
+	return fn(st)
 }
 
 // errUnchanged, returned by a changeRepo change, leaves the record as it
