@@ -11,6 +11,8 @@ import { errorOf, isNode, nodeHost, XetkitError } from "./calls.js";
 
 
 export class Pool {
+  #closed = false; // close() ran: every job from then on fails with STATE
+
   constructor(compiled, size) {
     this.size = size;
     this.workers = [];
@@ -58,6 +60,12 @@ export class Pool {
   #send(best, op, args, transfer, recycle = false) {
     const id = ++this.seq;
     const p = new Promise((resolve, reject) => {
+      if (this.#closed) {
+        // A job sent after close (the pipeline's next batch, before it
+        // hears of the close) fails as the jobs out at the close did.
+        reject(new XetkitError("worker pool closed", "STATE"));
+        return;
+      }
       if (!best || best.dead) {
         reject(new XetkitError("no worker left in the pool (a worker died)", "INTERNAL"));
         return;
@@ -85,6 +93,7 @@ export class Pool {
   }
 
   close() {
+    this.#closed = true;
     for (const w of this.workers) {
       for (const c of w.calls.values()) c.reject(new XetkitError("worker pool closed", "STATE"));
       w.terminate();
