@@ -33,7 +33,7 @@ def test_siblings_with_files_metadata(api):
     api.create_commit(repo, [CommitOperationAdd("README.md", README), CommitOperationAdd("w.bin", big)], commit_message="files")
     info = api.model_info(repo, files_metadata=True)
     by_name = {s.rfilename: s for s in info.siblings}
-    assert set(by_name) == {"README.md", "w.bin"}
+    assert set(by_name) == {".gitattributes", "README.md", "w.bin"}  # the hub names w.bin there for git
     w = by_name["w.bin"]
     sha = hashlib.sha256(big).hexdigest()
     pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha}\nsize {len(big)}\n".encode()
@@ -43,7 +43,7 @@ def test_siblings_with_files_metadata(api):
     assert r.lfs is None and r.blob_id == git_blob_id(README) and r.size == len(README)
     # Without files_metadata, names only (and sizes), as on the Hub.
     plain = api.model_info(repo)
-    assert {s.rfilename for s in plain.siblings} == {"README.md", "w.bin"} and plain.siblings[0].blob_id is None
+    assert {s.rfilename for s in plain.siblings} == {".gitattributes", "README.md", "w.bin"} and plain.siblings[0].blob_id is None
 
 
 def test_card_data_and_tags(api):

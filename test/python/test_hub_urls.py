@@ -32,7 +32,7 @@ def writes_work(endpoint, token, name, tmp):
     out = run_hf("upload", repo, str(folder), ".", "--commit-message", "hf upload", endpoint=endpoint, token=token).stdout
     assert f"{endpoint}/{repo}" in out
     files = api.list_repo_files(repo)
-    assert sorted(files) == ["a.txt", "b.bin", "c.txt"]
+    assert sorted(files) == [".gitattributes", "a.txt", "b.bin", "c.txt"]  # the hub names b.bin there for git
     path = hf_hub_download(repo, "b.bin", endpoint=endpoint, token=token, cache_dir=tmp / ("cache-" + name))
     assert open(path, "rb").read() == bytes(range(256)) * 64
 
