@@ -20,15 +20,18 @@ import (
 // time it gets to a chunk the answer is usually in.
 //
 // A file's first chunk is asked about only where the session has hashed
-// at least firstChunkSpacing bytes since the last chunk it asked about
-// (the session's first file always): an answer names every xorb that its
-// chunk's upload registered, so for files uploaded together one answer
-// covers the files around it, and a folder of small files costs a query
-// per 4 MiB instead of a round trip per file. A file larger than the
-// spacing is asked about as the rule has it, and so is every chunk
-// eligible by its hash. Which chunks are asked about depends on the
-// sizes of the files and chunks alone, never on when answers arrive, so
-// the same sources and answers give the same bytes.
+// at least firstChunkSpacing bytes since the last chunk it asked about,
+// and for the first file that is not one a commit would keep in git (a
+// gated upload's small text files, gitfile.Regular: the hub takes them
+// inline, so their chunks were never stored and asking about them tells
+// nothing): an answer names every xorb that its chunk's upload
+// registered, so for files uploaded together one answer covers the files
+// around it, and a folder of small files costs a query per 4 MiB instead
+// of a round trip per file. A file larger than the spacing is asked about
+// as the rule has it, and so is every chunk eligible by its hash. Which
+// chunks are asked about depends on the files' sizes and bytes alone,
+// never on when answers arrive, so the same sources and answers give the
+// same bytes.
 //
 // A chunk that placement finds in the session's xorbs, the Uploader's
 // cache or a resumed xorb needs no answer. Any other waits for every
@@ -54,9 +57,13 @@ type query struct {
 type queries struct {
 	s *session
 	// The reading goroutine's: the chunks asked about (or about to be),
-	// and the bytes hashed since the last (-1 before the first).
-	asked map[xethash.Hash]bool
-	since int64
+	// the bytes hashed since the last, whether a file that goes to Xet
+	// was asked about yet, and the files a commit would keep in git
+	// (gitFile, set as each is read).
+	asked     map[xethash.Hash]bool
+	since     int64
+	askedFile bool
+	gitFile   []bool
 
 	mu   sync.Mutex
 	sent []*query
@@ -65,20 +72,22 @@ type queries struct {
 	answered int // placement's: how many of sent it saw answered
 }
 
-func newQueries(s *session) *queries {
-	return &queries{s: s, asked: map[xethash.Hash]bool{}, since: -1}
+func newQueries(s *session, files int) *queries {
+	return &queries{s: s, asked: map[xethash.Hash]bool{}, gitFile: make([]bool, files)}
 }
 
-// mark decides which of chunks (the next of one file's, in order) are
-// asked about, sends those queries, and sets each chunk's wait: the
-// queries sent up to it.
-func (q *queries) mark(chunks []chunkIn) {
+// mark decides which of chunks (the next of file's, in order) are asked
+// about, sends those queries, and sets each chunk's wait: the queries
+// sent up to it.
+func (q *queries) mark(file int, chunks []chunkIn) {
 	u := q.s.u
 	for i := range chunks {
 		c := &chunks[i]
 		if !u.NoGlobalDedupe {
-			if c.first && (q.since < 0 || q.since >= firstChunkSpacing) || shard.DedupEligible(c.hash) {
+			firstToXet := c.first && !q.askedFile && !q.gitFile[file]
+			if c.first && q.since >= firstChunkSpacing || firstToXet || shard.DedupEligible(c.hash) {
 				q.since = 0
+				q.askedFile = q.askedFile || firstToXet
 				if !q.asked[c.hash] {
 					q.asked[c.hash] = true
 					if _, known := u.known().lookup(c.hash, u.clock()); !known {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/xetkit/xetkit/chunking"
+	"github.com/xetkit/xetkit/internal/gitfile"
 	"github.com/xetkit/xetkit/pipeline"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
@@ -148,6 +149,54 @@ func TestWhichChunksAreAskedAbout(t *testing.T) {
 		}
 		t.Logf("%d queries for %d files", len(store.asked), len(sources))
 	})
+}
+
+// gitGate keeps the files a hub would take inline (gitfile.Regular) out
+// of the upload, as a commit's preupload does.
+type gitGate struct {
+	mu     sync.Mutex
+	inline map[int]bool
+}
+
+func (g *gitGate) Offer(file int, size int64, sample []byte) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.inline[file] = gitfile.Regular(size, sample)
+}
+func (g *gitGate) Flush() {}
+func (g *gitGate) Decide(_ context.Context, file int) (bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return !g.inline[file], nil
+}
+
+// The first file of a commit that goes to Xet is asked about even when
+// small text files the hub takes inline come before it: they were never
+// stored, so asking about them tells nothing, and the next file would
+// wait 4 MiB for its turn (a folder of a README and a 200 KiB weight
+// sent its weight again on every upload).
+func TestFirstFileToXetIsAskedAbout(t *testing.T) {
+	w := randomData(41, 200<<10)
+	sources := []pipeline.Source{sourceOf("README.md", []byte("# a card\n")), sourceOf("notes.txt", []byte("text\n")), sourceOf("w.bin", w)}
+	store := newAskedStore(0)
+	results, err := (&pipeline.Uploader{}).RunGated(context.Background(), store, sources, &gitGate{inline: map[int]bool{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !results[0].Inline || !results[1].Inline || results[2].Inline {
+		t.Fatalf("inline: %v %v %v, want the two text files", results[0].Inline, results[1].Inline, results[2].Inline)
+	}
+	if !strings.Contains(hashSet(store.asked), chunkHashes(w)[0].String()) {
+		t.Errorf("w.bin's first chunk was not asked about (%d queries)", len(store.asked))
+	}
+	// Ungated, every file goes to Xet: the first file is asked about.
+	store = newAskedStore(0)
+	if _, err := (&pipeline.Uploader{}).Run(context.Background(), store, sources); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(hashSet(store.asked), xethash.Chunk([]byte("# a card\n")).String()) {
+		t.Errorf("an ungated upload did not ask about its first file (%d queries)", len(store.asked))
+	}
 }
 
 func hashSet(hs []xethash.Hash) string {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/xetkit/xetkit/internal/gitfile"
 	"github.com/xetkit/xetkit/internal/sha256x"
 	"github.com/xetkit/xetkit/shard"
 	"github.com/xetkit/xetkit/xethash"
@@ -146,7 +147,7 @@ func (u *Uploader) RunGated(ctx context.Context, store Store, sources []Source, 
 		spare:  make(chan []byte, 2),
 		prog:   make([]Progress, len(sources)),
 	}
-	s.q = newQueries(s)
+	s.q = newQueries(s, len(sources))
 	defer func() {
 		fail(nil) // ends any query whose answer no one waits for
 		s.q.wg.Wait()
@@ -213,7 +214,7 @@ func (s *session) addFiles(sources []Source, results []Result) error {
 	o := s.u.Offload
 	r := &chunkReader{ctx: s.ctx, o: o.encoding(), records: true,
 		emit: func(file int, chunks []chunkIn) error {
-			s.q.mark(chunks)
+			s.q.mark(file, chunks)
 			return pl.add(file, chunks)
 		},
 		end:    pl.end,
@@ -258,7 +259,9 @@ func (s *session) readFile(r *chunkReader, ra *readAhead, i int, src Source) err
 		s.progress(i, func(p *Progress) { p.Size = size })
 	}
 	if s.gate != nil {
-		s.gate.Offer(i, size, head[:min(SampleSize, len(head))])
+		sample := head[:min(SampleSize, len(head))]
+		s.q.gitFile[i] = gitfile.Regular(size, sample)
+		s.gate.Offer(i, size, sample)
 	}
 	data, rd := head, io.Reader(nil)
 	if rest != nil {

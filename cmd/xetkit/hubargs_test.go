@@ -254,7 +254,7 @@ func TestUnchangedUploadMakesNoCommit(t *testing.T) {
 		t.Fatalf("unchanged upload --json: %d %q", status, out)
 	}
 	if after := head(); after != before || h.Stats().XorbBytesReceived != xorbs {
-		t.Fatalf("an unchanged upload changed the repository or sent xorb bytes")
+		t.Fatalf("an unchanged upload changed the repository (%q, was %q) or sent xorb bytes (%d, was %d)", after, before, h.Stats().XorbBytesReceived, xorbs)
 	}
 	writeFiles(t, dir, map[string][]byte{"small.txt": []byte("text, changed\n")})
 	if status, out, errOut := up("--quiet"); status != 0 || !strings.Contains(out, "commit ") {

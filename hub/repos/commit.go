@@ -1,44 +1,28 @@
 package repos
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/xetkit/xetkit/hub/internal/casapi"
 	"github.com/xetkit/xetkit/hub/internal/sweep"
 	"github.com/xetkit/xetkit/hub/store"
 	"github.com/xetkit/xetkit/hub/tree"
+	"github.com/xetkit/xetkit/internal/gitfile"
 	"github.com/xetkit/xetkit/xethash"
 )
 
 // RegularLimit: a regular file (kept in the repository itself, not in
 // LFS or Xet) is smaller than this, and text, as on the Hugging Face Hub;
 // larger or binary files go through LFS or Xet.
-const RegularLimit = 10 << 20
+const RegularLimit = gitfile.Limit
 
 // Regular reports whether a file of size bytes whose first bytes are
-// sample is kept as a regular file: smaller than RegularLimit, and text.
-func Regular(size int64, sample []byte) bool { return size < RegularLimit && !binary(sample) }
-
-// binary judges a file by its first bytes, as git does (a NUL byte) and
-// more strictly: text must be UTF-8 (a character cut at the end of the
-// sample aside).
-func binary(sample []byte) bool {
-	if bytes.IndexByte(sample, 0) >= 0 {
-		return true
-	}
-	for cut := 0; cut < utf8.UTFMax && len(sample) > 0; cut++ {
-		if utf8.Valid(sample) {
-			return false
-		}
-		sample = sample[:len(sample)-1]
-	}
-	return !utf8.Valid(sample)
-}
+// sample is kept as a regular file: smaller than RegularLimit, and text
+// (package gitfile: the rule the upload pipeline reads too).
+func Regular(size int64, sample []byte) bool { return gitfile.Regular(size, sample) }
 
 // OpKind is what an Op does.
 type OpKind int
