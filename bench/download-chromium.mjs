@@ -57,7 +57,7 @@ try {
     peak = Math.max(peak, performance.memory.usedJSHeapSize + wasm);
   };
   const t00 = performance.now();
-  const lib = await import(who === "xetkit" ? "/wasm/xetkit.js" : "/peer.js");
+  const lib = await import(who === "xetkit" ? "/wasm/xetkit.js" : "/viewer/peer.js");
   if (who === "xetkit") xk = await lib.load();
   await post("/ready", {});
   const timer = setInterval(sample, 100);
@@ -154,7 +154,7 @@ async function once(who, warm = false) {
     }
   };
   const params = encodeURIComponent(JSON.stringify({ who, warm, token, repo, report: `http://127.0.0.1:${reports.address().port}` }));
-  chrome = plainChromium(`${origin}/#${params}`, join(tmp, `profile-${who}`));
+  chrome = plainChromium(`${origin}/viewer/#${params}`, join(tmp, `profile-${who}`));
   let res;
   try {
     res = await within(result, 600_000, `${who}: the page gave no result`);

@@ -109,7 +109,7 @@ const { who, token, repo, name, report } = JSON.parse(decodeURIComponent(locatio
 const post = (path, body) => fetch(report + path, { method: "POST", mode: "no-cors", body: JSON.stringify(body) });
 try {
   const hub = location.origin;
-  const lib = await import(who === "xetkit" ? "/wasm/xetkit.js" : "/peer.js");
+  const lib = await import(who === "xetkit" ? "/wasm/xetkit.js" : "/viewer/peer.js");
   const xk = who === "xetkit" ? await lib.load() : null;
   const file = new File([await (await fetch(report + "/file")).blob()], name);
   await post("/begin", {});
@@ -315,7 +315,7 @@ async function chromium(who, link, file) {
     }
   };
   const params = encodeURIComponent(JSON.stringify({ who, token, repo, name: file.name, report: reportURL }));
-  chrome = plainChromium(`${link.origin}/#${params}`, join(tmp, `profile-${who}-${hubs}`));
+  chrome = plainChromium(`${link.origin}/viewer/#${params}`, join(tmp, `profile-${who}-${hubs}`));
   let res;
   try {
     res = await within(got, 15 * 60_000, `${who} in Chromium: the page gave no result`);

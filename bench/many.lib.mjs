@@ -193,7 +193,7 @@ window.run = async ({ who, token, repo, shas, atOnce }) => {
       out.down = { secs: (performance.now() - t0) / 1000, ...measure() };
       await mark("end", out.down.secs);
     } else {
-      const { uploadFiles } = await import("/peer.js");
+      const { uploadFiles } = await import("/viewer/peer.js");
       await mark("begin");
       measure();
       t0 = performance.now();
@@ -275,7 +275,7 @@ async function manyInChromium(ctx, who, link, f) {
     args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"] });
   try {
     const p = await browser.newPage();
-    await p.goto(`${link.origin}/many.html`);
+    await p.goto(`${link.origin}/viewer/many.html`); // web/ is the viewer's, at /viewer/
     const records = [];
     let s = null;
     await p.exposeFunction("benchMark", async (what, secs) => {
