@@ -108,7 +108,8 @@ test("@huggingface/hub in Chromium against xetkit serve, and crossing over with 
   assert.deepEqual(errors, []);
 
   assert.match(r.commit, /^[0-9a-f]{40}$/);
-  assert.deepEqual(r.listed.map((e) => `${e.type} ${e.path}`), ["file README.md", "directory w", "file w/copy.bin", "file w/model.bin"]);
+  // Beside them, the .gitattributes the hub adds for the big files (so a git clone gets their bytes).
+  assert.deepEqual(r.listed.map((e) => `${e.type} ${e.path}`), ["file .gitattributes", "file README.md", "directory w", "file w/copy.bin", "file w/model.bin"]);
   const model = r.listed.find((e) => e.path === "w/model.bin");
   assert.equal(model.size, weights.length);
   assert.equal(model.lfs, sha256(weights));
