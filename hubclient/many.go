@@ -113,6 +113,14 @@ func (c *Client) DownloadPaths(ctx context.Context, paths []string, open func(i 
 	if err != nil {
 		return err
 	}
+	return c.DownloadFiles(ctx, infos, open, done)
+}
+
+// DownloadFiles is DownloadPaths for files the caller has already asked
+// the hub about (PathsInfo, or a listing: Path, Size, XetHash and ETag
+// set). A writer open returns that is a Resumable has its earlier bytes
+// checked and kept (cas.Client.DownloadInto) instead of fetched again.
+func (c *Client) DownloadFiles(ctx context.Context, infos []RepoFileInfo, open func(i int, info RepoFileInfo) (io.Writer, error), done func(i int, n int64, err error) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	atOnce := c.MaxInFlight()
@@ -169,9 +177,30 @@ func (c *Client) downloadOne(ctx context.Context, i int, info RepoFileInfo, open
 	if info.XetHash.IsZero() {
 		return c.downloadGit(ctx, &info, w, nil) // its errors name the file
 	}
-	n, err := c.DownloadSized(ctx, info.XetHash, info.Size, w, nil)
+	var n int64
+	if r, ok := w.(Resumable); ok {
+		var got cas.Resumed
+		got, err = c.DownloadInto(ctx, info.XetHash, info.Size, r, r.Have(), r.Kept)
+		n = got.Kept + got.Fetched
+		r.Resumed(got)
+	} else {
+		n, err = c.DownloadSized(ctx, info.XetHash, info.Size, w, nil)
+	}
 	if err != nil {
 		err = fmt.Errorf("%s: %w", info.Path, err)
 	}
 	return n, err
+}
+
+// Resumable is a writer DownloadFiles may resume a download into: a file
+// that may hold what an earlier attempt wrote (Have bytes of it). Kept is
+// told the bytes found good as they are known (the rest are written
+// through WriteAt), and Resumed what the download did in the end. A file
+// stored in git is written through Write, whole.
+type Resumable interface {
+	io.Writer
+	cas.Partial
+	Have() int64
+	Kept(n int64)
+	Resumed(r cas.Resumed)
 }

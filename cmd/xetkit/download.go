@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"cmp"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -53,6 +52,9 @@ func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	fs.StringVar(&localDir, "local-dir", "", "write each file under this folder at its path in the repository (default: the current folder)")
 	fs.StringVar(&byteRange, "bytes", "", "only bytes START:END of the file (END excluded; either may be left out): only the chunks under them are fetched, each checked")
 	fs.StringVar(&byHash, "hash", "", "download the file with this file hash instead of a FILE")
+	var include, exclude globList
+	fs.Var(&include, "include", "only the files whose path matches this glob (fnmatch, as hf: * matches / too; a folder/ all under it); repeat it or give several separated by commas")
+	fs.Var(&exclude, "exclude", "leave out the files whose path matches this glob (as --include)")
 	h, err := hubCommand(e, c, fs, args)
 	if err != nil {
 		return err
@@ -67,12 +69,16 @@ func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 		if hash, err = xethash.Parse(byHash); err != nil {
 			return usagef("--hash: %v", err)
 		}
-	case len(paths) == 0:
-		return usagef("give the files to download: xetkit download %s FILE... (downloading a whole repository is not here yet)", h.client.Repo)
 	case out != "" && len(paths) > 1:
 		return usagef("-o names where one file goes, and %d are given: use --local-dir DIR for several", len(paths))
+	case len(paths) == 0 && (out != "" || byteRange != ""):
+		return usagef("-o and --bytes are for one file: give its path (xetkit download %s FILE -o OUT)", h.client.Repo)
 	}
-	for _, p := range paths {
+	for i, p := range paths {
+		if strings.HasSuffix(p, "/") && out == "" && byteRange == "" {
+			paths[i] = strings.TrimRight(p, "/") // a folder: every file under it
+			p = paths[i]
+		}
 		if err := checkPath(p); err != nil {
 			return err
 		}
@@ -126,8 +132,11 @@ func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 		}
 		return client.Download(ctx, hash, w, nil)
 	}
-	if len(paths) > 1 && rng == nil {
-		return downloadMany(ctx, e, h, paths, localDir)
+	if rng == nil && byHash == "" && out == "" {
+		return downloadRepo(ctx, e, h, paths, include, exclude, localDir)
+	}
+	if len(include)+len(exclude) > 0 {
+		return usagef("--include and --exclude choose files of a repository: not with -o, --hash or --bytes")
 	}
 	if byHash != "" {
 		paths = []string{""}
@@ -180,62 +189,11 @@ type written struct {
 	Replaced bool         `json:"replaced"`
 }
 
-// downloadMany downloads the files at paths under localDir (default: the
-// current folder), each at its path, side by side (hubclient.DownloadPaths:
-// small files many at once, a large one alone); each is written beside its
-// name and moved there once every byte is checked, so a failure leaves no
-// file under a name asked for. One meter counts them all.
-func downloadMany(ctx context.Context, e *env, h *hubArgs, paths []string, localDir string) error {
-	seen := map[string]bool{}
-	for _, p := range paths {
-		if seen[p] {
-			return usagef("%s is given twice (both would be written to one name)", p)
-		}
-		seen[p] = true
-	}
-	m := h.meter(e, fmt.Sprintf("download %d files", len(paths)))
-	files := make([]*verifiedFile, len(paths))
-	done := make([]written, len(paths))
-	err := h.client.DownloadPaths(ctx, paths, func(i int, _ hubclient.RepoFileInfo) (io.Writer, error) {
-		f, err := createVerified(destination(paths[i], xethash.Hash{}, "", localDir), countingWriter{m: m})
-		files[i] = f
-		return f, err
-	}, func(i int, n int64, err error) error {
-		f := files[i]
-		if f == nil {
-			return err
-		}
-		replaced, err := f.finish(err)
-		if err == nil {
-			done[i] = written{Path: paths[i], Output: f.dst, Bytes: n, Replaced: replaced}
-		}
-		return err
-	})
-	m.finish()
-	if err != nil {
-		return h.explain(ctx, err)
-	}
-	for _, d := range done {
-		switch {
-		case h.out.json:
-		case d.Replaced:
-			fmt.Fprintf(e.stderr, "download: replaced %s, which was there, with the file verified\n", d.Output)
-			fallthrough
-		default:
-			fmt.Fprintln(e.stdout, d.Output)
-		}
-	}
-	if h.out.json {
-		return printJSON(e.stdout, map[string]any{"files": done})
-	}
-	return nil
-}
-
 // checkPath refuses a path in the repository that could not name a file
 // there, before any request (and before it is joined to a local folder).
 func checkPath(p string) error {
 	if strings.HasSuffix(p, "/") {
-		return usagef("%s names a folder: give the files in it (downloading folders is not here yet)", p)
+		return usagef("%s names a folder: -o and --bytes take a file", p)
 	}
 	if err := hubclient.CheckRepoPath(p); err != nil {
 		return usagef("%v", err)
