@@ -38,7 +38,7 @@ type Resumed struct {
 
 // resumeGap: two ranges to fetch closer than this are fetched as one
 // (fewer reconstructions, at the cost of a few bytes fetched again).
-const resumeGap = 8 << 20
+const resumeGap = 1 << 20
 
 // DownloadInto writes the whole file with the given file hash (size bytes)
 // into f, reusing what f's first have bytes already hold: each chunk there
