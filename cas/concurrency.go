@@ -14,16 +14,29 @@ import (
 // of the Client shares. It works as TCP's congestion window does:
 //
 //   - The window starts at InitialConcurrency requests: as many as a
-//     download's buffer holds pieces (DownloadBuffer / PieceSize, and an
-//     upload's buffer as many xorbs: 16 natively, 6 in the browser). A
-//     request here is megabytes, not a packet: on a link of 100 ms and
-//     10 MB/s a connection one 8 MiB xorb takes a second, so a window
-//     that starts lower and grows only as requests complete leaves the
-//     link part idle for the first seconds, while the buffers bound
-//     memory whatever the window. From there, as TCP's slow start, it
+//     download's buffer holds pieces (DownloadBuffer / PieceSize: 16
+//     natively, 6 in the browser). From there, as TCP's slow start, it
 //     grows by one for each request that completes while others wait for
 //     a place (so it doubles each round trip of a busy client), until the
 //     first congestion.
+//   - Requests that carry the bytes (a xorb's upload, a download's piece
+//     of a xorb: bulk requests, of BulkRequest bytes or more) also take a
+//     place in a second window of the same host, the bulk window, which
+//     bounds the bytes in flight: every one of them is lost when a
+//     transfer is killed (a xorb cut short is sent again whole, a piece
+//     not yet written is fetched again). It starts at InitialBulk (2:
+//     what fills a link that caps a connection at half its rate), and its
+//     slow start doubles it a round at a time only while doubling pays:
+//     a round in which callers waited measures the throughput, and the
+//     window doubles again only if the doubled window brought more than
+//     half again the throughput of the one before (each added request
+//     more than half its share); when it did not, it goes back to the
+//     window before and slow start ends. So bulk requests are never many
+//     more than the link needs: through a link of 10 ms and 25 MB/s a
+//     connection, 50 MB/s in all, an upload keeps 2-3 xorbs of 8 MiB in
+//     flight, not the 16 its buffer holds. The small requests around
+//     them (dedupe queries, reconstructions, footers, small files'
+//     ranges, preuploads) are not held back by it.
 //   - After that, growth is earned: requests complete in rounds (a round
 //     ends when as many requests sent in it have completed as the window
 //     allows, so at least a round trip), a round in
@@ -62,6 +75,12 @@ var (
 	// pieces a download's buffer holds (16 natively, 6 in the browser,
 	// where it is also what Chromium opens to a host at once).
 	InitialConcurrency = min(int(DownloadBuffer/PieceSize), DefaultMaxConcurrency)
+	// InitialBulk is the bulk window a controller starts with (see
+	// above), before slow start doubles it while that pays.
+	InitialBulk = 2
+	// BulkRequest is the size from which a request carrying a xorb's
+	// bytes (up or down) is a bulk request.
+	BulkRequest int64 = 1 << 20
 )
 
 // probeRounds is how many rounds without congestion the window waits just
@@ -83,8 +102,10 @@ type controller struct {
 	inFlight int
 	waiters  []chan struct{} // in arrival order
 	// slowStart: the window grows by one for each request completed while
-	// others waited; off after the first congestion.
+	// others waited; off after the first congestion. In a bulk window
+	// (gated), it doubles a round at a time while that pays instead.
 	slowStart bool
+	gated     bool
 	// pausedUntil: no request starts before (a Retry-After).
 	pausedUntil time.Time
 	// lastCut is when the window was last halved: requests sent before it
@@ -113,10 +134,12 @@ func (ctl *controller) clock() time.Time {
 	return time.Now()
 }
 
-// slot is one request's place in its controller's window.
+// slot is one request's place in its controller's window, and for a
+// bulk request also in the bulk window (also).
 type slot struct {
 	c     *controller
 	start time.Time
+	also  *slot
 }
 
 // outcome is what a request's answer says about the path to its host.
@@ -135,8 +158,9 @@ type Controllers struct {
 	m  map[string]*controller
 }
 
-// controllerFor returns the controller of u's host.
-func (c *Client) controllerFor(u *url.URL) *controller {
+// controllerFor returns the controller of u's host: its bulk window's
+// with bulk.
+func (c *Client) controllerFor(u *url.URL, bulk bool) *controller {
 	ceiling := c.MaxInFlight()
 	cs := c.Controllers
 	if cs == nil {
@@ -148,12 +172,16 @@ func (c *Client) controllerFor(u *url.URL) *controller {
 		cs.m = map[string]*controller{}
 	}
 	// Clients capped differently keep windows of their own.
-	key := fmt.Sprintf("%s://%s %d", u.Scheme, u.Host, ceiling)
+	key := fmt.Sprintf("%s://%s %d %v", u.Scheme, u.Host, ceiling, bulk)
 	ctl := cs.m[key]
-	if ctl == nil {
+	switch {
+	case ctl != nil:
+	case bulk:
+		ctl = &controller{ceiling: ceiling, window: min(InitialBulk, ceiling), slowStart: true, gated: true}
+	default:
 		ctl = &controller{ceiling: ceiling, window: min(InitialConcurrency, ceiling), slowStart: true}
-		cs.m[key] = ctl
 	}
+	cs.m[key] = ctl
 	return ctl
 }
 
@@ -174,10 +202,44 @@ func (c *Client) InFlightLimit(rawURL string) int {
 	if err != nil {
 		return 0
 	}
-	ctl := c.controllerFor(u)
+	ctl := c.controllerFor(u, false)
 	ctl.mu.Lock()
 	defer ctl.mu.Unlock()
 	return ctl.window
+}
+
+// BulkInFlightLimit reports the bulk window of rawURL's host: how many
+// requests carrying a xorb's bytes may be in flight there now.
+func (c *Client) BulkInFlightLimit(rawURL string) int {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return 0
+	}
+	ctl := c.controllerFor(u, true)
+	ctl.mu.Lock()
+	defer ctl.mu.Unlock()
+	return ctl.window
+}
+
+// acquireFor takes a place for req in its host's window, and first in
+// the bulk window for a bulk request.
+func (c *Client) acquireFor(ctx context.Context, req *Request) (*slot, error) {
+	var bulk *slot
+	if req.bulk {
+		var err error
+		if bulk, err = c.controllerFor(req.URL, true).acquire(ctx); err != nil {
+			return nil, err
+		}
+	}
+	sl, err := c.controllerFor(req.URL, false).acquire(ctx)
+	if err != nil {
+		if bulk != nil {
+			bulk.release(0, delivered, 0)
+		}
+		return nil, err
+	}
+	sl.also = bulk
+	return sl, nil
 }
 
 // acquire waits for a place in the window (and for any Retry-After pause
@@ -236,6 +298,13 @@ func (ctl *controller) acquire(ctx context.Context) (*slot, error) {
 // release ends a request: n bytes moved (sent and received), what the
 // answer said, and a Retry-After (0: none).
 func (s *slot) release(n int64, o outcome, retryAfter time.Duration) {
+	s.releaseOne(n, o, retryAfter)
+	if s.also != nil {
+		s.also.releaseOne(n, o, retryAfter)
+	}
+}
+
+func (s *slot) releaseOne(n int64, o outcome, retryAfter time.Duration) {
 	ctl := s.c
 	ctl.mu.Lock()
 	defer ctl.mu.Unlock()
@@ -271,7 +340,7 @@ func (s *slot) release(n int64, o outcome, retryAfter time.Duration) {
 		ctl.roundDone++
 	}
 	ctl.roundBytes += n
-	if ctl.slowStart && len(ctl.waiters) > 0 && ctl.window < ctl.ceiling {
+	if ctl.slowStart && !ctl.gated && len(ctl.waiters) > 0 && ctl.window < ctl.ceiling {
 		ctl.window++
 	}
 	if ctl.roundDone >= ctl.window {
@@ -292,10 +361,24 @@ func (ctl *controller) endRound(now time.Time) {
 	if ctl.cutAt > 0 && ctl.window+1 >= ctl.cutAt && ctl.calm < probeRounds {
 		return // just below where congestion came: stay a while
 	}
+	rate := float64(ctl.roundBytes) / elapsed
+	if ctl.slowStart && ctl.gated {
+		if ctl.baseWindow > 0 && ctl.window > ctl.baseWindow {
+			added := float64(ctl.window-ctl.baseWindow) / float64(ctl.baseWindow)
+			if rate <= ctl.base*(1+added/2) {
+				// The doubling brought too little: back to the window
+				// before it, from where growth is earned one at a time.
+				ctl.window, ctl.slowStart = ctl.baseWindow, false
+				return
+			}
+		}
+		ctl.base, ctl.baseWindow = rate, ctl.window
+		ctl.window = min(ctl.ceiling, 2*ctl.window)
+		return
+	}
 	if ctl.slowStart {
 		return // grown request by request
 	}
-	rate := float64(ctl.roundBytes) / elapsed
 	if ctl.baseWindow > 0 && ctl.window > ctl.baseWindow {
 		added := float64(ctl.window-ctl.baseWindow) / float64(ctl.baseWindow)
 		if rate <= ctl.base*(1+added/2) {

@@ -1242,6 +1242,7 @@ func (d *downloader) fetchBytes(e *fetchEntry, start, end int64, j *job) ([]byte
 		req, err := NewRequest(d.ctx, "GET", e.url, nil)
 		if err == nil {
 			req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", start, end))
+			req.bulk = end-start+1 >= BulkRequest
 		}
 		return req, err
 	}, func(resp *Response) (err error) {
