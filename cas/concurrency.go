@@ -19,24 +19,6 @@ import (
 //     grows by one for each request that completes while others wait for
 //     a place (so it doubles each round trip of a busy client), until the
 //     first congestion.
-//   - Requests that carry the bytes (a xorb's upload, a download's piece
-//     of a xorb: bulk requests, of BulkRequest bytes or more) also take a
-//     place in a second window of the same host, the bulk window, which
-//     bounds the bytes in flight: every one of them is lost when a
-//     transfer is killed (a xorb cut short is sent again whole, a piece
-//     not yet written is fetched again). It starts at InitialBulk (2:
-//     what fills a link that caps a connection at half its rate), and its
-//     slow start doubles it a round at a time only while doubling pays:
-//     a round in which callers waited measures the throughput, and the
-//     window doubles again only if the doubled window brought more than
-//     half again the throughput of the one before (each added request
-//     more than half its share); when it did not, it goes back to the
-//     window before and slow start ends. So bulk requests are never many
-//     more than the link needs: through a link of 10 ms and 25 MB/s a
-//     connection, 50 MB/s in all, an upload keeps 2-3 xorbs of 8 MiB in
-//     flight, not the 16 its buffer holds. The small requests around
-//     them (dedupe queries, reconstructions, footers, small files'
-//     ranges, preuploads) are not held back by it.
 //   - After that, growth is earned: requests complete in rounds (a round
 //     ends when as many requests sent in it have completed as the window
 //     allows, so at least a round trip), a round in
@@ -45,6 +27,26 @@ import (
 //     share of the throughput measured before them. A link already full,
 //     or a server that is the bottleneck, stops the growth; a link that
 //     gets faster resumes it.
+//   - Requests that carry the bytes (a xorb's upload, a download's piece
+//     of a xorb: bulk requests, of BulkRequest bytes or more) also take a
+//     place in a second window of the same host, the bulk window, which
+//     bounds the bytes in flight: every one of them is lost when a
+//     transfer is killed (a xorb cut short is sent again whole, a piece
+//     not yet written is fetched again). It starts at InitialBulk (2:
+//     what fills a link that caps a connection at half its rate) and
+//     grows only while the link has room, judged by the rate each of its
+//     requests gets (bytes over the request's time, round trip included)
+//     against the best a round of them has averaged: a round in which
+//     callers waited for a place and its requests got at least bulkGrow
+//     of that doubles the window in slow start, or adds one after; less
+//     than bulkShrink, and the requests share a bottleneck (the link, the
+//     server, the CPU): slow start ends and the window loses one, which
+//     keeps the link as busy with fewer bytes in flight. So through a
+//     link of 10 ms and 25 MB/s a connection, 50 MB/s in all, an upload
+//     keeps 2-3 xorbs of 8 MiB in flight, not the 16
+//     its buffer holds. The small requests around
+//     them (dedupe queries, reconstructions, footers, small files'
+//     ranges, preuploads) are not held back by it.
 //   - Congestion halves it: an answer 429, 502, 503 or 504, a request that
 //     timed out (408) or got no answer (reset, refused, cut short) halves
 //     the window, once per round trip (the requests sent before the
@@ -124,7 +126,12 @@ type controller struct {
 	// a larger window must beat to grow further.
 	base       float64
 	baseWindow int
-	now        func() time.Time // tests set it
+	// A bulk window's: the sum of the rates (bytes/s) its requests sent
+	// in the round got and their number; the best a round has averaged.
+	roundRate float64
+	roundN    int
+	best      float64
+	now       func() time.Time // tests set it
 }
 
 func (ctl *controller) clock() time.Time {
@@ -338,6 +345,10 @@ func (s *slot) releaseOne(n int64, o outcome, retryAfter time.Duration) {
 	// the level it probes without having heard.
 	if !s.start.Before(ctl.roundStart) {
 		ctl.roundDone++
+		if d := now.Sub(s.start).Seconds(); ctl.gated && d > 0 && n > 0 {
+			ctl.roundRate += float64(n) / d
+			ctl.roundN++
+		}
 	}
 	ctl.roundBytes += n
 	if ctl.slowStart && !ctl.gated && len(ctl.waiters) > 0 && ctl.window < ctl.ceiling {
@@ -354,6 +365,10 @@ func (s *slot) releaseOne(n int64, o outcome, retryAfter time.Duration) {
 func (ctl *controller) endRound(now time.Time) {
 	defer ctl.newRound()
 	ctl.calm++
+	if ctl.gated {
+		ctl.endBulkRound()
+		return
+	}
 	elapsed := now.Sub(ctl.roundStart).Seconds()
 	if !(ctl.waited || len(ctl.waiters) > 0) || elapsed <= 0 || ctl.window >= ctl.ceiling {
 		return // the window was not what limited the round
@@ -362,20 +377,6 @@ func (ctl *controller) endRound(now time.Time) {
 		return // just below where congestion came: stay a while
 	}
 	rate := float64(ctl.roundBytes) / elapsed
-	if ctl.slowStart && ctl.gated {
-		if ctl.baseWindow > 0 && ctl.window > ctl.baseWindow {
-			added := float64(ctl.window-ctl.baseWindow) / float64(ctl.baseWindow)
-			if rate <= ctl.base*(1+added/2) {
-				// The doubling brought too little: back to the window
-				// before it, from where growth is earned one at a time.
-				ctl.window, ctl.slowStart = ctl.baseWindow, false
-				return
-			}
-		}
-		ctl.base, ctl.baseWindow = rate, ctl.window
-		ctl.window = min(ctl.ceiling, 2*ctl.window)
-		return
-	}
 	if ctl.slowStart {
 		return // grown request by request
 	}
@@ -389,7 +390,44 @@ func (ctl *controller) endRound(now time.Time) {
 	ctl.window = min(ctl.ceiling, ctl.window+1)
 }
 
+// endBulkRound sizes a bulk window by the rate each of its requests got
+// in the round (bytes over its time, round trip included), against the
+// best a request has had: while each new request gets nearly what one
+// alone gets, the link has room (double in slow start, else one more);
+// once they get clearly less, they share a bottleneck, and one less
+// leaves the link as busy with fewer bytes in flight.
+func (ctl *controller) endBulkRound() {
+	if ctl.roundN == 0 || !(ctl.waited || len(ctl.waiters) > 0) {
+		return // the window was not what limited the round
+	}
+	perRequest := ctl.roundRate / float64(ctl.roundN)
+	ctl.best = max(ctl.best, perRequest)
+	share := perRequest / ctl.best
+	switch {
+	case share >= bulkGrow && ctl.cutAt > 0 && ctl.window+1 >= ctl.cutAt && ctl.calm < probeRounds:
+		// just below where congestion came: stay a while
+	case share >= bulkGrow && ctl.slowStart:
+		ctl.window = min(ctl.ceiling, 2*ctl.window)
+	case share >= bulkGrow:
+		ctl.window = min(ctl.ceiling, ctl.window+1)
+	case share < bulkShrink:
+		ctl.slowStart = false
+		ctl.window = max(min(InitialBulk, ctl.ceiling), ctl.window-1)
+	default:
+		ctl.slowStart = false
+	}
+}
+
+// A bulk window grows while its requests get at least bulkGrow of the
+// best rate a request has had, and shrinks once they get less than
+// bulkShrink of it.
+const (
+	bulkGrow   = 0.85
+	bulkShrink = 0.75
+)
+
 func (ctl *controller) newRound() {
+	ctl.roundN, ctl.roundRate = 0, 0
 	ctl.roundStart, ctl.roundDone, ctl.roundBytes, ctl.waited = time.Time{}, 0, 0, false
 	if ctl.inFlight > 0 {
 		ctl.roundStart = ctl.clock()

@@ -1492,6 +1492,11 @@ func (d *downloader) get(e *fetchEntry, ranges []fetchRange, resume bool, j *job
 			req, err := NewRequest(d.ctx, "GET", e.url, nil)
 			if err == nil {
 				req.Header.Set("Range", rangeHeader(ranges[taken:], resume))
+				var n int64
+				for _, r := range ranges[taken:] {
+					n += r.bytes.End - r.bytes.Start + 1
+				}
+				req.bulk = n >= BulkRequest
 			}
 			return req, err
 		}, func(resp *Response) (err error) {
