@@ -290,9 +290,10 @@ func (p *partialFile) Kept(n int64) { p.m.add(n) }
 func (p *partialFile) Resumed(r cas.Resumed) { p.res = r }
 
 // listRepoFiles returns the files of the download: every file of the
-// repository at the client's revision, or those at paths (a folder's:
+// repository at the client's revision (the commit revision named), or
+// those at paths (a folder's:
 // every file under it), less what include and exclude leave out.
-func listRepoFiles(ctx context.Context, c *hubclient.Client, paths []string, include, exclude *regexp.Regexp) ([]hubclient.RepoFileInfo, error) {
+func listRepoFiles(ctx context.Context, c *hubclient.Client, revision string, paths []string, include, exclude *regexp.Regexp) ([]hubclient.RepoFileInfo, error) {
 	var entries []hubclient.RepoEntry
 	if len(paths) == 0 {
 		all, err := c.ListFiles(ctx, "", true)
@@ -313,7 +314,7 @@ func listRepoFiles(ctx context.Context, c *hubclient.Client, paths []string, inc
 			e, ok := found[p]
 			switch {
 			case !ok:
-				return nil, fmt.Errorf("%s: %w (nothing there at revision %s)", p, cas.ErrNotFound, c.Revision)
+				return nil, fmt.Errorf("%s: %w (nothing there at revision %s, commit %s)", p, cas.ErrNotFound, revision, c.Revision)
 			case e.Type == "directory":
 				under, err := c.ListFiles(ctx, p, true)
 				if err != nil {
@@ -401,7 +402,7 @@ func downloadRepo(ctx context.Context, e *env, h *hubArgs, paths []string, inclu
 		return fmt.Errorf("the hub names commit %q for %s, which is not a commit id", commit, revision)
 	}
 	c.Revision = commit // every answer from here on is of that commit
-	infos, err := listRepoFiles(ctx, c, paths, inc, exc)
+	infos, err := listRepoFiles(ctx, c, revision, paths, inc, exc)
 	if err != nil {
 		return h.explain(ctx, err)
 	}
@@ -432,25 +433,33 @@ func downloadRepo(ctx context.Context, e *env, h *hubArgs, paths []string, inclu
 	close(next)
 	wg.Wait()
 	var fetch []hubclient.RepoFileInfo
-	var which []*snapshotFile
+	var which, same []*snapshotFile
 	var total, there int64
+	fetching := map[string]bool{} // by final path: files of the same bytes share a blob in the cache
 	for _, f := range files {
 		total += f.info.Size
-		if f.present {
+		switch {
+		case f.present:
 			there += f.info.Size
 			if err := l.link(f); err != nil {
 				return err
 			}
-			continue
+		case fetching[f.final]:
+			same = append(same, f) // linked once the blob is in
+		default:
+			fetching[f.final] = true
+			fetch = append(fetch, f.info)
+			which = append(which, f)
 		}
-		fetch = append(fetch, f.info)
-		which = append(which, f)
 	}
 	if l.repoDir != "" {
 		if err := os.MkdirAll(l.snapshot(), 0o777); err != nil {
 			return fmt.Errorf("making %s: %w", l.snapshot(), pathless(err))
 		}
 		if revision != commit {
+			if hubclient.CheckRepoPath(revision) != nil {
+				return fmt.Errorf("revision %q cannot name a file under refs/ in the cache", revision)
+			}
 			ref := filepath.Join(l.repoDir, "refs", filepath.FromSlash(revision))
 			if err := os.MkdirAll(filepath.Dir(ref), 0o777); err != nil {
 				return fmt.Errorf("making the folder for %s: %w", ref, pathless(err))
@@ -508,6 +517,11 @@ func downloadRepo(ctx context.Context, e *env, h *hubArgs, paths []string, inclu
 	m.finish()
 	if err != nil {
 		return h.explain(ctx, err)
+	}
+	for _, f := range same {
+		if err := l.link(f); err != nil {
+			return err
+		}
 	}
 	var kept, refetched int64
 	for _, f := range files {

@@ -125,6 +125,15 @@ def test_include_exclude_and_revision(repo, tmp):
     # A branch: its ref is written, and huggingface_hub finds it offline.
     hub.api.create_branch(REPO, branch="v2", exist_ok=True)
     hub.api.upload_file(path_or_fileobj=b"v2 only\n", path_in_repo="v2.txt", repo_id=REPO, revision="v2")
+    # Two files of the same bytes: one blob in the cache, both links to it.
+    same = random_bytes(200_000, "same")
+    write(tmp / "dup" / "a.bin", same)
+    write(tmp / "dup" / "b.bin", same)
+    hub.api.upload_folder(folder_path=str(tmp / "dup"), path_in_repo="dup", repo_id=REPO, revision="v2")
+    got = json.loads(xetkit("download", REPO, "--revision", "v2", "--include", "dup/*", "--json", "--quiet", env=env).stdout)
+    assert sorted(f["path"] for f in got["files"]) == ["dup/a.bin", "dup/b.bin"]
+    for f in got["files"]:
+        assert open(f["output"], "rb").read() == same
     got = json.loads(xetkit("download", REPO, "--revision", "v2", "--include", "*.txt", "--json", "--quiet", env=env).stdout)
     assert (cache / "models--pytest--snapshot" / "refs" / "v2").read_text() == got["commit"]
     path = hf_hub_download(REPO, "v2.txt", revision="v2", local_files_only=True, cache_dir=str(cache))
