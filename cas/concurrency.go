@@ -43,10 +43,10 @@ import (
 //     server, the CPU): slow start ends and the window loses one, which
 //     keeps the link as busy with fewer bytes in flight. So through a
 //     link of 10 ms and 25 MB/s a connection, 50 MB/s in all, an upload
-//     keeps 2-3 xorbs of 8 MiB in flight, not the 16
-//     its buffer holds. The small requests around
-//     them (dedupe queries, reconstructions, footers, small files'
-//     ranges, preuploads) are not held back by it.
+//     keeps 2-3 xorbs of 8 MiB in flight, not the 16 its buffer holds
+//     (bench/resume-link.mjs prints it for each link). The small
+//     requests around them (dedupe queries, reconstructions, footers,
+//     small files' ranges, preuploads) are not held back by it.
 //   - Congestion halves it: an answer 429, 502, 503 or 504, a request that
 //     timed out (408) or got no answer (reset, refused, cut short) halves
 //     the window, once per round trip (the requests sent before the
