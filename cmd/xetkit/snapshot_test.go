@@ -52,3 +52,38 @@ func TestDownloadToAFileResumes(t *testing.T) {
 		t.Error("the partial file is still there")
 	}
 }
+
+// --include and --exclude read globs as Python's fnmatch does, which
+// huggingface_hub matches allow_patterns and ignore_patterns with.
+func TestFnmatch(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		path    string
+		want    bool
+	}{
+		{"*.bin", "a.bin", true},
+		{"*.bin", "sub/deep/a.bin", true}, // * matches / too
+		{"sub/*", "sub/deep/a.bin", true},
+		{"sub/", "sub/deep/a.bin", true}, // a folder: all under it
+		{"sub/", "subway/a.bin", false},
+		{"?.txt", "a.txt", true},
+		{"?.txt", "ab.txt", false},
+		{"[ab].txt", "b.txt", true},
+		{"[!ab].txt", "b.txt", false},
+		{"[!ab].txt", "c.txt", true},
+		{"model.safetensors", "model-00001.safetensors", false},
+		{"a.bin", "a.bin.bak", false},
+		{"[unclosed", "[unclosed", true},
+		{"*.json,*.txt", "t/v.txt", true}, // comma separated, as hf takes them
+	} {
+		var g globList
+		g.Set(c.pattern)
+		re, err := fnmatch(g)
+		if err != nil {
+			t.Fatalf("%q: %v", c.pattern, err)
+		}
+		if got := re.MatchString(c.path); got != c.want {
+			t.Errorf("%q matches %q: %v, want %v", c.pattern, c.path, got, c.want)
+		}
+	}
+}
