@@ -32,9 +32,19 @@
 // requests by kind side by side, with the ratios the many-files work is
 // judged by.
 //
+// Then the repository rows: a model of 12 files in nested folders (four
+// weight shards, an optimizer state, configs, a tokenizer; --repo-mib in
+// all, default 2048) uploaded once by upload_folder (hf_xet; not timed),
+// then downloaded whole into a fresh Hugging Face cache by each of
+// --repo-clients: `xetkit download REPO` (cli), `hf download REPO` (hf,
+// the hf CLI with hf_xet; its process's wall time, as the CLI's) and
+// snapshot_download (timed in its process); MB/s, files/s, the share of
+// the link, every file checked.
+//
 //   node bench/link.mjs [--mib 256] [--clients cli,hf_xet,node,chromium,chromium-hub]
 //                       [--links 40ms/25MB/100MB,100ms/10MB/100MB] [--trace DIR]
-//                       [--many 2000x16KiB,20000x1KiB] [--many-clients ...] [--only big|many]
+//                       [--many 2000x16KiB,20000x1KiB] [--many-clients ...]
+//                       [--repo-mib 2048] [--repo-clients cli,hf,snapshot_download] [--only big|many|repo]
 //
 // --trace DIR: each hub's proxy writes a line per request there
 // (bench/linkproxy -trace: its times, method, path, status, bytes).
@@ -46,7 +56,7 @@
 
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { createReadStream, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createReadStream, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -70,11 +80,16 @@ const { values: opts } = parseArgs({
     many: { type: "string", default: "2000x16KiB,20000x1KiB" },
     "many-clients": { type: "string", default: "cli,hf_xet,xetkit-node,node,chromium,chromium-hub" },
     only: { type: "string" },
+    "repo-mib": { type: "string", default: "2048" },
+    "repo-clients": { type: "string", default: "cli,hf,snapshot_download" },
   },
 });
-if (opts.only && opts.only !== "big" && opts.only !== "many") throw new Error(`--only ${opts.only}: want big or many`);
-const bigRows = opts.only !== "many";
-const manyCases = opts.only === "big" || opts.many === "" ? [] : opts.many.split(",").map(parseCase);
+if (opts.only && !["big", "many", "repo"].includes(opts.only)) throw new Error(`--only ${opts.only}: want big, many or repo`);
+const bigRows = !opts.only || opts.only === "big";
+const manyCases = (opts.only && opts.only !== "many") || opts.many === "" ? [] : opts.many.split(",").map(parseCase);
+const repoRows = !opts.only || opts.only === "repo";
+const repoSize = Math.round(Number(opts["repo-mib"]) * 2 ** 20);
+const repoClients = opts["repo-clients"].split(",");
 const manyClients = opts["many-clients"].split(",");
 const size = Math.round(Number(opts.mib) * 2 ** 20);
 if (!(size > 0)) throw new Error(`--mib ${opts.mib}: want a positive number of MiB`);
@@ -348,12 +363,42 @@ async function check(path, file) {
 const many = manyRunners({ root, bin, python, token, repo, tmp, transfer, span, log });
 for (const c of manyClients) if (!many[c]) throw new Error(`--many-clients: no client ${c} (${Object.keys(many).join(", ")})`);
 
+const pyFolderUpload = `
+import sys, time
+from huggingface_hub import HfApi
+endpoint, token, repo, folder = sys.argv[1:]
+t = time.perf_counter()
+HfApi(endpoint=endpoint, token=token).upload_folder(folder_path=folder, repo_id=repo)
+print(time.perf_counter() - t)
+`;
+const pySnapshotCache = `
+import sys, time
+from huggingface_hub import snapshot_download
+endpoint, token, repo = sys.argv[1:]
+t = time.perf_counter()
+folder = snapshot_download(repo, endpoint=endpoint, token=token)
+print(folder)
+print(time.perf_counter() - t)
+`;
+
+// repoRunners download the repository whole into a fresh cache and
+// resolve to the transfer's record (its secs) once every file checks.
+let repoRun = 0;
+const repoRunners = {
+  cli: (link, f) => repoDownload(link, f, (env) => [bin, ["download", repo, "--quiet"], env, false]),
+  hf: (link, f) => repoDownload(link, f, (env) => [join(root, ".venv", "bin", "hf"), ["download", repo, "--quiet"], env, false]),
+  snapshot_download: (link, f) => repoDownload(link, f, (env) => [python, ["-c", pySnapshotCache, link.origin, token, repo], env, true]),
+};
+
 // ---- run ----
 const names = { cli: "xetkit CLI", hf_xet: "huggingface_hub + hf_xet", node: "@huggingface/hub, Node", chromium: "xetkit, Chromium", "chromium-hub": "@huggingface/hub, Chromium" };
 const results = [];
 const manyNames = { cli: "xetkit CLI", hf_xet: "upload_folder/snapshot_download", "xetkit-node": "xetkit, Node", node: "@huggingface/hub, Node",
   chromium: "xetkit, Chromium", "chromium-hub": "@huggingface/hub, Chromium" };
 const manyResults = [];
+const repoResults = [];
+const repoNames = { cli: "xetkit download REPO", hf: "hf download REPO (hf_xet)", snapshot_download: "snapshot_download (hf_xet)" };
+for (const c of repoClients) if (!repoNames[c]) throw new Error(`--repo-clients: no client ${c} (${Object.keys(repoNames).join(", ")})`);
 try {
   for (const l of bigRows ? links : []) {
     for (const c of clients) {
@@ -393,6 +438,35 @@ try {
       }
     }
   }
+  for (const l of repoRows ? links : []) {
+    const folder = makeRepoFolder(join(tmp, "repo-src"), repoSize);
+    const link = await newLink(l, true);
+    try {
+      await createRepo(link);
+      const home = join(tmp, "repo-hf-up");
+      const env = { ...process.env, HF_HOME: join(home, "home"), HF_XET_CACHE: join(home, "xet"), HF_HUB_DISABLE_TELEMETRY: "1", HF_HUB_DISABLE_PROGRESS_BARS: "1" };
+      const up = await transfer(link, python, ["-c", pyFolderUpload, link.origin, token, repo, folder.dir], env, true).catch((e) => {
+        log(`${l.rtt}/${l.conn}/${l.link} repository: upload_folder failed: ${e.message}`);
+        process.exitCode = 1;
+        return null;
+      });
+      if (!up) continue;
+      log(`${l.rtt}/${l.conn}/${l.link} repository of ${folder.paths.length} files uploaded by upload_folder in ${up.secs.toFixed(2)} s`);
+      for (const c of repoClients) {
+        try {
+          const r = await repoRunners[c](link, folder);
+          repoResults.push({ l, c, folder, r });
+          log(`${l.rtt}/${l.conn}/${l.link} repository ${repoNames[c]}: ${r.secs.toFixed(2)} s, ${(repoSize / 1e6 / r.secs).toFixed(1)} MB/s`);
+        } catch (e) {
+          log(`${l.rtt}/${l.conn}/${l.link} repository ${repoNames[c]}: failed: ${e.message}`);
+          process.exitCode = 1;
+        }
+      }
+    } finally {
+      await link.stop();
+      rmSync(folder.dir, { recursive: true, force: true });
+    }
+  }
 } finally {
   reports.close();
   reports.closeAllConnections();
@@ -404,6 +478,7 @@ function mbs(secs) {
 
 if (bigRows) printBig();
 if (manyCases.length) printMany();
+if (repoRows) printRepo();
 process.exit();
 
 function printBig() {
@@ -430,13 +505,13 @@ function printMany() {
   for (const l of links) {
     for (const k of manyCases) {
       log(`link ${l.rtt}/${l.conn}/${l.link}, ${k.files} files of ${k.size} bytes (${(k.files * k.size / 2 ** 20).toFixed(1)} MiB)`);
-      log(`${"client".padEnd(32)} ${"op".padEnd(8)} ${"s".padStart(7)} ${"files/s".padStart(8)} ${"MB/s".padStart(6)} ${"reqs".padStart(6)} ${"reqs/file".padStart(9)} ${"≥400".padStart(5)} ${"in flight".padStart(9)} ${"longest task, gap (ms)".padStart(22)}  requests by kind (proxy trace)`);
+      log(`${"client".padEnd(32)} ${"op".padEnd(8)} ${"s".padStart(7)} ${"files/s".padStart(8)} ${"MB/s".padStart(6)} ${"link".padStart(5)} ${"reqs".padStart(6)} ${"reqs/file".padStart(9)} ${"≥400".padStart(5)} ${"in flight".padStart(9)} ${"longest task, gap (ms)".padStart(22)}  requests by kind (proxy trace)`);
       const rows = manyResults.filter((r) => r.l === l && r.k === k);
       for (const r of rows) {
         for (const [op, t] of [["upload", r.up], ["download", r.down]]) {
           if (!t) continue;
           const page = t.page ? `${t.page.longMax.toFixed(0)}, ${t.page.gap.toFixed(0)}${t.page.longOver200 ? ` (${t.page.longOver200} over 200)` : ""}` : "";
-          log(`${manyNames[r.c].padEnd(32)} ${op.padEnd(8)} ${t.secs.toFixed(2).padStart(7)} ${(k.files / t.secs).toFixed(0).padStart(8)} ${(k.files * k.size / 1e6 / t.secs).toFixed(1).padStart(6)} ${String(t.stats.requests).padStart(6)} ${(t.stats.requests / k.files).toFixed(4).padStart(9)} ${String(t.stats.refused + t.stats.errors).padStart(5)} ${String(t.stats.max_in_flight).padStart(9)} ${page.padStart(22)}  ${t.kinds}`);
+          log(`${manyNames[r.c].padEnd(32)} ${op.padEnd(8)} ${t.secs.toFixed(2).padStart(7)} ${(k.files / t.secs).toFixed(0).padStart(8)} ${(k.files * k.size / 1e6 / t.secs).toFixed(1).padStart(6)} ${`${((100 * k.files * k.size) / t.secs / l.rate).toFixed(1)}%`.padStart(5)} ${String(t.stats.requests).padStart(6)} ${(t.stats.requests / k.files).toFixed(4).padStart(9)} ${String(t.stats.refused + t.stats.errors).padStart(5)} ${String(t.stats.max_in_flight).padStart(9)} ${page.padStart(22)}  ${t.kinds}`);
         }
       }
       const of = (c, op) => rows.find((r) => r.c === c)?.[op]?.secs;
@@ -446,5 +521,64 @@ function printMany() {
         ratio(of("chromium", "down"), of("hf_xet", "down"), "Chromium download / snapshot_download")].filter(Boolean);
       if (said.length) log(`  time ratios: ${said.join("; ")}`);
     }
+  }
+}
+
+// The repository rows' model: 12 files in nested folders, shares of size
+// (the last few small, some stored in git); {dir, paths, sha}.
+function makeRepoFolder(dir, size) {
+  const layout = [
+    ["model-00001-of-00004.safetensors", 0.22], ["model-00002-of-00004.safetensors", 0.22], ["model-00003-of-00004.safetensors", 0.22],
+    ["model-00004-of-00004.safetensors", 0.14], ["extra/deep/optimizer.bin", 0.12], ["extra/deep/scheduler.bin", 0.05], ["extra/rng_state.npy", 0.03],
+    ["tokenizer/tokenizer.json", 300_000], ["tokenizer/vocab.txt", 20_000], ["model.safetensors.index.json", 2_000], ["config.json", 600], ["README.md", 120],
+  ];
+  rmSync(dir, { recursive: true, force: true });
+  const sha = {};
+  for (const [p, share] of layout) {
+    mkdirSync(join(dir, p, ".."), { recursive: true });
+    const n = share < 1 ? Math.round(size * share) : share;
+    if (n > 4096) {
+      sha[p] = randomFile(join(dir, p), n).sha256;
+      continue;
+    }
+    const text = `${p}\n`.repeat(Math.ceil(n / (p.length + 1))).slice(0, n); // the small ones are text (upload_folder reads README.md)
+    writeFileSync(join(dir, p), text);
+    sha[p] = createHash("sha256").update(text).digest("hex");
+  }
+  return { dir, paths: Object.keys(sha).sort(), sha };
+}
+
+async function repoDownload(link, f, how) {
+  const home = join(tmp, `repo-dl-${repoRun++}`);
+  const env = { ...process.env, HF_ENDPOINT: link.origin, HF_TOKEN: token, HF_HOME: join(home, "home"), HF_HUB_CACHE: join(home, "hub"),
+    HF_XET_CACHE: join(home, "xet"), HF_HUB_DISABLE_TELEMETRY: "1", HF_HUB_DISABLE_PROGRESS_BARS: "1",
+    HF_HUB_DISABLE_UPDATE_CHECK: "1" }; // hf asks PyPI for a newer version otherwise (the bench has no internet)
+  const [cmd, args, e, own] = how(env);
+  const r = await transfer(link, cmd, args, e, own);
+  const snaps = join(home, "hub", `models--${repo.replace("/", "--")}`, "snapshots");
+  const [commit] = readdirSync(snaps);
+  for (const p of f.paths) {
+    if ((await sha256File(join(snaps, commit, p))) !== f.sha[p]) throw new Error(`${p}: not the bytes uploaded`);
+  }
+  rmSync(home, { recursive: true, force: true });
+  return r;
+}
+
+// printRepo prints the repository rows and the ratios against hf.
+function printRepo() {
+  log("");
+  log(`a repository of 12 files in nested folders, ${(repoSize / 2 ** 20).toFixed(0)} MiB, uploaded by upload_folder, downloaded whole into a fresh Hugging Face cache`);
+  for (const l of links) {
+    const rows = repoResults.filter((x) => x.l === l);
+    if (!rows.length) continue;
+    log(`link ${l.rtt}/${l.conn}/${l.link}`);
+    log(`${"client".padEnd(30)} ${"s".padStart(7)} ${"(wall)".padStart(7)} ${"MB/s".padStart(6)} ${"link".padStart(5)} ${"files/s".padStart(8)} ${"in flight".padStart(9)} ${"conns".padStart(5)} ${"reqs".padStart(5)} ${"≥400".padStart(5)} ${"client CPU-s".padStart(12)}`);
+    for (const { c, folder, r } of rows) {
+      const mb = repoSize / 1e6 / r.secs;
+      log(`${repoNames[c].padEnd(30)} ${r.secs.toFixed(2).padStart(7)} ${r.wall.toFixed(2).padStart(7)} ${mb.toFixed(1).padStart(6)} ${`${Math.round((100 * mb * 1e6) / l.rate)}%`.padStart(5)} ${(folder.paths.length / r.secs).toFixed(1).padStart(8)} ${String(r.stats.max_in_flight).padStart(9)} ${String(r.stats.max_conns).padStart(5)} ${String(r.stats.requests).padStart(5)} ${String(r.stats.refused + r.stats.errors).padStart(5)} ${r.cpu.toFixed(2).padStart(12)}`);
+    }
+    const of = (c) => rows.find((x) => x.c === c)?.r.secs;
+    const said = ["hf", "snapshot_download"].filter((c) => of(c) && of("cli")).map((c) => `xetkit / ${repoNames[c]} ${(of(c) / of("cli")).toFixed(2)}x as fast`);
+    if (said.length) log(`  ${said.join("; ")}`);
   }
 }

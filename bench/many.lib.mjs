@@ -3,7 +3,7 @@
 // downloaded back, by each client, each with its own random bytes and a
 // fresh hub behind the link:
 //
-//   cli          `xetkit upload DIR` / `xetkit download --local-dir OUT PATH...`
+//   cli          `xetkit upload DIR` / `xetkit download REPO --local-dir OUT` (the whole repository)
 //   hf_xet       huggingface_hub + hf_xet: upload_folder / snapshot_download
 //   xetkit-node  xetkit's module in Node: upload of the files as Blobs from
 //                disk / download({path}) of each, many at once
@@ -222,7 +222,8 @@ export function manyRunners(ctx) {
       const out = join(tmp, "many-out-cli");
       rmSync(out, { recursive: true, force: true });
       const up = await ctx.transfer(link, bin, ["upload", ...hubArgs(link), f.dir], process.env, false);
-      const down = await ctx.transfer(link, bin, ["download", ...hubArgs(link), "--local-dir", out, ...f.paths], process.env, false);
+      // The whole repository, as snapshot_download(local_dir=…) fetches it.
+      const down = await ctx.transfer(link, bin, ["download", ...hubArgs(link), "--local-dir", out], process.env, false);
       checkFolder(out, f);
       rmSync(out, { recursive: true, force: true });
       return { up, down };

@@ -14,13 +14,8 @@ import (
 // of the Client shares. It works as TCP's congestion window does:
 //
 //   - The window starts at InitialConcurrency requests: as many as a
-//     download's buffer holds pieces (DownloadBuffer / PieceSize, and an
-//     upload's buffer as many xorbs: 16 natively, 6 in the browser). A
-//     request here is megabytes, not a packet: on a link of 100 ms and
-//     10 MB/s a connection one 8 MiB xorb takes a second, so a window
-//     that starts lower and grows only as requests complete leaves the
-//     link part idle for the first seconds, while the buffers bound
-//     memory whatever the window. From there, as TCP's slow start, it
+//     download's buffer holds pieces (DownloadBuffer / PieceSize: 16
+//     natively, 6 in the browser). From there, as TCP's slow start, it
 //     grows by one for each request that completes while others wait for
 //     a place (so it doubles each round trip of a busy client), until the
 //     first congestion.
@@ -32,6 +27,26 @@ import (
 //     share of the throughput measured before them. A link already full,
 //     or a server that is the bottleneck, stops the growth; a link that
 //     gets faster resumes it.
+//   - Requests that carry the bytes (a xorb's upload, a download's piece
+//     of a xorb: bulk requests, of BulkRequest bytes or more) also take a
+//     place in a second window of the same host, the bulk window, which
+//     bounds the bytes in flight: every one of them is lost when a
+//     transfer is killed (a xorb cut short is sent again whole, a piece
+//     not yet written is fetched again). It starts at InitialBulk (2:
+//     what fills a link that caps a connection at half its rate) and
+//     grows only while the link has room, judged by the rate each of its
+//     requests gets (bytes over the request's time, round trip included)
+//     against the best a round of them has averaged: a round in which
+//     callers waited for a place and its requests got at least bulkGrow
+//     of that doubles the window in slow start, or adds one after; less
+//     than bulkShrink, and the requests share a bottleneck (the link, the
+//     server, the CPU): slow start ends and the window loses one, which
+//     keeps the link as busy with fewer bytes in flight. So through a
+//     link of 10 ms and 25 MB/s a connection, 50 MB/s in all, an upload
+//     keeps 2-3 xorbs of 8 MiB in flight, not the 16 its buffer holds
+//     (bench/resume-link.mjs prints it for each link). The small
+//     requests around them (dedupe queries, reconstructions, footers,
+//     small files' ranges, preuploads) are not held back by it.
 //   - Congestion halves it: an answer 429, 502, 503 or 504, a request that
 //     timed out (408) or got no answer (reset, refused, cut short) halves
 //     the window, once per round trip (the requests sent before the
@@ -62,6 +77,12 @@ var (
 	// pieces a download's buffer holds (16 natively, 6 in the browser,
 	// where it is also what Chromium opens to a host at once).
 	InitialConcurrency = min(int(DownloadBuffer/PieceSize), DefaultMaxConcurrency)
+	// InitialBulk is the bulk window a controller starts with (see
+	// above), before slow start doubles it while that pays.
+	InitialBulk = 2
+	// BulkRequest is the size from which a request carrying a xorb's
+	// bytes (up or down) is a bulk request.
+	BulkRequest int64 = 1 << 20
 )
 
 // probeRounds is how many rounds without congestion the window waits just
@@ -83,8 +104,10 @@ type controller struct {
 	inFlight int
 	waiters  []chan struct{} // in arrival order
 	// slowStart: the window grows by one for each request completed while
-	// others waited; off after the first congestion.
+	// others waited; off after the first congestion. In a bulk window
+	// (gated), it doubles a round at a time while that pays instead.
 	slowStart bool
+	gated     bool
 	// pausedUntil: no request starts before (a Retry-After).
 	pausedUntil time.Time
 	// lastCut is when the window was last halved: requests sent before it
@@ -103,7 +126,12 @@ type controller struct {
 	// a larger window must beat to grow further.
 	base       float64
 	baseWindow int
-	now        func() time.Time // tests set it
+	// A bulk window's: the sum of the rates (bytes/s) its requests sent
+	// in the round got and their number; the best a round has averaged.
+	roundRate float64
+	roundN    int
+	best      float64
+	now       func() time.Time // tests set it
 }
 
 func (ctl *controller) clock() time.Time {
@@ -113,10 +141,12 @@ func (ctl *controller) clock() time.Time {
 	return time.Now()
 }
 
-// slot is one request's place in its controller's window.
+// slot is one request's place in its controller's window, and for a
+// bulk request also in the bulk window (also).
 type slot struct {
 	c     *controller
 	start time.Time
+	also  *slot
 }
 
 // outcome is what a request's answer says about the path to its host.
@@ -135,8 +165,9 @@ type Controllers struct {
 	m  map[string]*controller
 }
 
-// controllerFor returns the controller of u's host.
-func (c *Client) controllerFor(u *url.URL) *controller {
+// controllerFor returns the controller of u's host: its bulk window's
+// with bulk.
+func (c *Client) controllerFor(u *url.URL, bulk bool) *controller {
 	ceiling := c.MaxInFlight()
 	cs := c.Controllers
 	if cs == nil {
@@ -148,12 +179,16 @@ func (c *Client) controllerFor(u *url.URL) *controller {
 		cs.m = map[string]*controller{}
 	}
 	// Clients capped differently keep windows of their own.
-	key := fmt.Sprintf("%s://%s %d", u.Scheme, u.Host, ceiling)
+	key := fmt.Sprintf("%s://%s %d %v", u.Scheme, u.Host, ceiling, bulk)
 	ctl := cs.m[key]
-	if ctl == nil {
+	switch {
+	case ctl != nil:
+	case bulk:
+		ctl = &controller{ceiling: ceiling, window: min(InitialBulk, ceiling), slowStart: true, gated: true}
+	default:
 		ctl = &controller{ceiling: ceiling, window: min(InitialConcurrency, ceiling), slowStart: true}
-		cs.m[key] = ctl
 	}
+	cs.m[key] = ctl
 	return ctl
 }
 
@@ -174,10 +209,44 @@ func (c *Client) InFlightLimit(rawURL string) int {
 	if err != nil {
 		return 0
 	}
-	ctl := c.controllerFor(u)
+	ctl := c.controllerFor(u, false)
 	ctl.mu.Lock()
 	defer ctl.mu.Unlock()
 	return ctl.window
+}
+
+// BulkInFlightLimit reports the bulk window of rawURL's host: how many
+// requests carrying a xorb's bytes may be in flight there now.
+func (c *Client) BulkInFlightLimit(rawURL string) int {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return 0
+	}
+	ctl := c.controllerFor(u, true)
+	ctl.mu.Lock()
+	defer ctl.mu.Unlock()
+	return ctl.window
+}
+
+// acquireFor takes a place for req in its host's window, and first in
+// the bulk window for a bulk request.
+func (c *Client) acquireFor(ctx context.Context, req *Request) (*slot, error) {
+	var bulk *slot
+	if req.bulk {
+		var err error
+		if bulk, err = c.controllerFor(req.URL, true).acquire(ctx); err != nil {
+			return nil, err
+		}
+	}
+	sl, err := c.controllerFor(req.URL, false).acquire(ctx)
+	if err != nil {
+		if bulk != nil {
+			bulk.release(0, delivered, 0)
+		}
+		return nil, err
+	}
+	sl.also = bulk
+	return sl, nil
 }
 
 // acquire waits for a place in the window (and for any Retry-After pause
@@ -236,6 +305,13 @@ func (ctl *controller) acquire(ctx context.Context) (*slot, error) {
 // release ends a request: n bytes moved (sent and received), what the
 // answer said, and a Retry-After (0: none).
 func (s *slot) release(n int64, o outcome, retryAfter time.Duration) {
+	s.releaseOne(n, o, retryAfter)
+	if s.also != nil {
+		s.also.releaseOne(n, o, retryAfter)
+	}
+}
+
+func (s *slot) releaseOne(n int64, o outcome, retryAfter time.Duration) {
 	ctl := s.c
 	ctl.mu.Lock()
 	defer ctl.mu.Unlock()
@@ -269,9 +345,13 @@ func (s *slot) release(n int64, o outcome, retryAfter time.Duration) {
 	// the level it probes without having heard.
 	if !s.start.Before(ctl.roundStart) {
 		ctl.roundDone++
+		if d := now.Sub(s.start).Seconds(); ctl.gated && d > 0 && n > 0 {
+			ctl.roundRate += float64(n) / d
+			ctl.roundN++
+		}
 	}
 	ctl.roundBytes += n
-	if ctl.slowStart && len(ctl.waiters) > 0 && ctl.window < ctl.ceiling {
+	if ctl.slowStart && !ctl.gated && len(ctl.waiters) > 0 && ctl.window < ctl.ceiling {
 		ctl.window++
 	}
 	if ctl.roundDone >= ctl.window {
@@ -285,6 +365,10 @@ func (s *slot) release(n int64, o outcome, retryAfter time.Duration) {
 func (ctl *controller) endRound(now time.Time) {
 	defer ctl.newRound()
 	ctl.calm++
+	if ctl.gated {
+		ctl.endBulkRound()
+		return
+	}
 	elapsed := now.Sub(ctl.roundStart).Seconds()
 	if !(ctl.waited || len(ctl.waiters) > 0) || elapsed <= 0 || ctl.window >= ctl.ceiling {
 		return // the window was not what limited the round
@@ -292,10 +376,10 @@ func (ctl *controller) endRound(now time.Time) {
 	if ctl.cutAt > 0 && ctl.window+1 >= ctl.cutAt && ctl.calm < probeRounds {
 		return // just below where congestion came: stay a while
 	}
+	rate := float64(ctl.roundBytes) / elapsed
 	if ctl.slowStart {
 		return // grown request by request
 	}
-	rate := float64(ctl.roundBytes) / elapsed
 	if ctl.baseWindow > 0 && ctl.window > ctl.baseWindow {
 		added := float64(ctl.window-ctl.baseWindow) / float64(ctl.baseWindow)
 		if rate <= ctl.base*(1+added/2) {
@@ -306,7 +390,44 @@ func (ctl *controller) endRound(now time.Time) {
 	ctl.window = min(ctl.ceiling, ctl.window+1)
 }
 
+// endBulkRound sizes a bulk window by the rate each of its requests got
+// in the round (bytes over its time, round trip included), against the
+// best a request has had: while each new request gets nearly what one
+// alone gets, the link has room (double in slow start, else one more);
+// once they get clearly less, they share a bottleneck, and one less
+// leaves the link as busy with fewer bytes in flight.
+func (ctl *controller) endBulkRound() {
+	if ctl.roundN == 0 || !(ctl.waited || len(ctl.waiters) > 0) {
+		return // the window was not what limited the round
+	}
+	perRequest := ctl.roundRate / float64(ctl.roundN)
+	ctl.best = max(ctl.best, perRequest)
+	share := perRequest / ctl.best
+	switch {
+	case share >= bulkGrow && ctl.cutAt > 0 && ctl.window+1 >= ctl.cutAt && ctl.calm < probeRounds:
+		// just below where congestion came: stay a while
+	case share >= bulkGrow && ctl.slowStart:
+		ctl.window = min(ctl.ceiling, 2*ctl.window)
+	case share >= bulkGrow:
+		ctl.window = min(ctl.ceiling, ctl.window+1)
+	case share < bulkShrink:
+		ctl.slowStart = false
+		ctl.window = max(min(InitialBulk, ctl.ceiling), ctl.window-1)
+	default:
+		ctl.slowStart = false
+	}
+}
+
+// A bulk window grows while its requests get at least bulkGrow of the
+// best rate a request has had, and shrinks once they get less than
+// bulkShrink of it.
+const (
+	bulkGrow   = 0.85
+	bulkShrink = 0.75
+)
+
 func (ctl *controller) newRound() {
+	ctl.roundN, ctl.roundRate = 0, 0
 	ctl.roundStart, ctl.roundDone, ctl.roundBytes, ctl.waited = time.Time{}, 0, 0, false
 	if ctl.inFlight > 0 {
 		ctl.roundStart = ctl.clock()

@@ -10,7 +10,7 @@ import (
 func testController(ceiling int) *controller {
 	c := &Client{MaxConcurrency: ceiling}
 	u, _ := url.Parse("http://127.0.0.1:1/")
-	return c.controllerFor(u)
+	return c.controllerFor(u, false)
 }
 
 // Congestion halves the window once for the requests that were in flight
@@ -171,14 +171,14 @@ func TestControllersShared(t *testing.T) {
 	alone, capped := &Client{}, &Client{Controllers: &shared, MaxConcurrency: 4}
 	u, _ := url.Parse("http://127.0.0.1:1/x")
 	other, _ := url.Parse("http://127.0.0.1:2/x")
-	ctl := a.controllerFor(u)
-	if b.controllerFor(u) != ctl {
+	ctl := a.controllerFor(u, false)
+	if b.controllerFor(u, false) != ctl {
 		t.Fatal("two clients with one Controllers got different controllers for one host")
 	}
-	if alone.controllerFor(u) == ctl || capped.controllerFor(u) == ctl || a.controllerFor(other) == ctl {
+	if alone.controllerFor(u, false) == ctl || capped.controllerFor(u, false) == ctl || a.controllerFor(other, false) == ctl {
 		t.Fatal("a client with its own controllers, another ceiling or another host got the shared one")
 	}
-	s, err := a.controllerFor(u).acquire(context.Background())
+	s, err := a.controllerFor(u, false).acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,4 +247,48 @@ func TestControllerProbeWaitsForItsOwnRequests(t *testing.T) {
 	}
 	g.release(0, delivered, 0)
 	h.release(0, delivered, 0)
+}
+
+// A bulk window starts at InitialBulk and doubles a round at a time only
+// while doubling pays: on a link full at two requests it stays within
+// one of two; where each request brings its own rate it doubles up to the
+// ceiling; full at six, it ends between six and twelve.
+func TestBulkWindowGrowsOnlyWhileItPays(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rate func(window int) float64
+		lo   int
+		hi   int
+	}{
+		{"full at 2", func(w int) float64 { return float64(min(w, 2)) * 1e6 }, 2, 3},
+		{"per-connection cap", func(w int) float64 { return float64(w) * 1e6 }, 32, 32},
+		{"full at 6", func(w int) float64 { return float64(min(w, 6)) * 1e6 }, 6, 12},
+	} {
+		c := &Client{}
+		u, _ := url.Parse("http://example.test/")
+		ctl := c.controllerFor(u, true)
+		if ctl.window != InitialBulk {
+			t.Fatalf("a bulk window starts at %d, want %d", ctl.window, InitialBulk)
+		}
+		now := time.Unix(0, 0)
+		ctl.now = func() time.Time { return now }
+		for range 100 {
+			w := ctl.window
+			var slots []*slot
+			for range w {
+				s, _ := ctl.acquire(context.Background())
+				slots = append(slots, s)
+			}
+			ctl.mu.Lock()
+			ctl.waited = true
+			ctl.mu.Unlock()
+			now = now.Add(time.Duration(float64(w) * 1e6 / tc.rate(w) * float64(time.Second)))
+			for _, s := range slots {
+				s.release(1e6, delivered, 0)
+			}
+		}
+		if ctl.window < tc.lo || ctl.window > tc.hi {
+			t.Errorf("%s: bulk window %d, want %d to %d", tc.name, ctl.window, tc.lo, tc.hi)
+		}
+	}
 }

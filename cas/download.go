@@ -1242,6 +1242,7 @@ func (d *downloader) fetchBytes(e *fetchEntry, start, end int64, j *job) ([]byte
 		req, err := NewRequest(d.ctx, "GET", e.url, nil)
 		if err == nil {
 			req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", start, end))
+			req.bulk = end-start+1 >= BulkRequest
 		}
 		return req, err
 	}, func(resp *Response) (err error) {
@@ -1491,6 +1492,11 @@ func (d *downloader) get(e *fetchEntry, ranges []fetchRange, resume bool, j *job
 			req, err := NewRequest(d.ctx, "GET", e.url, nil)
 			if err == nil {
 				req.Header.Set("Range", rangeHeader(ranges[taken:], resume))
+				var n int64
+				for _, r := range ranges[taken:] {
+					n += r.bytes.End - r.bytes.Start + 1
+				}
+				req.bulk = n >= BulkRequest
 			}
 			return req, err
 		}, func(resp *Response) (err error) {

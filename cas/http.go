@@ -150,7 +150,7 @@ func (c *Client) call(ctx context.Context, op string, auth scope, pass []int,
 		if tok != nil {
 			req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 		}
-		sl, err := c.controllerFor(req.URL).acquire(ctx)
+		sl, err := c.acquireFor(ctx, req)
 		if err != nil {
 			return err
 		}

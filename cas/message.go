@@ -25,6 +25,9 @@ type Request struct {
 	// after a redirect).
 	GetBody func() (io.ReadCloser, error)
 	ctx     context.Context
+	// bulk: the request carries a xorb's bytes (BulkRequest or more),
+	// and takes a place in its host's bulk window too.
+	bulk bool
 }
 
 // NewRequest makes a request of ctx to rawURL with the given body (nil:

@@ -49,7 +49,11 @@ func (c *Client) Query(ctx context.Context, h xethash.Hash) (*shard.Shard, error
 // bytes on the wire.
 func (c *Client) PutXorb(ctx context.Context, b *xorb.Built) error {
 	return c.call(ctx, "upload xorb "+b.Hash.String(), scopeWrite, nil, func(base string) (*Request, error) {
-		return postBytes(ctx, base+"/v1/xorbs/default/"+b.Hash.String(), b.Records())
+		req, err := postBytes(ctx, base+"/v1/xorbs/default/"+b.Hash.String(), b.Records())
+		if err == nil {
+			req.bulk = req.ContentLength >= BulkRequest
+		}
+		return req, err
 	}, func(resp *Response) error {
 		var r struct {
 			WasInserted *bool `json:"was_inserted"`

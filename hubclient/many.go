@@ -100,8 +100,8 @@ func (c *Client) PathsInfo(ctx context.Context, paths []string) ([]RepoFileInfo,
 // from PathsInfo (a call a thousand files); then small files (no larger
 // than cas.SmallFile) go side by side, as many as the Client lets
 // requests be in flight and their bytes within cas.DownloadBuffer, each a
-// reconstruction and its ranges; a larger one goes alone, its own
-// download filling the window. For each file, open is called as its
+// reconstruction and its ranges; larger ones go two at a time, their
+// downloads filling the window. For each file, open is called as its
 // download starts and given what the hub says of it; the file's bytes go
 // to the writer it returns, in order, and done is told the outcome (nil:
 // every byte written and checked), also of a file stopped because another
@@ -113,19 +113,34 @@ func (c *Client) DownloadPaths(ctx context.Context, paths []string, open func(i 
 	if err != nil {
 		return err
 	}
+	return c.DownloadFiles(ctx, infos, open, done)
+}
+
+// DownloadFiles is DownloadPaths for files the caller has already asked
+// the hub about (PathsInfo, or a listing: Path, Size, XetHash and ETag
+// set). A writer open returns that is a Resumable has its earlier bytes
+// checked and kept (cas.Client.DownloadInto) instead of fetched again.
+func (c *Client) DownloadFiles(ctx context.Context, infos []RepoFileInfo, open func(i int, info RepoFileInfo) (io.Writer, error), done func(i int, n int64, err error) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	atOnce := c.MaxInFlight()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	cond := sync.NewCond(&mu)
-	running, held := 0, int64(0)
+	running, large, held := 0, 0, int64(0)
 	stop := context.AfterFunc(ctx, func() { mu.Lock(); cond.Broadcast(); mu.Unlock() })
 	defer stop()
 	for i, info := range infos {
 		small := info.Size <= cas.SmallFile
 		mu.Lock()
-		for ctx.Err() == nil && running > 0 && (!small || running >= atOnce || held+info.Size > cas.DownloadBuffer) {
+		// A small file waits for a place among atOnce, room in the buffer
+		// and no large file running; a large one for the small ones
+		// before it and for at most one other large one to run (two at
+		// once: one's tail and round trips overlap the other's pieces,
+		// so the link is not idle between them; the host's bulk window
+		// still bounds the bytes in flight of both together).
+		for ctx.Err() == nil && running > 0 && (small && (large > 0 || running >= atOnce || held+info.Size > cas.DownloadBuffer) ||
+			!small && (large > 1 || running > large)) {
 			cond.Wait()
 		}
 		if ctx.Err() != nil {
@@ -133,13 +148,21 @@ func (c *Client) DownloadPaths(ctx context.Context, paths []string, open func(i 
 			break
 		}
 		running++
-		held += info.Size
+		if small {
+			held += info.Size
+		} else {
+			large++
+		}
 		mu.Unlock()
 		wg.Go(func() {
 			defer func() {
 				mu.Lock()
 				running--
-				held -= info.Size
+				if small {
+					held -= info.Size
+				} else {
+					large--
+				}
 				cond.Broadcast()
 				mu.Unlock()
 			}()
@@ -151,9 +174,6 @@ func (c *Client) DownloadPaths(ctx context.Context, paths []string, open func(i 
 				cancel(err)
 			}
 		})
-		if !small {
-			wg.Wait() // a large file goes alone
-		}
 	}
 	wg.Wait()
 	return context.Cause(ctx)
@@ -169,9 +189,30 @@ func (c *Client) downloadOne(ctx context.Context, i int, info RepoFileInfo, open
 	if info.XetHash.IsZero() {
 		return c.downloadGit(ctx, &info, w, nil) // its errors name the file
 	}
-	n, err := c.DownloadSized(ctx, info.XetHash, info.Size, w, nil)
+	var n int64
+	if r, ok := w.(Resumable); ok {
+		var got cas.Resumed
+		got, err = c.DownloadInto(ctx, info.XetHash, info.Size, r, r.Have(), r.Kept)
+		n = got.Kept + got.Fetched
+		r.Resumed(got)
+	} else {
+		n, err = c.DownloadSized(ctx, info.XetHash, info.Size, w, nil)
+	}
 	if err != nil {
 		err = fmt.Errorf("%s: %w", info.Path, err)
 	}
 	return n, err
+}
+
+// Resumable is a writer DownloadFiles may resume a download into: a file
+// that may hold what an earlier attempt wrote (Have bytes of it). Kept is
+// told the bytes found good as they are known (the rest are written
+// through WriteAt), and Resumed what the download did in the end. A file
+// stored in git is written through Write, whole.
+type Resumable interface {
+	io.Writer
+	cas.Partial
+	Have() int64
+	Kept(n int64)
+	Resumed(r cas.Resumed)
 }

@@ -11,7 +11,8 @@
 #   bash scripts/bench.sh git [--files N ...]  # only git against the hub beside git itself (bench/git.py:
 #                                    # a clone of 20,000 files, a push of a 1 GiB LFS file; its flags are passed on)
 #   bash scripts/bench.sh link [--mib 64 ...]   # only the clients through an emulated wide-area link
-#                                    # (bench/link.mjs; its flags are passed on)
+#                                    # (bench/link.mjs; its flags are passed on; with all, also
+#                                    # bench/resume-link.mjs: transfers killed at half, run again)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -29,7 +30,7 @@ if [ "$what" = all ] || [ "$what" = node ]; then
   bash scripts/build-wasm.sh
   for b in bench/*.mjs; do
     [ -e "$b" ] || continue
-    case "$b" in *.lib.mjs|bench/link.mjs) continue ;; esac  # link: its own section
+    case "$b" in *.lib.mjs|bench/link.mjs|bench/resume-link.mjs) continue ;; esac  # link: its own section
     echo "==> node $b"
     node "$b"
   done
@@ -64,4 +65,8 @@ if [ "$what" = all ] || [ "$what" = link ]; then
   go build -o bin/linkproxy ./bench/linkproxy
   bash scripts/python-env.sh
   node bench/link.mjs "${@:2}"
+  if [ "$what" = all ]; then
+    echo "==> transfers killed at half through the link, run again (bench/resume-link.mjs)"
+    node bench/resume-link.mjs --links 10ms/25MB/50MB,40ms/25MB/100MB,100ms/10MB/100MB
+  fi
 fi

@@ -25,17 +25,33 @@ import (
 func init() {
 	register(&command{
 		name:    "download",
-		usage:   "REPO FILE... [--local-dir DIR | -o OUT] | REPO --hash HASH [-o OUT]",
-		summary: "download files by their paths in the repository (or one by file hash), verifying every byte before it reaches its path",
-		details: `As hf download takes them: REPO first, then the files, each written under
---local-dir DIR at its path in the repository (default: the current folder)
-and its local path printed; several files are fetched side by side. -o OUT names where one file goes instead: a
-file, a folder to write into, or - for standard output. A file already
-there is replaced only once the new one is verified, and a line says so;
-missing folders are made. A range (--bytes) or a file hash (--hash) goes
-to standard output unless -o says otherwise.
+		usage:   "REPO [PATH...] [--include GLOB] [--exclude GLOB] [--local-dir DIR] | REPO FILE -o OUT | REPO --hash HASH [-o OUT]",
+		summary: "download a repository, or files and folders of it, into the Hugging Face cache or a folder, verifying every byte before it reaches its name",
+		details: `As hf download takes them: REPO first (or --repo NAME), then the files or
+folders to download; none: the whole repository at --revision. The files go
+into the Hugging Face cache ($HF_HUB_CACHE, else $HF_HOME/hub, else
+~/.cache/huggingface/hub) in huggingface_hub's layout (blobs/<etag>,
+snapshots/<commit>/<path> links, refs/<revision>), so snapshot_download,
+hf_hub_download, transformers and hf cache ls find them; with --local-dir
+DIR, at their paths under DIR with hf download's metadata
+(DIR/.cache/huggingface/download), so hf download finds them there.
+Printed: each file's path when FILEs are named, else the folder.
 
-  xetkit download me/demo config.json weights/model.bin
+--include and --exclude take globs as hf does (fnmatch: * matches / too;
+a folder/ all under it), repeated or separated by commas. A file already
+there whose bytes hash to the hub's ETag is kept, not fetched. A download
+cut short (Ctrl-C, kill -9, a network gone) run again resumes: the bytes
+it left are checked chunk by chunk against the xorbs' chunk hashes, and
+only what is missing or does not match is fetched.
+
+-o OUT names where one file goes instead: a file, a folder to write into,
+or - for standard output. A file already there is replaced only once the
+new one is verified, and a line says so. A range (--bytes) or a file hash
+(--hash) goes to standard output unless -o says otherwise.
+
+  xetkit download me/demo
+  xetkit download me/demo config.json weights/ --local-dir ./demo
+  xetkit download me/demo --include "*.safetensors" --revision v2
   xetkit download me/demo model.bin -o ./models/
   xetkit download me/demo README.md -o -
 
@@ -50,9 +66,12 @@ The hub is --hub, else $HF_ENDPOINT, else https://huggingface.co; the token
 func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 	var out, localDir, byteRange, byHash string
 	fs.StringVar(&out, "o", "", "write the one file to OUT: a file (replaced once the new one is verified), a folder to write into, or - for standard output (needed when it is a terminal)")
-	fs.StringVar(&localDir, "local-dir", "", "write each file under this folder at its path in the repository (default: the current folder)")
+	fs.StringVar(&localDir, "local-dir", "", "write each file under this folder at its path in the repository, with hf download's metadata (default: the Hugging Face cache)")
 	fs.StringVar(&byteRange, "bytes", "", "only bytes START:END of the file (END excluded; either may be left out): only the chunks under them are fetched, each checked")
 	fs.StringVar(&byHash, "hash", "", "download the file with this file hash instead of a FILE")
+	var include, exclude globList
+	fs.Var(&include, "include", "only the files whose path matches this glob (fnmatch, as hf: * matches / too; a folder/ all under it); repeat it or give several separated by commas")
+	fs.Var(&exclude, "exclude", "leave out the files whose path matches this glob (as --include)")
 	h, err := hubCommand(e, c, fs, args)
 	if err != nil {
 		return err
@@ -67,12 +86,16 @@ func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 		if hash, err = xethash.Parse(byHash); err != nil {
 			return usagef("--hash: %v", err)
 		}
-	case len(paths) == 0:
-		return usagef("give the files to download: xetkit download %s FILE... (downloading a whole repository is not here yet)", h.client.Repo)
 	case out != "" && len(paths) > 1:
 		return usagef("-o names where one file goes, and %d are given: use --local-dir DIR for several", len(paths))
+	case len(paths) == 0 && (out != "" || byteRange != ""):
+		return usagef("-o and --bytes are for one file: give its path (xetkit download %s FILE -o OUT)", h.client.Repo)
 	}
-	for _, p := range paths {
+	for i, p := range paths {
+		if strings.HasSuffix(p, "/") && out == "" && byteRange == "" {
+			paths[i] = strings.TrimRight(p, "/") // a folder: every file under it
+			p = paths[i]
+		}
 		if err := checkPath(p); err != nil {
 			return err
 		}
@@ -126,8 +149,11 @@ func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 		}
 		return client.Download(ctx, hash, w, nil)
 	}
-	if len(paths) > 1 && rng == nil {
-		return downloadMany(ctx, e, h, paths, localDir)
+	if rng == nil && byHash == "" && out == "" {
+		return downloadRepo(ctx, e, h, paths, include, exclude, localDir)
+	}
+	if len(include)+len(exclude) > 0 {
+		return usagef("--include and --exclude choose files of a repository: not with -o, --hash or --bytes")
 	}
 	if byHash != "" {
 		paths = []string{""}
@@ -152,7 +178,14 @@ func runDownload(e *env, c *command, fs *flag.FlagSet, args []string) error {
 			continue
 		}
 		dst := destination(p, hash, out, localDir)
-		n, replaced, err := writeVerified(dst, m, func(w io.Writer) (int64, error) { return fetch(p, w) })
+		var n int64
+		var replaced bool
+		var err error
+		if rng == nil && p != "" {
+			n, replaced, err = downloadResumable(ctx, e, h, p, dst, m)
+		} else {
+			n, replaced, err = writeVerified(dst, m, func(w io.Writer) (int64, error) { return fetch(p, w) })
+		}
 		m.finish()
 		if err != nil {
 			return h.explain(ctx, err)
@@ -180,62 +213,11 @@ type written struct {
 	Replaced bool         `json:"replaced"`
 }
 
-// downloadMany downloads the files at paths under localDir (default: the
-// current folder), each at its path, side by side (hubclient.DownloadPaths:
-// small files many at once, a large one alone); each is written beside its
-// name and moved there once every byte is checked, so a failure leaves no
-// file under a name asked for. One meter counts them all.
-func downloadMany(ctx context.Context, e *env, h *hubArgs, paths []string, localDir string) error {
-	seen := map[string]bool{}
-	for _, p := range paths {
-		if seen[p] {
-			return usagef("%s is given twice (both would be written to one name)", p)
-		}
-		seen[p] = true
-	}
-	m := h.meter(e, fmt.Sprintf("download %d files", len(paths)))
-	files := make([]*verifiedFile, len(paths))
-	done := make([]written, len(paths))
-	err := h.client.DownloadPaths(ctx, paths, func(i int, _ hubclient.RepoFileInfo) (io.Writer, error) {
-		f, err := createVerified(destination(paths[i], xethash.Hash{}, "", localDir), countingWriter{m: m})
-		files[i] = f
-		return f, err
-	}, func(i int, n int64, err error) error {
-		f := files[i]
-		if f == nil {
-			return err
-		}
-		replaced, err := f.finish(err)
-		if err == nil {
-			done[i] = written{Path: paths[i], Output: f.dst, Bytes: n, Replaced: replaced}
-		}
-		return err
-	})
-	m.finish()
-	if err != nil {
-		return h.explain(ctx, err)
-	}
-	for _, d := range done {
-		switch {
-		case h.out.json:
-		case d.Replaced:
-			fmt.Fprintf(e.stderr, "download: replaced %s, which was there, with the file verified\n", d.Output)
-			fallthrough
-		default:
-			fmt.Fprintln(e.stdout, d.Output)
-		}
-	}
-	if h.out.json {
-		return printJSON(e.stdout, map[string]any{"files": done})
-	}
-	return nil
-}
-
 // checkPath refuses a path in the repository that could not name a file
 // there, before any request (and before it is joined to a local folder).
 func checkPath(p string) error {
 	if strings.HasSuffix(p, "/") {
-		return usagef("%s names a folder: give the files in it (downloading folders is not here yet)", p)
+		return usagef("%s names a folder: -o and --bytes take a file", p)
 	}
 	if err := hubclient.CheckRepoPath(p); err != nil {
 		return usagef("%v", err)
@@ -258,6 +240,59 @@ func destination(p string, hash xethash.Hash, out, localDir string) string {
 		return filepath.Join(out, name)
 	}
 	return out
+}
+
+// downloadResumable downloads the file at p to dst through a partial file
+// beside it whose name stays the same from one run to the next
+// (.NAME.<file hash>.incomplete), so a run after an interruption resumes
+// from what the last one wrote, each byte of it checked first
+// (cas.Client.DownloadInto); the file is moved to dst once whole and
+// verified. A file stored in git goes through writeVerified.
+func downloadResumable(ctx context.Context, e *env, h *hubArgs, p, dst string, m *meter) (n int64, replaced bool, err error) {
+	info, err := h.client.Resolve(ctx, p)
+	if err != nil {
+		return 0, false, err
+	}
+	if info.XetHash.IsZero() {
+		return writeVerified(dst, m, func(w io.Writer) (int64, error) { return h.client.DownloadPath(ctx, p, w, nil) })
+	}
+	if st, err := os.Stat(dst); err == nil && st.IsDir() {
+		return 0, false, fmt.Errorf("%s is a folder: give -o a file's name, or remove the folder", dst)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
+		return 0, false, fmt.Errorf("making the folder for %s: %w", dst, pathless(err))
+	}
+	partial := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+"."+info.XetHash.String()[:16]+".incomplete")
+	f, err := os.OpenFile(partial, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return 0, false, fmt.Errorf("writing %s: %w", dst, pathless(err))
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return 0, false, fmt.Errorf("writing %s: %w", dst, pathless(err))
+	}
+	m.set(0, info.Size)
+	pf := &partialFile{File: f, have: st.Size(), m: m}
+	r, err := h.client.DownloadInto(ctx, info.XetHash, info.Size, pf, pf.have, pf.Kept)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("writing %s: %w", dst, pathless(cerr))
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: %w", p, err) // the partial file stays: run again, it resumes
+	}
+	_, statErr := os.Lstat(dst)
+	if err := os.Rename(partial, dst); err != nil {
+		return 0, false, fmt.Errorf("moving the verified file to %s: %w", dst, pathless(err))
+	}
+	if (r.Kept > 0 || r.Refetched > 0) && !h.out.quiet {
+		fmt.Fprintf(e.stderr, "download: resumed: %s already on disk checked and kept", byteSize(r.Kept))
+		if r.Refetched > 0 {
+			fmt.Fprintf(e.stderr, ", %s on disk did not match its chunks' hashes and was fetched again", byteSize(r.Refetched))
+		}
+		fmt.Fprintln(e.stderr)
+	}
+	return info.Size, statErr == nil, nil
 }
 
 // writeVerified writes what fetch gives into a new file beside dst, and

@@ -219,6 +219,12 @@ func tokenPath() string {
 	if p := os.Getenv("HF_TOKEN_PATH"); p != "" {
 		return expandHome(p)
 	}
+	return filepath.Join(hfHome(), "token")
+}
+
+// hfHome is the Hugging Face tools' folder: $HF_HOME, else
+// $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface.
+func hfHome() string {
 	home := os.Getenv("HF_HOME")
 	if home == "" {
 		cache := os.Getenv("XDG_CACHE_HOME")
@@ -227,7 +233,7 @@ func tokenPath() string {
 		}
 		home = filepath.Join(cache, "huggingface")
 	}
-	return filepath.Join(expandHome(home), "token")
+	return expandHome(home)
 }
 
 // expandHome replaces a leading ~ with the user's home folder.

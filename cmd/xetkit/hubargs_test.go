@@ -179,12 +179,20 @@ func TestHFStyleForms(t *testing.T) {
 			t.Errorf("%s: %d bytes", name, len(b))
 		}
 	}
-	t.Chdir(t.TempDir())
-	if status, out, errOut = runCLI(t, nil, "download", "me/demo", "a.txt", "b.txt", "--quiet"); status != 0 || out != "a.txt\nb.txt\n" {
-		t.Fatalf("download into the current folder: %d %q %q", status, out, errOut)
+	// Without --local-dir: into the Hugging Face cache, each file's
+	// snapshot link printed.
+	t.Setenv("HF_HUB_CACHE", t.TempDir())
+	status, out, errOut = runCLI(t, nil, "download", "me/demo", "a.txt", "b.txt", "--quiet")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	snap := filepath.Join(os.Getenv("HF_HUB_CACHE"), "models--me--demo", "snapshots")
+	if status != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], snap) || !strings.HasSuffix(lines[1], filepath.Join("", "b.txt")) {
+		t.Fatalf("download into the cache: %d %q %q", status, out, errOut)
 	}
-	if b, _ := os.ReadFile("b.txt"); string(b) != "b\n" {
+	if b, _ := os.ReadFile(lines[1]); string(b) != "b\n" {
 		t.Errorf("b.txt: %q", b)
+	}
+	if st, err := os.Lstat(lines[1]); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("b.txt in the snapshot is not a link to its blob: %v", err)
 	}
 	// --repo-type, and an id with no namespace: the token's user's.
 	if status, out, errOut = runCLI(t, nil, "upload", "demo3", filepath.Join(dir, "demo", "a.txt"), "--repo-type", "dataset", "--quiet"); status != 0 || !strings.Contains(out, "/datasets/local/demo3/commit/") {
@@ -208,9 +216,8 @@ func TestHFStyleForms(t *testing.T) {
 		{[]string{"upload"}, "give the repository: xetkit upload REPO [LOCAL [PATH_IN_REPO]]"},
 		{[]string{"upload", "me/nothing-here"}, "nothing-here is not a file or folder here: give LOCAL"},
 		{[]string{"upload", "me/demo", "a", "b", "c"}, "pass --repo NAME FILE|DIR..."},
-		{[]string{"download", "me/demo"}, "give the files to download"},
 		{[]string{"download", "me/demo", "a.txt", "b.txt", "-o", "x"}, "use --local-dir DIR for several"},
-		{[]string{"download", "me/demo", "sub/"}, "names a folder"},
+		{[]string{"download", "me/demo", "sub/", "-o", "x"}, "names a folder"},
 		{[]string{"download", "a/b/c", "x"}, "want NAMESPACE/NAME"},
 		{[]string{"ls", "me/demo", "--repo-typ", "model"}, "did you mean --repo-type?"},
 	} {
