@@ -588,10 +588,12 @@ func (r *reader) byte() byte {
 	return c
 }
 
-// uvarint reads a length (0 once an error was met).
+// uvarint reads a length (0 once an error was met) in its shortest form:
+// a page has one encoding, so its id names one page (a longer form, with
+// a last byte of 0, is refused).
 func (r *reader) uvarint() uint64 {
 	v, n := binary.Uvarint(r.b)
-	if n > 0 {
+	if n > 0 && (n == 1 || r.b[n-1] != 0) {
 		r.b = r.b[n:]
 		return v
 	}
