@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds wasm/kernels.js and wasm/kernels.wasm from wasm/kernels/kernels.wat
+# Builds wasm/kernels.wasm from wasm/kernels/kernels.wat
 # (wabt's wat2wasm, the npm package pinned in package.json: run npm ci
 # first), then wasm/xetkit.wasm and wasm/xetkit-core.wasm (trimmed paths, no
 # symbol table or DWARF, their data segments merged by scripts/pack-data.mjs:
 # 825 -> 742 KB of gzip for the core module, 1,721 -> 1,580 for the full
-# one, the same memory) and puts
+# one, the same memory; the kernels inside each as a custom section,
+# scripts/add-kernels.mjs) and puts
 # the wasm_exec.js of the same Go toolchain beside it: the two must match.
 # From wasm_exec.js it also writes wasm/go-runtime.js, the ES module that
 # xetkit.js and its workers run the Go runtime from without touching the
@@ -37,6 +38,7 @@ GOOS=js GOARCH=wasm go build -trimpath $keep -gcflags=github.com/pierrec/lz4/v4/
 	-gcflags=slices= -gcflags=strings= -ldflags="-s -w" -o "$out.tmp" ./wasm
 node scripts/pack-data.mjs "$out.tmp" "$out"
 rm "$out.tmp"
+node scripts/add-kernels.mjs "$out"
 # The core module (xetkit/core): the formats alone, built with the
 # xetkit_core tag, which leaves xorb's compressor out, and without inlining
 # in xetkit's packages whose work is not in a tight loop (another 21 KB;
@@ -53,6 +55,7 @@ GOOS=js GOARCH=wasm go build -tags xetkit_core -trimpath $keep $cold -ldflags="-
 node scripts/strip-pcln.mjs "$core.tmp" "$core.tmp"
 node scripts/pack-data.mjs "$core.tmp" "$core"
 rm "$core.tmp"
+node scripts/add-kernels.mjs "$core"
 
 goroot=$(go env GOROOT)
 exec_js="$goroot/lib/wasm/wasm_exec.js"
