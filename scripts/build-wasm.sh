@@ -27,9 +27,10 @@ node scripts/wat2wasm.mjs
 # slices and strings too, where -l slowed the full parse of a big shard by
 # half. Full module: 1.76 -> 1.70
 # MB of gzip, processFile and parseShard as fast; core module: 925 -> 900
-# KB, its first-screen parse no slower. wasm-opt -Oz (binaryen 132) was
-# tried on the core module: 7 % fewer raw bytes but 2 KB more gzip, so it
-# is not used.
+# KB, its first-screen parse no slower. wasm-opt was tried on the core
+# module: binaryen 132's -Oz, 7 % fewer raw bytes but 2 KB more gzip;
+# binaryen 108 on the stripped module before pack-data, -O +4.4 KB, -Oz
+# +5.2 KB, -O2 -0.8 KB. It is not used.
 keep="-gcflags=all=-l -gcflags=github.com/xetkit/xetkit/...= -gcflags=syscall/js= -gcflags=strconv= -gcflags=internal/strconv=
 	-gcflags=encoding/binary= -gcflags=math/bits= -gcflags=unicode/utf8="
 out=wasm/xetkit.wasm
