@@ -37,6 +37,9 @@ out=wasm/xetkit.wasm
 # shellcheck disable=SC2086
 GOOS=js GOARCH=wasm go build -trimpath $keep -gcflags=github.com/pierrec/lz4/v4/...= -gcflags=runtime= \
 	-gcflags=slices= -gcflags=strings= -ldflags="-s -w" -o "$out.tmp" ./wasm
+# Its function table loses only the functions' start lines (which only
+# runtime/pprof reads): 10 KB of gzip; its tracebacks keep names and lines.
+node scripts/strip-pcln.mjs --start-lines "$out.tmp" "$out.tmp"
 node scripts/pack-data.mjs "$out.tmp" "$out"
 rm "$out.tmp"
 node scripts/add-kernels.mjs "$out"

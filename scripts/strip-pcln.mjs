@@ -16,15 +16,22 @@
 // file or line: reproduce it with the full module (xetkit.wasm, not
 // stripped), which gives the same results (wasm/test/core.test.mjs).
 //
+// With --start-lines (the full module) it zeroes the start lines alone,
+// which only runtime/pprof reads (runtime.Frame's startLine): 10 KB of
+// gzip, tracebacks as they were.
+//
 // The script checks the layout it expects (Go 1.20+'s pcHeader, the
 // _func record of Go 1.26) and that no byte a kept table or name uses is
 // touched, and fails the build otherwise.
 //
-//   node scripts/strip-pcln.mjs IN.wasm OUT.wasm
+//   node scripts/strip-pcln.mjs [--start-lines] IN.wasm OUT.wasm
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 
-const [input, output] = process.argv.slice(2);
-if (!input || !output) throw new Error("usage: node scripts/strip-pcln.mjs IN.wasm OUT.wasm");
+const args = process.argv.slice(2);
+const startLinesOnly = args[0] === "--start-lines";
+if (startLinesOnly) args.shift();
+const [input, output] = args;
+if (!input || !output) throw new Error("usage: node scripts/strip-pcln.mjs [--start-lines] IN.wasm OUT.wasm");
 const fail = (msg) => { throw new Error(`strip-pcln: ${input}: ${msg}`); };
 
 const b = Buffer.from(readFileSync(input));
@@ -82,6 +89,10 @@ for (let k = 0; k < nfunc; k++) {
 }
 keepTable.delete(0);
 drop.delete(0);
+if (startLinesOnly) {
+  for (const f of funcs) mem.writeInt32LE(0, f.fo + F.startLine);
+  drop.clear();
+}
 for (const off of keepTable) kept.fill(1, pctab + off, pctab + off + tableLength(off));
 for (const f of funcs) if (f.name.startsWith("runtime.")) kept.fill(1, names + f.nameOff, f.nameEnd + 1);
 
@@ -90,9 +101,11 @@ const zero = (from, to) => {
   mem.fill(0, from, to);
 };
 for (const off of drop) if (!keepTable.has(off)) zero(pctab + off, pctab + off + tableLength(off));
-zero(cutab, pctab); // cutab and filetab: read only through pcfile
-for (let i = names; i < cutab; i++) if (!kept[i]) mem[i] = 0;
-for (const f of funcs) {
+if (!startLinesOnly) {
+  zero(cutab, pctab); // cutab and filetab: read only through pcfile
+  for (let i = names; i < cutab; i++) if (!kept[i]) mem[i] = 0;
+}
+for (const f of startLinesOnly ? [] : funcs) {
   mem.writeUInt32LE(0, f.fo + F.pcfile);
   mem.writeUInt32LE(0, f.fo + F.pcln);
   mem.writeUInt32LE(0, f.fo + F.cuOffset);
