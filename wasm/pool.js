@@ -58,6 +58,12 @@ export class Pool {
   #send(best, op, args, transfer, recycle = false) {
     const id = ++this.seq;
     const p = new Promise((resolve, reject) => {
+      if (this.closed) {
+        // A job Go sends after close (its queue had it already) fails as
+        // the jobs the close found pending do.
+        reject(new XetkitError("worker pool closed", "STATE"));
+        return;
+      }
       if (!best || best.dead) {
         reject(new XetkitError("no worker left in the pool (a worker died)", "INTERNAL"));
         return;
@@ -85,6 +91,7 @@ export class Pool {
   }
 
   close() {
+    this.closed = true;
     for (const w of this.workers) {
       for (const c of w.calls.values()) c.reject(new XetkitError("worker pool closed", "STATE"));
       w.terminate();
