@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds wasm/kernels.js and wasm/kernels.wasm from wasm/kernels/kernels.wat
+# Builds wasm/kernels.wasm from wasm/kernels/kernels.wat
 # (wabt's wat2wasm, the npm package pinned in package.json: run npm ci
 # first), then wasm/xetkit.wasm and wasm/xetkit-core.wasm (trimmed paths, no
 # symbol table or DWARF, their data segments merged by scripts/pack-data.mjs:
 # 825 -> 742 KB of gzip for the core module, 1,721 -> 1,580 for the full
-# one, the same memory) and puts
+# one, the same memory; the kernels inside each as a custom section,
+# scripts/add-kernels.mjs) and puts
 # the wasm_exec.js of the same Go toolchain beside it: the two must match.
 # From wasm_exec.js it also writes wasm/go-runtime.js, the ES module that
 # xetkit.js and its workers run the Go runtime from without touching the
@@ -26,17 +27,22 @@ node scripts/wat2wasm.mjs
 # slices and strings too, where -l slowed the full parse of a big shard by
 # half. Full module: 1.76 -> 1.70
 # MB of gzip, processFile and parseShard as fast; core module: 925 -> 900
-# KB, its first-screen parse no slower. wasm-opt -Oz (binaryen 132) was
-# tried on the core module: 7 % fewer raw bytes but 2 KB more gzip, so it
-# is not used.
+# KB, its first-screen parse no slower. wasm-opt was tried on the core
+# module: binaryen 132's -Oz, 7 % fewer raw bytes but 2 KB more gzip;
+# binaryen 108 on the stripped module before pack-data, -O +4.4 KB, -Oz
+# +5.2 KB, -O2 -0.8 KB. It is not used.
 keep="-gcflags=all=-l -gcflags=github.com/xetkit/xetkit/...= -gcflags=syscall/js= -gcflags=strconv= -gcflags=internal/strconv=
 	-gcflags=encoding/binary= -gcflags=math/bits= -gcflags=unicode/utf8="
 out=wasm/xetkit.wasm
 # shellcheck disable=SC2086
 GOOS=js GOARCH=wasm go build -trimpath $keep -gcflags=github.com/pierrec/lz4/v4/...= -gcflags=runtime= \
 	-gcflags=slices= -gcflags=strings= -ldflags="-s -w" -o "$out.tmp" ./wasm
+# Its function table loses only the functions' start lines (which only
+# runtime/pprof reads): 10 KB of gzip; its tracebacks keep names and lines.
+node scripts/strip-pcln.mjs --start-lines "$out.tmp" "$out.tmp"
 node scripts/pack-data.mjs "$out.tmp" "$out"
 rm "$out.tmp"
+node scripts/add-kernels.mjs "$out"
 # The core module (xetkit/core): the formats alone, built with the
 # xetkit_core tag, which leaves xorb's compressor out, and without inlining
 # in xetkit's packages whose work is not in a tight loop (another 21 KB;
@@ -47,8 +53,13 @@ cold=""
 for p in shard shard/spec wasm/formats wasm/exports wasm/core internal/jsexport internal/textf internal/jsonw formaterr; do cold="$cold -gcflags=$x/$p=-l"; done
 # shellcheck disable=SC2086
 GOOS=js GOARCH=wasm go build -tags xetkit_core -trimpath $keep $cold -ldflags="-s -w" -o "$core.tmp" ./wasm/core
+# Its function table keeps only what the runtime runs by (scripts/strip-pcln.mjs:
+# no file/line tables, no names outside package runtime): 735.7 -> 673.5 KB
+# of gzip. The full module keeps them, so that its tracebacks name lines.
+node scripts/strip-pcln.mjs "$core.tmp" "$core.tmp"
 node scripts/pack-data.mjs "$core.tmp" "$core"
 rm "$core.tmp"
+node scripts/add-kernels.mjs "$core"
 
 goroot=$(go env GOROOT)
 exec_js="$goroot/lib/wasm/wasm_exec.js"

@@ -41,7 +41,7 @@ func (s *Shard) sections() []Section {
 	}{
 		{"fileLookup", f.FileLookupOffset, len(s.Lookups.Files), fileLookupLayout.size},
 		{"casLookup", f.XorbLookupOffset, len(s.Lookups.Xorbs), xorbLookupLayout.size},
-		{"chunkLookup", f.ChunkLookupOffset, len(s.Lookups.Chunks), chunkLookupLayout.size},
+		{"chunkLookup", f.ChunkLookupOffset, len(s.Lookups.Chunks) + s.unreadChunkLookups, chunkLookupLayout.size},
 	} {
 		if t.n > 0 {
 			out = append(out, Section{t.name, int64(t.off), int64(t.n * t.w)})

@@ -135,12 +135,26 @@ func summaryAt(r io.ReaderAt, size int64) (s *Shard, ok bool) {
 	}
 	casBookendLayout.noteReserved(s, rec, p)
 	s.Layout.AfterCAS = p + RecordSize
-	tables := read(s.Layout.AfterCAS, footerAt)
-	if tables == nil {
-		return nil, false
-	}
 	s.Footer = s.readFooter(fb, footerAt)
-	s.Lookups = s.readLookups(tables, s.Layout.AfterCAS)
+	// The file and CAS lookup tables are read, each on its own; of the
+	// chunk lookup table (a sixth of a big shard, and no part of the
+	// summary's JSON but its size) only the count is kept.
+	t := s.Footer.lookupTables()
+	var tables [2][]LookupEntry
+	for i := range tables {
+		if !tableFits(t[i].off, t[i].count, t[i].size, s.Layout.AfterCAS, footerAt) {
+			continue
+		}
+		b := read(int64(t[i].off), int64(t[i].off+t[i].count*t[i].size))
+		if b == nil {
+			return nil, false
+		}
+		tables[i] = readTable(b, int64(t[i].off), t[i], s.Layout.AfterCAS, footerAt)
+	}
+	s.Lookups = Lookups{Files: tables[0], Xorbs: tables[1]}
+	if tableFits(t[2].off, t[2].count, t[2].size, s.Layout.AfterCAS, footerAt) {
+		s.unreadChunkLookups = int(t[2].count)
+	}
 	return s, true
 }
 

@@ -27,8 +27,9 @@ func TestSummaryJSON(t *testing.T) {
 	}
 }
 
-// TestSummarySparse: a stored shard's summary reads no chunk record, so
-// neither the bytes nor the memory it takes grow with the chunk rows.
+// TestSummarySparse: a stored shard's summary reads no chunk record and
+// no chunk lookup entry, so neither the bytes nor the memory it takes grow
+// with the chunk rows.
 func TestSummarySparse(t *testing.T) {
 	for name, b := range testShards(t) {
 		s := mustParse(t, b)
@@ -44,6 +45,15 @@ func TestSummarySparse(t *testing.T) {
 			for _, got := range r.reads {
 				if got[0] < rows[1] && rows[0] < got[1] {
 					t.Fatalf("%s: read %d..%d overlaps the chunk records of xorb %s (%d..%d)", name, got[0], got[1], x.Hash, rows[0], rows[1])
+				}
+			}
+		}
+		if n := len(s.Lookups.Chunks); n > 0 {
+			const entry = 16 // a chunk lookup entry: truncated hash, xorb, chunk
+			table := [2]int64{int64(s.Footer.ChunkLookupOffset), int64(s.Footer.ChunkLookupOffset) + entry*int64(n)}
+			for _, got := range r.reads {
+				if got[0] < table[1] && table[0] < got[1] {
+					t.Fatalf("%s: read %d..%d overlaps the chunk lookup table (%d..%d)", name, got[0], got[1], table[0], table[1])
 				}
 			}
 		}

@@ -70,9 +70,12 @@ type Shard struct {
 	// unread, when set, counts each xorb's chunk records that were read
 	// past, not decoded (SummaryJSONAt); unreadTerms then does the same for
 	// each file's terms (its Terms nil, its Verification empty where it has
-	// some). Such a Shard never leaves the package.
-	unread      []int
-	unreadTerms []termsRead
+	// some), and unreadChunkLookups counts the chunk lookup entries a
+	// sparse summary (summaryAt) did not read, its Lookups.Chunks nil.
+	// Such a Shard never leaves the package.
+	unread             []int
+	unreadTerms        []termsRead
+	unreadChunkLookups int
 }
 
 // termsRead is what a summary keeps of one file's term records.

@@ -11,7 +11,8 @@
 // and its tools (vite, esbuild, typescript) come from the repo's
 // node_modules; (f) a fresh Vite app whose page imports only xetkit/core
 // builds and runs in Chromium, ships only the core module, and its weight
-// (everything it ships, gzip -9) is printed beside a full-module page's.
+// (everything it ships, gzip -9: at most 700 kB) is printed beside a
+// full-module page's.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -280,6 +281,7 @@ ${sampleSource}
   assert.match(coreFiles, /xetkit-core[^ ]*\.wasm/, "the core page ships no core module");
   assert.doesNotMatch(coreFiles, /xetkit-[0-9A-Za-z_-]{8}\.wasm/, "the core page ships the full module");
   assert.ok(built.core.gz < built.full.gz / 1.5, `the core page (${built.core.gz} bytes of gzip) is not much lighter than the full one (${built.full.gz})`);
+  assert.ok(built.core.gz <= 700_000, `the core page ships ${built.core.gz} bytes of gzip -9, over the 700 kB it may`);
   console.log(`# weight of a Vite page, everything it ships, gzip -9: xetkit/core ${built.core.raw} bytes raw, ${built.core.gz} gzip; xetkit ${built.full.raw} raw, ${built.full.gz} gzip`);
   console.log(`#   core: ${built.core.files.join("; ")}`);
   console.log(`#   full: ${built.full.files.join("; ")}`);

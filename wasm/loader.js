@@ -3,7 +3,6 @@
 // the load of each entry (xetkit.js, core.js), which makes the API.
 
 import { defineGo } from "./go-runtime.js";
-import { kernelsBase64 } from "./kernels.js";
 import { startGo as runGo } from "./runtime.js";
 import { describe, isNode, nodeHost, typeError, XetkitError } from "./calls.js";
 
@@ -61,16 +60,24 @@ function unrefGoTimers(go) {
   }
 }
 
-// kernelsModule compiles kernels.wasm (SIMD BLAKE3, SHA-256) once; it is
-// null where the engine cannot run it (no SIMD: WebAssembly.validate fails),
-// and then Go runs its portable code.
-let kernelsCompiled = null;
-function kernelsModule() {
-  kernelsCompiled ??= (async () => {
-    const bytes = Uint8Array.from(atob(kernelsBase64), (c) => c.charCodeAt(0));
-    return WebAssembly.validate(bytes) ? WebAssembly.compile(bytes) : null;
-  })();
-  return kernelsCompiled;
+// kernelsModule compiles the kernels (SIMD BLAKE3, SHA-256) that the
+// compiled module go carries as its custom section "xetkit.kernels"
+// (scripts/add-kernels.mjs), once per module; it is null where the engine
+// cannot run them (no SIMD: WebAssembly.validate fails) or the module has
+// none, and then Go runs its portable code.
+const kernelsCompiled = new WeakMap();
+function kernelsModule(go) {
+  let p = kernelsCompiled.get(go);
+  if (!p) {
+    p = (async () => {
+      const [section] = WebAssembly.Module.customSections(go, "xetkit.kernels");
+      if (!section) return null;
+      const bytes = new Uint8Array(section);
+      return WebAssembly.validate(bytes) ? WebAssembly.compile(bytes) : null;
+    })();
+    kernelsCompiled.set(go, p);
+  }
+  return p;
 }
 
 // startGo runs this thread's instance of the compiled modules ({go, kernels}):
@@ -128,7 +135,8 @@ export function startModule(options, name, defaultURL, make) {
   let p = byWorkers.get(key);
   if (!p) {
     p = (async () => {
-      const compiled = { go: wasmModule ?? await compile(source, name), kernels: kernels ? await kernelsModule() : null };
+      const go = wasmModule ?? await compile(source, name);
+      const compiled = { go, kernels: kernels ? await kernelsModule(go) : null };
       return make(compiled, await startGo(compiled, name), workers);
     })();
     byWorkers.set(key, p);

@@ -3,8 +3,9 @@
 package wasmkernels
 
 import (
-	"github.com/xetkit/xetkit/internal/textf"
 	"unsafe"
+
+	"github.com/xetkit/xetkit/internal/textf"
 )
 
 //go:wasmimport xetkit_kernels available

@@ -15,7 +15,7 @@ import { rawInstance, root } from "./helpers.mjs";
 const wasmDir = join(root, "wasm");
 const decl = JSON.parse(readFileSync(join(wasmDir, "exports", "exports.json"), "utf8"));
 // The files that are not the wrapper: generated, or Go's own.
-const generated = new Set(["go-runtime.js", "kernels.js", "wasm_exec.js"]);
+const generated = new Set(["go-runtime.js", "wasm_exec.js"]);
 
 function parse(file, kind) {
   return ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true, kind);
