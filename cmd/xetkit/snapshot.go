@@ -469,7 +469,11 @@ func downloadRepo(ctx context.Context, e *env, h *hubArgs, paths []string, inclu
 			}
 		}
 	}
-	m := h.meter(e, fmt.Sprintf("download %d files", len(files)))
+	label := fmt.Sprintf("download %d files", len(files))
+	if len(files) == 1 {
+		label = "download " + files[0].info.Path // as one file's download always said
+	}
+	m := h.meter(e, label)
 	m.set(there, total)
 	if len(fetch) > 0 && len(fetch) < len(files) && m != nil {
 		fmt.Fprintf(e.stderr, "download: %d of %d files already there and verified, not fetched\n", len(files)-len(fetch), len(files))
