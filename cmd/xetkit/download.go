@@ -256,11 +256,8 @@ func downloadResumable(ctx context.Context, e *env, h *hubArgs, p, dst string, m
 	if info.XetHash.IsZero() {
 		return writeVerified(dst, m, func(w io.Writer) (int64, error) { return h.client.DownloadPath(ctx, p, w, nil) })
 	}
-	if st, err := os.Stat(dst); err == nil && st.IsDir() {
-		return 0, false, fmt.Errorf("%s is a folder: give -o a file's name, or remove the folder", dst)
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
-		return 0, false, fmt.Errorf("making the folder for %s: %w", dst, pathless(err))
+	if err := prepareDst(dst); err != nil {
+		return 0, false, err
 	}
 	partial := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+"."+info.XetHash.String()[:16]+".incomplete")
 	f, err := os.OpenFile(partial, os.O_RDWR|os.O_CREATE, 0o666)
@@ -295,80 +292,55 @@ func downloadResumable(ctx context.Context, e *env, h *hubArgs, p, dst string, m
 	return info.Size, statErr == nil, nil
 }
 
-// writeVerified writes what fetch gives into a new file beside dst, and
-// moves it to dst only once fetch returns with every byte verified (see
-// createVerified). It reports whether a file was replaced.
-func writeVerified(dst string, m *meter, fetch func(io.Writer) (int64, error)) (n int64, replaced bool, err error) {
-	f, err := createVerified(dst, countingWriter{m: m})
-	if err != nil {
-		return 0, false, err
-	}
-	f.expect = func(n int64) { m.set(0, n) }
-	n, err = fetch(f)
-	replaced, err = f.finish(err)
-	return n, replaced, err
-}
-
-// verifiedFile is a download on its way to dst: written into a new file
-// beside it, moved to dst by finish only once every byte is verified, so
-// a failed or unverified download never leaves a file under dst, nor
-// anything else. The file gets the usual mode (0666 less the umask);
-// missing folders above it are made. Errors name dst, never the
-// temporary file.
-type verifiedFile struct {
-	dst string
-	tmp *os.File
-	*bufio.Writer
-	expect func(int64) // what Expect tells, or nil
-}
-
-// Expect hears the size the download says the file will have
-// (hubclient.Expecter).
-func (f *verifiedFile) Expect(n int64) {
-	if f.expect != nil {
-		f.expect(n)
-	}
-}
-
-// createVerified starts the file for dst; what is written to it is also
-// counted into count (whose w is set to the file).
-func createVerified(dst string, count countingWriter) (*verifiedFile, error) {
+// prepareDst refuses a dst that is a folder and makes the folders above
+// it, for a file about to be written there.
+func prepareDst(dst string) error {
 	if st, err := os.Stat(dst); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("%s is a folder: give -o a file's name, or remove the folder", dst)
+		return fmt.Errorf("%s is a folder: give -o a file's name, or remove the folder", dst)
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
-		return nil, fmt.Errorf("making the folder for %s: %w", dst, pathless(err))
+		return fmt.Errorf("making the folder for %s: %w", dst, pathless(err))
+	}
+	return nil
+}
+
+// writeVerified writes what fetch gives into a new file beside dst, and
+// moves it to dst only once fetch returns with every byte verified: a
+// failed or unverified download never leaves a file under dst, nor
+// anything else. The file gets the usual mode (0666 less the umask). It
+// reports whether a file was replaced. Errors name dst, never the
+// temporary file.
+func writeVerified(dst string, m *meter, fetch func(io.Writer) (int64, error)) (n int64, replaced bool, err error) {
+	if err := prepareDst(dst); err != nil {
+		return 0, false, err
 	}
 	tmp, err := createBeside(dst)
 	if err != nil {
-		return nil, fmt.Errorf("writing %s: %w", dst, pathless(err))
+		return 0, false, fmt.Errorf("writing %s: %w", dst, pathless(err))
 	}
-	count.w = tmp
-	return &verifiedFile{dst: dst, tmp: tmp, Writer: bufio.NewWriterSize(count, 1<<20)}, nil
-}
-
-// finish ends the file: with err nil (every byte written and verified) it
-// is moved to dst, and finish reports whether a file was replaced; with
-// an error, the file is removed and the error returned.
-func (f *verifiedFile) finish(err error) (replaced bool, _ error) {
-	if err == nil {
-		if err = f.Flush(); err != nil {
-			err = fmt.Errorf("writing %s: %w", f.dst, pathless(err))
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
 		}
+	}()
+	w := &meterWriter{Writer: bufio.NewWriterSize(tmp, 1<<20), m: m}
+	if n, err = fetch(w); err != nil {
+		return 0, false, err
 	}
-	if cerr := f.tmp.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("writing %s: %w", f.dst, pathless(cerr))
+	if err := w.Flush(); err != nil {
+		return 0, false, fmt.Errorf("writing %s: %w", dst, pathless(err))
 	}
-	if err != nil {
-		os.Remove(f.tmp.Name())
-		return false, err
+	if err := tmp.Close(); err != nil {
+		return 0, false, fmt.Errorf("writing %s: %w", dst, pathless(err))
 	}
-	_, statErr := os.Lstat(f.dst)
-	if err := os.Rename(f.tmp.Name(), f.dst); err != nil {
-		os.Remove(f.tmp.Name())
-		return false, fmt.Errorf("moving the verified file to %s: %w", f.dst, pathless(err))
+	_, statErr := os.Lstat(dst)
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return 0, false, fmt.Errorf("moving the verified file to %s: %w", dst, pathless(err))
 	}
-	return statErr == nil, nil
+	ok = true
+	return n, statErr == nil, nil
 }
 
 // createBeside creates a new, hidden file in dst's folder with the usual

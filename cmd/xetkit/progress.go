@@ -257,15 +257,3 @@ func byteSize(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", v, "KMG"[i])
 }
-
-// countingWriter counts what goes through it into a meter.
-type countingWriter struct {
-	w io.Writer
-	m *meter
-}
-
-func (c countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.m.add(int64(n))
-	return n, err
-}
