@@ -278,8 +278,9 @@ func (s *Store) fail(op, key string, err error) error {
 }
 
 // Put stores the parts as kind/name with If-None-Match: *, and reports
-// whether it wrote (false: the object exists). S3 makes an object durable
-// before it answers.
+// whether it wrote (false: the object exists; also when the answer was
+// lost and the object is there). S3 makes an object durable before it
+// answers.
 func (s *Store) Put(kind, name string, parts ...[]byte) (bool, error) {
 	if err := checkName(kind, name); err != nil {
 		return false, err
@@ -295,10 +296,25 @@ func (s *Store) Put(kind, name string, parts ...[]byte) (bool, error) {
 	if lostRace(err) {
 		return false, nil
 	}
+	if err != nil && status(err) == 0 && s.exists(key) {
+		// No answer, yet the object is there. A server may refuse a put
+		// on an existing key before it reads the body (versitygw does)
+		// and close the connection under the rest of it; the reset then
+		// loses the 412 it sent. The object existing is what matters.
+		return false, nil
+	}
 	if err != nil {
 		return false, s.fail("put", key, err)
 	}
 	return true, nil
+}
+
+// exists reports whether object key is there, as far as a HEAD can tell.
+func (s *Store) exists(key string) bool {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	_, err := s.c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &key})
+	return err == nil
 }
 
 // PutAll puts each object, a few at once; each is durable when its put

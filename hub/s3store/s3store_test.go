@@ -1,12 +1,18 @@
 package s3store_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/xetkit/xetkit/hub/s3store"
 	"github.com/xetkit/xetkit/hub/s3store/s3test"
@@ -173,5 +179,70 @@ func TestEnv(t *testing.T) {
 	_, err = s3store.Open(context.Background(), "s3://no-such-bucket-here/x", s3store.Options{})
 	if err == nil || !strings.Contains(err.Error(), "no-such-bucket-here") {
 		t.Fatalf("opening a missing bucket: %v, want an error naming it", err)
+	}
+}
+
+// resettingS3 is an S3 server that answers HEAD (200 for the bucket, and
+// for an object when exists) and breaks the connection under every PUT,
+// as versitygw does when it refuses a put on an existing key before
+// reading the body.
+func resettingS3(t *testing.T, exists bool) aws.Config {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					if req.Method == http.MethodPut {
+						c.(*net.TCPConn).SetLinger(0) // close with a reset
+						return
+					}
+					code := "200 OK"
+					if strings.Count(req.URL.Path, "/") > 1 && !exists {
+						code = "404 Not Found"
+					}
+					fmt.Fprintf(c, "HTTP/1.1 %s\r\nContent-Length: 0\r\n\r\n", code)
+				}
+			}()
+		}
+	}()
+	return aws.Config{
+		Region:           "us-east-1",
+		BaseEndpoint:     aws.String("http://" + ln.Addr().String()),
+		Credentials:      credentials.NewStaticCredentialsProvider("k", "s", ""),
+		RetryMaxAttempts: 1,
+	}
+}
+
+// TestPutWithoutAnswer: a put whose connection breaks is settled by
+// whether the object is there: written by another (false, no error), or
+// not (the error, naming the object).
+func TestPutWithoutAnswer(t *testing.T) {
+	for _, exists := range []bool{true, false} {
+		s, err := s3store.Open(context.Background(), "s3://b/p", s3store.Options{Client: s3store.NewClient(resettingS3(t, exists))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrote, err := s.Put("xorbs", "aa", make([]byte, 1<<20))
+		switch {
+		case exists && (wrote || err != nil):
+			t.Errorf("put on an existing object whose answer was lost: wrote %v, %v; want false, nil", wrote, err)
+		case !exists && (err == nil || !strings.Contains(err.Error(), "s3://b/p/xorbs/aa")):
+			t.Errorf("put of a missing object whose answer was lost: wrote %v, %v; want an error naming s3://b/p/xorbs/aa", wrote, err)
+		}
 	}
 }
