@@ -116,8 +116,9 @@ func checkPartial(ctx context.Context, f io.ReaderAt, seq []seqChunk, hashes []x
 	// The chunks wholly in the file: [0, n).
 	n := sort.Search(len(seq), func(i int) bool { return offs[i+1] > have })
 	good := make([]bool, n)
-	// Batches of about 16 MiB, read and hashed by a few goroutines.
-	const batch = 16 << 20
+	// Batches of about 4 MiB, read and hashed by a few goroutines (a
+	// browser holds each in its page and in the module at once).
+	const batch = 4 << 20
 	type span struct{ from, to int }
 	var spans []span
 	for i := 0; i < n; {

@@ -4,6 +4,7 @@
 // package.json maps "#node" to no-node.js for every other platform, so no
 // "node:" import reaches a browser bundle.
 import { createHash } from "node:crypto";
+import { constants } from "node:fs";
 import { open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import os from "node:os";
@@ -41,9 +42,54 @@ export function startWorker(source) {
 }
 
 /**
- * A download sink writing to a file: the bytes go to a temporary file
- * beside it, renamed to path once the download is whole and checked and
- * removed if it fails, so path never holds a partial download.
+ * The partial file of a download to path, as the command keeps it: the
+ * bytes go into .NAME.<file hash 16>.incomplete beside path, which a later
+ * download of the same file resumes from (each chunk there checked before
+ * it counts; see downloadInto in xetkit.js), and which becomes path only
+ * once the download is whole and checked. open(hash, size) → {size,
+ * readAt, writeAt, truncate}; done() renames it to path; fail() keeps it
+ * (a file stored in git, hash "", has a temporary one, removed).
+ */
+export function partialFile(path) {
+  let fh = null;
+  let part = null;
+  return {
+    async open(hash) {
+      part = hash ? { name: join(dirname(path), `.${basename(path)}.${hash.slice(0, 16)}.incomplete`), keep: true }
+        : { name: join(dirname(path), `.${basename(path)}.part-${process.pid}-${Date.now()}`), keep: false };
+      fh = await open(part.name, constants.O_RDWR | constants.O_CREAT, 0o666);
+      const { size } = await fh.stat();
+      return {
+        size: part.keep ? size : 0,
+        readAt: async (off, n) => {
+          const buf = new Uint8Array(n);
+          const { bytesRead } = await fh.read(buf, 0, n, off);
+          return buf.subarray(0, bytesRead);
+        },
+        writeAt: async (off, bytes) => { await fh.write(bytes, 0, bytes.length, off); },
+        truncate: (n) => fh.truncate(n),
+      };
+    },
+    async done() {
+      if (!fh) return;
+      await fh.close();
+      fh = null;
+      await rename(part.name, path);
+    },
+    async fail() {
+      if (!fh) return;
+      await fh.close().catch(() => {});
+      fh = null;
+      if (!part.keep) await unlink(part.name).catch(() => {});
+    },
+  };
+}
+
+/**
+ * A download sink writing to a file (a range of one): the bytes go to a
+ * temporary file beside it, renamed to path once the download is whole
+ * and checked and removed if it fails, so path never holds a partial
+ * download.
  */
 export async function fileSink(path) {
   const tmp = join(dirname(path), `.${basename(path)}.part-${process.pid}-${Date.now()}`);

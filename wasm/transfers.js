@@ -3,6 +3,7 @@
 // files, streams and callbacks; the protocol is Go's.
 
 import { browserResumeStore } from "./browserstore.js";
+import { opfsPartial, opfsPlace } from "./opfsfile.js";
 import { call, callAsync, describe, hashString, held, isBlob, isNode, nodeHost, progressEvents, toBytes, typeError, XetkitError } from "./calls.js";
 
 // ---- upload and download (owner: wasm/upload.go) ----
@@ -207,14 +208,50 @@ export async function downloadTo(go, target, options, sink) {
   return n;
 }
 
+// isFileHandle: a FileSystemFileHandle (of a save picker, or OPFS).
+const isFileHandle = (v) => typeof FileSystemFileHandle !== "undefined" && v instanceof FileSystemFileHandle;
+
+// downloadResumable downloads a whole file into part, a partial file that
+// a host keeps (Node's partialFile, opfsPartial): what an earlier attempt
+// left there is checked chunk by chunk and kept, the rest fetched; part
+// becomes the target once all is checked, and is kept for the next
+// attempt on failure. Resolves to the file's size.
+async function downloadResumable(go, target, options, part) {
+  const [t, opts] = downloadArgs(target, options);
+  let total;
+  const { onProgress } = options;
+  const events = {
+    signal: options.signal,
+    open: (hash, size) => { total = size; return part.open(hash, size); },
+    onProgress: onProgress ? (written) => onProgress({ written, total }) : undefined,
+  };
+  let r;
+  try {
+    r = await callAsync(go, "downloadInto", t, opts, events);
+  } catch (e) {
+    await part.fail();
+    throw e;
+  }
+  await part.done();
+  return r.size;
+}
+
 export async function downloadFile(go, target, options) {
   const as = options.as ?? "bytes";
   if (as !== "bytes" && as !== "blob") throw new XetkitError(`download: options.as must be "bytes", "blob" or "stream", got ${JSON.stringify(as)}`, "VALUE");
   const { to } = options;
   if (to !== undefined) {
-    if (typeof to === "string" && isNode) return downloadTo(go, target, options, await (await nodeHost()).fileSink(to));
+    if (typeof to === "string" && isNode) {
+      const node = await nodeHost();
+      return options.range ? downloadTo(go, target, options, await node.fileSink(to)) : downloadResumable(go, target, options, node.partialFile(to));
+    }
     if (typeof WritableStream !== "undefined" && to instanceof WritableStream) return downloadTo(go, target, options, streamSink(to.getWriter()));
-    throw typeError(`download: options.to must be a WritableStream${isNode ? " or a file path" : ""}`);
+    if (isFileHandle(to)) {
+      const place = options.range ? null : await opfsPlace(to);
+      if (place) return downloadResumable(go, target, options, opfsPartial(place));
+      return downloadTo(go, target, options, streamSink((await to.createWritable()).getWriter()));
+    }
+    throw typeError(`download: options.to must be a WritableStream${isNode ? " or a file path" : " or a FileSystemFileHandle"}`);
   }
   const [t, opts] = downloadArgs(target, options);
   const parts = [];

@@ -400,6 +400,125 @@ func exportUpload(api js.Value) {
 			return c.Download(ctx, h, w, rng)
 		})
 	})
+
+	// downloadInto(target, options, events) → {size, kept, refetched,
+	// fetched}: the whole file into a file JavaScript keeps, resumable.
+	// events.open(hash, size) (hash "" for a file stored in git) resolves
+	// to the file (readAt, writeAt, truncate; see jsasync.File) with its
+	// size: the bytes an earlier attempt left, each chunk of which is
+	// checked against its hash before it counts (cas.Client.DownloadInto).
+	// events.onProgress(bytes) is told the bytes kept or written so far.
+	export(api, "downloadInto", func(args []js.Value) (any, error) {
+		t := decode("downloadInto", "target", args[0])
+		h, err := xethash.Parse(t.Hash)
+		if t.Path == "" && err != nil {
+			return nil, errorf(codeValue, "fileHash: %v", err)
+		}
+		o := decode("downloadInto", "options", args[1])
+		c, err := o.client()
+		if err != nil {
+			return nil, err
+		}
+		ev := args[2]
+		if ev.Get("open").Type() != js.TypeFunction {
+			return nil, errorf(codeType, "events.open must be a function")
+		}
+		ctx, stop := jsasync.AbortContext(ev.Get("signal"))
+		return async(func() (any, error) {
+			defer stop()
+			defer runtime.GC()
+			return downloadInto(ctx, c, t.Path, h, ev)
+		}), nil
+	})
+}
+
+// downloadInto is the export downloadInto once its arguments are read:
+// the file at path (or with hash h when path is "").
+func downloadInto(ctx context.Context, c *hubclient.Client, path string, h xethash.Hash, ev js.Value) (any, error) {
+	var size int64
+	git := false
+	if path != "" {
+		info, err := c.Resolve(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		h, size, git = info.XetHash, info.Size, info.XetHash.IsZero()
+	} else {
+		terms, err := c.Terms(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range terms {
+			size += int64(t.Bytes)
+		}
+	}
+	name := h.String()
+	if git {
+		name = ""
+	}
+	opened, err := jsasync.Await(ctx, jsx.Resolved(ev.Call("open", name, float64(size))))
+	if err != nil {
+		return nil, fmt.Errorf("opening the file to download into: %w", err)
+	}
+	f, err := jsasync.NewFile(ctx, opened)
+	if err != nil {
+		return nil, errorf(codeType, "events.open: %v", err)
+	}
+	have := int64(0)
+	if n := opened.Get("size"); n.Type() == js.TypeNumber && n.Float() > 0 {
+		have = int64(n.Float())
+	}
+	progress := ev.Get("onProgress")
+	var kept, written int64
+	tell := func() {
+		if progress.Type() == js.TypeFunction {
+			progress.Invoke(float64(kept + written))
+		}
+	}
+	var r cas.Resumed
+	if git {
+		w := &countingWriterAt{f: f, n: &written, tell: tell}
+		_, err = c.DownloadPath(ctx, path, w, nil)
+		if err == nil {
+			err = f.Truncate(size)
+		}
+		r.Fetched = written
+	} else {
+		pw := &countingWriterAt{f: f, n: &written, tell: tell}
+		r, err = c.DownloadInto(ctx, h, size, pw, have, func(k int64) { kept = k; tell() })
+	}
+	if err == nil {
+		err = f.Flush()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"size": float64(size), "kept": float64(r.Kept), "refetched": float64(r.Refetched), "fetched": float64(r.Fetched)}, nil
+}
+
+// countingWriterAt is the partial file a download writes into, counting
+// the bytes written for the progress; as an io.Writer it appends.
+type countingWriterAt struct {
+	f    *jsasync.File
+	n    *int64
+	off  int64
+	tell func()
+}
+
+func (w *countingWriterAt) ReadAt(p []byte, off int64) (int, error) { return w.f.ReadAt(p, off) }
+func (w *countingWriterAt) Truncate(size int64) error              { return w.f.Truncate(size) }
+
+func (w *countingWriterAt) WriteAt(p []byte, off int64) (int, error) {
+	n, err := w.f.WriteAt(p, off)
+	*w.n += int64(n)
+	w.tell()
+	return n, err
+}
+
+func (w *countingWriterAt) Write(p []byte) (int, error) {
+	n, err := w.WriteAt(p, w.off)
+	w.off += int64(n)
+	return n, err
 }
 
 // streamTo runs write into a Writer on events.onData (or the array

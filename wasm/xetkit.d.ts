@@ -487,11 +487,20 @@ export interface DownloadOptions extends HubOptions {
    */
   as?: "bytes" | "blob" | "stream";
   /**
-   * Write the bytes here instead, at the pace it takes them, and resolve to their count: a
-   * WritableStream (closed at the end, aborted on failure), or in Node a file path (written
-   * beside it and renamed once whole and checked: a failed download leaves no file).
+   * Write the bytes here instead, at the pace it takes them (memory stays small, whatever the
+   * file's size), and resolve to their count:
+   * - a WritableStream: closed at the end, aborted on failure;
+   * - a FileSystemFileHandle (showSaveFilePicker's, or a file of OPFS): written through the
+   *   browser's own temporary file, which becomes the file only once all is checked; in OPFS
+   *   the bytes go into a partial file beside it (.NAME.<file hash>.incomplete) that a later
+   *   download of the same file, after a failure or a reload, resumes from: each chunk there
+   *   is checked against its hash before it counts, the rest is fetched;
+   * - in Node, a file path: the same partial file beside it, resumed the same way (the
+   *   command's `xetkit download -o` resumes it too), renamed to the path once all is checked.
+   * A failed download never leaves unchecked bytes at the target. With a range, nothing is
+   * resumed.
    */
-  to?: WritableStream<Uint8Array> | string;
+  to?: WritableStream<Uint8Array> | FileSystemFileHandle | string;
 }
 
 export interface OpenOptions extends HubOptions {
@@ -621,7 +630,7 @@ export interface Xetkit {
    */
   download(target: { path: string } | string, options: DownloadOptions & { as: "blob" }): Promise<Blob>;
   download(target: { path: string } | string, options: DownloadOptions & { as: "stream" }): Promise<ReadableStream<Uint8Array>>;
-  download(target: { path: string } | string, options: DownloadOptions & { to: WritableStream<Uint8Array> | string }): Promise<number>;
+  download(target: { path: string } | string, options: DownloadOptions & { to: WritableStream<Uint8Array> | FileSystemFileHandle | string }): Promise<number>;
   download(target: { path: string } | string, options: DownloadOptions): Promise<OutBytes>;
   /**
    * Opens a file by its path on the revision, lazily: one request to resolve it, then each

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync, writeSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { load } from "../xetkit.js";
@@ -73,6 +73,23 @@ test("download to a file, to a WritableStream and as a ReadableStream; an abort 
   assert.ok(abortedAt > 0 && took < 1000, `rejected ${took.toFixed(0)} ms after the abort`);
   assert.equal(existsSync(target), false, "no file under the name asked for");
   assert.deepEqual(readdirSync(dir).filter((f) => f.includes(".part-")), [], "no temporary file left");
+
+  // The aborted download left its checked bytes in the partial file beside
+  // the target; the same download again keeps them (progress starts
+  // there) and fetches the rest. A byte flipped in the partial file is
+  // found by its chunk's hash and fetched again, never kept.
+  const [partial] = readdirSync(dir).filter((f) => f.startsWith(".aborted.bin.") && f.endsWith(".incomplete"));
+  assert.ok(partial, `a partial file beside the target: ${readdirSync(dir).join(", ")}`);
+  const left = statSync(join(dir, partial)).size;
+  assert.ok(left >= 4 << 20 && left < data.length, `the partial file holds ${left} bytes`);
+  const fh = openSync(join(dir, partial), "r+");
+  writeSync(fh, Buffer.from([data[1 << 20] ^ 0xff]), 0, 1, 1 << 20);
+  closeSync(fh);
+  const again = [];
+  assert.equal(await xk.download({ path: "big.bin" }, { ...hub, to: target, onProgress: (e) => again.push(e.written) }), data.length);
+  assert.equal(sha256(readFileSync(target)), sha256(data), "resumed download is byte-identical");
+  assert.ok(again.some((w) => w >= left - (2 << 20) && w < data.length) && again[0] > 0, `progress started from the bytes kept: ${again.slice(0, 3)}`);
+  assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith(".incomplete")), [], "the partial file became the target");
   xk.close();
 });
 
