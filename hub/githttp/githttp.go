@@ -124,20 +124,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // credential helper, other clients as Bearer. A token the hub does not
 // know is 401; none is nil.
 func (s *Server) user(w http.ResponseWriter, r *http.Request) (*repos.User, bool) {
-	tok, present := httpx.UserToken(r)
-	u := s.repos.Identify(tok, present)
-	if u == nil && present {
-		s.challenge(w, "the token is not one this hub knows")
-		return nil, false
-	}
-	return u, true
+	return httpx.Caller(w, r, s.ans, s.repos.Identify, httpx.GitChallenge, "the token is not one this hub knows")
 }
 
 // challenge answers 401 so that git asks its credential helper for a
-// token (Basic), saying why.
+// token, saying why.
 func (s *Server) challenge(w http.ResponseWriter, why string) {
-	w.Header().Set("WWW-Authenticate", `Basic realm="xetkit hub: your hf_… token as the password"`)
-	s.ans.Fail(w, http.StatusUnauthorized, "%s", why)
+	s.ans.Unauthorized(w, httpx.GitChallenge, why)
 }
 
 // fail answers err of the repository service for request r (nil within

@@ -252,20 +252,11 @@ func (s *Server) fetchV2(w http.ResponseWriter, u *repos.User, id repos.ID, args
 	done := false
 	for _, a := range args {
 		k, v, _ := strings.Cut(a, " ")
+		if err := readFetchLine(&q, k, v); err != nil {
+			s.ans.Fail(w, http.StatusBadRequest, "%v", err)
+			return
+		}
 		switch k {
-		case "want":
-			q.Wants = append(q.Wants, v)
-		case "have":
-			q.Haves = append(q.Haves, v)
-		case "shallow":
-			q.Shallow = append(q.Shallow, v)
-		case "deepen":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				s.ans.Fail(w, http.StatusBadRequest, "deepen %q: want a positive number", v)
-				return
-			}
-			q.Depth = n
 		case "deepen-relative":
 			q.Relative = true
 		case "done":
@@ -310,6 +301,29 @@ func (s *Server) fetchV2(w http.ResponseWriter, u *repos.User, id repos.ID, args
 	e.Flush()
 }
 
+// readFetchLine reads into q a line of a fetch request that git writes
+// alike in protocol v0 and v2: want, have, shallow or deepen, key being
+// the line's first word and value the rest. A line of another kind is
+// left to the protocol's own reading (nil). The error is the client's,
+// answered 400.
+func readFetchLine(q *repos.FetchRequest, key, value string) error {
+	switch key {
+	case "want":
+		q.Wants = append(q.Wants, value)
+	case "have":
+		q.Haves = append(q.Haves, value)
+	case "shallow":
+		q.Shallow = append(q.Shallow, value)
+	case "deepen":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 {
+			return fmt.Errorf("deepen %q: want a positive number", value)
+		}
+		q.Depth = n
+	}
+	return nil
+}
+
 // uploadPackV0 answers a v0 upload-pack request (stateless, as over
 // HTTP, and without multi_ack): wants, shallows, deepen, then haves and
 // done. Without done (a negotiation round) it says whether a have is
@@ -329,20 +343,14 @@ func (s *Server) uploadPackV0(w http.ResponseWriter, u *repos.User, id repos.ID,
 		}
 		for _, p := range pkts {
 			k, v, _ := strings.Cut(p.data, " ")
-			switch k {
-			case "want":
-				oid, _, _ := strings.Cut(v, " ") // the first want carries the capabilities
-				q.Wants = append(q.Wants, oid)
-			case "have":
-				q.Haves = append(q.Haves, v)
-			case "shallow":
-				q.Shallow = append(q.Shallow, v)
-			case "deepen":
-				if q.Depth, err = strconv.Atoi(v); err != nil || q.Depth < 1 {
-					s.ans.Fail(w, http.StatusBadRequest, "deepen %q: want a positive number", v)
-					return
-				}
-			case "done":
+			if k == "want" {
+				v, _, _ = strings.Cut(v, " ") // the first want carries the capabilities
+			}
+			if err := readFetchLine(&q, k, v); err != nil {
+				s.ans.Fail(w, http.StatusBadRequest, "%v", err)
+				return
+			}
+			if k == "done" {
 				done = true
 			}
 		}

@@ -124,11 +124,7 @@ func (h *Server) handleMove(w http.ResponseWriter, r *http.Request) {
 // and …/auth-check/write (may it write there).
 func (h *Server) handleAuthCheck(write bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, ok := h.apiRepo(w, r)
-		if !ok {
-			return
-		}
-		u, ok := h.caller(w, r)
+		id, u, ok := h.apiRepoCaller(w, r)
 		if !ok {
 			return
 		}

@@ -44,11 +44,7 @@ func discussionJSON(id repos.ID, d *repos.Discussion, status string) map[string]
 // handleDiscussions answers GET …/discussions (type, status, author; page
 // p of discussionsPageSize, newest first).
 func (h *Server) handleDiscussions(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.apiRepo(w, r)
-	if !ok {
-		return
-	}
-	u, ok := h.caller(w, r)
+	id, u, ok := h.apiRepoCaller(w, r)
 	if !ok {
 		return
 	}
@@ -79,11 +75,7 @@ func (h *Server) num(w http.ResponseWriter, r *http.Request, id repos.ID) (int, 
 // handleDiscussion answers GET …/discussions/{num}: its events and, for a
 // pull request, its base and merge commit.
 func (h *Server) handleDiscussion(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.apiRepo(w, r)
-	if !ok {
-		return
-	}
-	u, ok := h.caller(w, r)
+	id, u, ok := h.apiRepoCaller(w, r)
 	if !ok {
 		return
 	}

@@ -38,7 +38,7 @@ func (h *Server) fail(w http.ResponseWriter, r *http.Request, what string, err e
 	msg := e.Msg
 	switch {
 	case e.Kind == repos.Unauthorized:
-		w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-hub"`)
+		w.Header().Set("WWW-Authenticate", tokenChallenge)
 		msg = "missing Authorization: Bearer <user token>: " + msg
 	case e.Code == repos.CodeRepoNotFound && h.user(r) == nil:
 		status, msg = http.StatusUnauthorized, msg+" (or private: pass a user token)"
@@ -144,15 +144,25 @@ func (h *Server) apiRepo(w http.ResponseWriter, r *http.Request) (repos.ID, bool
 	return id, true
 }
 
+// apiRepoCaller is apiRepo, then caller: the repository of the route
+// and who asks for it (nil: nobody signed in), or false once answered.
+func (h *Server) apiRepoCaller(w http.ResponseWriter, r *http.Request) (repos.ID, *repos.User, bool) {
+	id, ok := h.apiRepo(w, r)
+	if !ok {
+		return repos.ID{}, nil, false
+	}
+	u, ok := h.caller(w, r)
+	if !ok {
+		return repos.ID{}, nil, false
+	}
+	return id, u, true
+}
+
 // apiRevision reads the repository and revision of an
 // /api/{type}s/{ns}/{name}/… route ({rev}; the default branch when the
 // route has none) for the caller, or answers why not.
 func (h *Server) apiRevision(w http.ResponseWriter, r *http.Request) (*repos.Revision, bool) {
-	id, ok := h.apiRepo(w, r)
-	if !ok {
-		return nil, false
-	}
-	u, ok := h.caller(w, r)
+	id, u, ok := h.apiRepoCaller(w, r)
 	if !ok {
 		return nil, false
 	}

@@ -92,8 +92,7 @@ func (h *Server) lfsBatchDownload(w http.ResponseWriter, r *http.Request, u *rep
 // credentials (git-lfs then asks git's credential helper).
 func (h *Server) failLFS(w http.ResponseWriter, r *http.Request, u *repos.User, err error) {
 	if e := repos.As(err); e != nil && u == nil && (e.Kind == repos.NotFound || e.Kind == repos.Unauthorized) {
-		w.Header().Set("WWW-Authenticate", `Basic realm="xetkit hub: your hf_… token as the password"`)
-		h.ans.Fail(w, http.StatusUnauthorized, "%s: sign in with a user token", e.Msg)
+		h.ans.Unauthorized(w, httpx.GitChallenge, e.Msg+": sign in with a user token")
 		return
 	}
 	h.fail(w, r, "LFS batch", err)

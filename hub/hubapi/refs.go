@@ -78,11 +78,7 @@ type gitRef struct {
 // handleRefs answers GET …/refs: branches, tags, converts and (with
 // include_prs=1) pull requests, each sorted by name.
 func (h *Server) handleRefs(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.apiRepo(w, r)
-	if !ok {
-		return
-	}
-	u, ok := h.caller(w, r)
+	id, u, ok := h.apiRepoCaller(w, r)
 	if !ok {
 		return
 	}

@@ -13,11 +13,7 @@ import (
 // (a development convenience of the local hub).
 func (h *Server) handleToken(write bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, ok := h.apiRepo(w, r)
-		if !ok {
-			return
-		}
-		u, ok := h.caller(w, r)
+		id, u, ok := h.apiRepoCaller(w, r)
 		if !ok {
 			return
 		}

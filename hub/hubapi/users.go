@@ -11,19 +11,17 @@ import (
 // caller checks the user token of a Hub request: who it is, nil for a
 // request without one. A token that is present but unknown is answered
 // 401 here and ok is false.
-func (h *Server) caller(w http.ResponseWriter, r *http.Request) (u *repos.User, ok bool) {
-	tok, present := httpx.UserToken(r)
-	if u = h.repos.Identify(tok, present); u == nil && present {
-		h.unauthorized(w, "user token not recognised")
-		return nil, false
-	}
-	return u, true
+func (h *Server) caller(w http.ResponseWriter, r *http.Request) (*repos.User, bool) {
+	return httpx.Caller(w, r, h.ans, h.repos.Identify, tokenChallenge, "user token not recognised")
 }
+
+// tokenChallenge is the WWW-Authenticate of a 401 of the Hub API: a user
+// token, sent as Bearer.
+const tokenChallenge = `Bearer realm="xetkit-hub"`
 
 // unauthorized answers 401 with msg and the challenge of a user token.
 func (h *Server) unauthorized(w http.ResponseWriter, msg string) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="xetkit-hub"`)
-	h.ans.Fail(w, http.StatusUnauthorized, "%s", msg)
+	h.ans.Unauthorized(w, tokenChallenge, msg)
 }
 
 // signedIn is caller for a route that needs a user token, what saying

@@ -1,6 +1,6 @@
 // Package httpx holds what both layers of xetkit serve are built on and
 // answer with: their common configuration, JSON bodies, errors in the
-// Hub's shape, bearer tokens.
+// Hub's shape, user tokens and the 401 that asks for one.
 package httpx
 
 import (
@@ -129,4 +129,31 @@ func UserToken(r *http.Request) (string, bool) {
 		return pass, true
 	}
 	return "", false
+}
+
+// GitChallenge is the WWW-Authenticate of a 401 to git and git-lfs:
+// Basic, so that they ask git's credential helper for a token, saying
+// where the token goes.
+const GitChallenge = `Basic realm="xetkit hub: your hf_… token as the password"`
+
+// Unauthorized answers 401 with why, and challenge as its
+// WWW-Authenticate: the scheme and realm under which the client is to
+// send a token (GitChallenge for git).
+func (a Answer) Unauthorized(w http.ResponseWriter, challenge, why string) {
+	w.Header().Set("WWW-Authenticate", challenge)
+	a.Fail(w, http.StatusUnauthorized, "%s", why)
+}
+
+// Caller is who the user token of r (see UserToken) says sent it, as
+// identify (a front's repository service) knows the token: nil for a
+// request without one. A token that is present but unknown is answered
+// as Unauthorized with challenge and unknown, and ok is false: the
+// request is not served as anybody's.
+func Caller[U any](w http.ResponseWriter, r *http.Request, a Answer, identify func(tok string, present bool) *U, challenge, unknown string) (u *U, ok bool) {
+	tok, present := UserToken(r)
+	if u = identify(tok, present); u == nil && present {
+		a.Unauthorized(w, challenge, unknown)
+		return nil, false
+	}
+	return u, true
 }
