@@ -13,7 +13,9 @@
 // remain, a missing bookend) is a *formaterr.Error with the byte offset.
 // What can be read but breaks a rule is a [Finding] from [Validate].
 //
-// One table of record layouts (layout.go) describes every record: the
+// One table of record layouts (shard/internal/layouts) describes every
+// record: go generate writes from it the model types and the layout tables
+// (layout_gen.go) and the ParsedShard members of wasm/xetkit.d.ts; the
 // reader, the writer ([Shard.Marshal]), the ParsedShard JSON ([AppendJSON])
 // and the hex view's field spans ([Fields]) all walk it. The JSON ShardSpec
 // that describes a shard to build is package shard/spec. [NewMatcher]

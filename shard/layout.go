@@ -7,99 +7,14 @@ import (
 	"github.com/xetkit/xetkit/xethash"
 )
 
-// The record layouts of the format (draft §9), declared here once. Each
-// record is a list of fields in byte order, and each field says where the
-// model keeps its value. The reader, the writer, the JSON (AppendJSON), the
-// hex view's spans (Fields) and the reserved-byte notes all walk these
-// tables; a new field is one entry here, beside the model's field that
-// holds it.
-var (
-	headerLayout = newLayout("header", "header",
-		text("appId", 14, unsafe.Offsetof(Header{}.AppID)),
-		zero("null", 1),
-		fixed("magic", magicSequence[:]),
-		u64("version", unsafe.Offsetof(Header{}.Version)),
-		u64("footerSize", unsafe.Offsetof(Header{}.FooterSize)),
-	)
-	fileLayout = newLayout("file", "files",
-		hash("hash", unsafe.Offsetof(File{}.Hash)),
-		u32("flags", unsafe.Offsetof(File{}.Flags)),
-		count("numEntries"),
-		zero("reserved", 8),
-	)
-	termLayout = newLayout("term", "files",
-		hash("xorbHash", unsafe.Offsetof(Term{}.Xorb)),
-		u32("flags", unsafe.Offsetof(Term{}.Flags)),
-		u32("unpackedBytes", unsafe.Offsetof(Term{}.UnpackedBytes)),
-		u32("chunkStart", unsafe.Offsetof(Term{}.ChunkStart)),
-		u32("chunkEnd", unsafe.Offsetof(Term{}.ChunkEnd)),
-	)
-	verificationLayout = newLayout("verification entry", "files",
-		hash("rangeHash", 0),
-		zero("reserved", 16),
-	)
-	metadataExtLayout = newLayout("metadata ext", "files",
-		hash("sha256", 0),
-		zero("reserved", 16),
-	)
-	xorbLayout = newLayout("xorb", "cas",
-		hash("hash", unsafe.Offsetof(Xorb{}.Hash)),
-		u32("flags", unsafe.Offsetof(Xorb{}.Flags)),
-		count("numChunks"),
-		u32("bytesInXorb", unsafe.Offsetof(Xorb{}.BytesInXorb)),
-		u32("bytesOnDisk", unsafe.Offsetof(Xorb{}.BytesOnDisk)),
-	)
-	chunkLayout = newLayout("chunk", "cas",
-		hash("hash", unsafe.Offsetof(Chunk{}.Hash)),
-		u32("byteRangeStart", unsafe.Offsetof(Chunk{}.ByteRangeStart)),
-		u32("unpackedBytes", unsafe.Offsetof(Chunk{}.UnpackedBytes)),
-		u32("flags", unsafe.Offsetof(Chunk{}.Flags)),
-		kept(u32("reserved", unsafe.Offsetof(Chunk{}.Reserved))),
-	)
-	// The bookends close the file info and CAS info sections.
-	fileBookendLayout = bookend("files")
-	casBookendLayout  = bookend("cas")
-	footerLayout      = newLayout("footer", "footer",
-		u64("version", unsafe.Offsetof(Footer{}.Version)),
-		u64("fileInfoOffset", unsafe.Offsetof(Footer{}.FileInfoOffset)),
-		u64("casInfoOffset", unsafe.Offsetof(Footer{}.CASInfoOffset)),
-		u64("fileLookupOffset", unsafe.Offsetof(Footer{}.FileLookupOffset)),
-		u64("fileLookupCount", unsafe.Offsetof(Footer{}.FileLookupCount)),
-		u64("casLookupOffset", unsafe.Offsetof(Footer{}.XorbLookupOffset)),
-		u64("casLookupCount", unsafe.Offsetof(Footer{}.XorbLookupCount)),
-		u64("chunkLookupOffset", unsafe.Offsetof(Footer{}.ChunkLookupOffset)),
-		u64("chunkLookupCount", unsafe.Offsetof(Footer{}.ChunkLookupCount)),
-		hash("chunkHashKey", unsafe.Offsetof(Footer{}.ChunkHashKey)),
-		u64("createdAt", unsafe.Offsetof(Footer{}.CreatedAt)),
-		u64("keyExpiry", unsafe.Offsetof(Footer{}.KeyExpiry)),
-		zero("reserved", 48),
-		u64("storedBytesOnDisk", unsafe.Offsetof(Footer{}.Totals)+unsafe.Offsetof(Totals{}.StoredBytesOnDisk)),
-		u64("materializedBytes", unsafe.Offsetof(Footer{}.Totals)+unsafe.Offsetof(Totals{}.MaterializedBytes)),
-		u64("storedBytes", unsafe.Offsetof(Footer{}.Totals)+unsafe.Offsetof(Totals{}.StoredBytes)),
-		u64("footerOffset", unsafe.Offsetof(Footer{}.FooterOffset)),
-	)
-	fileLookupLayout = newLayout("fileLookup", "lookups",
-		truncated("truncatedHash", unsafe.Offsetof(LookupEntry{}.Truncated)),
-		u32("entry", unsafe.Offsetof(LookupEntry{}.Entry)),
-	)
-	xorbLookupLayout = newLayout("casLookup", "lookups",
-		truncated("truncatedHash", unsafe.Offsetof(LookupEntry{}.Truncated)),
-		u32("entry", unsafe.Offsetof(LookupEntry{}.Entry)),
-	)
-	chunkLookupLayout = newLayout("chunkLookup", "lookups",
-		truncated("truncatedHash", unsafe.Offsetof(LookupEntry{}.Truncated)),
-		u32("entry", unsafe.Offsetof(LookupEntry{}.Entry)),
-		u32("chunk", unsafe.Offsetof(LookupEntry{}.Chunk)),
-	)
-)
-
-// bookend is the layout of the record that closes a section.
-func bookend(section string) *layout {
-	return newLayout(section+" bookend", section,
-		fixed("marker", bookendHash[:]),
-		zero("reserved", 16),
-	)
-}
+// The record layouts of the format (draft §9) are declared once, as data,
+// in shard/internal/layouts; go generate writes from them the model types
+// and the layout tables (layout_gen.go) and the matching members of
+// wasm/xetkit.d.ts. The code below walks the tables: the reader, the
+// writer, the JSON (AppendJSON), the hex view's spans (Fields) and the
+// reserved-byte notes. A new field is one entry in that table.
+//
+//go:generate go run ./internal/layoutgen
 
 // kind says how a field's bytes read.
 type kind uint8

@@ -4,8 +4,49 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/xetkit/xetkit/shard/internal/layouts"
 	"github.com/xetkit/xetkit/xethash"
 )
+
+// generatedLayouts are the layouts of layout_gen.go by variable name.
+var generatedLayouts = map[string]*layout{
+	"headerLayout": headerLayout, "fileLayout": fileLayout, "termLayout": termLayout,
+	"verificationLayout": verificationLayout, "metadataExtLayout": metadataExtLayout,
+	"xorbLayout": xorbLayout, "chunkLayout": chunkLayout, "fileBookendLayout": fileBookendLayout,
+	"casBookendLayout": casBookendLayout, "footerLayout": footerLayout,
+	"fileLookupLayout": fileLookupLayout, "xorbLookupLayout": xorbLookupLayout, "chunkLookupLayout": chunkLookupLayout,
+}
+
+// TestLayoutsMatchTable: the layouts the code walks are the table's
+// records, field for field, at the offsets the table gives (which the
+// tests read from it), fixed bytes of the size it declares.
+func TestLayoutsMatchTable(t *testing.T) {
+	kinds := map[layouts.Kind]kind{
+		layouts.Hash: kHash, layouts.U32: kU32, layouts.U64: kU64, layouts.Trunc: kTrunc,
+		layouts.Count: kCount, layouts.Text: kText, layouts.Zero: kZero, layouts.Fixed: kFixed,
+	}
+	if len(generatedLayouts) != len(layouts.Records) {
+		t.Errorf("the test knows %d layouts, the table has %d records", len(generatedLayouts), len(layouts.Records))
+	}
+	for _, r := range layouts.Records {
+		l := generatedLayouts[r.Var]
+		if l == nil {
+			t.Errorf("record %s: no layout %s", r.Name, r.Var)
+			continue
+		}
+		if l.name != r.Name || l.section != r.Section || l.size != r.Size() || len(l.fields) != len(r.Fields) {
+			t.Errorf("record %s: layout %s %s, %d bytes, %d fields; the table: %s %s, %d bytes, %d fields",
+				r.Name, l.name, l.section, l.size, len(l.fields), r.Name, r.Section, r.Size(), len(r.Fields))
+			continue
+		}
+		for i, f := range r.Fields {
+			lf := l.fields[i]
+			if at, _ := r.Span(f.Name); lf.name != f.Name || lf.kind != kinds[f.Kind] || lf.size != f.Bytes() || int64(lf.at) != at || lf.json != f.InJSON() {
+				t.Errorf("record %s field %d: layout %+v, the table %+v at %d", r.Name, i, lf, f, at)
+			}
+		}
+	}
+}
 
 // TestLayoutSizes: every record the tables declare is as long as the
 // format says (draft §9), so a field added to one must take bytes from a

@@ -84,86 +84,8 @@ type termsRead struct {
 	bytes uint64 // their unpacked bytes
 }
 
-// Header is the 48-byte MDBShardFileHeader.
-type Header struct {
-	AppID      string // tag bytes 0–13 without the trailing NUL padding; Marshal writes DefaultAppID for ""
-	Version    uint64
-	FooterSize uint64
-}
-
-// File is one file info block: the reconstruction of one file.
-type File struct {
-	Offset int64 // of its FileDataSequenceHeader
-	Hash   xethash.Hash
-	// Flags as stored. The writer sets the verification and metadata-ext
-	// bits from Verification and SHA256 and keeps the others.
-	Flags uint32
-	Terms []Term
-	// Verification holds one range hash per term, or is nil when the file
-	// has no verification entries.
-	Verification []xethash.Hash
-	// SHA256 is the metadata ext's SHA-256 of the file contents, in stored
-	// byte order (its String() is the standard hex digest), or nil.
-	SHA256 *xethash.Hash
-}
-
-// Term is a FileDataSequenceEntry: a run of chunks of one xorb.
-type Term struct {
-	Xorb          xethash.Hash
-	Flags         uint32 // cas_flags, reserved
-	UnpackedBytes uint32
-	ChunkStart    uint32
-	ChunkEnd      uint32 // exclusive
-}
-
-// Xorb is one CAS info block.
-type Xorb struct {
-	Offset int64 // of its CASChunkSequenceHeader
-	Hash   xethash.Hash
-	Flags  uint32 // cas_flags, reserved
-	// BytesInXorb is num_bytes_in_cas as stored: the sum of the chunks'
-	// unpacked sizes in a correct shard.
-	BytesInXorb uint32
-	BytesOnDisk uint32 // length of the serialized xorb
-	Chunks      []Chunk
-}
-
-// Chunk is a CASChunkSequenceEntry.
-type Chunk struct {
-	// Hash is the chunk hash, keyed with the footer's chunk hash key when
-	// that key is not zero.
-	Hash           xethash.Hash
-	ByteRangeStart uint32 // offset of the chunk in the xorb's unpacked bytes
-	UnpackedBytes  uint32
-	Flags          uint32
-	Reserved       uint32
-}
-
-// Footer is the 200-byte MDBShardFileFooter of a stored shard.
-type Footer struct {
-	Offset            int64 // where it was read: the shard size minus 200
-	Version           uint64
-	FileInfoOffset    uint64
-	CASInfoOffset     uint64
-	FileLookupOffset  uint64
-	FileLookupCount   uint64
-	XorbLookupOffset  uint64
-	XorbLookupCount   uint64
-	ChunkLookupOffset uint64
-	ChunkLookupCount  uint64
-	ChunkHashKey      xethash.Hash
-	CreatedAt         uint64 // Unix seconds; 0 = not set
-	KeyExpiry         uint64 // Unix seconds; 0 = not set
-	Totals            Totals
-	FooterOffset      uint64
-}
-
-// Totals are the byte totals a footer carries.
-type Totals struct {
-	StoredBytesOnDisk uint64 // Σ xorb bytesOnDisk
-	MaterializedBytes uint64 // Σ term unpackedBytes over all files
-	StoredBytes       uint64 // Σ xorb bytesInXorb
-}
+// The model types a record is read into (Header, File, Term, Xorb,
+// Chunk, Footer, Totals, LookupEntry) are in layout_gen.go.
 
 // Lookups are the three lookup tables of a stored shard, each sorted by
 // truncated hash (the first 8 bytes of the hash as a little-endian u64).
@@ -171,18 +93,6 @@ type Lookups struct {
 	Files  []LookupEntry
 	Xorbs  []LookupEntry
 	Chunks []LookupEntry
-}
-
-// LookupEntry is an entry of a lookup table. Entry counts 48-byte records,
-// as the reference writes and reads it (a reader seeks to the section's
-// offset + 48·Entry), not files or xorbs: in the file table it is the
-// file's header record in the file info section; in the CAS and chunk
-// tables the xorb's header record in the CAS info section. Chunk, in the
-// chunk table only, is the chunk's index within that xorb.
-type LookupEntry struct {
-	Truncated uint64
-	Entry     uint32
-	Chunk     uint32
 }
 
 // Layout records where reading found each part of the shard.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/xetkit/xetkit/internal/testref"
 	"github.com/xetkit/xetkit/shard"
+	"github.com/xetkit/xetkit/shard/internal/layouts"
 	"github.com/xetkit/xetkit/shard/spec"
 	"github.com/xetkit/xetkit/xethash"
 )
@@ -42,21 +43,30 @@ func TestValidateRules(t *testing.T) {
 	footer := func(field int64) func(s *shard.Shard) int64 {
 		return func(s *shard.Shard) int64 { return s.Footer.Offset + field }
 	}
+	// Where the reserved bytes lie in each record, as the table declares
+	// them: a field taking some of them moves the first ones noted.
+	fileRes, fileResEnd := layouts.Find("file").Span("reserved")
+	verRes, verResEnd := layouts.Find("verification entry").Span("reserved")
+	extRes, extResEnd := layouts.Find("metadata ext").Span("reserved")
+	bookendRes, bookendResEnd := layouts.Find("files bookend").Span("reserved")
+	footerRes, footerResEnd := layouts.Find("footer").Span("reserved")
+	tagNull, _ := layouts.Find("header").Span("null")
+	chunkRes, _ := layouts.Find("chunk").Span("reserved")
 	cases := []tc{
-		{name: "file reserved bytes", bytes: func(b []byte, s *shard.Shard) { b[file0(s).Offset+45] = 1 },
-			rule: shard.RuleReserved, sev: shard.Warning, at: func(s *shard.Shard) int64 { return file0(s).Offset + 40 }},
-		{name: "verification reserved bytes", bytes: func(b []byte, s *shard.Shard) { b[file0(s).VerificationOffset(0)+40] = 1 },
-			rule: shard.RuleReserved, sev: shard.Warning, at: func(s *shard.Shard) int64 { return file0(s).VerificationOffset(0) + 32 }},
-		{name: "metadata ext reserved bytes", bytes: func(b []byte, s *shard.Shard) { b[sha256Offset(file0(s))+47] = 1 },
-			rule: shard.RuleReserved, sev: shard.Warning, at: func(s *shard.Shard) int64 { return sha256Offset(file0(s)) + 32 }},
-		{name: "bookend reserved bytes", bytes: func(b []byte, s *shard.Shard) { b[s.Layout.CASInfo-1] = 1 },
-			rule: shard.RuleReserved, sev: shard.Warning, at: func(s *shard.Shard) int64 { return s.Layout.CASInfo - 16 }},
-		{name: "footer reserved bytes", bytes: func(b []byte, s *shard.Shard) { b[s.Footer.Offset+150] = 1 },
-			rule: shard.RuleReserved, sev: shard.Warning, at: footer(120)},
-		{name: "header tag byte 14", bytes: func(b []byte, s *shard.Shard) { b[14] = 1 },
-			rule: shard.RuleReserved, sev: shard.Warning, at: func(*shard.Shard) int64 { return 14 }},
+		{name: "file reserved bytes", bytes: func(b []byte, s *shard.Shard) { b[file0(s).Offset+fileResEnd-1] = 1 },
+			rule: shard.RuleReserved, sev: shard.Warning, at: func(s *shard.Shard) int64 { return file0(s).Offset + fileRes }},
+		{name: "verification reserved bytes", bytes: func(b []byte, s *shard.Shard) { b[file0(s).VerificationOffset(0)+verResEnd-1] = 1 },
+			rule: shard.RuleReserved, sev: shard.Warning, at: func(s *shard.Shard) int64 { return file0(s).VerificationOffset(0) + verRes }},
+		{name: "metadata ext reserved bytes", bytes: func(b []byte, s *shard.Shard) { b[sha256Offset(file0(s))+extResEnd-1] = 1 },
+			rule: shard.RuleReserved, sev: shard.Warning, at: func(s *shard.Shard) int64 { return sha256Offset(file0(s)) + extRes }},
+		{name: "bookend reserved bytes", bytes: func(b []byte, s *shard.Shard) { b[s.Layout.CASInfo-shard.RecordSize+bookendResEnd-1] = 1 },
+			rule: shard.RuleReserved, sev: shard.Warning, at: func(s *shard.Shard) int64 { return s.Layout.CASInfo - shard.RecordSize + bookendRes }},
+		{name: "footer reserved bytes", bytes: func(b []byte, s *shard.Shard) { b[s.Footer.Offset+footerResEnd-1] = 1 },
+			rule: shard.RuleReserved, sev: shard.Warning, at: footer(footerRes)},
+		{name: "header tag byte 14", bytes: func(b []byte, s *shard.Shard) { b[tagNull] = 1 },
+			rule: shard.RuleReserved, sev: shard.Warning, at: func(*shard.Shard) int64 { return tagNull }},
 		{name: "chunk reserved", edit: func(s *shard.Shard) { xorb0(s).Chunks[2].Reserved = 7 },
-			rule: shard.RuleReserved, sev: shard.Warning, at: func(s *shard.Shard) int64 { return xorb0(s).ChunkOffset(2) + 44 }},
+			rule: shard.RuleReserved, sev: shard.Warning, at: func(s *shard.Shard) int64 { return xorb0(s).ChunkOffset(2) + chunkRes }},
 		{name: "file flag bits", edit: func(s *shard.Shard) { file0(s).Flags |= 1 },
 			rule: shard.RuleFlagsReserved, sev: shard.Warning, at: func(s *shard.Shard) int64 { return file0(s).Offset + 32 }},
 		{name: "term flags", edit: func(s *shard.Shard) { file0(s).Terms[0].Flags = 2 },

@@ -125,18 +125,45 @@ export interface ShardSpecFooter {
 }
 
 // ---- ParsedShard (output of parseShard) ----
+// The members between "<generated from shard layouts: …>" and "</generated>"
+// are the record fields shard/internal/layouts declares (go generate ./shard).
 
 export interface ParsedShard {
-  header: { appId: string; version: number; footerSize: number };
+  header: {
+    // <generated from shard layouts: header>
+    appId: string;
+    version: number;
+    footerSize: number;
+    // </generated>
+  };
   files: ParsedShardFile[];
   xorbs: ParsedShardXorb[];
   lookups: {
     /** entry: the stored index, in 48-byte records from the start of the
      *  file info (CAS info) section, as the reference seeks it; file / xorb:
      *  the block that record starts, -1 when it starts none. */
-    files: { truncatedHash: string; entry: number; file: number }[];
-    xorbs: { truncatedHash: string; entry: number; xorb: number }[];
-    chunks: { truncatedHash: string; entry: number; xorb: number; chunk: number }[];
+    files: {
+      // <generated from shard layouts: fileLookup>
+      truncatedHash: string;
+      entry: number;
+      // </generated>
+      file: number;
+    }[];
+    xorbs: {
+      // <generated from shard layouts: casLookup>
+      truncatedHash: string;
+      entry: number;
+      // </generated>
+      xorb: number;
+    }[];
+    chunks: {
+      // <generated from shard layouts: chunkLookup>
+      truncatedHash: string;
+      entry: number;
+      chunk: number;
+      // </generated>
+      xorb: number;
+    }[];
   };
   /** null in the upload form. */
   footer: ParsedShardFooter | null;
@@ -156,9 +183,11 @@ export interface PackedChunkRows {
   count: number;
   /** 32 raw bytes a row (a XET string reverses each 8-byte group). */
   hashes: OutBytes;
+  // <generated from shard layouts: chunk columns>
   byteRangeStart: Uint32Array<ArrayBuffer>;
   unpackedBytes: Uint32Array<ArrayBuffer>;
   flags: Uint32Array<ArrayBuffer>;
+  // </generated>
   /** The first row of each xorb, then count (xorbs.length + 1 entries). */
   xorbStart: Uint32Array<ArrayBuffer>;
 }
@@ -167,14 +196,24 @@ export interface ParsedShardFile {
   offset: number;
   /** Bytes of the file block in the shard. */
   size: number;
+  // <generated from shard layouts: file>
   hash: string;
   flags: number;
   /** entries.length. */
   numEntries: number;
+  // </generated>
   /** The sum of the entries' unpackedBytes: the file's size. */
   unpackedBytes: number;
   /** With packedChunks, read from the shard's bytes by the module when first used (see parseShard). */
-  entries: { xorbHash: string; flags: number; unpackedBytes: number; chunkStart: number; chunkEnd: number }[];
+  entries: {
+    // <generated from shard layouts: term>
+    xorbHash: string;
+    flags: number;
+    unpackedBytes: number;
+    chunkStart: number;
+    chunkEnd: number;
+    // </generated>
+  }[];
   /** One range hash per entry, or null; with packedChunks read when first used, as entries. */
   verification: string[] | null;
   sha256: string | null;
@@ -182,15 +221,25 @@ export interface ParsedShardFile {
 
 export interface ParsedShardXorb {
   offset: number;
+  // <generated from shard layouts: xorb>
   hash: string;
   flags: number;
   numChunks: number;
   bytesInXorb: number;
   bytesOnDisk: number;
-  chunks: { hash: string; byteRangeStart: number; unpackedBytes: number; flags: number }[];
+  // </generated>
+  chunks: {
+    // <generated from shard layouts: chunk>
+    hash: string;
+    byteRangeStart: number;
+    unpackedBytes: number;
+    flags: number;
+    // </generated>
+  }[];
 }
 
 export interface ParsedShardFooter {
+  // <generated from shard layouts: footer>
   version: number;
   fileInfoOffset: number;
   casInfoOffset: number;
@@ -207,6 +256,7 @@ export interface ParsedShardFooter {
   materializedBytes: number;
   storedBytes: number;
   footerOffset: number;
+  // </generated>
 }
 
 export interface ShardFinding {
