@@ -61,6 +61,16 @@ export async function openViewer(browser, url, { width = 1280, height = 800 } = 
       const f = WebAssembly[name];
       if (f) WebAssembly[name] = function (...a) { window.__xk.instances++; return f.apply(this, a); };
     }
+    // The save picker a person answers: here it picks a file of OPFS's
+    // "picked" folder under the suggested name (window.__xk.picked lists them).
+    window.__xk.picked = [];
+    if (window.showSaveFilePicker) {
+      window.showSaveFilePicker = async ({ suggestedName }) => {
+        const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle("picked", { create: true });
+        window.__xk.picked.push(suggestedName);
+        return dir.getFileHandle(suggestedName, { create: true });
+      };
+    }
     const W = window.Worker;
     window.Worker = class extends W {
       // By name when it has one (the module's pool workers run from a Blob URL, named "xetkit-pool").

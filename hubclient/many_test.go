@@ -78,6 +78,11 @@ func TestDownloadPaths(t *testing.T) {
 	var paths []string
 	for p := range want {
 		paths = append(paths, p)
+		// Resolve knows every file's size, the empty one's too (which has
+		// no byte 0 to answer its one-byte range with: the hub says 416).
+		if info, err := newClient(srv).Resolve(context.Background(), p); err != nil || info.Size != int64(len(want[p])) {
+			t.Errorf("Resolve(%s): %+v, %v; want size %d", p, info, err, len(want[p]))
+		}
 	}
 	c, rec := recordedClient(srv)
 	got, err := downloadAll(c, paths)

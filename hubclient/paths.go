@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -56,13 +57,15 @@ func (c *Client) Resolve(ctx context.Context, path string) (*RepoFileInfo, error
 		}
 		if size, ok := cas.ContentRangeSize(h.Get("Content-Range")); ok {
 			info.Size = size
+		} else if resp.StatusCode == http.StatusRequestedRangeNotSatisfiable {
+			info.Size = 0 // an empty file has no byte 0 to give
 		} else if resp.StatusCode == 200 && resp.ContentLength >= 0 {
 			info.Size = resp.ContentLength
 		} else {
 			return fmt.Errorf("resolve %s: the hub gave no size", path)
 		}
 		return nil
-	})
+	}, http.StatusRequestedRangeNotSatisfiable)
 	if err != nil {
 		return nil, notFound(err, path)
 	}

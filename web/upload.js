@@ -432,14 +432,28 @@ function fillDownload(target) {
 
 // ---- download --------------------------------------------------------------
 
-// Downloads keep their bytes for Save and Open; only the latest few, so a
-// session of many downloads does not hold them all.
+// A download goes straight to a file as it arrives, checked chunk by
+// chunk (the page never holds the whole of it): the file the person picks
+// where the browser has a save picker, else a file of the origin's
+// private storage (OPFS), saved from there (a disk-backed File) with Save
+// file. An OPFS download broken off (a reload, a lost network) resumes
+// from what it wrote when started again. Only the latest few OPFS files
+// are kept.
 const KEEP = 3;
 const kept = [];
+const SHA_MAX = 1 << 30; // the SHA-256 is shown for files up to this size (it reads the file back whole)
+const DL_FOLDER = "xetkit-downloads";
 
 function keep(entry) {
   kept.unshift(entry);
-  for (const old of kept.splice(KEEP)) old.drop();
+  // A file a newer download wrote again under the same name stays.
+  for (const old of kept.splice(KEEP)) old.drop(kept.some((k) => k.name === old.name));
+}
+
+// privateFile is the OPFS file a download without a save picker goes to.
+async function privateFile(name) {
+  const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(DL_FOLDER, { create: true });
+  return { dir, handle: await dir.getFileHandle(name, { create: true }) };
 }
 
 async function startDownload() {
@@ -447,47 +461,79 @@ async function startDownload() {
   // 64 hex digits are a file hash; anything else is a path in the repository.
   const hash = /^[0-9a-fA-F]{64}$/.test(text) ? text.toLowerCase() : null;
   const target = hash ?? { path: text.replace(/^\/+/, "") };
+  const name = hash ? `${hash.slice(0, 16)}.bin` : target.path.split("/").pop();
+  // The picker first, while the click still counts as the person's.
+  const picked = typeof window.showSaveFilePicker === "function"
+    ? window.showSaveFilePicker({ suggestedName: name }).catch((e) => ({ failed: e })) : null;
   const out = el("div.xf-dl", { dataset: { state: "running", target: hash ?? target.path } },
     el("div.xf-dl-head", hash ? hashCell(hash) : el("code.xf-path", target.path)),
     el("div.xf-dl-status.muted", "Starting…"));
   $("#dl-results").prepend(out);
   const status = out.querySelector(".xf-dl-status");
   try {
+    let handle = picked ? await picked : null;
+    if (handle?.failed) {
+      if (handle.failed.name !== "AbortError") throw handle.failed;
+      out.dataset.state = "cancelled";
+      status.textContent = "Cancelled: no file was picked.";
+      return;
+    }
+    const inOPFS = !handle;
+    let place = null;
+    if (inOPFS) {
+      place = await privateFile(name);
+      handle = place.handle;
+    }
     const conn = connection();
     remember();
     const m = await xk();
     let last = 0;
     const t0 = performance.now();
-    let bytes = await m.download(target, {
-      ...conn,
-      onProgress: ({ written }) => {
+    const size = await m.download(target, {
+      ...conn, to: handle,
+      onProgress: ({ written, total }) => {
         const now = performance.now();
-        if (now - last > 100) { last = now; status.textContent = `Downloading… ${sbytes(written)}`; }
+        if (now - last > 100) {
+          last = now;
+          status.textContent = `Downloading… ${sbytes(written)}${total ? ` of ${sbytes(total)}` : ""}`;
+        }
       },
     });
     const ms = performance.now() - t0;
-    status.textContent = "Checking SHA-256…";
-    await nextFrame();
-    const sha = m.hash.sha256(bytes);
+    const file = await handle.getFile();
+    let sha = null;
+    if (file.size <= SHA_MAX) {
+      status.textContent = "Checking SHA-256…";
+      await nextFrame();
+      sha = m.hash.sha256(new Uint8Array(await file.arrayBuffer()));
+    }
     out.dataset.state = "done";
-    out.dataset.size = String(bytes.length);
-    out.dataset.sha256 = sha;
-    const name = hash ? `${hash.slice(0, 16)}.bin` : target.path.split("/").pop();
+    out.dataset.size = String(size);
+    if (sha) out.dataset.sha256 = sha;
     const actions = el("div.actions",
-      el("button.btn.xf-save", { type: "button", onclick: () => download(name, bytes) }, "Save file"),
+      inOPFS ? el("button.btn.xf-save", { type: "button", onclick: async () => download(name, await handle.getFile()) }, "Save file")
+        : el("span.xf-saved", "Saved as ", el("code", handle.name)),
       ctxRef ? el("button.btn.xf-view", {
         type: "button",
-        onclick: () => { dialog.close(); ctxRef.openBytes(name, bytes); },
+        onclick: async () => { const f = await handle.getFile(); dialog.close(); ctxRef.openBytes(name, new Uint8Array(await f.arrayBuffer())); },
       }, "Open in viewer") : null);
     status.classList.remove("muted");
     status.replaceChildren(
       el("div", el("span.xf-done", "✓ Verified"), " ",
-        el("strong", sbytes(bytes.length)), ` (${num(bytes.length)} bytes) in ${(ms / 1000).toFixed(1)} s`,
+        el("strong", sbytes(size)), ` (${num(size)} bytes) in ${(ms / 1000).toFixed(1)} s`,
         " ", el("span.xf-sep", "·"), " ",
-        "every byte checked before it was kept"),
-      el("div.xf-sha", "SHA-256 ", el("code.xf-sha-value", sha)),
+        "every byte checked as it was written"),
+      sha ? el("div.xf-sha", "SHA-256 ", el("code.xf-sha-value", sha)) : null,
       actions);
-    keep({ drop: () => { bytes = null; actions.replaceChildren(el("span.muted", "Download again to save or open it.")); } });
+    if (inOPFS) {
+      keep({
+        name,
+        drop: (rewritten) => {
+          if (!rewritten) place.dir.removeEntry(name).catch(() => {});
+          actions.replaceChildren(el("span.muted", "Download again to save or open it."));
+        },
+      });
+    }
   } catch (err) {
     out.dataset.state = "failed";
     const e = describeError(err);
