@@ -111,6 +111,8 @@ async function transfer(xk: Xetkit, file: File): Promise<void> {
   const blob: Blob = await xk.download(hash ?? "", { repo: "alice/data", as: "blob", onProgress: (p) => console.log(p.written) });
   const stream: ReadableStream<Uint8Array> = await xk.download({ path: f.path }, { repo: "alice/data", as: "stream" });
   const count: number = await xk.download({ path: f.path }, { repo: "alice/data", to: new WritableStream<Uint8Array>() });
+  const handle = await (await navigator.storage.getDirectory()).getFileHandle("f.bin", { create: true });
+  const written: number = await xk.download({ path: f.path }, { repo: "alice/data", to: handle });
   const entries: RepoEntry[] = await xk.listFiles({ repo: "alice/data", repoType: "dataset", path: "v1", recursive: false });
   const pending: PendingUpload[] = await xk.pendingUploads();
   const none: PendingUpload[] = await xk.pendingUploads({ resume: false });
