@@ -34,19 +34,39 @@ function browserProcesses(browserPid) {
 }
 
 // browserRSS sums the resident memory of a browser's processes: {renderer,
-// all} in bytes (the page and its workers live in the renderer processes).
+// rendererAnon, all} in bytes (the page and its workers live in the
+// renderer processes; rendererAnon counts only their anonymous memory —
+// heaps, the module's memory, buffers — not the pages of Chromium's own
+// files they have touched).
 export function browserRSS(browserPid) {
-  const out = { renderer: 0, all: 0 };
+  const out = { renderer: 0, rendererAnon: 0, all: 0 };
   for (const { pid, type } of browserProcesses(browserPid)) {
     try {
-      const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/);
+      const st = readFileSync(`/proc/${pid}/status`, "utf8");
+      const m = st.match(/VmRSS:\s+(\d+) kB/);
       if (!m) continue;
       const n = Number(m[1]) * 1024;
       out.all += n;
-      if (type === "renderer") out.renderer += n;
+      if (type === "renderer") {
+        out.renderer += n;
+        out.rendererAnon += Number(st.match(/RssAnon:\s+(\d+) kB/)?.[1] ?? 0) * 1024;
+      }
     } catch { /* gone */ }
   }
   return out;
+}
+
+// browserPidOf finds the browser process running on the profile folder
+// profile (a persistent context's, which gives no process).
+export function browserPidOf(profile) {
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (cmd.includes(`--user-data-dir=${profile}`) && !cmd.includes("--type=")) return Number(pid);
+    } catch { /* gone */ }
+  }
+  return null;
 }
 
 // cpuSeconds returns the user + system CPU seconds a process has used

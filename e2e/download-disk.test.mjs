@@ -11,11 +11,12 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { bin, chromiumArgs, hubStats, startServer } from "./helpers.mjs";
+import { browserPidOf, browserRSS } from "../bench/proc.lib.mjs";
 
 const token = "hf_e2e_disk";
 const repo = "alice/e2e-disk";
@@ -34,33 +35,6 @@ function fill(u32, i) {
     x ^= x << 5; x >>>= 0;
     u32[k] = x;
   }
-}
-
-// rendererRSS sums the anonymous resident memory (RssAnon: heaps, the
-// module's memory, buffers; not the pages of Chromium's own files) of the
-// renderer processes of the browser whose profile is profile (workers run
-// in them too), in bytes.
-function rendererRSS(profile) {
-  const procs = new Map();
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      procs.set(Number(d), { ppid, cmd: readFileSync(`/proc/${d}/cmdline`, "utf8") });
-    } catch { /* gone */ }
-  }
-  const main = [...procs].find(([, p]) => p.cmd.includes(`--user-data-dir=${profile}`) && !p.cmd.includes("--type="))?.[0];
-  const under = (pid) => { for (let p = pid; p > 1; p = procs.get(p)?.ppid ?? 0) if (p === main) return true; return false; };
-  let rss = 0;
-  for (const [pid, p] of procs) {
-    if (!p.cmd.includes("--type=renderer") || !under(pid)) continue;
-    try {
-      const st = readFileSync(`/proc/${pid}/status`, "utf8");
-      rss += Number(/RssAnon:\s+(\d+) kB/.exec(st)[1]) * 1024;
-    } catch { /* gone */ }
-  }
-  return rss;
 }
 
 const work = mkdtempSync(join(tmpdir(), "xetkit-e2e-disk-"));
@@ -85,6 +59,11 @@ test(`a ${size / MiB} MiB download to an OPFS file: memory flat, a reload at hal
   const context = await chromium.launchPersistentContext(profile, { executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: chromiumArgs });
   t.after(() => context.close());
   const page = context.pages()[0] ?? await context.newPage();
+  // The renderers' anonymous memory (heaps, the module's memory, buffers;
+  // not the pages of Chromium's own files), workers included.
+  const browserPid = browserPidOf(profile);
+  assert.ok(browserPid, "the browser's process");
+  const rendererRSS = () => browserRSS(browserPid).rendererAnon;
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
   await page.goto(`${server.url}viewer/`);
@@ -100,8 +79,8 @@ test(`a ${size / MiB} MiB download to an OPFS file: memory flat, a reload at hal
       window.__xkit = await load();
     });
     clearInterval(timer);
-    const b = rendererRSS(profile);
-    timer = setInterval(() => { grew = Math.max(grew, rendererRSS(profile) - b); }, 200);
+    const b = rendererRSS();
+    timer = setInterval(() => { grew = Math.max(grew, rendererRSS() - b); }, 200);
     base = b;
     await page.evaluate(({ repo, token }) => {
       window.__dl = { written: 0, done: null, error: null };
@@ -114,6 +93,11 @@ test(`a ${size / MiB} MiB download to an OPFS file: memory flat, a reload at hal
   };
 
   await start();
+  // What the renderer grew by at a quarter of the download: the one-time
+  // cost of a first download in a page (the module's heap growing to its
+  // working size, its code compiled as it runs) is paid by then.
+  await page.waitForFunction((q) => window.__dl.error || window.__dl.written >= q, size / 4, { timeout: 300_000, polling: 50 });
+  const grewAtQuarter = grew;
   await page.waitForFunction((half) => window.__dl.error || window.__dl.written >= half, size / 2, { timeout: 300_000, polling: 50 });
   assert.equal(await page.evaluate(() => window.__dl.error), null);
   await page.reload();
@@ -129,13 +113,13 @@ test(`a ${size / MiB} MiB download to an OPFS file: memory flat, a reload at hal
   // than the half the first run had not.
   const again = (await hubStats(server.url)).xorbBytesServed - served;
   assert.ok(again < 0.6 * size, `after the reload the download fetched ${again} of ${size} bytes again`);
-  console.log(`${size / MiB} MiB to OPFS: the renderer grew by at most ${(grew / MiB).toFixed(0)} MiB above its size with the module loaded (${(base / MiB).toFixed(0)} MiB in the second run); after the reload at half, ${(again / MiB).toFixed(0)} MiB fetched (${(100 * again / size).toFixed(1)} %) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  // Flat in the file's size: 1 GiB and 2 GiB both measure about 330-370
-  // MiB here, nearly all of it the first download's one-time cost in a
-  // page (the module's heap growing to its working size, its code compiled
-  // as it runs); a second download in the same page adds about 50. The
-  // goal is 300; this bound catches memory that follows the file.
-  assert.ok(grew < 400 * MiB, `the renderer grew by ${(grew / MiB).toFixed(0)} MiB`);
+  console.log(`${size / MiB} MiB to OPFS: the renderer's anonymous memory grew by at most ${(grew / MiB).toFixed(0)} MiB above its size with the module loaded (${(grewAtQuarter / MiB).toFixed(0)} MiB of it by a quarter of the file); after the reload at half, ${(again / MiB).toFixed(0)} MiB fetched (${(100 * again / size).toFixed(1)} %) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  // Memory does not follow the file: after the first quarter the rest of
+  // the download, and the resumed run's check of what is on disk, add
+  // little. (On this machine: about 360 MiB at most for 256 MiB, 1 GiB
+  // and 2 GiB alike; the goal is 300.)
+  assert.ok(grew - grewAtQuarter < 160 * MiB, `the renderer grew by ${(grew / MiB).toFixed(0)} MiB, ${(grewAtQuarter / MiB).toFixed(0)} of it by a quarter of the file`);
+  assert.ok(grew < 640 * MiB, `the renderer grew by ${(grew / MiB).toFixed(0)} MiB`);
 
   // Byte for byte, block by block, against the xorshift stream; and no
   // partial file is left beside it.
