@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -57,7 +56,7 @@ func (c *Client) Resolve(ctx context.Context, path string) (*RepoFileInfo, error
 		}
 		if size, ok := cas.ContentRangeSize(h.Get("Content-Range")); ok {
 			info.Size = size
-		} else if resp.StatusCode == http.StatusRequestedRangeNotSatisfiable {
+		} else if resp.StatusCode == statusRangeNotSatisfiable {
 			info.Size = 0 // an empty file has no byte 0 to give
 		} else if resp.StatusCode == 200 && resp.ContentLength >= 0 {
 			info.Size = resp.ContentLength
@@ -65,12 +64,16 @@ func (c *Client) Resolve(ctx context.Context, path string) (*RepoFileInfo, error
 			return fmt.Errorf("resolve %s: the hub gave no size", path)
 		}
 		return nil
-	}, http.StatusRequestedRangeNotSatisfiable)
+	}, statusRangeNotSatisfiable)
 	if err != nil {
 		return nil, notFound(err, path)
 	}
 	return info, nil
 }
+
+// statusRangeNotSatisfiable is HTTP's 416 (net/http stays out of the
+// WebAssembly module, which sends requests through fetch).
+const statusRangeNotSatisfiable = 416
 
 // notFound turns the hub's EntryNotFound into cas.ErrNotFound.
 func notFound(err error, path string) error {
