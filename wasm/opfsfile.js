@@ -35,9 +35,21 @@ export function opfsPartial({ dir, name }) {
       const w = await worker;
       const { id, size: have } = await w.call({ op: "open", handle });
       part = { id, name: partName, handle, keep };
+      // One buffer goes to the worker and back for every read: Go takes a
+      // read's bytes before it asks for the next (its calls on a file are
+      // one at a time), and a new buffer a read would pile up garbage
+      // faster than the page collects it (a resumed 2 GiB download reads
+      // back 1 GiB).
+      let spare = null;
       return {
         size: keep ? Math.min(have, size) : 0,
-        readAt: (off, n) => w.call({ op: "read", id, off, n }),
+        readAt: async (off, n) => {
+          const buf = spare?.byteLength >= n ? spare : new ArrayBuffer(n);
+          spare = null;
+          const r = await w.call({ op: "read", id, off, n, buf }, [buf]);
+          spare = r.buf;
+          return new Uint8Array(r.buf, 0, r.got);
+        },
         writeAt: (off, bytes) => w.call({ op: "write", id, off, bytes }, [bytes.buffer]),
         truncate: (n) => w.call({ op: "truncate", id, n }),
       };
@@ -109,11 +121,10 @@ function fileWorkerMain() {
       files.set(id, access);
       return { id, size: access.getSize() };
     },
-    read({ id, off, n }) {
+    read({ id, off, n, buf }) {
       const a = files.get(id);
-      const buf = new Uint8Array(Math.max(0, Math.min(n, a.getSize() - off)));
-      const got = a.read(buf, { at: off });
-      return buf.subarray(0, got);
+      const got = a.read(new Uint8Array(buf, 0, Math.max(0, Math.min(n, a.getSize() - off))), { at: off });
+      return { buf, got };
     },
     write({ id, off, bytes }) {
       const a = files.get(id);
@@ -132,7 +143,7 @@ function fileWorkerMain() {
     queue = queue.then(async () => {
       try {
         const value = await ops[m.op](m);
-        self.postMessage({ id: m.callId, value }, value instanceof Uint8Array ? [value.buffer] : []);
+        self.postMessage({ id: m.callId, value }, value?.buf ? [value.buf] : []);
       } catch (e) {
         self.postMessage({ id: m.callId, error: { name: e?.name ?? "Error", message: `${m.op}: ${e?.message ?? e}` } });
       }

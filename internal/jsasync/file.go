@@ -66,6 +66,8 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 		return 0, fmt.Errorf("reading the file at %d: readAt gave no Uint8Array of at most %d bytes", off, len(p))
 	}
 	n := js.CopyBytesToGo(p, v)
+	jsx.Held(n)
+	jsx.Collect() // the arrays read and written live until Go lets go of them
 	if n < len(p) {
 		return n, io.EOF
 	}
@@ -126,5 +128,6 @@ func (f *File) flush() error {
 	}
 	f.at += int64(len(f.buf))
 	f.buf = f.buf[:0]
+	jsx.Collect()
 	return nil
 }
