@@ -15,8 +15,9 @@
 //
 // One table of record layouts (shard/internal/layouts) describes every
 // record: go generate writes from it the model types and the layout tables
-// (layout_gen.go) and the ParsedShard members of wasm/xetkit.d.ts; the
-// reader, the writer ([Shard.Marshal]), the ParsedShard JSON ([AppendJSON])
+// (layout_gen.go, with the u32 [Column] lists of the records whose rows
+// reach JavaScript as columns), the ParsedShard members of wasm/xetkit.d.ts
+// and wasm/shardcolumns.js; the reader, the writer ([Shard.Marshal]), the ParsedShard JSON ([AppendJSON])
 // and the hex view's field spans ([Fields]) all walk it. The JSON ShardSpec
 // that describes a shard to build is package shard/spec. [NewMatcher]
 // answers which local chunks a dedupe response covers.

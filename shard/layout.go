@@ -9,8 +9,9 @@ import (
 
 // The record layouts of the format (draft §9) are declared once, as data,
 // in shard/internal/layouts; go generate writes from them the model types
-// and the layout tables (layout_gen.go) and the matching members of
-// wasm/xetkit.d.ts. The code below walks the tables: the reader, the
+// and the layout tables (layout_gen.go), the matching members of
+// wasm/xetkit.d.ts and the row columns' names and object makers
+// (TermColumns, ChunkColumns, ChunkLookupColumns; wasm/shardcolumns.js). The code below walks the tables: the reader, the
 // writer, the JSON (AppendJSON), the hex view's spans (Fields) and the
 // reserved-byte notes. A new field is one entry in that table.
 //

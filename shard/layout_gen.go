@@ -188,3 +188,31 @@ var (
 		u32("chunk", unsafe.Offsetof(LookupEntry{}.Chunk)),
 	)
 )
+
+// TermColumns are the u32 fields of the term record, in byte order: the
+// Uint32Array columns its rows go to JavaScript in, one a field, named by
+// its JSON key (wasm/formats fills them, wasm/shardcolumns.js reads them).
+var TermColumns = []Column[Term]{
+	{"flags", unsafe.Offsetof(Term{}.Flags)},
+	{"unpackedBytes", unsafe.Offsetof(Term{}.UnpackedBytes)},
+	{"chunkStart", unsafe.Offsetof(Term{}.ChunkStart)},
+	{"chunkEnd", unsafe.Offsetof(Term{}.ChunkEnd)},
+}
+
+// ChunkColumns are the u32 fields of the chunk record, in byte order: the
+// Uint32Array columns its rows go to JavaScript in, one a field, named by
+// its JSON key (wasm/formats fills them, wasm/shardcolumns.js reads them).
+var ChunkColumns = []Column[Chunk]{
+	{"byteRangeStart", unsafe.Offsetof(Chunk{}.ByteRangeStart)},
+	{"unpackedBytes", unsafe.Offsetof(Chunk{}.UnpackedBytes)},
+	{"flags", unsafe.Offsetof(Chunk{}.Flags)},
+}
+
+// ChunkLookupColumns are the u32 fields of the chunkLookup record, in byte
+// order: the Uint32Array columns its rows go to JavaScript in, one a field,
+// named by its JSON key (wasm/formats fills them, wasm/shardcolumns.js
+// reads them).
+var ChunkLookupColumns = []Column[LookupEntry]{
+	{"entry", unsafe.Offsetof(LookupEntry{}.Entry)},
+	{"chunk", unsafe.Offsetof(LookupEntry{}.Chunk)},
+}

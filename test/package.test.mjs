@@ -84,7 +84,7 @@ test("the tarball holds the built wasm, the runtime, the types and the LICENSE, 
   };
   walk(pkg);
   for (const f of ["LICENSE", "package.json", "README.md", "wasm/xetkit.js", "wasm/loader.js", "wasm/api.js",
-    "wasm/core.js", "wasm/core-api.js", "wasm/core.d.ts", "wasm/xetkit-core.wasm", "wasm/transfers.js", "wasm/browserstore.js", "wasm/opfsfile.js", "wasm/pool.js", "wasm/shardrecords.js", "wasm/calls.js", "wasm/xetkit.d.ts", "wasm/xetkit.wasm", "wasm/go-runtime.js", "wasm/runtime.js", "wasm/worker.js", "wasm/node.js", "wasm/no-node.js"]) {
+    "wasm/core.js", "wasm/core-api.js", "wasm/core.d.ts", "wasm/xetkit-core.wasm", "wasm/transfers.js", "wasm/browserstore.js", "wasm/opfsfile.js", "wasm/pool.js", "wasm/shardrecords.js", "wasm/shardcolumns.js", "wasm/calls.js", "wasm/xetkit.d.ts", "wasm/xetkit.wasm", "wasm/go-runtime.js", "wasm/runtime.js", "wasm/worker.js", "wasm/node.js", "wasm/no-node.js"]) {
     assert.ok(files.includes(f), `${f} missing from ${tarball}: ${files.join(", ")}`);
   }
   assert.deepEqual(files.filter((f) => f.endsWith(".go") || f.includes("test/")), []);

@@ -2,23 +2,32 @@
 // lookups) as objects and columns. parseShard's JSON leaves them out; the
 // module gives them as columns, at once or, for a packed parse, when they
 // are first used (read from the shard's bytes by the module, a file block
-// or the chunk rows at a time: this file knows no record layout).
+// or the chunk rows at a time). This file knows no record layout: the
+// columns of each record's u32 fields, and the makers of its objects, come
+// from shardcolumns.js, generated from the layouts.
 
 import { call } from "./calls.js";
+import { chunkColumns, chunkLookupColumns, chunkLookupRow, chunkRow, termColumns, termRow } from "./shardcolumns.js";
 
 const u32 = (b) => new Uint32Array(b.buffer, b.byteOffset, b.length >>> 2);
+
+// u32Columns views the columns of c named names as Uint32Arrays, by name.
+function u32Columns(c, names, out = {}) {
+  for (const name of names) out[name] = u32(c[name]);
+  return out;
+}
 
 // filesFromColumns fills files[i].entries and .verification from the
 // term columns c of those files (FileRows).
 export function filesFromColumns(files, c) {
-  const start = u32(c.fileStart), fl = u32(c.flags), ub = u32(c.unpackedBytes), cs = u32(c.chunkStart), ce = u32(c.chunkEnd);
+  const start = u32(c.fileStart), term = termRow(u32Columns(c, termColumns));
   const xh = c.xorbHash, vh = c.verification;
   let v = 0;
   files.forEach((f, i) => {
     const n = start[i + 1] - start[i];
     const entries = new Array(n);
     for (let j = 0, r = start[i]; j < n; j++, r++) {
-      entries[j] = { xorbHash: xh.slice(64 * r, 64 * r + 64), flags: fl[r], unpackedBytes: ub[r], chunkStart: cs[r], chunkEnd: ce[r] };
+      entries[j] = term(r, xh.slice(64 * r, 64 * r + 64));
     }
     f.entries = entries;
     if (c.hasVerification[i]) {
@@ -34,11 +43,11 @@ export function filesFromColumns(files, c) {
 // xorbsFromColumns fills each xorb's chunks from chunk columns with hash
 // strings (ChunkRows).
 export function xorbsFromColumns(xorbs, c) {
-  const hs = c.hashStrings, brs = u32(c.byteRangeStart), ub = u32(c.unpackedBytes), fl = u32(c.flags), xs = u32(c.xorbStart);
+  const hs = c.hashStrings, xs = u32(c.xorbStart), chunk = chunkRow(u32Columns(c, chunkColumns));
   xorbs.forEach((x, i) => {
     const chunks = new Array(xs[i + 1] - xs[i]);
     for (let j = 0, row = xs[i]; j < chunks.length; j++, row++) {
-      chunks[j] = { hash: hs.slice(64 * row, 64 * row + 64), byteRangeStart: brs[row], unpackedBytes: ub[row], flags: fl[row] };
+      chunks[j] = chunk(row, hs.slice(64 * row, 64 * row + 64));
     }
     x.chunks = chunks;
   });
@@ -46,12 +55,11 @@ export function xorbsFromColumns(xorbs, c) {
 
 // chunkLookupsFromColumns turns the chunk lookup columns into entries.
 export function chunkLookupsFromColumns(l) {
-  const entry = u32(l.entry), chunk = u32(l.chunk), ts = l.truncated;
+  const ts = l.truncated;
   const xorb = new Int32Array(l.xorb.buffer, l.xorb.byteOffset, l.count);
+  const lookup = chunkLookupRow(u32Columns(l, chunkLookupColumns, { xorb }));
   const out = new Array(l.count);
-  for (let i = 0; i < out.length; i++) {
-    out[i] = { truncatedHash: ts.slice(16 * i, 16 * i + 16), entry: entry[i], xorb: xorb[i], chunk: chunk[i] };
-  }
+  for (let i = 0; i < out.length; i++) out[i] = lookup(i, ts.slice(16 * i, 16 * i + 16));
   return out;
 }
 
@@ -84,11 +92,11 @@ export function rowsOf(go, bytes, xorbs) {
   const column = (name) => {
     if (!columns) {
       const c = call(go, "shardChunkRows", bytes, Float64Array.from(xorbs, (x) => x.offset));
-      columns = { hashes: c.hashes, byteRangeStart: u32(c.byteRangeStart), unpackedBytes: u32(c.unpackedBytes), flags: u32(c.flags) };
+      columns = u32Columns(c, chunkColumns, { hashes: c.hashes });
     }
     return columns[name];
   };
-  for (const name of ["hashes", "byteRangeStart", "unpackedBytes", "flags"]) {
+  for (const name of ["hashes", ...chunkColumns]) {
     Object.defineProperty(rows, name, { enumerable: true, get: () => column(name) });
   }
   return rows;

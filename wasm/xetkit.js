@@ -18,7 +18,8 @@
 // module), core-api.js (the formats: what "xetkit/core", core.js, gives
 // too), api.js (the rest of the API), transfers.js (upload, download, lazy
 // files), pool.js (the worker pool), shardrecords.js (a shard's rows as
-// objects and columns), calls.js (calls into Go, errors, argument checks),
+// objects and columns, by shardcolumns.js: generated from the shard record
+// layouts), calls.js (calls into Go, errors, argument checks),
 // runtime.js and worker.js (starting Go, a worker's job loop).
 
 import { call, XetkitError } from "./calls.js";

@@ -5,6 +5,7 @@
 // Hash strings come from the module (hashStrings).
 
 import { mod } from "./xk.js";
+import { chunkRow } from "../wasm/shardcolumns.js";
 
 /** The hash (XET string) of packed row g. */
 function rowHash(r, g) {
@@ -24,12 +25,18 @@ export function chunkHash(parsed, xi, c) {
   return r ? rowHash(r, r.xorbStart[xi] + c) : parsed.xorbs[xi].chunks[c].hash;
 }
 
-/** Chunk c of xorb xi as DESIGN.md's {hash, byteRangeStart, unpackedBytes, flags}. */
+// The chunk object maker of each packed rows (wasm/shardcolumns.js, from
+// the record layouts), made on a first chunkAt: its columns are read then.
+const makers = new WeakMap();
+
+/** Chunk c of xorb xi as DESIGN.md's chunk object (the keys of wasm/shardcolumns.js chunkKeys). */
 export function chunkAt(parsed, xi, c) {
   const r = parsed.chunkRows;
   if (!r) return parsed.xorbs[xi].chunks[c];
+  let row = makers.get(r);
+  if (!row) makers.set(r, (row = chunkRow(r)));
   const g = r.xorbStart[xi] + c;
-  return { hash: rowHash(r, g), byteRangeStart: r.byteRangeStart[g], unpackedBytes: r.unpackedBytes[g], flags: r.flags[g] };
+  return row(g, rowHash(r, g));
 }
 
 const hashCache = new WeakMap();

@@ -164,8 +164,9 @@ func rowColumns(s *shard.Shard) js.Value {
 }
 
 // chunkLookupColumns are the chunk lookup entries of s as columns:
-// truncated (one string of 16 hex digits each), entry, chunk and xorb (the
-// xorb the entry names, -1 for none) u32s.
+// truncated (one string of 16 hex digits each), a u32 column per u32 field
+// of the record (shard.ChunkLookupColumns), and xorb (the xorb the entry
+// names, -1 for none).
 func chunkLookupColumns(s *shard.Shard) js.Value {
 	l := s.Lookups.Chunks
 	// An entry counts records from the CAS info section's start; the xorb
@@ -175,11 +176,9 @@ func chunkLookupColumns(s *shard.Shard) js.Value {
 		xorbAt[s.Xorbs[i].Offset] = int32(i)
 	}
 	trunc := make([]byte, 0, 16*len(l))
-	entry, chunk, xorb := make([]byte, 0, 4*len(l)), make([]byte, 0, 4*len(l)), make([]byte, 0, 4*len(l))
+	xorb := make([]byte, 0, 4*len(l))
 	for _, e := range l {
 		trunc = binary.BigEndian.AppendUint64(trunc, e.Truncated)
-		entry = binary.LittleEndian.AppendUint32(entry, e.Entry)
-		chunk = binary.LittleEndian.AppendUint32(chunk, e.Chunk)
 		x, ok := xorbAt[s.Layout.CASInfo+shard.RecordSize*int64(e.Entry)]
 		if !ok {
 			x = -1
@@ -189,24 +188,25 @@ func chunkLookupColumns(s *shard.Shard) js.Value {
 	lk := jsx.Object.New()
 	lk.Set("count", len(l))
 	lk.Set("truncated", textf.Sprintf("%x", trunc))
-	lk.Set("entry", jsx.Bytes(entry))
-	lk.Set("chunk", jsx.Bytes(chunk))
+	for _, c := range shard.ChunkLookupColumns {
+		lk.Set(c.Name, jsx.Bytes(c.Append(make([]byte, 0, 4*len(l)), l)))
+	}
 	lk.Set("xorb", jsx.Bytes(xorb))
 	return lk
 }
 
 // termColumns are the terms and verification hashes of files as columns:
 // fileStart (u32s) the first term of each file, then the count; xorbHash
-// one string of XET strings back to back; flags, unpackedBytes,
-// chunkStart, chunkEnd u32s; verification the range hashes of the files
-// that have them, in term order, one string, and hasVerification a byte
-// per file.
+// one string of XET strings back to back; a u32 column per u32 field of
+// the record (shard.TermColumns); verification the range hashes of the
+// files that have them, in term order, one string, and hasVerification a
+// byte per file.
 func termColumns(files []shard.File) js.Value {
 	n := 0
 	for i := range files {
 		n += len(files[i].Terms)
 	}
-	var start, flags, size, from, to []byte
+	start := make([]byte, 0, 4*(len(files)+1))
 	xorbs, ver, has := make([]byte, 0, 64*n), []byte{}, make([]byte, len(files))
 	row := 0
 	for i := range files {
@@ -214,10 +214,6 @@ func termColumns(files []shard.File) js.Value {
 		start = binary.LittleEndian.AppendUint32(start, uint32(row))
 		for _, t := range f.Terms {
 			xorbs = t.Xorb.AppendString(xorbs)
-			flags = binary.LittleEndian.AppendUint32(flags, t.Flags)
-			size = binary.LittleEndian.AppendUint32(size, t.UnpackedBytes)
-			from = binary.LittleEndian.AppendUint32(from, t.ChunkStart)
-			to = binary.LittleEndian.AppendUint32(to, t.ChunkEnd)
 		}
 		if f.Verification != nil {
 			has[i] = 1
@@ -231,25 +227,36 @@ func termColumns(files []shard.File) js.Value {
 	out := jsx.Object.New()
 	out.Set("xorbHash", string(xorbs))
 	out.Set("verification", string(ver))
-	for k, v := range map[string][]byte{"fileStart": start, "flags": flags, "unpackedBytes": size, "chunkStart": from, "chunkEnd": to, "hasVerification": has} {
-		out.Set(k, jsx.Bytes(v))
+	out.Set("fileStart", jsx.Bytes(start))
+	out.Set("hasVerification", jsx.Bytes(has))
+	cols := make([][]byte, len(shard.TermColumns))
+	for k := range cols {
+		cols[k] = make([]byte, 0, 4*n)
+	}
+	// A file's terms a column at a time: they stay in cache for each.
+	for i := range files {
+		for k, c := range shard.TermColumns {
+			cols[k] = c.Append(cols[k], files[i].Terms)
+		}
+	}
+	for k, c := range shard.TermColumns {
+		out.Set(c.Name, jsx.Bytes(cols[k]))
 	}
 	return out
 }
 
 // chunkColumns are the chunk rows of xorbs, in order, as columns:
-// xorbStart (u32s) the first row of each xorb, then the count;
-// byteRangeStart, unpackedBytes and flags u32s; the hashes as raw bytes,
-// or with hashStrings as one string of XET strings back to back
-// ("hashStrings", sliced by xetkit.js: a string for each of millions of
-// rows would cost a crossing each).
+// xorbStart (u32s) the first row of each xorb, then the count; a u32
+// column per u32 field of the record (shard.ChunkColumns); the hashes as
+// raw bytes, or with hashStrings as one string of XET strings back to
+// back ("hashStrings", sliced by xetkit.js: a string for each of millions
+// of rows would cost a crossing each).
 func chunkColumns(xorbs []shard.Xorb, hashStrings bool) js.Value {
 	n := 0
 	for i := range xorbs {
 		n += len(xorbs[i].Chunks)
 	}
 	hashes := make([]byte, 0, 64*n)
-	brs, ub, fl := make([]byte, 0, 4*n), make([]byte, 0, 4*n), make([]byte, 0, 4*n)
 	start := make([]byte, 0, 4*(len(xorbs)+1))
 	row := 0
 	for i := range xorbs {
@@ -260,9 +267,6 @@ func chunkColumns(xorbs []shard.Xorb, hashStrings bool) js.Value {
 			} else {
 				hashes = append(hashes, c.Hash[:]...)
 			}
-			brs = binary.LittleEndian.AppendUint32(brs, c.ByteRangeStart)
-			ub = binary.LittleEndian.AppendUint32(ub, c.UnpackedBytes)
-			fl = binary.LittleEndian.AppendUint32(fl, c.Flags)
 		}
 		row += len(xorbs[i].Chunks)
 	}
@@ -274,8 +278,21 @@ func chunkColumns(xorbs []shard.Xorb, hashStrings bool) js.Value {
 	} else {
 		out.Set("hashes", jsx.Bytes(hashes))
 	}
-	for k, v := range map[string][]byte{"byteRangeStart": brs, "unpackedBytes": ub, "flags": fl, "xorbStart": start} {
-		out.Set(k, jsx.Bytes(v))
+	out.Set("xorbStart", jsx.Bytes(start))
+	cols := make([][]byte, len(shard.ChunkColumns))
+	for k := range cols {
+		cols[k] = make([]byte, 0, 4*n)
+	}
+	// A xorb's chunks a column at a time: they stay in cache for each
+	// column, where a pass over all the chunks would read them from memory
+	// again for each.
+	for i := range xorbs {
+		for k, c := range shard.ChunkColumns {
+			cols[k] = c.Append(cols[k], xorbs[i].Chunks)
+		}
+	}
+	for k, c := range shard.ChunkColumns {
+		out.Set(c.Name, jsx.Bytes(cols[k]))
 	}
 	return out
 }

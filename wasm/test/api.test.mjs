@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { getChunks, hashToHex, fileHash, xorbHash, verificationHash, hmac } from "@huggingface/xetchunk-wasm";
 import { load, XetkitError } from "../xetkit.js";
+import { chunkColumns, chunkKeys, chunkLookupKeys, termKeys } from "../shardcolumns.js";
 import {
   cli, cliLines, corpus, lines, peerChunkHash, peerEngineChunks, randomBytes, readRef, ref, refChunks, refPath,
   tempDir, writeTemp, xetToRaw,
@@ -233,6 +234,34 @@ test("packed parses read each file's terms and verification from the bytes when 
       assert.ok("value" in Object.getOwnPropertyDescriptor(f, "entries"), "read once, then kept");
     });
     assert.deepEqual(JSON.parse(JSON.stringify(packed.files)), full.files);
+  }
+});
+
+// shardcolumns.js is generated from the record layouts (the layoutgen
+// tests tie its lists to the table): the rows' objects, full or packed,
+// carry exactly its keys in its order, and packed rows its columns.
+test("a parse's terms, chunks and chunk lookups carry exactly the table's keys", () => {
+  const hex = (s, i) => createHash("sha256").update(`${s}${i}`).digest("hex");
+  const xorbs = [0, 1].map((x) => ({ hash: hex("x", x), bytesOnDisk: 10, chunks: Array.from({ length: 3 + x }, (_, c) => ({ hash: hex(`c${x}`, c), unpackedBytes: 100 + c, flags: 0 })) }));
+  const files = [0, 1].map((f) => ({ verification: f === 0, terms: [{ xorb: xorbs[f].hash, chunkStart: 0, chunkEnd: 2 }] }));
+  const bytes = xk.buildShard({ files, xorbs, footer: { chunkHashKey: "0".repeat(64), lookupTables: true } });
+  const keysOf = (what, objects, want) => {
+    assert.ok(objects.length > 0, what);
+    for (const o of objects) assert.deepEqual(Object.keys(o), want, what);
+  };
+  const full = xk.parseShard(bytes);
+  keysOf("terms", full.files.flatMap((f) => f.entries), termKeys);
+  keysOf("chunks", full.xorbs.flatMap((x) => x.chunks), chunkKeys);
+  keysOf("chunk lookups", full.lookups.chunks, chunkLookupKeys);
+  const packed = xk.parseShard(bytes, { validate: false, packedChunks: true });
+  keysOf("packed terms", packed.files.flatMap((f) => f.entries), termKeys);
+  keysOf("packed chunk lookups", packed.lookups.chunks, chunkLookupKeys);
+  const rows = packed.chunkRows;
+  assert.deepEqual(Object.keys(rows), ["count", "xorbStart", "hashes", ...chunkColumns]);
+  const chunks = full.xorbs.flatMap((x) => x.chunks);
+  for (const name of chunkColumns) {
+    assert.ok(rows[name] instanceof Uint32Array && rows[name].length === rows.count, name);
+    assert.deepEqual([...rows[name]], chunks.map((c) => c[name]), name);
   }
 });
 

@@ -7,8 +7,12 @@
 //	// </generated>
 //
 // (RECORD a record's name: its JSON members; "RECORD columns": its numbers
-// as the Uint32Array columns of a packed parse). go generate ./shard runs
-// it in the shard directory; TestGeneratedIsCurrent checks both outputs.
+// as the Uint32Array columns of a packed parse). For each record with
+// Columns it also writes the list of its u32 fields into layout_gen.go
+// (the columns wasm/formats fills) and the module wasm/shardcolumns.js
+// (the columns' names and a maker of the row objects, for
+// wasm/shardrecords.js and web/chunkrows.js). go generate ./shard runs it
+// in the shard directory; TestGeneratedIsCurrent checks the outputs.
 package main
 
 import (
@@ -27,6 +31,7 @@ import (
 const (
 	goPath  = "layout_gen.go"
 	dtsPath = "../wasm/xetkit.d.ts"
+	jsPath  = "../wasm/shardcolumns.js"
 )
 
 func main() {
@@ -49,7 +54,14 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	js, err := jsSource(layouts.Records)
+	if err != nil {
+		return err
+	}
 	if err := os.WriteFile(goPath, src, 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(jsPath, js, 0o644); err != nil {
 		return err
 	}
 	return os.WriteFile(dtsPath, dts, 0o644)
@@ -206,6 +218,22 @@ func goSource(records []layouts.Record, models []layouts.Model) ([]byte, error) 
 		b.WriteString("\t)\n")
 	}
 	b.WriteString(")\n")
+	for _, r := range records {
+		if r.Columns == "" {
+			continue
+		}
+		cols, err := columnsOf(r)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString("\n")
+		comment(&b, "", fmt.Sprintf("%s are the u32 fields of the %s record, in byte order: the Uint32Array columns its rows go to JavaScript in, one a field, named by its JSON key (wasm/formats fills them, wasm/shardcolumns.js reads them).", r.Columns, r.Name))
+		fmt.Fprintf(&b, "var %s = []Column[%s]{\n", r.Columns, r.Model)
+		for _, f := range cols.u32 {
+			fmt.Fprintf(&b, "\t{%q, %s},\n", f.Name, modelOffset(r, f))
+		}
+		b.WriteString("}\n")
+	}
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("generated Go does not parse: %w", err)
@@ -213,18 +241,23 @@ func goSource(records []layouts.Record, models []layouts.Model) ([]byte, error) 
 	return src, nil
 }
 
+// modelOffset is the expression of where r's model keeps field f.
+func modelOffset(r layouts.Record, f layouts.Field) string {
+	if f.Go == "" {
+		return "0" // the model is the value itself
+	}
+	var terms []string
+	typ := r.Model
+	for _, step := range strings.Split(f.Go, ".") {
+		terms = append(terms, fmt.Sprintf("unsafe.Offsetof(%s{}.%s)", typ, step))
+		typ = step
+	}
+	return strings.Join(terms, "+")
+}
+
 // fieldExpr is the call of layout.go that declares field f of record r.
 func fieldExpr(r layouts.Record, f layouts.Field) string {
-	off := "0" // the model is the value itself
-	if f.Go != "" {
-		var terms []string
-		typ := r.Model
-		for _, step := range strings.Split(f.Go, ".") {
-			terms = append(terms, fmt.Sprintf("unsafe.Offsetof(%s{}.%s)", typ, step))
-			typ = step
-		}
-		off = strings.Join(terms, "+")
-	}
+	off := modelOffset(r, f)
 	var e string
 	switch f.Kind {
 	case layouts.Hash:
@@ -354,4 +387,116 @@ func regionBody(records []layouts.Record, name string) ([]string, error) {
 		out = append(out, f.Name+": "+typ+";")
 	}
 	return out, nil
+}
+
+// rowColumns is how the rows of a record with Columns reach JavaScript.
+type rowColumns struct {
+	key  *layouts.Field  // its hash (or truncated hash): a string the code making the columns supplies by hand
+	u32  []layouts.Field // its u32 fields: a Uint32Array column each
+	keys []string        // its objects' keys, in order: the JSON keys, each Extra after its After
+	cols []string        // its typed array columns: the u32 ones, then Extra
+}
+
+// identifier matches the names the generated JavaScript may use as they are.
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// columnsOf returns how record r's rows go as columns. Every JSON field is
+// a u32 column but one hash, which the hand-written code ships as a string
+// of its own: another kind has no column yet, and is refused.
+func columnsOf(r layouts.Record) (rowColumns, error) {
+	var c rowColumns
+	for i, f := range r.Fields {
+		if !f.InJSON() {
+			continue
+		}
+		switch {
+		case f.Kind == layouts.U32:
+			c.u32 = append(c.u32, f)
+		case (f.Kind == layouts.Hash || f.Kind == layouts.Trunc) && c.key == nil:
+			c.key = &r.Fields[i]
+		default:
+			return c, fmt.Errorf("record %s: field %s of kind %s has no column (a record with Columns ships one hash, the rest as u32 columns)", r.Name, f.Name, kindNames[f.Kind])
+		}
+		c.keys = append(c.keys, f.Name)
+	}
+	if c.key == nil {
+		return c, fmt.Errorf("record %s: a record with Columns needs its hash (the key of a row)", r.Name)
+	}
+	for _, f := range c.u32 {
+		c.cols = append(c.cols, f.Name)
+	}
+	for _, e := range r.Extra {
+		at := slices.Index(c.keys, e.After)
+		if at < 0 {
+			return c, fmt.Errorf("record %s: extra column %s follows %q, which is not a JSON key of the record", r.Name, e.Name, e.After)
+		}
+		c.keys = slices.Insert(c.keys, at+1, e.Name)
+		c.cols = append(c.cols, e.Name)
+	}
+	for i, k := range c.keys {
+		if !identifier.MatchString(k) || slices.Contains(c.keys[:i], k) {
+			return c, fmt.Errorf("record %s: column key %q is not an identifier, or comes twice", r.Name, k)
+		}
+	}
+	return c, nil
+}
+
+// jsSource returns wasm/shardcolumns.js: for each record with Columns,
+// NAMEKeys (its objects' keys in order), NAMEColumns (its u32 columns)
+// and NAMERow(c), a maker of its row objects from the columns c (the u32
+// ones and Extra as typed arrays). The makers are written out, not built
+// with new Function at run time (which a page's Content-Security-Policy
+// may forbid), so that every object is one literal of one shape.
+func jsSource(records []layouts.Record) ([]byte, error) {
+	var b strings.Builder
+	b.WriteString(`// Code generated by shard/internal/layoutgen from shard/internal/layouts; DO NOT EDIT.
+
+// The records whose rows a parse ships as columns (FileRows, ChunkRows,
+// ChunkLookups: wasm/formats/shards.go fills a Uint32Array per u32 field,
+// named by its JSON key), as wasm/shardrecords.js and the page read them:
+// for each, the keys of its objects in order, its u32 columns, and a maker
+// of its objects. A new u32 field of those records comes here from the
+// table, with no code of its own.
+`)
+	for _, r := range records {
+		if r.Columns == "" {
+			continue
+		}
+		c, err := columnsOf(r)
+		if err != nil {
+			return nil, err
+		}
+		quoted := func(names []string) string {
+			q := make([]string, len(names))
+			for i, n := range names {
+				q[i] = fmt.Sprintf("%q", n)
+			}
+			return "[" + strings.Join(q, ", ") + "]"
+		}
+		cols := c.cols
+		u32 := cols[:len(c.u32)]
+		fmt.Fprintf(&b, "\n/** The keys of a %s object, in order. */\n", r.Name)
+		fmt.Fprintf(&b, "export const %sKeys = %s;\n", r.Name, quoted(c.keys))
+		fmt.Fprintf(&b, "/** The Uint32Array columns of the %s rows: its u32 fields. */\n", r.Name)
+		fmt.Fprintf(&b, "export const %sColumns = %s;\n\n", r.Name, quoted(u32))
+		fmt.Fprintf(&b, "/**\n * %sRow(c) returns row(r, k): the %s object of row r of the columns c\n", r.Name, r.Name)
+		fmt.Fprintf(&b, " * (%s: typed arrays), k its %s.\n */\n", strings.Join(cols, ", "), c.key.Name)
+		fmt.Fprintf(&b, "export function %sRow(c) {\n", r.Name)
+		// Locals c0, c1, … and the parameter k name the columns and the
+		// key, so that no JSON key is ever a JavaScript name.
+		var locals, members []string
+		for i, name := range cols {
+			locals = append(locals, fmt.Sprintf("c%d = c.%s", i, name))
+		}
+		for _, k := range c.keys {
+			if k == c.key.Name {
+				members = append(members, k+": k")
+			} else {
+				members = append(members, fmt.Sprintf("%s: c%d[r]", k, slices.Index(cols, k)))
+			}
+		}
+		fmt.Fprintf(&b, "  const %s;\n", strings.Join(locals, ", "))
+		fmt.Fprintf(&b, "  return (r, k) => ({ %s });\n}\n", strings.Join(members, ", "))
+	}
+	return []byte(b.String()), nil
 }

@@ -16,9 +16,9 @@ import (
 // shardDir is where go generate runs the generator, from this package.
 const shardDir = "../.."
 
-// TestGeneratedIsCurrent: layout_gen.go and the generated regions of
-// wasm/xetkit.d.ts are what the table gives (go generate ./shard writes
-// them).
+// TestGeneratedIsCurrent: layout_gen.go, the generated regions of
+// wasm/xetkit.d.ts and wasm/shardcolumns.js are what the table gives (go
+// generate ./shard writes them).
 func TestGeneratedIsCurrent(t *testing.T) {
 	want, err := goSource(layouts.Records, layouts.Models)
 	if err != nil {
@@ -38,60 +38,83 @@ func TestGeneratedIsCurrent(t *testing.T) {
 	} else if string(want) != string(dts) {
 		t.Errorf("wasm/xetkit.d.ts is older than shard/internal/layouts: run go generate ./shard")
 	}
+	if want, err := jsSource(layouts.Records); err != nil {
+		t.Fatal(err)
+	} else if got, err := os.ReadFile(filepath.Join(shardDir, jsPath)); err != nil {
+		t.Fatal(err)
+	} else if string(got) != string(want) {
+		t.Errorf("wasm/shardcolumns.js is older than shard/internal/layouts: run go generate ./shard")
+	}
 }
 
-// TestRowColumnsCarryEveryField: the rows a parse ships as columns
-// (terms, chunks, chunk lookups; wasm/formats/shards.go) are made into
-// objects by hand in JavaScript, which knows no layout. Each object must
-// have exactly its record's JSON keys, so a new field of those records
-// fails here until the columns carry it too.
-func TestRowColumnsCarryEveryField(t *testing.T) {
-	jsonKeys := func(record string, extra ...string) []string {
-		var keys []string
-		for _, f := range layouts.Find(record).Fields {
+// TestRowColumnsFollowTheTable: the rows a parse ships as columns (terms,
+// chunks, chunk lookups) become objects in JavaScript by the generated
+// wasm/shardcolumns.js alone: its keys are each record's JSON keys in
+// order with its Extra, and its columns the u32 fields (read here from
+// the table, not the generator). The hand-written JavaScript around it
+// names no u32 field of those records, so a new one needs no edit there.
+func TestRowColumnsFollowTheTable(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(shardDir, jsPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := func(name string) []string {
+		m := regexp.MustCompile(`(?m)^export const ` + name + ` = \[(.*)\];$`).FindSubmatch(src)
+		if m == nil {
+			t.Errorf("%s: no %s", jsPath, name)
+			return nil
+		}
+		var out []string
+		for _, k := range regexp.MustCompile(`"(\w+)"`).FindAllSubmatch(m[1], -1) {
+			out = append(out, string(k[1]))
+		}
+		return out
+	}
+	var fields []string // u32 fields of the column records, which hand code must not name
+	records := 0
+	for _, r := range layouts.Records {
+		if r.Columns == "" {
+			continue
+		}
+		records++
+		var keys, u32 []string
+		for _, f := range r.Fields {
 			if f.InJSON() {
 				keys = append(keys, f.Name)
 			}
+			if f.InJSON() && f.Kind == layouts.U32 {
+				u32 = append(u32, f.Name)
+			}
 		}
-		return append(keys, extra...)
-	}
-	var chunkColumns []string
-	for _, f := range layouts.Find("chunk").Fields {
-		if f.InJSON() && f.Kind == layouts.U32 {
-			chunkColumns = append(chunkColumns, f.Name)
+		for _, e := range r.Extra {
+			at := slices.Index(keys, e.After)
+			if at < 0 {
+				t.Fatalf("record %s: extra %s follows no key %s", r.Name, e.Name, e.After)
+			}
+			keys = slices.Insert(keys, at+1, e.Name)
+		}
+		fields = append(fields, u32...)
+		if got := list(r.Name + "Keys"); !slices.Equal(got, keys) {
+			t.Errorf("%s: %sKeys %v, the table %v", jsPath, r.Name, got, keys)
+		}
+		if got := list(r.Name + "Columns"); !slices.Equal(got, u32) {
+			t.Errorf("%s: %sColumns %v, the table %v", jsPath, r.Name, got, u32)
 		}
 	}
-	objectKeys := regexp.MustCompile(`(\w+):`)
-	listKeys := regexp.MustCompile(`"(\w+)"`)
-	for _, c := range []struct {
-		file, what, pattern string
-		keys                *regexp.Regexp
-		want                []string
-	}{
-		{"wasm/shardrecords.js", "term objects", `entries\[j\] = \{([^;]*)\};`, objectKeys, jsonKeys("term")},
-		{"wasm/shardrecords.js", "chunk objects", `chunks\[j\] = \{([^;]*)\};`, objectKeys, jsonKeys("chunk")},
-		{"wasm/shardrecords.js", "chunk lookup objects", `out\[i\] = \{([^;]*)\};`, objectKeys, jsonKeys("chunkLookup", "xorb")},
-		{"wasm/shardrecords.js", "packed chunk columns", `columns = \{([^;]*)\};`, objectKeys, append([]string{"hashes"}, chunkColumns...)},
-		{"wasm/shardrecords.js", "packed chunk column names", `for \(const name of \[("hashes"[^\]]*)\]\)`, listKeys, append([]string{"hashes"}, chunkColumns...)},
-		{"web/chunkrows.js", "chunk objects of packed rows", `return \{ (hash: rowHash[^;]*)\};`, objectKeys, jsonKeys("chunk")},
-	} {
-		src, err := os.ReadFile(filepath.Join(shardDir, "..", c.file))
+	if records != 3 {
+		t.Errorf("%d records have Columns; term, chunk and chunkLookup do", records)
+	}
+	comments := regexp.MustCompile(`(?s)/\*.*?\*/|//[^\n]*`)
+	for _, file := range []string{"wasm/shardrecords.js", "web/chunkrows.js", "wasm/formats/shards.go"} {
+		code, err := os.ReadFile(filepath.Join(shardDir, "..", file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := regexp.MustCompile(c.pattern).FindSubmatch(src)
-		if m == nil {
-			t.Errorf("%s: no %s (%s): this test needs to learn where they are made now", c.file, c.what, c.pattern)
-			continue
-		}
-		var got []string
-		for _, k := range c.keys.FindAllSubmatch(m[1], -1) {
-			got = append(got, string(k[1]))
-		}
-		slices.Sort(got)
-		want := slices.Sorted(slices.Values(c.want))
-		if !slices.Equal(got, want) {
-			t.Errorf("%s: the %s have %v, the layouts give %v: carry a new field in the columns (wasm/formats/shards.go) and here", c.file, c.what, got, want)
+		code = comments.ReplaceAll(code, nil)
+		for _, f := range fields {
+			if m := regexp.MustCompile(`\.` + f + `\b|\b` + f + `\s*:|"` + f + `"`).Find(code); m != nil {
+				t.Errorf("%s names the u32 field %s (%q): take it from the generated column lists", file, f, m)
+			}
 		}
 	}
 }
@@ -140,6 +163,27 @@ func TestGeneratorRefuses(t *testing.T) {
 			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
 		}
 	}
+	hash := layouts.Field{Name: "h", Kind: layouts.Hash, Go: "H"}
+	for _, c := range []struct {
+		name   string
+		record layouts.Record
+		want   string
+	}{
+		{"u64 column", layouts.Record{Var: "aLayout", Name: "a", Model: "Entry", Columns: "ACols", Fields: []layouts.Field{hash, {Name: "x", Kind: layouts.U64, Go: "X"}}}, "has no column"},
+		{"second hash", layouts.Record{Var: "aLayout", Name: "a", Model: "Entry", Columns: "ACols", Fields: []layouts.Field{hash, {Name: "g", Kind: layouts.Hash, Go: "G"}}}, "has no column"},
+		{"no hash", layouts.Record{Var: "aLayout", Name: "a", Model: "Entry", Columns: "ACols", Fields: []layouts.Field{u32("x", "X")}}, "needs its hash"},
+		{"extra twice", layouts.Record{Var: "aLayout", Name: "a", Model: "Entry", Columns: "ACols", Extra: []layouts.Extra{{Name: "x", After: "h"}}, Fields: []layouts.Field{hash, u32("x", "X")}}, "comes twice"},
+		{"extra after nothing", layouts.Record{Var: "aLayout", Name: "a", Model: "Entry", Columns: "ACols", Extra: []layouts.Extra{{Name: "y", After: "z"}}, Fields: []layouts.Field{hash, u32("x", "X")}}, "not a JSON key"},
+	} {
+		records := []layouts.Record{c.record}
+		if _, err := goSource(records, models); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Go: error %v, want one saying %q", c.name, err, c.want)
+		}
+		if _, err := jsSource(records); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: JavaScript: error %v, want one saying %q", c.name, err, c.want)
+		}
+	}
+
 	undocumented := []layouts.Model{{Type: "Entry"}}
 	records := []layouts.Record{{Var: "aLayout", Name: "a", Model: "Entry", Fields: []layouts.Field{u32("x", "X")}}}
 	if _, err := goSource(records, undocumented); err == nil || !strings.Contains(err.Error(), "no doc") {

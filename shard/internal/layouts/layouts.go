@@ -8,7 +8,8 @@
 //
 // A new field is one entry in Records (taking bytes from a reserved field,
 // or the format changes): its JSON key, kind, the model field that keeps it
-// and that field's doc.
+// and that field's doc. A u32 field of a record with Columns also becomes a
+// column of the module's rows and a key of their JavaScript objects.
 package layouts
 
 // Kind says how a field's bytes read.
@@ -54,6 +55,21 @@ type Record struct {
 	// value; empty for a record that keeps nothing.
 	Model  string
 	Fields []Field
+	// Columns names, for a record whose rows a parse ships to JavaScript
+	// as columns (terms, chunks, chunk lookups: wasm/formats/shards.go),
+	// the package shard variable listing its u32 fields: the module fills
+	// a Uint32Array column per field, named by its JSON key, and
+	// wasm/shardcolumns.js (generated too) turns the columns into objects.
+	Columns string
+	// Extra are the columns such a record has besides its fields, made by
+	// hand (chunkLookup's xorb): keys its objects carry too.
+	Extra []Extra
+}
+
+// Extra is a key of a record's JavaScript objects that no field holds.
+type Extra struct {
+	Name  string
+	After string // the JSON key it follows in the objects (the JSON the CLI writes has it last)
 }
 
 // Model is a struct type of package shard that keeps the values of
@@ -141,7 +157,7 @@ var Records = []Record{
 		{Name: "numEntries", Kind: Count, TSDoc: "entries.length."},
 		{Name: "reserved", Kind: Zero, Size: 8},
 	}},
-	{Var: "termLayout", Name: "term", Section: "files", Model: "Term", Fields: []Field{
+	{Var: "termLayout", Name: "term", Section: "files", Model: "Term", Columns: "TermColumns", Fields: []Field{
 		{Name: "xorbHash", Kind: Hash, Go: "Xorb"},
 		{Name: "flags", Kind: U32, Go: "Flags", Doc: "cas_flags, reserved"},
 		{Name: "unpackedBytes", Kind: U32, Go: "UnpackedBytes"},
@@ -163,7 +179,7 @@ var Records = []Record{
 		{Name: "bytesInXorb", Kind: U32, Go: "BytesInXorb", Doc: "BytesInXorb is num_bytes_in_cas as stored: the sum of the chunks' unpacked sizes in a correct shard."},
 		{Name: "bytesOnDisk", Kind: U32, Go: "BytesOnDisk", Doc: "length of the serialized xorb"},
 	}},
-	{Var: "chunkLayout", Name: "chunk", Section: "cas", Model: "Chunk", Fields: []Field{
+	{Var: "chunkLayout", Name: "chunk", Section: "cas", Model: "Chunk", Columns: "ChunkColumns", Fields: []Field{
 		{Name: "hash", Kind: Hash, Go: "Hash", Doc: "Hash is the chunk hash, keyed with the footer's chunk hash key when that key is not zero."},
 		{Name: "byteRangeStart", Kind: U32, Go: "ByteRangeStart", Doc: "offset of the chunk in the xorb's unpacked bytes"},
 		{Name: "unpackedBytes", Kind: U32, Go: "UnpackedBytes"},
@@ -199,7 +215,7 @@ var Records = []Record{
 		{Name: "truncatedHash", Kind: Trunc, Go: "Truncated"},
 		{Name: "entry", Kind: U32, Go: "Entry"},
 	}},
-	{Var: "chunkLookupLayout", Name: "chunkLookup", Section: "lookups", Model: "LookupEntry", Fields: []Field{
+	{Var: "chunkLookupLayout", Name: "chunkLookup", Section: "lookups", Model: "LookupEntry", Columns: "ChunkLookupColumns", Extra: []Extra{{Name: "xorb", After: "entry"}}, Fields: []Field{
 		{Name: "truncatedHash", Kind: Trunc, Go: "Truncated"},
 		{Name: "entry", Kind: U32, Go: "Entry"},
 		{Name: "chunk", Kind: U32, Go: "Chunk"},
