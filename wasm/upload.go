@@ -506,7 +506,7 @@ type countingWriterAt struct {
 }
 
 func (w *countingWriterAt) ReadAt(p []byte, off int64) (int, error) { return w.f.ReadAt(p, off) }
-func (w *countingWriterAt) Truncate(size int64) error              { return w.f.Truncate(size) }
+func (w *countingWriterAt) Truncate(size int64) error               { return w.f.Truncate(size) }
 
 func (w *countingWriterAt) WriteAt(p []byte, off int64) (int, error) {
 	n, err := w.f.WriteAt(p, off)

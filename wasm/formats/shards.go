@@ -229,20 +229,28 @@ func termColumns(files []shard.File) js.Value {
 	out.Set("verification", string(ver))
 	out.Set("fileStart", jsx.Bytes(start))
 	out.Set("hasVerification", jsx.Bytes(has))
-	cols := make([][]byte, len(shard.TermColumns))
+	setColumns(out, shard.TermColumns, files, func(f *shard.File) []shard.Term { return f.Terms }, n)
+	return out
+}
+
+// setColumns sets on out a u32 column for each of columns, n rows, from
+// the rows of each group in turn. A group's rows are read a column at a
+// time: they stay in cache for each column, where a pass over all the rows
+// would read them from memory again for each.
+func setColumns[G, M any](out js.Value, columns []shard.Column[M], groups []G, rows func(*G) []M, n int) {
+	cols := make([][]byte, len(columns))
 	for k := range cols {
 		cols[k] = make([]byte, 0, 4*n)
 	}
-	// A file's terms a column at a time: they stay in cache for each.
-	for i := range files {
-		for k, c := range shard.TermColumns {
-			cols[k] = c.Append(cols[k], files[i].Terms)
+	for i := range groups {
+		r := rows(&groups[i])
+		for k, c := range columns {
+			cols[k] = c.Append(cols[k], r)
 		}
 	}
-	for k, c := range shard.TermColumns {
+	for k, c := range columns {
 		out.Set(c.Name, jsx.Bytes(cols[k]))
 	}
-	return out
 }
 
 // chunkColumns are the chunk rows of xorbs, in order, as columns:
@@ -279,21 +287,7 @@ func chunkColumns(xorbs []shard.Xorb, hashStrings bool) js.Value {
 		out.Set("hashes", jsx.Bytes(hashes))
 	}
 	out.Set("xorbStart", jsx.Bytes(start))
-	cols := make([][]byte, len(shard.ChunkColumns))
-	for k := range cols {
-		cols[k] = make([]byte, 0, 4*n)
-	}
-	// A xorb's chunks a column at a time: they stay in cache for each
-	// column, where a pass over all the chunks would read them from memory
-	// again for each.
-	for i := range xorbs {
-		for k, c := range shard.ChunkColumns {
-			cols[k] = c.Append(cols[k], xorbs[i].Chunks)
-		}
-	}
-	for k, c := range shard.ChunkColumns {
-		out.Set(c.Name, jsx.Bytes(cols[k]))
-	}
+	setColumns(out, shard.ChunkColumns, xorbs, func(x *shard.Xorb) []shard.Chunk { return x.Chunks }, n)
 	return out
 }
 
