@@ -40,11 +40,24 @@ type readAhead struct {
 }
 
 // started is the start of a source: all of it (rest nil), or its first
-// piece and the open source, to read the rest from.
+// piece and the open source, to read the rest from; and the SHA-256 of
+// all of it where its reader gave one (HeadReader).
 type started struct {
 	head []byte
 	rest io.Reader
+	sha  *[32]byte
 	err  error
+}
+
+// A HeadReader is a reader of a source of unknown size (what its Open
+// returns) that reads the source's start in one piece of the size it
+// turns out to be, rather than in reads that grow a buffer: a browser's
+// File, which gives its start whole. ReadHead, the reader's first read,
+// returns the first n bytes, or all of the source if it is shorter; and
+// then, if the host computed it as it read, the SHA-256 of the source
+// (which the upload then need not compute).
+type HeadReader interface {
+	ReadHead(n int) (head []byte, sha *[32]byte, err error)
 }
 
 func startReadAhead(ctx context.Context, sources []Source) *readAhead {
@@ -115,21 +128,20 @@ func (ra *readAhead) reserve(n int64) bool {
 	return ra.ctx.Err() == nil
 }
 
-// take returns the start of source i: all of it (rest nil), or its first
-// piece and the reader of its rest (closed by done); done is to be called
-// once the session is done with them.
-func (ra *readAhead) take(i int) (head []byte, rest io.Reader, done func(), err error) {
-	var s started
+// take returns the start of source i (started: all of it, rest nil, or
+// its first piece and the reader of its rest, closed by done); done is to
+// be called once the session is done with them.
+func (ra *readAhead) take(i int) (s started, done func()) {
 	select {
 	case s = <-ra.got[i]:
 	case <-ra.ctx.Done():
-		return nil, nil, nil, context.Cause(ra.ctx)
+		return started{err: context.Cause(ra.ctx)}, nil
 	}
 	n := headSize(ra.sources[i])
 	if ra.sources[i].Size < 0 {
 		n = int64(len(s.head))
 	}
-	return s.head, s.rest, func() {
+	return s, func() {
 		if cl, ok := s.rest.(io.Closer); ok {
 			cl.Close()
 		}
@@ -137,7 +149,7 @@ func (ra *readAhead) take(i int) (head []byte, rest io.Reader, done func(), err 
 		ra.held -= n
 		ra.cond.Broadcast()
 		ra.mu.Unlock()
-	}, s.err
+	}
 }
 
 // close stops the reading ahead and waits for the reads under way; it
@@ -171,22 +183,27 @@ func readStart(src Source) started {
 		}
 	}()
 	// One byte more than the start, to see a source that does not end
-	// there. A buffer of unknown need grows as it fills: a folder of small
-	// files of unknown size must not cost a read's worth each.
+	// there. Of unknown size, the start comes in one piece (HeadReader) or
+	// in a buffer that grows as it fills: a folder of small files of
+	// unknown size must not cost a read's worth each.
 	var b []byte
 	var n int
-	if src.Size >= 0 {
+	var sha *[32]byte
+	if hr, ok := rd.(HeadReader); ok && src.Size < 0 {
+		b, sha, err = hr.ReadHead(readSize + 1)
+	} else if src.Size >= 0 {
 		b = make([]byte, headSize(src)+1)
 		n, err = io.ReadFull(rd, b)
+		b = b[:n]
 	} else {
 		b, err = io.ReadAll(io.LimitReader(rd, readSize+1))
-		if n = len(b); err == nil && n <= readSize {
-			err = io.EOF
-		}
+	}
+	if n = len(b); src.Size < 0 && err == nil && n <= readSize {
+		err = io.EOF
 	}
 	switch {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
-		return started{head: b[:n]}
+		return started{head: b, sha: sha}
 	case err != nil:
 		return started{err: fmt.Errorf("reading: %w", err)}
 	case src.Size >= 0 && src.Size <= readSize:

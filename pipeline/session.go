@@ -244,11 +244,12 @@ func (s *session) addFiles(sources []Source, results []Result) error {
 // readFile reads one source through r, once the Gate, if any, is
 // offered its size and first bytes.
 func (s *session) readFile(r *chunkReader, ra *readAhead, i int, src Source) error {
-	head, rest, done, err := ra.take(i)
-	if err != nil {
-		return fmt.Errorf("upload %s: %w", src.Name, err)
+	start, done := ra.take(i)
+	if start.err != nil {
+		return fmt.Errorf("upload %s: %w", src.Name, start.err)
 	}
 	defer done()
+	head, rest := start.head, start.rest
 	size := src.Size
 	if rest == nil {
 		size = int64(len(head))
@@ -270,7 +271,10 @@ func (s *session) readFile(r *chunkReader, ra *readAhead, i int, src Source) err
 	// The SHA-256: here, or where the Offload says; a small file's with
 	// its chunks, where an Offload encodes them (read).
 	var sum Digest
+	var err error
 	switch o := s.u.Offload; {
+	case start.sha != nil:
+		sum = knownSHA(*start.sha)
 	case o.encoding() != nil && data != nil && len(data) <= o.BatchSize():
 	case o != nil && o.SHA256 != nil:
 		if sum, err = o.SHA256(); err != nil {

@@ -275,6 +275,7 @@ func exportUpload(api js.Value) {
 			// The xorbs of this upload are garbage once it returns: let the
 			// next one reuse their space rather than grow memory.
 			defer runtime.GC()
+			c.PrefetchToken(ctx, true) // while the upload state is opened
 			files := make([]hubclient.RepoFile, len(sources))
 			for i, s := range sources {
 				files[i] = hubclient.RepoFile{Path: s.Name, Source: s}

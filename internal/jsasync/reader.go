@@ -4,8 +4,10 @@ package jsasync
 
 import (
 	"context"
+	"encoding/binary"
 	"io"
 	"runtime"
+	"sync"
 	"syscall/js"
 
 	"github.com/xetkit/xetkit/internal/jsx"
@@ -42,6 +44,9 @@ type Reader struct {
 	// last is the Uint8Array of the last read from a Blob, which Go has
 	// copied: its buffer is read into next.
 	last js.Value
+	// sha is the SHA-256 of a Blob read whole by its first read, where
+	// the platform computed it (ReadHead).
+	sha *[32]byte
 }
 
 // blobReadSize is how much one read of a Blob's stream fills: the piece
@@ -182,80 +187,132 @@ func (r *Reader) Read(p []byte) (int, error) {
 // then its size is asked for, and the rest read as a Blob of known size
 // is, from a slice.
 func (r *Reader) readUnsized(p []byte) (int, error) {
-	if len(r.rest) > 0 {
-		k := copy(p, r.rest)
-		r.rest = r.rest[k:]
-		return k, nil
-	}
-	u, done, err := readHead(r.ctx, r.src)
-	if err != nil {
-		return 0, textf.Errorf("reading the Blob: %w", err)
-	}
-	n := u.Length()
-	r.off = int64(n)
-	jsx.Held(n)
-	jsx.Collect()
-	if done {
-		r.size = r.off
-	} else {
-		r.base = r.off
-		if r.size = int64(r.src.Get("size").Float()); r.off > r.size {
-			return 0, textf.Errorf("reading the Blob: it gave %d bytes of the %d it holds (did the file change?)", r.off, r.size)
+	if len(r.rest) == 0 {
+		if err := r.startUnsized(); err != nil {
+			return 0, err
+		}
+		if len(r.rest) == 0 {
+			return 0, io.EOF
 		}
 	}
-	k := min(n, len(p))
-	js.CopyBytesToGo(p[:k], u)
-	if k < n {
-		r.rest = jsx.CopyInto(r.rest[:0], u.Call("subarray", k))
-	}
-	if n == 0 {
-		return 0, io.EOF
-	}
+	k := copy(p, r.rest)
+	r.rest = r.rest[k:]
 	return k, nil
+}
+
+// startUnsized reads the start of a Blob of unknown size into rest, and
+// learns its size: what it gave, if it ended there, else the Blob's.
+func (r *Reader) startUnsized() error {
+	h, err := readHead(r.ctx, r.src)
+	if err != nil {
+		return textf.Errorf("reading the Blob: %w", err)
+	}
+	r.off, r.rest, r.sha = int64(len(h.bytes)), h.bytes, h.sha
+	jsx.Held(len(h.bytes))
+	jsx.Collect() // here, not in headsOf: a callback from JavaScript must not block
+	if h.whole {
+		r.size = r.off
+		return nil
+	}
+	r.base = r.off
+	if r.size = int64(r.src.Get("size").Float()); r.off > r.size {
+		return textf.Errorf("reading the Blob: it gave %d bytes of the %d it holds (did the file change?)", r.off, r.size)
+	}
+	return nil
+}
+
+// ReadHead returns the first n bytes of the source, or all of it if it
+// is shorter, in one piece (a small file's start is not copied again),
+// and, where it is all of a Blob and the platform computed it as it read
+// (runtime.js's xetkitReadHeads), its SHA-256. It is the first read.
+func (r *Reader) ReadHead(n int) (head []byte, sha *[32]byte, err error) {
+	if r.off > 0 || !r.blob || r.size >= 0 {
+		head, err = io.ReadAll(io.LimitReader(r, int64(n)))
+		return head, nil, err
+	}
+	if err := r.startUnsized(); err != nil {
+		return nil, nil, err
+	}
+	if len(r.rest) <= n {
+		head, r.rest = r.rest, nil
+		if r.off == r.size {
+			sha = r.sha
+		}
+		return head, sha, nil
+	}
+	head = r.rest[:n:n]
+	r.rest = r.rest[n:]
+	return head, nil, nil
 }
 
 // heads gathers the Blobs whose starts goroutines ask for together
 // (readHead): under WebAssembly one thread runs the goroutines by turns,
-// so reads asked for in one go (a read-ahead's) are sent in one call.
-var heads []*headRead
+// so reads asked for in one go (a read-ahead's) are sent in one call. It
+// is guarded all the same: an allocation (append's) can park a goroutine
+// (to assist the garbage collector) between reading heads and writing it.
+var (
+	headsMu sync.Mutex
+	heads   []*headRead
+)
 
-// headRead is one Blob's start, asked for by readHead.
+// headRead is one Blob's start, asked for by readHead: its bytes, whether
+// they are all of it, and the SHA-256 of them if so and the platform
+// computed it.
 type headRead struct {
 	blob  js.Value
 	done  chan struct{}
-	bytes js.Value
+	bytes []byte
 	whole bool
+	sha   *[32]byte
 	err   error
 }
+
+// headBatch is the buffer a batch's starts are copied into before each
+// gets its own (one goroutine reads at a time): kept for the next batch
+// unless a batch of large files' starts grew it past maxHeadBatch.
+var headBatch []byte
+
+const maxHeadBatch = 4 << 20
+
+// headMeta is the size of one Blob's record in xetkitReadHeads's meta:
+// the length of its start (u32), flags (headEnded, headSHA), SHA-256.
+const (
+	headMeta  = 37
+	headEnded = 1
+	headSHA   = 2
+)
 
 // readHead returns the start of blob: what its stream gives until it ends
 // (whole) or passes one read's size. The goroutines that ask at once have
 // their Blobs read in one call of runtime.js's xetkitReadHeads (the first
 // of them lets the others ask, then sends them all): a folder of small
-// files costs a crossing into JavaScript and a promise a batch, not
-// several a file.
-func readHead(ctx context.Context, blob js.Value) (bytes js.Value, whole bool, err error) {
+// files costs a crossing into JavaScript, a promise and a copy a batch,
+// not several a file.
+func readHead(ctx context.Context, blob js.Value) (*headRead, error) {
 	h := &headRead{blob: blob, done: make(chan struct{})}
+	headsMu.Lock()
 	heads = append(heads, h)
-	if len(heads) == 1 {
+	first := len(heads) == 1
+	headsMu.Unlock()
+	if first {
 		for range 4 {
 			runtime.Gosched() // the goroutines ready to read now join
 		}
+		headsMu.Lock()
 		batch := heads
 		heads = nil
+		headsMu.Unlock()
 		list := make([]any, len(batch))
 		for i, b := range batch {
 			list[i] = b.blob
 		}
 		jsx.Then(js.Global().Call("xetkitReadHeads", list, blobReadSize), func(v js.Value, err error) {
-			for i, b := range batch {
-				switch r := v; {
-				case err != nil:
+			if err == nil {
+				err = headsOf(v, batch)
+			}
+			for _, b := range batch {
+				if err != nil && b.err == nil {
 					b.err = err
-				case !r.Index(i).Get("error").IsUndefined():
-					b.err = textf.Errorf("%s", r.Index(i).Get("error").String())
-				default:
-					b.bytes, b.whole = r.Index(i).Get("bytes"), r.Index(i).Get("done").Bool()
 				}
 				close(b.done)
 			}
@@ -263,10 +320,45 @@ func readHead(ctx context.Context, blob js.Value) (bytes js.Value, whole bool, e
 	}
 	select {
 	case <-h.done:
-		return h.bytes, h.whole, h.err
+		return h, h.err
 	case <-ctx.Done():
-		return js.Undefined(), false, context.Cause(ctx)
+		return nil, context.Cause(ctx)
 	}
+}
+
+// headsOf fills batch from xetkitReadHeads's record v: each start copied
+// out of the batch's bytes into a slice of its own, so that no start
+// keeps another's memory.
+func headsOf(v js.Value, batch []*headRead) error {
+	all := jsx.CopyInto(headBatch[:0], v.Get("bytes"))
+	if cap(all) <= maxHeadBatch {
+		headBatch = all
+	}
+	meta := jsx.CopyInto(nil, v.Get("meta"))
+	if len(meta) != headMeta*len(batch) {
+		return textf.Errorf("xetkitReadHeads gave %d bytes of meta for %d Blobs", len(meta), len(batch))
+	}
+	errs := v.Get("errors")
+	for i, b := range batch {
+		if !errs.IsNull() {
+			if e := errs.Index(i); !e.IsNull() {
+				b.err = textf.Errorf("%s", e.String())
+				continue
+			}
+		}
+		m := meta[headMeta*i : headMeta*(i+1)]
+		n := int(binary.LittleEndian.Uint32(m))
+		if n > len(all) {
+			return textf.Errorf("xetkitReadHeads gave %d bytes, fewer than its meta says", len(all))
+		}
+		b.bytes = append([]byte(nil), all[:n]...)
+		all = all[n:]
+		b.whole = m[4]&headEnded != 0
+		if m[4]&headSHA != 0 {
+			b.sha = (*[32]byte)(append([]byte(nil), m[5:headMeta]...))
+		}
+	}
+	return nil
 }
 
 // open starts reading the Blob's stream (from base): BYOB where the
