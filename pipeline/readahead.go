@@ -198,6 +198,9 @@ func readStart(src Source) started {
 	} else {
 		b, err = io.ReadAll(io.LimitReader(rd, readSize+1))
 	}
+	if b == nil {
+		b = []byte{} // at hand, though empty (nil data means a reader)
+	}
 	if n = len(b); src.Size < 0 && err == nil && n <= readSize {
 		err = io.EOF
 	}
