@@ -9,6 +9,7 @@ import (
 	"io"
 	"runtime"
 	"strconv"
+	"sync"
 	"syscall/js"
 	"unsafe"
 
@@ -192,7 +193,43 @@ type fetchBody struct {
 // byobSize is the most one BYOB read asks for.
 const byobSize = 1 << 20
 
-var jsArrayBuffer = js.Global().Get("ArrayBuffer")
+// byobFree keeps the BYOB buffers of bodies read to their end for the
+// next bodies: a download of thousands of pieces would otherwise leave a
+// garbage buffer each, which the collector lets pile up (by tens of MiB).
+var byobFree struct {
+	sync.Mutex
+	list []js.Value
+}
+
+// byobFreeMax is the most buffers byobFree keeps: more than a download's
+// requests at once.
+const byobFreeMax = 16
+
+func takeBYOB() js.Value {
+	byobFree.Lock()
+	defer byobFree.Unlock()
+	if n := len(byobFree.list); n > 0 {
+		b := byobFree.list[n-1]
+		byobFree.list = byobFree.list[:n-1]
+		return b
+	}
+	return jsx.ArrayBuffer.New(byobSize)
+}
+
+// releaseOwn gives the body's BYOB buffer to byobFree, unless a read
+// holds it (then it is detached: its length 0).
+func (b *fetchBody) releaseOwn() {
+	own := b.own
+	b.own = js.Undefined()
+	if own.IsUndefined() || own.Get("byteLength").Int() != byobSize {
+		return
+	}
+	byobFree.Lock()
+	defer byobFree.Unlock()
+	if len(byobFree.list) < byobFreeMax {
+		byobFree.list = append(byobFree.list, own)
+	}
+}
 
 // newFetchBody reads stream with a BYOB reader where it is a byte stream
 // (browsers and Node: fetch bodies are), else with a default reader.
@@ -203,7 +240,7 @@ func newFetchBody(ctx context.Context, stream, abort js.Value) *fetchBody {
 		opt := jsx.Object.New()
 		opt.Set("mode", "byob")
 		b.reader = stream.Call("getReader", opt)
-		b.own = jsArrayBuffer.New(byobSize)
+		b.own = takeBYOB()
 	}()
 	if b.own.IsUndefined() {
 		b.reader = stream.Call("getReader")
@@ -263,11 +300,16 @@ func (b *fetchBody) readOwn(p []byte) (int, error) {
 		return 0, b.err
 	}
 	u := v.Get("value")
+	if !u.IsUndefined() {
+		b.own = u.Get("buffer") // the same memory, handed back
+	}
 	if v.Get("done").Bool() || u.IsUndefined() {
 		b.err = io.EOF
+		if !u.IsUndefined() {
+			b.releaseOwn()
+		}
 		return 0, io.EOF
 	}
-	b.own = u.Get("buffer") // the same memory, handed back
 	return js.CopyBytesToGo(p, u), nil
 }
 
@@ -275,6 +317,7 @@ func (b *fetchBody) Close() error {
 	if b.err == nil {
 		b.err = errors.New("read after Close")
 		b.reader.Call("cancel").Call("catch", ignoreRejection)
+		b.releaseOwn() // no read holds it
 	}
 	return nil
 }

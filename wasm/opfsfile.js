@@ -50,7 +50,10 @@ export function opfsPartial({ dir, name }) {
           spare = r.buf;
           return new Uint8Array(r.buf, 0, r.got);
         },
-        writeAt: (off, bytes) => w.call({ op: "write", id, off, bytes }, [bytes.buffer]),
+        // The worker hands the buffer back once written, for Go to fill
+        // again (jsasync.File): a buffer a write would pile up in the
+        // worker until its collector ran.
+        writeAt: (off, bytes) => w.call({ op: "write", id, off, bytes }, [bytes.buffer]).then((r) => r.buf),
         truncate: (n) => w.call({ op: "truncate", id, n }),
       };
     },
@@ -130,6 +133,7 @@ function fileWorkerMain() {
       const a = files.get(id);
       let done = 0;
       while (done < bytes.length) done += a.write(bytes.subarray(done), { at: off + done });
+      return { buf: bytes.buffer };
     },
     truncate({ id, n }) { files.get(id).truncate(n); },
     close({ id }) {

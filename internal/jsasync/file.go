@@ -15,17 +15,22 @@ import (
 // File is a file that JavaScript keeps (in OPFS, or a Node file handle),
 // read and written at offsets through three functions of an object, each
 // returning a value or a promise: readAt(offset, n) → Uint8Array (fewer
-// bytes only at the end of the file), writeAt(offset, bytes), truncate(n).
-// It is a cas.Partial. Writes that follow one another are gathered into
-// pieces of 1 MiB, so the file is crossed to once a piece; Flush writes
-// what is gathered (reads and Truncate flush first). Its methods are safe
-// for concurrent use; the calls into JavaScript go one at a time.
+// bytes only at the end of the file), writeAt(offset, bytes) → nothing,
+// or bytes's ArrayBuffer given back once written (a worker the buffer was
+// transferred to returns it), which the next write fills again: a large
+// download then makes no garbage buffer a piece, which a worker's
+// collector leaves to pile up by the hundred MiB; truncate(n). It is a
+// cas.Partial. Writes that follow one another are gathered into pieces of
+// 1 MiB, so the file is crossed to once a piece; Flush writes what is
+// gathered (reads and Truncate flush first). Its methods are safe for
+// concurrent use; the calls into JavaScript go one at a time.
 type File struct {
-	ctx context.Context
-	js  js.Value
-	mu  sync.Mutex
-	buf []byte
-	at  int64 // the offset buf starts at
+	ctx   context.Context
+	js    js.Value
+	mu    sync.Mutex
+	buf   []byte
+	at    int64    // the offset buf starts at
+	spare js.Value // an ArrayBuffer of filePiece bytes writeAt gave back, or undefined
 }
 
 // filePiece is the size writes are gathered into.
@@ -39,7 +44,7 @@ func NewFile(ctx context.Context, v js.Value) (*File, error) {
 			return nil, fmt.Errorf("the file has no %s function", fn)
 		}
 	}
-	return &File{ctx: ctx, js: v}, nil
+	return &File{ctx: ctx, js: v, spare: js.Undefined()}, nil
 }
 
 // call calls method and waits for its result if it is a promise.
@@ -123,8 +128,20 @@ func (f *File) flush() error {
 	if len(f.buf) == 0 {
 		return nil
 	}
-	if _, err := f.call("writeAt", float64(f.at), jsx.Bytes(f.buf)); err != nil {
+	var bytes js.Value
+	if f.spare.IsUndefined() {
+		bytes = jsx.Bytes(f.buf) // a full piece's buffer can come back
+	} else {
+		bytes = jsx.Uint8Array.New(f.spare, 0, len(f.buf))
+		js.CopyBytesToJS(bytes, f.buf)
+		f.spare = js.Undefined()
+	}
+	back, err := f.call("writeAt", float64(f.at), bytes)
+	if err != nil {
 		return fmt.Errorf("writing the file at %d: %w", f.at, err)
+	}
+	if back.Type() == js.TypeObject && back.InstanceOf(jsx.ArrayBuffer) && back.Get("byteLength").Int() == filePiece {
+		f.spare = back
 	}
 	f.at += int64(len(f.buf))
 	f.buf = f.buf[:0]

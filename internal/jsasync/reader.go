@@ -400,7 +400,7 @@ func (r *Reader) next() js.Value {
 	buf := r.spare
 	r.spare = js.Undefined()
 	if buf.IsUndefined() || buf.Get("byteLength").Int() < want {
-		buf = js.Global().Get("ArrayBuffer").New(max(want, blobReadSize))
+		buf = jsx.ArrayBuffer.New(max(want, blobReadSize))
 	}
 	// The loader's filler (wasm/runtime.js) reads until the buffer is full;
 	// without it (Go's own wasm_exec.js), one read gives what it gives.

@@ -15,8 +15,9 @@ import (
 
 // JavaScript classes used across the module.
 var (
-	Uint8Array = js.Global().Get("Uint8Array")
-	Object     = js.Global().Get("Object")
+	Uint8Array  = js.Global().Get("Uint8Array")
+	ArrayBuffer = js.Global().Get("ArrayBuffer")
+	Object      = js.Global().Get("Object")
 )
 
 // Error is a rejection of a JavaScript promise, or a thrown value.
