@@ -42,7 +42,9 @@ a folder/ all under it), repeated or separated by commas. A file already
 there whose bytes hash to the hub's ETag is kept, not fetched. A download
 cut short (Ctrl-C, kill -9, a network gone) run again resumes: the bytes
 it left are checked chunk by chunk against the xorbs' chunk hashes, and
-only what is missing or does not match is fetched.
+only what is missing or does not match is fetched. Two downloads of one
+file at once (by xetkit or huggingface_hub) take turns on the lock
+huggingface_hub takes for it; the second says it waits.
 
 -o OUT names where one file goes instead: a file, a folder to write into,
 or - for standard output. A file already there is replaced only once the

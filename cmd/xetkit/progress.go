@@ -158,6 +158,21 @@ func (m *meter) retry(r cas.Retry) {
 	m.draw(now)
 }
 
+// line shows s as a line of its own (on a terminal above the live line,
+// drawn again at the next update).
+func (m *meter) line(s string) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.drawn {
+		fmt.Fprint(m.w, "\r\x1b[K")
+		m.drawn = false
+	}
+	fmt.Fprintln(m.w, s)
+}
+
 // shortHashes cuts the 64-digit hashes in s to their first 8 digits.
 func shortHashes(s string) string {
 	words := strings.Fields(s)

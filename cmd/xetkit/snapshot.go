@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xetkit/xetkit/cas"
@@ -127,6 +128,9 @@ type snapshotFile struct {
 	final, partial string
 	// meta is the --local-dir metadata file ("" in the cache).
 	meta string
+	// lock is the file whose lock a download of it holds: the one
+	// huggingface_hub takes for it (lockFile).
+	lock string
 	// present: the file was there, verified, and not fetched.
 	present bool
 	res     cas.Resumed
@@ -146,12 +150,14 @@ func (l *repoLayout) place(info hubclient.RepoFileInfo) *snapshotFile {
 	if l.localDir == "" {
 		f.final = filepath.Join(l.repoDir, "blobs", info.ETag)
 		f.partial = f.final + ".incomplete"
+		f.lock = filepath.Join(filepath.Dir(l.repoDir), ".locks", filepath.Base(l.repoDir), info.ETag+".lock")
 		f.local = filepath.Join(l.snapshot(), rel)
 		return f
 	}
 	f.local = filepath.Join(l.localDir, rel)
 	f.final = f.local
 	f.meta = filepath.Join(l.localDir, ".cache", "huggingface", "download", rel+".metadata")
+	f.lock = strings.TrimSuffix(f.meta, ".metadata") + ".lock"
 	sum := sha1.Sum([]byte(filepath.Base(f.meta)))
 	f.partial = filepath.Join(filepath.Dir(f.meta), base64.URLEncoding.EncodeToString(sum[:])+"."+info.ETag+".incomplete")
 	return f
@@ -479,8 +485,20 @@ func downloadRepo(ctx context.Context, e *env, h *hubArgs, paths []string, inclu
 		fmt.Fprintf(e.stderr, "download: %d of %d files already there and verified, not fetched\n", len(files)-len(fetch), len(files))
 	}
 	parts := make([]*partialFile, len(fetch))
+	unlocks := make([]func(), len(fetch))
+	var filesDone atomic.Int64
+	filesDone.Store(int64(len(files) - len(fetch)))
+	showFiles := func() { m.note(fmt.Sprintf("%d/%d files", filesDone.Load(), len(files))) }
+	showFiles()
 	err = c.DownloadFiles(ctx, fetch, func(i int, _ hubclient.RepoFileInfo) (io.Writer, error) {
 		f := which[i]
+		unlock, err := lockFile(ctx, f.lock, func() {
+			m.line(fmt.Sprintf("download: %s: waiting for another download of it to end (it holds %s)", f.info.Path, f.lock))
+		})
+		if err != nil {
+			return nil, err
+		}
+		unlocks[i] = unlock
 		if err := os.MkdirAll(filepath.Dir(f.partial), 0o777); err != nil {
 			return nil, fmt.Errorf("making the folder for %s: %w", f.local, pathless(err))
 		}
@@ -496,6 +514,9 @@ func downloadRepo(ctx context.Context, e *env, h *hubArgs, paths []string, inclu
 		parts[i] = &partialFile{File: pf, have: st.Size(), m: m}
 		return parts[i], nil
 	}, func(i int, n int64, err error) error {
+		if unlocks[i] != nil {
+			defer unlocks[i]()
+		}
 		p, f := parts[i], which[i]
 		if p == nil {
 			return err
@@ -516,7 +537,12 @@ func downloadRepo(ctx context.Context, e *env, h *hubArgs, paths []string, inclu
 		if err := os.Rename(f.partial, f.final); err != nil {
 			return fmt.Errorf("moving the verified file to %s: %w", f.final, pathless(err))
 		}
-		return l.link(f)
+		if err := l.link(f); err != nil {
+			return err
+		}
+		filesDone.Add(1)
+		showFiles()
+		return nil
 	})
 	m.finish()
 	if err != nil {

@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xetkit/xetkit/hub"
 	"github.com/xetkit/xetkit/internal/hubtest"
+	"github.com/xetkit/xetkit/internal/syncbuf"
 )
 
 // download -o writes through a partial file whose name stays the same
@@ -85,5 +89,54 @@ func TestFnmatch(t *testing.T) {
 		if got := re.MatchString(c.path); got != c.want {
 			t.Errorf("%q matches %q: %v, want %v", c.pattern, c.path, got, c.want)
 		}
+	}
+}
+
+// A download into the cache takes the lock huggingface_hub takes for the
+// blob (.locks/<repo folder>/<etag>.lock): while another holds it, the
+// download says so and waits, and goes on once it is released.
+func TestDownloadWaitsForTheBlobsLock(t *testing.T) {
+	_, srv := hubtest.Start(t, hub.Config{UserToken: "tok"})
+	src := filepath.Join(t.TempDir(), "w.bin")
+	writeRandomFile(t, src, 1<<20, 9)
+	want, _ := os.ReadFile(src)
+	hubArgs := []string{"--hub", srv.URL, "--token", "tok"}
+	if status, _, errOut := runCLI(t, nil, append(append([]string{"upload", "--quiet", "--repo", "me/lock-dl"}, hubArgs...), src)...); status != 0 {
+		t.Fatalf("upload: %s", errOut)
+	}
+	cache := t.TempDir()
+	t.Setenv("HF_HUB_CACHE", cache)
+	sum := sha256.Sum256(want)
+	etag := hex.EncodeToString(sum[:])
+	unlock, err := lockFile(t.Context(), filepath.Join(cache, ".locks", "models--me--lock-dl", etag+".lock"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut syncbuf.Buffer
+	var out bytes.Buffer
+	status := make(chan int, 1)
+	go func() {
+		status <- run(&env{stdin: bytes.NewReader(nil), stdout: &out, stderr: &errOut}, append([]string{"download", "me/lock-dl"}, hubArgs...))
+	}()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(errOut.String(), "waiting for another download of it"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no word of the lock: %q", errOut.String())
+		}
+	}
+	blob := filepath.Join(cache, "models--me--lock-dl", "blobs", etag)
+	if _, err := os.Stat(blob); err == nil {
+		t.Fatal("the blob was written while another held its lock")
+	}
+	unlock()
+	select {
+	case s := <-status:
+		if s != 0 {
+			t.Fatalf("download: %d %q", s, errOut.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the download did not go on once the lock was released")
+	}
+	if got, _ := os.ReadFile(blob); !bytes.Equal(got, want) {
+		t.Fatalf("the blob has %d bytes, not the file's %d", len(got), len(want))
 	}
 }
