@@ -80,13 +80,31 @@ func headSize(src Source) int64 {
 	return readSize
 }
 
-// dispatch starts the reads in order, as the bounds allow. A source of
-// unknown size holds what it turned out to give once read (a folder of
-// small files of unknown size must not count a read's worth each, which
-// would leave a few reads at once): the bound is then passed by at most
-// readAheadFiles reads.
+// dispatch starts the reads in order, as the bounds allow, on
+// readAheadFiles goroutines that each read one source after another (a
+// goroutine a source would grow a fresh stack for each, which a folder
+// of small files pays for on every file). A source of unknown size holds
+// what it turned out to give once read (a folder of small files of
+// unknown size must not count a read's worth each, which would leave a
+// few reads at once): the bound is then passed by at most readAheadFiles
+// reads.
 func (ra *readAhead) dispatch() {
-	slots := make(chan struct{}, readAheadFiles)
+	next := make(chan int)
+	defer close(next)
+	for range min(readAheadFiles, len(ra.sources)) {
+		ra.wg.Go(func() {
+			for i := range next {
+				src := ra.sources[i]
+				s := readStart(src)
+				if src.Size < 0 {
+					ra.mu.Lock()
+					ra.held += int64(len(s.head))
+					ra.mu.Unlock()
+				}
+				ra.got[i] <- s
+			}
+		})
+	}
 	for i, src := range ra.sources {
 		n := headSize(src)
 		if src.Size < 0 {
@@ -96,20 +114,10 @@ func (ra *readAhead) dispatch() {
 			return
 		}
 		select {
-		case slots <- struct{}{}:
+		case next <- i:
 		case <-ra.ctx.Done():
 			return
 		}
-		ra.wg.Go(func() {
-			defer func() { <-slots }()
-			s := readStart(src)
-			if src.Size < 0 {
-				ra.mu.Lock()
-				ra.held += int64(len(s.head))
-				ra.mu.Unlock()
-			}
-			ra.got[i] <- s
-		})
 	}
 }
 
