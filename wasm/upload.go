@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"sync"
 	"syscall/js"
 	"time"
@@ -114,16 +115,16 @@ func (o *callOptions) pipeline(c *hubclient.Client) error {
 func sourcesArg(ctx context.Context, v js.Value) ([]pipeline.Source, error) {
 	out := make([]pipeline.Source, v.Length())
 	for i := range out {
-		data := v.Index(i).Get("data")
-		r := jsasync.NewReader(ctx, data)
+		file := v.Index(i)
+		r := jsasync.NewReader(ctx, file.Get("data"))
 		if r == nil {
 			return nil, errorf(codeType, "files[%d].data must be a Blob or a Uint8Array", i)
 		}
-		out[i] = pipeline.Source{Name: fmt.Sprintf("file %d", i), Size: r.Size(), Open: func() (io.Reader, error) {
-			return r.Again(), nil
-		}}
-		if name := v.Index(i).Get("name"); name.Type() == js.TypeString {
+		out[i] = pipeline.Source{Size: r.Size(), Open: func() (io.Reader, error) { return r.Again(), nil }}
+		if name := file.Get("name"); name.Type() == js.TypeString {
 			out[i].Name = name.String()
+		} else {
+			out[i].Name = "file " + strconv.Itoa(i)
 		}
 	}
 	return out, nil
@@ -141,7 +142,7 @@ func pipelineCall(c *hubclient.Client, args []js.Value) (context.Context, func()
 		return nil, nil, nil, err
 	}
 	c.Offload = offloadOf(ctx, args[3], true)
-	ev := progressHook(c, args[2].Get("onProgress"))
+	ev := progressHook(c, args[2].Get("onProgress"), len(sources))
 	return ctx, func() { ev.end(); stopCtx() }, sources, nil
 }
 
@@ -154,11 +155,12 @@ func pipelineCall(c *hubclient.Client, args []js.Value) (context.Context, func()
 // time in them.
 type progressEvents struct {
 	on        js.Value
-	mu        sync.Mutex // pipeline goroutines report; the event loop hands over
-	latest    map[int]pipeline.Progress
-	order     []int // files in latest, in the order they changed
-	scheduled bool  // a hand-over is to come
-	pending   int   // hand-overs asked of the event loop and not yet run
+	mu        sync.Mutex          // pipeline goroutines report; the event loop hands over
+	latest    []pipeline.Progress // by file
+	changed   []int               // files whose latest changed since the last hand-over, in order
+	marked    []bool              // by file: in changed
+	scheduled bool                // a hand-over is to come
+	pending   int                 // hand-overs asked of the event loop and not yet run
 	ended     bool
 	flush     js.Func
 }
@@ -166,13 +168,13 @@ type progressEvents struct {
 // progressEventSize is how many numbers an event is.
 const progressEventSize = 8
 
-// progressHook passes the pipeline's progress to on (progressEvents), if
-// it is a function; nil otherwise.
-func progressHook(c *hubclient.Client, on js.Value) *progressEvents {
+// progressHook passes the pipeline's progress on files files to on
+// (progressEvents), if it is a function; nil otherwise.
+func progressHook(c *hubclient.Client, on js.Value, files int) *progressEvents {
 	if on.Type() != js.TypeFunction {
 		return nil
 	}
-	ev := &progressEvents{on: on, latest: map[int]pipeline.Progress{}}
+	ev := &progressEvents{on: on, latest: make([]pipeline.Progress, files), marked: make([]bool, files)}
 	ev.flush = js.FuncOf(func(js.Value, []js.Value) any {
 		ev.mu.Lock()
 		ev.pending--
@@ -190,8 +192,13 @@ func progressHook(c *hubclient.Client, on js.Value) *progressEvents {
 
 func (ev *progressEvents) add(p pipeline.Progress) {
 	ev.mu.Lock()
-	if _, ok := ev.latest[p.Index]; !ok {
-		ev.order = append(ev.order, p.Index)
+	if p.Index < 0 || p.Index >= len(ev.latest) {
+		ev.mu.Unlock()
+		return
+	}
+	if !ev.marked[p.Index] {
+		ev.marked[p.Index] = true
+		ev.changed = append(ev.changed, p.Index)
 	}
 	ev.latest[p.Index] = p
 	schedule := !ev.scheduled && !ev.ended
@@ -208,21 +215,21 @@ func (ev *progressEvents) add(p pipeline.Progress) {
 // handOver calls on with the events gathered.
 func (ev *progressEvents) handOver() {
 	ev.mu.Lock()
-	order, latest := ev.order, ev.latest
-	ev.order, ev.latest, ev.scheduled = nil, map[int]pipeline.Progress{}, false
-	ev.mu.Unlock()
-	if len(order) == 0 {
-		return
-	}
-	nums := make([]float64, 0, progressEventSize*len(order))
-	for _, i := range order {
-		p := latest[i]
+	nums := make([]float64, 0, progressEventSize*len(ev.changed))
+	for _, i := range ev.changed {
+		p := ev.latest[i]
+		ev.marked[i] = false
 		done := 0.0
 		if p.Done {
 			done = 1
 		}
 		nums = append(nums, float64(p.Index), float64(p.Size), float64(p.Read), float64(p.Hashed),
 			float64(p.Deduped), float64(p.Resumed), float64(p.Uploaded), done)
+	}
+	ev.changed, ev.scheduled = ev.changed[:0], false
+	ev.mu.Unlock()
+	if len(nums) == 0 {
+		return
 	}
 	// A callback that throws must not take the instance down, nor stop
 	// the work.

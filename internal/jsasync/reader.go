@@ -96,10 +96,16 @@ var blobClass = js.Global().Get("Blob")
 
 // Again returns a new Reader of the same source, from its start: what
 // NewReader would give, without asking the source for its kind and size
-// again (a File's size can cost the browser a look at the disk).
-func (r *Reader) Again() *Reader {
-	return &Reader{ctx: r.ctx, src: r.src, blob: r.blob, pull: r.pull, size: r.size,
+// again (a File's size can cost the browser a look at the disk). Of a
+// Blob of unknown size it is a pipeline.HeadReader, whose first read
+// gives the Blob's start in one piece.
+func (r *Reader) Again() io.Reader {
+	again := &Reader{ctx: r.ctx, src: r.src, blob: r.blob, pull: r.pull, size: r.size,
 		ahead: js.Undefined(), last: js.Undefined(), stream: js.Undefined(), spare: js.Undefined()}
+	if again.blob && again.size < 0 {
+		return headReader{again}
+	}
+	return again
 }
 
 // Size returns the length of the source in bytes: -1 for a stream, and
@@ -221,15 +227,15 @@ func (r *Reader) startUnsized() error {
 	return nil
 }
 
-// ReadHead returns the first n bytes of the source, or all of it if it
-// is shorter, in one piece (a small file's start is not copied again),
-// and, where it is all of a Blob and the platform computed it as it read
+// headReader is a Reader of a Blob of unknown size (Again).
+type headReader struct{ *Reader }
+
+// ReadHead returns the first n bytes of the Blob, or all of it if it is
+// shorter, in one piece (a small file's start is not copied again), and,
+// where that is all of it and the platform computed it as it read
 // (runtime.js's xetkitReadHeads), its SHA-256. It is the first read.
-func (r *Reader) ReadHead(n int) (head []byte, sha *[32]byte, err error) {
-	if r.off > 0 || !r.blob || r.size >= 0 {
-		head, err = io.ReadAll(io.LimitReader(r, int64(n)))
-		return head, nil, err
-	}
+func (h headReader) ReadHead(n int) (head []byte, sha *[32]byte, err error) {
+	r := h.Reader
 	if err := r.startUnsized(); err != nil {
 		return nil, nil, err
 	}
