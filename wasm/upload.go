@@ -192,10 +192,6 @@ func progressHook(c *hubclient.Client, on js.Value, files int) *progressEvents {
 
 func (ev *progressEvents) add(p pipeline.Progress) {
 	ev.mu.Lock()
-	if p.Index < 0 || p.Index >= len(ev.latest) {
-		ev.mu.Unlock()
-		return
-	}
 	if !ev.marked[p.Index] {
 		ev.marked[p.Index] = true
 		ev.changed = append(ev.changed, p.Index)

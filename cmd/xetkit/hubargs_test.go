@@ -461,3 +461,26 @@ func TestMeterShowsRetries(t *testing.T) {
 func casRetry(op string, attempt, of int, wait time.Duration) cas.Retry {
 	return cas.Retry{Op: op, Err: &cas.NetworkError{Op: op, Method: "GET", URL: "http://h/x", Err: syscall.ECONNRESET}, Attempt: attempt, Of: of, Wait: wait}
 }
+
+// A line of its own (line) clears the live line on a terminal first, and
+// the live line comes back at the next update, with its note (the files
+// done) after the rate.
+func TestMeterLineAndNote(t *testing.T) {
+	var buf bytes.Buffer
+	m := &meter{w: &buf, tty: true, label: "download 3 files", start: time.Now(), total: 100}
+	m.note("1/3 files")
+	m.set(10, 100)
+	m.line("download: a.bin: waiting for another download of it to end")
+	if got := buf.String(); !strings.HasSuffix(got, "\r\x1b[Kdownload: a.bin: waiting for another download of it to end\n") || m.drawn {
+		t.Fatalf("after line: %q (drawn %v)", got, m.drawn)
+	}
+	m.last = time.Time{} // due now
+	m.set(20, 100)
+	if tail := buf.String()[strings.LastIndex(buf.String(), "\r"):]; !strings.Contains(tail, "20%") || !strings.HasSuffix(tail, "1/3 files") {
+		t.Errorf("the live line after it: %q", tail)
+	}
+	m.finish()
+	if !strings.HasSuffix(buf.String(), "\r\x1b[K") || m.drawn {
+		t.Errorf("finish left %q", buf.String()[strings.LastIndex(buf.String(), "\r"):])
+	}
+}

@@ -166,11 +166,16 @@ func (m *meter) line(s string) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.clearLine()
+	fmt.Fprintln(m.w, s)
+}
+
+// clearLine clears the terminal line, if one shows; the caller holds m.mu.
+func (m *meter) clearLine() {
 	if m.drawn {
 		fmt.Fprint(m.w, "\r\x1b[K")
 		m.drawn = false
 	}
-	fmt.Fprintln(m.w, s)
 }
 
 // shortHashes cuts the 64-digit hashes in s to their first 8 digits.
@@ -202,10 +207,8 @@ func (m *meter) finish() {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.drawn {
-		fmt.Fprint(m.w, "\r\x1b[K")
-	}
-	m.finished, m.drawn = true, false
+	m.clearLine()
+	m.finished = true
 }
 
 func (m *meter) draw(now time.Time) {
