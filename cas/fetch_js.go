@@ -205,6 +205,7 @@ var byobFree struct {
 // requests at once.
 const byobFreeMax = 16
 
+// takeBYOB returns a kept BYOB buffer, else a new one.
 func takeBYOB() js.Value {
 	byobFree.Lock()
 	defer byobFree.Unlock()

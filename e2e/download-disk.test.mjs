@@ -166,10 +166,10 @@ test(`a ${size / MiB} MiB download to an OPFS file: memory flat, a reload at hal
   console.log(`${size / MiB} MiB to OPFS: the renderer's anonymous memory grew by at most ${(grew / MiB).toFixed(0)} MiB above its size with the module loaded (${(grewAtQuarter / MiB).toFixed(0)} MiB of it by a quarter of the file); after the reload at half, ${(again / MiB).toFixed(0)} MiB fetched (${(100 * again / size).toFixed(1)} %), the rest and the check in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   // Memory does not follow the file: after the first quarter the rest of
   // the download, and the resumed run's check of what is on disk, add
-  // little (measured here: 117–120 MiB for 2 GiB in all, 102–105 of it by
-  // a quarter, the module's heap and code growing to their working size;
-  // 226–296 MiB when each piece written and each response body read left
-  // a buffer for the collectors).
+  // little (measured here: 117–121 MiB for 2 GiB in all, 102–107 of it by
+  // a quarter, the module's heap and code growing to their working size).
+  // A buffer left for the collectors by each piece written or each
+  // response body read would pass these bounds.
   assert.ok(grew - grewAtQuarter < 64 * MiB, `the renderer grew by ${(grew / MiB).toFixed(0)} MiB, ${(grewAtQuarter / MiB).toFixed(0)} of it by a quarter of the file`);
   assert.ok(grew < 300 * MiB, `the renderer grew by ${(grew / MiB).toFixed(0)} MiB`);
 });
