@@ -9,6 +9,7 @@ import (
 	"io"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall/js"
 	"unsafe"
@@ -48,6 +49,8 @@ var (
 	jsHeaders         = js.Global().Get("Headers")
 	jsAbortController = js.Global().Get("AbortController")
 	jsBlob            = js.Global().Get("Blob")
+	// jsHeaderLines is the loader's reader of Headers (headerOf).
+	jsHeaderLines = js.Global().Get("xetkitHeaderLines")
 	// ignoreRejection is a catch handler for promises whose failure does
 	// not matter (cancelling a stream already ending).
 	ignoreRejection = js.FuncOf(func(js.Value, []js.Value) any { return nil })
@@ -101,16 +104,7 @@ func (t *FetchTransport) Do(req *Request) (resp *Response, err error) {
 		}
 		return nil, &FetchError{url: req.URL.Redacted(), msg: err.Error()}
 	}
-	header := Header{}
-	it := res.Get("headers").Call("entries")
-	for {
-		n := it.Call("next")
-		if n.Get("done").Bool() {
-			break
-		}
-		kv := n.Get("value")
-		header.Add(kv.Index(0).String(), kv.Index(1).String())
-	}
+	header := headerOf(res.Get("headers"))
 	length := int64(-1)
 	if n, err := strconv.ParseInt(header.Get("Content-Length"), 10, 64); err == nil && n >= 0 {
 		length = n
@@ -121,6 +115,30 @@ func (t *FetchTransport) Do(req *Request) (resp *Response, err error) {
 		body = newFetchBody(ctx, b, ac)
 	}
 	return &Response{StatusCode: status, Header: header, ContentLength: length, Body: body}, nil
+}
+
+// headerOf reads a response's Headers: in one string where the loader
+// gives the function for it (wasm/runtime.js), else header by header.
+func headerOf(h js.Value) Header {
+	header := Header{}
+	if jsHeaderLines.Type() == js.TypeFunction {
+		for _, line := range strings.Split(jsHeaderLines.Invoke(h).String(), "\n") {
+			if k, v, ok := strings.Cut(line, ": "); ok {
+				header.Add(k, v)
+			}
+		}
+		return header
+	}
+	it := h.Call("entries")
+	for {
+		n := it.Call("next")
+		if n.Get("done").Bool() {
+			break
+		}
+		kv := n.Get("value")
+		header.Add(kv.Index(0).String(), kv.Index(1).String())
+	}
+	return header
 }
 
 // body returns the request body as a Blob (or a Uint8Array where there is

@@ -139,6 +139,14 @@ export async function startGo(module, defineGo, tune, kernels, sha) {
     port2.postMessage(null);
   });
   own.xetkitNextTask = nextTask;
+  // A response's headers as one string for Go (cas.FetchTransport), a
+  // "name: value\n" line each (Headers gives names in lower case, values
+  // without line breaks): one crossing, not several a header.
+  own.xetkitHeaderLines = (headers) => {
+    let s = "";
+    for (const [k, v] of headers) s += k + ": " + v + "\n";
+    return s;
+  };
   go.argv = ["xetkit", "xetkitReady"];
   if (tune) tune(go);
   // The kernels need the instance's memory, which exists only once the

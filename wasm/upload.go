@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 	"strconv"
 	"sync"
 	"syscall/js"
@@ -273,11 +272,10 @@ func exportUpload(api js.Value) {
 		}
 		c.HTTP = &cas.FetchTransport{BlobOf: host.BlobOf}
 		store := o.ResumeStore
-		return async(func() (any, error) {
+		return async(func() (_ any, err error) {
 			defer stop()
-			// The xorbs of this upload are garbage once it returns: let the
-			// next one reuse their space rather than grow memory.
-			defer runtime.GC()
+			moved := int64(0) // the bytes of the files, once known
+			defer func() { jsx.CollectAfter(moved, err != nil) }()
 			c.PrefetchToken(ctx, true) // while the upload state is opened
 			files := make([]hubclient.RepoFile, len(sources))
 			for i, s := range sources {
@@ -287,11 +285,16 @@ func exportUpload(api js.Value) {
 			if state != nil {
 				c.Resume = state
 			}
-			rep, err := c.Put(ctx, files, opts)
+			r, err := c.Put(ctx, files, opts)
 			if err == nil && state != nil {
 				state.Done() // committed: nothing left to resume
 			}
-			return jsonOf(rep, err)
+			if r != nil {
+				for _, f := range r.Files {
+					moved += f.Size
+				}
+			}
+			return jsonOf(r, err)
 		}), nil
 	})
 
@@ -343,9 +346,10 @@ func exportUpload(api js.Value) {
 		}
 		onXorb, withBytes := args[2].Get("onXorb"), args[2].Get("xorbBytes").Truthy()
 		index := 0
-		return async(func() (any, error) {
+		return async(func() (_ any, err error) {
 			defer stop()
-			defer runtime.GC()
+			moved := int64(0) // the file's bytes, once known
+			defer func() { jsx.CollectAfter(moved, err != nil) }()
 			res, err := c.Process(ctx, sources[0], func(b *xorb.Built) error {
 				defer func() { index++ }()
 				if onXorb.Type() != js.TypeFunction {
@@ -364,6 +368,7 @@ func exportUpload(api js.Value) {
 			if err != nil {
 				return nil, err
 			}
+			moved = res.Size
 			j, err := jsonOf(res, nil)
 			if err != nil {
 				return nil, err
@@ -396,8 +401,8 @@ func exportUpload(api js.Value) {
 		if o.Start != nil && o.End != nil {
 			rng = &cas.Range{Start: int64(*o.Start), End: int64(*o.End)}
 		}
-		return streamTo(args[2], func(ctx context.Context, w *jsasync.Writer) (int64, error) {
-			defer runtime.GC()
+		return streamTo(args[2], func(ctx context.Context, w *jsasync.Writer) (n int64, err error) {
+			defer func() { jsx.CollectAfter(n, err != nil) }()
 			if t.Path != "" {
 				return c.DownloadPath(ctx, t.Path, w, rng)
 			}
@@ -430,27 +435,28 @@ func exportUpload(api js.Value) {
 		ctx, stop := jsasync.AbortContext(ev.Get("signal"))
 		return async(func() (any, error) {
 			defer stop()
-			defer runtime.GC()
-			return downloadInto(ctx, c, t.Path, h, ev)
+			res, size, err := downloadInto(ctx, c, t.Path, h, ev)
+			jsx.CollectAfter(size, err != nil)
+			return res, err
 		}), nil
 	})
 }
 
 // downloadInto is the export downloadInto once its arguments are read:
-// the file at path (or with hash h when path is "").
-func downloadInto(ctx context.Context, c *hubclient.Client, path string, h xethash.Hash, ev js.Value) (any, error) {
+// the file at path (or with hash h when path is ""); and its size.
+func downloadInto(ctx context.Context, c *hubclient.Client, path string, h xethash.Hash, ev js.Value) (any, int64, error) {
 	var size int64
 	git := false
 	if path != "" {
 		info, err := c.Resolve(ctx, path)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		h, size, git = info.XetHash, info.Size, info.XetHash.IsZero()
 	} else {
 		terms, err := c.Terms(ctx, h)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		for _, t := range terms {
 			size += int64(t.Bytes)
@@ -462,11 +468,11 @@ func downloadInto(ctx context.Context, c *hubclient.Client, path string, h xetha
 	}
 	opened, err := jsasync.Await(ctx, jsx.Resolved(ev.Call("open", name, float64(size))))
 	if err != nil {
-		return nil, fmt.Errorf("opening the file to download into: %w", err)
+		return nil, 0, fmt.Errorf("opening the file to download into: %w", err)
 	}
 	f, err := jsasync.NewFile(ctx, opened)
 	if err != nil {
-		return nil, errorf(codeType, "events.open: %v", err)
+		return nil, 0, errorf(codeType, "events.open: %v", err)
 	}
 	have := int64(0)
 	if n := opened.Get("size"); n.Type() == js.TypeNumber && n.Float() > 0 {
@@ -495,9 +501,9 @@ func downloadInto(ctx context.Context, c *hubclient.Client, path string, h xetha
 		err = f.Flush()
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return map[string]any{"size": float64(size), "kept": float64(r.Kept), "refetched": float64(r.Refetched), "fetched": float64(r.Fetched)}, nil
+	return map[string]any{"size": float64(size), "kept": float64(r.Kept), "refetched": float64(r.Refetched), "fetched": float64(r.Fetched)}, size, nil
 }
 
 // countingWriterAt is the partial file a download writes into, counting

@@ -108,6 +108,21 @@ func Collect() {
 	}
 }
 
+// CollectAfter ends a call that moved n bytes, or failed: after a large
+// one (heldLimit or more), or a failure, it runs the collector, so that
+// the next call reuses the space of its buffers (an upload's xorbs, a
+// download's pieces) rather than growing memory, which under WebAssembly
+// never shrinks. A small call's garbage is left to the collector's own
+// pacing: a collection a call would cost a folder of small files one a
+// file (a download of 200 files of 16 KiB spent 18 % of the page's thread
+// on them).
+func CollectAfter(n int64, failed bool) {
+	if failed || n >= heldLimit {
+		held = 0
+		runtime.GC()
+	}
+}
+
 // ReaderAt reads a JavaScript Uint8Array in place: each ReadAt copies only
 // the bytes asked for, so a reader of a few records of a large input does
 // not copy all of it into Go.
