@@ -28,9 +28,14 @@
 // one commit and downloaded back by each of --many-clients (the CLI,
 // upload_folder / snapshot_download, xetkit's module in Node and in
 // Chromium, @huggingface/hub's uploadFiles in Node and in Chromium),
-// printing seconds, files/s, requests per file and the proxy trace's
-// requests by kind side by side, with the ratios the many-files work is
-// judged by.
+// printing seconds, files/s, requests per file, the CPU seconds of the
+// client (its whole process, or every Chromium process), the hub and the
+// proxy, and the proxy trace's requests by kind side by side, with the
+// ratios the many-files work is judged by. Chromium's "read" row is the
+// page reading the picked Files alone, as its upload reads them (the
+// browser's own share of the upload), its "bytes up" row an upload of as
+// many new random files from memory in the page the first has warmed
+// (the module's share).
 //
 // Then the repository rows: a model of 12 files in nested folders (four
 // weight shards, an optimizer state, configs, a tokenizer; --repo-mib in
@@ -505,18 +510,18 @@ function printMany() {
   for (const l of links) {
     for (const k of manyCases) {
       log(`link ${l.rtt}/${l.conn}/${l.link}, ${k.files} files of ${k.size} bytes (${(k.files * k.size / 2 ** 20).toFixed(1)} MiB)`);
-      log(`${"client".padEnd(32)} ${"op".padEnd(8)} ${"s".padStart(7)} ${"files/s".padStart(8)} ${"MB/s".padStart(6)} ${"link".padStart(5)} ${"reqs".padStart(6)} ${"reqs/file".padStart(9)} ${"≥400".padStart(5)} ${"in flight".padStart(9)} ${"longest task, gap (ms)".padStart(22)}  requests by kind (proxy trace)`);
+      log(`${"client".padEnd(32)} ${"op".padEnd(8)} ${"s".padStart(7)} ${"files/s".padStart(8)} ${"MB/s".padStart(6)} ${"link".padStart(5)} ${"reqs".padStart(6)} ${"reqs/file".padStart(9)} ${"≥400".padStart(5)} ${"in flight".padStart(9)} ${"longest task, gap (ms)".padStart(22)} ${"CPU s".padStart(6)} ${"hub".padStart(5)} ${"proxy".padStart(5)}  requests by kind (proxy trace)`);
       const rows = manyResults.filter((r) => r.l === l && r.k === k);
       for (const r of rows) {
-        for (const [op, t] of [["upload", r.up], ["download", r.down]]) {
+        for (const [op, t] of [["upload", r.up], ["download", r.down], ["read", r.read], ["bytes up", r.bytes]]) {
           if (!t) continue;
           const page = t.page ? `${t.page.longMax.toFixed(0)}, ${t.page.gap.toFixed(0)}${t.page.longOver200 ? ` (${t.page.longOver200} over 200)` : ""}` : "";
-          log(`${manyNames[r.c].padEnd(32)} ${op.padEnd(8)} ${t.secs.toFixed(2).padStart(7)} ${(k.files / t.secs).toFixed(0).padStart(8)} ${(k.files * k.size / 1e6 / t.secs).toFixed(1).padStart(6)} ${`${((100 * k.files * k.size) / t.secs / l.rate).toFixed(1)}%`.padStart(5)} ${String(t.stats.requests).padStart(6)} ${(t.stats.requests / k.files).toFixed(4).padStart(9)} ${String(t.stats.refused + t.stats.errors).padStart(5)} ${String(t.stats.max_in_flight).padStart(9)} ${page.padStart(22)}  ${t.kinds}`);
+          log(`${manyNames[r.c].padEnd(32)} ${op.padEnd(8)} ${t.secs.toFixed(2).padStart(7)} ${(k.files / t.secs).toFixed(0).padStart(8)} ${(k.files * k.size / 1e6 / t.secs).toFixed(1).padStart(6)} ${`${((100 * k.files * k.size) / t.secs / l.rate).toFixed(1)}%`.padStart(5)} ${String(t.stats.requests).padStart(6)} ${(t.stats.requests / k.files).toFixed(4).padStart(9)} ${String(t.stats.refused + t.stats.errors).padStart(5)} ${String(t.stats.max_in_flight).padStart(9)} ${page.padStart(22)} ${t.cpu.toFixed(2).padStart(6)} ${t.hubCPU.toFixed(2).padStart(5)} ${t.proxyCPU.toFixed(2).padStart(5)}  ${t.kinds}`);
         }
       }
       const of = (c, op) => rows.find((r) => r.c === c)?.[op]?.secs;
       const ratio = (a, b, what) => (a && b ? `${what} ${(a / b).toFixed(2)}` : null);
-      const said = [ratio(of("cli", "up"), of("hf_xet", "up"), "CLI upload / upload_folder"), ratio(of("chromium", "up"), of("cli", "up"), "Chromium upload / CLI"),
+      const said = [ratio(of("cli", "up"), of("hf_xet", "up"), "CLI upload / upload_folder"), ratio(of("chromium", "up"), of("cli", "up"), "Chromium upload / CLI"), ratio(of("chromium", "read"), of("cli", "up"), "Chromium's reading of the Files alone / CLI upload"), ratio(of("chromium", "bytes"), of("cli", "up"), "Chromium upload of bytes, warm page / CLI"),
         ratio(of("cli", "down"), of("hf_xet", "down"), "CLI download / snapshot_download"), ratio(of("xetkit-node", "down"), of("hf_xet", "down"), "Node download / snapshot_download"),
         ratio(of("chromium", "down"), of("hf_xet", "down"), "Chromium download / snapshot_download")].filter(Boolean);
       if (said.length) log(`  time ratios: ${said.join("; ")}`);

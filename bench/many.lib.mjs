@@ -11,7 +11,11 @@
 //   chromium     xetkit's module in a Chromium page: upload of the Files a
 //                folder input gives / download({path}) of each; the page
 //                reports its long tasks (Performance API) and the longest
-//                gap of a 50 ms timer, the time it did not answer input
+//                gap of a 50 ms timer, the time it did not answer input;
+//                then the Files read alone, as the upload reads them (the
+//                "read" row: what the browser's reading costs by itself),
+//                and an upload of new random bytes of the same sizes from
+//                memory in the now warm page ("bytes": the module's share)
 //   chromium-hub @huggingface/hub's browser build in such a page: uploadFiles
 //
 // Each transfer is timed inside the client (the CLI's: its process), and
@@ -22,6 +26,7 @@ import { createHash, randomFillSync } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium as pw } from "playwright-core";
+import { cpuTimes, launchedBrowserPid } from "./proc.lib.mjs";
 
 // parseCase reads "2000x16KiB" (KiB, MiB or bytes).
 export function parseCase(s) {
@@ -192,6 +197,39 @@ window.run = async ({ who, token, repo, shas, atOnce }) => {
       if (bad) throw new Error(bad + ": not the bytes uploaded");
       out.down = { secs: (performance.now() - t0) / 1000, ...measure() };
       await mark("end", out.down.secs);
+      // The Files alone, read as the upload reads them (each one's stream
+      // to its end, and its SHA-256 from WebCrypto, 32 at a time): the
+      // browser's own cost of the folder, which the upload pays too.
+      let at = 0;
+      await mark("begin");
+      measure();
+      t0 = performance.now();
+      const reader = async () => {
+        while (at < files.length) {
+          const r = files[at++].content.stream().getReader();
+          const parts = [];
+          for (let x = await r.read(); !x.done; x = await r.read()) parts.push(x.value);
+          await crypto.subtle.digest("SHA-256", parts.length === 1 ? parts[0] : await new Blob(parts).arrayBuffer());
+        }
+      };
+      await Promise.all(Array.from({ length: 32 }, reader));
+      out.read = { secs: (performance.now() - t0) / 1000, ...measure() };
+      await mark("end", out.read.secs);
+      // The upload again from bytes in memory (new random ones, of the same
+      // sizes, in the page the upload above has warmed): the module's own
+      // share, without the browser's reading of Files.
+      const random = (n) => {
+        const b = new Uint8Array(n);
+        for (let i = 0; i < n; i += 65536) crypto.getRandomValues(b.subarray(i, i + 65536));
+        return b;
+      };
+      const inMemory = files.map((f) => ({ path: "bytes/" + f.path, content: random(f.content.size) }));
+      await mark("begin");
+      measure();
+      t0 = performance.now();
+      await xk.upload(inMemory, { hub, repo, token });
+      out.bytes = { secs: (performance.now() - t0) / 1000, ...measure() };
+      await mark("end", out.bytes.secs);
     } else {
       const { uploadFiles } = await import("/viewer/peer.js");
       await mark("begin");
@@ -268,7 +306,7 @@ export function manyRunners(ctx) {
 // manyInChromium runs the many-files page in a Chromium driven by
 // Playwright (it picks the folder, as a person would with the folder
 // input); the page tells this script as each part begins and ends, so
-// each gets its own counters. The client's CPU is not measured here.
+// each gets its own counters, and the CPU of every Chromium process.
 async function manyInChromium(ctx, who, link, f) {
   // Launched here, not as a server to connect to: a remote browser is sent
   // the picked files, all opened at once, which 20,000 files exceed.
@@ -278,20 +316,23 @@ async function manyInChromium(ctx, who, link, f) {
     const p = await browser.newPage();
     await p.goto(`${link.origin}/viewer/many.html`); // web/ is the viewer's, at /viewer/
     const records = [];
-    let s = null;
+    let s = null, cpu0 = 0;
+    const chrome = launchedBrowserPid();
+    const browserCPU = () => Object.values(cpuTimes(chrome)).reduce((a, b) => a + b, 0);
     await p.exposeFunction("benchMark", async (what, secs) => {
       if (what === "begin") {
         s = ctx.span(link);
         await s.begin();
+        cpu0 = browserCPU();
       } else {
-        records.push(await s.end(secs, 0));
+        records.push(await s.end(secs, browserCPU() - cpu0));
       }
     });
     await p.setInputFiles("#pick", f.dir);
     const res = await p.evaluate((a) => window.run(a), { who, token: ctx.token, repo: ctx.repo, shas: f.sha, atOnce: 32 });
     if (res.error) throw new Error(`${who} in Chromium: ${res.error}`);
     if (res.files !== f.paths.length) throw new Error(`${who} in Chromium: the folder input gave ${res.files} files of ${f.paths.length}`);
-    return { up: { ...records[0], page: res.up }, down: res.down && { ...records[1], page: res.down } };
+    return { up: { ...records[0], page: res.up }, down: res.down && { ...records[1], page: res.down }, read: res.read && { ...records[2], page: res.read }, bytes: res.bytes && { ...records[3], page: res.bytes } };
   } finally {
     await browser.close();
   }

@@ -81,6 +81,23 @@ export function cpuSeconds(pid, tid) {
   } catch { return 0; /* gone */ }
 }
 
+// launchedBrowserPid returns the process id of the Chromium that this
+// process launched through Playwright (its child started with
+// --remote-debugging-pipe; the newest, if several), or 0.
+export function launchedBrowserPid() {
+  let found = 0;
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) !== process.pid) continue;
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (cmd.includes("--remote-debugging-pipe") && !cmd.includes("--type=")) found = Math.max(found, Number(pid));
+    } catch { /* gone */ }
+  }
+  return found;
+}
+
 // cpuTimes reads the CPU seconds spent so far by a browser's threads, by
 // role, and by the processes in others ({name: pid}, e.g. the hub): the
 // page's main thread, its workers, the renderer's other threads (file
