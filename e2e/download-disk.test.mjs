@@ -45,7 +45,9 @@ function fill(u32, i) {
 // itself as run 2 (which aborts the download mid-way, as a person's
 // reload would); run 2 downloads again, checks the file block by block
 // and reports. Each run says when its module is loaded (/ready) and when
-// its download is done (/downloaded): the memory is measured in between.
+// its download is done (/downloaded): the memory is measured in between;
+// and every 128 MiB how far it is (/at), for a failure to say where the
+// page stopped.
 const page = `<!doctype html><meta charset="utf-8"><title>xetkit download to disk</title><script type="module">
 const post = (path, body) => fetch(path, { method: "POST", body: JSON.stringify(body) });
 const run = Number(new URLSearchParams(location.search).get("run") || 1);
@@ -58,7 +60,9 @@ try {
   const dir = await navigator.storage.getDirectory();
   const to = await dir.getFileHandle("big.bin", { create: true });
   let quarter = false, left = false;
+  let told = 0;
   const n = await xk.download({ path: "big.bin" }, { hub, repo, token, to, onProgress: ({ written }) => {
+    if (written >= told + 128 * 1048576) { told = written; post("/at", { run, written }); }
     if (!quarter && written >= size / 4) { quarter = true; post("/quarter", { run }); }
     if (run === 1 && !left && written >= size / 2) {
       left = true;
@@ -108,6 +112,8 @@ test(`a ${size / MiB} MiB download to an OPFS file: memory flat, a reload at hal
   let chrome = null, timer = null, grew = 0, grewAtQuarter = 0, served = 0, t0 = 0;
   let report;
   const result = new Promise((r) => { report = r; });
+  // Where the page was last heard from, for a failure to say.
+  let last = "nothing yet", lastAt = Date.now();
   const types = { ".js": "text/javascript", ".wasm": "application/wasm" };
   const server = createServer((req, res) => {
     const url = new URL(req.url, "http://x");
@@ -115,6 +121,8 @@ test(`a ${size / MiB} MiB download to an OPFS file: memory flat, a reload at hal
       let body = "";
       req.on("data", (d) => { body += d; });
       req.on("end", async () => {
+        last = `${url.pathname} ${body}`;
+        lastAt = Date.now();
         if (url.pathname === "/ready") {
           clearInterval(timer);
           const base = browserRSS(chrome.pid).rendererAnon;
@@ -152,7 +160,10 @@ test(`a ${size / MiB} MiB download to an OPFS file: memory flat, a reload at hal
   const params = encodeURIComponent(JSON.stringify({ hub: hub.origin, repo, token, size, block }));
   chrome = plainChromium(`http://127.0.0.1:${server.address().port}/?run=1#${params}`, join(work, "profile"));
   t.after(() => chrome.close());
-  const r = await within(result, 540_000, "the page gave no result");
+  t.after(() => clearInterval(timer)); // a failure must not keep the process alive
+  const r = await within(result, 540_000, "the page gave no result").catch((e) => {
+    throw new Error(`${e.message}; it last said ${last}, ${((Date.now() - lastAt) / 1000).toFixed(0)} s before`);
+  });
   clearInterval(timer);
   assert.equal(r.error, undefined, r.error);
   assert.equal(r.n, size);
