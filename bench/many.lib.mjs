@@ -165,26 +165,27 @@ window.run = async ({ who, token, repo, shas, atOnce }) => {
   const out = { files: files.length };
   const measure = () => { const m = { longMax: Math.max(0, ...long), longOver200: long.filter((d) => d > 200).length, gap }; long.length = 0; gap = 0; last = performance.now(); return m; };
   const mark = window.benchMark;
+  // timed runs work as the part name: this script is told as it begins
+  // and ends (its counters), the page its seconds and responsiveness.
+  const timed = async (name, work) => {
+    await mark("begin");
+    measure();
+    const t0 = performance.now();
+    await work();
+    out[name] = { secs: (performance.now() - t0) / 1000, ...measure() };
+    await mark("end", out[name].secs);
+  };
   try {
-    let t0;
     if (who === "xetkit") {
       const { load } = await import("/wasm/xetkit.js");
       const xk = await load();
       let done = 0, frame = null;
-      await mark("begin");
-      measure();
-      t0 = performance.now();
-      await xk.upload(files, { hub, repo, token, onProgress: (p) => {
+      await timed("up", () => xk.upload(files, { hub, repo, token, onProgress: (p) => {
         if (p.done) done++;
         frame ??= requestAnimationFrame(() => { frame = null; status.textContent = done + " of " + files.length + " files"; });
-      } });
-      out.up = { secs: (performance.now() - t0) / 1000, ...measure() };
-      await mark("end", out.up.secs);
+      } }));
       const paths = Object.keys(shas);
       let next = 0, bad = null;
-      await mark("begin");
-      measure();
-      t0 = performance.now();
       const worker = async () => {
         while (next < paths.length && !bad) {
           const p = paths[next++];
@@ -193,17 +194,12 @@ window.run = async ({ who, token, repo, shas, atOnce }) => {
           if (h !== shas[p]) bad = p;
         }
       };
-      await Promise.all(Array.from({ length: atOnce }, worker));
+      await timed("down", () => Promise.all(Array.from({ length: atOnce }, worker)));
       if (bad) throw new Error(bad + ": not the bytes uploaded");
-      out.down = { secs: (performance.now() - t0) / 1000, ...measure() };
-      await mark("end", out.down.secs);
       // The Files alone, read as the upload reads them (each one's stream
       // to its end, and its SHA-256 from WebCrypto, 32 at a time): the
       // browser's own cost of the folder, which the upload pays too.
       let at = 0;
-      await mark("begin");
-      measure();
-      t0 = performance.now();
       const reader = async () => {
         while (at < files.length) {
           const r = files[at++].content.stream().getReader();
@@ -212,9 +208,7 @@ window.run = async ({ who, token, repo, shas, atOnce }) => {
           await crypto.subtle.digest("SHA-256", parts.length === 1 ? parts[0] : await new Blob(parts).arrayBuffer());
         }
       };
-      await Promise.all(Array.from({ length: 32 }, reader));
-      out.read = { secs: (performance.now() - t0) / 1000, ...measure() };
-      await mark("end", out.read.secs);
+      await timed("read", () => Promise.all(Array.from({ length: 32 }, reader)));
       // The upload again from bytes in memory (new random ones, of the same
       // sizes, in the page the upload above has warmed): the module's own
       // share, without the browser's reading of Files.
@@ -224,20 +218,10 @@ window.run = async ({ who, token, repo, shas, atOnce }) => {
         return b;
       };
       const inMemory = files.map((f) => ({ path: "bytes/" + f.path, content: random(f.content.size) }));
-      await mark("begin");
-      measure();
-      t0 = performance.now();
-      await xk.upload(inMemory, { hub, repo, token });
-      out.bytes = { secs: (performance.now() - t0) / 1000, ...measure() };
-      await mark("end", out.bytes.secs);
+      await timed("bytes", () => xk.upload(inMemory, { hub, repo, token }));
     } else {
       const { uploadFiles } = await import("/viewer/peer.js");
-      await mark("begin");
-      measure();
-      t0 = performance.now();
-      await uploadFiles({ repo, files, accessToken: token, hubUrl: hub });
-      out.up = { secs: (performance.now() - t0) / 1000, ...measure() };
-      await mark("end", out.up.secs);
+      await timed("up", () => uploadFiles({ repo, files, accessToken: token, hubUrl: hub }));
     }
   } catch (e) {
     out.error = String(e && e.stack || e);
